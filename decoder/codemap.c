@@ -1,0 +1,427 @@
+/* The code map: non-overlapping file-backed sections sorted by address.
+ *
+ * Adding a section cuts away whatever older sections it covers (newest wins, as libipt's
+ * image does), so lookups are a binary search. libipt sees the same sections through an
+ * image section cache (which owns libipt's per-section block caches) and a pt_image that is
+ * rebuilt from the list when it changed; rebuilding reuses the cached sections, so libipt's
+ * block caches survive code-map updates. */
+#include "jitflow/codemap.h"
+#include "codemap_pt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "jitflow/mapped_file.h"
+
+/* A file the map reads from, mapped once however many sections use it. */
+struct backing {
+	struct jf_mapped_file file;
+	int memfd;            /* >= 0 for in-memory copies: the fd keeps /proc/self/fd/N valid */
+	unsigned refs;
+	struct backing *next;
+};
+
+struct section {
+	uint64_t vaddr, size;
+	uint64_t offset;      /* in the backing file */
+	struct backing *backing;
+	char *name;
+	int isid;             /* libipt section id (0 until first needed) */
+};
+
+struct jf_codemap {
+	struct section *sec;
+	size_t count, cap;
+	struct backing *backings;
+	uint64_t generation;
+	struct pt_image_section_cache *iscache;
+	struct pt_image *image;
+	uint64_t image_generation;
+	size_t last_hit;      /* lookups are very local: try the last hit first */
+};
+
+struct jf_codemap *jf_codemap_new(void)
+{
+	struct jf_codemap *map = calloc(1, sizeof(*map));
+
+	if (!map)
+		return NULL;
+	map->iscache = pt_iscache_alloc("jitflow");
+	if (!map->iscache) {
+		free(map);
+		return NULL;
+	}
+	map->generation = 1;
+	return map;
+}
+
+static void backing_put(struct jf_codemap *map, struct backing *b)
+{
+	struct backing **p;
+
+	if (--b->refs)
+		return;
+	for (p = &map->backings; *p; p = &(*p)->next) {
+		if (*p == b) {
+			*p = b->next;
+			break;
+		}
+	}
+	jf_unmap_file(&b->file);
+	if (b->memfd >= 0)
+		close(b->memfd);
+	free(b);
+}
+
+void jf_codemap_free(struct jf_codemap *map)
+{
+	size_t i;
+
+	if (!map)
+		return;
+	for (i = 0; i < map->count; i++) {
+		free(map->sec[i].name);
+		backing_put(map, map->sec[i].backing);
+	}
+	free(map->sec);
+	if (map->image)
+		pt_image_free(map->image);
+	pt_iscache_free(map->iscache);
+	free(map);
+}
+
+static struct backing *backing_get(struct jf_codemap *map, const char *path,
+				   struct jf_error *err)
+{
+	struct backing *b;
+
+	for (b = map->backings; b; b = b->next) {
+		if (strcmp(b->file.path, path) == 0) {
+			b->refs++;
+			return b;
+		}
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		jf_fail(err, "%s: out of memory", path);
+		return NULL;
+	}
+	if (jf_map_file(&b->file, path, err) < 0) {
+		free(b);
+		return NULL;
+	}
+	b->memfd = -1;
+	b->refs = 1;
+	b->next = map->backings;
+	map->backings = b;
+	return b;
+}
+
+static int reserve(struct jf_codemap *map, size_t extra)
+{
+	size_t cap;
+	struct section *sec;
+
+	if (map->count + extra <= map->cap)
+		return 0;
+	cap = map->cap ? map->cap * 2 : 16;
+	while (cap < map->count + extra)
+		cap *= 2;
+	sec = realloc(map->sec, cap * sizeof(*sec));
+	if (!sec)
+		return -1;
+	map->sec = sec;
+	map->cap = cap;
+	return 0;
+}
+
+/* Index of the first section whose end is above vaddr. */
+static size_t first_ending_after(const struct jf_codemap *map, uint64_t vaddr)
+{
+	size_t lo = 0, hi = map->count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (map->sec[mid].vaddr + map->sec[mid].size <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void drop_section(struct jf_codemap *map, size_t i)
+{
+	free(map->sec[i].name);
+	backing_put(map, map->sec[i].backing);
+	memmove(&map->sec[i], &map->sec[i + 1], (map->count - i - 1) * sizeof(map->sec[0]));
+	map->count--;
+}
+
+/* Remove [vaddr, vaddr + size) from the map, cutting sections that straddle its edges. */
+static int cut(struct jf_codemap *map, uint64_t vaddr, uint64_t size)
+{
+	uint64_t end = vaddr + size;
+	size_t i = first_ending_after(map, vaddr);
+	int touched = 0;
+
+	while (i < map->count && map->sec[i].vaddr < end) {
+		struct section *s = &map->sec[i];
+		uint64_t s_end = s->vaddr + s->size;
+
+		touched++;
+		if (s->vaddr < vaddr && s_end > end) {
+			/* The hole is inside s: split s in two. */
+			struct section tail;
+
+			if (reserve(map, 1) < 0)
+				return -1;
+			s = &map->sec[i];
+			tail = *s;
+			tail.name = strdup(s->name);
+			if (!tail.name)
+				return -1;
+			tail.backing->refs++;
+			tail.offset += end - s->vaddr;
+			tail.vaddr = end;
+			tail.size = s_end - end;
+			tail.isid = 0;
+			s->size = vaddr - s->vaddr;
+			s->isid = 0;
+			memmove(&map->sec[i + 2], &map->sec[i + 1],
+				(map->count - i - 1) * sizeof(map->sec[0]));
+			map->sec[i + 1] = tail;
+			map->count++;
+			return touched;
+		}
+		if (s->vaddr < vaddr) {
+			s->size = vaddr - s->vaddr;
+			s->isid = 0;
+			i++;
+		} else if (s_end > end) {
+			s->offset += end - s->vaddr;
+			s->size = s_end - end;
+			s->vaddr = end;
+			s->isid = 0;
+			i++;
+		} else {
+			drop_section(map, i);
+		}
+	}
+	return touched;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static int insert(struct jf_codemap *map, struct backing *b, uint64_t offset, uint64_t size,
+		  uint64_t vaddr, const char *name, struct jf_error *err)
+{
+	struct section s;
+	size_t i;
+
+	if (cut(map, vaddr, size) < 0 || reserve(map, 1) < 0)
+		return jf_fail(err, "out of memory");
+	memset(&s, 0, sizeof(s));
+	s.vaddr = vaddr;
+	s.size = size;
+	s.offset = offset;
+	s.backing = b;
+	s.name = strdup(name);
+	if (!s.name)
+		return jf_fail(err, "out of memory");
+	i = first_ending_after(map, vaddr);
+	memmove(&map->sec[i + 1], &map->sec[i], (map->count - i) * sizeof(map->sec[0]));
+	map->sec[i] = s;
+	map->count++;
+	map->generation++;
+	return 0;
+}
+
+int jf_codemap_add_file(struct jf_codemap *map, const char *path, uint64_t offset,
+			uint64_t size, uint64_t vaddr, const char *name, struct jf_error *err)
+{
+	struct backing *b;
+
+	if (size == 0)
+		return jf_fail(err, "%s: empty section at 0x%llx", path, (unsigned long long)vaddr);
+	if (vaddr + size < vaddr)
+		return jf_fail(err, "%s: section at 0x%llx of %llu bytes wraps the address space",
+			       path, (unsigned long long)vaddr, (unsigned long long)size);
+	b = backing_get(map, path, err);
+	if (!b)
+		return -1;
+	if (offset > b->file.size || size > b->file.size - offset) {
+		unsigned long long fsize = b->file.size;
+
+		backing_put(map, b);
+		return jf_fail(err,
+			       "%s: section [0x%llx, 0x%llx) is beyond the end of the file (%llu bytes)",
+			       path, (unsigned long long)offset,
+			       (unsigned long long)(offset + size), fsize);
+	}
+	if (insert(map, b, offset, size, vaddr, name ? name : base_name(path), err) < 0) {
+		backing_put(map, b);
+		return -1;
+	}
+	return 0;
+}
+
+int jf_codemap_add_bytes(struct jf_codemap *map, const void *bytes, size_t size,
+			 uint64_t vaddr, const char *name, struct jf_error *err)
+{
+	char path[64];
+	struct backing *b;
+	const uint8_t *p = bytes;
+	size_t done = 0;
+	int fd;
+
+	if (size == 0)
+		return jf_fail(err, "%s: empty code at 0x%llx", name ? name : "code",
+			       (unsigned long long)vaddr);
+	fd = memfd_create("jitflow-code", MFD_CLOEXEC);
+	if (fd < 0)
+		return jf_fail(err, "memfd_create: %s", strerror(errno));
+	while (done < size) {
+		ssize_t n = write(fd, p + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return jf_fail(err, "writing code copy: %s", strerror(errno));
+		}
+		done += (size_t)n;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	b = backing_get(map, path, err);
+	if (!b) {
+		close(fd);
+		return -1;
+	}
+	b->memfd = fd;
+	if (insert(map, b, 0, size, vaddr, name ? name : "code", err) < 0) {
+		backing_put(map, b);
+		return -1;
+	}
+	return 0;
+}
+
+int jf_codemap_remove(struct jf_codemap *map, uint64_t vaddr, uint64_t size)
+{
+	int touched = cut(map, vaddr, size);
+
+	if (touched > 0)
+		map->generation++;
+	return touched;
+}
+
+static const struct section *find(struct jf_codemap *map, uint64_t vaddr)
+{
+	size_t i = map->last_hit;
+
+	if (i < map->count && map->sec[i].vaddr <= vaddr &&
+	    vaddr - map->sec[i].vaddr < map->sec[i].size)
+		return &map->sec[i];
+	i = first_ending_after(map, vaddr);
+	if (i < map->count && map->sec[i].vaddr <= vaddr) {
+		map->last_hit = i;
+		return &map->sec[i];
+	}
+	return NULL;
+}
+
+size_t jf_codemap_read(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size)
+{
+	const struct section *s = find(map, vaddr);
+	uint64_t in_section;
+
+	if (!s)
+		return 0;
+	in_section = vaddr - s->vaddr;
+	if (size > s->size - in_section)
+		size = (size_t)(s->size - in_section);
+	memcpy(buf, s->backing->file.data + s->offset + in_section, size);
+	return size;
+}
+
+const char *jf_codemap_lookup(struct jf_codemap *map, uint64_t vaddr, uint64_t *section_vaddr)
+{
+	const struct section *s = find(map, vaddr);
+
+	if (!s)
+		return NULL;
+	if (section_vaddr)
+		*section_vaddr = s->vaddr;
+	return s->name;
+}
+
+uint64_t jf_codemap_generation(const struct jf_codemap *map)
+{
+	return map->generation;
+}
+
+size_t jf_codemap_count(const struct jf_codemap *map)
+{
+	return map->count;
+}
+
+struct pt_image_section_cache *jf_codemap_iscache(struct jf_codemap *map)
+{
+	return map->iscache;
+}
+
+struct pt_image *jf_codemap_pt_image(struct jf_codemap *map, struct jf_error *err)
+{
+	struct pt_image *image;
+	size_t i;
+
+	if (map->image && map->image_generation == map->generation)
+		return map->image;
+	image = pt_image_alloc("jitflow");
+	if (!image) {
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < map->count; i++) {
+		struct section *s = &map->sec[i];
+		int rc;
+
+		if (s->isid <= 0) {
+			s->isid = pt_iscache_add_file(map->iscache, s->backing->file.path,
+						      s->offset, s->size, s->vaddr);
+			if (s->isid < 0) {
+				jf_fail(err, "%s: libipt cannot add section at 0x%llx: %s",
+					s->backing->file.path, (unsigned long long)s->vaddr,
+					pt_errstr(pt_errcode(s->isid)));
+				s->isid = 0;
+				pt_image_free(image);
+				return NULL;
+			}
+		}
+		rc = pt_image_add_cached(image, map->iscache, s->isid, NULL);
+		if (rc < 0) {
+			jf_fail(err, "%s: libipt cannot map section at 0x%llx: %s",
+				s->backing->file.path, (unsigned long long)s->vaddr,
+				pt_errstr(pt_errcode(rc)));
+			pt_image_free(image);
+			return NULL;
+		}
+	}
+	/* The decoder may still point at the old image; it switches before its next read
+	 * (see pt_decoder.c), and libipt only touches the image inside its calls. */
+	if (map->image)
+		pt_image_free(map->image);
+	map->image = image;
+	map->image_generation = map->generation;
+	return image;
+}

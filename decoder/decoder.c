@@ -1,0 +1,87 @@
+/* The backend-neutral decoder handle: dispatches to a backend and counts what passes. */
+#include "jitflow/decoder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct jf_decoder {
+	const struct jf_decoder_ops *ops;
+	void *self;
+	struct jf_decode_stats stats;
+};
+
+struct jf_decoder *jf_decoder_new(const struct jf_decoder_ops *ops, void *self)
+{
+	struct jf_decoder *dec = calloc(1, sizeof(*dec));
+
+	if (!dec) {
+		ops->free(self);
+		return NULL;
+	}
+	dec->ops = ops;
+	dec->self = self;
+	return dec;
+}
+
+static void count(struct jf_decode_stats *s, const struct jf_flow *f)
+{
+	switch (f->kind) {
+	case JF_FLOW_BLOCK:
+		s->blocks++;
+		s->insns += f->u.block.ninsn;
+		break;
+	case JF_FLOW_ERROR: {
+		uint32_t code = f->u.error.code < 0 ? (uint32_t)-f->u.error.code : 0;
+
+		s->errors++;
+		s->errors_by_code[code < 63 ? code : 63]++;
+		break;
+	}
+	case JF_FLOW_LOST:
+		s->lost_bytes += f->u.lost.bytes;
+		s->lost_insns += f->u.lost.insns;
+		s->events++;
+		break;
+	case JF_FLOW_OVERFLOW:
+		s->overflows++;
+		s->events++;
+		break;
+	default:
+		s->events++;
+		break;
+	}
+	if (f->flags & JF_FLOW_HAS_TIME) {
+		if (!s->has_time || f->time < s->first_time)
+			s->first_time = f->time;
+		if (!s->has_time || f->time > s->last_time)
+			s->last_time = f->time;
+		s->has_time = 1;
+	}
+}
+
+int jf_decoder_next(struct jf_decoder *dec, struct jf_flow *flow, struct jf_error *err)
+{
+	int rc = dec->ops->next(dec->self, flow, err);
+
+	if (rc > 0)
+		count(&dec->stats, flow);
+	return rc;
+}
+
+void jf_decoder_free(struct jf_decoder *dec)
+{
+	if (!dec)
+		return;
+	dec->ops->free(dec->self);
+	free(dec);
+}
+
+const struct jf_decode_stats *jf_decoder_stats(const struct jf_decoder *dec)
+{
+	return &dec->stats;
+}
+
+struct jf_decode_stats *jf_decoder_stats_mut(struct jf_decoder *dec)
+{
+	return &dec->stats;
+}

@@ -1,0 +1,58 @@
+/* The code bytes a decoder reads: sections of files (or of in-memory copies) placed at
+ * virtual addresses. This is mechanism only; which files go where and when is the
+ * imagemap's business (ELF segments, raw dumps, perf MMAP sideband, JIT code zones).
+ *
+ * Sections are file-backed so that libipt's image section cache, and its block cache, stay
+ * effective; bytes without a file (a patched JIT region) are copied into an anonymous
+ * in-memory file first. A section added over an existing range hides the older one there
+ * (newest wins, as in libipt). */
+#ifndef JITFLOW_CODEMAP_H
+#define JITFLOW_CODEMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jitflow/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct jf_codemap;
+
+struct jf_codemap *jf_codemap_new(void);
+void jf_codemap_free(struct jf_codemap *map);
+
+/* Map bytes [offset, offset + size) of the file at path to [vaddr, vaddr + size).
+ * name (may be NULL: the path's base name) is what listings call the section. */
+int jf_codemap_add_file(struct jf_codemap *map, const char *path, uint64_t offset,
+			uint64_t size, uint64_t vaddr, const char *name,
+			struct jf_error *err);
+
+/* Map a copy of bytes at vaddr (kept in an anonymous in-memory file). */
+int jf_codemap_add_bytes(struct jf_codemap *map, const void *bytes, size_t size,
+			 uint64_t vaddr, const char *name, struct jf_error *err);
+
+/* Unmap [vaddr, vaddr + size): sections inside are removed, sections overlapping it are
+ * cut. Returns the number of sections touched. */
+int jf_codemap_remove(struct jf_codemap *map, uint64_t vaddr, uint64_t size);
+
+/* Copy up to size bytes at vaddr into buf, stopping at the end of the section that holds
+ * vaddr. Returns the count copied, 0 if nothing is mapped at vaddr. */
+size_t jf_codemap_read(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size);
+
+/* The name and start address of the section holding vaddr (NULL if none). */
+const char *jf_codemap_lookup(struct jf_codemap *map, uint64_t vaddr, uint64_t *section_vaddr);
+
+/* Changes whenever a section is added or removed, so caches keyed on the bytes can tell
+ * that they are stale. */
+uint64_t jf_codemap_generation(const struct jf_codemap *map);
+
+/* Number of sections. */
+size_t jf_codemap_count(const struct jf_codemap *map);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

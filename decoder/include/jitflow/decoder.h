@@ -1,0 +1,63 @@
+/* A decoder: a pull-based stream of flow events from one trace, whatever the backend.
+ *
+ *     struct jf_flow f;
+ *     while ((rc = jf_decoder_next(dec, &f)) > 0)
+ *             consume(&f);
+ *     if (rc < 0) fatal(err);   // only for unrecoverable failures; decode errors in the
+ *                               // trace are JF_FLOW_ERROR records and decoding goes on
+ *
+ * Backends (pt.h for Intel PT, coresight.h for CoreSight, perf_session.h for perf.data)
+ * construct a jf_decoder; consumers only use this header. */
+#ifndef JITFLOW_DECODER_H
+#define JITFLOW_DECODER_H
+
+#include <stdint.h>
+
+#include "jitflow/error.h"
+#include "jitflow/flow.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What was decoded, for `jitflow stat` and every report's loss summary. */
+struct jf_decode_stats {
+	uint64_t trace_bytes;    /* bytes of trace data given to the decoder */
+	uint64_t insns;          /* instructions in blocks */
+	uint64_t blocks;
+	uint64_t events;         /* non-block, non-error flow records */
+	uint64_t errors;         /* JF_FLOW_ERROR records */
+	uint64_t overflows;
+	uint64_t lost_bytes;     /* trace bytes skipped or lost */
+	uint64_t lost_insns;     /* instructions known lost (0 if unknowable) */
+	uint64_t first_time, last_time; /* flow time span (valid when has_time) */
+	int has_time;
+	int time_is_ns;          /* time converted to ns (otherwise raw ticks) */
+	int time_is_synthetic;   /* the timing packets are synthetic (recorder) */
+	uint64_t errors_by_code[64]; /* by -code (backend error code), clamped to 63 */
+};
+
+struct jf_decoder_ops {
+	/* Fill *flow with the next record: 1 = a record, 0 = end of trace, <0 = fatal. */
+	int (*next)(void *self, struct jf_flow *flow, struct jf_error *err);
+	void (*free)(void *self);
+};
+
+struct jf_decoder;
+
+/* For backends: wrap an implementation. Takes ownership of self. */
+struct jf_decoder *jf_decoder_new(const struct jf_decoder_ops *ops, void *self);
+
+int jf_decoder_next(struct jf_decoder *dec, struct jf_flow *flow, struct jf_error *err);
+void jf_decoder_free(struct jf_decoder *dec);
+
+/* Counted as records pass through jf_decoder_next. */
+const struct jf_decode_stats *jf_decoder_stats(const struct jf_decoder *dec);
+/* Backends report the bytes they were given and clock facts here. */
+struct jf_decode_stats *jf_decoder_stats_mut(struct jf_decoder *dec);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

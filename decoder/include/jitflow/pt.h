@@ -1,0 +1,58 @@
+/* Intel PT backend: libipt's block decoder over a jf_codemap. */
+#ifndef JITFLOW_PT_H
+#define JITFLOW_PT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jitflow/codemap.h"
+#include "jitflow/decoder.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Time conversion parameters, as perf records them (TIME_CONV / AUXTRACE_INFO):
+ * ns = time_zero + ((tsc * time_mult) >> time_shift), computed without overflow. */
+struct jf_tsc_conversion {
+	int valid;
+	uint16_t time_shift;
+	uint32_t time_mult;
+	uint64_t time_zero;
+};
+
+struct jf_pt_config {
+	const uint8_t *trace;     /* the PT bytes (mapped, not copied) */
+	size_t size;
+	uint64_t base_offset;     /* added to offsets in flow records (e.g. the position of
+	                           * this buffer in its perf.data file); 0 for raw files */
+	uint32_t source;          /* copied into every flow record's source */
+
+	/* CPU, for errata workarounds: family/model/stepping (0 = unknown: no errata). */
+	uint16_t cpu_family;
+	uint8_t cpu_model, cpu_stepping;
+
+	/* Timing parameters (libipt's names); 0 = unknown. */
+	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
+	uint8_t mtc_freq, nom_freq;
+	struct jf_tsc_conversion conv;
+	int time_is_synthetic;
+};
+
+/* Parse "FAMILY/MODEL[/STEPPING]" (decimal or 0x-hex), or "none". */
+int jf_pt_parse_cpu(const char *spec, struct jf_pt_config *cfg, struct jf_error *err);
+
+/* A decoder over cfg->trace using the code in map (which must outlive the decoder; it may
+ * change between calls to jf_decoder_next, e.g. when the imagemap applies a JIT code
+ * update). */
+struct jf_decoder *jf_pt_decoder_new(const struct jf_pt_config *cfg, struct jf_codemap *map,
+				     struct jf_error *err);
+
+/* ns from TSC with perf's parameters. */
+uint64_t jf_tsc_to_ns(const struct jf_tsc_conversion *conv, uint64_t tsc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,126 @@
+/* jitflow's zone emitter: the small library a JIT runtime links to describe its code as it
+ * compiles, patches, moves and frees it.
+ *
+ * It writes a perf jitdump file (jit-PID.dump, readable by `perf inject --jit`) with
+ * jitflow's extension records beside the standard ones (ids perf skips; the format is in
+ * docs/zone-format.md), and maps the file executable once so that perf's MMAP sideband
+ * (and jitflow's recorder) can find it.
+ *
+ * Ordering: every record gets a sequence number. After writing a record the emitter calls
+ * jf_emitter_marker(seq), a non-inlined function whose execution a control-flow trace
+ * shows; with JF_EMIT_PTWRITE it also executes PTWRITE with the sequence number where the
+ * CPU has it. A decoder then applies the record at that exact point of the trace.
+ *
+ * Thread-safe; records are buffered (no allocation per record on the hot path) and the
+ * file is flushed by jf_emitter_flush, jf_emitter_close and at process exit.
+ *
+ * Every call returns the record's sequence number (>0), or 0 when the record could not be
+ * written (the emitter then stays usable; jf_emitter_error says why). */
+#ifndef JITFLOW_EMITTER_H
+#define JITFLOW_EMITTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct jf_emitter;
+
+enum jf_emit_flags {
+	JF_EMIT_CLOCK_MONOTONIC = 0,   /* timestamps from CLOCK_MONOTONIC (perf's default) */
+	JF_EMIT_CLOCK_TSC = 1 << 0,    /* timestamps from rdtsc (jitdump ARCH_TIMESTAMP) */
+	JF_EMIT_PTWRITE = 1 << 1,      /* also execute PTWRITE(seq) where the CPU has it */
+	JF_EMIT_NO_MARKER_CALLS = 1 << 2, /* do not call jf_emitter_marker */
+};
+
+enum jf_region_kind {
+	JF_REGION_OTHER = 0,
+	JF_REGION_INTERPRETER = 1,
+	JF_REGION_TRACE = 2,          /* a loop or function trace (tracing JIT) */
+	JF_REGION_BRIDGE = 3,         /* side trace / bridge attached to a guard */
+	JF_REGION_EXIT_STUB = 4,
+	JF_REGION_TRAMPOLINE = 5,
+	JF_REGION_INLINE_CACHE = 6,
+	JF_REGION_STENCIL = 7,        /* one copy-and-patch stencil instance */
+	JF_REGION_FUNCTION = 8,       /* a method-JIT compiled function */
+};
+
+enum jf_interp_range_kind {
+	JF_INTERP_EVAL_LOOP = 1,
+	JF_INTERP_HANDLER = 2,        /* one opcode handler */
+	JF_INTERP_TRACER = 3,
+	JF_INTERP_COMPILER = 4,
+	JF_INTERP_GC = 5,
+	JF_INTERP_DEOPT = 6,
+	JF_INTERP_RUNTIME = 7,        /* other runtime native code */
+};
+
+enum jf_event_kind {
+	JF_EVENT_ITERATION = 1,       /* an outermost-loop iteration starts; arg = index */
+	JF_EVENT_TRACE_START = 2,     /* recording a trace starts; arg = trace id */
+	JF_EVENT_TRACE_ABORT = 3,     /* arg = trace id */
+	JF_EVENT_COMPILE_BEGIN = 4,   /* arg = trace id */
+	JF_EVENT_COMPILE_END = 5,     /* arg = trace id */
+};
+
+struct jf_region {
+	const char *name;             /* shown in listings, e.g. "trace 3 (loop at f.mvm:12)" */
+	uint64_t addr;                /* where the code runs */
+	const void *code;             /* its bytes (size bytes), copied into the file */
+	uint64_t size;
+	uint32_t kind;                /* enum jf_region_kind */
+	uint32_t generation;          /* bumped when a trace id is recompiled */
+	uint64_t trace_id;            /* runtime's own id (0 = none) */
+	uint64_t parent_trace;        /* for bridges: the trace whose guard it hangs off */
+	uint64_t parent_guard;        /* ... and that guard's id */
+	uint64_t code_object;         /* id given to jf_emit_code_object, 0 = none */
+};
+
+struct jf_pc_map_entry {
+	uint32_t code_offset;         /* from the region's start; applies up to the next entry */
+	uint32_t bytecode_pc;
+	uint32_t op_index;            /* IR / uop / stencil index */
+	uint16_t inline_depth;
+	uint16_t op_kind;             /* runtime-defined op or stencil kind, named by
+	                               * jf_emit_op_name */
+};
+
+/* Open jit-PID.dump in dir (NULL: $JITFLOW_ZONE_DIR, else the current directory). */
+struct jf_emitter *jf_emitter_open(const char *dir, unsigned flags);
+void jf_emitter_close(struct jf_emitter *em);
+int jf_emitter_flush(struct jf_emitter *em);
+const char *jf_emitter_error(const struct jf_emitter *em);
+const char *jf_emitter_path(const struct jf_emitter *em);
+
+/* Code appears (also written as a jitdump CODE_LOAD). */
+uint64_t jf_emit_region_load(struct jf_emitter *em, const struct jf_region *region);
+/* Code at addr is gone; the memory may be reused. */
+uint64_t jf_emit_region_free(struct jf_emitter *em, uint64_t addr, uint64_t size);
+/* Code moved (also written as a jitdump CODE_MOVE). */
+uint64_t jf_emit_region_move(struct jf_emitter *em, uint64_t old_addr, uint64_t new_addr,
+			     uint64_t size);
+/* Bytes at addr were rewritten in place (e.g. a guard's exit re-pointed to a bridge). */
+uint64_t jf_emit_patch(struct jf_emitter *em, uint64_t addr, const void *bytes,
+		       uint32_t size, const char *reason);
+uint64_t jf_emit_guard(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
+		       uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc);
+uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
+			const struct jf_pc_map_entry *entries, uint32_t count);
+uint64_t jf_emit_code_object(struct jf_emitter *em, uint64_t id, const char *name,
+			     const char *file, uint32_t line);
+uint64_t jf_emit_interp_range(struct jf_emitter *em, uint32_t kind, uint64_t start,
+			      uint64_t end, const char *name);
+uint64_t jf_emit_op_name(struct jf_emitter *em, uint16_t op_kind, const char *name);
+uint64_t jf_emit_event(struct jf_emitter *em, uint32_t kind, uint64_t arg);
+
+/* Called with each record's sequence number; never inlined, so its execution shows in a
+ * trace. Runtimes do not call it themselves. */
+void jf_emitter_marker(uint64_t seq);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,83 @@
+/* The code map: sections, newest-wins overlap, cutting, reads across edges. */
+#include "test_support.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "jitflow/codemap.h"
+
+static void test_add_read_and_overlap(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err;
+	uint8_t a[16], b[4], buf[16];
+	uint64_t at;
+	uint64_t gen;
+
+	memset(a, 0xaa, sizeof(a));
+	memset(b, 0xbb, sizeof(b));
+	assert_int_equal(jf_codemap_add_bytes(map, a, sizeof(a), 0x1000, "a", &err), 0);
+	gen = jf_codemap_generation(map);
+	/* b lands inside a: a is split around it. */
+	assert_int_equal(jf_codemap_add_bytes(map, b, sizeof(b), 0x1004, "b", &err), 0);
+	assert_true(jf_codemap_generation(map) != gen);
+	assert_int_equal(jf_codemap_count(map), 3);
+
+	assert_int_equal(jf_codemap_read(map, 0x1000, buf, 16), 4); /* stops at a's end */
+	assert_memory_equal(buf, a, 4);
+	assert_int_equal(jf_codemap_read(map, 0x1004, buf, 16), 4);
+	assert_memory_equal(buf, b, 4);
+	assert_int_equal(jf_codemap_read(map, 0x1008, buf, 16), 8);
+	assert_memory_equal(buf, a, 8);
+	assert_int_equal(jf_codemap_read(map, 0x0fff, buf, 1), 0);
+	assert_int_equal(jf_codemap_read(map, 0x1010, buf, 1), 0);
+
+	assert_string_equal(jf_codemap_lookup(map, 0x1005, &at), "b");
+	assert_int_equal(at, 0x1004);
+	assert_string_equal(jf_codemap_lookup(map, 0x100f, &at), "a");
+	assert_int_equal(at, 0x1008);
+
+	/* Removing a range cuts what straddles it. */
+	assert_int_equal(jf_codemap_remove(map, 0x1002, 0x8), 3);
+	assert_int_equal(jf_codemap_read(map, 0x1004, buf, 1), 0);
+	assert_int_equal(jf_codemap_read(map, 0x1000, buf, 16), 2);
+	assert_int_equal(jf_codemap_read(map, 0x100a, buf, 16), 6);
+	jf_codemap_free(map);
+}
+
+static void test_file_sections_and_bad_ranges(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err;
+	char path[256];
+	uint8_t data[64], buf[8];
+	int i;
+
+	for (i = 0; i < 64; i++)
+		data[i] = (uint8_t)i;
+	snprintf(path, sizeof(path), "%s/image.bin", jf_test_tmpdir());
+	jf_test_write_file(path, data, sizeof(data));
+
+	assert_int_equal(jf_codemap_add_file(map, path, 16, 32, 0x400000, NULL, &err), 0);
+	assert_int_equal(jf_codemap_read(map, 0x400004, buf, 4), 4);
+	assert_memory_equal(buf, data + 20, 4);
+	assert_string_equal(jf_codemap_lookup(map, 0x400000, NULL), "image.bin");
+
+	/* Beyond the end of the file: a clear error naming the file. */
+	assert_int_equal(jf_codemap_add_file(map, path, 48, 32, 0x500000, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "image.bin"));
+	assert_non_null(strstr(err.msg, "beyond the end"));
+	/* A missing file. */
+	assert_int_equal(jf_codemap_add_file(map, "/nonexistent/x", 0, 1, 0, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "/nonexistent/x"));
+	jf_codemap_free(map);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_add_read_and_overlap),
+		cmocka_unit_test(test_file_sections_and_bad_ranges),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,88 @@
+#include "test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *jf_test_shared_traces(void)
+{
+	const char *dir = getenv("JITFLOW_SHARED_TRACES");
+	struct stat st;
+
+	if (!dir || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "SKIP: real captures not found at %s (../shared/traces beside "
+				"the repository); skipping tests that need them\n",
+			dir ? dir : "(JITFLOW_SHARED_TRACES unset)");
+		return NULL;
+	}
+	return dir;
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+	const char *v = getenv(name);
+
+	return v ? v : fallback;
+}
+
+const char *jf_test_source_dir(void) { return env_or("JITFLOW_SOURCE_DIR", "."); }
+const char *jf_test_binary_dir(void) { return env_or("JITFLOW_BINARY_DIR", "build"); }
+const char *jf_test_cli(void) { return env_or("JITFLOW_CLI", "jitflow"); }
+
+const char *jf_test_tmpdir(void)
+{
+	static char dir[64];
+
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "/tmp/jitflow-test-XXXXXX");
+		if (!mkdtemp(dir))
+			fail_msg("mkdtemp failed");
+	}
+	return dir;
+}
+
+void jf_test_write_file(const char *path, const void *data, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f)
+		fail_msg("cannot create %s", path);
+	if (size && fwrite(data, 1, size, f) != size)
+		fail_msg("cannot write %s", path);
+	fclose(f);
+}
+
+int jf_test_run(const char *cmd, char **out)
+{
+	FILE *p = popen(cmd, "r");
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int status;
+
+	if (!p)
+		return -1;
+	for (;;) {
+		size_t n;
+
+		if (cap - len < 65536) {
+			cap = cap ? cap * 2 : 1 << 20;
+			buf = realloc(buf, cap);
+			if (!buf)
+				fail_msg("out of memory");
+		}
+		n = fread(buf + len, 1, cap - len - 1, p);
+		if (n == 0)
+			break;
+		len += n;
+	}
+	buf[len] = 0;
+	status = pclose(p);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}

@@ -1,0 +1,33 @@
+/* Helpers shared by the cmocka tests. */
+#ifndef JITFLOW_TEST_SUPPORT_H
+#define JITFLOW_TEST_SUPPORT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/* Exit code ctest treats as "skipped" (SKIP_RETURN_CODE). */
+enum { JF_TEST_SKIP = 77 };
+
+/* The folder of real captures (../shared/traces), or NULL after printing why the test is
+ * skipped when it is absent. */
+const char *jf_test_shared_traces(void);
+
+/* The repository root, the build folder, the jitflow command (from ctest's environment). */
+const char *jf_test_source_dir(void);
+const char *jf_test_binary_dir(void);
+const char *jf_test_cli(void);
+
+/* A fresh temporary directory (removed by the OS's tmp cleaning, not by the test). */
+const char *jf_test_tmpdir(void);
+
+/* Write size bytes to path; fails the test on error. */
+void jf_test_write_file(const char *path, const void *data, size_t size);
+
+/* Run a shell command, capturing stdout into a malloc'd string (NUL-terminated); returns
+ * the exit status (or -1). */
+int jf_test_run(const char *cmd, char **out);
+
+#endif

@@ -1,0 +1,46 @@
+/* jitflow: decode hardware control-flow traces of JIT-compiled code, and report on them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+static const struct jf_command commands[] = {
+	
+	
+};
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: jitflow COMMAND [OPTIONS] [--help]\n\n"
+		     "Decode Intel PT and CoreSight traces through JIT-compiled code.\n\n"
+		     "commands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n`jitflow COMMAND --help` describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return JF_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return JF_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("jitflow 0.1.0\n");
+		return JF_EXIT_OK;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "jitflow: unknown command '%s' (see jitflow --help)\n", argv[1]);
+	return JF_EXIT_USAGE;
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Set up a jitflow build from a fresh clone: install the Debian packages it needs (when
+# missing), then configure and build into ./build. Safe to run again; it only does what is
+# missing. In CI (CI=true) warnings are errors.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake pkg-config gcc clang libipt-dev libopencsd-dev libopencsd-bin libelf-dev
+          libcapstone-dev libcmocka-dev qemu-user linux-perf nodejs)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+build=${JITFLOW_BUILD_DIR:-build}
+werror=OFF; [ "${CI:-}" = "true" ] && werror=ON
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITFLOW_WERROR=$werror >&2
+cmake --build "$build" -j"$(nproc)" >&2
