@@ -34,7 +34,7 @@ enum jf_jitdump_id {
 
 /* Fixed body sizes (after the prefix) of perf's records. */
 #define JF_JITDUMP_CODE_LOAD_FIXED 40u   /* then name\0 and code_size bytes */
-#define JF_JITDUMP_CODE_MOVE_FIXED 40u
+#define JF_JITDUMP_CODE_MOVE_FIXED 48u
 #define JF_JITDUMP_DEBUG_INFO_FIXED 16u  /* then nr_entry entries */
 #define JF_JITDUMP_DEBUG_ENTRY_FIXED 16u /* addr u64, line u32, discrim u32, then file\0 */
 #define JF_JITDUMP_UNWINDING_FIXED 24u
