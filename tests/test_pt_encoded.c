@@ -1,0 +1,521 @@
+/* The Intel PT backend on streams written with libipt's encoder over hand-written x86 code.
+ *
+ * Each test gives a small program (bytes with their instructions), the packets a CPU emits
+ * for one run of it, and the flow that run must decode to. The expectations come from what
+ * the program does and from Intel PT's packet semantics (Intel SDM vol. 3, ch. 32), never
+ * from the decoder's output. Blocks follow libipt's definition: a block ends at the first
+ * instruction whose successor needs trace (conditional, indirect and far branches, returns)
+ * or where an event binds; direct jumps and calls are followed inside a block. */
+#include "test_support.h"
+#include "pt_builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jitflow/insn.h"
+#include "jitflow/pt.h"
+
+/* ---- checking a decode ----------------------------------------------------------------- */
+
+struct cursor {
+	const struct jf_ptb_decode *d;
+	size_t i;
+};
+
+#define CHECK(c, cond, ...) do { if (!(cond)) { \
+		printf("flow #%zu: ", (c)->i); printf(__VA_ARGS__); printf("\ndecoded:\n"); \
+		jf_ptb_dump((c)->d); fail_msg("%s", #cond); } } while (0)
+
+static const struct jf_flow *take(struct cursor *c, enum jf_flow_kind kind)
+{
+	const struct jf_flow *f;
+
+	CHECK(c, c->i < c->d->count, "expected %s, got the end of the flow",
+	      jf_flow_kind_name(kind));
+	f = &c->d->flows[c->i];
+	CHECK(c, f->kind == kind, "expected %s, got %s", jf_flow_kind_name(kind),
+	      jf_flow_kind_name(f->kind));
+	c->i++;
+	return f;
+}
+
+static const struct jf_flow *expect_block(struct cursor *c, uint64_t start, uint64_t last,
+					  uint32_t ninsn, enum jf_block_end end, enum jf_isa isa)
+{
+	const struct jf_flow *f = take(c, JF_FLOW_BLOCK);
+	const struct jf_block *b = &f->u.block;
+
+	c->i--;
+	CHECK(c, b->start == start && b->last == last && b->ninsn == ninsn && b->end == end &&
+		 b->isa == isa && f->ip == start,
+	      "expected block 0x%llx..0x%llx n=%u %s %s", (unsigned long long)start,
+	      (unsigned long long)last, ninsn, jf_block_end_name(end), jf_isa_name(isa));
+	CHECK(c, b->last_size && b->next == b->last + b->last_size, "block next/last_size");
+	c->i++;
+	return f;
+}
+
+static const struct jf_flow *block64(struct cursor *c, uint64_t start, uint64_t last,
+				     uint32_t ninsn, enum jf_block_end end)
+{
+	return expect_block(c, start, last, ninsn, end, JF_ISA_X86_64);
+}
+
+static const struct jf_flow *expect_event(struct cursor *c, enum jf_flow_kind kind, uint64_t ip)
+{
+	const struct jf_flow *f = take(c, kind);
+
+	c->i--;
+	CHECK(c, !(f->flags & JF_FLOW_IP_SUPPRESSED) && f->ip == ip, "expected ip 0x%llx",
+	      (unsigned long long)ip);
+	c->i++;
+	return f;
+}
+
+/* An event without an IP (TIP.PGD with the IP suppressed, as user-only tracing emits on a
+ * syscall). */
+static const struct jf_flow *expect_event_noip(struct cursor *c, enum jf_flow_kind kind)
+{
+	const struct jf_flow *f = take(c, kind);
+
+	c->i--;
+	CHECK(c, f->flags & JF_FLOW_IP_SUPPRESSED, "expected the IP to be suppressed");
+	c->i++;
+	return f;
+}
+
+/* Tracing switched on at ip (resumed: at the very IP where it was switched off, as after a
+ * syscall), with a MODE.EXEC bound to it when mode_event is not JF_ISA_UNKNOWN. */
+static void expect_enabled_at(struct cursor *c, uint64_t ip, int resumed,
+			      enum jf_isa mode_event)
+{
+	const struct jf_flow *f = expect_event(c, JF_FLOW_ENABLED, ip);
+
+	c->i--;
+	CHECK(c, f->u.enabled.resumed == resumed, "expected resumed=%d", resumed);
+	c->i++;
+	if (mode_event) {
+		f = expect_event(c, JF_FLOW_EXEC_MODE, ip);
+		c->i--;
+		CHECK(c, f->u.exec_mode.isa == mode_event, "exec mode %s",
+		      jf_isa_name(mode_event));
+		c->i++;
+	}
+}
+
+static const struct jf_flow *expect_error(struct cursor *c, uint64_t offset, int code,
+					  const char *text)
+{
+	const struct jf_flow *f = take(c, JF_FLOW_ERROR);
+
+	c->i--;
+	CHECK(c, f->offset == offset && f->u.error.code == code &&
+		 !strcmp(f->u.error.text, text),
+	      "expected error %d '%s' at offset 0x%llx", code, text, (unsigned long long)offset);
+	c->i++;
+	return f;
+}
+
+static void expect_lost(struct cursor *c, uint64_t offset, uint64_t bytes,
+			enum jf_lost_reason why)
+{
+	const struct jf_flow *f = take(c, JF_FLOW_LOST);
+
+	c->i--;
+	CHECK(c, f->offset == offset && f->u.lost.bytes == bytes && f->u.lost.reason == why,
+	      "expected %llu bytes lost (%s) at offset 0x%llx", (unsigned long long)bytes,
+	      jf_lost_reason_name(why), (unsigned long long)offset);
+	c->i++;
+}
+
+static void expect_end(struct cursor *c)
+{
+	CHECK(c, c->i == c->d->count, "expected the end of the flow, got %zu more records",
+	      c->d->count - c->i);
+	CHECK(c, c->d->rc == 0, "clean end");
+}
+
+static void expect_enabled(struct cursor *c, uint64_t ip, enum jf_isa mode_event)
+{
+	expect_enabled_at(c, ip, 0, mode_event);
+}
+
+/* Offsets only grow along the flow, and stay inside the trace. */
+static void check_offsets(const struct jf_ptb_decode *d, size_t size)
+{
+	struct cursor c = { d, 0 };
+	uint64_t last = 0;
+
+	for (c.i = 0; c.i < d->count; c.i++) {
+		CHECK(&c, d->flows[c.i].offset >= last && d->flows[c.i].offset <= size,
+		      "offset 0x%llx after 0x%llx (trace of %zu bytes)",
+		      (unsigned long long)d->flows[c.i].offset, (unsigned long long)last, size);
+		last = d->flows[c.i].offset;
+	}
+}
+
+static void decode(struct jf_ptb *b, struct jf_codemap *map, const struct jf_pt_config *cfg,
+		   struct jf_ptb_decode *d)
+{
+	jf_ptb_decode(jf_ptb_bytes(b), jf_ptb_size(b), map, cfg, 10000, d);
+	check_offsets(d, jf_ptb_size(b));
+}
+
+/* ---- the main test program ------------------------------------------------------------- */
+
+enum { BASE = 0x400000 };
+
+/* A loop, a direct call, an indirect call, an indirect jump and two syscalls. */
+static const uint8_t prog[] = {
+	/* 0x400000 */ 0xb9, 0x03, 0x00, 0x00, 0x00, /* mov ecx, 3 */
+	/* 0x400005 */ 0xff, 0xc9,                   /* loop: dec ecx */
+	/* 0x400007 */ 0x75, 0xfc,                   /* jnz loop (0x400005) */
+	/* 0x400009 */ 0xe8, 0x12, 0x00, 0x00, 0x00, /* call f (0x400020) */
+	/* 0x40000e */ 0xff, 0xd0,                   /* call rax (rax = g, 0x400030) */
+	/* 0x400010 */ 0xff, 0xe3,                   /* jmp rbx (rbx = 0x400040) */
+	/* 0x400012 */ 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, /* int3 padding */
+	/* 0x400019 */ 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	/* 0x400020 */ 0x90,                         /* f: nop */
+	/* 0x400021 */ 0xc3,                         /* ret */
+	/* 0x400022 */ 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	/* 0x400029 */ 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	/* 0x400030 */ 0x48, 0x89, 0xc8,             /* g: mov rax, rcx */
+	/* 0x400033 */ 0xc3,                         /* ret */
+	/* 0x400034 */ 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	/* 0x40003a */ 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	/* 0x400040 */ 0x0f, 0x05,                   /* syscall (returns to 0x400042) */
+	/* 0x400042 */ 0x90,                         /* nop */
+	/* 0x400043 */ 0x0f, 0x05,                   /* syscall (exit) */
+};
+
+/* Start of a trace: PSB+ with tracing off, then tracing switches on at ip (64-bit code). */
+static void start(struct jf_ptb *b, uint64_t ip)
+{
+	jf_ptb_psb(b);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, ip);
+}
+
+/* The packets of one run of prog, user-only tracing (syscalls disable tracing, and the
+ * return to user space enables it again). */
+static void run_prog(struct jf_ptb *b, int ret_compression)
+{
+	start(b, BASE);
+	if (ret_compression) {
+		/* jnz taken (ecx 2), taken (ecx 1), not taken (ecx 0); f's ret compressed */
+		jf_ptb_tnt(b, "TTNT");
+		jf_ptb_tip(b, pt_ipc_update_16, 0x400030);     /* call rax */
+		jf_ptb_tnt(b, "T");                             /* g's ret compressed */
+	} else {
+		jf_ptb_tnt(b, "TTN");
+		jf_ptb_tip(b, pt_ipc_update_16, 0x40000e);     /* f's ret */
+		jf_ptb_tip(b, pt_ipc_update_16, 0x400030);     /* call rax */
+		jf_ptb_tip(b, pt_ipc_update_16, 0x400010);     /* g's ret */
+	}
+	jf_ptb_tip(b, pt_ipc_update_16, 0x400040);             /* jmp rbx */
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);               /* syscall: into the kernel */
+	jf_ptb_tip_pge(b, pt_ipc_update_16, 0x400042);         /* sysret: back after it */
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);               /* exit syscall */
+}
+
+/* The loop: three blocks ending at jnz (taken twice, so the next block starts at the loop
+ * head 0x400005; not taken once, so execution goes on at 0x400009). */
+static void expect_loop(struct cursor *c)
+{
+	block64(c, 0x400000, 0x400007, 3, JF_END_COND);
+	block64(c, 0x400005, 0x400007, 2, JF_END_COND);
+	block64(c, 0x400005, 0x400007, 2, JF_END_COND);
+}
+
+/* call f (direct), then f: nop, ret. libipt follows a direct call inside a block once
+ * its block cache knows the code; the first time through (while filling the cache) it ends
+ * the block at the call instead (pt_blk_proceed_no_event_fill_cache). end_on_call always
+ * ends it there. */
+enum call_block { CALL_FOLLOWED, CALL_ENDS_BLOCK };
+
+static void expect_call_f(struct cursor *c, enum call_block how)
+{
+	if (how == CALL_ENDS_BLOCK) {
+		block64(c, 0x400009, 0x400009, 1, JF_END_CALL);
+		block64(c, 0x400020, 0x400021, 2, JF_END_RETURN);
+	} else {
+		block64(c, 0x400009, 0x400021, 3, JF_END_RETURN);
+	}
+}
+
+static void expect_prog(struct cursor *c, enum call_block how)
+{
+	expect_enabled(c, BASE, JF_ISA_X86_64);
+	expect_loop(c);
+	expect_call_f(c, how);
+	block64(c, 0x40000e, 0x40000e, 1, JF_END_CALL_INDIRECT);
+	block64(c, 0x400030, 0x400033, 2, JF_END_RETURN);
+	block64(c, 0x400010, 0x400010, 1, JF_END_JUMP_INDIRECT);
+	block64(c, 0x400040, 0x400040, 1, JF_END_FAR);
+	expect_event_noip(c, JF_FLOW_DISABLED);
+	/* sysret comes back right after the syscall, where tracing stopped: "resumed" */
+	expect_enabled_at(c, 0x400042, 1, JF_ISA_UNKNOWN);
+	block64(c, 0x400042, 0x400043, 2, JF_END_FAR);
+	expect_event_noip(c, JF_FLOW_DISABLED);
+}
+
+/* Every instruction the run executed, in order: what the blocks must expand to. */
+static const uint64_t prog_insns[] = {
+	0x400000, 0x400005, 0x400007, 0x400005, 0x400007, 0x400005, 0x400007, /* loop */
+	0x400009, 0x400020, 0x400021,     /* call f; nop; ret */
+	0x40000e, 0x400030, 0x400033,     /* call rax; g: mov; ret */
+	0x400010, 0x400040,               /* jmp rbx; syscall */
+	0x400042, 0x400043,               /* nop; syscall */
+};
+
+struct insn_list {
+	uint64_t ip[256];
+	size_t n;
+};
+
+static void add_insn(void *ctx, uint64_t ip)
+{
+	struct insn_list *l = ctx;
+
+	if (l->n < 256)
+		l->ip[l->n] = ip;
+	l->n++;
+}
+
+/* Expand every block into its instruction addresses and compare with the program's. */
+static void expect_insns(const struct jf_ptb_decode *d, struct jf_codemap *map,
+			 const uint64_t *want, size_t nwant)
+{
+	struct jf_insn_cache *cache = jf_insn_cache_new(map);
+	struct insn_list got = { { 0 }, 0 };
+	size_t i;
+
+	for (i = 0; i < d->count; i++) {
+		uint64_t stop = 0;
+
+		if (d->flows[i].kind != JF_FLOW_BLOCK)
+			continue;
+		assert_int_equal(jf_block_walk(cache, &d->flows[i].u.block, add_insn, &got,
+					       &stop), 0);
+	}
+	jf_insn_cache_free(cache);
+	assert_int_equal(got.n, nwant);
+	for (i = 0; i < nwant; i++) {
+		if (got.ip[i] != want[i])
+			fail_msg("instruction %zu: 0x%llx, expected 0x%llx", i,
+				 (unsigned long long)got.ip[i], (unsigned long long)want[i]);
+	}
+}
+
+static void check_no_time(const struct jf_ptb_decode *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->count; i++)
+		assert_false(d->flows[i].flags & JF_FLOW_HAS_TIME);
+	assert_false(d->stats.has_time);
+}
+
+static void test_branches_calls_returns_compressed(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct cursor c;
+
+	run_prog(b, 1);
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_prog(&c, CALL_ENDS_BLOCK);
+	expect_end(&c);
+	check_no_time(&d);
+	expect_insns(&d, map, prog_insns, 17);
+	/* 3 + 2 + 2 + 3 + 1 + 2 + 1 + 1 + 2 instructions in 9 blocks */
+	assert_int_equal(d.stats.insns, 17);
+	assert_int_equal(d.stats.blocks, 10);
+	assert_int_equal(d.stats.errors, 0);
+	assert_int_equal(d.stats.lost_bytes, 0);
+	assert_int_equal(d.stats.trace_bytes, jf_ptb_size(b));
+	jf_ptb_decode_free(&d);
+
+	/* Again over the same code map: libipt's block cache now knows the code and the
+	 * direct call is followed inside the block. */
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_prog(&c, CALL_FOLLOWED);
+	expect_end(&c);
+	expect_insns(&d, map, prog_insns, 17);
+	assert_int_equal(d.stats.blocks, 9);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+static void test_returns_uncompressed(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct cursor c;
+
+	run_prog(b, 0);
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_prog(&c, CALL_ENDS_BLOCK);
+	expect_end(&c);
+	expect_insns(&d, map, prog_insns, 17);
+	assert_int_equal(d.stats.insns, 17);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+static void test_end_on_call(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_config cfg;
+	struct jf_ptb_decode d;
+	struct cursor c;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.end_on_call = 1;
+	run_prog(b, 1);
+	decode(b, map, &cfg, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_prog(&c, CALL_ENDS_BLOCK);
+	expect_end(&c);
+	expect_insns(&d, map, prog_insns, 17);
+	assert_int_equal(d.stats.insns, 17);
+	assert_int_equal(d.stats.blocks, 10);
+	jf_ptb_decode_free(&d);
+	/* Even with a warm block cache. */
+	decode(b, map, &cfg, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_prog(&c, CALL_ENDS_BLOCK);
+	expect_end(&c);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* The hardware lost packets in the second loop iteration (OVF) and resumed at the call to
+ * f (FUP): the flow says so and goes on from there. */
+static void test_overflow(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct cursor c;
+
+	start(b, BASE);
+	jf_ptb_tnt(b, "T");
+	jf_ptb_ovf(b);
+	/* OVF resets the last-IP compression state: the FUP carries the whole IP. */
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x400009);
+	jf_ptb_tnt(b, "T");                             /* f's ret */
+	jf_ptb_tip(b, pt_ipc_update_16, 0x400030);     /* call rax */
+	jf_ptb_tnt(b, "T");                             /* g's ret */
+	jf_ptb_tip(b, pt_ipc_update_16, 0x400040);     /* jmp rbx */
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_enabled(&c, BASE, JF_ISA_X86_64);
+	block64(&c, 0x400000, 0x400007, 3, JF_END_COND);
+	expect_event(&c, JF_FLOW_OVERFLOW, 0x400009);
+	expect_call_f(&c, CALL_ENDS_BLOCK);
+	block64(&c, 0x40000e, 0x40000e, 1, JF_END_CALL_INDIRECT);
+	block64(&c, 0x400030, 0x400033, 2, JF_END_RETURN);
+	block64(&c, 0x400010, 0x400010, 1, JF_END_JUMP_INDIRECT);
+	block64(&c, 0x400040, 0x400040, 1, JF_END_FAR);
+	expect_event_noip(&c, JF_FLOW_DISABLED);
+	expect_end(&c);
+	assert_int_equal(d.stats.overflows, 1);
+	assert_int_equal(d.stats.errors, 0);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* Is the byte sequence at p an invalid packet, by libipt's own packet decoder? */
+static int is_bad_packet(const uint8_t *p, size_t n)
+{
+	struct pt_config config;
+	struct pt_packet_decoder *dec;
+	struct pt_packet pkt;
+	int rc;
+
+	pt_config_init(&config);
+	config.begin = (uint8_t *)p;
+	config.end = (uint8_t *)p + n;
+	dec = pt_pkt_alloc_decoder(&config);
+	assert_non_null(dec);
+	assert_int_equal(pt_pkt_sync_set(dec, 0), 0);
+	rc = pt_pkt_next(dec, &pkt, sizeof(pkt));
+	pt_pkt_free_decoder(dec);
+	return rc == -pte_bad_opc;
+}
+
+/* Bytes overwritten in the middle of the stream: the error is reported where the bad packet
+ * is, the bytes up to the next PSB are reported lost, and decoding resumes there.
+ *
+ * libipt's query decoder reads the packet after the one it consumes (to know whether an
+ * event is pending), so the bad packet is met as soon as the TNT before it is first used:
+ * the next branch that asks for trace (jnz at 0x400007) is where decoding fails, with
+ * nothing decoded in that block, exactly as libipt's reference decoder (ptxed) reports it. */
+static void test_resync_after_corrupt_packet(void **state)
+{
+	static const uint8_t garbage[] = { 0x02, 0x02 }; /* an extended opcode that does not exist */
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct cursor c;
+	uint64_t bad, psb2;
+
+	assert_true(is_bad_packet(garbage, sizeof(garbage)));
+	start(b, BASE);
+	jf_ptb_tnt(b, "TTN");
+	bad = jf_ptb_offset(b);
+	jf_ptb_tnt(b, "T");                             /* f's ret: will be overwritten */
+	jf_ptb_tip(b, pt_ipc_update_16, 0x400030);
+	jf_ptb_tnt(b, "T");
+	jf_ptb_tip(b, pt_ipc_update_16, 0x400040);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	psb2 = jf_ptb_offset(b);
+	start(b, 0x400042);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	memcpy(jf_ptb_bytes_mut(b) + bad, garbage, sizeof(garbage));
+
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_enabled(&c, BASE, JF_ISA_X86_64);
+	block64(&c, 0x400000, 0x400007, 3, JF_END_COND);
+	expect_error(&c, bad, -pte_bad_opc, "unknown opcode");
+	assert_int_equal(d.flows[c.i - 1].ip, 0x400007);
+	assert_int_equal(d.flows[c.i - 1].u.error.phase, JF_PHASE_DECODE);
+	expect_lost(&c, bad, psb2 - bad, JF_LOST_SKIPPED);
+	expect_enabled(&c, 0x400042, JF_ISA_X86_64);
+	block64(&c, 0x400042, 0x400043, 2, JF_END_FAR);
+	expect_event_noip(&c, JF_FLOW_DISABLED);
+	expect_end(&c);
+	assert_int_equal(d.stats.errors, 1);
+	assert_int_equal(d.stats.errors_by_code[pte_bad_opc], 1);
+	assert_int_equal(d.stats.lost_bytes, psb2 - bad);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_branches_calls_returns_compressed),
+		cmocka_unit_test(test_returns_uncompressed),
+		cmocka_unit_test(test_end_on_call),
+		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_resync_after_corrupt_packet),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
