@@ -296,7 +296,9 @@ static int do_sync(struct pt_backend *b, struct jf_flow *f, struct jf_error *err
 		if (status == -pte_eos) {
 			b->state = ST_DONE;
 			if (b->unaccounted < b->cfg.size) {
-				lost_flow(b, f, JF_LOST_SKIPPED, b->unaccounted, b->cfg.size);
+				/* Nothing decoded yet: the trace has no sync point at all. */
+				lost_flow(b, f, b->unaccounted ? JF_LOST_SKIPPED : JF_LOST_NO_SYNC,
+					  b->unaccounted, b->cfg.size);
 				b->unaccounted = b->cfg.size;
 				return 1;
 			}
