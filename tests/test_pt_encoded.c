@@ -508,6 +508,265 @@ static void test_resync_after_corrupt_packet(void **state)
 	jf_codemap_free(map);
 }
 
+
+/* ---- tracing-state checks (pt_status_check.h) ------------------------------------------ */
+
+/* Tracing is off after the syscall (TIP.PGD), yet the next PSB+ carries a FUP, which says
+ * it is on: libipt's reference decoder reports "bad status update" at the PSBEND, with the
+ * FUP's IP, and resynchronises at the next PSB. */
+static void test_bad_status_update(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct cursor c;
+	uint64_t psbend, psb3;
+
+	start(b, 0x400040);                        /* syscall */
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x400042);
+	psbend = jf_ptb_offset(b);
+	jf_ptb_psbend(b);
+	jf_ptb_pad(b);
+	psb3 = jf_ptb_offset(b);
+	start(b, 0x400042);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_enabled(&c, 0x400040, JF_ISA_X86_64);
+	block64(&c, 0x400040, 0x400040, 1, JF_END_FAR);
+	expect_event_noip(&c, JF_FLOW_DISABLED);
+	expect_error(&c, psbend, -pte_bad_status_update, "bad status update");
+	assert_int_equal(d.flows[c.i - 1].ip, 0x400042);
+	expect_lost(&c, psbend, psb3 - psbend, JF_LOST_SKIPPED);
+	expect_enabled(&c, 0x400042, JF_ISA_X86_64);
+	block64(&c, 0x400042, 0x400043, 2, JF_END_FAR);
+	expect_event_noip(&c, JF_FLOW_DISABLED);
+	expect_end(&c);
+	assert_int_equal(d.stats.errors_by_code[pte_bad_status_update], 1);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* A TIP.PGE while tracing is already on: "unexpected packet context" at that packet, and
+ * decoding resumes at the next PSB. */
+static void test_pge_while_enabled(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct cursor c;
+	uint64_t pge, psb2;
+
+	start(b, 0x40000e);                         /* call rax */
+	jf_ptb_tip(b, pt_ipc_update_16, 0x400030);
+	pge = jf_ptb_offset(b);
+	jf_ptb_tip_pge(b, pt_ipc_update_16, 0x400033);  /* tracing is on already */
+	psb2 = jf_ptb_offset(b);
+	start(b, 0x400042);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_enabled(&c, 0x40000e, JF_ISA_X86_64);
+	block64(&c, 0x40000e, 0x40000e, 1, JF_END_CALL_INDIRECT);
+	expect_error(&c, pge, -pte_bad_context, "unexpected packet context");
+	expect_lost(&c, pge, psb2 - pge, JF_LOST_SKIPPED);
+	expect_enabled(&c, 0x400042, JF_ISA_X86_64);
+	block64(&c, 0x400042, 0x400043, 2, JF_END_FAR);
+	expect_event_noip(&c, JF_FLOW_DISABLED);
+	expect_end(&c);
+	assert_int_equal(d.stats.errors, 1);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* ---- an image that does not fit the trace ---------------------------------------------- */
+
+static const uint8_t straight[] = {
+	/* 0x400000 */ 0x90,       /* nop */
+	/* 0x400001 */ 0x90,       /* nop */
+	/* 0x400002 */ 0xff, 0xe0, /* jmp rax */
+};
+
+/* The trace has only conditional-branch bits (TNT) where the code has an indirect jump,
+ * which needs a TIP: the mismatch is an error located at the jump; the rest of the trace,
+ * with no PSB to resume at, is reported lost. */
+static void test_tnt_without_conditional_branch(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(straight, sizeof(straight), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct cursor c;
+	const struct jf_flow *f;
+
+	start(b, BASE);
+	jf_ptb_tnt(b, "TT");
+	jf_ptb_tnt(b, "NTN");
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_enabled(&c, BASE, JF_ISA_X86_64);
+	/* nop, nop, jmp rax: the jump wants a TIP and finds a TNT */
+	block64(&c, 0x400000, 0x400002, 3, JF_END_JUMP_INDIRECT);
+	f = take(&c, JF_FLOW_ERROR);
+	assert_int_equal(f->u.error.code, -pte_bad_query);
+	assert_int_equal(f->ip, 0x400002);
+	if (c.i < d.count) {
+		f = take(&c, JF_FLOW_LOST);
+		assert_int_equal(f->offset + f->u.lost.bytes, jf_ptb_size(b));
+	}
+	expect_end(&c);
+	assert_int_equal(d.stats.errors, 1);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* The indirect jump goes where no code is mapped. */
+static void test_tip_to_unmapped_code(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(straight, sizeof(straight), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct cursor c;
+	const struct jf_flow *f;
+
+	start(b, BASE);
+	jf_ptb_tip(b, pt_ipc_update_32, 0x500000);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_enabled(&c, BASE, JF_ISA_X86_64);
+	block64(&c, 0x400000, 0x400002, 3, JF_END_JUMP_INDIRECT);
+	f = take(&c, JF_FLOW_ERROR);
+	assert_int_equal(f->u.error.code, -pte_nomap);
+	assert_int_equal(f->ip, 0x500000);
+	assert_string_equal(f->u.error.text, "no memory mapped at this address");
+	while (c.i < d.count)
+		assert_int_equal(d.flows[c.i++].kind, JF_FLOW_LOST);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* ---- empty and unsynchronisable input -------------------------------------------------- */
+
+static void test_empty_trace(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb_decode d;
+
+	jf_ptb_decode(NULL, 0, map, NULL, 10, &d);
+	assert_int_equal(d.count, 0);
+	assert_int_equal(d.rc, 0);
+	assert_int_equal(d.stats.trace_bytes, 0);
+	assert_int_equal(d.stats.lost_bytes, 0);
+	jf_ptb_decode_free(&d);
+	jf_codemap_free(map);
+}
+
+/* Packets without any PSB: nothing can be decoded; every byte is reported lost for want of
+ * a sync point. */
+static void test_no_psb(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct cursor c;
+
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, BASE);
+	jf_ptb_tnt(b, "TTNT");
+	jf_ptb_pad(b);
+	jf_ptb_tip(b, pt_ipc_update_16, 0x400030);
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_lost(&c, 0, jf_ptb_size(b), JF_LOST_NO_SYNC);
+	expect_end(&c);
+	assert_int_equal(d.stats.lost_bytes, jf_ptb_size(b));
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* Random-looking bytes: no PSB either. */
+static void test_garbage(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	uint8_t junk[4096];
+	struct jf_ptb_decode d;
+	uint32_t x = 12345;
+	size_t i;
+
+	for (i = 0; i < sizeof(junk); i++) {
+		x = x * 1103515245u + 12345u;
+		junk[i] = (uint8_t)(x >> 16);
+	}
+	jf_ptb_decode(junk, sizeof(junk), map, NULL, 10000, &d);
+	assert_int_equal(d.count, 1);
+	assert_int_equal(d.flows[0].kind, JF_FLOW_LOST);
+	assert_int_equal(d.stats.lost_bytes, sizeof(junk));
+	jf_ptb_decode_free(&d);
+	jf_codemap_free(map);
+}
+
+/* ---- truncation ------------------------------------------------------------------------ */
+
+/* Every prefix of a good stream decodes without crash or hang; the instructions decoded are
+ * the start of the program's run (a shorter trace cannot show a different path), and what
+ * cannot be decoded is reported. */
+static void test_truncated_everywhere(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_insn_cache *cache = jf_insn_cache_new(map);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	size_t n, i, size, psb_size;
+
+	jf_ptb_psb(b);
+	psb_size = jf_ptb_size(b);
+	jf_ptb_free(b);
+	b = jf_ptb_new();
+	run_prog(b, 1);
+	size = jf_ptb_size(b);
+	for (n = 0; n <= size; n++) {
+		struct insn_list got = { { 0 }, 0 };
+
+		jf_ptb_decode(jf_ptb_bytes(b), n, map, NULL, 1000, &d);
+		assert_int_equal(d.stats.trace_bytes, n);
+		assert_true(d.stats.lost_bytes <= n);
+		if (n > 0 && n < psb_size) {
+			/* Not even one PSB: all of it lost. */
+			assert_int_equal(d.count, 1);
+			assert_int_equal(d.flows[0].kind, JF_FLOW_LOST);
+			assert_int_equal(d.flows[0].u.lost.bytes, n);
+		}
+		for (i = 0; i < d.count; i++) {
+			if (d.flows[i].kind == JF_FLOW_BLOCK)
+				assert_int_equal(jf_block_walk(cache, &d.flows[i].u.block, add_insn,
+							       &got, NULL), 0);
+		}
+		assert_true(got.n <= 17);
+		for (i = 0; i < got.n; i++) {
+			if (got.ip[i] != prog_insns[i])
+				fail_msg("prefix of %zu bytes: instruction %zu is 0x%llx, expected "
+					 "0x%llx", n, i, (unsigned long long)got.ip[i],
+					 (unsigned long long)prog_insns[i]);
+		}
+		if (n == size)
+			assert_int_equal(got.n, 17);
+		jf_ptb_decode_free(&d);
+	}
+	jf_ptb_free(b);
+	jf_insn_cache_free(cache);
+	jf_codemap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -516,6 +775,14 @@ int main(void)
 		cmocka_unit_test(test_end_on_call),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_resync_after_corrupt_packet),
+		cmocka_unit_test(test_bad_status_update),
+		cmocka_unit_test(test_pge_while_enabled),
+		cmocka_unit_test(test_tnt_without_conditional_branch),
+		cmocka_unit_test(test_tip_to_unmapped_code),
+		cmocka_unit_test(test_empty_trace),
+		cmocka_unit_test(test_no_psb),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_truncated_everywhere),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
