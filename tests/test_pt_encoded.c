@@ -767,6 +767,244 @@ static void test_truncated_everywhere(void **state)
 	jf_codemap_free(map);
 }
 
+/* ---- execution modes ------------------------------------------------------------------- */
+
+/* The same bytes mean different instructions in 32- and 64-bit mode: 0x48 is "dec eax" in
+ * 32-bit code and a REX.W prefix in 64-bit code. */
+static const uint8_t code32[] = {
+	/* 0x1000 */ 0x48,         /* dec eax */
+	/* 0x1001 */ 0xff, 0xe0,   /* jmp eax (to 0x2000, 64-bit code) */
+};
+static const uint8_t code64[] = {
+	/* 0x2000 */ 0x48, 0xff, 0xe0, /* jmp rax */
+};
+
+static void test_exec_mode_switch(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(code32, sizeof(code32), 0x1000);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct jf_error err;
+	struct cursor c;
+	const struct jf_flow *f;
+
+	assert_int_equal(jf_codemap_add_bytes(map, code64, sizeof(code64), 0x2000, "code64",
+					      &err), 0);
+	jf_ptb_psb(b);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_32bit);
+	jf_ptb_tip_pge(b, pt_ipc_update_32, 0x1000);
+	jf_ptb_mode_exec(b, ptem_64bit);       /* binds to the TIP that follows */
+	jf_ptb_tip(b, pt_ipc_update_16, 0x2000);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_enabled(&c, 0x1000, JF_ISA_X86_32);
+	expect_block(&c, 0x1000, 0x1001, 2, JF_END_JUMP_INDIRECT, JF_ISA_X86_32);
+	f = expect_event(&c, JF_FLOW_EXEC_MODE, 0x2000);
+	assert_int_equal(f->u.exec_mode.isa, JF_ISA_X86_64);
+	expect_block(&c, 0x2000, 0x2000, 1, JF_END_JUMP_INDIRECT, JF_ISA_X86_64);
+	assert_int_equal(d.flows[c.i - 1].u.block.last_size, 3);
+	expect_event_noip(&c, JF_FLOW_DISABLED);
+	expect_end(&c);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* ---- timing ---------------------------------------------------------------------------- */
+
+/* perf's conversion, by hand: ns = zero + (tsc * mult) >> shift. */
+static void test_tsc_conversion(void **state)
+{
+	struct jf_tsc_conversion conv = { 1, 1, 3, 1000 };
+	struct jf_tsc_conversion big = { 1, 10, 1000, 5 };
+	struct jf_tsc_conversion none = { 0, 0, 0, 0 };
+
+	assert_int_equal(jf_tsc_to_ns(&conv, 0x10000), 1000 + 0x10000 * 3 / 2);
+	assert_int_equal(jf_tsc_to_ns(&conv, 7), 1000 + 21 / 2);
+	/* (2^63 * 1000) >> 10 = 2^53 * 1000: the product overflows 64 bits, the result not */
+	assert_true(jf_tsc_to_ns(&big, 1ull << 63) == 5 + (1ull << 53) * 1000);
+	assert_true(jf_tsc_to_ns(&big, (1ull << 63) + 1023) == 5 + (1ull << 53) * 1000 + 999);
+	assert_int_equal(jf_tsc_to_ns(&none, 12345), 12345);
+}
+
+static uint64_t ns(uint64_t tsc)
+{
+	return 1000 + (tsc * 3 >> 1); /* the conversion of test_timing_tsc_mtc, by hand */
+}
+
+/* The rest of prog's run after tracing is enabled at its start, with return compression. */
+static void rest_of_prog(struct jf_ptb *b)
+{
+	jf_ptb_tip(b, pt_ipc_update_16, 0x400030);
+	jf_ptb_tnt(b, "T");
+	jf_ptb_tip(b, pt_ipc_update_16, 0x400040);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	jf_ptb_tip_pge(b, pt_ipc_update_16, 0x400042);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+}
+
+/* Checks that every flow has a time from the set want[0..n), in order, starting with
+ * want[0] and ending with want[n - 1]. */
+static void expect_times(const struct jf_ptb_decode *d, const uint64_t *want, size_t n)
+{
+	struct cursor c = { d, 0 };
+	size_t at = 0;
+
+	for (c.i = 0; c.i < d->count; c.i++) {
+		const struct jf_flow *f = &d->flows[c.i];
+
+		CHECK(&c, f->flags & JF_FLOW_HAS_TIME, "every record has a time");
+		while (at < n && f->time != want[at])
+			at++;
+		CHECK(&c, at < n, "time %llu is not one of the expected times, in order",
+		      (unsigned long long)f->time);
+	}
+	c.i = 0;
+	CHECK(&c, d->count && d->flows[0].time == want[0], "first time %llu",
+	      (unsigned long long)want[0]);
+	c.i = d->count - 1;
+	CHECK(&c, d->flows[d->count - 1].time == want[n - 1], "last time %llu",
+	      (unsigned long long)want[n - 1]);
+	assert_true(d->stats.has_time);
+	assert_int_equal(d->stats.first_time, want[0]);
+	assert_int_equal(d->stats.last_time, want[n - 1]);
+}
+
+/* TSC and TMA in the PSB+, then MTCs. With CPUID 0x15 saying TSC = 2 * CTC and MTCFreq 4,
+ * each MTC that advances the CTC by 1 << 4 advances the TSC by 32:
+ * TSC 0x10000 (CTC 0x100), MTC 0x11 (CTC 0x110) -> 0x10020, MTC 0x12 -> 0x10040. */
+static void test_timing_tsc_mtc(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_config cfg;
+	struct jf_ptb_decode d;
+	const uint64_t want[] = { ns(0x10000), ns(0x10020), ns(0x10040) };
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.cpuid_0x15_eax = 1;
+	cfg.cpuid_0x15_ebx = 2;
+	cfg.mtc_freq = 4;
+	cfg.conv = (struct jf_tsc_conversion){ 1, 1, 3, 1000 };
+	jf_ptb_psb(b);
+	jf_ptb_tsc(b, 0x10000);
+	jf_ptb_tma(b, 0x100, 0);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, BASE);
+	jf_ptb_tnt(b, "T");
+	jf_ptb_mtc(b, 0x11);
+	jf_ptb_tnt(b, "T");
+	jf_ptb_mtc(b, 0x12);
+	jf_ptb_tnt(b, "NT");
+	rest_of_prog(b);
+	decode(b, map, &cfg, &d);
+	expect_insns(&d, map, prog_insns, 17);
+	expect_times(&d, want, 3);
+	assert_true(d.stats.time_is_ns);
+	assert_int_equal(d.stats.errors, 0);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* CYC packets with the core:bus ratio from CBR and the nominal frequency: with nom_freq 4
+ * and CBR 2, one cycle is 4 / 2 = 2 TSC ticks; CYC 100 then CYC 50 move the time 200 and
+ * 100 ticks past the TSC. Without a conversion the time stays in TSC ticks. */
+static void test_timing_cyc(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_config cfg;
+	struct jf_ptb_decode d;
+	const uint64_t want[] = { 0x20000, 0x20000 + 200, 0x20000 + 300 };
+	struct jf_ptb_decode timed;
+	size_t i;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.nom_freq = 4;
+	jf_ptb_psb(b);
+	jf_ptb_tsc(b, 0x20000);
+	jf_ptb_cbr(b, 2);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, BASE);
+	jf_ptb_cyc(b, 100);
+	jf_ptb_tnt(b, "T");
+	jf_ptb_cyc(b, 50);
+	jf_ptb_tnt(b, "TNT");
+	rest_of_prog(b);
+	decode(b, map, &cfg, &d);
+	/* The PSB+'s CBR may be reported as an event of its own: with ratio 2. */
+	memset(&timed, 0, sizeof(timed));
+	timed.flows = calloc(d.count, sizeof(*timed.flows));
+	assert_non_null(timed.flows);
+	for (i = 0; i < d.count; i++) {
+		if (d.flows[i].kind == JF_FLOW_OTHER && !strcmp(d.flows[i].u.other.name, "cbr")) {
+			assert_int_equal(d.flows[i].u.other.a, 2);
+			continue;
+		}
+		timed.flows[timed.count++] = d.flows[i];
+	}
+	timed.stats = d.stats;
+	expect_insns(&d, map, prog_insns, 17);
+	expect_times(&timed, want, 3);
+	assert_false(d.stats.time_is_ns);
+	free(timed.flows);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* ---- PTWRITE --------------------------------------------------------------------------- */
+
+static const uint8_t ptw_code[] = {
+	/* 0x400000 */ 0xb8, 0x2a, 0x00, 0x00, 0x00,  /* mov eax, 42 */
+	/* 0x400005 */ 0xf3, 0x48, 0x0f, 0xae, 0xe0,  /* ptwrite rax */
+	/* 0x40000a */ 0x0f, 0x05,                    /* syscall */
+};
+
+static void check_ptwrite(int with_fup)
+{
+	struct jf_codemap *map = jf_ptb_codemap(ptw_code, sizeof(ptw_code), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct cursor c;
+	const struct jf_flow *f;
+
+	start(b, BASE);
+	jf_ptb_ptw(b, 42, with_fup);
+	if (with_fup)
+		jf_ptb_fup(b, pt_ipc_update_16, 0x400005); /* the PTWRITE's own IP */
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_enabled(&c, BASE, JF_ISA_X86_64);
+	/* mov, ptwrite: the payload belongs to the ptwrite, which ends the block */
+	block64(&c, 0x400000, 0x400005, 2, JF_END_NONE);
+	assert_int_equal(d.flows[c.i - 1].u.block.last_size, 5);
+	f = expect_event(&c, JF_FLOW_PTWRITE, 0x400005);
+	assert_int_equal(f->u.ptwrite.payload, 42);
+	block64(&c, 0x40000a, 0x40000a, 1, JF_END_FAR);
+	expect_event_noip(&c, JF_FLOW_DISABLED);
+	expect_end(&c);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+static void test_ptwrite(void **state)
+{
+	check_ptwrite(0);
+}
+
+static void test_ptwrite_with_fup(void **state)
+{
+	check_ptwrite(1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -783,6 +1021,12 @@ int main(void)
 		cmocka_unit_test(test_no_psb),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_truncated_everywhere),
+		cmocka_unit_test(test_exec_mode_switch),
+		cmocka_unit_test(test_tsc_conversion),
+		cmocka_unit_test(test_timing_tsc_mtc),
+		cmocka_unit_test(test_timing_cyc),
+		cmocka_unit_test(test_ptwrite),
+		cmocka_unit_test(test_ptwrite_with_fup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
