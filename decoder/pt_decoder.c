@@ -343,20 +343,18 @@ static void raise_violation(struct pt_backend *b, struct jf_flow *f)
 	f->offset = b->cfg.base_offset + v->offset;
 	b->unaccounted = v->offset;
 	psb = jf_pt_check_next_psb(b->check, v->offset);
-	if (psb < 0) {
-		b->resync_at = -1;
-		b->state = ST_DONE;
-		b->unaccounted = b->cfg.size;
-	} else {
-		b->resync_at = psb;
-		b->state = ST_SYNC;
-	}
+	/* Without a PSB after it, synchronising finds the end of the trace and reports the
+	 * rest as lost. */
+	b->resync_at = psb;
+	b->state = ST_SYNC;
 }
 
-/* libipt 2.0 reads ahead: one call may decode an event (a TIP.PGD's disable) and also read
- * the inconsistent packets after it. libipt 2.1 rejects the inconsistency only when it
- * processes the event those packets make: the PSB+'s status update ("bad status update")
- * or the TIP.PGE's enable ("unexpected packet context"). Events before it are delivered. */
+/* libipt 2.0 reads ahead: one call may decode a block or an event (a TIP.PGD's disable) and
+ * also read the inconsistent packets after it. libipt 2.1 rejects the inconsistency only
+ * when it processes the event those packets make: the PSB+'s status update ("bad status
+ * update") or the TIP.PGE's enable ("unexpected packet context"). So once found, the
+ * inconsistency waits for that event, which it replaces; the blocks and events before it
+ * are delivered. If libipt 2.0 fails or ends first, the inconsistency is reported then. */
 static int is_violating_event(const struct pt_backend *b, const struct pt_event *ev)
 {
 	if (b->violation.code == -pte_bad_status_update)
@@ -389,10 +387,10 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 			return 1;
 		}
 		event_flow(b, f, &ev, offset);
-		if (b->has_violation && !(status & pts_event_pending)) {
-			raise_violation(b, &b->pending);
-			b->has_pending = 1;
-		}
+		return 1;
+	}
+	if (b->has_violation && (b->status & pts_eos)) {
+		raise_violation(b, f);
 		return 1;
 	}
 	if (b->status & pts_eos) {
@@ -411,24 +409,28 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 	if (status < 0) {
 		struct jf_flow partial;
 
-		if (!b->block.ninsn)
-			return fail(b, f, status);
+		look_for_violation(b);
+		if (!b->block.ninsn) {
+			if (!b->has_violation)
+				return fail(b, f, status);
+			raise_violation(b, f);
+			return 1;
+		}
 		/* Even on errors some instructions may have been decoded: return them
 		 * first, then the error. */
 		block_flow(b, &partial, offset);
-		b->has_pending = fail(b, &b->pending, status);
+		if (b->has_violation) {
+			raise_violation(b, &b->pending);
+			b->has_pending = 1;
+		} else {
+			b->has_pending = fail(b, &b->pending, status);
+		}
 		*f = partial;
 		return 1;
 	}
 	b->status = status;
 	block_flow(b, f, offset);
-	/* The block was decoded from packets before any inconsistency it read up to; so were
-	 * the events pending after it, which go first. */
 	look_for_violation(b);
-	if (b->has_violation && !(status & pts_event_pending)) {
-		raise_violation(b, &b->pending);
-		b->has_pending = 1;
-	}
 	return 1;
 }
 
