@@ -141,17 +141,24 @@ static void expect_enabled(struct cursor *c, uint64_t ip, enum jf_isa mode_event
 	expect_enabled_at(c, ip, 0, mode_event);
 }
 
-/* Offsets only grow along the flow, and stay inside the trace. */
+/* Offsets stay inside the trace, and errors and losses come in trace order. (Blocks and
+ * events carry the position libipt had read up to, which runs ahead of the packets they
+ * come from, so an error located at a packet may follow a block with a larger offset.) */
 static void check_offsets(const struct jf_ptb_decode *d, size_t size)
 {
 	struct cursor c = { d, 0 };
 	uint64_t last = 0;
 
 	for (c.i = 0; c.i < d->count; c.i++) {
-		CHECK(&c, d->flows[c.i].offset >= last && d->flows[c.i].offset <= size,
-		      "offset 0x%llx after 0x%llx (trace of %zu bytes)",
-		      (unsigned long long)d->flows[c.i].offset, (unsigned long long)last, size);
-		last = d->flows[c.i].offset;
+		const struct jf_flow *f = &d->flows[c.i];
+
+		CHECK(&c, f->offset <= size, "offset 0x%llx beyond the trace (%zu bytes)",
+		      (unsigned long long)f->offset, size);
+		if (f->kind != JF_FLOW_ERROR && f->kind != JF_FLOW_LOST)
+			continue;
+		CHECK(&c, f->offset >= last, "offset 0x%llx after 0x%llx",
+		      (unsigned long long)f->offset, (unsigned long long)last);
+		last = f->offset;
 	}
 }
 
@@ -547,6 +554,39 @@ static void test_bad_status_update(void **state)
 	expect_event_noip(&c, JF_FLOW_DISABLED);
 	expect_end(&c);
 	assert_int_equal(d.stats.errors_by_code[pte_bad_status_update], 1);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* The same, in the last PSB+ of the trace: with no PSB to resume at, the bytes from the
+ * error to the end are reported lost. */
+static void test_bad_status_update_at_end(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct cursor c;
+	uint64_t psbend;
+
+	start(b, 0x400040);                        /* syscall */
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	jf_ptb_psb(b);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x400042);
+	psbend = jf_ptb_offset(b);
+	jf_ptb_psbend(b);
+	jf_ptb_tnt(b, "TT");
+	jf_ptb_pad(b);
+
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_enabled(&c, 0x400040, JF_ISA_X86_64);
+	block64(&c, 0x400040, 0x400040, 1, JF_END_FAR);
+	expect_event_noip(&c, JF_FLOW_DISABLED);
+	expect_error(&c, psbend, -pte_bad_status_update, "bad status update");
+	expect_lost(&c, psbend, jf_ptb_size(b) - psbend, JF_LOST_SKIPPED);
+	expect_end(&c);
+	assert_int_equal(d.stats.lost_bytes, jf_ptb_size(b) - psbend);
 	jf_ptb_decode_free(&d);
 	jf_ptb_free(b);
 	jf_codemap_free(map);
@@ -1014,6 +1054,7 @@ int main(void)
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_resync_after_corrupt_packet),
 		cmocka_unit_test(test_bad_status_update),
+		cmocka_unit_test(test_bad_status_update_at_end),
 		cmocka_unit_test(test_pge_while_enabled),
 		cmocka_unit_test(test_tnt_without_conditional_branch),
 		cmocka_unit_test(test_tip_to_unmapped_code),
