@@ -61,13 +61,15 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx")) {
 		val = value_of(argc, argv, i, err);
 		if (!val)
-			return -1;
+			return JF_CLI_BAD_USAGE;
 	} else {
 		return 0;
 	}
 	if (!strcmp(opt, "--pt")) {
-		if (in->pt_path)
-			return jf_fail(err, "--pt given twice ('%s' and '%s')", in->pt_path, val);
+		if (in->pt_path) {
+			jf_fail(err, "--pt given twice ('%s' and '%s')", in->pt_path, val);
+			return JF_CLI_BAD_USAGE;
+		}
 		in->pt_path = val;
 		return 1;
 	}
@@ -80,10 +82,10 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 		return jf_load_elf_spec(in->map, in->symtab, val, err) < 0 ? -1 : 1;
 	}
 	if (!strcmp(opt, "--cpu"))
-		return jf_pt_parse_cpu(val, &in->pt, err) < 0 ? -1 : 1;
+		return jf_pt_parse_cpu(val, &in->pt, err) < 0 ? JF_CLI_BAD_USAGE : 1;
 	if (!strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq")) {
 		if (parse_u32(opt, val, 0xff, &v, err) < 0)
-			return -1;
+			return JF_CLI_BAD_USAGE;
 		if (!strcmp(opt, "--mtc-freq"))
 			in->pt.mtc_freq = (uint8_t)v;
 		else
@@ -91,7 +93,7 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 		return 1;
 	}
 	if (parse_u32(opt, val, UINT32_MAX, &v, err) < 0)
-		return -1;
+		return JF_CLI_BAD_USAGE;
 	if (!strcmp(opt, "--cpuid-0x15.eax"))
 		in->pt.cpuid_0x15_eax = v;
 	else
@@ -107,6 +109,12 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	}
 	if (jf_map_file(&in->pt_file, in->pt_path, err) < 0)
 		return NULL;
+	if (in->pt_file.size == 0) {
+		/* Most likely a capture that failed; say so rather than print nothing. */
+		jf_fail(err, "%s: empty trace file (expected Intel PT data with a PSB)",
+			in->pt_path);
+		return NULL;
+	}
 	jf_mapped_file_sequential(&in->pt_file);
 	in->pt.trace = in->pt_file.data;
 	in->pt.size = in->pt_file.size;

@@ -25,7 +25,10 @@ void jf_cli_inputs_init(struct jf_cli_inputs *in);
 void jf_cli_inputs_fini(struct jf_cli_inputs *in);
 
 /* If argv[*i] is an input option, consume it (and its argument: *i advances) and return 1;
- * return 0 if it is not one, -1 (message in err) if it is malformed. */
+ * return 0 if it is not one; JF_CLI_BAD_USAGE (message in err) if it is malformed (missing
+ * argument, bad number or CPU, --pt twice); -1 (message in err) if what it names cannot be
+ * loaded. */
+enum { JF_CLI_BAD_USAGE = -2 };
 int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 			struct jf_error *err);
 
