@@ -8,8 +8,8 @@
  * Buffer boundaries: libipt needs each buffer as one contiguous trace, so the buffers of a
  * queue are decoded one after another, each from its first PSB. The packets at the start
  * of a buffer before its first PSB continue the previous buffer's packet stream but cannot
- * be decoded on their own; they are reported as JF_FLOW_LOST JF_LOST_NO_SYNC (bytes known,
- * instructions not), as are buffers without any PSB.
+ * be decoded on their own; the backend reports them as JF_FLOW_LOST JF_LOST_NO_SYNC (bytes
+ * known, instructions not), and a buffer without any PSB is reported so here, whole.
  *
  * Known limit: a queue's code map is chosen (codemap_for_pid) when a buffer starts; a
  * context switch to another process inside a buffer (per-CPU tracing) is reported as a
@@ -203,10 +203,13 @@ static int start_buffer(struct session *s, struct queue *q, struct jf_error *err
 	jf_decoder_stats_mut(s->self)->trace_bytes += b->u.auxtrace.size;
 	sync = first_sync(b, &tsc, &have_tsc);
 	q->state = Q_IDLE;
-	if (sync > 0)
-		lost_flow(q, b->u.auxtrace.payload_offset, sync, JF_LOST_NO_SYNC, s);
-	if (sync >= b->u.auxtrace.size)
-		return 0; /* no PSB at all: the whole buffer is lost */
+	if (sync >= b->u.auxtrace.size) {
+		/* No PSB at all: the whole buffer is lost. */
+		if (b->u.auxtrace.size)
+			lost_flow(q, b->u.auxtrace.payload_offset, b->u.auxtrace.size,
+				  JF_LOST_NO_SYNC, s);
+		return 0;
+	}
 	memset(&cfg, 0, sizeof(cfg));
 	jf_perf_intel_pt_config(&s->pt, &cfg);
 	if (s->opts.cpu_override) {
@@ -214,10 +217,11 @@ static int start_buffer(struct session *s, struct queue *q, struct jf_error *err
 		cfg.cpu_model = s->opts.cpu_model;
 		cfg.cpu_stepping = s->opts.cpu_stepping;
 	}
-	/* Decode from the PSB: the bytes before it were reported above. */
-	cfg.trace = b->u.auxtrace.payload + sync;
-	cfg.size = (size_t)(b->u.auxtrace.size - sync);
-	cfg.base_offset = b->u.auxtrace.payload_offset + sync;
+	/* The whole buffer: the backend reports the bytes before its first PSB as
+	 * JF_LOST_NO_SYNC itself, at file offsets. */
+	cfg.trace = b->u.auxtrace.payload;
+	cfg.size = (size_t)b->u.auxtrace.size;
+	cfg.base_offset = b->u.auxtrace.payload_offset;
 	cfg.source = q->source;
 	if (s->hooks.codemap_for_pid)
 		map = s->hooks.codemap_for_pid(s->hooks.ctx, q->pid);
