@@ -242,7 +242,7 @@ void pb_intel_pt_priv(uint64_t priv[17], int per_cpu, uint64_t time_mult,
 	priv[4] = time_mult != 0;        /* cap_user_time_zero */
 	priv[5] = PB_CFG_TSC;            /* tsc bit */
 	priv[6] = PB_CFG_NORETCOMP;      /* noretcomp bit */
-	priv[7] = 1;                     /* have_sched_switch */
+	priv[7] = 0;                     /* have_sched_switch (1 would need a sched_switch event) */
 	priv[8] = 0;                     /* snapshot mode */
 	priv[9] = (uint64_t)per_cpu;     /* per_cpu_mmaps */
 	priv[10] = PB_CFG_MTC;           /* mtc bit */

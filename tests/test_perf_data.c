@@ -30,6 +30,7 @@ static void build(struct pb *b, struct offsets *o)
 	pb_add_attr(b, PB_INTEL_PT_PMU, PB_CFG_TSC | PB_CFG_MTC | (3ull << 14), PB_SAMPLE_STD,
 		    PB_ATTR_SAMPLE_ID_ALL, 77);
 	pb_intel_pt_priv(priv, 1, 1 << 20, 20, 42);
+	priv[7] = 2; /* have_sched_switch: context switch events */
 	o->info = pb_auxtrace_info_intel_pt(b, priv, 17);
 	o->conv = pb_time_conv(b, 20, 1 << 20, 42);
 	o->comm = pb_comm(b, 100, 101, "minivm", 1, &sid);
@@ -225,7 +226,7 @@ static void test_intel_pt_info(void **state)
 	assert_int_equal(pt.conv.time_zero, 42);
 	assert_true(pt.conv.valid);
 	assert_true(pt.per_cpu_mmaps);
-	assert_true(pt.have_sched_switch);
+	assert_int_equal(pt.have_sched_switch, 2);
 	assert_false(pt.snapshot_mode);
 	assert_int_equal(pt.tsc_ctc_ratio_n, 84);
 	assert_int_equal(pt.tsc_ctc_ratio_d, 2);
@@ -266,6 +267,76 @@ static void test_intel_pt_info(void **state)
 	assert_non_null(strstr(err.msg, "info.data: offset "));
 	assert_non_null(strstr(err.msg, "expected at least 10"));
 	jf_perf_data_close(d);
+	pb_free(&b);
+}
+
+/* perf's own dump of the AUXTRACE_INFO (perf report -D) shows the values we decode. */
+static void test_perf_dumps_same_info(void **state)
+{
+	static const struct {
+		const char *label;
+		int index;
+	} fields[] = {
+		{ "PMU Type", 0 }, { "Time Shift", 1 }, { "Time Muliplier", 2 },
+		{ "Time Zero", 3 }, { "Cap Time Zero", 4 }, { "Have sched_switch", 7 },
+		{ "Snapshot mode", 8 }, { "Per-cpu maps", 9 }, { "TSC:CTC numerator", 12 },
+		{ "TSC:CTC denominator", 13 }, { "Max non-turbo ratio", 15 },
+	};
+	const char *path = tmp_path("perf-info.data");
+	char cmd[1024], *out = NULL;
+	struct jf_perf_data *d;
+	struct jf_perf_cursor cur;
+	struct jf_perf_record r;
+	struct jf_perf_intel_pt pt;
+	struct jf_error err;
+	uint64_t priv[17], ours[17];
+	struct pb b;
+	size_t i;
+
+	if (jf_test_run("perf --version >/dev/null 2>&1", &out) != 0) {
+		free(out);
+		print_message("SKIP: perf not installed; not checking against perf\n");
+		return;
+	}
+	free(out);
+	pb_init(&b);
+	pb_add_attr(&b, PB_INTEL_PT_PMU, PB_CFG_TSC, PB_SAMPLE_STD | 1u, PB_ATTR_SAMPLE_ID_ALL, 1);
+	pb_intel_pt_priv(priv, 1, 123456, 17, 987654321);
+	pb_auxtrace_info_intel_pt(&b, priv, 17);
+	pb_write(&b, path);
+
+	d = jf_perf_data_open(path, &err);
+	assert_non_null(d);
+	jf_perf_data_begin(d, &cur);
+	assert_int_equal(jf_perf_data_next(d, &cur, &r, &err), 1);
+	assert_int_equal(jf_perf_intel_pt_parse(d, &r, &pt, &err), 0);
+	ours[0] = pt.pmu_type;
+	ours[1] = pt.conv.time_shift;
+	ours[2] = pt.conv.time_mult;
+	ours[3] = pt.conv.time_zero;
+	ours[4] = (uint64_t)pt.cap_user_time_zero;
+	ours[7] = (uint64_t)pt.have_sched_switch;
+	ours[8] = (uint64_t)pt.snapshot_mode;
+	ours[9] = (uint64_t)pt.per_cpu_mmaps;
+	ours[12] = pt.tsc_ctc_ratio_n;
+	ours[13] = pt.tsc_ctc_ratio_d;
+	ours[15] = pt.max_non_turbo_ratio;
+	jf_perf_data_close(d);
+
+	snprintf(cmd, sizeof(cmd), "perf report -D -i %s 2>&1", path);
+	jf_test_run(cmd, &out);
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const char *at = strstr(out, fields[i].label);
+		unsigned long long v;
+
+		if (!at)
+			fail_msg("perf report -D does not show '%s':\n%s", fields[i].label, out);
+		assert_int_equal(sscanf(at + strlen(fields[i].label), " %llu", &v), 1);
+		if (v != ours[fields[i].index])
+			fail_msg("%s: perf says %llu, jitflow %llu", fields[i].label, v,
+				 (unsigned long long)ours[fields[i].index]);
+	}
+	free(out);
 	pb_free(&b);
 }
 
@@ -455,6 +526,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_records_read_back),
 		cmocka_unit_test(test_intel_pt_info),
+		cmocka_unit_test(test_perf_dumps_same_info),
 		cmocka_unit_test(test_every_truncation),
 		cmocka_unit_test(test_corrupt_sizes),
 		cmocka_unit_test(test_pipe_mode),

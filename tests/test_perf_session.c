@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jitflow/insn.h"
 #include "jitflow/perf_images.h"
 #include "jitflow/perf_intel_pt.h"
 #include "jitflow/perf_session.h"
@@ -156,8 +157,10 @@ static void build_per_thread(struct pb *b, const char *image, const char *extra_
 
 	pb_init(b);
 	b->cpuid = "GenuineIntel,6,142,10";
-	pb_add_attr(b, PB_INTEL_PT_PMU, PB_CFG_NORETCOMP, PB_SAMPLE_STD,
-		    PB_ATTR_SAMPLE_ID_ALL | (1u << 8) | (1u << 9) | (1u << 23), 0);
+	/* As perf record makes it: IP in sample_type, one event id (perf only decodes for
+	 * events with ids). */
+	pb_add_attr(b, PB_INTEL_PT_PMU, PB_CFG_NORETCOMP, PB_SAMPLE_STD | 1u,
+		    PB_ATTR_SAMPLE_ID_ALL | (1u << 8) | (1u << 9) | (1u << 23), 1);
 	pb_intel_pt_priv(priv, 0, 0, 0, 0);
 	pb_auxtrace_info_intel_pt(b, priv, 17);
 	pb_comm(b, 100, 100, "loop", 1, &sid);
@@ -287,89 +290,6 @@ static void test_bytes_before_psb(void **state)
 	pb_free(&b);
 }
 
-static void test_per_cpu_time_order(void **state)
-{
-	const char *path = tmp_path("cpus.data");
-	struct jf_perf_images *imgs = jf_perf_images_new();
-	struct pb_sid sid = { 100, 100, 10, 0 };
-	uint8_t t0[128], t1[128];
-	size_t n0 = encode_loop(t0, sizeof(t0), 0, 2000);
-	size_t n1 = encode_loop(t1, sizeof(t1), 0, 1000);
-	uint64_t priv[17], last_time = 0;
-	struct result res;
-	struct pb b;
-	int i, lost_at = -1, last_cpu1 = -1, first_cpu0 = -1, ctx = 0;
-
-	pb_init(&b);
-	pb_add_attr(&b, PB_INTEL_PT_PMU, PB_CFG_TSC, PB_SAMPLE_STD,
-		    PB_ATTR_SAMPLE_ID_ALL | (1u << 8) | (1u << 23), 0);
-	pb_intel_pt_priv(priv, 1, 1, 0, 0); /* ns = tsc */
-	pb_auxtrace_info_intel_pt(&b, priv, 17);
-	pb_comm(&b, 100, 100, "loop", 1, &sid);
-	sid.time = 20;
-	pb_mmap2(&b, 100, 100, CODE_VADDR, 0x1000, 0, 5, code_file(), &sid);
-	/* Out of order inside the round, as perf writes per-CPU buffers one after another. */
-	sid.time = 31;
-	sid.cpu = 1;
-	pb_itrace_start(&b, 100, 100, &sid);
-	sid.time = 30;
-	sid.cpu = 0;
-	pb_itrace_start(&b, 100, 100, &sid);
-	pb_finished_round(&b);
-	pb_auxtrace(&b, t0, n0, 0, 0, 100, 0);
-	pb_auxtrace(&b, t1, n1, 0, 1, 100, 1);
-	sid.time = 1500;
-	sid.cpu = 0;
-	pb_aux(&b, 0, n0, 0x1, &sid); /* TRUNCATED */
-	sid.time = 1600;
-	sid.cpu = 1;
-	pb_aux(&b, 0, n1, 0, &sid);
-	pb_finished_round(&b);
-	pb_write(&b, path);
-
-	decode(path, imgs, &res);
-	assert_int_equal(res.rc, 0);
-	assert_int_equal(res.insns, 2 * LOOP_INSNS);
-	for (i = 0; i < res.n; i++) {
-		const struct jf_flow *f = &res.flows[i];
-
-		if (f->flags & JF_FLOW_HAS_TIME) {
-			if (f->time < last_time)
-				fail_msg("flow %d (kind %d) at time %llu after %llu", i, f->kind,
-					 (unsigned long long)f->time,
-					 (unsigned long long)last_time);
-			last_time = f->time;
-		}
-		if (f->kind == JF_FLOW_CONTEXT) {
-			/* COMM (cpu 0, t10), then ITRACE_START cpu 0 (t30), cpu 1 (t31). */
-			static const uint32_t want_src[] = { 0, 0, 1 };
-			static const uint64_t want_time[] = { 10, 30, 31 };
-
-			assert_true(ctx < 3);
-			assert_int_equal(f->source, want_src[ctx]);
-			assert_int_equal(f->time, want_time[ctx]);
-			ctx++;
-		}
-		if (f->kind == JF_FLOW_LOST && f->u.lost.reason == JF_LOST_AUX_TRUNCATED) {
-			lost_at = i;
-			assert_int_equal(f->source, 0);
-			assert_int_equal(f->time, 1500);
-		}
-		if (f->kind == JF_FLOW_BLOCK && f->source == 1) {
-			last_cpu1 = i;
-			assert_int_equal(f->time, 1000);
-		}
-		if (f->kind == JF_FLOW_BLOCK && f->source == 0 && first_cpu0 < 0) {
-			first_cpu0 = i;
-			assert_int_equal(f->time, 2000);
-		}
-	}
-	assert_int_equal(ctx, 3);
-	assert_true(last_cpu1 >= 0 && lost_at > last_cpu1 && first_cpu0 > lost_at);
-	jf_perf_images_free(imgs);
-	pb_free(&b);
-}
-
 static void test_lost_records(void **state)
 {
 	const char *path = tmp_path("lost.data");
@@ -468,31 +388,262 @@ static void test_session_malformed(void **state)
 	pb_free(&b);
 }
 
-/* perf itself reads the files built here and lists the same records. */
-static void test_perf_accepts_files(void **state)
+/* Our decode as text, one line per executed instruction: "CPU-or-queue ADDRESS", and the
+ * sideband lines perf script prints for COMM and MMAP2, from our reader's values. */
+struct listing {
+	struct jf_perf_images *imgs;
+	struct jf_perf_session_hooks inner;
+	char sideband[4096];
+	char insns[8192];
+	size_t len;
+	uint32_t source;
+};
+
+static void on_record(void *ctx, const struct jf_perf_record *r)
 {
-	const char *path = tmp_path("for-perf.data");
-	char cmd[1024], *out = NULL;
-	struct pb b;
-	uint64_t at;
+	struct listing *l = ctx;
+	size_t n = strlen(l->sideband);
+
+	if (r->type == JF_PERF_RECORD_COMM)
+		snprintf(l->sideband + n, sizeof(l->sideband) - n,
+			 "PERF_RECORD_COMM%s: %s:%d/%d\n", r->u.comm.exec ? " exec" : "",
+			 r->u.comm.comm, r->u.comm.pid, r->u.comm.tid);
+	if (r->type == JF_PERF_RECORD_MMAP2)
+		snprintf(l->sideband + n, sizeof(l->sideband) - n,
+			 "PERF_RECORD_MMAP2 %d/%d: [0x%llx(0x%llx) @ %llu %02x:%02x %llu %llu]: "
+			 "%c%c%cp %s\n",
+			 r->u.mmap.pid, r->u.mmap.tid, (unsigned long long)r->u.mmap.addr,
+			 (unsigned long long)r->u.mmap.len, (unsigned long long)r->u.mmap.pgoff,
+			 r->u.mmap.maj, r->u.mmap.min, (unsigned long long)r->u.mmap.ino,
+			 (unsigned long long)r->u.mmap.ino_generation,
+			 r->u.mmap.prot & 1 ? 'r' : '-', r->u.mmap.prot & 2 ? 'w' : '-',
+			 r->u.mmap.prot & 4 ? 'x' : '-', r->u.mmap.filename);
+	l->inner.on_record(l->inner.ctx, r);
+}
+
+static struct jf_codemap *codemap_for_pid(void *ctx, int32_t pid)
+{
+	struct listing *l = ctx;
+
+	return l->inner.codemap_for_pid(l->inner.ctx, pid);
+}
+
+static void add_insn(void *ctx, uint64_t ip)
+{
+	struct listing *l = ctx;
+
+	l->len += (size_t)snprintf(l->insns + l->len, sizeof(l->insns) - l->len, "%u %llx\n",
+				   l->source, (unsigned long long)ip);
+}
+
+static void our_listing(const char *path, struct listing *l)
+{
+	struct jf_perf_session_hooks hooks = { l, codemap_for_pid, on_record };
+	struct jf_insn_cache *cache;
+	struct jf_decoder *dec;
+	struct jf_error err;
+	struct jf_flow f;
+	uint64_t stop;
+
+	memset(l, 0, sizeof(*l));
+	l->imgs = jf_perf_images_new();
+	jf_perf_images_hooks(l->imgs, &l->inner);
+	cache = jf_insn_cache_new(jf_perf_images_codemap(l->imgs, 100));
+	dec = jf_perf_pt_decoder_new(path, &hooks, &err);
+	if (!dec)
+		fail_msg("%s", err.msg);
+	while (jf_decoder_next(dec, &f, &err) > 0) {
+		if (f.kind != JF_FLOW_BLOCK)
+			continue;
+		l->source = f.source;
+		assert_int_equal(jf_block_walk(cache, &f.u.block, add_insn, l, &stop), 0);
+	}
+	jf_decoder_free(dec);
+	jf_insn_cache_free(cache);
+	jf_perf_images_free(l->imgs);
+}
+
+/* perf's own lines for the same file: "CPU ADDRESS" per instruction (or "0 ADDRESS" for
+ * per-thread files, where perf's cpu is -1 and ours is the queue index). */
+static int perf_listing(const char *path, int per_cpu, char *insns, size_t cap, char **side,
+			char *warnings, size_t wcap)
+{
+	char cmd[1024], *out = NULL, *line, *save = NULL;
+	size_t len = 0;
 	int rc;
 
-	if (jf_test_run("perf --version >/dev/null 2>&1", &out) != 0) {
+	snprintf(cmd, sizeof(cmd), "perf script -i %s --show-mmap-events --show-task-events "
+		 "-F comm,tid 2>&1", path);
+	if (jf_test_run(cmd, side) != 0)
+		return -1;
+	/* perf's per-thread samples have no CPU field. */
+	snprintf(cmd, sizeof(cmd), "perf script -i %s --itrace=i1i -F %s 2>&1", path,
+		 per_cpu ? "cpu,ip" : "ip");
+	rc = jf_test_run(cmd, &out);
+	if (rc != 0) {
+		print_message("%s", out);
 		free(out);
-		print_message("SKIP: perf not installed; not checking files with perf\n");
-		return;
+		return -1;
+	}
+	insns[0] = 0;
+	if (wcap)
+		warnings[0] = 0;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int cpu = 0;
+		unsigned long long ip;
+
+		/* perf's warnings (e.g. "AUX data lost 1 times out of 2!") come first. */
+		if (!strncmp(line, "Warning:", 8) || strstr(line, " lost ")) {
+			if (wcap)
+				strncat(warnings, line, wcap - strlen(warnings) - 1);
+			continue;
+		}
+
+		if (per_cpu ? sscanf(line, " [%d] %llx", &cpu, &ip) != 2
+			    : sscanf(line, " %llx", &ip) != 1)
+			fail_msg("unexpected perf script line: %s", line);
+		len += (size_t)snprintf(insns + len, cap - len, "%d %llx\n", per_cpu ? cpu : 0, ip);
 	}
 	free(out);
+	return 0;
+}
+
+static int have_perf(void)
+{
+	char *out = NULL;
+	int rc = jf_test_run("perf --version >/dev/null 2>&1", &out);
+
+	free(out);
+	if (rc != 0)
+		print_message("SKIP: perf not installed; not checking against perf\n");
+	return rc == 0;
+}
+
+/* perf itself reads a per-thread file built here: the same sideband, and its own Intel PT
+ * decoder executes the same instructions as ours. */
+static void test_perf_agrees_per_thread(void **state)
+{
+	const char *path = tmp_path("for-perf.data");
+	char theirs[8192], *side = NULL, *line, *save = NULL;
+	struct listing ours;
+	struct pb b;
+	uint64_t at;
+
+	if (!have_perf())
+		return;
 	build_per_thread(&b, code_file(), NULL, 0, 0, &at);
 	pb_write(&b, path);
-	snprintf(cmd, sizeof(cmd),
-		 "perf script -i %s --show-mmap-events --show-task-events --itrace=i0ns "
-		 "-F comm,pid,tid,event,ip 2>&1",
-		 path);
-	rc = jf_test_run(cmd, &out);
-	print_message("%s", out);
-	assert_int_equal(rc, 0);
-	free(out);
+	our_listing(path, &ours);
+	assert_int_equal(perf_listing(path, 0, theirs, sizeof(theirs), &side, NULL, 0), 0);
+	assert_string_equal(ours.insns, theirs);
+	assert_string_equal(ours.insns, "0 400000\n0 400005\n0 400007\n0 400005\n0 400007\n"
+					"0 400005\n0 400007\n0 400009\n");
+	for (line = strtok_r(ours.sideband, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(side, line))
+			fail_msg("perf script does not list '%s':\n%s", line, side);
+	}
+	free(side);
+	pb_free(&b);
+}
+
+static void test_per_cpu_time_order(void **state)
+{
+	const char *path = tmp_path("cpus.data");
+	struct jf_perf_images *imgs = jf_perf_images_new();
+	struct pb_sid sid = { 100, 100, 10, 0 };
+	uint8_t t0[128], t1[128];
+	size_t n0 = encode_loop(t0, sizeof(t0), 0, 2000);
+	size_t n1 = encode_loop(t1, sizeof(t1), 0, 1000);
+	uint64_t priv[17], last_time = 0;
+	struct result res;
+	struct pb b;
+	int i, lost_at = -1, last_cpu1 = -1, first_cpu0 = -1, ctx = 0;
+
+	pb_init(&b);
+	pb_add_attr(&b, PB_INTEL_PT_PMU, PB_CFG_TSC, PB_SAMPLE_STD | 1u,
+		    PB_ATTR_SAMPLE_ID_ALL | (1u << 8) | (1u << 23), 1);
+	pb_intel_pt_priv(priv, 1, 1, 0, 0); /* ns = tsc */
+	pb_auxtrace_info_intel_pt(&b, priv, 17);
+	pb_comm(&b, 100, 100, "loop", 1, &sid);
+	sid.time = 20;
+	pb_mmap2(&b, 100, 100, CODE_VADDR, 0x1000, 0, 5, code_file(), &sid);
+	/* Out of order inside the round, as perf writes per-CPU buffers one after another. */
+	sid.time = 31;
+	sid.cpu = 1;
+	pb_itrace_start(&b, 100, 100, &sid);
+	sid.time = 30;
+	sid.cpu = 0;
+	pb_itrace_start(&b, 100, 100, &sid);
+	pb_finished_round(&b);
+	pb_auxtrace(&b, t0, n0, 0, 0, 100, 0);
+	pb_auxtrace(&b, t1, n1, 0, 1, 100, 1);
+	sid.time = 1500;
+	sid.cpu = 0;
+	pb_aux(&b, 0, n0, 0x1, &sid); /* TRUNCATED */
+	sid.time = 1600;
+	sid.cpu = 1;
+	pb_aux(&b, 0, n1, 0, &sid);
+	pb_finished_round(&b);
+	pb_write(&b, path);
+
+	decode(path, imgs, &res);
+	assert_int_equal(res.rc, 0);
+	assert_int_equal(res.insns, 2 * LOOP_INSNS);
+	for (i = 0; i < res.n; i++) {
+		const struct jf_flow *f = &res.flows[i];
+
+		if (f->flags & JF_FLOW_HAS_TIME) {
+			if (f->time < last_time)
+				fail_msg("flow %d (kind %d) at time %llu after %llu", i, f->kind,
+					 (unsigned long long)f->time,
+					 (unsigned long long)last_time);
+			last_time = f->time;
+		}
+		if (f->kind == JF_FLOW_CONTEXT) {
+			/* COMM (cpu 0, t10), then ITRACE_START cpu 0 (t30), cpu 1 (t31). */
+			static const uint32_t want_src[] = { 0, 0, 1 };
+			static const uint64_t want_time[] = { 10, 30, 31 };
+
+			assert_true(ctx < 3);
+			assert_int_equal(f->source, want_src[ctx]);
+			assert_int_equal(f->time, want_time[ctx]);
+			ctx++;
+		}
+		if (f->kind == JF_FLOW_LOST && f->u.lost.reason == JF_LOST_AUX_TRUNCATED) {
+			lost_at = i;
+			assert_int_equal(f->source, 0);
+			assert_int_equal(f->time, 1500);
+		}
+		if (f->kind == JF_FLOW_BLOCK && f->source == 1) {
+			last_cpu1 = i;
+			assert_int_equal(f->time, 1000);
+		}
+		if (f->kind == JF_FLOW_BLOCK && f->source == 0 && first_cpu0 < 0) {
+			first_cpu0 = i;
+			assert_int_equal(f->time, 2000);
+		}
+	}
+	assert_int_equal(ctx, 3);
+	assert_true(last_cpu1 >= 0 && lost_at > last_cpu1 && first_cpu0 > lost_at);
+	jf_perf_images_free(imgs);
+
+	/* perf merges the CPUs by time with its own decoder: the same instructions, in the
+	 * same order. */
+	if (have_perf()) {
+		char theirs[8192], warnings[256], *side = NULL;
+		struct listing ours;
+
+		our_listing(path, &ours);
+		assert_int_equal(perf_listing(path, 1, theirs, sizeof(theirs), &side, warnings,
+					      sizeof(warnings)),
+				 0);
+		assert_string_equal(ours.insns, theirs);
+		/* perf counts the truncated AUX record we reported as loss. */
+		assert_non_null(strstr(warnings, "AUX data lost 1 times out of 2"));
+		assert_non_null(strstr(ours.insns, "1 400000\n1 400005\n"));
+		free(side);
+	}
 	pb_free(&b);
 }
 
@@ -506,7 +657,7 @@ int main(void)
 		cmocka_unit_test(test_lost_records),
 		cmocka_unit_test(test_not_intel_pt),
 		cmocka_unit_test(test_session_malformed),
-		cmocka_unit_test(test_perf_accepts_files),
+		cmocka_unit_test(test_perf_agrees_per_thread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
