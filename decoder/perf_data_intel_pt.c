@@ -94,6 +94,13 @@ int jf_perf_intel_pt_parse(const struct jf_perf_data *data, const struct jf_perf
 			       (unsigned long long)n, PRIV_PER_CPU_MMAPS + 1);
 	pt->nr_priv = n;
 	pt->pmu_type = (uint32_t)jf_perf_u64(p, PRIV_PMU_TYPE);
+	/* The kernel's shift is at most 32; 64 or more cannot convert anything. */
+	if (jf_perf_u64(p, PRIV_TIME_SHIFT) >= 64)
+		return jf_fail(err,
+			       "%s: offset %llu: intel_pt AUXTRACE_INFO time_shift %llu; expected "
+			       "less than 64",
+			       jf_perf_data_path(data), (unsigned long long)info->offset,
+			       (unsigned long long)jf_perf_u64(p, PRIV_TIME_SHIFT));
 	pt->conv.time_shift = (uint16_t)jf_perf_u64(p, PRIV_TIME_SHIFT);
 	pt->conv.time_mult = (uint32_t)jf_perf_u64(p, PRIV_TIME_MULT);
 	pt->conv.time_zero = jf_perf_u64(p, PRIV_TIME_ZERO);
