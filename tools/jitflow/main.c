@@ -7,6 +7,8 @@
 static const struct jf_command commands[] = {
 	{ "decode", "decode a trace: one line per instruction, block or event", jf_cmd_decode },
 	{ "stat", "count instructions, blocks, errors and losses in a trace", jf_cmd_stat },
+	{ "zone", "list the records of a JIT code-zone file (jitdump + jitflow records)",
+	  jf_cmd_zone },
 };
 
 static void usage(FILE *out)
