@@ -222,6 +222,7 @@ static int start_buffer(struct session *s, struct queue *q, struct jf_error *err
 	cfg.trace = b->u.auxtrace.payload;
 	cfg.size = (size_t)b->u.auxtrace.size;
 	cfg.base_offset = b->u.auxtrace.payload_offset;
+	cfg.release_consumed = 1; /* resident memory stays flat over long files */
 	cfg.source = q->source;
 	if (s->hooks.codemap_for_pid)
 		map = s->hooks.codemap_for_pid(s->hooks.ctx, q->pid);

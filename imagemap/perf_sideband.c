@@ -38,6 +38,8 @@ struct jf_perf_images {
 	struct jf_perf_missing_image *missing;
 	size_t nmissing, cap_missing;
 	uint64_t loaded;
+	struct proc shared;       /* with use_one_map: the one address space (map not owned) */
+	int one_map;
 };
 
 struct jf_perf_images *jf_perf_images_new(void)
@@ -75,6 +77,8 @@ void jf_perf_images_free(struct jf_perf_images *imgs)
 	}
 	for (i = 0; i < imgs->nmissing; i++)
 		free(imgs->missing[i].name);
+	free_maps(&imgs->shared);
+	free(imgs->shared.maps);
 	free(imgs->procs);
 	free(imgs->dirs);
 	free(imgs->subs);
@@ -112,10 +116,18 @@ int jf_perf_images_add_file(struct jf_perf_images *imgs, const char *name, const
 	return 0;
 }
 
+void jf_perf_images_use_one_map(struct jf_perf_images *imgs, struct jf_codemap *map)
+{
+	imgs->shared.map = map;
+	imgs->one_map = 1;
+}
+
 static struct proc *find_proc(struct jf_perf_images *imgs, int32_t pid)
 {
 	size_t i;
 
+	if (imgs->one_map)
+		return &imgs->shared;
 	for (i = 0; i < imgs->nprocs; i++)
 		if (imgs->procs[i].pid == pid)
 			return &imgs->procs[i];
@@ -309,7 +321,7 @@ static void on_fork(struct jf_perf_images *imgs, const struct jf_perf_record *re
 	struct jf_error err;
 	size_t i;
 
-	if (rec->u.fork.pid == rec->u.fork.ppid)
+	if (rec->u.fork.pid == rec->u.fork.ppid || imgs->one_map)
 		return; /* a new thread shares its process's map */
 	parent = find_proc(imgs, rec->u.fork.ppid);
 	child = get_proc(imgs, rec->u.fork.pid);
@@ -324,7 +336,7 @@ static void on_exec(struct jf_perf_images *imgs, const struct jf_perf_record *re
 {
 	struct proc *p = find_proc(imgs, rec->u.comm.pid);
 
-	if (!p)
+	if (!p || imgs->one_map)
 		return;
 	/* The old address space is gone; the new program's MMAPs follow. The map object
 	 * stays (a decoder may hold it); only its sections go. */

@@ -647,6 +647,62 @@ static void test_per_cpu_time_order(void **state)
 	pb_free(&b);
 }
 
+/* The command: `jitflow decode --perf` prints perf's instruction addresses (16 hex
+ * digits each), and warns about images it could not load, naming the record's offset. */
+static void test_cli_decode_perf(void **state)
+{
+	const char *path = tmp_path("cli.data"), *missing = tmp_path("cli-missing.data");
+	char cmd[1024], theirs[8192], want[8192], *out = NULL, *side = NULL, *line, *save = NULL;
+	struct pb b;
+	uint64_t at;
+	size_t len = 0;
+
+	build_per_thread(&b, code_file(), NULL, 0, 0, &at);
+	pb_write(&b, path);
+	pb_free(&b);
+	snprintf(cmd, sizeof(cmd), "%s decode --perf %s 2>&1", jf_test_cli(), path);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	if (have_perf()) {
+		assert_int_equal(perf_listing(path, 0, theirs, sizeof(theirs), &side, NULL, 0), 0);
+		free(side);
+	} else {
+		snprintf(theirs, sizeof(theirs), "0 400000\n0 400005\n0 400007\n0 400005\n"
+						 "0 400007\n0 400005\n0 400007\n0 400009\n");
+	}
+	want[0] = 0;
+	for (line = strtok_r(theirs, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		len += (size_t)snprintf(want + len, sizeof(want) - len, "%016llx\n",
+					strtoull(line + 2, NULL, 16));
+	/* Our address lines, without the bracketed event lines. */
+	{
+		char got[8192];
+		size_t glen = 0;
+
+		got[0] = 0;
+		save = NULL;
+		for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			if (line[0] != '[')
+				glen += (size_t)snprintf(got + glen, sizeof(got) - glen, "%s\n", line);
+		assert_string_equal(got, want);
+	}
+	free(out);
+
+	build_per_thread(&b, "/nonexistent/loop.bin", NULL, 0, 0, &at);
+	pb_write(&b, missing);
+	pb_free(&b);
+	snprintf(cmd, sizeof(cmd), "%s decode --perf %s 2>&1 >/dev/null", jf_test_cli(), missing);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "warning: "));
+	assert_non_null(strstr(out, "cli-missing.data: offset 464: no code for /nonexistent/"
+				    "loop.bin"));
+	free(out);
+	/* A file that is not perf.data: one line, non-zero exit. */
+	snprintf(cmd, sizeof(cmd), "%s decode --perf %s 2>&1", jf_test_cli(), code_file());
+	assert_int_not_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "loop.bin: offset 0:"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -658,6 +714,7 @@ int main(void)
 		cmocka_unit_test(test_not_intel_pt),
 		cmocka_unit_test(test_session_malformed),
 		cmocka_unit_test(test_perf_agrees_per_thread),
+		cmocka_unit_test(test_cli_decode_perf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

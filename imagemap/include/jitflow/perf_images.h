@@ -40,6 +40,12 @@ int jf_perf_images_add_dir(struct jf_perf_images *imgs, const char *dir, struct 
 int jf_perf_images_add_file(struct jf_perf_images *imgs, const char *name, const char *file,
 			    struct jf_error *err);
 
+/* Put every process's mappings into map (owned by the caller) instead of one map per
+ * process: one address space, newest mapping wins, FORK and exec change nothing. This is
+ * what a listing over a single code map needs (the jitflow command), and exact for the
+ * usual recording of one process. Call before decoding. */
+void jf_perf_images_use_one_map(struct jf_perf_images *imgs, struct jf_codemap *map);
+
 /* Fill hooks so that a perf session uses these images. */
 void jf_perf_images_hooks(struct jf_perf_images *imgs, struct jf_perf_session_hooks *hooks);
 
