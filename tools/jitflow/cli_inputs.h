@@ -7,6 +7,7 @@
 #include "jitflow/decoder.h"
 #include "jitflow/images.h"
 #include "jitflow/mapped_file.h"
+#include "jitflow/perf_images.h"
 #include "jitflow/pt.h"
 
 struct jf_cli_inputs {
@@ -16,6 +17,10 @@ struct jf_cli_inputs {
 	struct jf_codemap *map;       /* --raw, --elf */
 	struct jf_symtab *symtab;
 	int nimages;
+	/* perf.data */
+	const char *perf_path;        /* --perf: an Intel PT perf.data file */
+	struct jf_perf_images *perf_images; /* its sideband's images (--image-dir) */
+	int cpu_given;                /* --cpu overrides the file's CPUID */
 };
 
 /* Help text for the input options, for each subcommand's --help. */
