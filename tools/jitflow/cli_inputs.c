@@ -110,6 +110,7 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	jf_mapped_file_sequential(&in->pt_file);
 	in->pt.trace = in->pt_file.data;
 	in->pt.size = in->pt_file.size;
+	in->pt.release_consumed = 1;
 	return jf_pt_decoder_new(&in->pt, in->map, err);
 }
 

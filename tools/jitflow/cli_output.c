@@ -44,7 +44,15 @@ static void print_insn_line(void *ctx, uint64_t ip)
 		return;
 	}
 	if (!p->asm_text) {
-		fprintf(p->out, "%016" PRIx64 "\n", ip);
+		/* The hot path of a listing: format by hand, printf is several times slower. */
+		static const char hex[] = "0123456789abcdef";
+		char line[17];
+		int i;
+
+		for (i = 15; i >= 0; i--, ip >>= 4)
+			line[i] = hex[ip & 0xf];
+		line[16] = '\n';
+		fwrite(line, 1, sizeof(line), p->out);
 		return;
 	}
 	if (!jf_insn_disasm(p->insns, (enum jf_isa)p->isa, ip, text, sizeof(text)))
