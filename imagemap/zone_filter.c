@@ -10,11 +10,25 @@
 
 #include "zone_image_internal.h"
 
+/* What the flow just returned makes due. It is applied at the start of the next pull,
+ * after the consumer has seen the flow with the image it was decoded with (a listing
+ * walks a block's instructions in the code map) and before the decoder decodes on. */
+struct due {
+	int time;                     /* records up to time_value */
+	uint64_t time_value;
+	int first_time;               /* ... including marked ones (before the trace began) */
+	int marker;                   /* a block started at marker_addr */
+	uint64_t marker_addr;
+	int ptwrite;
+	uint64_t ptwrite_seq;
+};
+
 struct zone_filter {
 	struct jf_decoder *inner;
 	struct jf_decoder *outer;     /* the decoder wrapping us (for its stats) */
 	struct jf_zone_image *zi;
-	int started;                  /* the records before the trace have been applied */
+	int started;                  /* a flow with a time has been seen */
+	struct due due;
 	uint64_t last_start, last_end; /* the last block, to locate errors after it */
 };
 
@@ -140,14 +154,30 @@ static void annotate_error(struct zone_filter *zf, struct jf_flow *f)
 	zi->stats.mismatches++;
 }
 
+static int apply_due(struct zone_filter *zf, struct jf_error *err)
+{
+	struct due d = zf->due;
+
+	memset(&zf->due, 0, sizeof(zf->due));
+	if (d.time && apply_until(zf->zi, d.time_value, d.first_time, err))
+		return -1;
+	if (d.marker && apply_marker_call(zf->zi, d.marker_addr, err))
+		return -1;
+	if (d.ptwrite && apply_ptwrite(zf->zi, d.ptwrite_seq, err))
+		return -1;
+	return 0;
+}
+
 static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
 {
 	struct zone_filter *zf = self;
-	struct jf_zone_image *zi = zf->zi;
 	const struct jf_decode_stats *in;
 	struct jf_decode_stats *out;
-	int rc = jf_decoder_next(zf->inner, f, err);
+	int rc;
 
+	if (apply_due(zf, err))
+		return -1;
+	rc = jf_decoder_next(zf->inner, f, err);
 	if (rc <= 0)
 		return rc;
 	/* Backends report trace size and clock facts on their own stats. */
@@ -158,20 +188,22 @@ static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
 	out->time_is_synthetic = in->time_is_synthetic;
 
 	if (f->flags & JF_FLOW_HAS_TIME) {
-		/* The first time seen: whatever the runtime wrote before the trace began is
-		 * already in place, markers or not. */
-		if (apply_until(zi, f->time, !zf->started, err))
-			return -1;
+		zf->due.time = 1;
+		zf->due.time_value = f->time;
+		/* The first time seen: whatever the runtime wrote before the trace began is in
+		 * place by then, markers or not (a trace's first flows are events, PSB+ and
+		 * enable, before any block). */
+		zf->due.first_time = !zf->started;
 		zf->started = 1;
 	}
 	if (f->kind == JF_FLOW_BLOCK) {
-		if (apply_marker_call(zi, f->u.block.start, err))
-			return -1;
+		zf->due.marker = 1;
+		zf->due.marker_addr = f->u.block.start;
 		zf->last_start = f->u.block.start;
 		zf->last_end = f->u.block.last;
 	} else if (f->kind == JF_FLOW_PTWRITE) {
-		if (apply_ptwrite(zi, f->u.ptwrite.payload, err))
-			return -1;
+		zf->due.ptwrite = 1;
+		zf->due.ptwrite_seq = f->u.ptwrite.payload;
 	} else if (f->kind == JF_FLOW_ERROR) {
 		annotate_error(zf, f);
 		zf->last_start = zf->last_end = 0;

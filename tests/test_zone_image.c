@@ -296,10 +296,70 @@ static void test_exact_through_load_free_reuse_move_patch(void **state)
 	free(s);
 }
 
+static int count_lines_with(const char *text, const char *a, const char *b)
+{
+	const char *line = text;
+	int n = 0;
+
+	while (line && *line) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)(len < 511 ? len : 511), line);
+		if (strstr(buf, a) && (!b || strstr(buf, b)))
+			n++;
+		line = end ? end + 1 : NULL;
+	}
+	return n;
+}
+
+/* The same scenario through `jitflow decode --zone`: block listings name JIT code by
+ * region, version and offset as it was at that point, and the mismatch is printed as an
+ * image error. */
+static void test_cli_decode_with_zone(void **state)
+{
+	char dir[512], path[700], cmd[4096], addr[64];
+	struct scenario *s = calloc(1, sizeof(*s));
+	char *out = NULL;
+
+	snprintf(dir, sizeof(dir), "%s/cli", jf_test_tmpdir());
+	mkdir(dir, 0755);
+	build(s, dir);
+	snprintf(path, sizeof(path), "%s/trace.pt", dir);
+	jf_test_write_file(path, s->pt.buf, jf_ptb_size(&s->pt));
+	snprintf(path, sizeof(path), "%s/runtime.bin", dir);
+	jf_test_write_file(path, s->rt, s->rtlen);
+	snprintf(path, sizeof(path), "%s/marker.bin", dir);
+	jf_test_write_file(path, (const void *)(uintptr_t)s->marker, 64);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' decode --pt trace.pt --raw runtime.bin:0x%llx "
+		 "--raw marker.bin:0x%llx --zone jit-%d.dump --blocks", dir, jf_test_cli(),
+		 (unsigned long long)RT, (unsigned long long)s->marker, (int)getpid());
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+
+	/* the same address J names trace A, then (after the free and a new load) trace B */
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)J);
+	assert_int_equal(count_lines_with(out, addr, "  trace A v1+0x0"), 3);
+	assert_int_equal(count_lines_with(out, addr, "  trace B v1+0x0"), 1);
+	/* B after its move (segment 1 and again after the resynchronisation) */
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)J2);
+	assert_int_equal(count_lines_with(out, addr, "  trace B v1+0x0"), 2);
+	/* C before its patch is v1, after it v2 */
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)K);
+	assert_int_equal(count_lines_with(out, addr, "  trace C v1+0x0"), 1);
+	assert_true(count_lines_with(out, addr, "  trace C v2+0x0") >= 1);
+	assert_int_equal(count_lines_with(out, ": image mismatch: bridge D v1+0x3: trace stream does not "
+					  "match query]", NULL), 1);
+	free(out);
+	jf_ptb_fini(&s->pt);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exact_through_load_free_reuse_move_patch),
+		cmocka_unit_test(test_cli_decode_with_zone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,9 @@ const char jf_cli_inputs_help[] =
 	"  --raw FILE[:FROM[-TO]]:BASE  code bytes FROM..TO (exclusive) of FILE at address BASE\n"
 	"  --elf FILE[:BASE]           the loadable segments of an ELF file (moved to BASE)\n"
 	"  --cpu FAMILY/MODEL[/STEPPING]|none  the CPU that recorded the trace (errata)\n"
+	"  --zone FILE                 a JIT code-zone file (jit-PID.dump: jitdump with or\n"
+	"                              without jitflow's records), repeatable; its code is\n"
+	"                              applied at each record's marker (or by time)\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                              timing parameters (as libipt names them)\n";
 
@@ -23,6 +26,7 @@ void jf_cli_inputs_init(struct jf_cli_inputs *in)
 void jf_cli_inputs_fini(struct jf_cli_inputs *in)
 {
 	jf_unmap_file(&in->pt_file);
+	jf_zone_image_free(in->zones);
 	jf_codemap_free(in->map);
 	jf_symtab_free(in->symtab);
 }
@@ -58,7 +62,8 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 
 	if (!strcmp(opt, "--pt") || !strcmp(opt, "--raw") || !strcmp(opt, "--elf") ||
 	    !strcmp(opt, "--cpu") || !strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq") ||
-	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx")) {
+	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx") ||
+	    !strcmp(opt, "--zone")) {
 		val = value_of(argc, argv, i, err);
 		if (!val)
 			return -1;
@@ -78,6 +83,11 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	if (!strcmp(opt, "--elf")) {
 		in->nimages++;
 		return jf_load_elf_spec(in->map, in->symtab, val, err) < 0 ? -1 : 1;
+	}
+	if (!strcmp(opt, "--zone")) {
+		if (!in->zones && !(in->zones = jf_zone_image_new(in->map, NULL, err)))
+			return -1;
+		return jf_zone_image_add_file(in->zones, val, err) < 0 ? -1 : 1;
 	}
 	if (!strcmp(opt, "--cpu"))
 		return jf_pt_parse_cpu(val, &in->pt, err) < 0 ? -1 : 1;
@@ -111,7 +121,11 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	in->pt.trace = in->pt_file.data;
 	in->pt.size = in->pt_file.size;
 	in->pt.release_consumed = 1;
-	return jf_pt_decoder_new(&in->pt, in->map, err);
+	if (!in->zones)
+		return jf_pt_decoder_new(&in->pt, in->map, err);
+	/* A marker call must start a block of its own for the zone filter to see it. */
+	in->pt.end_on_call = 1;
+	return jf_zone_filter_new(jf_pt_decoder_new(&in->pt, in->map, err), in->zones, err);
 }
 
 uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in)

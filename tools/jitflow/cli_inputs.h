@@ -8,6 +8,7 @@
 #include "jitflow/images.h"
 #include "jitflow/mapped_file.h"
 #include "jitflow/pt.h"
+#include "jitflow/zone_image.h"
 
 struct jf_cli_inputs {
 	const char *pt_path;          /* --pt: a raw Intel PT stream */
@@ -16,6 +17,7 @@ struct jf_cli_inputs {
 	struct jf_codemap *map;       /* --raw, --elf */
 	struct jf_symtab *symtab;
 	int nimages;
+	struct jf_zone_image *zones;  /* --zone (JIT code zones; NULL without) */
 };
 
 /* Help text for the input options, for each subcommand's --help. */

@@ -8,11 +8,14 @@
  *     dec = jf_zone_filter_new(jf_pt_decoder_new(&cfg, map, &err), zi, &err);
  *     while (jf_decoder_next(dec, &f, &err) > 0) ...
  *
- * Before returning each flow record, the filter applies the zone records that became true
- * at that point: exactly at their markers when the file has them (a block starting at
+ * After handing on each flow record (at the start of the next pull, so the consumer still
+ * sees the image the record was decoded with, and before the decoder decodes on), the
+ * filter applies the zone records that became true at that point: exactly at their
+ * markers when the file has them (a block starting at
  * jf_emitter_marker's address: the PT decoder must end blocks at direct calls,
  * jf_pt_config.end_on_call; or a PTWRITE flow whose payload is the record's sequence
- * number), otherwise by timestamp (records up to the flow's time). The decoder re-reads
+ * number), otherwise by timestamp (records up to the flow's time; the records written
+ * before the trace began apply at its first timed flow, markers or not). The decoder re-reads
  * the code map before it decodes the next block and nothing is decoded ahead, so code
  * loaded at an address decodes with the new bytes from that point on and with the old
  * bytes before it.
