@@ -17,6 +17,9 @@ const char jf_cli_inputs_help[] =
 	"  --raw FILE[:FROM[-TO]]:BASE  code bytes FROM..TO (exclusive) of FILE at address BASE\n"
 	"  --elf FILE[:BASE]           the loadable segments of an ELF file (moved to BASE)\n"
 	"  --cpu FAMILY/MODEL[/STEPPING]|none  the CPU that recorded the trace (errata)\n"
+	"  --zone FILE                 a JIT code-zone file (jit-PID.dump: jitdump with or\n"
+	"                              without jitflow's records), repeatable; its code is\n"
+	"                              applied at each record's marker (or by time)\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                              timing parameters (as libipt names them)\n";
 
@@ -51,6 +54,7 @@ void jf_cli_inputs_fini(struct jf_cli_inputs *in)
 	warn_missing_images(in);
 	jf_perf_images_free(in->perf_images);
 	jf_unmap_file(&in->pt_file);
+	jf_zone_image_free(in->zones);
 	jf_codemap_free(in->map);
 	jf_symtab_free(in->symtab);
 }
@@ -87,7 +91,8 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	if (!strcmp(opt, "--pt") || !strcmp(opt, "--raw") || !strcmp(opt, "--elf") ||
 	    !strcmp(opt, "--perf") || !strcmp(opt, "--image-dir") ||
 	    !strcmp(opt, "--cpu") || !strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq") ||
-	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx")) {
+	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx") ||
+	    !strcmp(opt, "--zone")) {
 		val = value_of(argc, argv, i, err);
 		if (!val)
 			return JF_CLI_BAD_USAGE;
@@ -122,6 +127,11 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	if (!strcmp(opt, "--cpu")) {
 		in->cpu_given = 1;
 		return jf_pt_parse_cpu(val, &in->pt, err) < 0 ? JF_CLI_BAD_USAGE : 1;
+	}
+	if (!strcmp(opt, "--zone")) {
+		if (!in->zones && !(in->zones = jf_zone_image_new(in->map, NULL, err)))
+			return -1;
+		return jf_zone_image_add_file(in->zones, val, err) < 0 ? -1 : 1;
 	}
 	if (!strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq")) {
 		if (parse_u32(opt, val, 0xff, &v, err) < 0)
@@ -184,7 +194,11 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	in->pt.trace = in->pt_file.data;
 	in->pt.size = in->pt_file.size;
 	in->pt.release_consumed = 1;
-	return jf_pt_decoder_new(&in->pt, in->map, err);
+	if (!in->zones)
+		return jf_pt_decoder_new(&in->pt, in->map, err);
+	/* A marker call must start a block of its own for the zone filter to see it. */
+	in->pt.end_on_call = 1;
+	return jf_zone_filter_new(jf_pt_decoder_new(&in->pt, in->map, err), in->zones, err);
 }
 
 uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in)

@@ -9,6 +9,7 @@
 #include "jitflow/mapped_file.h"
 #include "jitflow/perf_images.h"
 #include "jitflow/pt.h"
+#include "jitflow/zone_image.h"
 
 struct jf_cli_inputs {
 	const char *pt_path;          /* --pt: a raw Intel PT stream */
@@ -21,6 +22,7 @@ struct jf_cli_inputs {
 	const char *perf_path;        /* --perf: an Intel PT perf.data file */
 	struct jf_perf_images *perf_images; /* its sideband's images (--image-dir) */
 	int cpu_given;                /* --cpu overrides the file's CPUID */
+	struct jf_zone_image *zones;  /* --zone (JIT code zones; NULL without) */
 };
 
 /* Help text for the input options, for each subcommand's --help. */

@@ -66,6 +66,7 @@ int jf_cmd_decode(int argc, char **argv)
 	printer.insns = jf_insn_cache_new(in.map);
 	printer.symtab = in.symtab;
 	printer.map = in.map;
+	printer.zones = in.zones;
 	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
 		if (jf_print_flow(&printer, &f) < 0) {
 			jf_fail(&err, "writing output failed");
