@@ -5,8 +5,8 @@
 #include "commands.h"
 
 static const struct jf_command commands[] = {
-	
-	
+	{ "decode", "decode a trace: one line per instruction, block or event", jf_cmd_decode },
+	{ "stat", "count instructions, blocks, errors and losses in a trace", jf_cmd_stat },
 };
 
 static void usage(FILE *out)
