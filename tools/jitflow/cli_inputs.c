@@ -7,6 +7,8 @@
 const char jf_cli_inputs_help[] =
 	"inputs:\n"
 	"  --pt FILE                   a raw Intel PT stream (starts with or contains a PSB)\n"
+	"  --cs-snapshot DIR           a CoreSight snapshot folder (snapshot.ini, trace.ini,\n"
+	"                              device .ini files, memory dumps): ETMv4, ETE, PTM, ETMv3\n"
 	"  --raw FILE[:FROM[-TO]]:BASE  code bytes FROM..TO (exclusive) of FILE at address BASE\n"
 	"  --elf FILE[:BASE]           the loadable segments of an ELF file (moved to BASE)\n"
 	"  --cpu FAMILY/MODEL[/STEPPING]|none  the CPU that recorded the trace (errata)\n"
@@ -56,7 +58,7 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	const char *opt = argv[*i], *val;
 	uint32_t v;
 
-	if (!strcmp(opt, "--pt") || !strcmp(opt, "--raw") || !strcmp(opt, "--elf") ||
+	if (!strcmp(opt, "--pt") || !strcmp(opt, "--cs-snapshot") || !strcmp(opt, "--raw") || !strcmp(opt, "--elf") ||
 	    !strcmp(opt, "--cpu") || !strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq") ||
 	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx")) {
 		val = value_of(argc, argv, i, err);
@@ -69,6 +71,13 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 		if (in->pt_path)
 			return jf_fail(err, "--pt given twice ('%s' and '%s')", in->pt_path, val);
 		in->pt_path = val;
+		return 1;
+	}
+	if (!strcmp(opt, "--cs-snapshot")) {
+		if (in->cs_snapshot)
+			return jf_fail(err, "--cs-snapshot given twice ('%s' and '%s')",
+				       in->cs_snapshot, val);
+		in->cs_snapshot = val;
 		return 1;
 	}
 	if (!strcmp(opt, "--raw")) {
@@ -101,8 +110,20 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)
 {
+	if (in->pt_path && in->cs_snapshot) {
+		jf_fail(err, "--pt and --cs-snapshot are different traces: give one of them");
+		return NULL;
+	}
+	if (in->cs_snapshot) {
+		/* The snapshot's memory dumps join the images of --raw/--elf in one code map. */
+		struct jf_decoder *dec = jf_cs_snapshot_decoder_new(in->cs_snapshot, in->map, err);
+
+		if (dec)
+			in->trace_bytes = jf_decoder_stats(dec)->trace_bytes;
+		return dec;
+	}
 	if (!in->pt_path) {
-		jf_fail(err, "no trace given (use --pt FILE; see --help)");
+		jf_fail(err, "no trace given (use --pt FILE or --cs-snapshot DIR; see --help)");
 		return NULL;
 	}
 	if (jf_map_file(&in->pt_file, in->pt_path, err) < 0)
@@ -116,5 +137,7 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 
 uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in)
 {
+	if (in->cs_snapshot)
+		return in->trace_bytes;
 	return in->pt_file.size;
 }
