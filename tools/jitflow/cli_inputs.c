@@ -14,6 +14,8 @@ const char jf_cli_inputs_help[] =
 	"                              merged in time order\n"
 	"  --image-dir DIR             with --perf: look for mapped files missing at their\n"
 	"                              recorded path in DIR too (DIR/full/path, DIR/name)\n"
+	"  --cs-snapshot DIR           a CoreSight snapshot folder (snapshot.ini, trace.ini,\n"
+	"                              device .ini files, memory dumps): ETMv4, ETE, PTM, ETMv3\n"
 	"  --raw FILE[:FROM[-TO]]:BASE  code bytes FROM..TO (exclusive) of FILE at address BASE\n"
 	"  --elf FILE[:BASE]           the loadable segments of an ELF file (moved to BASE)\n"
 	"  --cpu FAMILY/MODEL[/STEPPING]|none  the CPU that recorded the trace (errata)\n"
@@ -89,7 +91,7 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	uint32_t v;
 
 	if (!strcmp(opt, "--pt") || !strcmp(opt, "--raw") || !strcmp(opt, "--elf") ||
-	    !strcmp(opt, "--perf") || !strcmp(opt, "--image-dir") ||
+	    !strcmp(opt, "--perf") || !strcmp(opt, "--image-dir") || !strcmp(opt, "--cs-snapshot") ||
 	    !strcmp(opt, "--cpu") || !strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq") ||
 	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx") ||
 	    !strcmp(opt, "--zone")) {
@@ -116,6 +118,13 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	}
 	if (!strcmp(opt, "--image-dir"))
 		return jf_perf_images_add_dir(in->perf_images, val, err) < 0 ? -1 : 1;
+	if (!strcmp(opt, "--cs-snapshot")) {
+		if (in->cs_snapshot)
+			return jf_fail(err, "--cs-snapshot given twice ('%s' and '%s')",
+				       in->cs_snapshot, val);
+		in->cs_snapshot = val;
+		return 1;
+	}
 	if (!strcmp(opt, "--raw")) {
 		in->nimages++;
 		return jf_load_raw_spec(in->map, val, err) < 0 ? -1 : 1;
@@ -172,14 +181,22 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)
 {
-	if (in->pt_path && in->perf_path) {
-		jf_fail(err, "--pt and --perf given: decode one trace at a time");
+	if (!!in->pt_path + !!in->perf_path + !!in->cs_snapshot > 1) {
+		jf_fail(err, "more than one of --pt, --perf and --cs-snapshot given: decode one trace at a time");
 		return NULL;
 	}
 	if (in->perf_path)
 		return open_perf(in, err);
+	if (in->cs_snapshot) {
+		/* The snapshot's memory dumps join the images of --raw/--elf in one code map. */
+		struct jf_decoder *dec = jf_cs_snapshot_decoder_new(in->cs_snapshot, in->map, err);
+
+		if (dec)
+			in->trace_bytes = jf_decoder_stats(dec)->trace_bytes;
+		return dec;
+	}
 	if (!in->pt_path) {
-		jf_fail(err, "no trace given (use --pt FILE or --perf FILE; see --help)");
+		jf_fail(err, "no trace given (use --pt FILE, --perf FILE or --cs-snapshot DIR; see --help)");
 		return NULL;
 	}
 	if (jf_map_file(&in->pt_file, in->pt_path, err) < 0)
@@ -208,5 +225,7 @@ uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in)
 	/* perf.data flows are located by file offset: progress is against the file. */
 	if (in->perf_path)
 		return stat(in->perf_path, &st) == 0 ? (uint64_t)st.st_size : 0;
+	if (in->cs_snapshot)
+		return in->trace_bytes;
 	return in->pt_file.size;
 }

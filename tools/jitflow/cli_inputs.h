@@ -4,6 +4,7 @@
 #define JITFLOW_CLI_INPUTS_H
 
 #include "jitflow/codemap.h"
+#include "jitflow/coresight.h"
 #include "jitflow/decoder.h"
 #include "jitflow/images.h"
 #include "jitflow/mapped_file.h"
@@ -13,6 +14,8 @@
 
 struct jf_cli_inputs {
 	const char *pt_path;          /* --pt: a raw Intel PT stream */
+	const char *cs_snapshot;      /* --cs-snapshot: a CoreSight snapshot folder */
+	uint64_t trace_bytes;         /* of the snapshot's buffers */
 	struct jf_mapped_file pt_file;
 	struct jf_pt_config pt;       /* --cpu, timing parameters */
 	struct jf_codemap *map;       /* --raw, --elf */
