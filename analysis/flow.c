@@ -175,6 +175,9 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	enum jf_split_class split = jf_split_of(cls);
 	int32_t trace = r ? r->trace : -1;
 
+	if (cls == JF_CLASS_UNKNOWN && !r && a->cfg.native_class)
+		cls = a->cfg.native_class(a->cfg.native_ctx, b->start);
+	split = jf_split_of(cls);
 	a->blocks++;
 	a->insns += b->ninsn;
 	if (cls == JF_CLASS_UNKNOWN)

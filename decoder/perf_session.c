@@ -223,6 +223,8 @@ static int start_buffer(struct session *s, struct queue *q, struct jf_error *err
 	cfg.size = (size_t)b->u.auxtrace.size;
 	cfg.base_offset = b->u.auxtrace.payload_offset;
 	cfg.release_consumed = 1; /* resident memory stays flat over long files */
+	cfg.end_on_call = s->opts.end_on_call;
+	cfg.end_on_jump = s->opts.end_on_jump;
 	cfg.source = q->source;
 	if (s->hooks.codemap_for_pid)
 		map = s->hooks.codemap_for_pid(s->hooks.ctx, q->pid);
