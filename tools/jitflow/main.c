@@ -7,6 +7,7 @@
 static const struct jf_command commands[] = {
 	
 	
+	{ "record", "run a program and write an Intel PT perf.data (QEMU where no PT)", jf_cmd_record },
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,237 @@
+/* Parser for QEMU's -d in_asm,exec,nochain,strace log (format described in qemu_log.h). */
+#include "qemu_log.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LINE_MAX_KEPT = 4096 }; /* longer lines (huge strace arguments) are cut */
+
+void jf_qlog_init(struct jf_qlog_parser *p, const struct jf_qlog_callbacks *cb)
+{
+	memset(p, 0, sizeof(*p));
+	p->cb = *cb;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Parse hex digits at *s (no prefix); returns the number of digits read. */
+static int parse_hex(const char **s, uint64_t *value)
+{
+	const char *q = *s;
+	uint64_t v = 0;
+	int n = 0, d;
+
+	while ((d = hexval((unsigned char)*q)) >= 0 && n < 16) {
+		v = (v << 4) | (uint64_t)d;
+		q++;
+		n++;
+	}
+	if (hexval((unsigned char)*q) >= 0)
+		return 0; /* more than 64 bits */
+	*s = q;
+	*value = v;
+	return n;
+}
+
+static void garbage(struct jf_qlog_parser *p, const char *line)
+{
+	p->garbage_lines++;
+	if (p->cb.garbage)
+		p->cb.garbage(p->cb.ctx, line);
+}
+
+static void end_translation(struct jf_qlog_parser *p)
+{
+	if (p->in_translation && p->tb_size && p->cb.translation)
+		p->cb.translation(p->cb.ctx, p->tb_pc, p->tb_bytes, p->tb_size);
+	p->in_translation = 0;
+	p->tb_size = 0;
+}
+
+/* "0x004014f0:  31 ed                    xorl ..." inside a translation. */
+static void translation_line(struct jf_qlog_parser *p, const char *line)
+{
+	const char *s = line + 2;
+	uint64_t addr;
+
+	if (!parse_hex(&s, &addr) || s[0] != ':') {
+		garbage(p, line);
+		return;
+	}
+	s++;
+	if (p->tb_size == 0) {
+		p->tb_pc = addr;
+		p->tb_next = addr;
+	} else if (addr != p->tb_next) {
+		/* Not contiguous with what came before: keep what we have, drop the rest. */
+		garbage(p, line);
+		return;
+	}
+	/* Two spaces, then bytes "hh" separated by one space; two spaces end the column. */
+	if (s[0] != ' ' || s[1] != ' ') {
+		garbage(p, line);
+		return;
+	}
+	s += 2;
+	for (;;) {
+		int hi = hexval((unsigned char)s[0]), lo = hi < 0 ? -1 : hexval((unsigned char)s[1]);
+
+		if (hi < 0 || lo < 0 || (s[2] != ' ' && s[2] != '\0'))
+			break;
+		if (p->tb_size >= sizeof(p->tb_bytes)) {
+			garbage(p, line);
+			return;
+		}
+		p->tb_bytes[p->tb_size++] = (uint8_t)(hi << 4 | lo);
+		p->tb_next++;
+		s += 2;
+		if (s[0] != ' ' || s[1] == ' ')
+			break;
+		s++;
+	}
+}
+
+/* "Trace 0: 0x7fde00000100 [0000000000000000/00000000004014f0/1040c0b3/00000200] sym" */
+static int exec_record(struct jf_qlog_parser *p, const char *s)
+{
+	struct jf_qlog_exec e;
+	uint64_t cs_base, pc, flags, cflags, host;
+	char *end;
+	unsigned long cpu;
+
+	s += strlen("Trace ");
+	cpu = strtoul(s, &end, 10);
+	if (end == s || end[0] != ':' || end[1] != ' ' || cpu > 1u << 20)
+		return -1;
+	s = end + 2;
+	if (s[0] == '0' && s[1] == 'x')
+		s += 2;
+	if (!parse_hex(&s, &host) || s[0] != ' ' || s[1] != '[')
+		return -1;
+	s += 2;
+	if (!parse_hex(&s, &cs_base) || *s++ != '/' || !parse_hex(&s, &pc) || *s++ != '/' ||
+	    !parse_hex(&s, &flags) || *s++ != '/' || !parse_hex(&s, &cflags) || *s != ']')
+		return -1;
+	e.cpu = (unsigned)cpu;
+	e.pc = pc;
+	e.flags = (uint32_t)flags;
+	e.cflags = (uint32_t)cflags;
+	if (p->cb.exec)
+		p->cb.exec(p->cb.ctx, &e);
+	return 0;
+}
+
+/* "1234 name(args) = result", or the beginning of one whose result comes later. */
+static int syscall_record(struct jf_qlog_parser *p, char *s)
+{
+	char *name, *open, *close, *eq;
+
+	while (isdigit((unsigned char)*s))
+		s++;
+	if (*s != ' ')
+		return -1;
+	name = ++s;
+	while (isalnum((unsigned char)*s) || *s == '_')
+		s++;
+	if (s == name)
+		return -1;
+	if (*s != '(') {
+		/* "1234 Unknown syscall 334" and the like: a system call all the same. */
+		if (p->cb.syscall)
+			p->cb.syscall(p->cb.ctx, "unknown", name);
+		return 0;
+	}
+	open = s;
+	*open = '\0';
+	close = strrchr(open + 1, ')');
+	eq = close ? strstr(close, " = ") : NULL;
+	if (close)
+		*close = '\0';
+	if (p->cb.syscall)
+		p->cb.syscall(p->cb.ctx, name, open + 1);
+	if (eq && p->cb.syscall_result)
+		p->cb.syscall_result(p->cb.ctx, eq + 3);
+	return 0;
+}
+
+void jf_qlog_line(struct jf_qlog_parser *p, const char *text, size_t len)
+{
+	char line[LINE_MAX_KEPT + 1];
+	char *trace;
+
+	if (len > LINE_MAX_KEPT)
+		len = LINE_MAX_KEPT;
+	memcpy(line, text, len);
+	line[len] = '\0';
+	p->lines++;
+
+	if (p->in_translation) {
+		if (len == 0) {
+			end_translation(p);
+			return;
+		}
+		if (line[0] == '0' && line[1] == 'x') {
+			translation_line(p, line);
+			return;
+		}
+		/* Anything else ends the translation (it should not happen, but be safe). */
+		end_translation(p);
+	}
+	if (len == 0)
+		return;
+	if (!strncmp(line, "IN:", 3)) {
+		p->in_translation = 1;
+		p->tb_size = 0;
+		return;
+	}
+	if (!strncmp(line, "----------------", 16))
+		return; /* separator before each translation */
+	if (!strncmp(line, "Trace ", 6)) {
+		if (exec_record(p, line))
+			garbage(p, line);
+		return;
+	}
+	/* A strace fragment may have an exec record glued to its end. */
+	trace = strstr(line, "Trace ");
+	if (trace && trace != line) {
+		if (exec_record(p, trace)) {
+			trace = NULL;
+		} else {
+			*trace = '\0';
+		}
+	}
+	if (!strncmp(line, "--- SIG", 7)) {
+		char *sp = strchr(line + 4, ' ');
+
+		if (sp)
+			*sp = '\0';
+		if (p->cb.signal)
+			p->cb.signal(p->cb.ctx, line + 4);
+		return;
+	}
+	if (!strncmp(line, " = ", 3)) {
+		if (p->cb.syscall_result)
+			p->cb.syscall_result(p->cb.ctx, line + 3);
+		return;
+	}
+	if (isdigit((unsigned char)line[0]) && !syscall_record(p, line))
+		return;
+	if (line[0] == '\0')
+		return; /* only the glued exec record */
+	garbage(p, line);
+}
+
+void jf_qlog_finish(struct jf_qlog_parser *p)
+{
+	end_translation(p);
+}

@@ -1,0 +1,531 @@
+/* The recorder's per-thread logic: consecutive blocks -> PT packets (see record_state.h). */
+#include "record_state.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static void note(struct jf_record_state *st, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (st->nnotes >= JF_RECORD_MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	st->notes[st->nnotes++] = strdup(buf);
+}
+
+struct jf_record_state *jf_record_state_new(const char *program, int timing,
+					    struct jf_error *err)
+{
+	struct jf_record_state *st = calloc(1, sizeof(*st));
+
+	if (!st) {
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	snprintf(st->program, sizeof(st->program), "%s", program);
+	st->timing = timing;
+	if (jf_program_image_load(&st->image, program, err)) {
+		free(st);
+		return NULL;
+	}
+	st->blocks = jf_block_map_new();
+	if (!st->blocks) {
+		jf_fail(err, "out of memory");
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+void jf_record_state_free(struct jf_record_state *st)
+{
+	unsigned i;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->nthreads; i++) {
+		if (st->threads[i]) {
+			if (st->threads[i]->pt) {
+				jf_pt_stream_finish(st->threads[i]->pt);
+				free(st->threads[i]->pt);
+			}
+			free(st->threads[i]);
+		}
+	}
+	free(st->threads);
+	for (i = 0; i < JF_RECORD_MAX_FDS; i++)
+		free(st->fd_paths[i]);
+	for (i = 0; i < st->nzone_files; i++)
+		free(st->zone_files[i]);
+	for (i = 0; i < st->nnotes; i++)
+		free(st->notes[i]);
+	jf_block_map_free(st->blocks);
+	free(st);
+}
+
+/* ---- threads ---- */
+
+static int thread_sink(void *ctx, const uint8_t *bytes, size_t size)
+{
+	struct jf_record_thread *t = ctx;
+	struct jf_record_state *st = t->owner;
+
+	jf_perf_aux(&st->perf, st->pid, t->tid ? t->tid : -1, t->queue, t->aux_offset, bytes,
+		    size, jf_pt_perf_time(st->clock));
+	t->aux_offset += size;
+	return st->perf.failed ? -1 : 0;
+}
+
+static void announce(struct jf_record_state *st, struct jf_record_thread *t)
+{
+	if (t->announced || !t->tid)
+		return;
+	if (t->cpu != 0)
+		jf_perf_fork(&st->perf, st->pid, st->pid, t->tid, t->ptid, jf_pt_perf_time(st->clock));
+	jf_perf_itrace_start(&st->perf, st->pid, t->tid, jf_pt_perf_time(st->clock));
+	t->announced = 1;
+}
+
+static struct jf_record_thread *thread_for(struct jf_record_state *st, unsigned cpu)
+{
+	struct jf_record_thread *t;
+
+	if (cpu < st->nthreads && st->threads[cpu])
+		return st->threads[cpu];
+	if (cpu >= st->threads_cap) {
+		unsigned cap = cpu + 16;
+		struct jf_record_thread **n = realloc(st->threads, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		memset(n + st->threads_cap, 0, (cap - st->threads_cap) * sizeof(*n));
+		st->threads = n;
+		st->threads_cap = cap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (t)
+		t->pt = malloc(sizeof(*t->pt));
+	if (!t || !t->pt) {
+		if (t)
+			free(t->pt);
+		free(t);
+		return NULL;
+	}
+	t->owner = st;
+	if (jf_pt_stream_init(t->pt, thread_sink, t, st->timing)) {
+		free(t->pt);
+		free(t);
+		return NULL;
+	}
+	t->cpu = cpu;
+	t->queue = cpu;
+	if (cpu == 0) {
+		t->tid = st->pid;
+	} else {
+		t->ptid = st->pid;
+		if (st->npending_tids) {
+			t->tid = st->pending_tids[0];
+			memmove(st->pending_tids, st->pending_tids + 1,
+				--st->npending_tids * sizeof(st->pending_tids[0]));
+		}
+	}
+	st->threads[cpu] = t;
+	if (cpu >= st->nthreads)
+		st->nthreads = cpu + 1;
+	announce(st, t);
+	return t;
+}
+
+static void new_tid(struct jf_record_state *st, int tid)
+{
+	unsigned i;
+
+	/* A thread that already runs without a name gets it; else keep it for the next. */
+	for (i = 1; i < st->nthreads; i++) {
+		struct jf_record_thread *t = st->threads[i];
+
+		if (t && !t->tid) {
+			t->tid = tid;
+			announce(st, t);
+			return;
+		}
+	}
+	if (st->npending_tids < sizeof(st->pending_tids) / sizeof(st->pending_tids[0]))
+		st->pending_tids[st->npending_tids++] = tid;
+}
+
+/* Something happened between prev and the block at pc that the log does not show (a
+ * signal delivered between blocks). known_ip: where the thread was interrupted, or 0. */
+static void interruption(struct jf_record_thread *t, uint64_t known_ip, uint64_t pc)
+{
+	if (known_ip) {
+		jf_pt_async_disable(t->pt, known_ip);
+		jf_pt_enable(t->pt, pc);
+		t->async_events++;
+	} else {
+		jf_pt_overflow(t->pt, pc);
+		t->lost_events++;
+	}
+}
+
+/* The packets for leaving prev and arriving at pc. Returns 1 when the block at pc only
+ * continues prev's last instruction (a rep string operation's next iteration). */
+static int transition(struct jf_record_thread *t, const struct jf_block *prev, uint64_t pc)
+{
+	struct jf_pt_stream *pt = t->pt;
+
+	switch (prev->exit) {
+	case JF_EXIT_NONE:
+		if (pc == prev->next_ip)
+			return 0;
+		if (prev->last_is_rep && pc == prev->last_ip)
+			return 1;
+		interruption(t, prev->next_ip, pc);
+		return 0;
+	case JF_EXIT_COND:
+		if (pc == prev->target)
+			jf_pt_cond(pt, 1);
+		else if (pc == prev->next_ip)
+			jf_pt_cond(pt, 0);
+		else
+			interruption(t, 0, pc); /* which way it went is unknown */
+		return 0;
+	case JF_EXIT_JUMP:
+		if (pc != prev->target)
+			interruption(t, prev->target, pc);
+		return 0;
+	case JF_EXIT_CALL:
+		jf_pt_call(pt, prev->next_ip);
+		if (pc != prev->target)
+			interruption(t, prev->target, pc);
+		return 0;
+	case JF_EXIT_IND_CALL:
+		jf_pt_call(pt, prev->next_ip);
+		jf_pt_indirect(pt, pc);
+		return 0;
+	case JF_EXIT_IND_JUMP:
+		jf_pt_indirect(pt, pc);
+		return 0;
+	case JF_EXIT_RET:
+		jf_pt_return(pt, pc);
+		return 0;
+	case JF_EXIT_SYSCALL:
+		/* Into the kernel and back: to the next instruction, or to a signal handler,
+		 * or (rt_sigreturn) to wherever the signal interrupted the thread. */
+		jf_pt_disable(pt);
+		jf_pt_enable(pt, pc);
+		return 0;
+	case JF_EXIT_FAULT:
+	default:
+		interruption(t, prev->last_ip, pc);
+		return 0;
+	}
+}
+
+static void on_exec(void *ctx, const struct jf_qlog_exec *e)
+{
+	struct jf_record_state *st = ctx;
+	struct jf_record_thread *t = thread_for(st, e->cpu);
+	const struct jf_block *b;
+	uint64_t ninsn;
+
+	if (!t)
+		return;
+	st->blocks_executed++;
+	t->blocks++;
+	jf_pt_advance(t->pt, st->clock);
+	b = jf_block_map_executed(st->blocks, e->pc, e->flags, e->cflags);
+	if (!t->started) {
+		jf_pt_enable(t->pt, e->pc);
+		t->started = 1;
+	} else if (!t->have_prev) {
+		jf_pt_overflow(t->pt, e->pc); /* after a block we could not classify */
+		t->lost_events++;
+	}
+	if (!b) {
+		/* QEMU never showed this block's bytes: its exit cannot be classified. */
+		st->unknown_blocks++;
+		t->have_prev = 0;
+		return;
+	}
+	ninsn = b->ninsn;
+	if (t->have_prev && transition(t, &t->prev, e->pc) && ninsn)
+		ninsn--;
+	if (st->image.marker_addr && e->pc == st->image.marker_addr) {
+		/* The zone emitter's marker: a PTWRITE at the exact point of the stream. The
+		 * sequence number argument is not in QEMU's log; the call's ordinal is. */
+		st->marker_calls++;
+		t->marker_calls++;
+		jf_pt_ptwrite(t->pt, st->marker_calls);
+	}
+	jf_pt_boundary(t->pt, e->pc);
+	st->clock += ninsn;
+	t->instructions += ninsn;
+	t->prev = *b;
+	t->have_prev = 1;
+}
+
+static void on_translation(void *ctx, uint64_t pc, const uint8_t *bytes, size_t size)
+{
+	struct jf_record_state *st = ctx;
+
+	jf_block_map_translated(st->blocks, pc, bytes, size);
+}
+
+/* ---- system calls ---- */
+
+/* The n-th comma-separated argument (0-based) of an strace argument list. */
+static int nth_arg(const char *args, int n, char *out, size_t size)
+{
+	const char *s = args;
+	size_t len;
+	int quoted = 0;
+
+	while (n > 0 && *s) {
+		if (*s == '"')
+			quoted = !quoted;
+		else if (*s == ',' && !quoted)
+			n--;
+		s++;
+	}
+	if (n)
+		return -1;
+	len = 0;
+	while (s[len] && (s[len] != ',' || quoted)) {
+		if (s[len] == '"')
+			quoted = !quoted;
+		len++;
+	}
+	if (len >= size)
+		len = size - 1;
+	memcpy(out, s, len);
+	out[len] = '\0';
+	return 0;
+}
+
+static int is_zone_file(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "jit-", 4) && strstr(base, ".dump") != NULL;
+}
+
+static void on_mmap(struct jf_record_state *st, uint64_t addr)
+{
+	char a[64];
+	uint64_t len, pgoff;
+	uint32_t prot = 0, flags = 0;
+	long fd;
+
+	if (nth_arg(st->pending_args, 2, a, sizeof(a)) || !strstr(a, "PROT_EXEC"))
+		return;
+	prot = PROT_EXEC | (strstr(a, "PROT_READ") ? PROT_READ : 0) |
+	       (strstr(a, "PROT_WRITE") ? PROT_WRITE : 0);
+	if (nth_arg(st->pending_args, 4, a, sizeof(a)))
+		return;
+	fd = strtol(a, NULL, 0);
+	if (fd < 0 || fd >= JF_RECORD_MAX_FDS || !st->fd_paths[fd])
+		return; /* anonymous executable memory: JIT code, described by zone files */
+	if (nth_arg(st->pending_args, 1, a, sizeof(a)))
+		return;
+	len = strtoull(a, NULL, 0);
+	if (nth_arg(st->pending_args, 5, a, sizeof(a)))
+		return;
+	pgoff = strtoull(a, NULL, 0);
+	if (nth_arg(st->pending_args, 3, a, sizeof(a)) == 0)
+		flags = strstr(a, "MAP_SHARED") ? MAP_SHARED : MAP_PRIVATE;
+	jf_perf_mmap2(&st->perf, st->pid, st->pid, addr, len, pgoff, prot, flags,
+		      st->fd_paths[fd], jf_pt_perf_time(st->clock));
+	st->mmap_records++;
+	if (is_zone_file(st->fd_paths[fd]) && st->nzone_files < JF_RECORD_MAX_ZONE_FILES) {
+		unsigned i;
+
+		for (i = 0; i < st->nzone_files; i++)
+			if (!strcmp(st->zone_files[i], st->fd_paths[fd]))
+				return;
+		st->zone_files[st->nzone_files++] = strdup(st->fd_paths[fd]);
+	}
+}
+
+static void on_open(struct jf_record_state *st, long fd, int path_arg)
+{
+	char a[PATH_MAX], full[PATH_MAX], *q;
+
+	if (fd < 0 || fd >= JF_RECORD_MAX_FDS ||
+	    nth_arg(st->pending_args, path_arg, a, sizeof(a)) || a[0] != '"')
+		return;
+	q = strchr(a + 1, '"');
+	if (q)
+		*q = '\0';
+	free(st->fd_paths[fd]);
+	/* Relative paths are relative to QEMU's working directory, which is ours. */
+	st->fd_paths[fd] = strdup(realpath(a + 1, full) ? full : a + 1);
+}
+
+static void on_syscall(void *ctx, const char *name, const char *args)
+{
+	struct jf_record_state *st = ctx;
+
+	st->syscalls++;
+	snprintf(st->pending_name, sizeof(st->pending_name), "%s", name);
+	snprintf(st->pending_args, sizeof(st->pending_args), "%s", args);
+	if (!strcmp(name, "close")) {
+		long fd = strtol(args, NULL, 0);
+
+		if (fd >= 0 && fd < JF_RECORD_MAX_FDS) {
+			free(st->fd_paths[fd]);
+			st->fd_paths[fd] = NULL;
+		}
+	} else if (!strcmp(name, "execve") || !strcmp(name, "execveat")) {
+		note(st, "execve(%.200s): the new program runs outside QEMU and is not recorded",
+		     args);
+	} else if (!strcmp(name, "fork") || !strcmp(name, "vfork")) {
+		note(st, "%s: the child process is not followed; its blocks until it execs or "
+		     "exits are mixed into the parent's log and show up as lost data", name);
+	}
+}
+
+static void on_syscall_result(void *ctx, const char *result)
+{
+	struct jf_record_state *st = ctx;
+	const char *name = st->pending_name;
+	long long value;
+	char *end;
+
+	if (!name[0])
+		return;
+	value = strtoll(result, &end, 0);
+	if (end != result) {
+		if (!strcmp(name, "openat"))
+			on_open(st, (long)value, 1);
+		else if (!strcmp(name, "open"))
+			on_open(st, (long)value, 0);
+		else if (!strcmp(name, "mmap") && value != -1)
+			on_mmap(st, (uint64_t)value);
+		else if (!strcmp(name, "clone") && value > 0) {
+			if (strstr(st->pending_args, "CLONE_VM"))
+				new_tid(st, (int)value);
+			else
+				note(st, "clone without CLONE_VM (a fork, child pid %lld): the "
+				     "child process is not followed", value);
+		}
+	}
+	st->pending_name[0] = '\0';
+}
+
+static void on_signal(void *ctx, const char *name)
+{
+	struct jf_record_state *st = ctx;
+
+	(void)name;
+	st->signals++;
+}
+
+void jf_record_state_callbacks(struct jf_record_state *st, struct jf_qlog_callbacks *cb)
+{
+	memset(cb, 0, sizeof(*cb));
+	cb->ctx = st;
+	cb->translation = on_translation;
+	cb->exec = on_exec;
+	cb->syscall = on_syscall;
+	cb->syscall_result = on_syscall_result;
+	cb->signal = on_signal;
+}
+
+void jf_record_state_begin(struct jf_record_state *st, int pid)
+{
+	const char *base = strrchr(st->program, '/');
+	int i;
+
+	st->pid = pid;
+	jf_perf_auxtrace_info(&st->perf);
+	jf_perf_comm(&st->perf, pid, pid, base ? base + 1 : st->program, 1, jf_pt_perf_time(0));
+	if (st->image.is_static_exec) {
+		for (i = 0; i < st->image.nsegments; i++) {
+			const struct jf_image_segment *s = &st->image.segments[i];
+
+			jf_perf_mmap2(&st->perf, pid, pid, s->addr, s->len, s->pgoff, s->prot,
+				      MAP_PRIVATE, st->program, jf_pt_perf_time(0));
+			st->mmap_records++;
+		}
+	} else {
+		note(st, "%s is position-independent or dynamically linked: its load address "
+		     "and its libraries' mappings are not recorded (only static non-PIE "
+		     "programs are fully supported)", st->program);
+	}
+	thread_for(st, 0);
+}
+
+int jf_record_state_end(struct jf_record_state *st, const struct jf_perf_info *info)
+{
+	unsigned i;
+	int rc = 0;
+
+	(void)info;
+	for (i = 0; i < st->nthreads; i++) {
+		struct jf_record_thread *t = st->threads[i];
+
+		if (!t)
+			continue;
+		jf_pt_advance(t->pt, st->clock);
+		/* A thread whose last block ended in a system call left in it (exit). */
+		if (t->have_prev && t->prev.exit == JF_EXIT_SYSCALL)
+			jf_pt_disable(t->pt);
+		if (!t->tid) {
+			t->tid = st->pid + 1000000 + (int)i; /* never named by the log */
+			note(st, "thread on CPU %u: its thread id was not in QEMU's log; a "
+			     "made-up id %d is used", i, t->tid);
+			announce(st, t);
+		}
+		if (jf_pt_stream_finish(t->pt))
+			rc = -1;
+		jf_perf_exit(&st->perf, st->pid, st->pid, t->tid, t->tid, jf_pt_perf_time(st->clock));
+	}
+	jf_perf_finished_round(&st->perf);
+	return rc;
+}
+
+int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
+			      struct jf_error *err)
+{
+	unsigned i;
+
+	for (i = 0; i < st->nzone_files; i++) {
+		const char *base = strrchr(st->zone_files[i], '/');
+		char dest[PATH_MAX], buf[1 << 16];
+		int in, out;
+		ssize_t n;
+
+		base = base ? base + 1 : st->zone_files[i];
+		snprintf(dest, sizeof(dest), "%s/%s", dir, base);
+		if (!strcmp(dest, st->zone_files[i]))
+			continue;
+		in = open(st->zone_files[i], O_RDONLY);
+		if (in < 0) {
+			note(st, "zone file %s is gone; not copied", st->zone_files[i]);
+			continue;
+		}
+		out = open(dest, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (out < 0) {
+			close(in);
+			return jf_fail(err, "%s: cannot create: %m", dest);
+		}
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n)
+				break;
+		close(in);
+		close(out);
+	}
+	return 0;
+}
