@@ -13,6 +13,7 @@ enum { JF_EXIT_OK = 0, JF_EXIT_FAIL = 1, JF_EXIT_USAGE = 2 };
 
 int jf_cmd_decode(int argc, char **argv);
 int jf_cmd_stat(int argc, char **argv);
+int jf_cmd_zone(int argc, char **argv);
 int jf_cmd_record(int argc, char **argv);
 
 #endif

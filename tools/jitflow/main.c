@@ -5,9 +5,12 @@
 #include "commands.h"
 
 static const struct jf_command commands[] = {
-	
-	
-	{ "record", "run a program and write an Intel PT perf.data (QEMU where no PT)", jf_cmd_record },
+	{ "decode", "decode a trace: one line per instruction, block or event", jf_cmd_decode },
+	{ "stat", "count instructions, blocks, errors and losses in a trace", jf_cmd_stat },
+	{ "zone", "list the records of a JIT code-zone file (jitdump + jitflow records)",
+	  jf_cmd_zone },
+	{ "record", "run a program and write an Intel PT perf.data (QEMU where no PT)",
+	  jf_cmd_record },
 };
 
 static void usage(FILE *out)

@@ -37,6 +37,15 @@ struct jf_pt_config {
 	uint8_t mtc_freq, nom_freq;
 	struct jf_tsc_conversion conv;
 	int time_is_synthetic;
+
+	/* libipt's block decoder follows direct calls and jumps inside a block; these end the
+	 * block there instead (e.g. so that a call to the zone emitter's marker function
+	 * starts a block of its own). */
+	int end_on_call, end_on_jump;
+
+	/* The trace is a file mapping: let the kernel drop pages already decoded, so that
+	 * resident memory does not grow with the length of the trace. */
+	int release_consumed;
 };
 
 /* Parse "FAMILY/MODEL[/STEPPING]" (decimal or 0x-hex), or "none". */

@@ -1,0 +1,389 @@
+/* Instruction lengths, classes and direct targets, decoded by capstone and cached by
+ * address until the code map changes. */
+#include "jitflow/insn.h"
+
+#include <capstone/capstone.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_INSN = 16, INITIAL_SLOTS = 1 << 12 };
+
+struct slot {
+	uint64_t ip;
+	struct jf_insn_info info;
+	uint8_t isa;
+	uint8_t used;
+};
+
+struct jf_insn_cache {
+	struct jf_codemap *map;
+	uint64_t generation;
+	struct slot *slots;
+	size_t mask, used;
+	csh cs[JF_ISA_T32 + 1];  /* one capstone handle per ISA, opened on first use */
+	cs_insn *insn[JF_ISA_T32 + 1];
+};
+
+struct jf_insn_cache *jf_insn_cache_new(struct jf_codemap *map)
+{
+	struct jf_insn_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->map = map;
+	c->slots = calloc(INITIAL_SLOTS, sizeof(*c->slots));
+	if (!c->slots) {
+		free(c);
+		return NULL;
+	}
+	c->mask = INITIAL_SLOTS - 1;
+	c->generation = jf_codemap_generation(map);
+	return c;
+}
+
+void jf_insn_cache_free(struct jf_insn_cache *c)
+{
+	int i;
+
+	if (!c)
+		return;
+	for (i = 0; i <= JF_ISA_T32; i++) {
+		if (c->insn[i])
+			cs_free(c->insn[i], 1);
+		if (c->cs[i])
+			cs_close(&c->cs[i]);
+	}
+	free(c->slots);
+	free(c);
+}
+
+static int open_isa(struct jf_insn_cache *c, enum jf_isa isa)
+{
+	cs_arch arch;
+	cs_mode mode;
+
+	if (c->cs[isa])
+		return 0;
+	switch (isa) {
+	case JF_ISA_X86_16: arch = CS_ARCH_X86; mode = CS_MODE_16; break;
+	case JF_ISA_X86_32: arch = CS_ARCH_X86; mode = CS_MODE_32; break;
+	case JF_ISA_X86_64: arch = CS_ARCH_X86; mode = CS_MODE_64; break;
+	case JF_ISA_A64: arch = CS_ARCH_ARM64; mode = CS_MODE_ARM; break;
+	case JF_ISA_A32: arch = CS_ARCH_ARM; mode = CS_MODE_ARM; break;
+	case JF_ISA_T32: arch = CS_ARCH_ARM; mode = CS_MODE_THUMB; break;
+	default: return -1;
+	}
+	if (cs_open(arch, mode, &c->cs[isa]) != CS_ERR_OK)
+		return -1;
+	cs_option(c->cs[isa], CS_OPT_DETAIL, CS_OPT_ON);
+	c->insn[isa] = cs_malloc(c->cs[isa]);
+	return c->insn[isa] ? 0 : -1;
+}
+
+static int has_group(csh h, const cs_insn *insn, unsigned group)
+{
+	return cs_insn_group(h, insn, group);
+}
+
+/* Length of a ModRM-addressed operand (ModRM byte, SIB and displacement), 64-bit
+ * addressing. Used only for PTWRITE, which capstone 4 does not know. */
+static int modrm_length(const uint8_t *p, size_t n)
+{
+	uint8_t modrm, mod, rm;
+	int len = 1;
+
+	if (n < 1)
+		return -1;
+	modrm = p[0];
+	mod = modrm >> 6;
+	rm = modrm & 7;
+	if (mod != 3 && rm == 4) {
+		if (n < 2)
+			return -1;
+		len++;
+		if (mod == 0 && (p[1] & 7) == 5)
+			len += 4;
+	}
+	if (mod == 1)
+		len += 1;
+	else if (mod == 2 || (mod == 0 && rm == 5))
+		len += 4;
+	return (size_t)len <= n ? len : -1;
+}
+
+/* PTWRITE: F3 [REX.W] 0F AE /4 (memory or register operand). */
+static int ptwrite_length(const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+	int m;
+
+	if (n < 4 || b[i++] != 0xf3)
+		return -1;
+	if ((b[i] & 0xf0) == 0x40)
+		i++;
+	if (i + 3 > n || b[i] != 0x0f || b[i + 1] != 0xae || ((b[i + 2] >> 3) & 7) != 4)
+		return -1;
+	m = modrm_length(b + i + 2, n - i - 2);
+	return m < 0 ? -1 : (int)(i + 2 + (size_t)m);
+}
+
+static void classify_x86(csh h, const cs_insn *insn, struct jf_insn_info *info)
+{
+	const cs_x86 *x86 = &insn->detail->x86;
+	int direct = x86->op_count == 1 && x86->operands[0].type == X86_OP_IMM;
+
+	info->cls = JF_INSN_OTHER;
+	switch (insn->id) {
+	case X86_INS_JMP:
+		info->cls = direct ? JF_INSN_JUMP : JF_INSN_JUMP_INDIRECT;
+		break;
+	case X86_INS_CALL:
+		info->cls = direct ? JF_INSN_CALL : JF_INSN_CALL_INDIRECT;
+		break;
+	case X86_INS_RET:
+		info->cls = JF_INSN_RETURN;
+		break;
+	case X86_INS_LJMP: case X86_INS_LCALL: case X86_INS_RETF:
+	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_SYSEXIT:
+	case X86_INS_SYSRET: case X86_INS_INT: case X86_INS_INT1: case X86_INS_INT3:
+	case X86_INS_INTO: case X86_INS_IRET: case X86_INS_IRETD: case X86_INS_IRETQ:
+	case X86_INS_VMLAUNCH: case X86_INS_VMRESUME: case X86_INS_VMCALL:
+	case X86_INS_UD2:
+		info->cls = JF_INSN_FAR;
+		break;
+	default:
+		if (has_group(h, insn, CS_GRP_JUMP))
+			info->cls = JF_INSN_COND;
+		break;
+	}
+	if (direct && (info->cls == JF_INSN_JUMP || info->cls == JF_INSN_CALL ||
+		       info->cls == JF_INSN_COND))
+		info->target = (uint64_t)x86->operands[0].imm;
+}
+
+static void classify_arm(csh h, const cs_insn *insn, enum jf_isa isa, struct jf_insn_info *info)
+{
+	int jump = has_group(h, insn, CS_GRP_JUMP), call = has_group(h, insn, CS_GRP_CALL);
+	int ret = has_group(h, insn, CS_GRP_RET);
+	int direct = 0, cond = 0;
+	uint64_t target = 0;
+
+	if (isa == JF_ISA_A64) {
+		const cs_arm64 *a = &insn->detail->arm64;
+		int i;
+
+		cond = a->cc != ARM64_CC_INVALID && a->cc != ARM64_CC_AL && a->cc != ARM64_CC_NV;
+		if (insn->id == ARM64_INS_CBZ || insn->id == ARM64_INS_CBNZ ||
+		    insn->id == ARM64_INS_TBZ || insn->id == ARM64_INS_TBNZ)
+			cond = 1;
+		for (i = 0; i < a->op_count; i++) {
+			if (a->operands[i].type == ARM64_OP_IMM) {
+				direct = 1;
+				target = (uint64_t)a->operands[i].imm;
+			}
+		}
+		if (insn->id == ARM64_INS_RET || insn->id == ARM64_INS_ERET)
+			ret = 1;
+	} else {
+		const cs_arm *a = &insn->detail->arm;
+		int i;
+
+		cond = a->cc != ARM_CC_INVALID && a->cc != ARM_CC_AL;
+		for (i = 0; i < a->op_count; i++) {
+			if (a->operands[i].type == ARM_OP_IMM) {
+				direct = 1;
+				target = (uint64_t)(uint32_t)a->operands[i].imm;
+			}
+		}
+	}
+	info->cls = JF_INSN_OTHER;
+	if (ret)
+		info->cls = JF_INSN_RETURN;
+	else if (call)
+		info->cls = direct ? JF_INSN_CALL : JF_INSN_CALL_INDIRECT;
+	else if (jump && cond)
+		info->cls = JF_INSN_COND;
+	else if (jump)
+		info->cls = direct ? JF_INSN_JUMP : JF_INSN_JUMP_INDIRECT;
+	if (direct && info->cls != JF_INSN_OTHER && info->cls != JF_INSN_RETURN)
+		info->target = target;
+}
+
+static int decode(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip,
+		  struct jf_insn_info *info)
+{
+	uint8_t bytes[MAX_INSN];
+	const uint8_t *code = bytes;
+	size_t n = jf_codemap_read(c->map, ip, bytes, sizeof(bytes));
+	uint64_t addr = ip;
+	size_t left;
+	int len;
+
+	memset(info, 0, sizeof(*info));
+	info->cls = JF_INSN_ERROR;
+	/* An instruction may straddle two sections: read the rest from the next one. */
+	if (n > 0 && n < sizeof(bytes))
+		n += jf_codemap_read(c->map, ip + n, bytes + n, sizeof(bytes) - n);
+	if (n == 0 || open_isa(c, isa) < 0)
+		return -1;
+	left = n;
+	if (cs_disasm_iter(c->cs[isa], &code, &left, &addr, c->insn[isa])) {
+		info->size = (uint8_t)c->insn[isa]->size;
+		if (isa <= JF_ISA_X86_64)
+			classify_x86(c->cs[isa], c->insn[isa], info);
+		else
+			classify_arm(c->cs[isa], c->insn[isa], isa, info);
+		return 0;
+	}
+	if (isa <= JF_ISA_X86_64 && (len = ptwrite_length(bytes, n)) > 0) {
+		info->size = (uint8_t)len;
+		info->cls = JF_INSN_PTWRITE;
+		return 0;
+	}
+	return -1;
+}
+
+static int grow(struct jf_insn_cache *c)
+{
+	size_t cap = (c->mask + 1) * 2, i;
+	struct slot *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -1;
+	for (i = 0; i <= c->mask; i++) {
+		size_t j;
+
+		if (!c->slots[i].used)
+			continue;
+		j = (size_t)(c->slots[i].ip * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+		while (slots[j].used)
+			j = (j + 1) & (cap - 1);
+		slots[j] = c->slots[i];
+	}
+	free(c->slots);
+	c->slots = slots;
+	c->mask = cap - 1;
+	return 0;
+}
+
+int jf_insn_at(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, struct jf_insn_info *info)
+{
+	uint64_t gen = jf_codemap_generation(c->map);
+	size_t j;
+
+	if (gen != c->generation) {
+		memset(c->slots, 0, (c->mask + 1) * sizeof(*c->slots));
+		c->used = 0;
+		c->generation = gen;
+	}
+	j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
+	while (c->slots[j].used) {
+		if (c->slots[j].ip == ip && c->slots[j].isa == isa) {
+			*info = c->slots[j].info;
+			return info->cls == JF_INSN_ERROR ? -1 : 0;
+		}
+		j = (j + 1) & c->mask;
+	}
+	decode(c, isa, ip, info);
+	/* Keep the table at most half full; a failed grow only costs speed. */
+	if ((c->used + 1) * 2 > c->mask + 1 && grow(c) == 0) {
+		j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
+		while (c->slots[j].used)
+			j = (j + 1) & c->mask;
+	}
+	if ((c->used + 1) * 2 <= c->mask + 1) {
+		c->slots[j].ip = ip;
+		c->slots[j].isa = (uint8_t)isa;
+		c->slots[j].info = *info;
+		c->slots[j].used = 1;
+		c->used++;
+	}
+	return info->cls == JF_INSN_ERROR ? -1 : 0;
+}
+
+int jf_insn_next_ip(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, uint64_t *next)
+{
+	struct jf_insn_info info;
+
+	if (jf_insn_at(c, isa, ip, &info) < 0)
+		return -1;
+	if (info.cls == JF_INSN_JUMP || info.cls == JF_INSN_CALL)
+		*next = info.target;
+	else
+		*next = ip + info.size;
+	return 0;
+}
+
+int jf_block_walk(struct jf_insn_cache *c, const struct jf_block *b,
+		  void (*fn)(void *ctx, uint64_t ip), void *ctx, uint64_t *stop_ip)
+{
+	uint64_t ip = b->start;
+	uint32_t i;
+
+	for (i = 0; i < b->ninsn; i++) {
+		fn(ctx, ip);
+		if (i + 1 == b->ninsn)
+			break;
+		if (jf_insn_next_ip(c, (enum jf_isa)b->isa, ip, &ip) < 0) {
+			if (stop_ip)
+				*stop_ip = ip;
+			return -1;
+		}
+	}
+	if (ip != b->last) {
+		if (stop_ip)
+			*stop_ip = ip;
+		return -1;
+	}
+	return 0;
+}
+
+size_t jf_insn_disasm(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, char *buf,
+		      size_t bufsize)
+{
+	uint8_t bytes[MAX_INSN];
+	const uint8_t *code = bytes;
+	size_t n = jf_codemap_read(c->map, ip, bytes, sizeof(bytes)), left;
+	uint64_t addr = ip;
+	cs_insn *insn;
+
+	if (bufsize)
+		buf[0] = 0;
+	if (n > 0 && n < sizeof(bytes))
+		n += jf_codemap_read(c->map, ip + n, bytes + n, sizeof(bytes) - n);
+	if (n == 0 || open_isa(c, isa) < 0)
+		return 0;
+	insn = c->insn[isa];
+	left = n;
+	if (!cs_disasm_iter(c->cs[isa], &code, &left, &addr, insn)) {
+		int len = isa <= JF_ISA_X86_64 ? ptwrite_length(bytes, n) : -1;
+
+		if (len > 0) {
+			snprintf(buf, bufsize, "ptwrite");
+			return (size_t)len;
+		}
+		return 0;
+	}
+	if (insn->op_str[0])
+		snprintf(buf, bufsize, "%s %s", insn->mnemonic, insn->op_str);
+	else
+		snprintf(buf, bufsize, "%s", insn->mnemonic);
+	return insn->size;
+}
+
+enum jf_block_end jf_insn_class_to_end(enum jf_insn_class cls)
+{
+	switch (cls) {
+	case JF_INSN_OTHER: return JF_END_NONE;
+	case JF_INSN_PTWRITE: return JF_END_NONE;
+	case JF_INSN_COND: return JF_END_COND;
+	case JF_INSN_JUMP: return JF_END_JUMP;
+	case JF_INSN_JUMP_INDIRECT: return JF_END_JUMP_INDIRECT;
+	case JF_INSN_CALL: return JF_END_CALL;
+	case JF_INSN_CALL_INDIRECT: return JF_END_CALL_INDIRECT;
+	case JF_INSN_RETURN: return JF_END_RETURN;
+	case JF_INSN_FAR: return JF_END_FAR;
+	default: return JF_END_UNKNOWN;
+	}
+}

@@ -1,0 +1,529 @@
+/* Intel PT backend: libipt's block decoder turned into a pull-based stream of flow events.
+ *
+ * The control structure follows libipt's reference decoder (ptxed's block mode) so that
+ * errors are reported at the same trace offsets and IPs and decoding resynchronises at the
+ * same PSBs: sync forward; drain events; decode blocks; on an error report it and sync
+ * forward again; stop at the end of the trace, or when a sync error makes no progress.
+ *
+ * Nothing is decoded ahead of what has been returned: the next block is only decoded when
+ * the consumer asks for it, so a consumer may change the code map between calls (a JIT
+ * zone update at a marker) and the change applies from exactly the next block on. */
+#include "jitflow/pt.h"
+#include "codemap_pt.h"
+#include "pt_status_check.h"
+
+#include <intel-pt.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jitflow/insn.h"
+
+enum state {
+	ST_SYNC,      /* next: pt_blk_sync_forward */
+	ST_DECODE,    /* next: drain events, then the next block */
+	ST_DONE,
+};
+
+struct pt_backend {
+	struct jf_pt_config cfg;
+	struct jf_codemap *map;
+	uint64_t image_generation;
+	struct pt_block_decoder *dec;
+	struct jf_insn_cache *insns;
+	enum state state;
+	int status;             /* libipt status flags of the last successful call */
+	/* The last block libipt filled in; the reference decoder locates errors with it, so
+	 * it lives as long as one synchronised stretch of trace, exactly like ptxed's. */
+	struct pt_block block;
+	uint64_t sync;          /* ptxed's "sync": offset of the last failed sync */
+	uint64_t unaccounted;   /* trace offset from which bytes were not decoded */
+	struct jf_flow pending; /* an error to return after a partial block */
+	int has_pending;
+	struct jf_pt_check *check; /* the checks libipt 2.0 does not make */
+	int64_t resync_at;      /* >= 0: synchronise at this PSB next (after a check failed) */
+	uint64_t released;      /* trace bytes below this were given back to the kernel */
+};
+
+enum { RELEASE_STEP = 8 << 20, RELEASE_LAG = 1 << 20 };
+
+/* Drop decoded pages of a mapped trace well behind the decoder (it, and the status check
+ * that follows it, never go back more than a packet or two). */
+static void release_consumed(struct pt_backend *b, uint64_t offset)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from, to;
+
+	if (!b->cfg.release_consumed || offset < b->released + RELEASE_STEP + RELEASE_LAG)
+		return;
+	from = ((uintptr_t)b->cfg.trace + b->released + page - 1) & ~(page - 1);
+	to = ((uintptr_t)b->cfg.trace + offset - RELEASE_LAG) & ~(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	b->released = offset - RELEASE_LAG;
+}
+
+static enum jf_isa isa_of(enum pt_exec_mode mode)
+{
+	switch (mode) {
+	case ptem_16bit: return JF_ISA_X86_16;
+	case ptem_32bit: return JF_ISA_X86_32;
+	case ptem_64bit: return JF_ISA_X86_64;
+	default: return JF_ISA_UNKNOWN;
+	}
+}
+
+static uint64_t offset_now(struct pt_backend *b)
+{
+	uint64_t off = 0;
+
+	pt_blk_get_offset(b->dec, &off);
+	return off;
+}
+
+static void init_flow(struct pt_backend *b, struct jf_flow *f, enum jf_flow_kind kind)
+{
+	uint64_t tsc;
+	uint32_t lost_mtc, lost_cyc;
+
+	memset(f, 0, sizeof(*f));
+	f->kind = (uint16_t)kind;
+	f->source = b->cfg.source;
+	if (pt_blk_time(b->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc) {
+		f->time = jf_tsc_to_ns(&b->cfg.conv, tsc);
+		f->flags |= JF_FLOW_HAS_TIME;
+	}
+}
+
+/* Switch libipt to the code map's current sections if they changed. */
+static int refresh_image(struct pt_backend *b, struct jf_error *err)
+{
+	struct pt_image *image;
+
+	if (b->image_generation == jf_codemap_generation(b->map))
+		return 0;
+	image = jf_codemap_pt_image(b->map, err);
+	if (!image)
+		return -1;
+	pt_blk_set_image(b->dec, image);
+	b->image_generation = jf_codemap_generation(b->map);
+	return 0;
+}
+
+static void error_flow(struct pt_backend *b, struct jf_flow *f, enum jf_error_phase phase,
+		       int code, uint64_t ip)
+{
+	init_flow(b, f, JF_FLOW_ERROR);
+	f->offset = b->cfg.base_offset + offset_now(b);
+	f->ip = ip;
+	f->u.error.code = code;
+	f->u.error.phase = (uint8_t)phase;
+	snprintf(f->u.error.text, sizeof(f->u.error.text), "%s", pt_errstr(pt_errcode(code)));
+}
+
+/* The IP at which ptxed reports an error: the last instruction of the block decoded so far,
+ * or for fetch/decode failures the instruction after it (where decoding failed), or the
+ * block's own IP when it is empty. */
+static uint64_t error_ip(struct pt_backend *b, int code)
+{
+	const struct pt_block *blk = &b->block;
+	uint64_t ip;
+
+	if (!blk->ninsn)
+		return blk->ip;
+	ip = blk->end_ip;
+	if (code == -pte_nomap || code == -pte_bad_insn)
+		jf_insn_next_ip(b->insns, isa_of(blk->mode), blk->end_ip, &ip);
+	return ip;
+}
+
+static void block_flow(struct pt_backend *b, struct jf_flow *f, uint64_t offset)
+{
+	const struct pt_block *blk = &b->block;
+	struct jf_insn_info last;
+	struct jf_block *out = &f->u.block;
+
+	init_flow(b, f, JF_FLOW_BLOCK);
+	f->offset = b->cfg.base_offset + offset;
+	f->ip = blk->ip;
+	out->start = blk->ip;
+	out->last = blk->end_ip;
+	out->ninsn = blk->ninsn;
+	out->isa = (uint8_t)isa_of(blk->mode);
+	if (blk->speculative)
+		out->flags |= JF_BLOCK_SPECULATIVE;
+	if (blk->truncated)
+		out->flags |= JF_BLOCK_TRUNCATED;
+	/* libipt's iclass cannot tell direct from indirect jumps and calls, and is not always
+	 * filled in for cached blocks: classify the last instruction from its bytes. */
+	if (jf_insn_at(b->insns, (enum jf_isa)out->isa, blk->end_ip, &last) == 0) {
+		out->end = (uint8_t)jf_insn_class_to_end((enum jf_insn_class)last.cls);
+		out->last_size = last.size;
+		out->next = blk->end_ip + last.size;
+	}
+}
+
+static void event_flow(struct pt_backend *b, struct jf_flow *f, const struct pt_event *ev,
+		       uint64_t offset)
+{
+	init_flow(b, f, JF_FLOW_OTHER);
+	f->offset = b->cfg.base_offset + offset;
+	if (ev->has_tsc) {
+		f->time = jf_tsc_to_ns(&b->cfg.conv, ev->tsc);
+		f->flags |= JF_FLOW_HAS_TIME;
+	}
+	if (ev->ip_suppressed)
+		f->flags |= JF_FLOW_IP_SUPPRESSED;
+	if (ev->status_update)
+		f->flags |= JF_FLOW_STATUS_UPDATE;
+
+#define OTHER(n, x, y) do { snprintf(f->u.other.name, sizeof(f->u.other.name), "%s", n); \
+		f->u.other.a = (x); f->u.other.b = (y); } while (0)
+	switch (ev->type) {
+	case ptev_enabled:
+		f->kind = JF_FLOW_ENABLED;
+		f->ip = ev->variant.enabled.ip;
+		f->u.enabled.resumed = ev->variant.enabled.resumed;
+		break;
+	case ptev_disabled:
+		f->kind = JF_FLOW_DISABLED;
+		f->ip = ev->variant.disabled.ip;
+		break;
+	case ptev_async_disabled:
+		f->kind = JF_FLOW_DISABLED;
+		f->ip = ev->variant.async_disabled.ip;
+		f->u.disabled.at = ev->variant.async_disabled.at;
+		break;
+	case ptev_async_branch:
+		f->kind = JF_FLOW_ASYNC;
+		f->ip = ev->variant.async_branch.to;
+		f->u.async.from = ev->variant.async_branch.from;
+		break;
+	case ptev_overflow:
+		f->kind = JF_FLOW_OVERFLOW;
+		f->ip = ev->variant.overflow.ip;
+		break;
+	case ptev_exec_mode:
+		f->kind = JF_FLOW_EXEC_MODE;
+		f->ip = ev->variant.exec_mode.ip;
+		f->u.exec_mode.isa = (uint8_t)isa_of(ev->variant.exec_mode.mode);
+		break;
+	case ptev_ptwrite:
+		f->kind = JF_FLOW_PTWRITE;
+		f->ip = ev->variant.ptwrite.ip;
+		f->u.ptwrite.payload = ev->variant.ptwrite.payload;
+		break;
+	case ptev_paging:
+		OTHER("paging", ev->variant.paging.cr3, ev->variant.paging.non_root);
+		break;
+	case ptev_async_paging:
+		f->ip = ev->variant.async_paging.ip;
+		OTHER("paging", ev->variant.async_paging.cr3, ev->variant.async_paging.non_root);
+		break;
+	case ptev_tsx:
+		f->ip = ev->variant.tsx.ip;
+		OTHER(ev->variant.tsx.aborted ? "aborted" :
+		      ev->variant.tsx.speculative ? "begin transaction" : "committed", 0, 0);
+		break;
+	case ptev_stop:
+		OTHER("stopped", 0, 0);
+		break;
+	case ptev_vmcs:
+		OTHER("vmcs", ev->variant.vmcs.base, 0);
+		break;
+	case ptev_async_vmcs:
+		f->ip = ev->variant.async_vmcs.ip;
+		OTHER("vmcs", ev->variant.async_vmcs.base, 0);
+		break;
+	case ptev_exstop:
+		f->ip = ev->variant.exstop.ip;
+		OTHER("exstop", 0, 0);
+		break;
+	case ptev_mwait:
+		f->ip = ev->variant.mwait.ip;
+		OTHER("mwait", ev->variant.mwait.hints, ev->variant.mwait.ext);
+		break;
+	case ptev_pwre:
+		OTHER("pwre", ev->variant.pwre.state | (uint64_t)ev->variant.pwre.sub_state << 8,
+		      ev->variant.pwre.hw);
+		break;
+	case ptev_pwrx:
+		OTHER("pwrx", ev->variant.pwrx.last | (uint64_t)ev->variant.pwrx.deepest << 8,
+		      ev->variant.pwrx.interrupt | ev->variant.pwrx.store << 1 |
+		      ev->variant.pwrx.autonomous << 2);
+		break;
+	case ptev_tick:
+		f->ip = ev->variant.tick.ip;
+		OTHER("tick", 0, 0);
+		break;
+	case ptev_cbr:
+		OTHER("cbr", ev->variant.cbr.ratio, 0);
+		break;
+	case ptev_mnt:
+		OTHER("mnt", ev->variant.mnt.payload, 0);
+		break;
+	default:
+		OTHER("unknown event", ev->type, 0);
+		break;
+	}
+#undef OTHER
+}
+
+static void lost_flow(struct pt_backend *b, struct jf_flow *f, enum jf_lost_reason why,
+		      uint64_t from, uint64_t to)
+{
+	init_flow(b, f, JF_FLOW_LOST);
+	f->offset = b->cfg.base_offset + from;
+	f->flags |= JF_FLOW_IP_SUPPRESSED;
+	f->u.lost.bytes = to - from;
+	f->u.lost.reason = why;
+}
+
+/* Report a decode failure and go back to synchronising, as ptxed does. */
+static int fail(struct pt_backend *b, struct jf_flow *f, int code)
+{
+	if (code == -pte_eos) {
+		b->state = ST_DONE;
+		return 0;
+	}
+	error_flow(b, f, JF_PHASE_DECODE, code, error_ip(b, code));
+	b->unaccounted = offset_now(b);
+	b->state = ST_SYNC;
+	return 1;
+}
+
+static int do_sync(struct pt_backend *b, struct jf_flow *f, struct jf_error *err)
+{
+	uint64_t at;
+	int status;
+
+	if (refresh_image(b, err) < 0)
+		return -1;
+	memset(&b->block, 0, sizeof(b->block));
+	if (b->resync_at >= 0)
+		status = pt_blk_sync_set(b->dec, (uint64_t)b->resync_at);
+	else
+		status = pt_blk_sync_forward(b->dec);
+	b->resync_at = -1;
+	if (status < 0) {
+		uint64_t new_sync;
+
+		if (status == -pte_eos) {
+			b->state = ST_DONE;
+			if (b->unaccounted < b->cfg.size) {
+				lost_flow(b, f, JF_LOST_SKIPPED, b->unaccounted, b->cfg.size);
+				b->unaccounted = b->cfg.size;
+				return 1;
+			}
+			return 0;
+		}
+		error_flow(b, f, JF_PHASE_SYNC, status, 0);
+		/* No progress since the last failed sync: we never will make any. */
+		if (pt_blk_get_offset(b->dec, &new_sync) < 0 || new_sync <= b->sync)
+			b->state = ST_DONE;
+		b->sync = new_sync;
+		return 1;
+	}
+	b->status = status;
+	b->state = ST_DECODE;
+	pt_blk_get_sync_offset(b->dec, &at);
+	jf_pt_check_sync(b->check, at);
+	if (at > b->unaccounted) {
+		lost_flow(b, f, b->unaccounted ? JF_LOST_SKIPPED : JF_LOST_NO_SYNC,
+			  b->unaccounted, at);
+		b->unaccounted = at;
+		return 1;
+	}
+	return -2; /* synchronised, nothing to report: go on decoding */
+}
+
+/* Follow the packets the last libipt call consumed. On an inconsistency, fill *f with the
+ * error the reference decoder reports there and resynchronise at the next PSB. */
+static int check_consumed(struct pt_backend *b, struct jf_flow *f)
+{
+	struct jf_pt_violation v;
+	int64_t psb;
+
+	if (!jf_pt_check_advance(b->check, offset_now(b), &v))
+		return 0;
+	error_flow(b, f, JF_PHASE_DECODE, v.code, v.has_ip ? v.ip : error_ip(b, v.code));
+	f->offset = b->cfg.base_offset + v.offset;
+	b->unaccounted = v.offset;
+	psb = jf_pt_check_next_psb(b->check, v.offset);
+	if (psb < 0) {
+		b->resync_at = -1;
+		b->state = ST_DONE;
+		b->unaccounted = b->cfg.size;
+		b->has_pending = 0;
+	} else {
+		b->resync_at = psb;
+		b->state = ST_SYNC;
+	}
+	return 1;
+}
+
+static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *err)
+{
+	uint64_t offset;
+	int status;
+
+	if (b->status & pts_event_pending) {
+		struct pt_event ev;
+
+		offset = offset_now(b);
+		status = pt_blk_event(b->dec, &ev, sizeof(ev));
+		if (status < 0)
+			return fail(b, f, status);
+		b->status = status;
+		/* An event from inconsistent packets is replaced by the error. */
+		if (check_consumed(b, f))
+			return 1;
+		event_flow(b, f, &ev, offset);
+		return 1;
+	}
+	if (b->status & pts_eos) {
+		b->state = ST_DONE;
+		b->unaccounted = b->cfg.size;
+		if (b->status & pts_ip_suppressed)
+			return 0;
+		init_flow(b, f, JF_FLOW_END);
+		f->offset = b->cfg.base_offset + offset_now(b);
+		return 1;
+	}
+	if (refresh_image(b, err) < 0)
+		return -1;
+	offset = offset_now(b);
+	release_consumed(b, offset);
+	status = pt_blk_next(b->dec, &b->block, sizeof(b->block));
+	if (status < 0) {
+		struct jf_flow partial;
+
+		if (!b->block.ninsn)
+			return fail(b, f, status);
+		/* Even on errors some instructions may have been decoded: return them
+		 * first, then the error. */
+		block_flow(b, &partial, offset);
+		b->has_pending = fail(b, &b->pending, status);
+		*f = partial;
+		return 1;
+	}
+	b->status = status;
+	block_flow(b, f, offset);
+	/* The block was decoded from packets before any inconsistency it read up to. */
+	b->has_pending = check_consumed(b, &b->pending);
+	return 1;
+}
+
+static int pt_next(void *self, struct jf_flow *f, struct jf_error *err)
+{
+	struct pt_backend *b = self;
+
+	for (;;) {
+		int rc;
+
+		if (b->has_pending) {
+			*f = b->pending;
+			b->has_pending = 0;
+			return 1;
+		}
+		switch (b->state) {
+		case ST_SYNC:
+			rc = do_sync(b, f, err);
+			if (rc == -2)
+				continue;
+			return rc;
+		case ST_DECODE:
+			return do_decode(b, f, err);
+		case ST_DONE:
+			return 0;
+		}
+	}
+}
+
+static void pt_free(void *self)
+{
+	struct pt_backend *b = self;
+
+	if (b->dec)
+		pt_blk_free_decoder(b->dec);
+	jf_pt_check_free(b->check);
+	jf_insn_cache_free(b->insns);
+	free(b);
+}
+
+static const struct jf_decoder_ops pt_ops = { pt_next, pt_free };
+
+struct jf_decoder *jf_pt_decoder_new(const struct jf_pt_config *cfg, struct jf_codemap *map,
+				     struct jf_error *err)
+{
+	struct pt_backend *b = calloc(1, sizeof(*b));
+	struct pt_config config;
+	struct jf_decoder *dec;
+	int rc;
+
+	if (!b) {
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	b->cfg = *cfg;
+	b->map = map;
+	b->insns = jf_insn_cache_new(map);
+	if (!b->insns) {
+		pt_free(b);
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	pt_config_init(&config);
+	/* libipt wants a non-const buffer but never writes to it. */
+	config.begin = (uint8_t *)cfg->trace;
+	config.end = (uint8_t *)cfg->trace + cfg->size;
+	config.cpuid_0x15_eax = cfg->cpuid_0x15_eax;
+	config.cpuid_0x15_ebx = cfg->cpuid_0x15_ebx;
+	config.mtc_freq = cfg->mtc_freq;
+	config.nom_freq = cfg->nom_freq;
+	config.flags.variant.block.end_on_call = cfg->end_on_call ? 1 : 0;
+	config.flags.variant.block.end_on_jump = cfg->end_on_jump ? 1 : 0;
+	if (cfg->cpu_family) {
+		config.cpu.vendor = pcv_intel;
+		config.cpu.family = cfg->cpu_family;
+		config.cpu.model = cfg->cpu_model;
+		config.cpu.stepping = cfg->cpu_stepping;
+		rc = pt_cpu_errata(&config.errata, &config.cpu);
+		if (rc < 0) {
+			pt_free(b);
+			jf_fail(err, "cpu %u/%u/%u: %s", cfg->cpu_family, cfg->cpu_model,
+				cfg->cpu_stepping, pt_errstr(pt_errcode(rc)));
+			return NULL;
+		}
+	}
+	if (cfg->size == 0) {
+		/* libipt rejects an empty buffer; an empty trace simply has no flow. */
+		b->state = ST_DONE;
+	} else {
+		b->dec = pt_blk_alloc_decoder(&config);
+		if (!b->dec) {
+			pt_free(b);
+			jf_fail(err, "libipt cannot create a block decoder");
+			return NULL;
+		}
+		b->check = jf_pt_check_new(cfg->trace, cfg->size);
+		if (!b->check) {
+			pt_free(b);
+			jf_fail(err, "out of memory");
+			return NULL;
+		}
+		b->image_generation = (uint64_t)-1;
+	}
+	b->resync_at = -1;
+	dec = jf_decoder_new(&pt_ops, b);
+	if (!dec) {
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	jf_decoder_stats_mut(dec)->trace_bytes = cfg->size;
+	jf_decoder_stats_mut(dec)->time_is_ns = cfg->conv.valid;
+	jf_decoder_stats_mut(dec)->time_is_synthetic = cfg->time_is_synthetic;
+	return dec;
+}

@@ -1,0 +1,38 @@
+/* Trace inputs shared by every subcommand that decodes: which trace, which images, which
+ * CPU. Subcommands offer these options and get one decoder back. */
+#ifndef JITFLOW_CLI_INPUTS_H
+#define JITFLOW_CLI_INPUTS_H
+
+#include "jitflow/codemap.h"
+#include "jitflow/decoder.h"
+#include "jitflow/images.h"
+#include "jitflow/mapped_file.h"
+#include "jitflow/pt.h"
+
+struct jf_cli_inputs {
+	const char *pt_path;          /* --pt: a raw Intel PT stream */
+	struct jf_mapped_file pt_file;
+	struct jf_pt_config pt;       /* --cpu, timing parameters */
+	struct jf_codemap *map;       /* --raw, --elf */
+	struct jf_symtab *symtab;
+	int nimages;
+};
+
+/* Help text for the input options, for each subcommand's --help. */
+extern const char jf_cli_inputs_help[];
+
+void jf_cli_inputs_init(struct jf_cli_inputs *in);
+void jf_cli_inputs_fini(struct jf_cli_inputs *in);
+
+/* If argv[*i] is an input option, consume it (and its argument: *i advances) and return 1;
+ * return 0 if it is not one, -1 (message in err) if it is malformed. */
+int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
+			struct jf_error *err);
+
+/* Open the decoder the options describe. */
+struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err);
+
+/* The total number of trace bytes (for progress), 0 if unknown. */
+uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in);
+
+#endif

@@ -1,0 +1,181 @@
+/* jitflow stat: what a trace holds and what decoding it lost. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli_inputs.h"
+#include "cli_output.h"
+#include "commands.h"
+
+enum { MAX_KINDS = 32 };
+
+/* Errors and losses by kind, in order of first appearance. */
+struct tally {
+	char name[64];
+	uint64_t count, bytes;
+	uint64_t first_offset;
+};
+
+struct stat_result {
+	struct tally errors[MAX_KINDS], losses[MAX_KINDS];
+	int nerrors, nlosses;
+	double seconds;
+};
+
+static void count(struct tally *t, int *n, const char *name, uint64_t bytes, uint64_t offset)
+{
+	int i;
+
+	for (i = 0; i < *n; i++) {
+		if (!strcmp(t[i].name, name))
+			break;
+	}
+	if (i == *n) {
+		if (*n == MAX_KINDS)
+			i = MAX_KINDS - 1; /* the last slot collects the rest */
+		else {
+			snprintf(t[i].name, sizeof(t[i].name), "%s", name);
+			t[i].first_offset = offset;
+			(*n)++;
+		}
+	}
+	t[i].count++;
+	t[i].bytes += bytes;
+}
+
+static void print_text(const struct jf_decode_stats *s, const struct stat_result *r)
+{
+	int i;
+
+	printf("trace bytes     %" PRIu64 "\n", s->trace_bytes);
+	printf("instructions    %" PRIu64 "\n", s->insns);
+	printf("blocks          %" PRIu64 "\n", s->blocks);
+	printf("events          %" PRIu64 "\n", s->events);
+	printf("errors          %" PRIu64 "\n", s->errors);
+	for (i = 0; i < r->nerrors; i++)
+		printf("  %-28s %" PRIu64 " (first at offset 0x%" PRIx64 ")\n", r->errors[i].name,
+		       r->errors[i].count, r->errors[i].first_offset);
+	printf("overflows       %" PRIu64 "\n", s->overflows);
+	printf("bytes lost      %" PRIu64 "\n", s->lost_bytes);
+	for (i = 0; i < r->nlosses; i++)
+		printf("  %-28s %" PRIu64 " times, %" PRIu64 " bytes (first at offset 0x%" PRIx64
+		       ")\n", r->losses[i].name, r->losses[i].count, r->losses[i].bytes,
+		       r->losses[i].first_offset);
+	if (s->has_time)
+		printf("time span       %" PRIu64 " %s%s\n", s->last_time - s->first_time,
+		       s->time_is_ns ? "ns" : "ticks",
+		       s->time_is_synthetic ? " (synthetic: instruction-count clock)" : "");
+	else
+		printf("time span       unknown (no timing packets)\n");
+	printf("decode time     %.3f s\n", r->seconds);
+	if (r->seconds > 0)
+		printf("decode speed    %.1f MB/s, %.1f M instructions/s\n",
+		       (double)s->trace_bytes / r->seconds / 1e6,
+		       (double)s->insns / r->seconds / 1e6);
+}
+
+static void print_tallies(const char *key, const struct tally *t, int n)
+{
+	int i;
+
+	printf(",\"%s\":[", key);
+	for (i = 0; i < n; i++) {
+		printf("%s{\"kind\":", i ? "," : "");
+		jf_json_string(stdout, t[i].name);
+		printf(",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"first_offset\":%" PRIu64 "}",
+		       t[i].count, t[i].bytes, t[i].first_offset);
+	}
+	printf("]");
+}
+
+static void print_json(const struct jf_decode_stats *s, const struct stat_result *r)
+{
+	printf("{\"trace_bytes\":%" PRIu64 ",\"instructions\":%" PRIu64 ",\"blocks\":%" PRIu64
+	       ",\"events\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"overflows\":%" PRIu64
+	       ",\"lost_bytes\":%" PRIu64 ",\"lost_instructions\":%" PRIu64,
+	       s->trace_bytes, s->insns, s->blocks, s->events, s->errors, s->overflows,
+	       s->lost_bytes, s->lost_insns);
+	print_tallies("errors_by_kind", r->errors, r->nerrors);
+	print_tallies("losses_by_kind", r->losses, r->nlosses);
+	if (s->has_time)
+		printf(",\"time\":{\"first\":%" PRIu64 ",\"last\":%" PRIu64 ",\"unit\":\"%s\","
+		       "\"synthetic\":%s}", s->first_time, s->last_time,
+		       s->time_is_ns ? "ns" : "ticks", s->time_is_synthetic ? "true" : "false");
+	else
+		printf(",\"time\":null");
+	printf(",\"decode_seconds\":%.6f}\n", r->seconds);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: jitflow stat INPUTS [--json]\n\n"
+		"Decode a trace and count: instructions, blocks, events, trace bytes, errors by\n"
+		"kind, overflows, bytes and instructions lost, time span, decode speed.\n\n"
+		"  --json            one JSON object instead of the table\n\n%s",
+		jf_cli_inputs_help);
+}
+
+int jf_cmd_stat(int argc, char **argv)
+{
+	struct jf_cli_inputs in;
+	struct jf_decoder *dec;
+	struct jf_error err = { "" };
+	static struct stat_result result;
+	struct timespec t0, t1;
+	struct jf_flow f;
+	int i, rc, json = 0;
+	uint64_t n = 0;
+
+	jf_cli_inputs_init(&in);
+	for (i = 1; i < argc; i++) {
+		rc = jf_cli_input_option(&in, argc, argv, &i, &err);
+		if (rc < 0)
+			goto fail;
+		if (rc > 0)
+			continue;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			jf_cli_inputs_fini(&in);
+			return JF_EXIT_OK;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else {
+			fprintf(stderr, "jitflow stat: unknown option '%s' (see --help)\n", argv[i]);
+			jf_cli_inputs_fini(&in);
+			return JF_EXIT_USAGE;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	dec = jf_cli_open_decoder(&in, &err);
+	if (!dec)
+		goto fail;
+	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
+		if (f.kind == JF_FLOW_ERROR)
+			count(result.errors, &result.nerrors, f.u.error.text, 0, f.offset);
+		else if (f.kind == JF_FLOW_LOST)
+			count(result.losses, &result.nlosses, jf_lost_reason_name(f.u.lost.reason),
+			      f.u.lost.bytes, f.offset);
+		if ((++n & 0xffff) == 0)
+			jf_progress(f.offset, jf_cli_trace_size(&in), jf_decoder_stats(dec)->insns);
+	}
+	jf_progress_done();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc < 0) {
+		jf_decoder_free(dec);
+		goto fail;
+	}
+	result.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (json)
+		print_json(jf_decoder_stats(dec), &result);
+	else
+		print_text(jf_decoder_stats(dec), &result);
+	jf_decoder_free(dec);
+	jf_cli_inputs_fini(&in);
+	return JF_EXIT_OK;
+fail:
+	fprintf(stderr, "jitflow stat: %s\n", err.msg);
+	jf_cli_inputs_fini(&in);
+	return JF_EXIT_FAIL;
+}
