@@ -67,16 +67,14 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 	for (i = 0; i < st->nthreads; i++) {
 		const struct jf_record_thread *t = st->threads[i];
 
-		if (!t)
-			continue;
 		fprintf(f, "%s\n    {\"tid\": %d, \"queue\": %u, \"instructions\": %llu, "
 			"\"blocks\": %llu, \"pt_bytes\": %llu, \"async_events\": %llu, "
 			"\"lost_events\": %llu, \"marker_calls\": %llu, \"packets\": ",
 			first ? "" : ",", t->tid, t->queue, (unsigned long long)t->instructions,
-			(unsigned long long)t->blocks, (unsigned long long)t->pt->stats.bytes,
+			(unsigned long long)t->blocks, (unsigned long long)t->stats.bytes,
 			(unsigned long long)t->async_events, (unsigned long long)t->lost_events,
 			(unsigned long long)t->marker_calls);
-		packet_counts(f, &t->pt->stats);
+		packet_counts(f, &t->stats);
 		fputc('}', f);
 		first = 0;
 	}
@@ -85,8 +83,10 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 		(unsigned long long)st->mmap_records, (unsigned long long)st->syscalls,
 		(unsigned long long)st->signals);
 	fprintf(f, "  \"log\": {\"lines\": %llu, \"unparsed_lines\": %llu, "
+		"\"blocks_stopped_before_running\": %llu, "
 		"\"blocks_without_bytes\": %llu, \"undecodable_translations\": %llu},\n",
 		(unsigned long long)st->log_lines, (unsigned long long)st->garbage_lines,
+		(unsigned long long)st->stopped_blocks,
 		(unsigned long long)st->unknown_blocks,
 		(unsigned long long)jf_block_map_undecodable(st->blocks));
 	fprintf(f, "  \"zone_files\": [");

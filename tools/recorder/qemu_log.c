@@ -7,6 +7,8 @@
 
 enum { LINE_MAX_KEPT = 4096 }; /* longer lines (huge strace arguments) are cut */
 
+static const char STOPPED[] = "Stopped execution of TB chain before ";
+
 void jf_qlog_init(struct jf_qlog_parser *p, const struct jf_qlog_callbacks *cb)
 {
 	memset(p, 0, sizeof(*p));
@@ -131,6 +133,47 @@ static int exec_record(struct jf_qlog_parser *p, const char *s)
 	return 0;
 }
 
+/* "Stopped execution of TB chain before 0x7fcfb804d4c0 [0000000000460c92] clone" */
+static int stopped_record(struct jf_qlog_parser *p, const char *s)
+{
+	uint64_t host, pc;
+
+	s += strlen(STOPPED);
+	if (s[0] == '0' && s[1] == 'x')
+		s += 2;
+	if (!parse_hex(&s, &host) || s[0] != ' ' || s[1] != '[')
+		return -1;
+	s += 2;
+	if (!parse_hex(&s, &pc) || *s != ']')
+		return -1;
+	if (p->cb.stopped)
+		p->cb.stopped(p->cb.ctx, pc);
+	return 0;
+}
+
+/* The ')' that closes the '(' at s, skipping quoted strings; NULL if the line ends first
+ * (the result then comes on a later line). */
+static char *matching_paren(char *s)
+{
+	int depth = 0, quoted = 0;
+
+	for (; *s; s++) {
+		if (quoted) {
+			if (*s == '\\' && s[1])
+				s++;
+			else if (*s == '"')
+				quoted = 0;
+		} else if (*s == '"') {
+			quoted = 1;
+		} else if (*s == '(') {
+			depth++;
+		} else if (*s == ')' && --depth == 0) {
+			return s;
+		}
+	}
+	return NULL;
+}
+
 /* "1234 name(args) = result", or the beginning of one whose result comes later. */
 static int syscall_record(struct jf_qlog_parser *p, char *s)
 {
@@ -152,9 +195,9 @@ static int syscall_record(struct jf_qlog_parser *p, char *s)
 		return 0;
 	}
 	open = s;
-	*open = '\0';
-	close = strrchr(open + 1, ')');
+	close = matching_paren(open);
 	eq = close ? strstr(close, " = ") : NULL;
+	*open = '\0';
 	if (close)
 		*close = '\0';
 	if (p->cb.syscall)
@@ -201,7 +244,17 @@ void jf_qlog_line(struct jf_qlog_parser *p, const char *text, size_t len)
 			garbage(p, line);
 		return;
 	}
+	if (!strncmp(line, STOPPED, sizeof(STOPPED) - 1)) {
+		if (stopped_record(p, line))
+			garbage(p, line);
+		return;
+	}
 	/* A strace fragment may have an exec record glued to its end. */
+	trace = strstr(line, "Stopped execution of TB chain before ");
+	if (trace && trace != line) {
+		if (stopped_record(p, trace) == 0)
+			*trace = '\0';
+	}
 	trace = strstr(line, "Trace ");
 	if (trace && trace != line) {
 		if (exec_record(p, trace)) {

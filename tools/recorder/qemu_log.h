@@ -10,7 +10,9 @@
  *                    after "Trace" is the emulated CPU, i.e. the guest thread;
  *   - system calls:  "1234 openat(-100,\"/x\",O_RDONLY) = 3", whose " = result" part may
  *                    arrive on a later line when another thread logs in between;
- *   - signals:       "--- SIGUSR1 {si_signo=SIGUSR1, ...} ---".
+ *   - signals:       "--- SIGUSR1 {si_signo=SIGUSR1, ...} ---";
+ *   - a logged block that did not run after all:
+ *                    "Stopped execution of TB chain before 0x7f.. [0000000000460c92] sym".
  * Lines from different threads can be glued together ("...)Trace 1: ..."), so an exec
  * record is recognised anywhere in a line.
  *
@@ -34,6 +36,9 @@ struct jf_qlog_callbacks {
 	/* A translation block's guest bytes (as translated), starting at pc. */
 	void (*translation)(void *ctx, uint64_t pc, const uint8_t *bytes, size_t size);
 	void (*exec)(void *ctx, const struct jf_qlog_exec *exec);
+	/* "Stopped execution of TB chain before HOST [PC] sym": the block at pc was logged
+	 * but did not run (an exit request, e.g. a signal, came first); it runs later. */
+	void (*stopped)(void *ctx, uint64_t pc);
 	/* A system call as strace shows it: name and the raw argument text (no parentheses). */
 	void (*syscall)(void *ctx, const char *name, const char *args);
 	/* The result of the last system call printed (text after " = "). */

@@ -54,15 +54,14 @@ void jf_record_state_free(struct jf_record_state *st)
 	if (!st)
 		return;
 	for (i = 0; i < st->nthreads; i++) {
-		if (st->threads[i]) {
-			if (st->threads[i]->pt) {
-				jf_pt_stream_finish(st->threads[i]->pt);
-				free(st->threads[i]->pt);
-			}
-			free(st->threads[i]);
+		if (st->threads[i]->pt) { /* only after a failure */
+			jf_pt_stream_finish(st->threads[i]->pt);
+			free(st->threads[i]->pt);
 		}
+		free(st->threads[i]);
 	}
 	free(st->threads);
+	free(st->by_cpu);
 	for (i = 0; i < JF_RECORD_MAX_FDS; i++)
 		free(st->fd_paths[i]);
 	for (i = 0; i < st->nzone_files; i++)
@@ -90,28 +89,41 @@ static void announce(struct jf_record_state *st, struct jf_record_thread *t)
 {
 	if (t->announced || !t->tid)
 		return;
-	if (t->cpu != 0)
-		jf_perf_fork(&st->perf, st->pid, st->pid, t->tid, t->ptid, jf_pt_perf_time(st->clock));
-	jf_perf_itrace_start(&st->perf, st->pid, t->tid, jf_pt_perf_time(st->clock));
+	/* Dated when the thread appeared (its tid may only come later in the log): perf
+	 * must know the thread before it decodes the thread's first packet. */
+	if (t->queue != 0)
+		jf_perf_fork(&st->perf, st->pid, st->pid, t->tid, t->ptid,
+			     jf_pt_perf_time(t->start_clock));
+	jf_perf_itrace_start(&st->perf, st->pid, t->tid, jf_pt_perf_time(t->start_clock));
 	t->announced = 1;
+}
+
+static int grow(void *array_ptr, unsigned *cap, unsigned need)
+{
+	struct jf_record_thread ***array = array_ptr;
+	struct jf_record_thread **n;
+	unsigned new_cap;
+
+	if (need < *cap)
+		return 0;
+	new_cap = need + 16;
+	n = realloc(*array, new_cap * sizeof(*n));
+	if (!n)
+		return -1;
+	memset(n + *cap, 0, (new_cap - *cap) * sizeof(*n));
+	*array = n;
+	*cap = new_cap;
+	return 0;
 }
 
 static struct jf_record_thread *thread_for(struct jf_record_state *st, unsigned cpu)
 {
 	struct jf_record_thread *t;
 
-	if (cpu < st->nthreads && st->threads[cpu])
-		return st->threads[cpu];
-	if (cpu >= st->threads_cap) {
-		unsigned cap = cpu + 16;
-		struct jf_record_thread **n = realloc(st->threads, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		memset(n + st->threads_cap, 0, (cap - st->threads_cap) * sizeof(*n));
-		st->threads = n;
-		st->threads_cap = cap;
-	}
+	if (cpu < st->cpu_cap && st->by_cpu[cpu])
+		return st->by_cpu[cpu];
+	if (grow(&st->by_cpu, &st->cpu_cap, cpu) || grow(&st->threads, &st->threads_cap, st->nthreads))
+		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (t)
 		t->pt = malloc(sizeof(*t->pt));
@@ -128,8 +140,9 @@ static struct jf_record_thread *thread_for(struct jf_record_state *st, unsigned 
 		return NULL;
 	}
 	t->cpu = cpu;
-	t->queue = cpu;
-	if (cpu == 0) {
+	t->start_clock = st->clock;
+	t->queue = st->nthreads; /* one AUX buffer per thread */
+	if (st->nthreads == 0) {
 		t->tid = st->pid;
 	} else {
 		t->ptid = st->pid;
@@ -139,11 +152,39 @@ static struct jf_record_thread *thread_for(struct jf_record_state *st, unsigned 
 				--st->npending_tids * sizeof(st->pending_tids[0]));
 		}
 	}
-	st->threads[cpu] = t;
-	if (cpu >= st->nthreads)
-		st->nthreads = cpu + 1;
+	st->by_cpu[cpu] = t;
+	st->threads[st->nthreads++] = t;
 	announce(st, t);
 	return t;
+}
+
+/* The thread leaves for good: its stream ends with the exit system call's TIP.PGD. */
+static void thread_exit(struct jf_record_state *st, struct jf_record_thread *t)
+{
+	if (t->exited)
+		return;
+	t->exited = 1;
+	jf_pt_advance(t->pt, st->clock);
+	if (t->have_prev && t->prev.exit == JF_EXIT_SYSCALL)
+		jf_pt_disable(t->pt);
+	if (st->by_cpu[t->cpu] == t)
+		st->by_cpu[t->cpu] = NULL;
+}
+
+/* Hand the rest of the thread's stream to perf.data, and its EXIT record. */
+static int thread_finish(struct jf_record_state *st, struct jf_record_thread *t)
+{
+	int rc;
+
+	if (t->finished)
+		return 0;
+	t->finished = 1;
+	rc = jf_pt_stream_finish(t->pt);
+	t->stats = t->pt->stats;
+	free(t->pt);
+	t->pt = NULL;
+	jf_perf_exit(&st->perf, st->pid, st->pid, t->tid, t->tid, jf_pt_perf_time(st->clock));
+	return rc;
 }
 
 static void new_tid(struct jf_record_state *st, int tid)
@@ -154,7 +195,7 @@ static void new_tid(struct jf_record_state *st, int tid)
 	for (i = 1; i < st->nthreads; i++) {
 		struct jf_record_thread *t = st->threads[i];
 
-		if (t && !t->tid) {
+		if (!t->tid) {
 			t->tid = tid;
 			announce(st, t);
 			return;
@@ -168,6 +209,18 @@ static void new_tid(struct jf_record_state *st, int tid)
  * signal delivered between blocks). known_ip: where the thread was interrupted, or 0. */
 static void interruption(struct jf_record_thread *t, uint64_t known_ip, uint64_t pc)
 {
+	static const char *const kinds[] = { "no branch", "conditional branch", "jump", "call",
+					     "indirect jump", "indirect call", "return",
+					     "system call", "faulting instruction" };
+	struct jf_record_state *st = t->owner;
+
+	if (st->interruptions_noted++ < 8)
+		note(st, "thread %d: after the block at %#llx (ends with a %s at %#llx) came %#llx: "
+		     "%s at PT offset %llu", t->tid, (unsigned long long)t->prev.pc,
+		     kinds[t->prev.exit < 9 ? t->prev.exit : 8], (unsigned long long)t->prev.last_ip,
+		     (unsigned long long)pc, known_ip ? "asynchronous transfer (FUP+TIP.PGD/PGE)"
+		     : "direction unknown, reported as an overflow (OVF)",
+		     (unsigned long long)(t->aux_offset + t->pt->stats.bytes - t->aux_offset));
 	if (known_ip) {
 		jf_pt_async_disable(t->pt, known_ip);
 		jf_pt_enable(t->pt, pc);
@@ -241,6 +294,7 @@ static void on_exec(void *ctx, const struct jf_qlog_exec *e)
 
 	if (!t)
 		return;
+	st->last_exec_cpu = e->cpu;
 	st->blocks_executed++;
 	t->blocks++;
 	jf_pt_advance(t->pt, st->clock);
@@ -259,20 +313,51 @@ static void on_exec(void *ctx, const struct jf_qlog_exec *e)
 		return;
 	}
 	ninsn = b->ninsn;
-	if (t->have_prev && transition(t, &t->prev, e->pc) && ninsn)
+	if (t->resume_at_last) {
+		/* The block logged last did not run. If it is this one, the thread simply
+		 * runs it now; if not, something (a signal) took the thread away from it. */
+		t->resume_at_last = 0;
+		if (e->pc != t->last_pc)
+			interruption(t, t->last_pc, e->pc);
+	} else if (t->have_prev && transition(t, &t->prev, e->pc) && ninsn) {
 		ninsn--;
+	}
+	t->last_pc = e->pc;
+	t->last_ninsn = (uint32_t)ninsn;
 	if (st->image.marker_addr && e->pc == st->image.marker_addr) {
 		/* The zone emitter's marker: a PTWRITE at the exact point of the stream. The
 		 * sequence number argument is not in QEMU's log; the call's ordinal is. */
 		st->marker_calls++;
 		t->marker_calls++;
-		jf_pt_ptwrite(t->pt, st->marker_calls);
+		jf_pt_ptwrite(t->pt, t->marker_calls);
 	}
 	jf_pt_boundary(t->pt, e->pc);
 	st->clock += ninsn;
 	t->instructions += ninsn;
 	t->prev = *b;
 	t->have_prev = 1;
+}
+
+static void on_stopped(void *ctx, uint64_t pc)
+{
+	struct jf_record_state *st = ctx;
+	struct jf_record_thread *t = NULL;
+	unsigned i;
+
+	/* The thread that logged it last is the likeliest one; else any that is at pc. */
+	if (st->last_exec_cpu < st->cpu_cap && st->by_cpu[st->last_exec_cpu] &&
+	    st->by_cpu[st->last_exec_cpu]->last_pc == pc)
+		t = st->by_cpu[st->last_exec_cpu];
+	for (i = 0; !t && i < st->cpu_cap; i++)
+		if (st->by_cpu[i] && st->by_cpu[i]->last_pc == pc && !st->by_cpu[i]->resume_at_last)
+			t = st->by_cpu[i];
+	if (!t || t->resume_at_last)
+		return;
+	/* Take back what the block was counted for; the branch that led to it stays. */
+	st->clock -= t->last_ninsn;
+	t->instructions -= t->last_ninsn;
+	t->resume_at_last = 1;
+	st->stopped_blocks++;
 }
 
 static void on_translation(void *ctx, uint64_t pc, const uint8_t *bytes, size_t size)
@@ -378,14 +463,33 @@ static void on_syscall(void *ctx, const char *name, const char *args)
 	struct jf_record_state *st = ctx;
 
 	st->syscalls++;
-	snprintf(st->pending_name, sizeof(st->pending_name), "%s", name);
-	snprintf(st->pending_args, sizeof(st->pending_args), "%s", args);
+	/* exit and exit_group never return; QEMU prints no result for unknown calls */
+	if (strcmp(name, "exit") && strcmp(name, "exit_group") && strcmp(name, "unknown")) {
+		if (st->npending == sizeof(st->pending) / sizeof(st->pending[0])) {
+			memmove(st->pending, st->pending + 1, sizeof(st->pending) - sizeof(st->pending[0]));
+			st->npending--;
+		}
+		snprintf(st->pending[st->npending].name, sizeof(st->pending[0].name), "%s", name);
+		snprintf(st->pending[st->npending].args, sizeof(st->pending[0].args), "%s", args);
+		st->npending++;
+	}
 	if (!strcmp(name, "close")) {
 		long fd = strtol(args, NULL, 0);
 
 		if (fd >= 0 && fd < JF_RECORD_MAX_FDS) {
 			free(st->fd_paths[fd]);
 			st->fd_paths[fd] = NULL;
+		}
+	} else if (!strcmp(name, "exit")) {
+		/* The thread that logged last, if it is in a system call, is the one exiting:
+		 * QEMU prints the call right after the block that makes it. */
+		struct jf_record_thread *t = st->last_exec_cpu < st->cpu_cap ?
+					     st->by_cpu[st->last_exec_cpu] : NULL;
+
+		if (t && t->have_prev && t->prev.exit == JF_EXIT_SYSCALL) {
+			thread_exit(st, t);
+			if (t->tid)
+				thread_finish(st, t);
 		}
 	} else if (!strcmp(name, "execve") || !strcmp(name, "execveat")) {
 		note(st, "execve(%.200s): the new program runs outside QEMU and is not recorded",
@@ -399,12 +503,15 @@ static void on_syscall(void *ctx, const char *name, const char *args)
 static void on_syscall_result(void *ctx, const char *result)
 {
 	struct jf_record_state *st = ctx;
-	const char *name = st->pending_name;
+	const char *name;
 	long long value;
 	char *end;
 
-	if (!name[0])
+	if (!st->npending)
 		return;
+	st->npending--;
+	name = st->pending[st->npending].name;
+	st->pending_args = st->pending[st->npending].args;
 	value = strtoll(result, &end, 0);
 	if (end != result) {
 		if (!strcmp(name, "openat"))
@@ -421,7 +528,6 @@ static void on_syscall_result(void *ctx, const char *result)
 				     "child process is not followed", value);
 		}
 	}
-	st->pending_name[0] = '\0';
 }
 
 static void on_signal(void *ctx, const char *name)
@@ -438,6 +544,7 @@ void jf_record_state_callbacks(struct jf_record_state *st, struct jf_qlog_callba
 	cb->ctx = st;
 	cb->translation = on_translation;
 	cb->exec = on_exec;
+	cb->stopped = on_stopped;
 	cb->syscall = on_syscall;
 	cb->syscall_result = on_syscall_result;
 	cb->signal = on_signal;
@@ -476,21 +583,16 @@ int jf_record_state_end(struct jf_record_state *st, const struct jf_perf_info *i
 	for (i = 0; i < st->nthreads; i++) {
 		struct jf_record_thread *t = st->threads[i];
 
-		if (!t)
-			continue;
-		jf_pt_advance(t->pt, st->clock);
 		/* A thread whose last block ended in a system call left in it (exit). */
-		if (t->have_prev && t->prev.exit == JF_EXIT_SYSCALL)
-			jf_pt_disable(t->pt);
+		thread_exit(st, t);
 		if (!t->tid) {
 			t->tid = st->pid + 1000000 + (int)i; /* never named by the log */
 			note(st, "thread on CPU %u: its thread id was not in QEMU's log; a "
-			     "made-up id %d is used", i, t->tid);
+			     "made-up id %d is used", t->cpu, t->tid);
 			announce(st, t);
 		}
-		if (jf_pt_stream_finish(t->pt))
+		if (thread_finish(st, t))
 			rc = -1;
-		jf_perf_exit(&st->perf, st->pid, st->pid, t->tid, t->tid, jf_pt_perf_time(st->clock));
 	}
 	jf_perf_finished_round(&st->perf);
 	return rc;

@@ -26,10 +26,18 @@ struct jf_record_thread {
 	int started;               /* its stream has begun */
 	int announced;             /* FORK/ITRACE_START written */
 	int have_prev;
+	int exited;                /* made the exit system call */
+	uint64_t last_pc;          /* the last block logged for it ... */
+	uint32_t last_ninsn;       /* ... and the instructions counted for it */
+	int resume_at_last;        /* that block did not run after all: when it is logged
+	                            * again, the thread has not moved */
 	struct jf_block prev;      /* the block it ran last */
 	uint64_t instructions, blocks, aux_offset;
+	uint64_t start_clock;      /* the instruction clock when it appeared */
 	uint64_t async_events, lost_events, marker_calls;
-	struct jf_pt_stream *pt;
+	struct jf_pt_stream *pt;   /* NULL once the thread's stream is complete */
+	struct jf_pt_stats stats;  /* its packet counts, kept when the stream is gone */
+	int finished;
 };
 
 enum { JF_RECORD_MAX_FDS = 4096, JF_RECORD_MAX_ZONE_FILES = 16, JF_RECORD_MAX_NOTES = 32 };
@@ -42,16 +50,26 @@ struct jf_record_state {
 	struct jf_block_map *blocks;
 	struct jf_perf_writer perf;
 
-	struct jf_record_thread **threads; /* by CPU index */
+	struct jf_record_thread **threads; /* every thread, in the order they appeared */
 	unsigned nthreads, threads_cap;
+	struct jf_record_thread **by_cpu;  /* the live thread on each QEMU CPU index (QEMU
+	                                    * reuses the index of a thread that exited) */
+	unsigned cpu_cap;
+	unsigned last_exec_cpu;
 
 	uint64_t clock;            /* instructions executed so far, all threads */
-	uint64_t blocks_executed, unknown_blocks, log_lines, garbage_lines;
-	uint64_t signals, syscalls, mmap_records, marker_calls;
+	uint64_t blocks_executed, unknown_blocks, log_lines, garbage_lines, stopped_blocks;
+	uint64_t signals, syscalls, mmap_records, marker_calls, interruptions_noted;
 
-	/* The system call whose result is still to come. */
-	char pending_name[32];
-	char pending_args[512];
+	/* System calls whose result is still to come, newest last. Results print on the
+	 * call's own line unless another thread logs in between; then the " = result" line
+	 * that follows belongs to the newest call still waiting. */
+	struct {
+		char name[32];
+		char args[512];
+	} pending[8];
+	unsigned npending;
+	const char *pending_args;  /* the arguments of the call being completed */
 	int pending_tids[64];      /* clone results not yet claimed by a new CPU */
 	unsigned npending_tids;
 

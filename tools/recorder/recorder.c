@@ -91,6 +91,9 @@ static int pump_log(int fd, struct jf_qlog_parser *parser, pid_t child, int *chi
 	char *buf = malloc(BUF);
 	size_t have = 0;
 	int saw_writer = 0;
+	/* For debugging the recorder: a copy of QEMU's whole log (it is large). */
+	const char *copy_path = getenv("JITFLOW_RECORD_LOG_COPY");
+	FILE *copy = copy_path ? fopen(copy_path, "w") : NULL;
 
 	if (!buf)
 		return -1;
@@ -121,6 +124,8 @@ static int pump_log(int fd, struct jf_qlog_parser *parser, pid_t child, int *chi
 			continue;
 		}
 		saw_writer = 1;
+		if (copy)
+			fwrite(buf + have, 1, (size_t)got, copy);
 		have += (size_t)got;
 		{
 			char *line = buf, *nl, *end = buf + have;
@@ -141,6 +146,8 @@ static int pump_log(int fd, struct jf_qlog_parser *parser, pid_t child, int *chi
 	if (have)
 		jf_qlog_line(parser, buf, have);
 	jf_qlog_finish(parser);
+	if (copy)
+		fclose(copy);
 	free(buf);
 	return 0;
 }
