@@ -185,6 +185,54 @@ static void test_threads(void **state)
 	assert_instruction_counts_agree();
 }
 
+/* The JIT program: code written into an RWX page, described by the zone emitter, run,
+ * rewritten at the same address and run again. After `perf inject --jit` (which reads the
+ * zone file the recorder copied and put on the trace's clock), perf's instruction samples
+ * inside the page are exactly the instructions the program ran there, split by version. */
+static void test_jit_rewrite(void **state)
+{
+	char cmd[4096], *out = NULL, zone_dir[600];
+	long a = -1, b = -1;
+	char *line;
+
+	(void)state;
+	snprintf(zone_dir, sizeof(zone_dir), "%s/jit-zone", jf_test_tmpdir());
+	snprintf(dir_of_run, sizeof(dir_of_run), "%s/jit", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && JITFLOW_ZONE_DIR=%s %s record --emulate -o %s "
+		 "-- %s 2>%s.err", zone_dir, zone_dir, jf_test_cli(), dir_of_run, program("jit"),
+		 dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "jit_instructions=350"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "perf inject --jit -i %s/perf.data -o %s/perf.jit.data 2>&1",
+		 dir_of_run, dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.jit.data --itrace=e 2>&1 | "
+		 "grep 'instruction trace error'", dir_of_run);
+	assert_int_not_equal(jf_test_run(cmd, &out), 0); /* grep finds none */
+	free(out);
+	/* jitted-PID-0.so is version A (2 instructions, 100 runs), -1.so version B (3, 50). */
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.jit.data --itrace=i1i -F ip,dso "
+		 "2>/dev/null | grep -o 'jitted-[0-9]*-[0-9]*.so' | sed 's/.*-//' | sort | uniq -c",
+		 dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		long n;
+		char which[32];
+
+		if (sscanf(line, "%ld %31s", &n, which) != 2)
+			continue;
+		if (!strcmp(which, "0.so"))
+			a = n;
+		else if (!strcmp(which, "1.so"))
+			b = n;
+	}
+	free(out);
+	assert_int_equal(a, 200);
+	assert_int_equal(b, 150);
+}
+
 static void test_cli_errors(void **state)
 {
 	char cmd[1024], *out = NULL;
@@ -212,6 +260,7 @@ int main(void)
 		cmocka_unit_test(test_branches_and_indirect_calls),
 		cmocka_unit_test(test_qsort_longjmp_signals),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_jit_rewrite),
 	};
 	char *out = NULL;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pt_stream.h"
@@ -23,7 +24,7 @@ enum { AUXTRACE_INTEL_PT = 1 };
 /* Header feature bits (tools/perf/util/header.h). */
 enum { FEAT_HOSTNAME = 3, FEAT_OSRELEASE = 4, FEAT_VERSION = 5, FEAT_ARCH = 6,
        FEAT_NRCPUS = 7, FEAT_CPUDESC = 8, FEAT_CPUID = 9, FEAT_TOTAL_MEM = 10,
-       FEAT_CMDLINE = 11, FEAT_EVENT_DESC = 12, FEAT_AUXTRACE = 18 };
+       FEAT_CMDLINE = 11, FEAT_EVENT_DESC = 12, FEAT_AUXTRACE = 18, FEAT_CLOCKID = 23 };
 
 /* Intel PT configuration bits (/sys/bus/event_source/devices/intel_pt/format). */
 #define PT_CFG_CYC (1ull << 1)
@@ -125,6 +126,10 @@ static void fill_attr(struct perf_event_attr *attr)
 	attr->comm = 1;
 	attr->comm_exec = 1;
 	attr->task = 1;
+	/* As `perf record -k mono`: perf inject --jit insists on it, and the zone files'
+	 * timestamps are put on the same (synthetic) clock. */
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
 }
 
 int jf_perf_open(struct jf_perf_writer *w, const char *path, struct jf_error *err)
@@ -354,6 +359,9 @@ static void write_feature(struct jf_perf_writer *w, int feat, const struct jf_pe
 		put_feature_string(w, event_name);
 		put_u64(w, EVENT_ID);
 		break;
+	case FEAT_CLOCKID:
+		put_u64(w, 1); /* clock resolution in ns: the synthetic clock counts 1 per ns */
+		break;
 	case FEAT_AUXTRACE:
 		put_u64(w, w->index_len);
 		for (i = 0; i < w->index_len; i++) {
@@ -369,7 +377,7 @@ int jf_perf_close(struct jf_perf_writer *w, const struct jf_perf_info *info,
 {
 	static const int features[] = { FEAT_HOSTNAME, FEAT_OSRELEASE, FEAT_VERSION, FEAT_ARCH,
 					FEAT_NRCPUS, FEAT_CPUDESC, FEAT_CPUID, FEAT_TOTAL_MEM,
-					FEAT_CMDLINE, FEAT_EVENT_DESC, FEAT_AUXTRACE };
+					FEAT_CMDLINE, FEAT_EVENT_DESC, FEAT_AUXTRACE, FEAT_CLOCKID };
 	enum { NFEAT = sizeof(features) / sizeof(features[0]) };
 	uint64_t sections[NFEAT][2];
 	uint64_t data_size = w->pos - w->data_start, table, bits[4] = { 0 };

@@ -1,6 +1,8 @@
 /* The recorder's per-thread logic: consecutive blocks -> PT packets (see record_state.h). */
 #include "record_state.h"
 
+#include "zone_copy.h"
+
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -58,6 +60,7 @@ void jf_record_state_free(struct jf_record_state *st)
 			jf_pt_stream_finish(st->threads[i]->pt);
 			free(st->threads[i]->pt);
 		}
+		free(st->threads[i]->marker_times);
 		free(st->threads[i]);
 	}
 	free(st->threads);
@@ -329,6 +332,17 @@ static void on_exec(void *ctx, const struct jf_qlog_exec *e)
 		 * sequence number argument is not in QEMU's log; the call's ordinal is. */
 		st->marker_calls++;
 		t->marker_calls++;
+		if (t->nmarker_times == t->marker_times_cap) {
+			size_t cap = t->marker_times_cap ? t->marker_times_cap * 2 : 64;
+			uint64_t *n = realloc(t->marker_times, cap * sizeof(*n));
+
+			if (n) {
+				t->marker_times = n;
+				t->marker_times_cap = cap;
+			}
+		}
+		if (t->nmarker_times < t->marker_times_cap)
+			t->marker_times[t->nmarker_times++] = jf_pt_perf_time(st->clock);
 		jf_pt_ptwrite(t->pt, t->marker_calls);
 	}
 	jf_pt_boundary(t->pt, e->pc);
@@ -430,17 +444,27 @@ static void on_mmap(struct jf_record_state *st, uint64_t addr)
 	pgoff = strtoull(a, NULL, 0);
 	if (nth_arg(st->pending_args, 3, a, sizeof(a)) == 0)
 		flags = strstr(a, "MAP_SHARED") ? MAP_SHARED : MAP_PRIVATE;
-	jf_perf_mmap2(&st->perf, st->pid, st->pid, addr, len, pgoff, prot, flags,
-		      st->fd_paths[fd], jf_pt_perf_time(st->clock));
-	st->mmap_records++;
-	if (is_zone_file(st->fd_paths[fd]) && st->nzone_files < JF_RECORD_MAX_ZONE_FILES) {
+	if (is_zone_file(st->fd_paths[fd])) {
+		/* The marker mapping of a zone file: name the retimed copy in the recording's
+		 * directory, which is what perf inject --jit and jitflow must read. */
+		const char *base = strrchr(st->fd_paths[fd], '/');
+		char copy[2 * PATH_MAX];
 		unsigned i;
 
+		snprintf(copy, sizeof(copy), "%s/%s", st->out_dir, base ? base + 1 : st->fd_paths[fd]);
+		jf_perf_mmap2(&st->perf, st->pid, st->pid, addr, len, pgoff, prot, flags, copy,
+			      jf_pt_perf_time(st->clock));
+		st->mmap_records++;
 		for (i = 0; i < st->nzone_files; i++)
 			if (!strcmp(st->zone_files[i], st->fd_paths[fd]))
 				return;
-		st->zone_files[st->nzone_files++] = strdup(st->fd_paths[fd]);
+		if (st->nzone_files < JF_RECORD_MAX_ZONE_FILES)
+			st->zone_files[st->nzone_files++] = strdup(st->fd_paths[fd]);
+		return;
 	}
+	jf_perf_mmap2(&st->perf, st->pid, st->pid, addr, len, pgoff, prot, flags,
+		      st->fd_paths[fd], jf_pt_perf_time(st->clock));
+	st->mmap_records++;
 }
 
 static void on_open(struct jf_record_state *st, long fd, int path_arg)
@@ -598,36 +622,82 @@ int jf_record_state_end(struct jf_record_state *st, const struct jf_perf_info *i
 	return rc;
 }
 
+/* Reads a whole file (zone files hold code and records: they grow with the code image). */
+static uint8_t *slurp(const char *path, size_t *size)
+{
+	uint8_t *data = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (cap - len < 65536) {
+			uint8_t *bigger = realloc(data, cap = cap ? cap * 2 : 1 << 20);
+
+			if (!bigger) {
+				free(data);
+				close(fd);
+				return NULL;
+			}
+			data = bigger;
+		}
+		n = read(fd, data + len, cap - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	*size = len;
+	return data;
+}
+
 int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
 			      struct jf_error *err)
 {
+	struct jf_zone_markers *markers = calloc(st->nthreads + 1, sizeof(*markers));
 	unsigned i;
+	int rc = 0;
 
-	for (i = 0; i < st->nzone_files; i++) {
+	if (!markers)
+		return jf_fail(err, "out of memory");
+	for (i = 0; i < st->nthreads; i++) {
+		markers[i].tid = st->threads[i]->tid;
+		markers[i].times = st->threads[i]->marker_times;
+		markers[i].count = st->threads[i]->nmarker_times;
+	}
+	for (i = 0; i < st->nzone_files && !rc; i++) {
 		const char *base = strrchr(st->zone_files[i], '/');
-		char dest[PATH_MAX], buf[1 << 16];
-		int in, out;
-		ssize_t n;
+		struct jf_zone_copy_result res;
+		struct jf_error why = { { 0 } };
+		char dest[PATH_MAX];
+		uint8_t *data;
+		size_t size = 0;
+		int out;
 
 		base = base ? base + 1 : st->zone_files[i];
 		snprintf(dest, sizeof(dest), "%s/%s", dir, base);
-		if (!strcmp(dest, st->zone_files[i]))
-			continue;
-		in = open(st->zone_files[i], O_RDONLY);
-		if (in < 0) {
-			note(st, "zone file %s is gone; not copied", st->zone_files[i]);
+		data = slurp(st->zone_files[i], &size);
+		if (!data) {
+			note(st, "zone file %s cannot be read (%m); not copied", st->zone_files[i]);
 			continue;
 		}
+		if (jf_zone_retime(data, size, markers, st->nthreads, &res, &why))
+			note(st, "zone file %s: %s", st->zone_files[i], why.msg);
+		if (!res.retimed)
+			note(st, "zone file %s: no marker calls matched its records; its timestamps "
+			     "are the program's clock, not the recording's", st->zone_files[i]);
+		else if (res.markers_unmatched)
+			note(st, "zone file %s: %zu marker calls had no record", st->zone_files[i],
+			     res.markers_unmatched);
 		out = open(dest, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (out < 0) {
-			close(in);
-			return jf_fail(err, "%s: cannot create: %m", dest);
-		}
-		while ((n = read(in, buf, sizeof(buf))) > 0)
-			if (write(out, buf, (size_t)n) != n)
-				break;
-		close(in);
-		close(out);
+		if (out < 0 || write(out, data, size) != (ssize_t)size)
+			rc = jf_fail(err, "%s: cannot write: %m", dest);
+		if (out >= 0)
+			close(out);
+		free(data);
 	}
-	return 0;
+	free(markers);
+	return rc;
 }

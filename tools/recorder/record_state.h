@@ -34,6 +34,8 @@ struct jf_record_thread {
 	struct jf_block prev;      /* the block it ran last */
 	uint64_t instructions, blocks, aux_offset;
 	uint64_t start_clock;      /* the instruction clock when it appeared */
+	uint64_t *marker_times;    /* perf time of each jf_emitter_marker call, in order */
+	size_t nmarker_times, marker_times_cap;
 	uint64_t async_events, lost_events, marker_calls;
 	struct jf_pt_stream *pt;   /* NULL once the thread's stream is complete */
 	struct jf_pt_stats stats;  /* its packet counts, kept when the stream is gone */
@@ -44,6 +46,8 @@ enum { JF_RECORD_MAX_FDS = 4096, JF_RECORD_MAX_ZONE_FILES = 16, JF_RECORD_MAX_NO
 
 struct jf_record_state {
 	char program[4096];
+	char out_dir[4096];        /* absolute: zone files are copied there, and the MMAP2
+	                            * records of their marker mappings name the copies */
 	int timing;
 	int pid;
 	struct jf_program_image image;

@@ -180,6 +180,10 @@ int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
 	st = jf_record_state_new(program, opt->timing, err);
 	if (!st)
 		return -1;
+	if (!realpath(opt->out_dir, st->out_dir)) {
+		jf_fail(err, "%s: %m", opt->out_dir);
+		goto out_state;
+	}
 	if (jf_perf_open(&st->perf, perf_path, err))
 		goto out_state;
 	if (!mkdtemp(tmpdir)) {
