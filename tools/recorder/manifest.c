@@ -62,7 +62,9 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 	fprintf(f, "  \"instructions\": %llu,\n  \"blocks\": %llu,\n  \"pt_bytes\": %llu,\n",
 		(unsigned long long)res->instructions, (unsigned long long)res->blocks,
 		(unsigned long long)res->pt_bytes);
-	fprintf(f, "  \"seconds\": %.3f,\n", res->seconds);
+	fprintf(f, "  \"seconds\": %.3f,\n  \"recorder_cpu_seconds\": %.3f,\n"
+		"  \"qemu_cpu_seconds\": %.3f,\n", res->seconds, res->recorder_cpu_seconds,
+		res->qemu_cpu_seconds);
 	fprintf(f, "  \"threads\": [");
 	for (i = 0; i < st->nthreads; i++) {
 		const struct jf_record_thread *t = st->threads[i];

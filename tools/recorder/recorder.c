@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -200,6 +201,8 @@ int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
 		jf_fail(err, "%s: cannot open FIFO: %m", fifo);
 		goto out_fifo;
 	}
+	/* A large pipe lets QEMU run ahead instead of waiting for us every 64 KiB. */
+	fcntl(fd, F_SETPIPE_SZ, 1 << 20);
 
 	/* ^C goes to the program; the recorder stays to write what was recorded. */
 	sigaction(SIGINT, &ign, &old_int);
@@ -223,6 +226,17 @@ int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
 	if (!child_done)
 		waitpid(child, &status, 0);
 	res->seconds = now_seconds() - t0;
+	{
+		struct rusage self, children;
+
+		getrusage(RUSAGE_SELF, &self);
+		getrusage(RUSAGE_CHILDREN, &children);
+		res->recorder_cpu_seconds = (double)self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 +
+					    (double)self.ru_stime.tv_sec + self.ru_stime.tv_usec / 1e6;
+		res->qemu_cpu_seconds = (double)children.ru_utime.tv_sec +
+					children.ru_utime.tv_usec / 1e6 +
+					(double)children.ru_stime.tv_sec + children.ru_stime.tv_usec / 1e6;
+	}
 	res->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
 			   WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 	st->log_lines = parser->lines;

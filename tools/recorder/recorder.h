@@ -25,6 +25,8 @@ struct jf_record_result {
 	int exit_status;          /* the program's, as a shell reports it (128+signal) */
 	uint64_t instructions, blocks, pt_bytes, threads;
 	double seconds;
+	double recorder_cpu_seconds;  /* this process (log parsing, encoding, writing) */
+	double qemu_cpu_seconds;      /* QEMU, emulating and printing its log */
 };
 
 /* Records; returns 0 when a recording was written (whatever the program's own exit
