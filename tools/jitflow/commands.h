@@ -19,5 +19,6 @@ int jf_cmd_split(int argc, char **argv);
 int jf_cmd_bytecodes(int argc, char **argv);
 int jf_cmd_check(int argc, char **argv);
 int jf_cmd_zone(int argc, char **argv);
+int jf_cmd_record(int argc, char **argv);
 
 #endif

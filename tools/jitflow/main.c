@@ -14,6 +14,8 @@ static const struct jf_command commands[] = {
 	{ "check", "compare a report with a baseline: fail on regressions", jf_cmd_check },
 	{ "zone", "list the records of a JIT code-zone file (jitdump + jitflow records)",
 	  jf_cmd_zone },
+	{ "record", "run a program and write an Intel PT perf.data (QEMU where no PT)",
+	  jf_cmd_record },
 };
 
 static void usage(FILE *out)
