@@ -11,7 +11,9 @@
 
 struct mvm_codemem {
 	uint8_t *base;
-	size_t size, used;
+	size_t mapped;   /* whole pages */
+	size_t size;     /* usable bytes, as asked (small sizes make flushes easy to test) */
+	size_t used;
 };
 
 struct mvm_codemem *mvm_codemem_new(size_t size)
@@ -21,8 +23,9 @@ struct mvm_codemem *mvm_codemem_new(size_t size)
 
 	if (!cm)
 		return NULL;
-	cm->size = (size + page - 1) / page * page;
-	cm->base = mmap(NULL, cm->size, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cm->size = size;
+	cm->mapped = (size + page - 1) / page * page;
+	cm->base = mmap(NULL, cm->mapped, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (cm->base == MAP_FAILED) {
 		perror("minivm: mapping code memory");
 		free(cm);
@@ -56,6 +59,11 @@ int mvm_codemem_write(struct mvm_codemem *cm, uint64_t addr, const void *bytes, 
 	return mprotect((void *)start, end - start, PROT_READ | PROT_EXEC);
 }
 
+size_t mvm_codemem_used(const struct mvm_codemem *cm)
+{
+	return cm->used;
+}
+
 void mvm_codemem_reset(struct mvm_codemem *cm)
 {
 	if (cm)
@@ -66,6 +74,6 @@ void mvm_codemem_free(struct mvm_codemem *cm)
 {
 	if (!cm)
 		return;
-	munmap(cm->base, cm->size);
+	munmap(cm->base, cm->mapped);
 	free(cm);
 }

@@ -1,5 +1,6 @@
 /* minivm's tokenizer: integers, names, keywords, operators; '#' starts a comment. */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lexer.h"
@@ -119,7 +120,12 @@ struct mvm_token mvm_lexer_next(struct mvm_lexer *lx)
 	case '=': t.kind = n == '=' ? MVM_TOK_EQ : MVM_TOK_ASSIGN; break;
 	case '!': t.kind = n == '=' ? MVM_TOK_NE : MVM_TOK_BANG; break;
 	default:
-		return error_token(t, "unexpected character");
+		if (isprint((unsigned char)c))
+			snprintf(lx->message, sizeof(lx->message), "unexpected character '%c'", c);
+		else
+			snprintf(lx->message, sizeof(lx->message), "unexpected byte 0x%02x",
+				 (unsigned char)c);
+		return error_token(t, lx->message);
 	}
 	if (n == '=' && (c == '<' || c == '>' || c == '=' || c == '!')) {
 		advance(lx);

@@ -27,6 +27,7 @@ struct mvm_token {
 struct mvm_lexer {
 	const char *src, *end, *pos;
 	uint32_t line, column;
+	char message[48];   /* an error token's text when it names the bad character */
 };
 
 void mvm_lexer_init(struct mvm_lexer *lx, const char *src, size_t size);

@@ -123,6 +123,10 @@ int main(int argc, char **argv)
 		} else if ((v = option_value(argc, argv, &i, "--code-size"))) {
 			if (parse_count("--code-size", v, (uint64_t)1 << 30, &n))
 				return 2;
+			if (n < 256) {
+				fprintf(stderr, "minivm: --code-size must be at least 256 bytes\n");
+				return 2;
+			}
 			opt.code_size = (size_t)n;
 		} else if ((v = option_value(argc, argv, &i, "--counters"))) {
 			opt.counters_path = v;
@@ -141,7 +145,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!program) {
-		usage(stderr);
+		fprintf(stderr, "minivm: no program given (see --help)\n");
 		return 2;
 	}
 	source = read_file(program, &size);

@@ -54,6 +54,10 @@ static MVM_SECTION_TRACER void record_finish(struct mvm_vm *vm, enum mvm_rec_end
 	struct mvm_trace *t = mvm_jit_compile(vm, rec, end, end_pc, link);
 
 	rec->active = 0;
+	if (!t && mvm_codemem_used(vm->code) == 0) {
+		record_abort(vm); /* bigger than all of code memory: give up after a few */
+		return;
+	}
 	if (!t) {
 		/* No room: everything is flushed as soon as no trace is running, and the
 		 * loop heats up again. Not the loop's fault, so not counted as an abort. */

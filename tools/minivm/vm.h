@@ -149,6 +149,7 @@ struct mvm_codemem *mvm_codemem_new(size_t size);
 uint64_t mvm_codemem_alloc(struct mvm_codemem *cm, size_t size);
 int mvm_codemem_write(struct mvm_codemem *cm, uint64_t addr, const void *bytes, size_t size);
 void mvm_codemem_reset(struct mvm_codemem *cm);
+size_t mvm_codemem_used(const struct mvm_codemem *cm);
 void mvm_codemem_free(struct mvm_codemem *cm);
 
 /* counters.c */
