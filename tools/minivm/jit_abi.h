@@ -21,6 +21,7 @@ struct mvm_value {
 struct mvm_array {
 	int64_t len;
 	struct mvm_value *items;
+	struct mvm_array *next_allocated; /* runtime only: every array, freed at exit */
 };
 
 /* Largest array `array(n)` may create (elements). */

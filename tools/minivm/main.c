@@ -159,11 +159,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (mvm_vm_init(&vm, prog, &opt)) {
+		mvm_vm_free(&vm);
 		free(source);
 		return 1;
 	}
+	vm.source = source;
 	mvm_vm_run(&vm);
 	mvm_vm_finish(&vm);
-	free(source);
+	mvm_vm_free(&vm);
 	return 0;
 }

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <jitflow/emitter.h>
 
@@ -25,6 +26,7 @@ _Noreturn void mvm_fault(struct mvm_vm *vm, struct mvm_function *fn, uint32_t pc
 	va_end(ap);
 	fputc('\n', stderr);
 	mvm_vm_finish(vm);
+	mvm_vm_free(vm);
 	exit(1);
 }
 
@@ -47,9 +49,12 @@ MVM_SECTION_RUNTIME void mvm_call(struct mvm_vm *vm, struct mvm_function *caller
 	frame.fn = fn;
 	frame.locals = &sp[-(int64_t)argc];
 	frame.sp = frame.locals + fn->local_count;
-	if (vm->call_depth >= MVM_MAX_CALL_DEPTH || frame.sp + fn->max_stack > vm->stack_end)
-		mvm_fault(vm, caller, pc, "stack overflow (more than %d nested calls or %u values)",
-			  MVM_MAX_CALL_DEPTH, VALUE_STACK_SLOTS);
+	/* Three limits, whichever comes first: nesting depth, the value stack, and the
+	 * machine stack the recursive interpreter runs on (frames are bigger in sanitizer
+	 * builds; running out of it would crash instead of reporting). */
+	if (vm->call_depth >= MVM_MAX_CALL_DEPTH || frame.sp + fn->max_stack > vm->stack_end ||
+	    vm->machine_stack_top - (uintptr_t)__builtin_frame_address(0) > vm->machine_stack_limit)
+		mvm_fault(vm, caller, pc, "stack overflow (calls nested too deeply)");
 	for (i = argc; i < fn->local_count; i++)
 		frame.locals[i] = (struct mvm_value){MVM_INT, 0};
 	vm->call_depth++;
@@ -94,10 +99,14 @@ MVM_SECTION_RUNTIME void mvm_new_array(struct mvm_vm *vm, struct mvm_value *slot
 	if (!a || !(a->items = calloc((size_t)n + 1, sizeof(*a->items)))) {
 		fprintf(stderr, "%s: out of memory for an array of %lld\n", vm->prog->path,
 			(long long)n);
+		free(a);
 		mvm_vm_finish(vm);
+		mvm_vm_free(vm);
 		exit(1);
 	}
 	a->len = n;
+	a->next_allocated = vm->arrays;
+	vm->arrays = a;
 	slot->tag = MVM_ARRAY;
 	slot->i = (int64_t)(uintptr_t)a;
 }
@@ -145,6 +154,18 @@ void mvm_jit_state_init(struct mvm_vm *vm, struct mvm_jit_state *st)
 	st->vm = vm;
 }
 
+/* How much of the machine stack nested calls may use: its limit less 1 MiB for everything
+ * else (libc, the emitter, a fault's message). */
+static uintptr_t machine_stack_budget(void)
+{
+	struct rlimit rl;
+	uintptr_t size = (uintptr_t)8 << 20;
+
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		size = (uintptr_t)rl.rlim_cur;
+	return size > ((uintptr_t)2 << 20) ? size - ((uintptr_t)1 << 20) : size / 2;
+}
+
 int mvm_vm_init(struct mvm_vm *vm, struct mvm_program *prog, const struct mvm_options *opt)
 {
 	uint32_t i;
@@ -161,6 +182,7 @@ int mvm_vm_init(struct mvm_vm *vm, struct mvm_program *prog, const struct mvm_op
 		return -1;
 	}
 	vm->stack_end = vm->stack + VALUE_STACK_SLOTS;
+	vm->machine_stack_limit = machine_stack_budget();
 	for (i = 0; i < prog->function_count; i++) {
 		struct mvm_function *fn = prog->functions[i];
 
@@ -188,6 +210,7 @@ int mvm_vm_run(struct mvm_vm *vm)
 	struct mvm_frame frame = {0};
 	uint32_t i;
 
+	vm->machine_stack_top = (uintptr_t)__builtin_frame_address(0);
 	frame.fn = main_fn;
 	frame.locals = vm->stack;
 	frame.sp = frame.locals + main_fn->local_count;
@@ -205,4 +228,31 @@ void mvm_vm_finish(struct mvm_vm *vm)
 	vm->opt.counters_path = NULL;
 	mvm_zone_close(vm->zone);
 	vm->zone = NULL;
+}
+
+void mvm_vm_free(struct mvm_vm *vm)
+{
+	struct mvm_trace *t, *next_trace;
+	struct mvm_array *a, *next_array;
+	uint32_t i;
+
+	for (t = vm->traces; t; t = next_trace) {
+		next_trace = t->next;
+		for (i = 0; i < t->guard_count; i++)
+			free(t->guards[i]);
+		free(t->guards);
+		free(t);
+	}
+	for (a = vm->arrays; a; a = next_array) {
+		next_array = a->next_allocated;
+		free(a->items);
+		free(a);
+	}
+	free(vm->guards);
+	free(vm->rec.ops);
+	free(vm->stack);
+	mvm_codemem_free(vm->code);
+	mvm_program_free(vm->prog);
+	free(vm->source);
+	memset(vm, 0, sizeof(*vm));
 }

@@ -35,7 +35,7 @@ struct stencil {
 
 static const char *object_path;
 
-static void die(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static _Noreturn void die(const char *fmt, ...)
 {
 	va_list ap;
 

@@ -109,6 +109,9 @@ struct mvm_vm {
 	int jit_active;          /* trace invocations on the machine stack */
 	int flush_pending;       /* jit_flush() or a full code memory while a trace ran */
 	uint64_t flushes;
+	uintptr_t machine_stack_top, machine_stack_limit;
+	struct mvm_array *arrays; /* every array made, newest first */
+	char *source;            /* the program's text, owned */
 };
 
 int mvm_vm_init(struct mvm_vm *vm, struct mvm_program *prog, const struct mvm_options *opt);
@@ -116,6 +119,8 @@ int mvm_vm_init(struct mvm_vm *vm, struct mvm_program *prog, const struct mvm_op
 int mvm_vm_run(struct mvm_vm *vm);
 /* Write the counters and close the zone file (also done before a fault exits). */
 void mvm_vm_finish(struct mvm_vm *vm);
+/* Release everything, the program and its source included. */
+void mvm_vm_free(struct mvm_vm *vm);
 
 /* interp.c */
 void mvm_eval(struct mvm_vm *vm, struct mvm_frame *fr);
