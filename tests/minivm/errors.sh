@@ -44,6 +44,9 @@ check "nested function" 'func f() { func g() {} }' \
   "bad.mvm:1:12: error: functions are defined at the top level only"
 check "builtin arity" 'print array(1, 2);' "bad.mvm:1:7: error: array() takes 1 argument, not 2"
 check "builtin redefined" 'func len(x) { return 1; }' "bad.mvm:1:6: error: 'len' is a built-in function"
+# 300 "(": the 201st (column 7 + 200) is one level too many
+check "nested too deep" "print $(printf '(%.0s' $(seq 300))1;" \
+  "bad.mvm:1:207: error: nested more than 200 levels deep"
 check "bad assignment" '1 + 2 = 3;' \
   "bad.mvm:1:1: error: only a variable or an element a[i] can be assigned"
 

@@ -9,6 +9,7 @@
 #include "mvm.h"
 
 #define MAX_LOCALS 4096
+#define MAX_NESTING 200
 
 struct local {
 	const char *name;
@@ -23,6 +24,7 @@ struct compiler {
 	struct local locals[MAX_LOCALS];
 	uint32_t depth;          /* operand stack depth at this point */
 	uint32_t loop_nesting;   /* while statements around this point */
+	uint32_t nesting;        /* parser recursion: bounded so no input can exhaust the stack */
 	struct mvm_token *refs;  /* first reference of each function, for "undefined" */
 	jmp_buf fail;
 };
@@ -172,6 +174,7 @@ static struct mvm_function *function_named(struct compiler *c, const struct mvm_
 }
 
 static void expression(struct compiler *c);
+static void enter(struct compiler *c);
 
 static uint32_t arguments(struct compiler *c)
 {
@@ -261,10 +264,14 @@ static void unary(struct compiler *c)
 	struct mvm_token t = c->tok;
 
 	if (accept(c, MVM_TOK_MINUS)) {
+		enter(c);
 		unary(c);
+		c->nesting--;
 		emit_at(c, &t, MVM_OP_NEG, 0, 0);
 	} else if (accept(c, MVM_TOK_BANG)) {
+		enter(c);
 		unary(c);
+		c->nesting--;
 		emit_at(c, &t, MVM_OP_NOT, 0, 0);
 	} else {
 		postfix(c);
@@ -309,9 +316,17 @@ static void binary(struct compiler *c, int level)
 	}
 }
 
+static void enter(struct compiler *c)
+{
+	if (++c->nesting > MAX_NESTING)
+		error_at(c, &c->tok, "nested more than %d levels deep", MAX_NESTING);
+}
+
 static void expression(struct compiler *c)
 {
+	enter(c);
 	binary(c, 0);
+	c->nesting--;
 }
 
 static void block(struct compiler *c);
@@ -326,6 +341,7 @@ static void if_statement(struct compiler *c)
 {
 	uint32_t jump_false, jump_end;
 
+	enter(c); /* "else if" chains recurse */
 	expect(c, MVM_TOK_LPAREN, "after 'if'");
 	expression(c);
 	expect(c, MVM_TOK_RPAREN, "after the condition");
@@ -342,6 +358,7 @@ static void if_statement(struct compiler *c)
 	} else {
 		patch_jump(c, jump_false);
 	}
+	c->nesting--;
 }
 
 /* header: cond; JUMP_IF_FALSE end; [ITER counter]; body; LOOP header; end:
@@ -437,12 +454,14 @@ static void statement(struct compiler *c)
 
 static void block(struct compiler *c)
 {
+	enter(c);
 	expect(c, MVM_TOK_LBRACE, "to start a block");
 	while (!accept(c, MVM_TOK_RBRACE)) {
 		if (c->tok.kind == MVM_TOK_EOF)
 			error_at(c, &c->tok, "expected '}' before the end of the file");
 		statement(c);
 	}
+	c->nesting--;
 }
 
 static void end_function(struct compiler *c)
