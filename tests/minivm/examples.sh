@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every example (and semantics.mvm) prints exactly its .expected output (computed
+# Every example (and each tests/minivm/*.mvm) prints exactly its .expected output (computed
 # independently from the programs' meaning, see each file) with the interpreter alone and
 # with the JIT under several threshold and code-memory settings, including ones that force
 # bridges everywhere and code-memory flushes.
@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 modes=("--jit=off" "--jit=on" "--hot=1 --bridge=1" "--hot=2 --bridge=0"
        "--code-size=3000 --hot=2 --bridge=2" "--code-size=2000")
-for program in "$src"/tools/minivm/examples/*.mvm "$src"/tests/minivm/semantics.mvm; do
+for program in "$src"/tools/minivm/examples/*.mvm "$src"/tests/minivm/*.mvm; do
   expected=${program%.mvm}.expected
   for mode in "${modes[@]}"; do
     # shellcheck disable=SC2086

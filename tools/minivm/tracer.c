@@ -161,7 +161,9 @@ static MVM_SECTION_TRACER uint32_t run_trace(struct mvm_vm *vm, struct mvm_frame
 	fr->sp = st.exit_sp;
 	pc = (uint32_t)st.exit_pc;
 	if (vm->flush_pending) {
-		mvm_tracer_flush(vm);
+		/* A flush asked for while traces ran happens once none is on the stack. */
+		if (!vm->jit_active)
+			mvm_tracer_flush(vm);
 		return pc;
 	}
 	g = st.exit_guard ? vm->guards[st.exit_guard] : NULL;
