@@ -201,11 +201,16 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 
 			if (from_outside)
 				tr->entries++;
+			/* Control at a loop's entry runs on through its header. */
 			if (from_outside || tr->kind != JF_REGION_BRIDGE)
 				tr->iterations++;
 			if (!t->has_prev && !t->has_first)
 				t->first_entry_trace = trace;
 		}
+	} else if (r && trace >= 0 && b->start == r->header &&
+		   a->traces[trace].kind != JF_REGION_BRIDGE) {
+		/* A back-edge, or a bridge jumping back into its loop. */
+		a->traces[trace].iterations++;
 	}
 
 	t->split.insns[split] += b->ninsn;

@@ -111,6 +111,10 @@ void mvm_zone_trace_loaded(struct mvm_zone *z, const struct mvm_trace *t,
 	r.parent_guard = t->parent_guard ? t->parent_guard->id : 0;
 	r.code_object = t->fn->index + 1;
 	jf_emit_region_load(z->em, &r);
+	/* Back-edges jump past count_entry to count_iteration: say where, so that a trace
+	 * tells iterations from entries. */
+	if (t->kind == MVM_TRACE_LOOP && t->header_addr != t->addr)
+		jf_emit_event(z->em, JF_EVENT_LOOP_HEADER, t->header_addr);
 
 	/* Each exit stub is a region of its own, so time spent leaving is told apart. */
 	for (i = 0; i < t->guard_count; i++) {
