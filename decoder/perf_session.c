@@ -330,8 +330,10 @@ static int start_buffer(struct session *s, struct queue *q, struct jf_error *err
 		lost_flow(q, b->u.auxtrace.payload_offset + q->buf_lost_from,
 			  first - q->buf_lost_from, JF_LOST_SKIPPED, s);
 	q->continues = q->pending_stitch;
-	if (end <= first) {
+	if (q->pending_stitch && q->tail_from == first) {
 		/* A single PSB: the stitch covers everything from it. */
+		if (from < first && !(q->buf_lost_from < q->buf_skip))
+			lost_flow(q, b->u.auxtrace.payload_offset, first, JF_LOST_NO_SYNC, s);
 		q->state = Q_DECODING;
 		return 0;
 	}
