@@ -55,12 +55,14 @@ static void select_lines(char *text, int errors, int map, struct lines *out)
 		if (!(out->n & 1023))
 			out->v = realloc(out->v, (out->n + 1024) * sizeof(*out->v));
 		if (errors && map) {
-			char *rest, *copy;
+			/* In place: the trace offset is never longer than the file offset. */
+			char *rest, tmp[512];
 			unsigned long long off = strtoull(line + 1, &rest, 16);
 
-			copy = malloc(strlen(line) + 32);
-			sprintf(copy, "[%llx%s", (unsigned long long)trace_offset(off), rest);
-			line = copy; /* leaked with the test's text: small */
+			snprintf(tmp, sizeof(tmp), "[%llx%s", (unsigned long long)trace_offset(off),
+				 rest);
+			assert_true(strlen(tmp) <= strlen(line));
+			strcpy(line, tmp);
 		}
 		out->v[out->n++] = line;
 	}
