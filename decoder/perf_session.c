@@ -5,11 +5,19 @@
  * current buffer, which runs over the payload in the file mapping. The sideband keeps the
  * records of about two perf rounds (see perf_session_sideband.c).
  *
- * Buffer boundaries: libipt needs each buffer as one contiguous trace, so the buffers of a
- * queue are decoded one after another, each from its first PSB. The packets at the start
- * of a buffer before its first PSB continue the previous buffer's packet stream but cannot
- * be decoded on their own; the backend reports them as JF_FLOW_LOST JF_LOST_NO_SYNC (bytes
- * known, instructions not), and a buffer without any PSB is reported so here, whole.
+ * Buffer boundaries: perf cuts AUX data wherever the ring buffer's head was, even inside a
+ * packet, and libipt needs one contiguous trace. A queue's consecutive buffers (aux offsets
+ * that follow on) are therefore decoded as one stream in segments that meet at PSBs: each
+ * buffer's own segment runs from its first PSB to the end of its last PSB+ (so that
+ * libipt follows the flow up to that PSB's IP), then a small "stitch" copy runs from that
+ * last PSB through the cut (and through following buffers without any PSB) to the end of
+ * the next buffer's first PSB+, bounded by STITCH_MAX; the next buffer's segment starts at
+ * that PSB. Nothing is lost at a cut: the real captures cut every 1000 bytes decode to the
+ * reference's instructions. What remains: bytes before the first PSB of a queue (or after
+ * a gap in the aux offsets) cannot be decoded and are reported as JF_LOST_NO_SYNC; an
+ * error inside the PSB+ where two segments meet is reported once, but the segment after
+ * it starts afresh at the next PSB (as a continuous decoder would after the error), and
+ * when that PSB+ is itself corrupt its error may be named differently (no prior state).
  *
  * Known limit: a queue's code map is chosen (codemap_for_pid) when a buffer starts; a
  * context switch to another process inside a buffer (per-CPU tracing) is reported as a
