@@ -318,11 +318,48 @@ int jf_insn_next_ip(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, uint6
 	return 0;
 }
 
+/* CoreSight executed ranges are contiguous: OpenCSD ends a range at every branch, taken
+ * or not, so its instructions follow each other in memory and no branch is followed here.
+ * A64 and A32 instructions are 4 bytes (no decoding needed, so instructions newer than
+ * capstone still list); T32 ones are 2 or 4 bytes, as capstone decodes them. */
+static int walk_arm_range(struct jf_insn_cache *c, const struct jf_block *b,
+			  void (*fn)(void *ctx, uint64_t ip), void *ctx, uint64_t *stop_ip)
+{
+	uint64_t ip = b->start;
+	uint32_t i;
+
+	for (i = 0; i < b->ninsn; i++) {
+		struct jf_insn_info info;
+
+		fn(ctx, ip);
+		if (i + 1 == b->ninsn)
+			break;
+		if (b->isa != JF_ISA_T32) {
+			ip += 4;
+		} else if (jf_insn_at(c, JF_ISA_T32, ip, &info) == 0) {
+			ip += info.size;
+		} else {
+			if (stop_ip)
+				*stop_ip = ip;
+			return -1;
+		}
+	}
+	if (ip != b->last) {
+		if (stop_ip)
+			*stop_ip = ip;
+		return -1;
+	}
+	return 0;
+}
+
 int jf_block_walk(struct jf_insn_cache *c, const struct jf_block *b,
 		  void (*fn)(void *ctx, uint64_t ip), void *ctx, uint64_t *stop_ip)
 {
 	uint64_t ip = b->start;
 	uint32_t i;
+
+	if (b->isa == JF_ISA_A64 || b->isa == JF_ISA_A32 || b->isa == JF_ISA_T32)
+		return walk_arm_range(c, b, fn, ctx, stop_ip);
 
 	for (i = 0; i < b->ninsn; i++) {
 		fn(ctx, ip);

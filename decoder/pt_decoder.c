@@ -14,6 +14,8 @@
 
 #include <intel-pt.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,10 +44,29 @@ struct pt_backend {
 	int has_pending;
 	struct jf_pt_check *check; /* the checks libipt 2.0 does not make */
 	int64_t resync_at;      /* >= 0: synchronise at this PSB next (after a check failed) */
+	uint64_t released;      /* trace bytes below this were given back to the kernel */
 	/* An inconsistency found but not reported yet: libipt's pending events go first. */
 	struct jf_pt_violation violation;
 	int has_violation;
 };
+
+enum { RELEASE_STEP = 8 << 20, RELEASE_LAG = 1 << 20 };
+
+/* Drop decoded pages of a mapped trace well behind the decoder (it, and the status check
+ * that follows it, never go back more than a packet or two). */
+static void release_consumed(struct pt_backend *b, uint64_t offset)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from, to;
+
+	if (!b->cfg.release_consumed || offset < b->released + RELEASE_STEP + RELEASE_LAG)
+		return;
+	from = ((uintptr_t)b->cfg.trace + b->released + page - 1) & ~(page - 1);
+	to = ((uintptr_t)b->cfg.trace + offset - RELEASE_LAG) & ~(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	b->released = offset - RELEASE_LAG;
+}
 
 static enum jf_isa isa_of(enum pt_exec_mode mode)
 {
@@ -405,6 +426,7 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 	if (refresh_image(b, err) < 0)
 		return -1;
 	offset = offset_now(b);
+	release_consumed(b, offset);
 	status = pt_blk_next(b->dec, &b->block, sizeof(b->block));
 	if (status < 0) {
 		struct jf_flow partial;

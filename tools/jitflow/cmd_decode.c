@@ -62,9 +62,11 @@ int jf_cmd_decode(int argc, char **argv)
 	dec = jf_cli_open_decoder(&in, &err);
 	if (!dec)
 		goto fail;
+	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	printer.insns = jf_insn_cache_new(in.map);
 	printer.symtab = in.symtab;
 	printer.map = in.map;
+	printer.zones = in.zones;
 	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
 		if (jf_print_flow(&printer, &f) < 0) {
 			jf_fail(&err, "writing output failed");
