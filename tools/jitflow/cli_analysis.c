@@ -2,7 +2,6 @@
  * one view of the result, as text, JSON or CSV. */
 #include "cli_analysis.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,6 @@ struct options {
 	size_t top;
 	double tolerance;
 	const char *dir;          /* a recording folder (positional) */
-	char perf_path[4096];
 };
 
 static void usage(FILE *out, const char *cmd, const char *what)
@@ -68,31 +66,6 @@ static int is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* A recording folder: its perf.data, and every jit-*.dump in it as a zone file. */
-static int open_recording(struct jf_cli_inputs *in, struct options *o, struct jf_error *err)
-{
-	char path[4096];
-	struct dirent *e;
-	DIR *d;
-	int rc = 0;
-
-	snprintf(o->perf_path, sizeof(o->perf_path), "%s/perf.data", o->dir);
-	in->perf_path = o->perf_path;
-	d = opendir(o->dir);
-	if (!d)
-		return jf_fail(err, "%s: cannot open folder: %s", o->dir, strerror(errno));
-	while (rc == 0 && (e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-
-		if (strncmp(e->d_name, "jit-", 4) || n < 9 || strcmp(e->d_name + n - 5, ".dump"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", o->dir, e->d_name);
-		rc = jf_cli_add_zone(in, path, err);
-	}
-	closedir(d);
-	return rc;
-}
-
 static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, const char *what,
 		 int argc, char **argv, struct jf_error *err)
 {
@@ -138,7 +111,7 @@ static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, c
 			       JF_CLI_BAD_USAGE;
 		}
 	}
-	if (o->dir && open_recording(in, o, err) < 0)
+	if (o->dir && jf_cli_open_recording(in, o->dir, err) < 0)
 		return -1;
 	return 0;
 }

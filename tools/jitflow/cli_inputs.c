@@ -1,5 +1,8 @@
 #include "cli_inputs.h"
+#include "code_pieces.h"
 
+#include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,8 @@ const char jf_cli_inputs_help[] =
 	"  --raw FILE[:FROM[-TO]]:BASE  code bytes FROM..TO (exclusive) of FILE at address BASE\n"
 	"  --elf FILE[:BASE]           the loadable segments of an ELF file (moved to BASE)\n"
 	"  --cpu FAMILY/MODEL[/STEPPING]|none  the CPU that recorded the trace (errata)\n"
+	"  --recording DIR             a folder written by `jitflow record`: its perf.data,\n"
+	"                              zone files (jit-*.dump) and saved code (code/)\n"
 	"  --zone FILE                 a JIT code-zone file (jit-PID.dump: jitdump with or\n"
 	"                              without jitflow's records), repeatable; its code is\n"
 	"                              applied at each record's marker (or by time)\n"
@@ -94,7 +99,7 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	    !strcmp(opt, "--perf") || !strcmp(opt, "--image-dir") || !strcmp(opt, "--cs-snapshot") ||
 	    !strcmp(opt, "--cpu") || !strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq") ||
 	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx") ||
-	    !strcmp(opt, "--zone")) {
+	    !strcmp(opt, "--zone") || !strcmp(opt, "--recording")) {
 		val = value_of(argc, argv, i, err);
 		if (!val)
 			return JF_CLI_BAD_USAGE;
@@ -139,6 +144,8 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	}
 	if (!strcmp(opt, "--zone"))
 		return jf_cli_add_zone(in, val, err) < 0 ? -1 : 1;
+	if (!strcmp(opt, "--recording"))
+		return jf_cli_open_recording(in, val, err) < 0 ? -1 : 1;
 	if (!strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq")) {
 		if (parse_u32(opt, val, 0xff, &v, err) < 0)
 			return JF_CLI_BAD_USAGE;
@@ -163,6 +170,7 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 {
 	struct jf_perf_session_hooks hooks;
 	struct jf_perf_session_options opts;
+	struct jf_decoder *dec;
 
 	memset(&opts, 0, sizeof(opts));
 	if (in->cpu_given) {
@@ -175,17 +183,78 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	opts.end_on_jump = in->split_blocks;
 	jf_perf_images_use_one_map(in->perf_images, in->map);
 	jf_perf_images_hooks(in->perf_images, &hooks);
-	if (!in->zones)
-		return jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err);
-	return jf_zone_filter_new(jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err),
-				  in->zones, err);
+	dec = jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err);
+	if (dec && in->time_synthetic)
+		jf_decoder_stats_mut(dec)->time_is_synthetic = 1;
+	if (!dec || !in->zones)
+		return dec;
+	return jf_zone_filter_new(dec, in->zones, err);
+}
+
+int jf_cli_add_recording_zones(struct jf_cli_inputs *in, const char *dir, struct jf_error *err)
+{
+	char path[4096];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int rc = 0;
+
+	if (!d)
+		return jf_fail(err, "%s: cannot open recording folder: %s", dir, strerror(errno));
+	while (rc == 0 && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		if (strncmp(e->d_name, "jit-", 4) || n < 9 || strcmp(e->d_name + n - 5, ".dump"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		rc = jf_cli_add_zone(in, path, err);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Whether the recording's manifest says its timing packets are synthetic (`jitflow record`
+ * under QEMU derives them from an instruction count). */
+static int manifest_says_synthetic(const char *dir)
+{
+	char path[4096];
+	struct jf_mapped_file f;
+	cJSON *doc, *synthetic;
+	int yes;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	if (jf_map_file(&f, path, NULL) < 0)
+		return 0;
+	doc = f.data ? cJSON_ParseWithLength((const char *)f.data, f.size) : NULL;
+	synthetic = cJSON_GetObjectItemCaseSensitive(doc, "synthetic");
+	yes = cJSON_GetObjectItemCaseSensitive(synthetic, "timing") != NULL;
+	cJSON_Delete(doc);
+	jf_unmap_file(&f);
+	return yes;
+}
+
+int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_error *err)
+{
+	if (in->perf_path || in->pt_path)
+		return jf_fail(err, "%s: a recording folder and another trace given: one at a time", dir);
+	snprintf(in->recording_perf, sizeof(in->recording_perf), "%s/perf.data", dir);
+	in->perf_path = in->recording_perf;
+	in->time_synthetic = manifest_says_synthetic(dir);
+	if (jf_cli_add_recording_zones(in, dir, err) < 0)
+		return -1;
+	return jf_load_code_pieces(in, dir, err);
 }
 
 int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error *err)
 {
+	const char *slash = strrchr(path, '/');
+
 	if (!in->zones && !(in->zones = jf_zone_image_new(in->map, NULL, err)))
 		return -1;
-	return jf_zone_image_add_file(in->zones, path, err);
+	if (jf_zone_image_add_file(in->zones, path, err) < 0)
+		return -1;
+	/* The runtime maps its zone file executable only to tell perf where it is: the zone
+	 * image places its code, the mapping itself holds none to load. */
+	return jf_perf_images_provided(in->perf_images, slash ? slash + 1 : path, err);
 }
 
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)

@@ -26,6 +26,8 @@ struct jf_cli_inputs {
 	struct jf_perf_images *perf_images; /* its sideband's images (--image-dir) */
 	int cpu_given;                /* --cpu overrides the file's CPUID */
 	struct jf_zone_image *zones;  /* --zone (JIT code zones; NULL without) */
+	char recording_perf[4096];    /* DIR/perf.data of a recording folder */
+	int time_synthetic;           /* its manifest says the timing is synthetic */
 	/* Blocks end at every direct call and jump (the analysis needs arrivals at a
 	 * trace's entry to start a block). */
 	int split_blocks;
@@ -44,6 +46,12 @@ void jf_cli_inputs_fini(struct jf_cli_inputs *in);
 enum { JF_CLI_BAD_USAGE = -2 };
 int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 			struct jf_error *err);
+
+/* A folder written by `jitflow record` (--recording DIR, or the analysis commands'
+ * positional argument): its perf.data, its zone files (jit-*.dump) and saved code. */
+int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_error *err);
+/* Only the zone files of a recording folder. */
+int jf_cli_add_recording_zones(struct jf_cli_inputs *in, const char *dir, struct jf_error *err);
 
 /* Add a zone file (what --zone does). */
 int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error *err);
