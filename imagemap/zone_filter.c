@@ -238,8 +238,9 @@ struct jf_decoder *jf_zone_filter_new(struct jf_decoder *inner, struct jf_zone_i
 	zf->zi = zi;
 	zf->outer = jf_decoder_new(&filter_ops, zf);
 	if (!zf->outer) {
-		filter_free(zf);
+		/* jf_decoder_new has freed zf (and inner with it) through filter_ops. */
 		jf_fail(err, "out of memory");
+		return NULL;
 	}
 	return zf->outer;
 }

@@ -526,7 +526,8 @@ void mvm_program_free(struct mvm_program *p)
 struct mvm_program *mvm_compile(const char *path, const char *source, size_t size)
 {
 	struct compiler *c = calloc(1, sizeof(*c));
-	struct mvm_program *p = calloc(1, sizeof(*p));
+	/* volatile: p is used after a longjmp back from a compile error. */
+	struct mvm_program *volatile p = calloc(1, sizeof(*p));
 	struct mvm_token main_name = {.text = "main", .length = 4, .line = 1, .column = 1};
 	uint32_t i;
 
