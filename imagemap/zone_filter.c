@@ -240,6 +240,7 @@ struct jf_decoder *jf_zone_filter_new(struct jf_decoder *inner, struct jf_zone_i
 	if (!zf->outer) {
 		filter_free(zf);
 		jf_fail(err, "out of memory");
+		return NULL;
 	}
 	return zf->outer;
 }
