@@ -67,6 +67,23 @@ void jf_ptb_psb(struct jf_ptb *b)
 	emit(b, &p);
 }
 
+void jf_ptb_psb_tsc(struct jf_ptb *b, uint64_t tsc)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_psb;
+	emit(b, &p);
+	mode64(b);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tsc;
+	p.payload.tsc.tsc = tsc;
+	emit(b, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_psbend;
+	emit(b, &p);
+}
+
 void jf_ptb_pge(struct jf_ptb *b, uint64_t ip)
 {
 	mode64(b);

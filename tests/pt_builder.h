@@ -18,6 +18,8 @@ void jf_ptb_init(struct jf_ptb *b, size_t cap);
 void jf_ptb_fini(struct jf_ptb *b);
 /* PSB, MODE.Exec 64-bit, PSBEND */
 void jf_ptb_psb(struct jf_ptb *b);
+/* PSB, MODE.Exec 64-bit, TSC (the time, in TSC ticks), PSBEND */
+void jf_ptb_psb_tsc(struct jf_ptb *b, uint64_t tsc);
 /* Tracing enabled at ip (MODE.Exec 64-bit, TIP.PGE) */
 void jf_ptb_pge(struct jf_ptb *b, uint64_t ip);
 /* Tracing disabled at the next branch (TIP.PGD, IP suppressed) */

@@ -296,6 +296,97 @@ static void test_exact_through_load_free_reuse_move_patch(void **state)
 	free(s);
 }
 
+/* Without markers (a plain jitdump, or JF_EMIT_NO_MARKER_CALLS) records apply by time:
+ * the trace's TSC against the records' TSC timestamps. The same address runs A, then B,
+ * with tracing off in between (as when a runtime compiles): exact on both sides. */
+static void test_by_time_without_markers(void **state)
+{
+	char dir[512], zone[600];
+	struct scenario *s = calloc(1, sizeof(*s));
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_zone_reader *zr;
+	struct jf_zone_record rec;
+	struct jf_zone_image *zi;
+	struct jf_pt_config cfg;
+	struct jf_decoder *dec;
+	struct jf_error err = { "" };
+	struct jf_flow f;
+	struct jf_region r;
+	uint64_t t_load_a = 0, t_load_b = 0;
+	size_t k = 0;
+	int rc;
+
+	s->marker = (uint64_t)(uintptr_t)&jf_emitter_marker;
+	rt_base = (s->marker & ~0xfffull) - 0x100000;
+	const uint64_t run_a[] = { J, J + 3, J + 7, J, J + 3, J + 7, J, J + 3, J + 7, J + 9 };
+	const uint64_t run_b[] = { J, J + 3, J + 6, J + 10 };
+
+	snprintf(dir, sizeof(dir), "%s/bytime", jf_test_tmpdir());
+	mkdir(dir, 0755);
+	s->em = jf_emitter_open(dir, JF_EMIT_CLOCK_TSC | JF_EMIT_NO_MARKER_CALLS);
+	r = region("trace A", J, code_a, sizeof(code_a), JF_REGION_TRACE, 1);
+	assert_true(jf_emit_region_load(s->em, &r) > 0);
+	assert_true(jf_emit_region_free(s->em, J, sizeof(code_a)) > 0);
+	r = region("trace B", J, code_b, sizeof(code_b), JF_REGION_TRACE, 2);
+	assert_true(jf_emit_region_load(s->em, &r) > 0);
+	jf_emitter_close(s->em);
+	snprintf(zone, sizeof(zone), "%s/jit-%d.dump", dir, (int)getpid());
+
+	/* the records' own times, to place the trace's TSC between them */
+	assert_int_equal(jf_zone_reader_open(&zr, zone, &err), 0);
+	while (jf_zone_next(zr, &rec, &err) == 1) {
+		if (rec.id == JF_ZONE_REGION_LOAD && !t_load_a)
+			t_load_a = rec.timestamp;
+		else if (rec.id == JF_ZONE_REGION_LOAD)
+			t_load_b = rec.timestamp;
+	}
+	jf_zone_reader_close(zr);
+	assert_true(t_load_a && t_load_b > t_load_a);
+
+	jf_ptb_init(&s->pt, 1 << 16);
+	jf_ptb_psb_tsc(&s->pt, t_load_a); /* A is loaded, B not yet */
+	jf_ptb_pge(&s->pt, RT);
+	run(s, J, run_a, 10, "110");
+	segment_end(s);
+	jf_ptb_psb_tsc(&s->pt, t_load_b); /* A freed, B loaded at the same address */
+	jf_ptb_pge(&s->pt, RT + s->rtlen);
+	run(s, J, run_b, 4, "1");
+	segment_end(s);
+
+	assert_int_equal(jf_codemap_add_bytes(map, s->rt, s->rtlen, RT, "runtime", &err), 0);
+	zi = jf_zone_image_new(map, NULL, &err);
+	assert_int_equal(jf_zone_image_add_file(zi, zone, &err), 0);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.trace = s->pt.buf;
+	cfg.size = jf_ptb_size(&s->pt);
+	cfg.end_on_call = 1;
+	dec = jf_zone_filter_new(jf_pt_decoder_new(&cfg, map, &err), zi, &err);
+	assert_non_null(dec);
+	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
+		if (f.kind == JF_FLOW_ERROR)
+			fail_msg("error: [%lx, %lx: %s]", (unsigned long)f.offset,
+				 (unsigned long)f.ip, f.u.error.text);
+		if (f.kind != JF_FLOW_BLOCK)
+			continue;
+		if (k + f.u.block.ninsn > s->nexp || f.u.block.start != s->exp[k] ||
+		    f.u.block.last != s->exp[k + f.u.block.ninsn - 1])
+			fail_msg("block %lx..%lx where instruction #%zu should be %lx",
+				 (unsigned long)f.u.block.start, (unsigned long)f.u.block.last, k,
+				 (unsigned long)s->exp[k]);
+		k += f.u.block.ninsn;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(k, s->nexp);
+	assert_int_equal(jf_zone_image_stats(zi)->by_marker_call, 0);
+	assert_true(jf_zone_image_stats(zi)->by_time >= 5); /* CLOCK, MARKER, 2 loads, free */
+	assert_int_equal(jf_zone_image_stats(zi)->loads, 2);
+	jf_decoder_free(dec);
+	jf_zone_image_free(zi);
+	jf_codemap_free(map);
+	jf_ptb_fini(&s->pt);
+	free(s);
+}
+
 static int count_lines_with(const char *text, const char *a, const char *b)
 {
 	const char *line = text;
@@ -360,6 +451,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exact_through_load_free_reuse_move_patch),
 		cmocka_unit_test(test_cli_decode_with_zone),
+		cmocka_unit_test(test_by_time_without_markers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
