@@ -10,6 +10,46 @@
 #include "test_support.h"
 #include "pt_builder.h"
 
+/* The packets this test's scenarios need, in terms of the shared builder. */
+static void pt_psb(struct jf_ptb *b)
+{
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psbend(b);
+}
+
+/* PSB+ carrying the time (TSC ticks) */
+static void pt_psb_tsc(struct jf_ptb *b, uint64_t tsc)
+{
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tsc(b, tsc);
+	jf_ptb_psbend(b);
+}
+
+static void pt_pge(struct jf_ptb *b, uint64_t ip)
+{
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, ip);
+}
+
+static void pt_tip(struct jf_ptb *b, uint64_t ip)
+{
+	jf_ptb_tip(b, pt_ipc_sext_48, ip);
+}
+
+/* Outcomes as "1" taken, "0" not taken. */
+static void pt_tnt(struct jf_ptb *b, const char *bits)
+{
+	char tn[64];
+	size_t i;
+
+	for (i = 0; bits[i] && i + 1 < sizeof(tn); i++)
+		tn[i] = bits[i] == '1' ? 'T' : 'N';
+	tn[i] = 0;
+	jf_ptb_tnt(b, tn);
+}
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +92,7 @@ struct scenario {
 	size_t rtlen;
 	uint64_t exp[1024];
 	size_t nexp;
-	struct jf_ptb pt;
+	struct jf_ptb *pt;
 	uint64_t marker;
 	struct jf_emitter *em;
 };
@@ -85,7 +125,7 @@ static void marked(struct scenario *s, uint64_t seq)
 	assert_true(seq > 0);
 	at = rt_call(s, s->marker);
 	expect(s, MARKER_BODY);
-	jf_ptb_tip(&s->pt, at + 5);
+	pt_tip(s->pt, at + 5);
 }
 
 /* The runtime calls JIT code at entry, which executes insns (conditional branches per
@@ -99,21 +139,21 @@ static void run(struct scenario *s, uint64_t entry, const uint64_t *insns, size_
 	for (i = 0; i < n; i++)
 		expect(s, insns[i]);
 	if (tnt)
-		jf_ptb_tnt(&s->pt, tnt);
-	jf_ptb_tip(&s->pt, at + 5);
+		pt_tnt(s->pt, tnt);
+	pt_tip(s->pt, at + 5);
 }
 
 static void segment_start(struct scenario *s)
 {
-	jf_ptb_psb(&s->pt);
-	jf_ptb_pge(&s->pt, RT + s->rtlen);
+	pt_psb(s->pt);
+	pt_pge(s->pt, RT + s->rtlen);
 }
 
 static void segment_end(struct scenario *s)
 {
 	expect(s, RT + s->rtlen);
 	s->rt[s->rtlen++] = 0xc3;  /* ret, where tracing stops */
-	jf_ptb_pgd(&s->pt);
+	jf_ptb_tip_pgd(s->pt, pt_ipc_suppressed, 0);
 }
 
 static struct jf_region region(const char *name, uint64_t addr, const uint8_t *code,
@@ -142,7 +182,7 @@ static void build(struct scenario *s, const char *dir)
 	const uint64_t run_b2[] = { J2, J2 + 3, J2 + 6, J2 + 10 };
 	const uint64_t run_c_exit[] = { K, K + 3, K + 6, K + 20 };
 	const uint64_t run_c_bridge[] = { K, K + 3, K + 6, L, L + 3, L + 6 };
-	jf_ptb_init(&s->pt, 1 << 16);
+	s->pt = jf_ptb_new();
 	segment_start(s);
 
 	s->em = jf_emitter_open(dir, JF_EMIT_CLOCK_MONOTONIC);
@@ -187,8 +227,8 @@ static void build(struct scenario *s, const char *dir)
 	 * has the patch, so this must be a mismatch, not a decode. */
 	segment_start(s);
 	rt_call(s, K);
-	jf_ptb_tnt(&s->pt, "1");
-	jf_ptb_tip(&s->pt, RT + s->rtlen);
+	pt_tnt(s->pt, "1");
+	pt_tip(s->pt, RT + s->rtlen);
 	expect(s, MISMATCH);
 	s->rtlen++; /* placeholder byte (never decoded: the trace resynchronises) */
 	s->rt[s->rtlen - 1] = 0xc3;
@@ -226,8 +266,8 @@ static void test_exact_through_load_free_reuse_move_patch(void **state)
 	if (jf_zone_image_add_file(zi, zone, &err))
 		fail_msg("%s", err.msg);
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.trace = s->pt.buf;
-	cfg.size = jf_ptb_size(&s->pt);
+	cfg.trace = jf_ptb_bytes(s->pt);
+	cfg.size = jf_ptb_size(s->pt);
 	cfg.end_on_call = 1; /* a marker call starts a block of its own */
 	dec = jf_zone_filter_new(jf_pt_decoder_new(&cfg, map, &err), zi, &err);
 	assert_non_null(dec);
@@ -292,7 +332,7 @@ static void test_exact_through_load_free_reuse_move_patch(void **state)
 	jf_decoder_free(dec);
 	jf_zone_image_free(zi);
 	jf_codemap_free(map);
-	jf_ptb_fini(&s->pt);
+	jf_ptb_free(s->pt);
 	free(s);
 }
 
@@ -343,13 +383,13 @@ static void test_by_time_without_markers(void **state)
 	jf_zone_reader_close(zr);
 	assert_true(t_load_a && t_load_b > t_load_a);
 
-	jf_ptb_init(&s->pt, 1 << 16);
-	jf_ptb_psb_tsc(&s->pt, t_load_a); /* A is loaded, B not yet */
-	jf_ptb_pge(&s->pt, RT);
+	s->pt = jf_ptb_new();
+	pt_psb_tsc(s->pt, t_load_a); /* A is loaded, B not yet */
+	pt_pge(s->pt, RT);
 	run(s, J, run_a, 10, "110");
 	segment_end(s);
-	jf_ptb_psb_tsc(&s->pt, t_load_b); /* A freed, B loaded at the same address */
-	jf_ptb_pge(&s->pt, RT + s->rtlen);
+	pt_psb_tsc(s->pt, t_load_b); /* A freed, B loaded at the same address */
+	pt_pge(s->pt, RT + s->rtlen);
 	run(s, J, run_b, 4, "1");
 	segment_end(s);
 
@@ -357,8 +397,8 @@ static void test_by_time_without_markers(void **state)
 	zi = jf_zone_image_new(map, NULL, &err);
 	assert_int_equal(jf_zone_image_add_file(zi, zone, &err), 0);
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.trace = s->pt.buf;
-	cfg.size = jf_ptb_size(&s->pt);
+	cfg.trace = jf_ptb_bytes(s->pt);
+	cfg.size = jf_ptb_size(s->pt);
 	cfg.end_on_call = 1;
 	dec = jf_zone_filter_new(jf_pt_decoder_new(&cfg, map, &err), zi, &err);
 	assert_non_null(dec);
@@ -383,7 +423,7 @@ static void test_by_time_without_markers(void **state)
 	jf_decoder_free(dec);
 	jf_zone_image_free(zi);
 	jf_codemap_free(map);
-	jf_ptb_fini(&s->pt);
+	jf_ptb_free(s->pt);
 	free(s);
 }
 
@@ -418,7 +458,7 @@ static void test_cli_decode_with_zone(void **state)
 	mkdir(dir, 0755);
 	build(s, dir);
 	snprintf(path, sizeof(path), "%s/trace.pt", dir);
-	jf_test_write_file(path, s->pt.buf, jf_ptb_size(&s->pt));
+	jf_test_write_file(path, jf_ptb_bytes(s->pt), jf_ptb_size(s->pt));
 	snprintf(path, sizeof(path), "%s/runtime.bin", dir);
 	jf_test_write_file(path, s->rt, s->rtlen);
 	snprintf(path, sizeof(path), "%s/marker.bin", dir);
@@ -442,7 +482,7 @@ static void test_cli_decode_with_zone(void **state)
 	assert_int_equal(count_lines_with(out, ": image mismatch: bridge D v1+0x3: trace stream does not "
 					  "match query]", NULL), 1);
 	free(out);
-	jf_ptb_fini(&s->pt);
+	jf_ptb_free(s->pt);
 	free(s);
 }
 
