@@ -92,6 +92,8 @@ int jf_zone_image_add_file(struct jf_zone_image *zi, const char *path, struct jf
 		s->ptwrite = 0;
 	}
 	jf_zone_reader_set_time_fn(s->reader, zi->cfg.time_fn, zi->cfg.time_ctx);
+	s->marker_ret_gen = UINT64_MAX;
+	s->fresh = 1;
 	zi->nstreams++;
 	return read_next(s, err);
 }
