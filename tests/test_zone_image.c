@@ -9,6 +9,7 @@
  * resynchronisation. */
 #include "test_support.h"
 #include "pt_builder.h"
+#include "perf_builder.h"
 
 /* The packets this test's scenarios need, in terms of the shared builder. */
 static void pt_psb(struct jf_ptb *b)
@@ -522,9 +523,81 @@ static void test_cli_decode_with_zone(void **state)
 	free(s);
 }
 
+/* The same scenario recorded as a perf.data (built byte by byte with the test builder):
+ * the runtime's executable mapping of its jit-PID.dump is in the sideband, and `jitflow
+ * decode --perf` finds the dump next to the perf.data by itself (its recorded directory
+ * does not exist here). Whether or not the session ends blocks at calls, JIT code is named
+ * at the blocks that start inside it after taken branches and returns, checked here. */
+static void test_cli_perf_data_finds_zone_file(void **state)
+{
+	char dir[512], path[700], cmd[4096], addr[64], dump[128];
+	struct scenario *s = calloc(1, sizeof(*s));
+	struct pb_sid sid = { 100, 100, 1000, 0 };
+	uint64_t priv[17];
+	struct pb b;
+	char *out = NULL;
+
+	snprintf(dir, sizeof(dir), "%s/perf", jf_test_tmpdir());
+	mkdir(dir, 0755);
+	build(s, dir);
+	snprintf(path, sizeof(path), "%s/runtime.bin", dir);
+	jf_test_write_file(path, s->rt, s->rtlen);
+	snprintf(path, sizeof(path), "%s/marker.bin", dir);
+	jf_test_write_file(path, (const void *)(uintptr_t)s->marker, 64);
+
+	pb_init(&b);
+	b.cpuid = "GenuineIntel,6,142,10";
+	pb_add_attr(&b, PB_INTEL_PT_PMU, PB_CFG_NORETCOMP, PB_SAMPLE_STD | 1u,
+		    PB_ATTR_SAMPLE_ID_ALL | (1u << 8) | (1u << 9) | (1u << 23), 1);
+	pb_intel_pt_priv(priv, 0, 0, 0, 0);
+	pb_auxtrace_info_intel_pt(&b, priv, 17);
+	pb_comm(&b, 100, 100, "vm", 1, &sid);
+	sid.time++;
+	snprintf(path, sizeof(path), "%s/runtime.bin", dir);
+	pb_mmap2(&b, 100, 100, RT, s->rtlen, 0, 5, path, &sid);
+	sid.time++;
+	snprintf(path, sizeof(path), "%s/marker.bin", dir);
+	pb_mmap2(&b, 100, 100, s->marker, 64, 0, 5, path, &sid);
+	sid.time++;
+	snprintf(dump, sizeof(dump), "/nonexistent/jit-%d.dump", (int)getpid());
+	pb_mmap2(&b, 100, 100, 0x7f00000000ull, 4096, 0, 5, dump, &sid);
+	sid.time++;
+	pb_itrace_start(&b, 100, 100, &sid);
+	sid.time++;
+	pb_aux(&b, 0, jf_ptb_size(s->pt), 0, &sid);
+	pb_auxtrace(&b, jf_ptb_bytes(s->pt), jf_ptb_size(s->pt), 0, 0, 100, (uint32_t)-1);
+	pb_finished_round(&b);
+	snprintf(path, sizeof(path), "%s/perf.data", dir);
+	pb_write(&b, path);
+	pb_free(&b);
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' decode --perf perf.data --blocks 2>&1", dir,
+		 jf_test_cli());
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	/* J held A (its return at +9), then B (its return at +0xa) */
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)J);
+	assert_true(count_lines_with(out, addr, "  trace A v1+0x0") >= 2);
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)(J + 9));
+	assert_int_equal(count_lines_with(out, addr, "  trace A v1+0x9"), 1);
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)(J + 10));
+	assert_int_equal(count_lines_with(out, addr, "  trace B v1+0xa"), 1);
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)(J2 + 10));
+	assert_int_equal(count_lines_with(out, addr, "  trace B v1+0xa"), 2);
+	/* the guard's exit stub before the patch (v1), the jump to the bridge after (v2) */
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)(K + 6));
+	assert_int_equal(count_lines_with(out, addr, "  trace C v1+0x6"), 1);
+	assert_true(count_lines_with(out, addr, "  trace C v2+0x6") >= 1);
+	assert_int_equal(count_lines_with(out, ": image mismatch: bridge D v1+0x3: trace stream "
+					  "does not match query]", NULL), 1);
+	free(out);
+	jf_ptb_free(s->pt);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cli_perf_data_finds_zone_file),
 		cmocka_unit_test(test_exact_through_load_free_reuse_move_patch),
 		cmocka_unit_test(test_exact_without_end_on_call),
 		cmocka_unit_test(test_cli_decode_with_zone),

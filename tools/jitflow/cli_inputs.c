@@ -21,7 +21,9 @@ const char jf_cli_inputs_help[] =
 	"  --cpu FAMILY/MODEL[/STEPPING]|none  the CPU that recorded the trace (errata)\n"
 	"  --zone FILE                 a JIT code-zone file (jit-PID.dump: jitdump with or\n"
 	"                              without jitflow's records), repeatable; its code is\n"
-	"                              applied at each record's marker (or by time)\n"
+	"                              applied at each record's marker (or by time);\n"
+	"                              with --perf, the jit-PID.dump files its sideband maps\n"
+	"                              are found next to the perf.data or at their path\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                              timing parameters (as libipt names them)\n";
 
@@ -56,6 +58,7 @@ void jf_cli_inputs_fini(struct jf_cli_inputs *in)
 	warn_missing_images(in);
 	jf_perf_images_free(in->perf_images);
 	jf_unmap_file(&in->pt_file);
+	jf_cli_zone_discovery_free(in->zone_discovery);
 	jf_zone_image_free(in->zones);
 	jf_codemap_free(in->map);
 	jf_symtab_free(in->symtab);
@@ -176,7 +179,16 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	}
 	jf_perf_images_use_one_map(in->perf_images, in->map);
 	jf_perf_images_hooks(in->perf_images, &hooks);
-	return jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err);
+	/* JIT code: --zone files, and the jit-PID.dump files the sideband names. */
+	if (!in->zones && !(in->zones = jf_zone_image_new(in->map, NULL, err)))
+		return NULL;
+	in->zone_discovery = jf_cli_zone_discovery_new(in->perf_path, in->zones, &hooks);
+	if (!in->zone_discovery) {
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	return jf_zone_filter_new(jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err),
+				  in->zones, err);
 }
 
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)

@@ -11,6 +11,7 @@
 #include "jitflow/perf_images.h"
 #include "jitflow/pt.h"
 #include "jitflow/zone_image.h"
+#include "cli_zones.h"
 
 struct jf_cli_inputs {
 	const char *pt_path;          /* --pt: a raw Intel PT stream */
@@ -26,6 +27,7 @@ struct jf_cli_inputs {
 	struct jf_perf_images *perf_images; /* its sideband's images (--image-dir) */
 	int cpu_given;                /* --cpu overrides the file's CPUID */
 	struct jf_zone_image *zones;  /* --zone (JIT code zones; NULL without) */
+	struct jf_cli_zone_discovery *zone_discovery; /* zone files named by --perf's MMAPs */
 };
 
 /* Help text for the input options, for each subcommand's --help. */
