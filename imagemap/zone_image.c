@@ -162,8 +162,12 @@ static int move(struct jf_zone_image *zi, uint64_t from, uint64_t to, uint64_t s
 	uint8_t *buf;
 	int rc;
 
-	if (!jf_zone_regions_take(&zi->regions, from, &r) || r.size != size) {
-		/* not code we know: nothing to carry over, the old range is gone */
+	const struct jf_zone_region *known = jf_zone_regions_find(&zi->regions, from);
+
+	if (!known || known->addr != from || known->size != size ||
+	    !jf_zone_regions_take(&zi->regions, from, &r)) {
+		/* not a region we know as such: nothing to carry over, the old range is gone */
+		jf_zone_regions_retire(&zi->regions, from, size);
 		jf_codemap_remove(zi->map, from, size);
 		zi->stats.moves++;
 		return 0;
