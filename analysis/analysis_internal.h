@@ -50,6 +50,7 @@ struct live_region {
 	struct pc_entry *pcs;    /* sorted by code_offset */
 	uint32_t npcs;
 	uint64_t region_key;     /* trace id, or start address */
+	uint64_t header;         /* where a loop trace's iterations begin (default: start) */
 };
 
 struct native_range {

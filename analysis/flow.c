@@ -175,6 +175,9 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	enum jf_split_class split = jf_split_of(cls);
 	int32_t trace = r ? r->trace : -1;
 
+	if (cls == JF_CLASS_UNKNOWN && !r && a->cfg.native_class)
+		cls = a->cfg.native_class(a->cfg.native_ctx, b->start);
+	split = jf_split_of(cls);
 	a->blocks++;
 	a->insns += b->ninsn;
 	if (cls == JF_CLASS_UNKNOWN)
@@ -198,11 +201,16 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 
 			if (from_outside)
 				tr->entries++;
+			/* Control at a loop's entry runs on through its header. */
 			if (from_outside || tr->kind != JF_REGION_BRIDGE)
 				tr->iterations++;
 			if (!t->has_prev && !t->has_first)
 				t->first_entry_trace = trace;
 		}
+	} else if (r && trace >= 0 && b->start == r->header &&
+		   a->traces[trace].kind != JF_REGION_BRIDGE) {
+		/* A back-edge, or a bridge jumping back into its loop. */
+		a->traces[trace].iterations++;
 	}
 
 	t->split.insns[split] += b->ninsn;

@@ -246,6 +246,9 @@ int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum 
 	if (apply(zi, s, &s->next, err))
 		return jf_fail_prefix(err, "%s: offset %" PRIu64 ": applying %s: ", s->path,
 				      s->next.offset, jf_zone_record_name(s->next.id));
+	if (zi->cfg.on_apply && zi->cfg.on_apply(zi->cfg.apply_ctx, s->reader, &s->next) < 0)
+		return jf_fail(err, "%s: offset %" PRIu64 ": out of memory analysing %s", s->path,
+			       s->next.offset, jf_zone_record_name(s->next.id));
 	zi->stats.applied++;
 	if (how == JF_ZONE_BY_CALL)
 		zi->stats.by_marker_call++;
@@ -285,4 +288,13 @@ const char *jf_zone_image_lookup(const struct jf_zone_image *zi, uint64_t addr,
 const struct jf_zone_image_stats *jf_zone_image_stats(const struct jf_zone_image *zi)
 {
 	return &zi->stats;
+}
+
+void jf_zone_image_on_apply(struct jf_zone_image *zi,
+			    int (*on_apply)(void *ctx, const struct jf_zone_reader *reader,
+					    const struct jf_zone_record *rec),
+			    void *ctx)
+{
+	zi->cfg.on_apply = on_apply;
+	zi->cfg.apply_ctx = ctx;
 }

@@ -140,11 +140,8 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 		in->cpu_given = 1;
 		return jf_pt_parse_cpu(val, &in->pt, err) < 0 ? JF_CLI_BAD_USAGE : 1;
 	}
-	if (!strcmp(opt, "--zone")) {
-		if (!in->zones && !(in->zones = jf_zone_image_new(in->map, NULL, err)))
-			return -1;
-		return jf_zone_image_add_file(in->zones, val, err) < 0 ? -1 : 1;
-	}
+	if (!strcmp(opt, "--zone"))
+		return jf_cli_add_zone(in, val, err) < 0 ? -1 : 1;
 	if (!strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq")) {
 		if (parse_u32(opt, val, 0xff, &v, err) < 0)
 			return JF_CLI_BAD_USAGE;
@@ -177,6 +174,8 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 		opts.cpu_model = in->pt.cpu_model;
 		opts.cpu_stepping = in->pt.cpu_stepping;
 	}
+	opts.end_on_call = in->split_blocks || in->zones;
+	opts.end_on_jump = in->split_blocks;
 	jf_perf_images_use_one_map(in->perf_images, in->map);
 	jf_perf_images_hooks(in->perf_images, &hooks);
 	/* JIT code: --zone files, and the jit-PID.dump files the sideband names. */
@@ -189,6 +188,13 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	}
 	return jf_zone_filter_new(jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err),
 				  in->zones, err);
+}
+
+int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error *err)
+{
+	if (!in->zones && !(in->zones = jf_zone_image_new(in->map, NULL, err)))
+		return -1;
+	return jf_zone_image_add_file(in->zones, path, err);
 }
 
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)
@@ -223,6 +229,8 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	in->pt.trace = in->pt_file.data;
 	in->pt.size = in->pt_file.size;
 	in->pt.release_consumed = 1;
+	in->pt.end_on_call = in->split_blocks;
+	in->pt.end_on_jump = in->split_blocks;
 	if (!in->zones)
 		return jf_pt_decoder_new(&in->pt, in->map, err);
 	/* A marker call must start a block of its own for the zone filter to see it. */

@@ -28,6 +28,9 @@ struct jf_cli_inputs {
 	int cpu_given;                /* --cpu overrides the file's CPUID */
 	struct jf_zone_image *zones;  /* --zone (JIT code zones; NULL without) */
 	struct jf_cli_zone_discovery *zone_discovery; /* zone files named by --perf's MMAPs */
+	/* Blocks end at every direct call and jump (the analysis needs arrivals at a
+	 * trace's entry to start a block). */
+	int split_blocks;
 };
 
 /* Help text for the input options, for each subcommand's --help. */
@@ -43,6 +46,9 @@ void jf_cli_inputs_fini(struct jf_cli_inputs *in);
 enum { JF_CLI_BAD_USAGE = -2 };
 int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 			struct jf_error *err);
+
+/* Add a zone file (what --zone does). */
+int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error *err);
 
 /* Open the decoder the options describe. */
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err);

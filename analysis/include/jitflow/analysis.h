@@ -174,6 +174,10 @@ struct jf_analysis_config {
 	struct jf_codemap *map;      /* for walking instructions in pc-mapped regions (may be
 	                              * NULL: no bytecode attribution) */
 	double steady_tolerance;     /* relative; 0 = default 0.05 */
+	/* Classifies code no zone record or native range describes (e.g. by the file it
+	 * was mapped from); NULL: unknown. */
+	enum jf_code_class (*native_class)(void *ctx, uint64_t addr);
+	void *native_ctx;
 };
 
 struct jf_analysis *jf_analysis_new(const struct jf_analysis_config *cfg);

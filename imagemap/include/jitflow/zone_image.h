@@ -50,6 +50,12 @@ struct jf_zone_image_config {
 	enum jf_zone_apply apply;
 	jf_zone_time_fn time_fn;  /* zone timestamp -> the trace's flow time (NULL: same) */
 	void *time_ctx;
+	/* Called with every record as it is applied, in trace order, between the flow
+	 * record it follows and the next one: how the analysis learns what code is where
+	 * (guards, pc maps, iteration marks) at exactly the point it became true. */
+	int (*on_apply)(void *ctx, const struct jf_zone_reader *reader,
+			const struct jf_zone_record *rec);
+	void *apply_ctx;
 };
 
 struct jf_zone_image_stats {
@@ -81,6 +87,12 @@ const char *jf_zone_image_lookup(const struct jf_zone_image *zi, uint64_t addr,
 				 uint64_t *start, uint32_t *version);
 
 const struct jf_zone_image_stats *jf_zone_image_stats(const struct jf_zone_image *zi);
+
+/* Set (or replace) the config's on_apply hook after creation. */
+void jf_zone_image_on_apply(struct jf_zone_image *zi,
+			    int (*on_apply)(void *ctx, const struct jf_zone_reader *reader,
+					    const struct jf_zone_record *rec),
+			    void *ctx);
 
 /* The filter: a decoder that pulls from inner (taking ownership of it) and applies zone
  * records as described above. zi is not owned and must outlive the filter. */
