@@ -96,6 +96,7 @@ struct scenario {
 	struct jf_ptb *pt;
 	uint64_t marker;
 	struct jf_emitter *em;
+	int ptwrite;    /* records announced by PTWRITE(seq) instead of marker calls */
 };
 
 static void expect(struct scenario *s, uint64_t ip)
@@ -124,6 +125,16 @@ static void marked(struct scenario *s, uint64_t seq)
 	uint64_t at;
 
 	assert_true(seq > 0);
+	if (s->ptwrite) {
+		/* ptwrite rax (rax = seq): ends the block; the PTW packet carries seq */
+		static const uint8_t ptwrite_rax[] = { 0xf3, 0x48, 0x0f, 0xae, 0xe0 };
+
+		expect(s, RT + s->rtlen);
+		memcpy(s->rt + s->rtlen, ptwrite_rax, sizeof(ptwrite_rax));
+		s->rtlen += sizeof(ptwrite_rax);
+		jf_ptb_ptw(s->pt, seq, 0);
+		return;
+	}
 	at = rt_call(s, s->marker);
 	expect(s, MARKER_BODY);
 	pt_tip(s->pt, at + 5);
@@ -172,8 +183,10 @@ static void build(struct scenario *s, const char *dir)
 	struct jf_region r;
 	uint8_t jmp[5];
 	int32_t rel;
+	int ptwrite = s->ptwrite;
 
 	memset(s, 0, sizeof(*s));
+	s->ptwrite = ptwrite;
 	s->marker = (uint64_t)(uintptr_t)&jf_emitter_marker;
 	rt_base = (s->marker & ~0xfffull) - 0x100000;
 
@@ -186,7 +199,9 @@ static void build(struct scenario *s, const char *dir)
 	s->pt = jf_ptb_new();
 	segment_start(s);
 
-	s->em = jf_emitter_open(dir, JF_EMIT_CLOCK_MONOTONIC);
+	/* With PTWRITE the emitter must not call the marker; this CPU may lack PTWRITE, so the
+	 * file's MARKER record is set to "PTWRITE" afterwards (set_ptwrite_methods). */
+	s->em = jf_emitter_open(dir, s->ptwrite ? JF_EMIT_NO_MARKER_CALLS : JF_EMIT_CLOCK_MONOTONIC);
 	assert_non_null(s->em);
 	marked(s, 1); /* CLOCK */
 	marked(s, 2); /* MARKER */
@@ -278,7 +293,30 @@ static void check_block(const struct scenario *s, size_t *k, const struct jf_blo
 	}
 }
 
-static void exact_through_changes(int end_on_call)
+/* Rewrite the MARKER record's methods to "PTWRITE follows each record". */
+static void set_ptwrite_methods(const char *zone)
+{
+	struct jf_zone_reader *r;
+	struct jf_zone_record rec;
+	struct jf_error err;
+	uint64_t at = 0;
+	uint32_t methods = JF_ZONE_MARKER_PTWRITE;
+	FILE *f;
+
+	assert_int_equal(jf_zone_reader_open(&r, zone, &err), 0);
+	while (jf_zone_next(r, &rec, &err) == 1)
+		if (rec.id == JF_ZONE_MARKER)
+			at = rec.offset + 32 + 8; /* after the prefixes and marker_addr */
+	jf_zone_reader_close(r);
+	assert_true(at > 0);
+	f = fopen(zone, "r+b");
+	assert_non_null(f);
+	fseek(f, (long)at, SEEK_SET);
+	assert_int_equal(fwrite(&methods, 4, 1, f), 1);
+	fclose(f);
+}
+
+static void exact_through_changes(int end_on_call, int ptwrite)
 {
 	char dir[512], zone[600];
 	struct scenario *s = calloc(1, sizeof(*s));
@@ -291,10 +329,13 @@ static void exact_through_changes(int end_on_call)
 	size_t k = 0, mismatches = 0;
 	int rc;
 
-	snprintf(dir, sizeof(dir), "%s/scenario%d", jf_test_tmpdir(), end_on_call);
+	snprintf(dir, sizeof(dir), "%s/scenario%d%d", jf_test_tmpdir(), end_on_call, ptwrite);
 	mkdir(dir, 0755);
+	s->ptwrite = ptwrite;
 	build(s, dir);
 	snprintf(zone, sizeof(zone), "%s/jit-%d.dump", dir, (int)getpid());
+	if (ptwrite)
+		set_ptwrite_methods(zone);
 
 	assert_int_equal(jf_codemap_add_bytes(map, s->rt, s->rtlen, RT, "runtime", &err), 0);
 	assert_int_equal(jf_codemap_add_bytes(map, (const void *)(uintptr_t)s->marker, 64,
@@ -337,7 +378,8 @@ static void exact_through_changes(int end_on_call)
 	assert_int_equal(jf_zone_image_stats(zi)->mismatches, 1);
 	/* every record but the CLOCK and CODE_CLOSE at close was applied at a marker: 10
 	 * extension records and perf's 4 CODE_LOADs and 1 CODE_MOVE that came with them */
-	assert_int_equal(jf_zone_image_stats(zi)->by_marker_call, 15);
+	assert_int_equal(ptwrite ? jf_zone_image_stats(zi)->by_ptwrite
+				 : jf_zone_image_stats(zi)->by_marker_call, 15);
 	assert_int_equal(jf_zone_image_stats(zi)->loads, 4);
 	assert_int_equal(jf_zone_image_stats(zi)->frees, 1);
 	assert_int_equal(jf_zone_image_stats(zi)->moves, 1);
@@ -363,14 +405,21 @@ static void exact_through_changes(int end_on_call)
 
 static void test_exact_through_load_free_reuse_move_patch(void **state)
 {
-	exact_through_changes(1);
+	exact_through_changes(1, 0);
+}
+
+/* The same with PTWRITE(seq) after each record (as the emitter does with JF_EMIT_PTWRITE
+ * on CPUs that have it) and no marker calls. */
+static void test_exact_with_ptwrite_markers(void **state)
+{
+	exact_through_changes(1, 1);
 }
 
 /* libipt follows direct calls inside a block unless told not to (perf.data sessions):
  * the marker is then found as the return that ends the block. */
 static void test_exact_without_end_on_call(void **state)
 {
-	exact_through_changes(0);
+	exact_through_changes(0, 0);
 }
 
 /* Without markers (a plain jitdump, or JF_EMIT_NO_MARKER_CALLS) records apply by time:
@@ -600,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_cli_perf_data_finds_zone_file),
 		cmocka_unit_test(test_exact_through_load_free_reuse_move_patch),
 		cmocka_unit_test(test_exact_without_end_on_call),
+		cmocka_unit_test(test_exact_with_ptwrite_markers),
 		cmocka_unit_test(test_cli_decode_with_zone),
 		cmocka_unit_test(test_by_time_without_markers),
 	};
