@@ -42,6 +42,10 @@ struct jf_pt_config {
 	 * block there instead (e.g. so that a call to the zone emitter's marker function
 	 * starts a block of its own). */
 	int end_on_call, end_on_jump;
+
+	/* The trace is a file mapping: let the kernel drop pages already decoded, so that
+	 * resident memory does not grow with the length of the trace. */
+	int release_consumed;
 };
 
 /* Parse "FAMILY/MODEL[/STEPPING]" (decimal or 0x-hex), or "none". */
