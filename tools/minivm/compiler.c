@@ -549,6 +549,7 @@ struct mvm_program *mvm_compile(const char *path, const char *source, size_t siz
 	 * function_named only looks at functions 1 and up. */
 	c->fn = function_named(c, &main_name);
 	c->fn->defined = 1;
+	c->fn->line = c->fn->column = 1; /* the top level starts the file */
 	mvm_lexer_init(&c->lx, source, size);
 	next(c);
 	while (c->tok.kind != MVM_TOK_EOF) {
