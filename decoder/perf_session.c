@@ -243,9 +243,17 @@ static void plan_stitch(struct session *s, struct queue *q, uint64_t first, uint
 	q->pending_stitch = 0;
 	q->nparts = 0;
 	q->stitch_target = 0;
+	/* The last PSB whose PSB+ is complete in buf: the two segments overlap on it. */
 	last = jf_psb_last(p, size);
 	if (last < first || last >= size)
 		return;
+	last_end = jf_psb_header_end(p, size, last);
+	while (!last_end && last > first) {
+		uint64_t before = jf_psb_last(p, last); /* == last when there is none */
+
+		last = before < last && before >= first ? before : first;
+		last_end = jf_psb_header_end(p, size, last);
+	}
 	if (add_part(q, p + last, size - last, b->u.auxtrace.payload_offset + last) < 0)
 		return;
 	total = size - last;
@@ -264,9 +272,12 @@ static void plan_stitch(struct session *s, struct queue *q, uint64_t first, uint
 		nend = nfirst < n->u.auxtrace.size
 			       ? jf_psb_header_end(n->u.auxtrace.payload, n->u.auxtrace.size,
 						   nfirst)
-			       : n->u.auxtrace.size;
-		if (!nend)
-			nend = nfirst;
+			       : 0;
+		if (!nend) {
+			/* No PSB, or its PSB+ runs past the buffer: take it whole. */
+			nfirst = n->u.auxtrace.size;
+			nend = n->u.auxtrace.size;
+		}
 		if (total + nend > STITCH_MAX)
 			break;
 		if (add_part(q, n->u.auxtrace.payload, nend, n->u.auxtrace.payload_offset) < 0)
@@ -290,7 +301,6 @@ static void plan_stitch(struct session *s, struct queue *q, uint64_t first, uint
 	}
 	/* buf's own segment ends after its last PSB+, so that libipt follows the flow up
 	 * to that PSB's IP; the stitch starts again at that PSB. */
-	last_end = jf_psb_header_end(p, size, last);
 	*end = last_end ? last_end : last;
 	q->pending_stitch = 1;
 	q->tail_from = last;
