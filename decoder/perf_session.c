@@ -31,6 +31,9 @@
  * PSBs come every few KiB; a larger gap means a damaged trace, and is reported as lost. */
 enum { STITCH_MAX = 16 << 20 };
 
+/* The prescan releases the pages it walked over every this many bytes. */
+enum { PRESCAN_RELEASE_STEP = 8 << 20 };
+
 struct queue *jf_session_queue_for(struct session *s, int32_t tid, uint32_t cpu, int has_cpu)
 {
 	size_t i;
@@ -62,15 +65,22 @@ static int prescan(struct session *s, const char *path, struct jf_error *err)
 {
 	struct jf_perf_cursor cur;
 	struct jf_perf_record rec;
+	uint64_t released;
 	int have_info = 0;
 
 	jf_perf_data_begin(s->data, &cur);
+	released = cur.pos;
 	for (;;) {
 		struct jf_perf_cursor at = cur;
 		int rc = jf_perf_data_next_header(s->data, &cur, &rec, err);
 
 		if (rc <= 0)
 			break;
+		/* Reading a header maps the pages around it: keep that bounded. */
+		if (cur.pos - released > PRESCAN_RELEASE_STEP) {
+			jf_perf_data_release(s->data, released, at.pos - released);
+			released = at.pos;
+		}
 		if (rec.type == JF_PERF_RECORD_AUXTRACE_INFO && !have_info) {
 			struct jf_perf_cursor again = at;
 
@@ -207,6 +217,19 @@ static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 		return jf_fail_prefix(err, "%s: offset %llu: AUXTRACE buffer: ",
 				      jf_perf_data_path(s->data), (unsigned long long)q->buf.offset);
 	return 0;
+}
+
+/* A buffer is decoded: drop the file's pages behind it (see release_from). */
+static void release_behind(struct session *s, const struct jf_perf_record *buf)
+{
+	uint64_t end = buf->u.auxtrace.payload_offset + buf->u.auxtrace.size;
+
+	jf_perf_data_release(s->data, buf->u.auxtrace.payload_offset, buf->u.auxtrace.size);
+	if (end <= s->release_next)
+		return;
+	jf_perf_data_release(s->data, s->release_from, end - s->release_from);
+	s->release_from = s->release_next;
+	s->release_next = end;
 }
 
 static int add_part(struct queue *q, const uint8_t *bytes, uint64_t size, uint64_t file_off)
@@ -382,6 +405,9 @@ static int start_stitch(struct session *s, struct queue *q, struct jf_error *err
 	for (i = 0; i < q->nparts; i++) {
 		memcpy(q->stitch + at, q->parts[i].bytes, (size_t)q->parts[i].size);
 		at += (size_t)q->parts[i].size;
+		/* Whole buffers without a PSB live only in the stitch from now on. */
+		if (i > 0 && (i + 1 < q->nparts || !q->stitch_target))
+			jf_perf_data_release(s->data, q->parts[i].file_off, q->parts[i].size);
 	}
 	q->pending_stitch = 0;
 	q->in_stitch = 1;
@@ -440,8 +466,15 @@ static int pull(struct session *s, struct queue *q, struct jf_error *err)
 				  q->buf.u.auxtrace.size - q->seg_end, JF_LOST_SKIPPED, s);
 		return 0;
 	}
-	if (q->pending_stitch)
-		return start_stitch(s, q, err);
+	if (q->pending_stitch) {
+		int rc2 = start_stitch(s, q, err);
+
+		/* buf's bytes are decoded or copied into the stitch. */
+		release_behind(s, &q->buf);
+		return rc2;
+	}
+	if (!q->in_stitch)
+		release_behind(s, &q->buf);
 	if (q->in_stitch && q->overlap_error && q->stitch_target) {
 		/* next's own segment starts at its second PSB; what lies between the
 		 * stitch's end and it is reported when next starts. */
@@ -581,6 +614,15 @@ struct jf_decoder *jf_perf_pt_decoder_new_opts(const char *path,
 	}
 	s->timeless = s->pt.timeless;
 	jf_perf_data_begin(s->data, &s->sb_cur);
+	/* The prescan touched a record header every buffer, and the kernel maps whole
+	 * windows around each: let them go, decoding brings back what it reads. */
+	{
+		uint64_t begin, end;
+
+		jf_perf_data_range(s->data, &begin, &end);
+		jf_perf_data_release(s->data, begin, end - begin);
+		s->release_from = s->release_next = begin;
+	}
 	dec = jf_decoder_new(&session_ops, s);
 	if (!dec) {
 		jf_fail(err, "%s: out of memory", path);

@@ -10,6 +10,7 @@
  * pieces (counted in reorder_overflows) rather than growing without bound. */
 #include "perf_session_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,7 +202,12 @@ static void container_error(struct session *s, uint64_t offset, const struct jf_
 		const char *m = strstr(err->msg, ": offset ");
 		const char *tail = m ? strchr(m + 9, ':') : NULL;
 
-		strncpy(f->u.error.text, tail ? tail + 2 : err->msg, sizeof(f->u.error.text) - 1);
+		const char *text = tail ? tail + 2 : err->msg;
+		size_t n = strnlen(text, sizeof(f->u.error.text) - 1);
+
+		/* The flow keeps what was expected; the whole message names the file. */
+		memcpy(f->u.error.text, text, n);
+		f->u.error.text[n] = 0;
 	}
 }
 
