@@ -208,6 +208,8 @@ static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 	cfg.trace = bytes;
 	cfg.size = (size_t)size;
 	cfg.base_offset = file_off;
+	cfg.end_on_call = s->opts.end_on_call;
+	cfg.end_on_jump = s->opts.end_on_jump;
 	cfg.source = q->source;
 	cfg.release_consumed = release; /* resident memory stays flat over long files */
 	if (s->hooks.codemap_for_pid)
@@ -250,6 +252,25 @@ static int add_part(struct queue *q, const uint8_t *bytes, uint64_t size, uint64
 	return 0;
 }
 
+/* Whether next's AUX data continues the buffer at prev_off (prev_size bytes at prev). perf
+ * pads each AUXTRACE payload with zeros to a multiple of 8 bytes while aux offsets count
+ * the data alone, so the next offset may fall up to 7 bytes short of the payload's end;
+ * *pad is how many padding bytes end the previous payload. */
+static int follows_on(uint64_t prev_off, uint64_t prev_size, const uint8_t *prev,
+		      const struct jf_perf_record *next, uint64_t *pad)
+{
+	uint64_t end = prev_off + prev_size, off = next->u.auxtrace.offset, i;
+
+	if (off > end || off + 8 <= end || off < prev_off)
+		return 0;
+	for (i = off - prev_off; i < prev_size; i++) {
+		if (prev[i])
+			return 0; /* not padding: the buffers overlap (snapshot mode) */
+	}
+	*pad = end - off;
+	return 1;
+}
+
 /* Plan the stitch from buf's last PSB into the following buffers of the queue, while
  * their AUX data continues buf's (aux offsets follow on): through buffers without any PSB
  * and up to the end of the first PSB+ of the next buffer that has one (the "target",
@@ -260,7 +281,8 @@ static void plan_stitch(struct session *s, struct queue *q, uint64_t first, uint
 {
 	const struct jf_perf_record *b = &q->buf;
 	const uint8_t *p = b->u.auxtrace.payload;
-	uint64_t size = b->u.auxtrace.size, last, last_end, total, prev_off, prev_size;
+	uint64_t size = b->u.auxtrace.size, last, last_end, total, prev_off, prev_size, pad;
+	const uint8_t *prev;
 
 	*end = size;
 	q->pending_stitch = 0;
@@ -282,6 +304,7 @@ static void plan_stitch(struct session *s, struct queue *q, uint64_t first, uint
 	total = size - last;
 	prev_off = b->u.auxtrace.offset;
 	prev_size = size;
+	prev = p;
 	for (;;) {
 		const struct jf_perf_record *n = &q->next;
 		uint64_t nfirst, nend, tsc;
@@ -289,8 +312,11 @@ static void plan_stitch(struct session *s, struct queue *q, uint64_t first, uint
 
 		if (!q->have_next && scan_next(s, q, &q->next))
 			q->have_next = 1;
-		if (!q->have_next || n->u.auxtrace.offset != prev_off + prev_size)
+		if (!q->have_next || !follows_on(prev_off, prev_size, prev, n, &pad))
 			break;
+		/* The stitch's last part ends the previous payload: drop its padding. */
+		q->parts[q->nparts - 1].size -= pad;
+		total -= pad;
 		nfirst = jf_psb_first(n->u.auxtrace.payload, n->u.auxtrace.size, &tsc, &have_tsc);
 		nend = nfirst < n->u.auxtrace.size
 			       ? jf_psb_header_end(n->u.auxtrace.payload, n->u.auxtrace.size,
@@ -316,6 +342,7 @@ static void plan_stitch(struct session *s, struct queue *q, uint64_t first, uint
 		jf_decoder_stats_mut(s->self)->trace_bytes += n->u.auxtrace.size;
 		prev_off = n->u.auxtrace.offset;
 		prev_size = n->u.auxtrace.size;
+		prev = n->u.auxtrace.payload;
 		q->have_next = 0;
 	}
 	if (q->nparts < 2) {

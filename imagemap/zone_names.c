@@ -55,6 +55,7 @@ const char *jf_zone_event_kind_name(uint32_t kind)
 	case JF_EVENT_TRACE_ABORT: return "trace-abort";
 	case JF_EVENT_COMPILE_BEGIN: return "compile-begin";
 	case JF_EVENT_COMPILE_END: return "compile-end";
+	case JF_EVENT_LOOP_HEADER: return "loop-header";
 	}
 	return "unknown";
 }

@@ -1,5 +1,8 @@
 #include "cli_inputs.h"
+#include "code_pieces.h"
 
+#include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +17,16 @@ const char jf_cli_inputs_help[] =
 	"                              merged in time order\n"
 	"  --image-dir DIR             with --perf: look for mapped files missing at their\n"
 	"                              recorded path in DIR too (DIR/full/path, DIR/name)\n"
+	"  --cs-snapshot DIR           a CoreSight snapshot folder (snapshot.ini, trace.ini,\n"
+	"                              device .ini files, memory dumps): ETMv4, ETE, PTM, ETMv3\n"
 	"  --raw FILE[:FROM[-TO]]:BASE  code bytes FROM..TO (exclusive) of FILE at address BASE\n"
 	"  --elf FILE[:BASE]           the loadable segments of an ELF file (moved to BASE)\n"
 	"  --cpu FAMILY/MODEL[/STEPPING]|none  the CPU that recorded the trace (errata)\n"
+	"  --recording DIR             a folder written by `jitflow record`: its perf.data,\n"
+	"                              zone files (jit-*.dump) and saved code (code/)\n"
+	"  --zone FILE                 a JIT code-zone file (jit-PID.dump: jitdump with or\n"
+	"                              without jitflow's records), repeatable; its code is\n"
+	"                              applied at each record's marker (or by time)\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                              timing parameters (as libipt names them)\n";
 
@@ -51,6 +61,7 @@ void jf_cli_inputs_fini(struct jf_cli_inputs *in)
 	warn_missing_images(in);
 	jf_perf_images_free(in->perf_images);
 	jf_unmap_file(&in->pt_file);
+	jf_zone_image_free(in->zones);
 	jf_codemap_free(in->map);
 	jf_symtab_free(in->symtab);
 }
@@ -85,18 +96,21 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	uint32_t v;
 
 	if (!strcmp(opt, "--pt") || !strcmp(opt, "--raw") || !strcmp(opt, "--elf") ||
-	    !strcmp(opt, "--perf") || !strcmp(opt, "--image-dir") ||
+	    !strcmp(opt, "--perf") || !strcmp(opt, "--image-dir") || !strcmp(opt, "--cs-snapshot") ||
 	    !strcmp(opt, "--cpu") || !strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq") ||
-	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx")) {
+	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx") ||
+	    !strcmp(opt, "--zone") || !strcmp(opt, "--recording")) {
 		val = value_of(argc, argv, i, err);
 		if (!val)
-			return -1;
+			return JF_CLI_BAD_USAGE;
 	} else {
 		return 0;
 	}
 	if (!strcmp(opt, "--pt")) {
-		if (in->pt_path)
-			return jf_fail(err, "--pt given twice ('%s' and '%s')", in->pt_path, val);
+		if (in->pt_path) {
+			jf_fail(err, "--pt given twice ('%s' and '%s')", in->pt_path, val);
+			return JF_CLI_BAD_USAGE;
+		}
 		in->pt_path = val;
 		return 1;
 	}
@@ -109,6 +123,13 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	}
 	if (!strcmp(opt, "--image-dir"))
 		return jf_perf_images_add_dir(in->perf_images, val, err) < 0 ? -1 : 1;
+	if (!strcmp(opt, "--cs-snapshot")) {
+		if (in->cs_snapshot)
+			return jf_fail(err, "--cs-snapshot given twice ('%s' and '%s')",
+				       in->cs_snapshot, val);
+		in->cs_snapshot = val;
+		return 1;
+	}
 	if (!strcmp(opt, "--raw")) {
 		in->nimages++;
 		return jf_load_raw_spec(in->map, val, err) < 0 ? -1 : 1;
@@ -119,11 +140,15 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	}
 	if (!strcmp(opt, "--cpu")) {
 		in->cpu_given = 1;
-		return jf_pt_parse_cpu(val, &in->pt, err) < 0 ? -1 : 1;
+		return jf_pt_parse_cpu(val, &in->pt, err) < 0 ? JF_CLI_BAD_USAGE : 1;
 	}
+	if (!strcmp(opt, "--zone"))
+		return jf_cli_add_zone(in, val, err) < 0 ? -1 : 1;
+	if (!strcmp(opt, "--recording"))
+		return jf_cli_open_recording(in, val, err) < 0 ? -1 : 1;
 	if (!strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq")) {
 		if (parse_u32(opt, val, 0xff, &v, err) < 0)
-			return -1;
+			return JF_CLI_BAD_USAGE;
 		if (!strcmp(opt, "--mtc-freq"))
 			in->pt.mtc_freq = (uint8_t)v;
 		else
@@ -131,7 +156,7 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 		return 1;
 	}
 	if (parse_u32(opt, val, UINT32_MAX, &v, err) < 0)
-		return -1;
+		return JF_CLI_BAD_USAGE;
 	if (!strcmp(opt, "--cpuid-0x15.eax"))
 		in->pt.cpuid_0x15_eax = v;
 	else
@@ -145,6 +170,7 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 {
 	struct jf_perf_session_hooks hooks;
 	struct jf_perf_session_options opts;
+	struct jf_decoder *dec;
 
 	memset(&opts, 0, sizeof(opts));
 	if (in->cpu_given) {
@@ -153,30 +179,123 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 		opts.cpu_model = in->pt.cpu_model;
 		opts.cpu_stepping = in->pt.cpu_stepping;
 	}
+	opts.end_on_call = in->split_blocks || in->zones;
+	opts.end_on_jump = in->split_blocks;
 	jf_perf_images_use_one_map(in->perf_images, in->map);
 	jf_perf_images_hooks(in->perf_images, &hooks);
-	return jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err);
+	dec = jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err);
+	if (dec && in->time_synthetic)
+		jf_decoder_stats_mut(dec)->time_is_synthetic = 1;
+	if (!dec || !in->zones)
+		return dec;
+	return jf_zone_filter_new(dec, in->zones, err);
+}
+
+int jf_cli_add_recording_zones(struct jf_cli_inputs *in, const char *dir, struct jf_error *err)
+{
+	char path[4096];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int rc = 0;
+
+	if (!d)
+		return jf_fail(err, "%s: cannot open recording folder: %s", dir, strerror(errno));
+	while (rc == 0 && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		if (strncmp(e->d_name, "jit-", 4) || n < 9 || strcmp(e->d_name + n - 5, ".dump"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		rc = jf_cli_add_zone(in, path, err);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Whether the recording's manifest says its timing packets are synthetic (`jitflow record`
+ * under QEMU derives them from an instruction count). */
+static int manifest_says_synthetic(const char *dir)
+{
+	char path[4096];
+	struct jf_mapped_file f;
+	cJSON *doc, *synthetic;
+	int yes;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	if (jf_map_file(&f, path, NULL) < 0)
+		return 0;
+	doc = f.data ? cJSON_ParseWithLength((const char *)f.data, f.size) : NULL;
+	synthetic = cJSON_GetObjectItemCaseSensitive(doc, "synthetic");
+	yes = cJSON_GetObjectItemCaseSensitive(synthetic, "timing") != NULL;
+	cJSON_Delete(doc);
+	jf_unmap_file(&f);
+	return yes;
+}
+
+int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_error *err)
+{
+	if (in->perf_path || in->pt_path)
+		return jf_fail(err, "%s: a recording folder and another trace given: one at a time", dir);
+	snprintf(in->recording_perf, sizeof(in->recording_perf), "%s/perf.data", dir);
+	in->perf_path = in->recording_perf;
+	in->time_synthetic = manifest_says_synthetic(dir);
+	if (jf_cli_add_recording_zones(in, dir, err) < 0)
+		return -1;
+	return jf_load_code_pieces(in, dir, err);
+}
+
+int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error *err)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!in->zones && !(in->zones = jf_zone_image_new(in->map, NULL, err)))
+		return -1;
+	if (jf_zone_image_add_file(in->zones, path, err) < 0)
+		return -1;
+	/* The runtime maps its zone file executable only to tell perf where it is: the zone
+	 * image places its code, the mapping itself holds none to load. */
+	return jf_perf_images_provided(in->perf_images, slash ? slash + 1 : path, err);
 }
 
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)
 {
-	if (in->pt_path && in->perf_path) {
-		jf_fail(err, "--pt and --perf given: decode one trace at a time");
+	if (!!in->pt_path + !!in->perf_path + !!in->cs_snapshot > 1) {
+		jf_fail(err, "more than one of --pt, --perf and --cs-snapshot given: decode one trace at a time");
 		return NULL;
 	}
 	if (in->perf_path)
 		return open_perf(in, err);
+	if (in->cs_snapshot) {
+		/* The snapshot's memory dumps join the images of --raw/--elf in one code map. */
+		struct jf_decoder *dec = jf_cs_snapshot_decoder_new(in->cs_snapshot, in->map, err);
+
+		if (dec)
+			in->trace_bytes = jf_decoder_stats(dec)->trace_bytes;
+		return dec;
+	}
 	if (!in->pt_path) {
-		jf_fail(err, "no trace given (use --pt FILE or --perf FILE; see --help)");
+		jf_fail(err, "no trace given (use --pt FILE, --perf FILE or --cs-snapshot DIR; see --help)");
 		return NULL;
 	}
 	if (jf_map_file(&in->pt_file, in->pt_path, err) < 0)
 		return NULL;
+	if (in->pt_file.size == 0) {
+		/* Most likely a capture that failed; say so rather than print nothing. */
+		jf_fail(err, "%s: empty trace file (expected Intel PT data with a PSB)",
+			in->pt_path);
+		return NULL;
+	}
 	jf_mapped_file_sequential(&in->pt_file);
 	in->pt.trace = in->pt_file.data;
 	in->pt.size = in->pt_file.size;
 	in->pt.release_consumed = 1;
-	return jf_pt_decoder_new(&in->pt, in->map, err);
+	in->pt.end_on_call = in->split_blocks;
+	in->pt.end_on_jump = in->split_blocks;
+	if (!in->zones)
+		return jf_pt_decoder_new(&in->pt, in->map, err);
+	/* A marker call must start a block of its own for the zone filter to see it. */
+	in->pt.end_on_call = 1;
+	return jf_zone_filter_new(jf_pt_decoder_new(&in->pt, in->map, err), in->zones, err);
 }
 
 uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in)
@@ -186,5 +305,7 @@ uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in)
 	/* perf.data flows are located by file offset: progress is against the file. */
 	if (in->perf_path)
 		return stat(in->perf_path, &st) == 0 ? (uint64_t)st.st_size : 0;
+	if (in->cs_snapshot)
+		return in->trace_bytes;
 	return in->pt_file.size;
 }

@@ -44,6 +44,7 @@ struct jf_perf_session_options {
 	uint16_t cpu_family;
 	uint8_t cpu_model, cpu_stepping;
 	int cpu_override;         /* 1: use the three fields above (all 0 = no errata) */
+	int end_on_call, end_on_jump; /* as in jf_pt_config */
 };
 
 /* Open path and check it is an Intel PT session (an intel_pt AUXTRACE_INFO record).
