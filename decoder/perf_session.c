@@ -31,6 +31,9 @@
  * PSBs come every few KiB; a larger gap means a damaged trace, and is reported as lost. */
 enum { STITCH_MAX = 16 << 20 };
 
+/* The prescan releases the pages it walked over every this many bytes. */
+enum { PRESCAN_RELEASE_STEP = 8 << 20 };
+
 struct queue *jf_session_queue_for(struct session *s, int32_t tid, uint32_t cpu, int has_cpu)
 {
 	size_t i;
@@ -62,15 +65,22 @@ static int prescan(struct session *s, const char *path, struct jf_error *err)
 {
 	struct jf_perf_cursor cur;
 	struct jf_perf_record rec;
+	uint64_t released;
 	int have_info = 0;
 
 	jf_perf_data_begin(s->data, &cur);
+	released = cur.pos;
 	for (;;) {
 		struct jf_perf_cursor at = cur;
 		int rc = jf_perf_data_next_header(s->data, &cur, &rec, err);
 
 		if (rc <= 0)
 			break;
+		/* Reading a header maps the pages around it: keep that bounded. */
+		if (cur.pos - released > PRESCAN_RELEASE_STEP) {
+			jf_perf_data_release(s->data, released, at.pos - released);
+			released = at.pos;
+		}
 		if (rec.type == JF_PERF_RECORD_AUXTRACE_INFO && !have_info) {
 			struct jf_perf_cursor again = at;
 
@@ -211,6 +221,19 @@ static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 	return 0;
 }
 
+/* A buffer is decoded: drop the file's pages behind it (see release_from). */
+static void release_behind(struct session *s, const struct jf_perf_record *buf)
+{
+	uint64_t end = buf->u.auxtrace.payload_offset + buf->u.auxtrace.size;
+
+	jf_perf_data_release(s->data, buf->u.auxtrace.payload_offset, buf->u.auxtrace.size);
+	if (end <= s->release_next)
+		return;
+	jf_perf_data_release(s->data, s->release_from, end - s->release_from);
+	s->release_from = s->release_next;
+	s->release_next = end;
+}
+
 static int add_part(struct queue *q, const uint8_t *bytes, uint64_t size, uint64_t file_off)
 {
 	if (q->nparts == q->cap_parts) {
@@ -265,9 +288,17 @@ static void plan_stitch(struct session *s, struct queue *q, uint64_t first, uint
 	q->pending_stitch = 0;
 	q->nparts = 0;
 	q->stitch_target = 0;
+	/* The last PSB whose PSB+ is complete in buf: the two segments overlap on it. */
 	last = jf_psb_last(p, size);
 	if (last < first || last >= size)
 		return;
+	last_end = jf_psb_header_end(p, size, last);
+	while (!last_end && last > first) {
+		uint64_t before = jf_psb_last(p, last); /* == last when there is none */
+
+		last = before < last && before >= first ? before : first;
+		last_end = jf_psb_header_end(p, size, last);
+	}
 	if (add_part(q, p + last, size - last, b->u.auxtrace.payload_offset + last) < 0)
 		return;
 	total = size - last;
@@ -290,9 +321,12 @@ static void plan_stitch(struct session *s, struct queue *q, uint64_t first, uint
 		nend = nfirst < n->u.auxtrace.size
 			       ? jf_psb_header_end(n->u.auxtrace.payload, n->u.auxtrace.size,
 						   nfirst)
-			       : n->u.auxtrace.size;
-		if (!nend)
-			nend = nfirst;
+			       : 0;
+		if (!nend) {
+			/* No PSB, or its PSB+ runs past the buffer: take it whole. */
+			nfirst = n->u.auxtrace.size;
+			nend = n->u.auxtrace.size;
+		}
 		if (total + nend > STITCH_MAX)
 			break;
 		if (add_part(q, n->u.auxtrace.payload, nend, n->u.auxtrace.payload_offset) < 0)
@@ -317,7 +351,6 @@ static void plan_stitch(struct session *s, struct queue *q, uint64_t first, uint
 	}
 	/* buf's own segment ends after its last PSB+, so that libipt follows the flow up
 	 * to that PSB's IP; the stitch starts again at that PSB. */
-	last_end = jf_psb_header_end(p, size, last);
 	*end = last_end ? last_end : last;
 	q->pending_stitch = 1;
 	q->tail_from = last;
@@ -399,6 +432,9 @@ static int start_stitch(struct session *s, struct queue *q, struct jf_error *err
 	for (i = 0; i < q->nparts; i++) {
 		memcpy(q->stitch + at, q->parts[i].bytes, (size_t)q->parts[i].size);
 		at += (size_t)q->parts[i].size;
+		/* Whole buffers without a PSB live only in the stitch from now on. */
+		if (i > 0 && (i + 1 < q->nparts || !q->stitch_target))
+			jf_perf_data_release(s->data, q->parts[i].file_off, q->parts[i].size);
 	}
 	q->pending_stitch = 0;
 	q->in_stitch = 1;
@@ -457,8 +493,15 @@ static int pull(struct session *s, struct queue *q, struct jf_error *err)
 				  q->buf.u.auxtrace.size - q->seg_end, JF_LOST_SKIPPED, s);
 		return 0;
 	}
-	if (q->pending_stitch)
-		return start_stitch(s, q, err);
+	if (q->pending_stitch) {
+		int rc2 = start_stitch(s, q, err);
+
+		/* buf's bytes are decoded or copied into the stitch. */
+		release_behind(s, &q->buf);
+		return rc2;
+	}
+	if (!q->in_stitch)
+		release_behind(s, &q->buf);
 	if (q->in_stitch && q->overlap_error && q->stitch_target) {
 		/* next's own segment starts at its second PSB; what lies between the
 		 * stitch's end and it is reported when next starts. */
@@ -598,6 +641,15 @@ struct jf_decoder *jf_perf_pt_decoder_new_opts(const char *path,
 	}
 	s->timeless = s->pt.timeless;
 	jf_perf_data_begin(s->data, &s->sb_cur);
+	/* The prescan touched a record header every buffer, and the kernel maps whole
+	 * windows around each: let them go, decoding brings back what it reads. */
+	{
+		uint64_t begin, end;
+
+		jf_perf_data_range(s->data, &begin, &end);
+		jf_perf_data_release(s->data, begin, end - begin);
+		s->release_from = s->release_next = begin;
+	}
 	dec = jf_decoder_new(&session_ops, s);
 	if (!dec) {
 		jf_fail(err, "%s: out of memory", path);

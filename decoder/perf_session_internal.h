@@ -86,6 +86,11 @@ struct session {
 	struct jf_flow out[OUT_MAX];
 	int nout, outpos;
 
+	/* Whole-file page release behind the decode: [release_from, ...) is still mapped.
+	 * Cursors that read record headers fault 64 KiB windows back in, so each range is
+	 * released again one step later (release_next). */
+	uint64_t release_from, release_next;
+
 	uint64_t unknown_records;
 	struct jf_error fatal;        /* a framing error: the stream ends with it */
 	int failed;

@@ -10,6 +10,7 @@
  * pieces (counted in reorder_overflows) rather than growing without bound. */
 #include "perf_session_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -764,6 +764,62 @@ static void test_split_buffers_stitched(void **state)
 	check_split(28, 1); /* between TNT and TIP.PGD */
 }
 
+/* Context switches on a per-CPU recording: SWITCH_CPU_WIDE switch-out names the next
+ * task, SWITCH switch-in is the incoming task itself (its sample_id); both become context
+ * records of the CPU's queue, in time order with the trace. */
+static void test_context_switches(void **state)
+{
+	const char *path = tmp_path("switch.data");
+	struct pb_sid sid = { 100, 100, 10, 0 };
+	uint8_t t0[128];
+	size_t n0 = encode_loop(t0, sizeof(t0), 0, 2000);
+	uint64_t priv[17];
+	struct result res;
+	struct pb b;
+	int i, nctx = 0, blocks_before = 0;
+	static const int32_t want_pid[] = { 100, 200, 300 };
+	static const uint64_t want_time[] = { 10, 1500, 2500 };
+
+	pb_init(&b);
+	pb_add_attr(&b, PB_INTEL_PT_PMU, PB_CFG_TSC, PB_SAMPLE_STD | 1u,
+		    PB_ATTR_SAMPLE_ID_ALL | (1u << 8) | (1u << 26), 1);
+	pb_intel_pt_priv(priv, 1, 1, 0, 0);
+	pb_auxtrace_info_intel_pt(&b, priv, 17);
+	pb_itrace_start(&b, 100, 100, &sid);
+	sid.time = 1500;
+	pb_switch_cpu_wide(&b, 1, 200, 201, &sid); /* cpu 0: 100 out, 200/201 next */
+	sid.time = 2500;
+	sid.pid = 300;
+	sid.tid = 301;
+	pb_switch(&b, 0, &sid);                    /* cpu 0: 300/301 in */
+	pb_finished_round(&b);
+	pb_auxtrace(&b, t0, n0, 0, 0, 100, 0);
+	pb_finished_round(&b);
+	pb_write(&b, path);
+	pb_free(&b);
+
+	decode(path, NULL, &res);
+	assert_int_equal(res.rc, 0);
+	for (i = 0; i < res.n; i++) {
+		const struct jf_flow *f = &res.flows[i];
+
+		/* No code map here: the trace's own records (enable, no-image error...). */
+		if (f->kind != JF_FLOW_CONTEXT && f->time == 2000 && nctx == 2)
+			blocks_before++;
+		if (f->kind != JF_FLOW_CONTEXT)
+			continue;
+		assert_true(nctx < 3);
+		assert_int_equal(f->source, 0);
+		assert_int_equal(f->u.context.cpu, 0);
+		assert_int_equal(f->u.context.pid, want_pid[nctx]);
+		assert_int_equal(f->time, want_time[nctx]);
+		nctx++;
+	}
+	assert_int_equal(nctx, 3);
+	/* The trace (time 2000) runs between the two switches. */
+	assert_true(blocks_before > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -777,6 +833,7 @@ int main(void)
 		cmocka_unit_test(test_perf_agrees_per_thread),
 		cmocka_unit_test(test_cli_decode_perf),
 		cmocka_unit_test(test_split_buffers_stitched),
+		cmocka_unit_test(test_context_switches),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -211,6 +211,15 @@ static void test_foo_split_1000(void **state)
 {
 	check_capture_split("foo", 0x7ffff7819000ull, 0, 1000, 1);
 }
+/* Small buffers: cuts inside PSB+ headers and buffers without any PSB. */
+static void test_foo_split_333(void **state)
+{
+	check_capture_split("foo", 0x7ffff7819000ull, 0, 333, 1);
+}
+static void test_foo_split_100(void **state)
+{
+	check_capture_split("foo", 0x7ffff7819000ull, 0, 100, 1);
+}
 static void test_unzip_split_at_psbs(void **state)
 {
 	check_capture_split("Unzip", 0x400000, 1, 0, 1);
@@ -236,6 +245,8 @@ int main(void)
 		cmocka_unit_test(test_foo_split_at_psbs),
 		cmocka_unit_test(test_foo_split_4096),
 		cmocka_unit_test(test_foo_split_1000),
+		cmocka_unit_test(test_foo_split_333),
+		cmocka_unit_test(test_foo_split_100),
 		cmocka_unit_test(test_unzip_split_at_psbs),
 		cmocka_unit_test(test_unzip_split_4096),
 		cmocka_unit_test(test_unzip_split_1000),
