@@ -9,9 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* Trace bytes handed to OpenCSD per call: small enough that a WAIT costs little. */
 enum { FEED_CHUNK = 4096 };
+
+/* Mapped trace pages are released in steps, well behind the feed position (OpenCSD
+ * copies what it keeps of a packet; we re-feed only what it did not take). */
+enum { RELEASE_STEP = 8 << 20, RELEASE_LAG = 1 << 20 };
 
 struct cs_buffer {
 	struct jf_cs_buffer cfg;   /* name and sources point into this decoder's copies */
@@ -29,6 +35,7 @@ struct cs_decoder {
 	size_t pos;                /* next byte of the current buffer to feed */
 	int waiting;               /* OpenCSD answered WAIT: FLUSH before feeding more */
 	int eot_sent;
+	size_t released;           /* bytes of the current buffer given back to the kernel */
 
 	struct jf_flow *ring;      /* pending records */
 	unsigned head, count, cap, lookahead;
@@ -91,6 +98,7 @@ static int open_buffer(struct cs_decoder *d, struct jf_error *err)
 	d->pos = 0;
 	d->waiting = 0;
 	d->eot_sent = 0;
+	d->released = 0;
 	for (i = 0; i < b->nsources; i++) {
 		struct jf_error why;
 		int rc;
@@ -190,6 +198,20 @@ static void recover(struct cs_decoder *d, size_t fed_from)
 	d->waiting = 0;
 }
 
+static void release_consumed(struct cs_decoder *d, const struct jf_cs_buffer *b)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from, to;
+
+	if (!b->release_consumed || d->pos < d->released + RELEASE_STEP + RELEASE_LAG)
+		return;
+	from = ((uintptr_t)b->data + d->released + page - 1) & ~(page - 1);
+	to = ((uintptr_t)b->data + d->pos - RELEASE_LAG) & ~(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	d->released = d->pos - RELEASE_LAG;
+}
+
 /* One call into OpenCSD (or one buffer transition). */
 static int step(struct cs_decoder *d, struct jf_error *err)
 {
@@ -214,6 +236,7 @@ static int step(struct cs_decoder *d, struct jf_error *err)
 		resp = ocsd_dt_process_data(d->tree.handle, OCSD_OP_DATA, d->pos, (uint32_t)n,
 					    b->data + d->pos, &used);
 		d->pos += used;
+		release_consumed(d, b);
 	} else if (!d->eot_sent) {
 		d->eot_sent = 1;
 		resp = ocsd_dt_process_data(d->tree.handle, OCSD_OP_EOT, 0, 0, NULL, &used);
