@@ -19,6 +19,9 @@ enum { FEED_CHUNK = 4096 };
  * copies what it keeps of a packet; we re-feed only what it did not take). */
 enum { RELEASE_STEP = 8 << 20, RELEASE_LAG = 1 << 20 };
 
+/* Upper bound of pending records (only reached at a buffer's end, see on_elem). */
+enum { MAX_RING = 1 << 20 };
+
 struct cs_buffer {
 	struct jf_cs_buffer cfg;   /* name and sources point into this decoder's copies */
 	char *name;
@@ -44,6 +47,30 @@ struct cs_decoder {
 	int failed;
 };
 
+/* Make room for one more record. The ring only grows while OpenCSD drains at the end of
+ * a buffer (see on_elem); that output is bounded by what the decoder had pending. */
+static int room(struct cs_decoder *d)
+{
+	struct jf_flow *ring;
+	unsigned cap, i;
+
+	if (d->count < d->cap)
+		return 1;
+	if (d->cap >= MAX_RING)
+		return 0;
+	cap = d->cap * 2;
+	ring = malloc(cap * sizeof(*ring));
+	if (!ring)
+		return 0;
+	for (i = 0; i < d->count; i++)
+		ring[i] = d->ring[(d->head + i) % d->cap];
+	free(d->ring);
+	d->ring = ring;
+	d->cap = cap;
+	d->head = 0;
+	return 1;
+}
+
 static struct jf_flow *push(struct cs_decoder *d)
 {
 	struct jf_flow *f = &d->ring[(d->head + d->count) % d->cap];
@@ -62,10 +89,15 @@ static ocsd_datapath_resp_t on_elem(const void *ctx, const ocsd_trc_index_t inde
 
 	n = jf_cs_elem_to_flows(elem, trace_id, d->buffers[d->cur].cfg.base_offset + index,
 				&d->clock, out);
-	/* The ring always has room for one element's records: we answer WAIT before it
-	 * could fill up, and OpenCSD sends nothing more until we FLUSH. */
-	for (i = 0; i < n && d->count < d->cap; i++)
+	/* The ring has room for one element's records: we answer WAIT before it could fill
+	 * up, and OpenCSD sends nothing more until we FLUSH. */
+	for (i = 0; i < n && room(d); i++)
 		*push(d) = out[i];
+	/* At the end of a buffer everything is taken without pausing: OpenCSD 1.3.3's frame
+	 * demultiplexer can crash on a FLUSH after EOT once it has been reset after an error
+	 * (found by fuzz_cs_frames), so EOT is never answered with WAIT. */
+	if (d->eot_sent && d->count < MAX_RING)
+		return OCSD_RESP_CONT;
 	return d->count >= d->lookahead ? OCSD_RESP_WAIT : OCSD_RESP_CONT;
 }
 
@@ -74,7 +106,7 @@ static void note_not_decoded(struct cs_decoder *d, const struct jf_cs_source *sr
 {
 	struct jf_flow *f;
 
-	if (d->count >= d->cap)
+	if (!room(d))
 		return;
 	/* An error record (not a failure: decoding goes on), as trc_pkt_lister reports it. */
 	f = push(d);
@@ -132,7 +164,7 @@ static void note_buffer_losses(struct cs_decoder *d)
 
 		if (ocsd_dt_get_decode_stats(d->tree.handle, d->tree.ids[i], &st) != OCSD_OK || !st)
 			continue;
-		if (st->channel_unsynced && d->count < d->cap) {
+		if (st->channel_unsynced && room(d)) {
 			struct jf_flow *f = push(d);
 
 			f->kind = JF_FLOW_LOST;
@@ -148,7 +180,7 @@ static void note_buffer_losses(struct cs_decoder *d)
 			have_demux = 1;
 		}
 	}
-	if (undecoded && d->count < d->cap) {
+	if (undecoded && room(d)) {
 		struct jf_flow *f = push(d);
 
 		f->kind = JF_FLOW_LOST;
@@ -157,6 +189,21 @@ static void note_buffer_losses(struct cs_decoder *d)
 		f->u.lost.bytes = undecoded;
 		f->u.lost.reason = JF_LOST_SKIPPED;
 	}
+}
+
+/* OpenCSD's messages read "0x0006 (OCSD_ERR_NAME) [generic text]; detail": keep
+ * "OCSD_ERR_NAME: detail", which fits a flow record's text. */
+static void short_message(const char *msg, char *out, size_t size)
+{
+	const char *open = strchr(msg, '('), *close = open ? strchr(open, ')') : NULL;
+	const char *detail = strstr(msg, "]; ");
+
+	if (!open || !close) {
+		jf_cs_copy_text(out, size, msg);
+		return;
+	}
+	snprintf(out, size, "%.*s%s%s", (int)(close - open - 1), open + 1, detail ? ": " : "",
+		 detail ? detail + 3 : "");
 }
 
 /* OpenCSD gave up on the data path: report where, reset, and go on past the bad spot. */
@@ -170,17 +217,19 @@ static void recover(struct cs_decoder *d, size_t fed_from)
 	size_t resume = d->pos;
 	struct jf_flow *f;
 	uint32_t used = 0;
+	char text[512];
 
-	if (d->count < d->cap) {
+	if (room(d)) {
 		f = push(d);
 		f->kind = JF_FLOW_ERROR;
 		f->flags = JF_FLOW_IP_SUPPRESSED;
-		f->source = chan & 0x7f;
+		/* 0xff: no channel; report it under the buffer's first decoded source. */
+		f->source = chan < 0x80 ? chan : (d->tree.nids ? d->tree.ids[0] : 0);
 		f->offset = b->base_offset + (index >= fed_from && index < b->size ? index : fed_from);
 		f->u.error.code = code != OCSD_OK ? -(int32_t)code : -(int32_t)OCSD_ERR_DATA_DECODE_FATAL;
 		f->u.error.phase = JF_PHASE_DECODE;
-		jf_cs_copy_text(f->u.error.text, sizeof(f->u.error.text),
-				msg[0] ? msg : "OpenCSD data path failure");
+		short_message(msg[0] ? msg : "OpenCSD data path failure", text, sizeof(text));
+		jf_cs_copy_text(f->u.error.text, sizeof(f->u.error.text), text);
 		/* One line: OpenCSD's messages end in newlines. */
 		for (char *p = f->u.error.text; *p; p++)
 			if (*p == '\n' || *p == '\r')
