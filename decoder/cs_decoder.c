@@ -206,44 +206,65 @@ static void short_message(const char *msg, char *out, size_t size)
 		 detail ? detail + 3 : "");
 }
 
-/* OpenCSD gave up on the data path: report where, reset, and go on past the bad spot. */
-static void recover(struct cs_decoder *d, size_t fed_from)
+/* OpenCSD gave up on the data path: report where, with OpenCSD's own message. */
+static void report_failure(struct cs_decoder *d, size_t fed_from, ocsd_trc_index_t *index)
 {
 	const struct jf_cs_buffer *b = &d->buffers[d->cur].cfg;
-	ocsd_trc_index_t index = 0;
 	uint8_t chan = 0;
-	char msg[256] = "";
-	ocsd_err_t code = ocsd_get_last_err(&index, &chan, msg, sizeof(msg));
-	size_t resume = d->pos;
+	char msg[256] = "", text[512];
+	ocsd_err_t code = ocsd_get_last_err(index, &chan, msg, sizeof(msg));
 	struct jf_flow *f;
-	uint32_t used = 0;
-	char text[512];
+	char *p;
 
-	if (room(d)) {
-		f = push(d);
-		f->kind = JF_FLOW_ERROR;
-		f->flags = JF_FLOW_IP_SUPPRESSED;
-		/* 0xff: no channel; report it under the buffer's first decoded source. */
-		f->source = chan < 0x80 ? chan : (d->tree.nids ? d->tree.ids[0] : 0);
-		f->offset = b->base_offset + (index >= fed_from && index < b->size ? index : fed_from);
-		f->u.error.code = code != OCSD_OK ? -(int32_t)code : -(int32_t)OCSD_ERR_DATA_DECODE_FATAL;
-		f->u.error.phase = JF_PHASE_DECODE;
-		short_message(msg[0] ? msg : "OpenCSD data path failure", text, sizeof(text));
-		jf_cs_copy_text(f->u.error.text, sizeof(f->u.error.text), text);
-		/* One line: OpenCSD's messages end in newlines. */
-		for (char *p = f->u.error.text; *p; p++)
-			if (*p == '\n' || *p == '\r')
-				*p = ' ';
-	}
+	if (!room(d))
+		return;
+	f = push(d);
+	f->kind = JF_FLOW_ERROR;
+	f->flags = JF_FLOW_IP_SUPPRESSED;
+	/* 0xff: no channel; report it under the buffer's first decoded source. */
+	f->source = chan < 0x80 ? chan : (d->tree.nids ? d->tree.ids[0] : 0);
+	/* The logged index may be older than this call: then the call's start is the best
+	 * position known. */
+	if (*index < fed_from || *index >= b->size)
+		*index = fed_from;
+	f->offset = b->base_offset + *index;
+	f->u.error.code = code != OCSD_OK ? -(int32_t)code : -(int32_t)OCSD_ERR_DATA_DECODE_FATAL;
+	f->u.error.phase = JF_PHASE_DECODE;
+	short_message(msg[0] ? msg : "OpenCSD data path failure", text, sizeof(text));
+	jf_cs_copy_text(f->u.error.text, sizeof(f->u.error.text), text);
+	for (p = f->u.error.text; *p; p++) /* one line: OpenCSD's messages end in newlines */
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+}
+
+/* After a failure: reset the tree and go on past the bad spot (at the next frame boundary
+ * for formatted data); the bytes jumped over are reported as lost. */
+static void recover(struct cs_decoder *d, size_t fed_from, ocsd_trc_index_t index)
+{
+	const struct jf_cs_buffer *b = &d->buffers[d->cur].cfg;
+	size_t resume = d->pos;
+	uint32_t used = 0;
+
 	ocsd_dt_process_data(d->tree.handle, OCSD_OP_RESET, 0, 0, NULL, &used);
-	/* Always move forward, to the next frame boundary for formatted data. */
-	if (index + 1 > resume && index < b->size)
+	if (index + 1 > resume)
 		resume = index + 1;
 	if (resume <= fed_from)
-		resume = fed_from + 1;
+		resume = fed_from + 1; /* always move forward */
 	if (b->formatted)
 		resume = (resume + 15) & ~(size_t)15;
-	d->pos = resume < b->size ? resume : b->size;
+	if (resume > b->size)
+		resume = b->size;
+	if (resume > d->pos && room(d)) {
+		struct jf_flow *f = push(d);
+
+		f->kind = JF_FLOW_LOST;
+		f->flags = JF_FLOW_IP_SUPPRESSED;
+		f->source = d->tree.nids ? d->tree.ids[0] : 0;
+		f->offset = b->base_offset + d->pos;
+		f->u.lost.bytes = resume - d->pos;
+		f->u.lost.reason = JF_LOST_SKIPPED;
+	}
+	d->pos = resume;
 	d->waiting = 0;
 }
 
@@ -297,10 +318,13 @@ static int step(struct cs_decoder *d, struct jf_error *err)
 		return 0;
 	}
 	if (OCSD_DATA_RESP_IS_FATAL(resp)) {
+		ocsd_trc_index_t index = 0;
+
+		report_failure(d, fed_from, &index);
 		if (d->eot_sent)
 			d->waiting = 0; /* nothing to resume after the end */
 		else
-			recover(d, fed_from);
+			recover(d, fed_from, index);
 		return 0;
 	}
 	d->waiting = OCSD_DATA_RESP_IS_WAIT(resp);
