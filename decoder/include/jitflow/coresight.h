@@ -27,8 +27,10 @@
  *   EO_TRACE        -> JF_FLOW_DISABLED (the source's data in this buffer ends)
  *   PE_CONTEXT      -> JF_FLOW_CONTEXT (context ID as tid, -1 when not traced; EL; VMID)
  *   TIMESTAMP       -> JF_FLOW_TIME; later records carry that time (JF_FLOW_HAS_TIME)
- *   CYCLE_COUNT     -> JF_FLOW_OTHER "cycles" (a = cycles); a block with a cycle count is
- *                      followed by such a record too
+ *   CYCLE_COUNT     -> JF_FLOW_OTHER "cycles": a = the cycles the element counts, b = the
+ *                      source's cycles so far; a block with a cycle count is followed by
+ *                      such a record too. (Cycle counts are in core clock cycles, a clock
+ *                      of their own, so they do not go into the timestamp field.)
  *   EVENT, SWTRACE, SYNC_MARKER, MEMTRANS, CUSTOM -> JF_FLOW_OTHER, named after the element
  * Decode failures reported by OpenCSD become JF_FLOW_ERROR records with the trace offset;
  * the tree is reset and decoding goes on at the next frame (formatted) or byte (raw).
