@@ -5,7 +5,10 @@
 #   tools/bench/cs-decode.sh [BUILD_DIR] [TIMES] [SNAPSHOT_NAME]
 # Formatted buffers are whole 16-byte frames, so each copy resynchronises like the first.
 # trc_pkt_lister -decode_only prints the decoded elements (to /dev/null here); jitflow stat
-# decodes without printing, jitflow decode --format=jsonl prints every record.
+# decodes without printing, jitflow decode --format=jsonl prints every record. Speeds are
+# per CPU second (user + sys), which a busy shared machine disturbs less than wall time.
+# trc_pkt_lister decodes only the first buffer of a snapshot; jitflow decodes all of them
+# (for juno_r1_1 the second is a 2 KB STM buffer, reported and skipped).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=$(realpath "${1:-build}")
@@ -33,14 +36,15 @@ jf="$build/tools/jitflow"
 insns=$("$jf" stat --cs-snapshot "$tmp" | awk '/^instructions/ {print $2}')
 echo "trace: $name, buffers x$times = $bytes bytes, $insns instructions"
 
-measure() { # label, command...: wall seconds and peak RSS (KiB) from GNU time
+measure() { # label, command...: speeds from CPU time (user + sys), wall time, peak RSS
 	local label=$1; shift
-	(cd "$tmp" && /usr/bin/time -f "%e %M" -o "$tmp/time" "$@" > /dev/null)
-	read -r secs rss < "$tmp/time"
-	awk -v n="$label" -v s="$secs" -v r="$rss" -v b="$bytes" -v i="$insns" 'BEGIN {
-		if (s <= 0) s = 0.001;
-		printf "%-28s %7.2f s  %7.2f MB/s  %6.2f M insn/s  peak RSS %6.1f MiB\n",
-		       n, s, b / s / 1e6, i / s / 1e6, r / 1024 }'
+	(cd "$tmp" && /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" > /dev/null)
+	read -r wall user sys rss < "$tmp/time"
+	awk -v n="$label" -v w="$wall" -v u="$user" -v y="$sys" -v r="$rss" -v b="$bytes" \
+	    -v i="$insns" 'BEGIN {
+		s = u + y; if (s <= 0) s = 0.001;
+		printf "%-28s cpu %6.2f s (wall %6.2f)  %7.2f MB/s  %6.2f M insn/s  peak RSS %6.1f MiB\n",
+		       n, s, w, b / s / 1e6, i / s / 1e6, r / 1024 }'
 }
 measure "jitflow stat" "$jf" stat --cs-snapshot "$tmp"
 measure "jitflow decode --jsonl" "$jf" decode --cs-snapshot "$tmp" --format=jsonl
