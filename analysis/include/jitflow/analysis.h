@@ -1,0 +1,218 @@
+/* The analysis: a decoded flow turned into answers about a JIT.
+ *
+ * Input is two streams in trace order: flow records (from any decoder) and zone records at
+ * the point of the trace where they took effect (a region loaded, a guard described, an
+ * iteration started). Static code (the runtime's own ELF, libraries, the kernel) is
+ * described once with jf_analysis_add_native.
+ *
+ * Requirements on the flow: blocks must not run through direct jumps or calls (configure
+ * the Intel PT decoder with end_on_call and end_on_jump; CoreSight ranges already end at
+ * every taken branch), so that arriving at a trace's entry always starts a block.
+ *
+ * Definitions (docs/analysis.md, the same as minivm's counters):
+ *   entries     times control arrived at a trace's entry from outside that trace;
+ *   iterations  executions of a loop trace's header, its entry address (entries plus
+ *               back-edge jumps); for bridges, equal to entries;
+ *   guard exits times the guard's branch went to its exit path (not the fall-through);
+ *   guard passes times it fell through.
+ *
+ * Results are plain data that merge: analysing two consecutive parts of a trace and
+ * merging the results gives the result of the whole (the second part must first be given
+ * the zone records that took effect before it, with jf_analysis_replay_record). */
+#ifndef JITFLOW_ANALYSIS_H
+#define JITFLOW_ANALYSIS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "jitflow/codemap.h"
+#include "jitflow/error.h"
+#include "jitflow/flow.h"
+#include "jitflow/zone.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a block's code is. */
+enum jf_code_class {
+	JF_CLASS_UNKNOWN = 0,    /* no image says (or data was lost) */
+	JF_CLASS_INTERPRETER,    /* the runtime's interpreter ranges */
+	JF_CLASS_TRACE,          /* compiled trace / loop / function */
+	JF_CLASS_BRIDGE,
+	JF_CLASS_EXIT_STUB,
+	JF_CLASS_TRAMPOLINE,
+	JF_CLASS_INLINE_CACHE,
+	JF_CLASS_STENCIL,
+	JF_CLASS_JITTED,         /* jitted code of unknown kind (jitdump only) */
+	JF_CLASS_RUNTIME,        /* the runtime's other native code (incl. tracer, compiler,
+	                          * GC, deopt) */
+	JF_CLASS_NATIVE,         /* libraries and other native code */
+	JF_CLASS_KERNEL,
+	JF_CLASS_COUNT,
+};
+
+/* The coarse split the reports show. */
+enum jf_split_class {
+	JF_SPLIT_INTERPRETER = 0,
+	JF_SPLIT_JITTED,         /* traces, bridges, stubs, trampolines, ICs, stencils */
+	JF_SPLIT_NATIVE,         /* the runtime's native code, libraries, kernel */
+	JF_SPLIT_UNKNOWN,
+	JF_SPLIT_COUNT,
+};
+
+const char *jf_code_class_name(enum jf_code_class c);
+const char *jf_split_class_name(enum jf_split_class c);
+enum jf_split_class jf_split_of(enum jf_code_class c);
+
+struct jf_guard_result {
+	uint64_t guard_id, trace_id;
+	uint64_t branch_addr, stub_addr;
+	uint32_t resume_pc;
+	uint64_t exits, passes;
+	uint64_t unresolved;        /* branch executed, direction unknown (trace stopped) */
+	uint64_t bridge_id;         /* trace id of the bridge attached to it (0 = none) */
+	uint64_t exits_before_bridge; /* exits until the bridge was attached */
+	int has_bridge;
+	int bridge_before_flow;     /* attached before this part's first block (for merging) */
+	uint64_t code_object;
+};
+
+struct jf_trace_result {
+	uint64_t trace_id;
+	uint32_t kind;              /* JF_REGION_TRACE, JF_REGION_BRIDGE, ... */
+	uint64_t parent_trace, parent_guard;
+	uint64_t entries, iterations;
+	uint64_t insns;             /* in the trace's own code */
+	uint64_t time;              /* flow clock units spent in it (see time_unit) */
+	uint64_t exits;             /* sum of its guards' exits */
+	uint64_t code_object;
+	char name[96];
+	uint32_t guard_first, guard_count; /* its guards: guards[guard_first ...] after
+	                                    * jf_analysis_result sorts them */
+};
+
+/* Instructions per region and bytecode range (pc maps), and per op/stencil kind. */
+struct jf_bytecode_result {
+	uint64_t region_key;        /* trace id, or the region's address when it has none */
+	uint32_t pc_from, pc_to;    /* bytecode range [from, to) (to == from: one pc) */
+	uint64_t insns, time;
+};
+
+struct jf_op_result {
+	uint16_t op_kind;
+	char name[48];
+	uint64_t insns, time;
+};
+
+struct jf_region_result {           /* jitted regions by name (what jitdump-only gives) */
+	char name[96];
+	uint64_t addr, size;
+	uint32_t kind;
+	uint64_t insns, entries;
+};
+
+struct jf_split_result {
+	int32_t tid;                 /* -1 = all threads */
+	uint64_t insns[JF_SPLIT_COUNT];
+	uint64_t time[JF_SPLIT_COUNT];
+	uint64_t by_class[JF_CLASS_COUNT];
+	/* transitions[from][to] between split classes, plus trace->trace */
+	uint64_t transitions[JF_SPLIT_COUNT][JF_SPLIT_COUNT];
+	uint64_t trace_to_trace;
+	uint64_t guard_exits;        /* trace -> interpreter through a guard (exit path) */
+};
+
+struct jf_iteration_result {
+	uint64_t index;              /* the runtime's iteration number */
+	uint64_t insns, time;
+	uint64_t insns_by_split[JF_SPLIT_COUNT];
+};
+
+enum jf_warmup_kind {
+	JF_WARMUP_UNKNOWN = 0,       /* too few iterations */
+	JF_WARMUP_FLAT,
+	JF_WARMUP_WARMUP,
+	JF_WARMUP_SLOWDOWN,
+	JF_WARMUP_NO_STEADY_STATE,
+};
+const char *jf_warmup_name(enum jf_warmup_kind k);
+
+struct jf_retrace_candidate {
+	uint64_t trace_id;
+	double score;                /* share of iterations leaving through the top guard, or
+	                              * share of instructions in bridges, whichever is larger */
+	uint64_t top_guard;
+	double top_guard_share;      /* exits of the top guard / iterations */
+	double bridge_share;         /* bridge instructions / (trace + bridge instructions) */
+};
+
+/* Everything the analysis found; arrays are owned by the result. */
+struct jf_analysis_result {
+	struct jf_trace_result *traces;   size_t ntraces;
+	struct jf_guard_result *guards;   size_t nguards;
+	struct jf_region_result *regions; size_t nregions;
+	struct jf_bytecode_result *bytecodes; size_t nbytecodes;
+	struct jf_op_result *ops;         size_t nops;
+	struct jf_split_result total;
+	struct jf_split_result *threads;  size_t nthreads;
+	struct jf_iteration_result *iterations; size_t niterations;
+	enum jf_warmup_kind warmup;
+	uint64_t steady_from;             /* first steady iteration (index in the array) */
+	struct jf_retrace_candidate *retrace; size_t nretrace;
+	/* What could not be known, said rather than invented. */
+	uint64_t insns, blocks;
+	uint64_t decode_errors, lost_bytes, lost_events, overflows, image_misses;
+	int has_zone_records;             /* extension records (kinds, guards, pc maps) */
+	int has_pc_maps, has_iterations, has_time;
+	int time_is_ns, time_is_synthetic;
+};
+
+struct jf_analysis;
+
+struct jf_analysis_config {
+	struct jf_codemap *map;      /* for walking instructions in pc-mapped regions (may be
+	                              * NULL: no bytecode attribution) */
+	double steady_tolerance;     /* relative; 0 = default 0.05 */
+	/* Classifies code no zone record or native range describes (e.g. by the file it
+	 * was mapped from); NULL: unknown. */
+	enum jf_code_class (*native_class)(void *ctx, uint64_t addr);
+	void *native_ctx;
+};
+
+struct jf_analysis *jf_analysis_new(const struct jf_analysis_config *cfg);
+void jf_analysis_free(struct jf_analysis *a);
+
+/* Static native code: [start, end) of class cls (RUNTIME, NATIVE, KERNEL, INTERPRETER). */
+int jf_analysis_add_native(struct jf_analysis *a, uint64_t start, uint64_t end,
+			   enum jf_code_class cls, const char *name);
+
+/* A zone record took effect at this point of the flow (reader: for pc map entries). */
+int jf_analysis_zone_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
+			    const struct jf_zone_record *rec);
+
+/* For the later part of a split trace: a zone record that took effect before the part
+ * began. Code state (regions, guards, pc maps) is applied; events (iteration marks) are
+ * not, since they belong to the earlier part. */
+int jf_analysis_replay_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
+			      const struct jf_zone_record *rec);
+
+/* The next flow record. */
+int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *flow);
+
+/* Mark the time unit of the flow (from the decoder's stats). */
+void jf_analysis_set_clock(struct jf_analysis *a, int time_is_ns, int time_is_synthetic);
+
+/* The result so far (a snapshot; the analysis may go on). */
+int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *out);
+void jf_analysis_result_free(struct jf_analysis_result *r);
+
+/* Merge the analysis of the part of the trace after `a`'s into `a`: afterwards `a` holds
+ * the analysis of both parts, as if one analysis had seen them in order. */
+int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,161 @@
+/* Reading zone files: perf jitdump (jit-PID.dump) with jitflow's extension records
+ * (docs/zone-format.md). The reader maps the file and walks it record by record; strings
+ * and code bytes point into the mapping (valid until jf_zone_reader_close). Both byte
+ * orders are read (the header's magic tells). Unknown record ids and UNWINDING_INFO are
+ * skipped and counted.
+ *
+ * Hostile input gets a one-line error naming the file, the record's offset and what was
+ * expected; the reader never reads beyond the file and allocates nothing whose size comes
+ * from the file (memory grows only with the number of live regions). */
+#ifndef JITFLOW_ZONE_H
+#define JITFLOW_ZONE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jitflow/error.h"
+#include "jitflow/zone_format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct jf_zone_reader;
+
+struct jf_zone_header {
+	uint32_t version;
+	uint32_t elf_mach;
+	uint32_t pid;
+	uint64_t timestamp;
+	uint64_t flags;      /* JF_JITDUMP_FLAG_* */
+	int swapped;         /* written in the other byte order */
+	int arch_timestamp;  /* timestamps are TSC / counter ticks */
+};
+
+struct jf_zone_pc_entry {
+	uint32_t code_offset, bytecode_pc, op_index;
+	uint16_t inline_depth, op_kind;
+};
+
+struct jf_zone_debug_entry {
+	uint64_t addr;
+	uint32_t line, discrim;
+	const char *file;
+};
+
+struct jf_zone_record {
+	uint32_t id;         /* enum jf_jitdump_id or enum jf_zone_id (or unknown: skipped) */
+	uint32_t size;       /* total_size */
+	uint64_t offset;     /* of the record in the file */
+	uint64_t timestamp;  /* as written */
+	uint64_t time;       /* converted by the time hook (= timestamp without one) */
+	uint64_t seq;        /* extension records: sequence number; perf's records: 0 */
+	uint32_t tid;        /* extension records: writer thread */
+	union {
+		struct {
+			uint32_t pid, tid;
+			uint64_t vma, addr, size, index;
+			const char *name;
+			uint64_t code_offset;  /* file offset of the code bytes */
+			const uint8_t *code;
+		} code_load;
+		struct {
+			uint32_t pid, tid;
+			uint64_t vma, old_addr, new_addr, size, index;
+		} code_move;
+		struct {
+			uint64_t addr, count;
+			const uint8_t *entries; /* read with jf_zone_debug_entries */
+			size_t entries_size;
+		} debug_info;
+		struct {
+			uint32_t clock;        /* enum jf_zone_clock */
+			uint64_t tick_hz, mono_ns, ticks;
+		} clock;
+		struct {
+			uint64_t addr, size, code_index, trace_id, parent_trace, parent_guard;
+			uint64_t code_object;
+			uint32_t kind, generation;
+			const char *name;
+			uint64_t code_offset;  /* file offset of the bytes (from its CODE_LOAD) */
+			const uint8_t *code;
+		} region_load;
+		struct { uint64_t addr, size; } region_free;
+		struct { uint64_t old_addr, new_addr, size; } region_move;
+		struct {
+			uint64_t addr;
+			uint32_t size;
+			uint64_t bytes_offset;  /* file offset of the new bytes */
+			const uint8_t *bytes;
+			const char *reason;
+		} patch;
+		struct {
+			uint64_t guard_id, trace_id, branch_addr, stub_addr;
+			uint32_t resume_pc;
+		} guard;
+		struct {
+			uint64_t region_addr;
+			uint32_t count;
+			const uint8_t *entries; /* read with jf_zone_pc_map_entry */
+		} pc_map;
+		struct { uint16_t op_kind; const char *name; } op_name;
+		struct { uint64_t id; uint32_t line; const char *name, *file; } code_object;
+		struct { uint64_t start, end; uint32_t kind; const char *name; } interp_range;
+		struct { uint32_t kind; uint64_t arg; } event;
+		struct { uint64_t addr; uint32_t methods; } marker;
+	} u;
+};
+
+struct jf_zone_stats {
+	uint64_t records;          /* all records read, skipped ones included */
+	uint64_t by_id[JF_JITDUMP_CODE_MAX];               /* perf's records */
+	uint64_t by_ext[JF_ZONE_ID_LAST - JF_ZONE_ID_BASE + 1]; /* extension records */
+	uint64_t unknown;          /* unknown ids, skipped */
+	uint64_t unwinding_skipped;
+	uint64_t time_backwards;   /* records whose timestamp is before the previous one's */
+	uint64_t free_unknown;     /* REGION_FREE / MOVE of a range with no live region */
+};
+
+/* Converts a zone timestamp to the trace's clock (e.g. TSC -> perf time). */
+typedef uint64_t (*jf_zone_time_fn)(void *ctx, uint64_t timestamp);
+
+int jf_zone_reader_open(struct jf_zone_reader **out, const char *path, struct jf_error *err);
+/* Read from memory (not copied; must outlive the reader); name is used in messages. */
+int jf_zone_reader_open_memory(struct jf_zone_reader **out, const void *data, size_t size,
+			       const char *name, struct jf_error *err);
+void jf_zone_reader_close(struct jf_zone_reader *r);
+
+const struct jf_zone_header *jf_zone_reader_header(const struct jf_zone_reader *r);
+const struct jf_zone_stats *jf_zone_reader_stats(const struct jf_zone_reader *r);
+const char *jf_zone_reader_path(const struct jf_zone_reader *r);
+void jf_zone_reader_set_time_fn(struct jf_zone_reader *r, jf_zone_time_fn fn, void *ctx);
+
+/* The next record: 1 = rec filled, 0 = end of file, -1 = error (err says where and what;
+ * the reader stops there: after a bad size nothing later can be trusted). Unknown ids and
+ * UNWINDING_INFO are returned too (with their id) so that a dump can list them; they carry
+ * no decoded fields. */
+int jf_zone_next(struct jf_zone_reader *r, struct jf_zone_record *rec, struct jf_error *err);
+
+/* Entry i of a PC_MAP record (i < count), in host byte order. */
+void jf_zone_pc_map_entry(const struct jf_zone_reader *r, const struct jf_zone_record *rec,
+			  uint32_t i, struct jf_zone_pc_entry *entry);
+
+/* Walk a DEBUG_INFO record's entries: start with a zeroed iterator; returns 1 with entry
+ * filled, 0 after the last. The record was validated when read (every entry fits and is
+ * terminated). */
+struct jf_zone_debug_iter { size_t pos; uint64_t index; };
+int jf_zone_debug_entries(const struct jf_zone_reader *r, const struct jf_zone_record *rec,
+			  struct jf_zone_debug_iter *it, struct jf_zone_debug_entry *entry);
+
+/* Names for listings and JSON ("CODE_LOAD", "REGION_LOAD", ..., "UNKNOWN"). */
+const char *jf_zone_record_name(uint32_t id);
+const char *jf_zone_region_kind_name(uint32_t kind);
+const char *jf_zone_interp_kind_name(uint32_t kind);
+const char *jf_zone_event_kind_name(uint32_t kind);
+const char *jf_zone_clock_name(uint32_t clock);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,63 @@
+/* Recorder test program: a tiny JIT. It writes machine code into an RWX page, describes it
+ * with the zone emitter (jit-PID.dump, in $JITFLOW_ZONE_DIR or the current directory), runs
+ * it RUNS_A times, then rewrites the same address with different code and runs that
+ * RUNS_B times. Instructions executed inside the page: RUNS_A * 2 + RUNS_B * 3. */
+#include <jitflow/emitter.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+enum { RUNS_A = 100, RUNS_B = 50 };
+
+/* Version A, 2 instructions: mov eax, 42; ret */
+static const uint8_t code_a[] = { 0xb8, 0x2a, 0x00, 0x00, 0x00, 0xc3 };
+/* Version B, 3 instructions: lea eax, [rdi + 7]; add eax, edi; ret */
+static const uint8_t code_b[] = { 0x8d, 0x47, 0x07, 0x01, 0xf8, 0xc3 };
+
+typedef int (*jit_fn)(int);
+
+static void load(struct jf_emitter *em, uint8_t *page, const uint8_t *code, size_t size,
+		 const char *name, uint32_t generation)
+{
+	struct jf_region r = { .name = name, .addr = (uint64_t)(uintptr_t)page, .code = code,
+			       .size = size, .kind = JF_REGION_FUNCTION,
+			       .generation = generation, .trace_id = 1 };
+
+	memcpy(page, code, size);
+	__builtin___clear_cache((char *)page, (char *)page + size);
+	if (!jf_emit_region_load(em, &r))
+		fprintf(stderr, "jit: %s\n", jf_emitter_error(em));
+}
+
+int main(void)
+{
+	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct jf_emitter *em;
+	volatile jit_fn fn;
+	long sum = 0;
+	int i;
+
+	if (page == MAP_FAILED) {
+		perror("jit: mmap");
+		return 1;
+	}
+	em = jf_emitter_open(NULL, JF_EMIT_CLOCK_MONOTONIC);
+	if (!em) {
+		perror("jit: jf_emitter_open");
+		return 1;
+	}
+	load(em, page, code_a, sizeof(code_a), "version A", 1);
+	fn = (jit_fn)(uintptr_t)page;
+	for (i = 0; i < RUNS_A; i++)
+		sum += fn(i);
+	jf_emit_region_free(em, (uint64_t)(uintptr_t)page, sizeof(code_a));
+	load(em, page, code_b, sizeof(code_b), "version B", 2);
+	for (i = 0; i < RUNS_B; i++)
+		sum += fn(i);
+	jf_emitter_close(em);
+	printf("page=%p runs_a=%d runs_b=%d jit_instructions=%d sum=%ld\n", (void *)page, RUNS_A,
+	       RUNS_B, RUNS_A * 2 + RUNS_B * 3, sum);
+	return 0;
+}

@@ -1,0 +1,276 @@
+/* jitflow record: programs run under QEMU; their recordings are checked with Linux perf's
+ * own Intel PT decoder (`perf script --itrace=...`), an oracle independent of jitflow, and
+ * against counts fixed by the programs' semantics (and printed by the programs themselves).
+ * Skips when perf or qemu-x86_64 is missing. */
+#include "test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char dir_of_run[512];
+
+static const char *program(const char *name)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s/tests/programs/recprog_%s", jf_test_binary_dir(), name);
+	return path;
+}
+
+/* Record program `name` into TMP/name; returns jitflow's exit status, the program's
+ * stdout in *out. */
+static int record(const char *name, char **out)
+{
+	char cmd[2048];
+	int status;
+
+	snprintf(dir_of_run, sizeof(dir_of_run), "%s/%s", jf_test_tmpdir(), name);
+	snprintf(cmd, sizeof(cmd), "%s record --emulate -o %s -- %s 2>%s.err", jf_test_cli(),
+		 dir_of_run, program(name), dir_of_run);
+	status = jf_test_run(cmd, out);
+	return status;
+}
+
+/* A symbol's address in the program, as nm (binutils) reads it from the file. */
+static unsigned long long symbol(const char *name, const char *sym)
+{
+	char cmd[1024], *out = NULL;
+	unsigned long long addr = 0;
+
+	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"%s\" { print $1 }'", program(name), sym);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	addr = strtoull(out, NULL, 16);
+	free(out);
+	assert_true(addr != 0);
+	return addr;
+}
+
+/* How many of perf's branch samples go to addr (in thread tid, or all when tid is 0). */
+static long branches_to(unsigned long long addr, int tid)
+{
+	char cmd[1024], *out = NULL;
+	long n;
+
+	snprintf(cmd, sizeof(cmd),
+		 "perf script -i %s/perf.data --itrace=b -F tid,addr 2>/dev/null | "
+		 "awk '$3 == \"%llx\" && (%d == 0 || $1 == %d)' | wc -l",
+		 dir_of_run, addr, tid, tid);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	n = strtol(out, NULL, 10);
+	free(out);
+	return n;
+}
+
+/* perf's decode errors (--itrace=e); must be none. */
+static void assert_no_perf_errors(void)
+{
+	char cmd[1024], *out = NULL;
+
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=e 2>&1", dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	if (strstr(out, "error"))
+		fail_msg("perf reports decode errors:\n%.2000s", out);
+	free(out);
+}
+
+/* perf's instruction count (--itrace=i1i: one sample per instruction) equals what QEMU
+ * ran, as the manifest reports it. */
+static void assert_instruction_counts_agree(void)
+{
+	char cmd[1024], *out = NULL, *m;
+	long long perf_count, manifest_count;
+
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=i1i -F ip 2>/dev/null | "
+		 "wc -l", dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	perf_count = strtoll(out, NULL, 10);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "cat %s/manifest.json", dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	m = strstr(out, "\"instructions\": ");
+	assert_non_null(m);
+	manifest_count = strtoll(m + strlen("\"instructions\": "), NULL, 10);
+	free(out);
+	assert_true(perf_count > 1000);
+	assert_int_equal(perf_count, manifest_count);
+}
+
+static long printed(const char *out, const char *key)
+{
+	char pattern[64];
+	const char *p;
+
+	snprintf(pattern, sizeof(pattern), "%s=", key);
+	p = strstr(out, pattern);
+	if (!p)
+		fail_msg("the program did not print %s: %s", key, out);
+	return strtol(p + strlen(pattern), NULL, 10);
+}
+
+static void test_fib_recursion(void **state)
+{
+	char *out = NULL;
+
+	(void)state;
+	assert_int_equal(record("fib", &out), 0);
+	assert_string_equal(out, "fib(20)=6765\n"); /* stdout passes through */
+	free(out);
+	assert_no_perf_errors();
+	/* fib(20) enters fib 21891 times: 1 call from main, 21890 recursive calls. */
+	assert_int_equal(branches_to(symbol("fib", "fib"), 0), 21891);
+	assert_instruction_counts_agree();
+}
+
+static void test_branches_and_indirect_calls(void **state)
+{
+	char *out = NULL;
+
+	(void)state;
+	assert_int_equal(record("branches", &out), 0);
+	assert_no_perf_errors();
+	assert_int_equal(branches_to(symbol("branches", "op_add"), 0), 1000);
+	assert_int_equal(branches_to(symbol("branches", "op_xor"), 0), 1000);
+	assert_int_equal(branches_to(symbol("branches", "op_mul"), 0), 1000);
+	/* Data-dependent: the program counts it itself. */
+	assert_true(printed(out, "on_rare") > 0);
+	assert_int_equal(branches_to(symbol("branches", "on_rare"), 0), printed(out, "on_rare"));
+	free(out);
+	assert_instruction_counts_agree();
+}
+
+static void test_qsort_longjmp_signals(void **state)
+{
+	char *out = NULL;
+
+	(void)state;
+	/* The program exits with 3: jitflow passes it through and still writes the file. */
+	assert_int_equal(record("callbacks", &out), 3);
+	assert_no_perf_errors();
+	assert_true(printed(out, "compare") > 0);
+	assert_int_equal(branches_to(symbol("callbacks", "compare"), 0), printed(out, "compare"));
+	assert_int_equal(branches_to(symbol("callbacks", "thrower"), 0), 100);
+	assert_int_equal(printed(out, "caught"), 100);
+	assert_int_equal(branches_to(symbol("callbacks", "handler"), 0), 10);
+	free(out);
+	assert_instruction_counts_agree();
+}
+
+static void test_threads(void **state)
+{
+	char cmd[1024], *out = NULL, *line;
+	unsigned long long work = symbol("threads", "work");
+	long counts[8] = { 0 };
+	int tids[8] = { 0 }, n = 0, i;
+
+	(void)state;
+	assert_int_equal(record("threads", &out), 0);
+	free(out);
+	assert_no_perf_errors();
+	/* One stream per thread: main calls work 10 times, the workers 1000 and 2000. */
+	snprintf(cmd, sizeof(cmd),
+		 "perf script -i %s/perf.data --itrace=b -F tid,addr 2>/dev/null | "
+		 "awk '$3 == \"%llx\" { n[$1]++ } END { for (t in n) print t, n[t] }' | sort -n",
+		 dir_of_run, work);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	for (line = strtok(out, "\n"); line && n < 8; line = strtok(NULL, "\n"), n++)
+		sscanf(line, "%d %ld", &tids[n], &counts[n]);
+	free(out);
+	assert_int_equal(n, 3);
+	for (i = 0; i < 3; i++)
+		assert_true(tids[i] > 0);
+	assert_int_equal(counts[0], 10);   /* tids grow: main, first worker, second */
+	assert_int_equal(counts[1], 1000);
+	assert_int_equal(counts[2], 2000);
+	assert_instruction_counts_agree();
+}
+
+/* The JIT program: code written into an RWX page, described by the zone emitter, run,
+ * rewritten at the same address and run again. After `perf inject --jit` (which reads the
+ * zone file the recorder copied and put on the trace's clock), perf's instruction samples
+ * inside the page are exactly the instructions the program ran there, split by version. */
+static void test_jit_rewrite(void **state)
+{
+	char cmd[4096], *out = NULL, zone_dir[600];
+	long a = -1, b = -1;
+	char *line;
+
+	(void)state;
+	snprintf(zone_dir, sizeof(zone_dir), "%s/jit-zone", jf_test_tmpdir());
+	snprintf(dir_of_run, sizeof(dir_of_run), "%s/jit", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && JITFLOW_ZONE_DIR=%s %s record --emulate -o %s "
+		 "-- %s 2>%s.err", zone_dir, zone_dir, jf_test_cli(), dir_of_run, program("jit"),
+		 dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "jit_instructions=350"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "perf inject --jit -i %s/perf.data -o %s/perf.jit.data 2>&1",
+		 dir_of_run, dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.jit.data --itrace=e 2>&1 | "
+		 "grep 'instruction trace error'", dir_of_run);
+	assert_int_not_equal(jf_test_run(cmd, &out), 0); /* grep finds none */
+	free(out);
+	/* jitted-PID-0.so is version A (2 instructions, 100 runs), -1.so version B (3, 50). */
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.jit.data --itrace=i1i -F ip,dso "
+		 "2>/dev/null | grep -o 'jitted-[0-9]*-[0-9]*.so' | sed 's/.*-//' | sort | uniq -c",
+		 dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		long n;
+		char which[32];
+
+		if (sscanf(line, "%ld %31s", &n, which) != 2)
+			continue;
+		if (!strcmp(which, "0.so"))
+			a = n;
+		else if (!strcmp(which, "1.so"))
+			b = n;
+	}
+	free(out);
+	assert_int_equal(a, 200);
+	assert_int_equal(b, 150);
+}
+
+static void test_cli_errors(void **state)
+{
+	char cmd[1024], *out = NULL;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s record --help", jf_test_cli());
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "usage: jitflow record"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s record 2>/dev/null", jf_test_cli());
+	assert_int_equal(jf_test_run(cmd, &out), 2);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s record --emulate -o %s/none -- /nonexistent/program 2>&1",
+		 jf_test_cli(), jf_test_tmpdir());
+	assert_int_equal(jf_test_run(cmd, &out), 1);
+	assert_non_null(strstr(out, "/nonexistent/program: program not found"));
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cli_errors),
+		cmocka_unit_test(test_fib_recursion),
+		cmocka_unit_test(test_branches_and_indirect_calls),
+		cmocka_unit_test(test_qsort_longjmp_signals),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_jit_rewrite),
+	};
+	char *out = NULL;
+
+	if (jf_test_run("perf --version >/dev/null 2>&1 && qemu-x86_64 --version >/dev/null 2>&1",
+			&out) != 0) {
+		free(out);
+		fprintf(stderr, "SKIP: perf (linux-perf) or qemu-x86_64 (qemu-user) is not "
+				"installed; run tools/setup.sh\n");
+		return JF_TEST_SKIP;
+	}
+	free(out);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

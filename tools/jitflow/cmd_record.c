@@ -1,0 +1,126 @@
+/* jitflow record: capture a program's control flow as an Intel PT perf.data. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "code_pieces.h"
+#include "commands.h"
+#include "recorder.h"
+
+static const char pt_pmu[] = "/sys/bus/event_source/devices/intel_pt";
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: jitflow record [-o DIR] [--emulate] [--no-timing] [--json] [--] PROGRAM [ARGS...]\n\n"
+		"Run PROGRAM and write DIR/perf.data as `perf record -e intel_pt//u` would.\n"
+		"Without the intel_pt PMU (or with --emulate) PROGRAM (x86-64 Linux) runs under\n"
+		"qemu-x86_64 and the Intel PT packets are generated from the blocks it executes;\n"
+		"timing packets then come from an instruction-count clock (synthetic; stated in\n"
+		"DIR/manifest.json). PROGRAM's stdin/stdout/stderr pass through and jitflow\n"
+		"exits with PROGRAM's exit status; the recording is written either way.\n\n"
+		"  -o DIR        output directory (default: jitflow-record)\n"
+		"  --emulate     use QEMU even when the machine has Intel PT\n"
+		"  --no-timing   no TSC/MTC/CYC packets\n"
+		"  --json        print a one-line JSON summary on stderr when done\n"
+		"  --save-code   also save the executed pages of the program's files in DIR/code/,\n"
+		"                so the recording decodes anywhere (and can be checked in)\n"
+		"  $JITFLOW_QEMU the qemu-x86_64 binary to use\n");
+}
+
+static int record_with_perf(const char *dir, int argc, char **argv)
+{
+	char **args = calloc((size_t)argc + 8, sizeof(*args));
+	char out[4096];
+	int i, n = 0;
+
+	if (!args)
+		return JF_EXIT_FAIL;
+	snprintf(out, sizeof(out), "%s/perf.data", dir);
+	args[n++] = "perf";
+	args[n++] = "record";
+	args[n++] = "-e";
+	args[n++] = "intel_pt//u";
+	args[n++] = "-o";
+	args[n++] = out;
+	args[n++] = "--";
+	for (i = 0; i < argc; i++)
+		args[n++] = argv[i];
+	execvp("perf", args);
+	fprintf(stderr, "jitflow record: the machine has Intel PT but perf cannot run (%m); "
+		"use --emulate\n");
+	free(args);
+	return JF_EXIT_FAIL;
+}
+
+int jf_cmd_record(int argc, char **argv)
+{
+	struct jf_record_options opt = { .out_dir = "jitflow-record", .timing = 1 };
+	struct jf_record_result res;
+	struct jf_error err = { { 0 } };
+	int i, emulate = 0, json = 0, save_code = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return JF_EXIT_OK;
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			opt.out_dir = argv[++i];
+		} else if (!strcmp(argv[i], "--emulate")) {
+			emulate = 1;
+		} else if (!strcmp(argv[i], "--no-timing")) {
+			opt.timing = 0;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--save-code")) {
+			save_code = 1;
+		} else if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "jitflow record: unknown option '%s' (see --help)\n", argv[i]);
+			return JF_EXIT_USAGE;
+		} else {
+			break;
+		}
+	}
+	if (i >= argc) {
+		fprintf(stderr, "jitflow record: no program given (see --help)\n");
+		return JF_EXIT_USAGE;
+	}
+	opt.argc = argc - i;
+	opt.argv = argv + i;
+
+	if (!emulate && access(pt_pmu, F_OK) == 0) {
+		if (mkdir(opt.out_dir, 0777) && errno != EEXIST) {
+			fprintf(stderr, "jitflow record: %s: cannot create directory: %m\n",
+				opt.out_dir);
+			return JF_EXIT_FAIL;
+		}
+		return record_with_perf(opt.out_dir, opt.argc, opt.argv);
+	}
+	if (jf_record(&opt, &res, &err)) {
+		fprintf(stderr, "jitflow record: %s\n", err.msg);
+		return JF_EXIT_FAIL;
+	}
+	if (save_code && jf_save_code_pieces(opt.out_dir, &err) < 0) {
+		fprintf(stderr, "jitflow record: saving code: %s\n", err.msg);
+		return JF_EXIT_FAIL;
+	}
+	if (json)
+		fprintf(stderr, "{\"dir\": \"%s\", \"exit_status\": %d, \"instructions\": %llu, "
+			"\"pt_bytes\": %llu, \"threads\": %llu, \"seconds\": %.3f, "
+			"\"synthetic_timing\": %s}\n", opt.out_dir, res.exit_status,
+			(unsigned long long)res.instructions, (unsigned long long)res.pt_bytes,
+			(unsigned long long)res.threads, res.seconds, opt.timing ? "true" : "false");
+	else
+		fprintf(stderr, "jitflow record: %s/perf.data: %llu instructions, %llu threads, "
+			"%llu bytes of Intel PT (emulated, synthetic timing) in %.2f s\n",
+			opt.out_dir, (unsigned long long)res.instructions,
+			(unsigned long long)res.threads, (unsigned long long)res.pt_bytes,
+			res.seconds);
+	return res.exit_status;
+}

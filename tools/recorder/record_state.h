@@ -1,0 +1,99 @@
+/* The recorder's state while QEMU runs: guest threads with their PT streams, the blocks
+ * QEMU translated, the files the program opened and mapped, and the counters that the
+ * manifest reports. It consumes the parsed QEMU log (qemu_log.h callbacks) and writes
+ * perf.data records as it goes. */
+#ifndef JITFLOW_RECORDER_RECORD_STATE_H
+#define JITFLOW_RECORDER_RECORD_STATE_H
+
+#include <stdint.h>
+
+#include <jitflow/error.h>
+
+#include "block_map.h"
+#include "perf_data.h"
+#include "program_image.h"
+#include "pt_stream.h"
+#include "qemu_log.h"
+
+struct jf_record_state;
+
+struct jf_record_thread {
+	struct jf_record_state *owner;
+	unsigned cpu;              /* QEMU's CPU index */
+	int tid;                   /* 0 until the clone result names it */
+	int ptid;
+	unsigned queue;            /* its AUX buffer index */
+	int started;               /* its stream has begun */
+	int announced;             /* FORK/ITRACE_START written */
+	int have_prev;
+	int exited;                /* made the exit system call */
+	uint64_t last_pc;          /* the last block logged for it ... */
+	uint32_t last_ninsn;       /* ... and the instructions counted for it */
+	int resume_at_last;        /* that block did not run after all: when it is logged
+	                            * again, the thread has not moved */
+	struct jf_block prev;      /* the block it ran last */
+	uint64_t instructions, blocks, aux_offset;
+	uint64_t start_clock;      /* the instruction clock when it appeared */
+	uint64_t *marker_times;    /* perf time of each jf_emitter_marker call, in order */
+	size_t nmarker_times, marker_times_cap;
+	uint64_t async_events, lost_events, marker_calls;
+	struct jf_pt_stream *pt;   /* NULL once the thread's stream is complete */
+	struct jf_pt_stats stats;  /* its packet counts, kept when the stream is gone */
+	int finished;
+};
+
+enum { JF_RECORD_MAX_FDS = 4096, JF_RECORD_MAX_ZONE_FILES = 16, JF_RECORD_MAX_NOTES = 32 };
+
+struct jf_record_state {
+	char program[4096];
+	char out_dir[4096];        /* absolute: zone files are copied there, and the MMAP2
+	                            * records of their marker mappings name the copies */
+	int timing;
+	int pid;
+	struct jf_program_image image;
+	struct jf_block_map *blocks;
+	struct jf_perf_writer perf;
+
+	struct jf_record_thread **threads; /* every thread, in the order they appeared */
+	unsigned nthreads, threads_cap;
+	struct jf_record_thread **by_cpu;  /* the live thread on each QEMU CPU index (QEMU
+	                                    * reuses the index of a thread that exited) */
+	unsigned cpu_cap;
+	unsigned last_exec_cpu;
+
+	uint64_t clock;            /* instructions executed so far, all threads */
+	uint64_t blocks_executed, unknown_blocks, log_lines, garbage_lines, stopped_blocks;
+	uint64_t signals, syscalls, mmap_records, marker_calls, interruptions_noted;
+
+	/* System calls whose result is still to come, newest last. Results print on the
+	 * call's own line unless another thread logs in between; then the " = result" line
+	 * that follows belongs to the newest call still waiting. */
+	struct {
+		char name[32];
+		char args[512];
+	} pending[8];
+	unsigned npending;
+	const char *pending_args;  /* the arguments of the call being completed */
+	int pending_tids[64];      /* clone results not yet claimed by a new CPU */
+	unsigned npending_tids;
+
+	char *fd_paths[JF_RECORD_MAX_FDS];
+	char *zone_files[JF_RECORD_MAX_ZONE_FILES];
+	unsigned nzone_files;
+	char *notes[JF_RECORD_MAX_NOTES]; /* what was not followed (fork, execve, ...) */
+	unsigned nnotes;
+};
+
+struct jf_record_state *jf_record_state_new(const char *program, int timing,
+					    struct jf_error *err);
+void jf_record_state_free(struct jf_record_state *st);
+/* QEMU started with this pid: the first thread, its COMM and MMAP2 records. */
+void jf_record_state_begin(struct jf_record_state *st, int pid);
+void jf_record_state_callbacks(struct jf_record_state *st, struct jf_qlog_callbacks *cb);
+/* QEMU has exited: close every stream; write EXIT records. */
+int jf_record_state_end(struct jf_record_state *st, const struct jf_perf_info *info);
+/* Copy the zone files (jit-PID.dump) the program mapped into dir. */
+int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
+			      struct jf_error *err);
+
+#endif

@@ -1,0 +1,37 @@
+/* `jitflow record`: run an x86-64 program under qemu-x86_64 and write what
+ * `perf record -e intel_pt//u` would have written on an Intel machine (perf.data with
+ * per-thread Intel PT streams and sideband), plus manifest.json, into a directory.
+ *
+ * QEMU's log (-d in_asm,exec,nochain,strace) streams through a FIFO: every translated
+ * block's bytes (classified once with capstone) and every executed block, per emulated CPU
+ * (= guest thread). Consecutive blocks of a thread give the branch outcomes that the
+ * thread's pt_stream turns into packets. */
+#ifndef JITFLOW_RECORDER_RECORDER_H
+#define JITFLOW_RECORDER_RECORDER_H
+
+#include <stdint.h>
+
+#include <jitflow/error.h>
+
+struct jf_record_options {
+	const char *out_dir;      /* created if missing */
+	const char *qemu;         /* qemu-x86_64 binary (NULL: $JITFLOW_QEMU or PATH) */
+	int timing;               /* TSC/MTC/CYC packets (default on) */
+	int argc;                 /* the program and its arguments */
+	char **argv;
+};
+
+struct jf_record_result {
+	int exit_status;          /* the program's, as a shell reports it (128+signal) */
+	uint64_t instructions, blocks, pt_bytes, threads;
+	double seconds;
+	double recorder_cpu_seconds;  /* this process (log parsing, encoding, writing) */
+	double qemu_cpu_seconds;      /* QEMU, emulating and printing its log */
+};
+
+/* Records; returns 0 when a recording was written (whatever the program's own exit
+ * status), -1 with err filled when no recording could be made. */
+int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
+	      struct jf_error *err);
+
+#endif

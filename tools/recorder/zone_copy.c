@@ -1,0 +1,133 @@
+/* Zone file timestamps onto the recording's clock (see zone_copy.h). */
+#include "zone_copy.h"
+
+#include <string.h>
+
+enum {
+	JITDUMP_MAGIC = 0x4A695444,     /* "JiTD" in the writer's byte order */
+	JITDUMP_HEADER_MIN = 40,
+	RECORD_PREFIX = 16,             /* id u32, total_size u32, timestamp u64 */
+	EXT_BASE = 0x4A460000,          /* jitflow's extension record ids: EXT_BASE + n */
+	EXT_PREFIX = 32,                /* + seq u64, tid u32, version u16, reserved u16 */
+	EXT_CLOCK = EXT_BASE + 1,
+	CLOCK_MONO_NS = 48, CLOCK_TICKS = 56,
+	CODE_LOAD = 0, CODE_LOAD_TID = 20,
+};
+
+#define JITDUMP_FLAGS_ARCH_TIMESTAMP 1ull
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static int is_ext(uint32_t id)
+{
+	return (id & 0xffff0000u) == EXT_BASE;
+}
+
+int jf_zone_retime(uint8_t *data, size_t size, const struct jf_zone_markers *threads,
+		   size_t nthreads, struct jf_zone_copy_result *res, struct jf_error *err)
+{
+	size_t used[64] = { 0 }, off, header_size;
+	uint64_t last_time = 0;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (nthreads > 64)
+		nthreads = 64;
+	if (size < JITDUMP_HEADER_MIN || get32(data) != JITDUMP_MAGIC)
+		return jf_fail(err, "offset 0: expected a jitdump header (magic 0x4A695444 in "
+				    "this machine's byte order)");
+	header_size = get32(data + 8);
+	if (header_size < JITDUMP_HEADER_MIN || header_size > size)
+		return jf_fail(err, "offset 8: header size %zu outside the file", header_size);
+
+	/* Pass 1: extension records take their marker call's time. */
+	for (off = header_size; off + RECORD_PREFIX <= size;) {
+		uint32_t id = get32(data + off), len = get32(data + off + 4);
+		size_t i;
+
+		if (len < RECORD_PREFIX || len > size - off) {
+			rc = jf_fail(err, "offset %zu: record size %u outside the file", off, len);
+			size = off; /* pass 2 stops here too */
+			break;
+		}
+		res->records++;
+		if (is_ext(id) && len >= EXT_PREFIX) {
+			int tid = (int)get32(data + off + 24);
+
+			for (i = 0; i < nthreads; i++) {
+				if (threads[i].tid != tid)
+					continue;
+				if (used[i] < threads[i].count) {
+					uint64_t t = threads[i].times[used[i]++];
+
+					put64(data + off + 8, t);
+					if (id == EXT_CLOCK && len >= CLOCK_TICKS + 8) {
+						put64(data + off + CLOCK_MONO_NS, t);
+						put64(data + off + CLOCK_TICKS, t);
+					}
+					res->retimed++;
+				}
+				break;
+			}
+		}
+		off += len;
+	}
+	for (size_t i = 0; i < nthreads; i++)
+		res->markers_unmatched += threads[i].count - used[i];
+	if (!res->retimed)
+		return rc;
+
+	/* Pass 2: a perf record takes the time of the next retimed extension record of its
+	 * thread (CODE_LOAD has a tid) or of any thread; at the end, the last time seen. */
+	for (off = header_size; off + RECORD_PREFIX <= size;) {
+		uint32_t id = get32(data + off), len = get32(data + off + 4);
+
+		if (!is_ext(id)) {
+			int tid = id == CODE_LOAD && len >= 24 ? (int)get32(data + off + CODE_LOAD_TID) : -1;
+			uint64_t t = 0;
+			size_t next;
+
+			for (next = off + len; next + RECORD_PREFIX <= size;) {
+				uint32_t nid = get32(data + next), nlen = get32(data + next + 4);
+
+				if (nlen < RECORD_PREFIX || nlen > size - next)
+					break;
+				if (is_ext(nid) && nlen >= EXT_PREFIX &&
+				    (tid < 0 || (int)get32(data + next + 24) == tid)) {
+					t = get64(data + next + 8);
+					break;
+				}
+				next += nlen;
+			}
+			if (!t)
+				t = last_time;
+			put64(data + off + 8, t);
+		}
+		last_time = get64(data + off + 8);
+		off += len;
+	}
+	/* Header: perf clock nanoseconds now, not TSC; its timestamp is the first record's. */
+	put64(data + 32, get64(data + 32) & ~JITDUMP_FLAGS_ARCH_TIMESTAMP);
+	if (header_size + RECORD_PREFIX <= size)
+		put64(data + 24, get64(data + header_size + 8));
+	return rc;
+}

@@ -1,0 +1,37 @@
+/* Copies a zone file (jit-PID.dump: jitdump + jitflow extension records) that the program
+ * wrote into the recording's directory, with its timestamps moved onto the recording's
+ * synthetic clock, so that `perf inject --jit` and jitflow apply each record at the right
+ * point of the trace.
+ *
+ * The emitter calls jf_emitter_marker after each extension record; the k-th call of
+ * thread T belongs to the k-th extension record of T (docs/zone-format.md, "Ordering").
+ * The recorder saw those calls in the trace, so each extension record gets the time of its
+ * marker call, and each perf record (CODE_LOAD, ...) the time of the extension record that
+ * follows it (a CODE_LOAD is followed by its REGION_LOAD). Files without markers are copied
+ * unchanged, and the caller is told so. */
+#ifndef JITFLOW_RECORDER_ZONE_COPY_H
+#define JITFLOW_RECORDER_ZONE_COPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jitflow/error.h>
+
+/* The marker calls of one thread: their times (perf ns), in order. */
+struct jf_zone_markers {
+	int tid;
+	const uint64_t *times;
+	size_t count;
+};
+
+struct jf_zone_copy_result {
+	size_t records, retimed, markers_unmatched;
+};
+
+/* Rewrite the timestamps of the zone file image in place (data, size). Returns 0, or -1
+ * with err naming the offset when the file is not a jitdump file or a record's size is
+ * impossible (the records before it are still retimed). */
+int jf_zone_retime(uint8_t *data, size_t size, const struct jf_zone_markers *threads,
+		   size_t nthreads, struct jf_zone_copy_result *res, struct jf_error *err);
+
+#endif
