@@ -112,15 +112,16 @@ static int modrm_length(const uint8_t *p, size_t n)
 	return (size_t)len <= n ? len : -1;
 }
 
-/* PTWRITE: F3 [REX.W] 0F AE /4 (memory or register operand). */
-static int ptwrite_length(const uint8_t *b, size_t n)
+/* PTWRITE: F3 [REX.W] 0F AE /4 (memory or register operand). REX prefixes exist in 64-bit
+ * code only (0x40-0x4f are inc/dec elsewhere). */
+static int ptwrite_length(const uint8_t *b, size_t n, enum jf_isa isa)
 {
 	size_t i = 0;
 	int m;
 
 	if (n < 4 || b[i++] != 0xf3)
 		return -1;
-	if ((b[i] & 0xf0) == 0x40)
+	if (isa == JF_ISA_X86_64 && (b[i] & 0xf0) == 0x40)
 		i++;
 	if (i + 3 > n || b[i] != 0x0f || b[i + 1] != 0xae || ((b[i + 2] >> 3) & 7) != 4)
 		return -1;
@@ -227,6 +228,13 @@ static int decode(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip,
 		n += jf_codemap_read(c->map, ip + n, bytes + n, sizeof(bytes) - n);
 	if (n == 0 || open_isa(c, isa) < 0)
 		return -1;
+	/* Before capstone: capstone 4 does not know PTWRITE, and reads its memory forms
+	 * (F3 0F AE /4) as XSAVE with a REP prefix. */
+	if (isa <= JF_ISA_X86_64 && (len = ptwrite_length(bytes, n, isa)) > 0) {
+		info->size = (uint8_t)len;
+		info->cls = JF_INSN_PTWRITE;
+		return 0;
+	}
 	left = n;
 	if (cs_disasm_iter(c->cs[isa], &code, &left, &addr, c->insn[isa])) {
 		info->size = (uint8_t)c->insn[isa]->size;
@@ -234,11 +242,6 @@ static int decode(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip,
 			classify_x86(c->cs[isa], c->insn[isa], info);
 		else
 			classify_arm(c->cs[isa], c->insn[isa], isa, info);
-		return 0;
-	}
-	if (isa <= JF_ISA_X86_64 && (len = ptwrite_length(bytes, n)) > 0) {
-		info->size = (uint8_t)len;
-		info->cls = JF_INSN_PTWRITE;
 		return 0;
 	}
 	return -1;
@@ -315,11 +318,48 @@ int jf_insn_next_ip(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, uint6
 	return 0;
 }
 
+/* CoreSight executed ranges are contiguous: OpenCSD ends a range at every branch, taken
+ * or not, so its instructions follow each other in memory and no branch is followed here.
+ * A64 and A32 instructions are 4 bytes (no decoding needed, so instructions newer than
+ * capstone still list); T32 ones are 2 or 4 bytes, as capstone decodes them. */
+static int walk_arm_range(struct jf_insn_cache *c, const struct jf_block *b,
+			  void (*fn)(void *ctx, uint64_t ip), void *ctx, uint64_t *stop_ip)
+{
+	uint64_t ip = b->start;
+	uint32_t i;
+
+	for (i = 0; i < b->ninsn; i++) {
+		struct jf_insn_info info;
+
+		fn(ctx, ip);
+		if (i + 1 == b->ninsn)
+			break;
+		if (b->isa != JF_ISA_T32) {
+			ip += 4;
+		} else if (jf_insn_at(c, JF_ISA_T32, ip, &info) == 0) {
+			ip += info.size;
+		} else {
+			if (stop_ip)
+				*stop_ip = ip;
+			return -1;
+		}
+	}
+	if (ip != b->last) {
+		if (stop_ip)
+			*stop_ip = ip;
+		return -1;
+	}
+	return 0;
+}
+
 int jf_block_walk(struct jf_insn_cache *c, const struct jf_block *b,
 		  void (*fn)(void *ctx, uint64_t ip), void *ctx, uint64_t *stop_ip)
 {
 	uint64_t ip = b->start;
 	uint32_t i;
+
+	if (b->isa == JF_ISA_A64 || b->isa == JF_ISA_A32 || b->isa == JF_ISA_T32)
+		return walk_arm_range(c, b, fn, ctx, stop_ip);
 
 	for (i = 0; i < b->ninsn; i++) {
 		fn(ctx, ip);
@@ -347,6 +387,7 @@ size_t jf_insn_disasm(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, cha
 	size_t n = jf_codemap_read(c->map, ip, bytes, sizeof(bytes)), left;
 	uint64_t addr = ip;
 	cs_insn *insn;
+	int len;
 
 	if (bufsize)
 		buf[0] = 0;
@@ -355,16 +396,14 @@ size_t jf_insn_disasm(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, cha
 	if (n == 0 || open_isa(c, isa) < 0)
 		return 0;
 	insn = c->insn[isa];
-	left = n;
-	if (!cs_disasm_iter(c->cs[isa], &code, &left, &addr, insn)) {
-		int len = isa <= JF_ISA_X86_64 ? ptwrite_length(bytes, n) : -1;
-
-		if (len > 0) {
-			snprintf(buf, bufsize, "ptwrite");
-			return (size_t)len;
-		}
-		return 0;
+	len = isa <= JF_ISA_X86_64 ? ptwrite_length(bytes, n, isa) : -1;
+	if (len > 0) {
+		snprintf(buf, bufsize, "ptwrite");
+		return (size_t)len;
 	}
+	left = n;
+	if (!cs_disasm_iter(c->cs[isa], &code, &left, &addr, insn))
+		return 0;
 	if (insn->op_str[0])
 		snprintf(buf, bufsize, "%s %s", insn->mnemonic, insn->op_str);
 	else

@@ -45,6 +45,9 @@ struct pt_backend {
 	struct jf_pt_check *check; /* the checks libipt 2.0 does not make */
 	int64_t resync_at;      /* >= 0: synchronise at this PSB next (after a check failed) */
 	uint64_t released;      /* trace bytes below this were given back to the kernel */
+	/* An inconsistency found but not reported yet: libipt's pending events go first. */
+	struct jf_pt_violation violation;
+	int has_violation;
 };
 
 enum { RELEASE_STEP = 8 << 20, RELEASE_LAG = 1 << 20 };
@@ -302,6 +305,7 @@ static int do_sync(struct pt_backend *b, struct jf_flow *f, struct jf_error *err
 	if (refresh_image(b, err) < 0)
 		return -1;
 	memset(&b->block, 0, sizeof(b->block));
+	b->has_violation = 0;
 	if (b->resync_at >= 0)
 		status = pt_blk_sync_set(b->dec, (uint64_t)b->resync_at);
 	else
@@ -313,7 +317,9 @@ static int do_sync(struct pt_backend *b, struct jf_flow *f, struct jf_error *err
 		if (status == -pte_eos) {
 			b->state = ST_DONE;
 			if (b->unaccounted < b->cfg.size) {
-				lost_flow(b, f, JF_LOST_SKIPPED, b->unaccounted, b->cfg.size);
+				/* Nothing decoded yet: the trace has no sync point at all. */
+				lost_flow(b, f, b->unaccounted ? JF_LOST_SKIPPED : JF_LOST_NO_SYNC,
+					  b->unaccounted, b->cfg.size);
 				b->unaccounted = b->cfg.size;
 				return 1;
 			}
@@ -339,29 +345,42 @@ static int do_sync(struct pt_backend *b, struct jf_flow *f, struct jf_error *err
 	return -2; /* synchronised, nothing to report: go on decoding */
 }
 
-/* Follow the packets the last libipt call consumed. On an inconsistency, fill *f with the
- * error the reference decoder reports there and resynchronise at the next PSB. */
-static int check_consumed(struct pt_backend *b, struct jf_flow *f)
+/* Follow the packets the last libipt call consumed, noting the first inconsistency. */
+static void look_for_violation(struct pt_backend *b)
 {
-	struct jf_pt_violation v;
+	if (!b->has_violation && jf_pt_check_advance(b->check, offset_now(b), &b->violation))
+		b->has_violation = 1;
+}
+
+/* Fill *f with the error the reference decoder reports for the inconsistency and
+ * resynchronise at the next PSB. */
+static void raise_violation(struct pt_backend *b, struct jf_flow *f)
+{
+	const struct jf_pt_violation *v = &b->violation;
 	int64_t psb;
 
-	if (!jf_pt_check_advance(b->check, offset_now(b), &v))
-		return 0;
-	error_flow(b, f, JF_PHASE_DECODE, v.code, v.has_ip ? v.ip : error_ip(b, v.code));
-	f->offset = b->cfg.base_offset + v.offset;
-	b->unaccounted = v.offset;
-	psb = jf_pt_check_next_psb(b->check, v.offset);
-	if (psb < 0) {
-		b->resync_at = -1;
-		b->state = ST_DONE;
-		b->unaccounted = b->cfg.size;
-		b->has_pending = 0;
-	} else {
-		b->resync_at = psb;
-		b->state = ST_SYNC;
-	}
-	return 1;
+	b->has_violation = 0;
+	error_flow(b, f, JF_PHASE_DECODE, v->code, v->has_ip ? v->ip : error_ip(b, v->code));
+	f->offset = b->cfg.base_offset + v->offset;
+	b->unaccounted = v->offset;
+	psb = jf_pt_check_next_psb(b->check, v->offset);
+	/* Without a PSB after it, synchronising finds the end of the trace and reports the
+	 * rest as lost. */
+	b->resync_at = psb;
+	b->state = ST_SYNC;
+}
+
+/* libipt 2.0 reads ahead: one call may decode a block or an event (a TIP.PGD's disable) and
+ * also read the inconsistent packets after it. libipt 2.1 rejects the inconsistency only
+ * when it processes the event those packets make: the PSB+'s status update ("bad status
+ * update") or the TIP.PGE's enable ("unexpected packet context"). So once found, the
+ * inconsistency waits for that event, which it replaces; the blocks and events before it
+ * are delivered. If libipt 2.0 fails or ends first, the inconsistency is reported then. */
+static int is_violating_event(const struct pt_backend *b, const struct pt_event *ev)
+{
+	if (b->violation.code == -pte_bad_status_update)
+		return ev->status_update;
+	return ev->type == ptev_enabled && !ev->status_update;
 }
 
 static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *err)
@@ -374,13 +393,25 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 
 		offset = offset_now(b);
 		status = pt_blk_event(b->dec, &ev, sizeof(ev));
+		if (status < 0 && b->has_violation) {
+			/* libipt 2.0 stumbled over the inconsistency found before. */
+			raise_violation(b, f);
+			return 1;
+		}
 		if (status < 0)
 			return fail(b, f, status);
 		b->status = status;
-		/* An event from inconsistent packets is replaced by the error. */
-		if (check_consumed(b, f))
+		look_for_violation(b);
+		if (b->has_violation && is_violating_event(b, &ev)) {
+			/* The event from the inconsistent packets is replaced by the error. */
+			raise_violation(b, f);
 			return 1;
+		}
 		event_flow(b, f, &ev, offset);
+		return 1;
+	}
+	if (b->has_violation && (b->status & pts_eos)) {
+		raise_violation(b, f);
 		return 1;
 	}
 	if (b->status & pts_eos) {
@@ -400,19 +431,28 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 	if (status < 0) {
 		struct jf_flow partial;
 
-		if (!b->block.ninsn)
-			return fail(b, f, status);
+		look_for_violation(b);
+		if (!b->block.ninsn) {
+			if (!b->has_violation)
+				return fail(b, f, status);
+			raise_violation(b, f);
+			return 1;
+		}
 		/* Even on errors some instructions may have been decoded: return them
 		 * first, then the error. */
 		block_flow(b, &partial, offset);
-		b->has_pending = fail(b, &b->pending, status);
+		if (b->has_violation) {
+			raise_violation(b, &b->pending);
+			b->has_pending = 1;
+		} else {
+			b->has_pending = fail(b, &b->pending, status);
+		}
 		*f = partial;
 		return 1;
 	}
 	b->status = status;
 	block_flow(b, f, offset);
-	/* The block was decoded from packets before any inconsistency it read up to. */
-	b->has_pending = check_consumed(b, &b->pending);
+	look_for_violation(b);
 	return 1;
 }
 

@@ -56,6 +56,8 @@ size_t jf_live_remove(struct jf_live_set *s, uint64_t start, uint64_t end)
 
 	while (j < s->n && s->v[j].start < end)
 		j++;
+	if (j == i)
+		return 0; /* nothing to remove (s->v may still be NULL) */
 	memmove(&s->v[i], &s->v[j], (s->n - j) * sizeof(*s->v));
 	s->n -= j - i;
 	return j - i;

@@ -1,15 +1,27 @@
 #include "cli_inputs.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char jf_cli_inputs_help[] =
 	"inputs:\n"
 	"  --pt FILE                   a raw Intel PT stream (starts with or contains a PSB)\n"
+	"  --perf FILE                 an Intel PT perf.data file (perf record -e intel_pt//);\n"
+	"                              code from its MMAP sideband, AUX buffers of all CPUs\n"
+	"                              merged in time order\n"
+	"  --image-dir DIR             with --perf: look for mapped files missing at their\n"
+	"                              recorded path in DIR too (DIR/full/path, DIR/name)\n"
+	"  --cs-snapshot DIR           a CoreSight snapshot folder (snapshot.ini, trace.ini,\n"
+	"                              device .ini files, memory dumps): ETMv4, ETE, PTM, ETMv3\n"
 	"  --raw FILE[:FROM[-TO]]:BASE  code bytes FROM..TO (exclusive) of FILE at address BASE\n"
 	"  --elf FILE[:BASE]           the loadable segments of an ELF file (moved to BASE)\n"
 	"  --cpu FAMILY/MODEL[/STEPPING]|none  the CPU that recorded the trace (errata)\n"
+	"  --zone FILE                 a JIT code-zone file (jit-PID.dump: jitdump with or\n"
+	"                              without jitflow's records), repeatable; its code is\n"
+	"                              applied at each record's marker (or by time)\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                              timing parameters (as libipt names them)\n";
 
@@ -18,11 +30,33 @@ void jf_cli_inputs_init(struct jf_cli_inputs *in)
 	memset(in, 0, sizeof(*in));
 	in->map = jf_codemap_new();
 	in->symtab = jf_symtab_new();
+	in->perf_images = jf_perf_images_new();
+}
+
+/* Mapped files the decode could not load are only known once the sideband has been read,
+ * so they are reported when the inputs are released, after the output. */
+static void warn_missing_images(const struct jf_cli_inputs *in)
+{
+	size_t i, n = in->perf_path ? jf_perf_images_nmissing(in->perf_images) : 0;
+
+	for (i = 0; i < n; i++) {
+		const struct jf_perf_missing_image *m = jf_perf_images_missing(in->perf_images, i);
+
+		fprintf(stderr,
+			"jitflow: warning: %s: offset %llu: no code for %s (pid %d, 0x%llx-0x%llx, "
+			"%llu mapping%s): %s\n",
+			in->perf_path, (unsigned long long)m->record_offset, m->name, m->pid,
+			(unsigned long long)m->addr, (unsigned long long)(m->addr + m->len),
+			(unsigned long long)m->count, m->count == 1 ? "" : "s", m->reason);
+	}
 }
 
 void jf_cli_inputs_fini(struct jf_cli_inputs *in)
 {
+	warn_missing_images(in);
+	jf_perf_images_free(in->perf_images);
 	jf_unmap_file(&in->pt_file);
+	jf_zone_image_free(in->zones);
 	jf_codemap_free(in->map);
 	jf_symtab_free(in->symtab);
 }
@@ -57,18 +91,38 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	uint32_t v;
 
 	if (!strcmp(opt, "--pt") || !strcmp(opt, "--raw") || !strcmp(opt, "--elf") ||
+	    !strcmp(opt, "--perf") || !strcmp(opt, "--image-dir") || !strcmp(opt, "--cs-snapshot") ||
 	    !strcmp(opt, "--cpu") || !strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq") ||
-	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx")) {
+	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx") ||
+	    !strcmp(opt, "--zone")) {
 		val = value_of(argc, argv, i, err);
 		if (!val)
-			return -1;
+			return JF_CLI_BAD_USAGE;
 	} else {
 		return 0;
 	}
 	if (!strcmp(opt, "--pt")) {
-		if (in->pt_path)
-			return jf_fail(err, "--pt given twice ('%s' and '%s')", in->pt_path, val);
+		if (in->pt_path) {
+			jf_fail(err, "--pt given twice ('%s' and '%s')", in->pt_path, val);
+			return JF_CLI_BAD_USAGE;
+		}
 		in->pt_path = val;
+		return 1;
+	}
+	if (!strcmp(opt, "--perf")) {
+		if (in->perf_path)
+			return jf_fail(err, "--perf given twice ('%s' and '%s')", in->perf_path,
+				       val);
+		in->perf_path = val;
+		return 1;
+	}
+	if (!strcmp(opt, "--image-dir"))
+		return jf_perf_images_add_dir(in->perf_images, val, err) < 0 ? -1 : 1;
+	if (!strcmp(opt, "--cs-snapshot")) {
+		if (in->cs_snapshot)
+			return jf_fail(err, "--cs-snapshot given twice ('%s' and '%s')",
+				       in->cs_snapshot, val);
+		in->cs_snapshot = val;
 		return 1;
 	}
 	if (!strcmp(opt, "--raw")) {
@@ -79,11 +133,15 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 		in->nimages++;
 		return jf_load_elf_spec(in->map, in->symtab, val, err) < 0 ? -1 : 1;
 	}
-	if (!strcmp(opt, "--cpu"))
-		return jf_pt_parse_cpu(val, &in->pt, err) < 0 ? -1 : 1;
+	if (!strcmp(opt, "--cpu")) {
+		in->cpu_given = 1;
+		return jf_pt_parse_cpu(val, &in->pt, err) < 0 ? JF_CLI_BAD_USAGE : 1;
+	}
+	if (!strcmp(opt, "--zone"))
+		return jf_cli_add_zone(in, val, err) < 0 ? -1 : 1;
 	if (!strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq")) {
 		if (parse_u32(opt, val, 0xff, &v, err) < 0)
-			return -1;
+			return JF_CLI_BAD_USAGE;
 		if (!strcmp(opt, "--mtc-freq"))
 			in->pt.mtc_freq = (uint8_t)v;
 		else
@@ -91,7 +149,7 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 		return 1;
 	}
 	if (parse_u32(opt, val, UINT32_MAX, &v, err) < 0)
-		return -1;
+		return JF_CLI_BAD_USAGE;
 	if (!strcmp(opt, "--cpuid-0x15.eax"))
 		in->pt.cpuid_0x15_eax = v;
 	else
@@ -99,22 +157,86 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	return 1;
 }
 
+/* A perf.data session. Its images go into the same code map as --raw/--elf ones, which
+ * is the map the listings read instructions from (see jf_perf_images_use_one_map). */
+static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *err)
+{
+	struct jf_perf_session_hooks hooks;
+	struct jf_perf_session_options opts;
+
+	memset(&opts, 0, sizeof(opts));
+	if (in->cpu_given) {
+		opts.cpu_override = 1;
+		opts.cpu_family = in->pt.cpu_family;
+		opts.cpu_model = in->pt.cpu_model;
+		opts.cpu_stepping = in->pt.cpu_stepping;
+	}
+	opts.end_on_call = in->split_blocks || in->zones;
+	opts.end_on_jump = in->split_blocks;
+	jf_perf_images_use_one_map(in->perf_images, in->map);
+	jf_perf_images_hooks(in->perf_images, &hooks);
+	if (!in->zones)
+		return jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err);
+	return jf_zone_filter_new(jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err),
+				  in->zones, err);
+}
+
+int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error *err)
+{
+	if (!in->zones && !(in->zones = jf_zone_image_new(in->map, NULL, err)))
+		return -1;
+	return jf_zone_image_add_file(in->zones, path, err);
+}
+
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)
 {
+	if (!!in->pt_path + !!in->perf_path + !!in->cs_snapshot > 1) {
+		jf_fail(err, "more than one of --pt, --perf and --cs-snapshot given: decode one trace at a time");
+		return NULL;
+	}
+	if (in->perf_path)
+		return open_perf(in, err);
+	if (in->cs_snapshot) {
+		/* The snapshot's memory dumps join the images of --raw/--elf in one code map. */
+		struct jf_decoder *dec = jf_cs_snapshot_decoder_new(in->cs_snapshot, in->map, err);
+
+		if (dec)
+			in->trace_bytes = jf_decoder_stats(dec)->trace_bytes;
+		return dec;
+	}
 	if (!in->pt_path) {
-		jf_fail(err, "no trace given (use --pt FILE; see --help)");
+		jf_fail(err, "no trace given (use --pt FILE, --perf FILE or --cs-snapshot DIR; see --help)");
 		return NULL;
 	}
 	if (jf_map_file(&in->pt_file, in->pt_path, err) < 0)
 		return NULL;
+	if (in->pt_file.size == 0) {
+		/* Most likely a capture that failed; say so rather than print nothing. */
+		jf_fail(err, "%s: empty trace file (expected Intel PT data with a PSB)",
+			in->pt_path);
+		return NULL;
+	}
 	jf_mapped_file_sequential(&in->pt_file);
 	in->pt.trace = in->pt_file.data;
 	in->pt.size = in->pt_file.size;
 	in->pt.release_consumed = 1;
-	return jf_pt_decoder_new(&in->pt, in->map, err);
+	in->pt.end_on_call = in->split_blocks;
+	in->pt.end_on_jump = in->split_blocks;
+	if (!in->zones)
+		return jf_pt_decoder_new(&in->pt, in->map, err);
+	/* A marker call must start a block of its own for the zone filter to see it. */
+	in->pt.end_on_call = 1;
+	return jf_zone_filter_new(jf_pt_decoder_new(&in->pt, in->map, err), in->zones, err);
 }
 
 uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in)
 {
+	struct stat st;
+
+	/* perf.data flows are located by file offset: progress is against the file. */
+	if (in->perf_path)
+		return stat(in->perf_path, &st) == 0 ? (uint64_t)st.st_size : 0;
+	if (in->cs_snapshot)
+		return in->trace_bytes;
 	return in->pt_file.size;
 }

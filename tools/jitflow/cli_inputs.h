@@ -4,18 +4,31 @@
 #define JITFLOW_CLI_INPUTS_H
 
 #include "jitflow/codemap.h"
+#include "jitflow/coresight.h"
 #include "jitflow/decoder.h"
 #include "jitflow/images.h"
 #include "jitflow/mapped_file.h"
+#include "jitflow/perf_images.h"
 #include "jitflow/pt.h"
+#include "jitflow/zone_image.h"
 
 struct jf_cli_inputs {
 	const char *pt_path;          /* --pt: a raw Intel PT stream */
+	const char *cs_snapshot;      /* --cs-snapshot: a CoreSight snapshot folder */
+	uint64_t trace_bytes;         /* of the snapshot's buffers */
 	struct jf_mapped_file pt_file;
 	struct jf_pt_config pt;       /* --cpu, timing parameters */
 	struct jf_codemap *map;       /* --raw, --elf */
 	struct jf_symtab *symtab;
 	int nimages;
+	/* perf.data */
+	const char *perf_path;        /* --perf: an Intel PT perf.data file */
+	struct jf_perf_images *perf_images; /* its sideband's images (--image-dir) */
+	int cpu_given;                /* --cpu overrides the file's CPUID */
+	struct jf_zone_image *zones;  /* --zone (JIT code zones; NULL without) */
+	/* Blocks end at every direct call and jump (the analysis needs arrivals at a
+	 * trace's entry to start a block). */
+	int split_blocks;
 };
 
 /* Help text for the input options, for each subcommand's --help. */
@@ -25,9 +38,15 @@ void jf_cli_inputs_init(struct jf_cli_inputs *in);
 void jf_cli_inputs_fini(struct jf_cli_inputs *in);
 
 /* If argv[*i] is an input option, consume it (and its argument: *i advances) and return 1;
- * return 0 if it is not one, -1 (message in err) if it is malformed. */
+ * return 0 if it is not one; JF_CLI_BAD_USAGE (message in err) if it is malformed (missing
+ * argument, bad number or CPU, --pt twice); -1 (message in err) if what it names cannot be
+ * loaded. */
+enum { JF_CLI_BAD_USAGE = -2 };
 int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 			struct jf_error *err);
+
+/* Add a zone file (what --zone does). */
+int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error *err);
 
 /* Open the decoder the options describe. */
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err);

@@ -80,6 +80,22 @@ static void walk_block(struct jf_printer *p, const struct jf_flow *f)
 	}
 }
 
+/* JIT code is named by its zone region: "trace 3 v2+0x1c" (version: 1 when loaded, +1
+ * per patch), as it is at this point of the trace. */
+static const char *jit_region(struct jf_printer *p, uint64_t addr, uint64_t *off,
+			      uint32_t *version)
+{
+	uint64_t start;
+	const char *name;
+
+	if (!p->zones)
+		return NULL;
+	name = jf_zone_image_lookup(p->zones, addr, &start, version);
+	if (name)
+		*off = addr - start;
+	return name;
+}
+
 static void print_text(struct jf_printer *p, const struct jf_flow *f)
 {
 	FILE *out = p->out;
@@ -87,15 +103,19 @@ static void print_text(struct jf_printer *p, const struct jf_flow *f)
 	switch (f->kind) {
 	case JF_FLOW_BLOCK:
 		if (p->blocks) {
-			const char *sym = NULL;
+			const char *sym = NULL, *jit;
 			uint64_t off = 0;
+			uint32_t version = 0;
 
-			if (p->symtab)
+			jit = jit_region(p, f->u.block.start, &off, &version);
+			if (!jit && p->symtab)
 				sym = jf_symtab_lookup(p->symtab, f->u.block.start, &off);
 			fprintf(out, "%016" PRIx64 " %016" PRIx64 " %5u %s", f->u.block.start,
 				f->u.block.last, f->u.block.ninsn,
 				jf_block_end_name(f->u.block.end));
-			if (sym)
+			if (jit)
+				fprintf(out, "  %s v%u+0x%" PRIx64, jit, version, off);
+			else if (sym)
 				fprintf(out, "  %s+0x%" PRIx64, sym, off);
 			fputc('\n', out);
 		} else {
@@ -198,6 +218,17 @@ static void print_json(struct jf_printer *p, const struct jf_flow *f)
 			PRIx64 "\",\"insns\":%u,\"isa\":\"%s\",\"ends_with\":\"%s\"", f->source,
 			f->offset, b->start, b->last, b->next, b->ninsn, jf_isa_name(b->isa),
 			jf_block_end_name(b->end));
+		{
+			uint64_t off = 0;
+			uint32_t version = 0;
+			const char *jit = jit_region(p, b->start, &off, &version);
+
+			if (jit) {
+				fputs(",\"region\":", out);
+				jf_json_string(out, jit);
+				fprintf(out, ",\"version\":%u,\"region_offset\":%" PRIu64, version, off);
+			}
+		}
 		if (f->flags & JF_FLOW_HAS_TIME)
 			fprintf(out, ",\"time\":%" PRIu64, f->time);
 		fputs("}\n", out);

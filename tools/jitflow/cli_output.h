@@ -7,6 +7,7 @@
 #include "jitflow/flow.h"
 #include "jitflow/images.h"
 #include "jitflow/insn.h"
+#include "jitflow/zone_image.h"
 
 enum jf_out_format { JF_OUT_TEXT, JF_OUT_JSONL };
 
@@ -18,6 +19,7 @@ struct jf_printer {
 	struct jf_insn_cache *insns;
 	struct jf_symtab *symtab;
 	struct jf_codemap *map;
+	struct jf_zone_image *zones; /* names JIT code by region, version and offset */
 	uint8_t isa;         /* of the block being listed */
 };
 

@@ -35,6 +35,8 @@ int jf_cmd_decode(int argc, char **argv)
 	printer.out = stdout;
 	for (i = 1; i < argc; i++) {
 		rc = jf_cli_input_option(&in, argc, argv, &i, &err);
+		if (rc == JF_CLI_BAD_USAGE)
+			goto usage_error;
 		if (rc < 0)
 			goto fail;
 		if (rc > 0)
@@ -64,6 +66,7 @@ int jf_cmd_decode(int argc, char **argv)
 	printer.insns = jf_insn_cache_new(in.map);
 	printer.symtab = in.symtab;
 	printer.map = in.map;
+	printer.zones = in.zones;
 	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
 		if (jf_print_flow(&printer, &f) < 0) {
 			jf_fail(&err, "writing output failed");
@@ -90,4 +93,8 @@ fail:
 	fprintf(stderr, "jitflow decode: %s\n", err.msg);
 	jf_cli_inputs_fini(&in);
 	return JF_EXIT_FAIL;
+usage_error:
+	fprintf(stderr, "jitflow decode: %s (see --help)\n", err.msg);
+	jf_cli_inputs_fini(&in);
+	return JF_EXIT_USAGE;
 }

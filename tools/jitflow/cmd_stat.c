@@ -131,6 +131,8 @@ int jf_cmd_stat(int argc, char **argv)
 	jf_cli_inputs_init(&in);
 	for (i = 1; i < argc; i++) {
 		rc = jf_cli_input_option(&in, argc, argv, &i, &err);
+		if (rc == JF_CLI_BAD_USAGE)
+			goto usage_error;
 		if (rc < 0)
 			goto fail;
 		if (rc > 0)
@@ -178,4 +180,8 @@ fail:
 	fprintf(stderr, "jitflow stat: %s\n", err.msg);
 	jf_cli_inputs_fini(&in);
 	return JF_EXIT_FAIL;
+usage_error:
+	fprintf(stderr, "jitflow stat: %s (see --help)\n", err.msg);
+	jf_cli_inputs_fini(&in);
+	return JF_EXIT_USAGE;
 }

@@ -13,6 +13,11 @@ enum { JF_EXIT_OK = 0, JF_EXIT_FAIL = 1, JF_EXIT_USAGE = 2 };
 
 int jf_cmd_decode(int argc, char **argv);
 int jf_cmd_stat(int argc, char **argv);
+int jf_cmd_report(int argc, char **argv);
+int jf_cmd_guards(int argc, char **argv);
+int jf_cmd_split(int argc, char **argv);
+int jf_cmd_bytecodes(int argc, char **argv);
+int jf_cmd_check(int argc, char **argv);
 int jf_cmd_zone(int argc, char **argv);
 int jf_cmd_record(int argc, char **argv);
 

@@ -7,6 +7,11 @@
 static const struct jf_command commands[] = {
 	{ "decode", "decode a trace: one line per instruction, block or event", jf_cmd_decode },
 	{ "stat", "count instructions, blocks, errors and losses in a trace", jf_cmd_stat },
+	{ "report", "traces, guards, time split and retrace candidates of a JIT trace", jf_cmd_report },
+	{ "guards", "guard exits, passes, failure rates and bridges", jf_cmd_guards },
+	{ "split", "interpreter / jitted / native split per thread and per iteration", jf_cmd_split },
+	{ "bytecodes", "instructions per bytecode range and per op inside jitted code", jf_cmd_bytecodes },
+	{ "check", "compare a report with a baseline: fail on regressions", jf_cmd_check },
 	{ "zone", "list the records of a JIT code-zone file (jitdump + jitflow records)",
 	  jf_cmd_zone },
 	{ "record", "run a program and write an Intel PT perf.data (QEMU where no PT)",

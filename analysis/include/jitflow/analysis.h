@@ -18,7 +18,7 @@
  *
  * Results are plain data that merge: analysing two consecutive parts of a trace and
  * merging the results gives the result of the whole (the second part must first be given
- * the zone records that took effect before it, with jf_analysis_zone_record). */
+ * the zone records that took effect before it, with jf_analysis_replay_record). */
 #ifndef JITFLOW_ANALYSIS_H
 #define JITFLOW_ANALYSIS_H
 
@@ -74,6 +74,7 @@ struct jf_guard_result {
 	uint64_t bridge_id;         /* trace id of the bridge attached to it (0 = none) */
 	uint64_t exits_before_bridge; /* exits until the bridge was attached */
 	int has_bridge;
+	int bridge_before_flow;     /* attached before this part's first block (for merging) */
 	uint64_t code_object;
 };
 
@@ -173,6 +174,10 @@ struct jf_analysis_config {
 	struct jf_codemap *map;      /* for walking instructions in pc-mapped regions (may be
 	                              * NULL: no bytecode attribution) */
 	double steady_tolerance;     /* relative; 0 = default 0.05 */
+	/* Classifies code no zone record or native range describes (e.g. by the file it
+	 * was mapped from); NULL: unknown. */
+	enum jf_code_class (*native_class)(void *ctx, uint64_t addr);
+	void *native_ctx;
 };
 
 struct jf_analysis *jf_analysis_new(const struct jf_analysis_config *cfg);
@@ -185,6 +190,12 @@ int jf_analysis_add_native(struct jf_analysis *a, uint64_t start, uint64_t end,
 /* A zone record took effect at this point of the flow (reader: for pc map entries). */
 int jf_analysis_zone_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
 			    const struct jf_zone_record *rec);
+
+/* For the later part of a split trace: a zone record that took effect before the part
+ * began. Code state (regions, guards, pc maps) is applied; events (iteration marks) are
+ * not, since they belong to the earlier part. */
+int jf_analysis_replay_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
+			      const struct jf_zone_record *rec);
 
 /* The next flow record. */
 int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *flow);

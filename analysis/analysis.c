@@ -1,0 +1,98 @@
+/* The analysis object: inputs in trace order (zone records, native ranges, flows). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+
+struct jf_analysis *jf_analysis_new(const struct jf_analysis_config *cfg)
+{
+	struct jf_analysis *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	if (cfg)
+		a->cfg = *cfg;
+	if (a->cfg.steady_tolerance <= 0)
+		a->cfg.steady_tolerance = 0.05;
+	if (a->cfg.map) {
+		a->walker = jf_insn_cache_new(a->cfg.map);
+		if (!a->walker) {
+			free(a);
+			return NULL;
+		}
+	}
+	a->cur_tid = -1;
+	return a;
+}
+
+void jf_analysis_free(struct jf_analysis *a)
+{
+	if (!a)
+		return;
+	jf_insn_cache_free(a->walker);
+	jf_zone_model_free(&a->zm);
+	free(a->traces);
+	free(a->guards);
+	free(a->regions);
+	free(a->bytecodes);
+	free(a->ops);
+	free(a->threads);
+	free(a->iters);
+	jf_index_map_free(&a->trace_by_id);
+	jf_index_map_free(&a->guard_by_id);
+	jf_index_map_free(&a->region_by_key);
+	jf_index_map_free(&a->bytecode_by_key);
+	jf_index_map_free(&a->op_by_kind);
+	free(a);
+}
+
+int jf_analysis_add_native(struct jf_analysis *a, uint64_t start, uint64_t end,
+			   enum jf_code_class cls, const char *name)
+{
+	return jf_zone_model_add_native(&a->zm, start, end, cls);
+}
+
+/* An iteration mark closes the iteration under way and opens the next. */
+static int start_iteration(struct jf_analysis *a, uint64_t index)
+{
+	if (a->cur.open) {
+		struct jf_iteration_result *it;
+
+		if (jf_grow((void **)&a->iters, &a->iters_cap, a->niters, sizeof(*a->iters)) < 0)
+			return -1;
+		it = &a->iters[a->niters++];
+		it->index = a->cur.index;
+		it->insns = a->cur.insns;
+		it->time = a->cur.time;
+		memcpy(it->insns_by_split, a->cur.by_split, sizeof(it->insns_by_split));
+	}
+	memset(&a->cur, 0, sizeof(a->cur));
+	a->cur.open = 1;
+	a->cur.index = index;
+	a->has_iterations = 1;
+	return 0;
+}
+
+int jf_analysis_zone_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
+			    const struct jf_zone_record *rec)
+{
+	if (rec->id == JF_ZONE_EVENT && rec->u.event.kind == JF_EVENT_ITERATION) {
+		a->has_zone_records = 1;
+		return start_iteration(a, rec->u.event.arg);
+	}
+	return jf_zone_model_apply(a, reader, rec);
+}
+
+void jf_analysis_set_clock(struct jf_analysis *a, int time_is_ns, int time_is_synthetic)
+{
+	a->time_is_ns = time_is_ns;
+	a->time_is_synthetic = time_is_synthetic;
+}
+
+int jf_analysis_replay_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
+			      const struct jf_zone_record *rec)
+{
+	if (rec->id == JF_ZONE_EVENT)
+		return 0;
+	return jf_zone_model_apply(a, reader, rec);
+}

@@ -1,0 +1,160 @@
+/* Internal state of the analysis, shared by its files:
+ *   tables.c     growable arrays and a u64 -> index hash map
+ *   zone_model.c the live code model built from zone records (regions, guards, pc maps)
+ *   flow.c       the per-thread state machines that turn blocks into counts
+ *   merge.c      combining the analyses of consecutive parts of a trace
+ *   result.c     the plain-data result: sorted tables, retrace candidates, warmup */
+#ifndef JITFLOW_ANALYSIS_INTERNAL_H
+#define JITFLOW_ANALYSIS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jitflow/analysis.h"
+#include "jitflow/emitter.h"
+#include "jitflow/insn.h"
+
+/* ---- tables.c -------------------------------------------------------------------- */
+
+/* Open-addressing map from a 64-bit key to an index. */
+struct jf_index_map {
+	uint64_t *keys;
+	uint32_t *values;  /* index + 1; 0 = empty slot */
+	size_t mask, used;
+};
+
+int jf_index_map_get(const struct jf_index_map *m, uint64_t key, uint32_t *value);
+int jf_index_map_put(struct jf_index_map *m, uint64_t key, uint32_t value);
+void jf_index_map_clear(struct jf_index_map *m);
+void jf_index_map_free(struct jf_index_map *m);
+
+/* Grow *array (of elem-sized items, *cap of them) to hold n + 1; zero the new space. */
+int jf_grow(void **array, size_t *cap, size_t n, size_t elem);
+
+/* FNV-1a over a string, for keying names. */
+uint64_t jf_hash_string(const char *s, uint64_t seed);
+
+/* ---- zone_model.c ---------------------------------------------------------------- */
+
+struct pc_entry {
+	uint32_t code_offset, bytecode_pc, bytecode_next;
+	uint16_t op_kind;
+};
+
+struct live_region {
+	uint64_t start, end;
+	enum jf_code_class cls;
+	uint32_t kind;           /* JF_REGION_* (0 when only jitdump says it exists) */
+	int32_t trace;           /* index into traces, -1 for none */
+	uint32_t region;         /* index into regions */
+	struct pc_entry *pcs;    /* sorted by code_offset */
+	uint32_t npcs;
+	uint64_t region_key;     /* trace id, or start address */
+};
+
+struct native_range {
+	uint64_t start, end;
+	enum jf_code_class cls;
+};
+
+struct jf_zone_model {
+	struct live_region *live;     size_t nlive, live_cap;
+	struct native_range *natives; size_t nnatives, natives_cap;
+	int natives_sorted;
+	size_t last_hit;
+	struct jf_index_map guard_by_branch; /* live guards: branch address -> guard index */
+	struct { uint16_t kind; char name[48]; } *op_names; size_t nop_names, op_names_cap;
+};
+
+/* ---- per-thread state (flow.c) ---------------------------------------------------- */
+
+struct thread_state {
+	int32_t tid;
+	struct jf_split_result split;
+	/* The previous block. */
+	int has_prev;
+	enum jf_code_class prev_class;
+	uint64_t prev_region_start;   /* live region of the previous block (0: none) */
+	int32_t prev_trace;
+	/* A guard branch ended the previous block; the next block tells its direction. */
+	int32_t pending_guard;
+	uint64_t pending_fallthrough;
+	/* Time is attributed to what ran until the next timestamp. */
+	int has_time;
+	uint64_t last_time;
+	enum jf_split_class time_split;
+	int32_t time_trace;
+	/* How this part began, for merging with the part before it. */
+	int has_first;
+	uint64_t first_start;         /* the first block's start */
+	enum jf_code_class first_class;
+	int32_t first_entry_trace;    /* the first block counted as an entry of this trace */
+	int32_t first_entry_region;   /* ... and of this region */
+	uint64_t first_region_start;
+	int32_t first_trace;          /* the first block's trace */
+	int64_t first_iteration;      /* iterations closed before the first block, or -1 when
+	                               * it ran before any iteration mark */
+	int has_first_time;
+	uint64_t first_time;
+};
+
+struct iteration_acc {
+	int open;                     /* an iteration is under way */
+	uint64_t index;
+	uint64_t insns, time, by_split[JF_SPLIT_COUNT];
+};
+
+struct jf_analysis {
+	struct jf_analysis_config cfg;
+	struct jf_insn_cache *walker;   /* instruction lengths, for pc-mapped regions */
+	struct jf_zone_model zm;
+
+	struct jf_trace_result *traces;   size_t ntraces, traces_cap;
+	struct jf_index_map trace_by_id;
+	struct jf_guard_result *guards;   size_t nguards, guards_cap;
+	struct jf_index_map guard_by_id;
+	struct jf_region_result *regions; size_t nregions, regions_cap;
+	struct jf_index_map region_by_key;
+	struct jf_bytecode_result *bytecodes; size_t nbytecodes, bytecodes_cap;
+	struct jf_index_map bytecode_by_key;
+	struct jf_op_result *ops;         size_t nops, ops_cap;
+	struct jf_index_map op_by_kind;
+
+	struct thread_state *threads;     size_t nthreads, threads_cap;
+	int32_t cur_tid;
+	size_t cur_thread;
+
+	struct iteration_acc pre, cur;    /* before the first iteration; the current one */
+	struct jf_iteration_result *iters; size_t niters, iters_cap;
+
+	uint64_t insns, blocks, decode_errors, lost_bytes, lost_events, overflows;
+	uint64_t image_misses;
+	int has_zone_records, has_pc_maps, has_iterations, has_time;
+	int time_is_ns, time_is_synthetic;
+};
+
+/* zone_model.c */
+void jf_zone_model_free(struct jf_zone_model *zm);
+int jf_zone_model_apply(struct jf_analysis *a, const struct jf_zone_reader *reader,
+			const struct jf_zone_record *rec);
+struct live_region *jf_zone_model_region_at(struct jf_zone_model *zm, uint64_t addr);
+enum jf_code_class jf_zone_model_native_at(struct jf_zone_model *zm, uint64_t addr);
+int jf_zone_model_add_native(struct jf_zone_model *zm, uint64_t start, uint64_t end,
+			     enum jf_code_class cls);
+const char *jf_zone_model_op_name(struct jf_zone_model *zm, uint16_t kind);
+
+/* Lookups that create a table entry when missing; return its index or -1. */
+int32_t jf_trace_index(struct jf_analysis *a, uint64_t trace_id);
+/* Guards are keyed by their trace and id: runtimes may number guards per trace. */
+int32_t jf_guard_index(struct jf_analysis *a, uint64_t trace_id, uint64_t guard_id);
+int32_t jf_region_index(struct jf_analysis *a, const char *name, uint64_t addr);
+int32_t jf_bytecode_index(struct jf_analysis *a, uint64_t region_key, uint32_t pc_from,
+			  uint32_t pc_to);
+int32_t jf_op_index(struct jf_analysis *a, uint16_t op_kind);
+
+/* flow.c */
+struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid);
+void jf_split_add_transition(struct jf_split_result *s, enum jf_code_class from,
+			     enum jf_code_class to);
+
+#endif

@@ -1,0 +1,286 @@
+/* Per-thread state machines: each block is classified through the live code model, and
+ * counted as a trace entry or iteration, a guard's exit or pass, a transition between
+ * interpreter, jitted and native code, instructions and time per bytecode range. */
+#include <string.h>
+
+#include "analysis_internal.h"
+
+struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid)
+{
+	size_t i;
+
+	if (a->cur_thread < a->nthreads && a->threads[a->cur_thread].tid == tid)
+		return &a->threads[a->cur_thread];
+	for (i = 0; i < a->nthreads; i++) {
+		if (a->threads[i].tid == tid) {
+			a->cur_thread = i;
+			return &a->threads[i];
+		}
+	}
+	if (jf_grow((void **)&a->threads, &a->threads_cap, a->nthreads, sizeof(*a->threads)) < 0)
+		return NULL;
+	memset(&a->threads[i], 0, sizeof(a->threads[i]));
+	a->threads[i].tid = tid;
+	a->threads[i].split.tid = tid;
+	a->threads[i].pending_guard = -1;
+	a->threads[i].prev_trace = -1;
+	a->threads[i].time_trace = -1;
+	a->threads[i].first_trace = -1;
+	a->threads[i].first_entry_trace = -1;
+	a->threads[i].first_entry_region = -1;
+	a->cur_thread = i;
+	a->nthreads++;
+	return &a->threads[i];
+}
+
+void jf_split_add_transition(struct jf_split_result *s, enum jf_code_class from,
+			     enum jf_code_class to)
+{
+	enum jf_split_class f = jf_split_of(from), t = jf_split_of(to);
+
+	if (f != t)
+		s->transitions[f][t]++;
+}
+
+static void resolve_guard(struct jf_analysis *a, struct thread_state *t, int32_t g, int exited)
+{
+	struct jf_guard_result *guard = &a->guards[g];
+
+	if (exited) {
+		uint32_t tr;
+
+		guard->exits++;
+		t->split.guard_exits++;
+		if (jf_index_map_get(&a->trace_by_id, guard->trace_id, &tr))
+			a->traces[tr].exits++;
+	} else {
+		guard->passes++;
+	}
+}
+
+/* The thread lost track of where it was (error, overflow, lost data). */
+static void lose_track(struct jf_analysis *a, struct thread_state *t)
+{
+	if (t->pending_guard >= 0)
+		a->guards[t->pending_guard].unresolved++;
+	t->pending_guard = -1;
+	t->has_prev = 0;
+	t->prev_region_start = 0;
+	t->prev_trace = -1;
+}
+
+/* A timestamp marks the end of what was decoded before it: the time since the previous
+ * timestamp was spent in that code (split, trace). Time before a thread's first timestamp
+ * is unknown and not counted. */
+static void attribute_time(struct jf_analysis *a, struct thread_state *t, uint64_t time,
+			   enum jf_split_class split, int32_t trace)
+{
+	if (t->has_time && time >= t->last_time) {
+		uint64_t delta = time - t->last_time;
+
+		t->split.time[split] += delta;
+		if (trace >= 0)
+			a->traces[trace].time += delta;
+		if (a->cur.open)
+			a->cur.time += delta;
+		else
+			a->pre.time += delta;
+	} else if (!t->has_time && !t->has_first_time) {
+		t->has_first_time = 1;
+		t->first_time = time;
+	}
+	t->has_time = 1;
+	t->last_time = time;
+	a->has_time = 1;
+}
+
+struct walk_ctx {
+	struct jf_analysis *a;
+	const struct live_region *r;
+	size_t hint;
+};
+
+/* Count one instruction of a pc-mapped region against its bytecode range and op. */
+static void count_insn(void *ctx, uint64_t ip)
+{
+	struct walk_ctx *w = ctx;
+	const struct live_region *r = w->r;
+	uint64_t off = ip - r->start;
+	size_t lo = 0, hi = r->npcs;
+	const struct pc_entry *e;
+	int32_t b, op;
+
+	/* Instructions come in order: try the entry that matched last first. */
+	if (w->hint < r->npcs && r->pcs[w->hint].code_offset <= off &&
+	    (w->hint + 1 == r->npcs || r->pcs[w->hint + 1].code_offset > off)) {
+		lo = w->hint + 1;
+	} else {
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (r->pcs[mid].code_offset <= off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	if (lo == 0)
+		return; /* before the first entry: no bytecode says */
+	w->hint = lo - 1;
+	e = &r->pcs[lo - 1];
+	b = jf_bytecode_index(w->a, r->region_key, e->bytecode_pc, e->bytecode_next);
+	op = jf_op_index(w->a, e->op_kind);
+	if (b >= 0)
+		w->a->bytecodes[b].insns++;
+	if (op >= 0)
+		w->a->ops[op].insns++;
+}
+
+static void count_bytecodes(struct jf_analysis *a, const struct live_region *r,
+			    const struct jf_block *b)
+{
+	struct walk_ctx w = { a, r, 0 };
+
+	if (!a->walker || !r->npcs)
+		return;
+	if (jf_block_walk(a->walker, b, count_insn, &w, NULL) < 0)
+		a->image_misses++;
+}
+
+static void end_at_guard(struct jf_analysis *a, struct thread_state *t,
+			 const struct live_region *r, const struct jf_block *b)
+{
+	uint32_t g;
+
+	if (b->end != JF_END_COND && b->end != JF_END_COND_TAKEN && b->end != JF_END_COND_NOT_TAKEN)
+		return;
+	if (!jf_index_map_get(&a->zm.guard_by_branch, b->last, &g))
+		return;
+	/* A guard of code freed since: its branch address may hold other code now. */
+	if (!r || (r->region_key != a->guards[g].trace_id && r->cls != JF_CLASS_EXIT_STUB))
+		return;
+	if (b->end == JF_END_COND_TAKEN || b->end == JF_END_COND_NOT_TAKEN) {
+		resolve_guard(a, t, (int32_t)g, b->end == JF_END_COND_TAKEN);
+		return;
+	}
+	t->pending_guard = (int32_t)g;
+	t->pending_fallthrough = b->next ? b->next : b->last + b->last_size;
+}
+
+static void count_block(struct jf_analysis *a, struct thread_state *t, const struct jf_flow *f)
+{
+	const struct jf_block *b = &f->u.block;
+	struct live_region *r = jf_zone_model_region_at(&a->zm, b->start);
+	enum jf_code_class cls = r ? r->cls : jf_zone_model_native_at(&a->zm, b->start);
+	enum jf_split_class split = jf_split_of(cls);
+	int32_t trace = r ? r->trace : -1;
+
+	if (cls == JF_CLASS_UNKNOWN && !r && a->cfg.native_class)
+		cls = a->cfg.native_class(a->cfg.native_ctx, b->start);
+	split = jf_split_of(cls);
+	a->blocks++;
+	a->insns += b->ninsn;
+	if (cls == JF_CLASS_UNKNOWN)
+		a->image_misses++;
+
+	if (t->pending_guard >= 0) {
+		resolve_guard(a, t, t->pending_guard, b->start != t->pending_fallthrough);
+		t->pending_guard = -1;
+	}
+
+	if (r && b->start == r->start) {
+		int from_outside = !(t->has_prev && t->prev_region_start == r->start);
+
+		if (from_outside)
+			a->regions[r->region].entries++;
+		/* Only the part before this one can tell whether this was an entry. */
+		if (!t->has_prev && !t->has_first)
+			t->first_entry_region = (int32_t)r->region;
+		if (trace >= 0) {
+			struct jf_trace_result *tr = &a->traces[trace];
+
+			if (from_outside)
+				tr->entries++;
+			if (from_outside || tr->kind != JF_REGION_BRIDGE)
+				tr->iterations++;
+			if (!t->has_prev && !t->has_first)
+				t->first_entry_trace = trace;
+		}
+	}
+
+	t->split.insns[split] += b->ninsn;
+	t->split.by_class[cls] += b->ninsn;
+	if (trace >= 0)
+		a->traces[trace].insns += b->ninsn;
+	if (r)
+		a->regions[r->region].insns += b->ninsn;
+	if (a->cur.open) {
+		a->cur.insns += b->ninsn;
+		a->cur.by_split[split] += b->ninsn;
+	} else {
+		a->pre.insns += b->ninsn;
+		a->pre.by_split[split] += b->ninsn;
+	}
+
+	if (t->has_prev) {
+		jf_split_add_transition(&t->split, t->prev_class, cls);
+		if (t->prev_trace >= 0 && trace >= 0 && t->prev_region_start != r->start)
+			t->split.trace_to_trace++;
+	}
+	if (r && r->npcs)
+		count_bytecodes(a, r, b);
+	end_at_guard(a, t, r, b);
+
+	if (!t->has_first) {
+		t->has_first = 1;
+		t->first_start = b->start;
+		t->first_class = cls;
+		t->first_region_start = r ? r->start : 0;
+		t->first_trace = trace;
+		t->first_iteration = a->cur.open ? (int64_t)a->niters : -1;
+	}
+	t->has_prev = 1;
+	t->prev_class = cls;
+	t->prev_region_start = r ? r->start : 0;
+	t->prev_trace = trace;
+	if (f->flags & JF_FLOW_HAS_TIME)
+		attribute_time(a, t, f->time, split, trace);
+	t->time_split = split;
+	t->time_trace = trace;
+}
+
+int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *f)
+{
+	struct thread_state *t;
+
+	if (f->kind == JF_FLOW_CONTEXT) {
+		a->cur_tid = f->u.context.tid;
+		return jf_thread(a, a->cur_tid) ? 0 : -1;
+	}
+	t = jf_thread(a, a->cur_tid);
+	if (!t)
+		return -1;
+	switch (f->kind) {
+	case JF_FLOW_BLOCK:
+		count_block(a, t, f);
+		return 0;
+	case JF_FLOW_ERROR:
+		a->decode_errors++;
+		lose_track(a, t);
+		break;
+	case JF_FLOW_LOST:
+		a->lost_bytes += f->u.lost.bytes;
+		a->lost_events++;
+		lose_track(a, t);
+		break;
+	case JF_FLOW_OVERFLOW:
+		a->overflows++;
+		lose_track(a, t);
+		break;
+	default:
+		break;
+	}
+	if (f->flags & JF_FLOW_HAS_TIME)
+		attribute_time(a, t, f->time, t->time_split, t->time_trace);
+	return 0;
+}

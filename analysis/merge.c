@@ -1,0 +1,350 @@
+/* Merging the analyses of two consecutive parts of a trace.
+ *
+ * Sums are simple; what needs care is the seam. The later part saw its first blocks
+ * without knowing what ran just before, so it counted them provisionally: an arrival at a
+ * trace's entry as an entry, no transition, no time. The earlier part knows how it ended:
+ * the last block's code, a guard whose direction the next block decides, the last
+ * timestamp. Merging settles each of these exactly as one analysis of the whole would. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+
+static int32_t map_trace(struct jf_analysis *a, const struct jf_analysis *later, int32_t idx)
+{
+	return idx < 0 ? -1 : jf_trace_index(a, later->traces[idx].trace_id);
+}
+
+static int32_t map_guard(struct jf_analysis *a, const struct jf_analysis *later, int32_t idx)
+{
+	return idx < 0 ? -1 : jf_guard_index(a, later->guards[idx].trace_id, later->guards[idx].guard_id);
+}
+
+/* A guard branch ended a's part: the later part's first block on that thread decides it.
+ * Returns 1 for an exit. */
+static int resolve_seam_guard(struct jf_analysis *a, struct thread_state *ta,
+			      const struct thread_state *tb)
+{
+	struct jf_guard_result *g;
+	uint32_t t;
+
+	if (ta->pending_guard < 0 || !tb->has_first)
+		return 0;
+	g = &a->guards[ta->pending_guard];
+	ta->pending_guard = -1;
+	if (tb->first_start == ta->pending_fallthrough) {
+		g->passes++;
+		return 0;
+	}
+	g->exits++;
+	ta->split.guard_exits++;
+	if (jf_index_map_get(&a->trace_by_id, g->trace_id, &t))
+		a->traces[t].exits++;
+	return 1;
+}
+
+/* seam_exits[i]: exits of a's guard i settled at the seam. */
+static int merge_tables(struct jf_analysis *a, const struct jf_analysis *later,
+			const uint32_t *seam_exits)
+{
+	size_t i;
+
+	for (i = 0; i < later->ntraces; i++) {
+		const struct jf_trace_result *s = &later->traces[i];
+		int32_t t = jf_trace_index(a, s->trace_id);
+		struct jf_trace_result *d;
+
+		if (t < 0)
+			return -1;
+		d = &a->traces[t];
+		if (!d->kind) {
+			d->kind = s->kind;
+			d->parent_trace = s->parent_trace;
+			d->parent_guard = s->parent_guard;
+			d->code_object = s->code_object;
+			memcpy(d->name, s->name, sizeof(d->name));
+		}
+		d->entries += s->entries;
+		d->iterations += s->iterations;
+		d->insns += s->insns;
+		d->time += s->time;
+		d->exits += s->exits;
+	}
+	for (i = 0; i < later->nguards; i++) {
+		const struct jf_guard_result *s = &later->guards[i];
+		int32_t g = jf_guard_index(a, s->trace_id, s->guard_id);
+		struct jf_guard_result *d;
+
+		if (g < 0)
+			return -1;
+		d = &a->guards[g];
+		if (!d->branch_addr) {
+			d->branch_addr = s->branch_addr;
+			d->stub_addr = s->stub_addr;
+			d->resume_pc = s->resume_pc;
+			d->code_object = s->code_object;
+		}
+		if (!d->has_bridge && s->has_bridge) {
+			/* Exits settled at the seam happened at the later part's first block:
+			 * after the bridge if it was attached before that block. */
+			uint32_t seam = (size_t)g < a->nguards && seam_exits ? seam_exits[g] : 0;
+
+			d->has_bridge = 1;
+			d->bridge_id = s->bridge_id;
+			d->exits_before_bridge = d->exits - (s->bridge_before_flow ? seam : 0) +
+						 s->exits_before_bridge;
+		}
+		d->exits += s->exits;
+		d->passes += s->passes;
+		d->unresolved += s->unresolved;
+	}
+	for (i = 0; i < later->nregions; i++) {
+		const struct jf_region_result *s = &later->regions[i];
+		int32_t r = jf_region_index(a, s->name, s->addr);
+
+		if (r < 0)
+			return -1;
+		a->regions[r].size = s->size;
+		a->regions[r].kind = s->kind;
+		a->regions[r].insns += s->insns;
+		a->regions[r].entries += s->entries;
+	}
+	for (i = 0; i < later->nbytecodes; i++) {
+		const struct jf_bytecode_result *s = &later->bytecodes[i];
+		int32_t b = jf_bytecode_index(a, s->region_key, s->pc_from, s->pc_to);
+
+		if (b < 0)
+			return -1;
+		a->bytecodes[b].insns += s->insns;
+		a->bytecodes[b].time += s->time;
+	}
+	for (i = 0; i < later->nops; i++) {
+		int32_t o = jf_op_index(a, later->ops[i].op_kind);
+
+		if (o < 0)
+			return -1;
+		a->ops[o].insns += later->ops[i].insns;
+		a->ops[o].time += later->ops[i].time;
+	}
+	for (i = 0; i < later->zm.nop_names; i++) {
+		if (!jf_zone_model_op_name(&a->zm, later->zm.op_names[i].kind) &&
+		    jf_grow((void **)&a->zm.op_names, &a->zm.op_names_cap, a->zm.nop_names,
+			    sizeof(*a->zm.op_names)) == 0)
+			a->zm.op_names[a->zm.nop_names++] = later->zm.op_names[i];
+	}
+	return 0;
+}
+
+static void add_split(struct jf_split_result *to, const struct jf_split_result *from)
+{
+	int i, j;
+
+	for (i = 0; i < JF_SPLIT_COUNT; i++) {
+		to->insns[i] += from->insns[i];
+		to->time[i] += from->time[i];
+		for (j = 0; j < JF_SPLIT_COUNT; j++)
+			to->transitions[i][j] += from->transitions[i][j];
+	}
+	for (i = 0; i < JF_CLASS_COUNT; i++)
+		to->by_class[i] += from->by_class[i];
+	to->trace_to_trace += from->trace_to_trace;
+	to->guard_exits += from->guard_exits;
+}
+
+/* Settle the seam between how ta's part ended and how tb's began. */
+static void join_seam(struct jf_analysis *a, const struct jf_analysis *later,
+		      struct thread_state *ta, const struct thread_state *tb, uint64_t *seam_time)
+{
+	if (tb->first_entry_trace >= 0 && ta->has_prev &&
+	    ta->prev_region_start == tb->first_region_start) {
+		/* Control came from inside the same trace: not an entry after all. */
+		int32_t t = map_trace(a, later, tb->first_entry_trace);
+
+		if (t >= 0) {
+			a->traces[t].entries--;
+			if (a->traces[t].kind == JF_REGION_BRIDGE)
+				a->traces[t].iterations--;
+		}
+	}
+	if (tb->first_entry_region >= 0 && ta->has_prev &&
+	    ta->prev_region_start == tb->first_region_start) {
+		const struct jf_region_result *s = &later->regions[tb->first_entry_region];
+		int32_t r = jf_region_index(a, s->name, s->addr);
+
+		if (r >= 0)
+			a->regions[r].entries--;
+	}
+	if (ta->has_prev && tb->has_first) {
+		jf_split_add_transition(&ta->split, ta->prev_class, tb->first_class);
+		if (ta->prev_trace >= 0 && tb->first_region_start &&
+		    (tb->first_class == JF_CLASS_TRACE || tb->first_class == JF_CLASS_BRIDGE) &&
+		    ta->prev_region_start != tb->first_region_start)
+			ta->split.trace_to_trace++;
+	}
+	/* The time between ta's last timestamp and tb's first was spent in tb's first
+	 * block; its iteration is only known once the iteration series are joined. */
+	*seam_time = 0;
+	if (ta->has_time && tb->has_first_time && tb->first_time >= ta->last_time) {
+		int32_t t = map_trace(a, later, tb->first_trace);
+
+		*seam_time = tb->first_time - ta->last_time;
+		ta->split.time[jf_split_of(tb->first_class)] += *seam_time;
+		if (t >= 0)
+			a->traces[t].time += *seam_time;
+	}
+}
+
+/* ta's state becomes how tb's part ended. */
+static void take_end_state(struct jf_analysis *a, const struct jf_analysis *later,
+			   struct thread_state *ta, const struct thread_state *tb)
+{
+	if (tb->has_first || !tb->has_prev) {
+		ta->has_prev = tb->has_prev;
+		ta->prev_class = tb->prev_class;
+		ta->prev_region_start = tb->prev_region_start;
+		ta->prev_trace = map_trace(a, later, tb->prev_trace);
+		ta->pending_guard = map_guard(a, later, tb->pending_guard);
+		ta->pending_fallthrough = tb->pending_fallthrough;
+	}
+	if (tb->has_time) {
+		ta->has_time = 1;
+		ta->last_time = tb->last_time;
+		ta->time_split = tb->time_split;
+		ta->time_trace = map_trace(a, later, tb->time_trace);
+	}
+}
+
+static void add_iteration_counts(struct iteration_acc *to, const struct iteration_acc *from)
+{
+	int i;
+
+	to->insns += from->insns;
+	to->time += from->time;
+	for (i = 0; i < JF_SPLIT_COUNT; i++)
+		to->by_split[i] += from->by_split[i];
+}
+
+static int merge_iterations(struct jf_analysis *a, const struct jf_analysis *later)
+{
+	size_t i;
+
+	/* What ran in the later part before its first mark finishes a's current iteration. */
+	add_iteration_counts(a->cur.open ? &a->cur : &a->pre, &later->pre);
+	if (!later->cur.open)
+		return 0;
+	if (a->cur.open) {
+		if (jf_grow((void **)&a->iters, &a->iters_cap, a->niters, sizeof(*a->iters)) < 0)
+			return -1;
+		a->iters[a->niters].index = a->cur.index;
+		a->iters[a->niters].insns = a->cur.insns;
+		a->iters[a->niters].time = a->cur.time;
+		memcpy(a->iters[a->niters].insns_by_split, a->cur.by_split,
+		       sizeof(a->cur.by_split));
+		a->niters++;
+	}
+	for (i = 0; i < later->niters; i++) {
+		if (jf_grow((void **)&a->iters, &a->iters_cap, a->niters, sizeof(*a->iters)) < 0)
+			return -1;
+		a->iters[a->niters++] = later->iters[i];
+	}
+	a->cur = later->cur;
+	a->has_iterations = 1;
+	return 0;
+}
+
+/* Add a seam's time to the iteration that the later part's first block belongs to. */
+static void seam_iteration_time(struct jf_analysis *a, int64_t first_iteration, size_t base,
+				uint64_t delta)
+{
+	if (first_iteration >= 0 && base + (size_t)first_iteration < a->niters)
+		a->iters[base + first_iteration].time += delta;
+	else if (a->cur.open)
+		a->cur.time += delta;
+	else
+		a->pre.time += delta;
+}
+
+int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
+{
+	size_t i, base;
+	uint64_t *seams;
+	uint32_t *seam_exits;
+	int rc;
+
+	/* Guards left undecided by a's part are settled first: whether such an exit came
+	 * before a bridge attached in the later part depends on it. */
+	seam_exits = calloc(a->nguards ? a->nguards : 1, sizeof(*seam_exits));
+	if (!seam_exits)
+		return -1;
+	for (i = 0; i < later->nthreads; i++) {
+		size_t j;
+
+		for (j = 0; j < a->nthreads; j++) {
+			int32_t g = a->threads[j].pending_guard;
+
+			if (a->threads[j].tid == later->threads[i].tid &&
+			    resolve_seam_guard(a, &a->threads[j], &later->threads[i]))
+				seam_exits[g]++;
+		}
+	}
+	rc = merge_tables(a, later, seam_exits);
+	free(seam_exits);
+	if (rc < 0)
+		return -1;
+	seams = calloc(later->nthreads ? later->nthreads : 1, sizeof(*seams));
+	if (!seams)
+		return -1;
+	for (i = 0; i < later->nthreads; i++) {
+		const struct thread_state *tb = &later->threads[i];
+		size_t before = a->nthreads;
+		struct thread_state *ta = jf_thread(a, tb->tid);
+
+		if (!ta) {
+			free(seams);
+			return -1;
+		}
+		if (a->nthreads == before)
+			join_seam(a, later, ta, tb, &seams[i]);
+		else {
+			ta->first_entry_trace = map_trace(a, later, tb->first_entry_trace);
+			ta->first_entry_region = -1;
+			ta->has_first = tb->has_first;
+			ta->first_start = tb->first_start;
+			ta->first_class = tb->first_class;
+			ta->first_region_start = tb->first_region_start;
+			ta->first_trace = map_trace(a, later, tb->first_trace);
+			ta->first_iteration = tb->first_iteration;
+			ta->has_first_time = tb->has_first_time;
+			ta->first_time = tb->first_time;
+		}
+		add_split(&ta->split, &tb->split);
+		take_end_state(a, later, ta, tb);
+	}
+	/* The later part's iterations follow a's closed ones and its current one. */
+	base = a->niters + (a->cur.open && later->cur.open ? 1 : 0);
+	for (i = 0; i < later->nthreads; i++) {
+		/* A first block before the later part's first mark joins a's current iteration. */
+		if (seams[i] && later->threads[i].first_iteration < 0)
+			seam_iteration_time(a, -1, base, seams[i]);
+	}
+	if (merge_iterations(a, later) < 0) {
+		free(seams);
+		return -1;
+	}
+	for (i = 0; i < later->nthreads; i++) {
+		if (seams[i] && later->threads[i].first_iteration >= 0)
+			seam_iteration_time(a, later->threads[i].first_iteration, base, seams[i]);
+	}
+	free(seams);
+	a->insns += later->insns;
+	a->blocks += later->blocks;
+	a->decode_errors += later->decode_errors;
+	a->lost_bytes += later->lost_bytes;
+	a->lost_events += later->lost_events;
+	a->overflows += later->overflows;
+	a->image_misses += later->image_misses;
+	a->has_zone_records |= later->has_zone_records;
+	a->has_pc_maps |= later->has_pc_maps;
+	a->has_time |= later->has_time;
+	return 0;
+}

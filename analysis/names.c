@@ -1,0 +1,51 @@
+/* Names of the analysis's classes, as reports and JSON print them. */
+#include "jitflow/analysis.h"
+
+const char *jf_code_class_name(enum jf_code_class c)
+{
+	static const char *const names[JF_CLASS_COUNT] = {
+		[JF_CLASS_UNKNOWN] = "unknown",       [JF_CLASS_INTERPRETER] = "interpreter",
+		[JF_CLASS_TRACE] = "trace",           [JF_CLASS_BRIDGE] = "bridge",
+		[JF_CLASS_EXIT_STUB] = "exit stub",   [JF_CLASS_TRAMPOLINE] = "trampoline",
+		[JF_CLASS_INLINE_CACHE] = "inline cache", [JF_CLASS_STENCIL] = "stencil",
+		[JF_CLASS_JITTED] = "jitted",         [JF_CLASS_RUNTIME] = "runtime native",
+		[JF_CLASS_NATIVE] = "other native",   [JF_CLASS_KERNEL] = "kernel",
+	};
+	return (unsigned)c < JF_CLASS_COUNT ? names[c] : "unknown";
+}
+
+const char *jf_split_class_name(enum jf_split_class c)
+{
+	static const char *const names[JF_SPLIT_COUNT] = {
+		[JF_SPLIT_INTERPRETER] = "interpreter", [JF_SPLIT_JITTED] = "jitted",
+		[JF_SPLIT_NATIVE] = "native",           [JF_SPLIT_UNKNOWN] = "unknown",
+	};
+	return (unsigned)c < JF_SPLIT_COUNT ? names[c] : "unknown";
+}
+
+enum jf_split_class jf_split_of(enum jf_code_class c)
+{
+	switch (c) {
+	case JF_CLASS_INTERPRETER:
+		return JF_SPLIT_INTERPRETER;
+	case JF_CLASS_TRACE: case JF_CLASS_BRIDGE: case JF_CLASS_EXIT_STUB:
+	case JF_CLASS_TRAMPOLINE: case JF_CLASS_INLINE_CACHE: case JF_CLASS_STENCIL:
+	case JF_CLASS_JITTED:
+		return JF_SPLIT_JITTED;
+	case JF_CLASS_RUNTIME: case JF_CLASS_NATIVE: case JF_CLASS_KERNEL:
+		return JF_SPLIT_NATIVE;
+	default:
+		return JF_SPLIT_UNKNOWN;
+	}
+}
+
+const char *jf_warmup_name(enum jf_warmup_kind k)
+{
+	switch (k) {
+	case JF_WARMUP_FLAT: return "flat";
+	case JF_WARMUP_WARMUP: return "warmup";
+	case JF_WARMUP_SLOWDOWN: return "slowdown";
+	case JF_WARMUP_NO_STEADY_STATE: return "no steady state";
+	default: return "unknown";
+	}
+}

@@ -1,0 +1,174 @@
+/* The result as one JSON object (schema: docs/analysis.md). Trace and guard ids are the
+ * runtime's own. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "jitflow/emitter.h"
+#include "jitflow/report.h"
+
+static void str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static const char *kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case JF_REGION_TRACE: return "loop";
+	case JF_REGION_BRIDGE: return "bridge";
+	case JF_REGION_FUNCTION: return "function";
+	case JF_REGION_EXIT_STUB: return "exit-stub";
+	case JF_REGION_TRAMPOLINE: return "trampoline";
+	case JF_REGION_INLINE_CACHE: return "inline-cache";
+	case JF_REGION_STENCIL: return "stencil";
+	case JF_REGION_INTERPRETER: return "interpreter";
+	default: return "jitted";
+	}
+}
+
+static void split(FILE *out, const struct jf_split_result *s)
+{
+	int i, j;
+
+	fprintf(out, "{\"tid\":%d,\"instructions\":{", s->tid);
+	for (i = 0; i < JF_SPLIT_COUNT; i++)
+		fprintf(out, "%s\"%s\":%" PRIu64, i ? "," : "", jf_split_class_name(i), s->insns[i]);
+	fprintf(out, "},\"time\":{");
+	for (i = 0; i < JF_SPLIT_COUNT; i++)
+		fprintf(out, "%s\"%s\":%" PRIu64, i ? "," : "", jf_split_class_name(i), s->time[i]);
+	fprintf(out, "},\"instructions_by_class\":{");
+	for (i = 0; i < JF_CLASS_COUNT; i++)
+		fprintf(out, "%s\"%s\":%" PRIu64, i ? "," : "", jf_code_class_name(i), s->by_class[i]);
+	fprintf(out, "},\"transitions\":[");
+	for (i = 0, j = 0; i < JF_SPLIT_COUNT * JF_SPLIT_COUNT; i++) {
+		int from = i / JF_SPLIT_COUNT, to = i % JF_SPLIT_COUNT;
+
+		if (!s->transitions[from][to])
+			continue;
+		fprintf(out, "%s{\"from\":\"%s\",\"to\":\"%s\",\"count\":%" PRIu64 "}", j++ ? "," : "",
+			jf_split_class_name(from), jf_split_class_name(to), s->transitions[from][to]);
+	}
+	fprintf(out, "],\"trace_to_trace\":%" PRIu64 ",\"guard_exits\":%" PRIu64 "}",
+		s->trace_to_trace, s->guard_exits);
+}
+
+static void guard(FILE *out, const struct jf_guard_result *g)
+{
+	uint64_t runs = g->exits + g->passes;
+
+	fprintf(out, "{\"id\":%" PRIu64 ",\"exits\":%" PRIu64 ",\"passes\":%" PRIu64
+		",\"unresolved\":%" PRIu64 ",\"failure_rate\":%.6f,\"branch\":\"0x%" PRIx64
+		"\",\"stub\":\"0x%" PRIx64 "\",\"resume_pc\":%u,\"code_object\":%" PRIu64,
+		g->guard_id, g->exits, g->passes, g->unresolved,
+		runs ? (double)g->exits / (double)runs : 0.0, g->branch_addr, g->stub_addr,
+		g->resume_pc, g->code_object);
+	if (g->has_bridge)
+		fprintf(out, ",\"bridge\":%" PRIu64 ",\"exits_before_bridge\":%" PRIu64
+			",\"exits_after_bridge\":%" PRIu64, g->bridge_id, g->exits_before_bridge,
+			g->exits - g->exits_before_bridge);
+	else
+		fprintf(out, ",\"bridge\":null");
+	fputc('}', out);
+}
+
+void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
+{
+	size_t i, j;
+
+	fprintf(out, "{\"jitflow_report\":1,\"source\":");
+	str(out, m && m->source ? m->source : "");
+	fprintf(out, ",\"time_unit\":\"%s\",\"time_synthetic\":%s",
+		!r->has_time ? "none" : r->time_is_ns ? "ns" : "ticks",
+		r->time_is_synthetic ? "true" : "false");
+	fprintf(out, ",\"summary\":{\"instructions\":%" PRIu64 ",\"blocks\":%" PRIu64
+		",\"threads\":%zu,\"trace_bytes\":%" PRIu64 ",\"decode_errors\":%" PRIu64
+		",\"overflows\":%" PRIu64 ",\"lost_bytes\":%" PRIu64 ",\"lost_events\":%" PRIu64
+		",\"unknown_code_blocks\":%" PRIu64 ",\"zone_records\":%s,\"pc_maps\":%s}",
+		r->insns, r->blocks, r->nthreads, m ? m->trace_bytes : 0, r->decode_errors,
+		r->overflows, r->lost_bytes, r->lost_events, r->image_misses,
+		r->has_zone_records ? "true" : "false", r->has_pc_maps ? "true" : "false");
+
+	fprintf(out, ",\"split\":{\"total\":");
+	split(out, &r->total);
+	fprintf(out, ",\"threads\":[");
+	for (i = 0; i < r->nthreads; i++) {
+		if (i)
+			fputc(',', out);
+		split(out, &r->threads[i]);
+	}
+	fprintf(out, "]}");
+
+	fprintf(out, ",\"traces\":[");
+	for (i = 0; i < r->ntraces; i++) {
+		const struct jf_trace_result *t = &r->traces[i];
+
+		fprintf(out, "%s{\"id\":%" PRIu64 ",\"kind\":\"%s\",\"name\":", i ? "," : "",
+			t->trace_id, kind_name(t->kind));
+		str(out, t->name);
+		fprintf(out, ",\"parent_trace\":%" PRIu64 ",\"parent_guard\":%" PRIu64
+			",\"entries\":%" PRIu64 ",\"iterations\":%" PRIu64
+			",\"mean_iterations_per_entry\":%.3f,\"instructions\":%" PRIu64
+			",\"time\":%" PRIu64 ",\"exits\":%" PRIu64 ",\"share\":%.6f,\"guards\":[",
+			t->parent_trace, t->parent_guard, t->entries, t->iterations,
+			t->entries ? (double)t->iterations / (double)t->entries : 0.0, t->insns,
+			t->time, t->exits, r->insns ? (double)t->insns / (double)r->insns : 0.0);
+		for (j = t->guard_first; j < t->guard_first + t->guard_count; j++) {
+			if (j > t->guard_first)
+				fputc(',', out);
+			guard(out, &r->guards[j]);
+		}
+		fprintf(out, "]}");
+	}
+	fprintf(out, "]");
+
+	fprintf(out, ",\"regions\":[");
+	for (i = 0; i < r->nregions; i++) {
+		fprintf(out, "%s{\"name\":", i ? "," : "");
+		str(out, r->regions[i].name);
+		fprintf(out, ",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"kind\":\"%s\","
+			"\"instructions\":%" PRIu64 ",\"entries\":%" PRIu64 "}", r->regions[i].addr,
+			r->regions[i].size, kind_name(r->regions[i].kind), r->regions[i].insns,
+			r->regions[i].entries);
+	}
+	fprintf(out, "],\"bytecodes\":[");
+	for (i = 0; i < r->nbytecodes; i++)
+		fprintf(out, "%s{\"region\":%" PRIu64 ",\"pc_from\":%u,\"pc_to\":%u,"
+			"\"instructions\":%" PRIu64 "}", i ? "," : "", r->bytecodes[i].region_key,
+			r->bytecodes[i].pc_from, r->bytecodes[i].pc_to, r->bytecodes[i].insns);
+	fprintf(out, "],\"ops\":[");
+	for (i = 0; i < r->nops; i++) {
+		fprintf(out, "%s{\"kind\":%u,\"name\":", i ? "," : "", r->ops[i].op_kind);
+		str(out, r->ops[i].name);
+		fprintf(out, ",\"instructions\":%" PRIu64 "}", r->ops[i].insns);
+	}
+	fprintf(out, "],\"iterations\":[");
+	for (i = 0; i < r->niterations; i++)
+		fprintf(out, "%s{\"index\":%" PRIu64 ",\"instructions\":%" PRIu64 ",\"time\":%" PRIu64
+			",\"jitted_instructions\":%" PRIu64 "}", i ? "," : "", r->iterations[i].index,
+			r->iterations[i].insns, r->iterations[i].time,
+			r->iterations[i].insns_by_split[JF_SPLIT_JITTED]);
+	fprintf(out, "],\"warmup\":{\"class\":\"%s\",\"steady_from\":", jf_warmup_name(r->warmup));
+	if (r->warmup == JF_WARMUP_FLAT || r->warmup == JF_WARMUP_WARMUP ||
+	    r->warmup == JF_WARMUP_SLOWDOWN)
+		fprintf(out, "%" PRIu64 "}", r->iterations[r->steady_from].index);
+	else
+		fprintf(out, "null}");
+	fprintf(out, ",\"retrace_candidates\":[");
+	for (i = 0; i < r->nretrace; i++)
+		fprintf(out, "%s{\"trace\":%" PRIu64 ",\"score\":%.4f,\"top_guard\":%" PRIu64
+			",\"top_guard_share\":%.4f,\"bridge_share\":%.4f}", i ? "," : "",
+			r->retrace[i].trace_id, r->retrace[i].score, r->retrace[i].top_guard,
+			r->retrace[i].top_guard_share, r->retrace[i].bridge_share);
+	fprintf(out, "]}\n");
+}

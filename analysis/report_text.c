@@ -1,0 +1,335 @@
+/* Text reports, sized for a terminal: a summary, then the top traces and guards, then the
+ * retrace candidates. Numbers are exact counts; percentages are of the whole run. */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jitflow/emitter.h"
+#include "jitflow/report.h"
+
+static size_t top_of(const struct jf_report_meta *m)
+{
+	return m && m->top ? m->top : 10;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static const char *time_unit(const struct jf_analysis_result *r)
+{
+	if (!r->has_time)
+		return "no timing";
+	if (r->time_is_synthetic)
+		return "synthetic instruction-count clock";
+	return r->time_is_ns ? "ns" : "timestamp ticks";
+}
+
+static const char *trace_kind(uint32_t kind)
+{
+	switch (kind) {
+	case JF_REGION_TRACE: return "loop";
+	case JF_REGION_BRIDGE: return "bridge";
+	case JF_REGION_FUNCTION: return "function";
+	default: return "trace";
+	}
+}
+
+static uint64_t split_total_insns(const struct jf_split_result *s)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < JF_SPLIT_COUNT; i++)
+		n += s->insns[i];
+	return n;
+}
+
+static uint64_t split_total_time(const struct jf_split_result *s)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < JF_SPLIT_COUNT; i++)
+		n += s->time[i];
+	return n;
+}
+
+static void split_table(FILE *out, const struct jf_split_result *s, int has_time)
+{
+	uint64_t insns = split_total_insns(s), time = split_total_time(s);
+	int i;
+
+	fprintf(out, "  %-14s %15s %7s", "", "instructions", "%");
+	if (has_time)
+		fprintf(out, " %15s %7s", "time", "%");
+	fputc('\n', out);
+	for (i = 0; i < JF_SPLIT_COUNT; i++) {
+		if (i == JF_SPLIT_UNKNOWN && !s->insns[i])
+			continue;
+		fprintf(out, "  %-14s %15" PRIu64 " %6.1f%%", jf_split_class_name(i), s->insns[i],
+			pct(s->insns[i], insns));
+		if (has_time)
+			fprintf(out, " %15" PRIu64 " %6.1f%%", s->time[i], pct(s->time[i], time));
+		fputc('\n', out);
+	}
+}
+
+static void transitions(FILE *out, const struct jf_split_result *s)
+{
+	fprintf(out, "  transitions: interpreter->jitted %" PRIu64 ", jitted->interpreter %" PRIu64
+		" (%" PRIu64 " through guard exits), trace->trace %" PRIu64 ",\n"
+		"               into native %" PRIu64 ", back from native %" PRIu64 "\n",
+		s->transitions[JF_SPLIT_INTERPRETER][JF_SPLIT_JITTED],
+		s->transitions[JF_SPLIT_JITTED][JF_SPLIT_INTERPRETER], s->guard_exits,
+		s->trace_to_trace,
+		s->transitions[JF_SPLIT_INTERPRETER][JF_SPLIT_NATIVE] +
+			s->transitions[JF_SPLIT_JITTED][JF_SPLIT_NATIVE],
+		s->transitions[JF_SPLIT_NATIVE][JF_SPLIT_INTERPRETER] +
+			s->transitions[JF_SPLIT_NATIVE][JF_SPLIT_JITTED]);
+}
+
+void jf_report_split(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
+{
+	size_t i;
+
+	fprintf(out, "Time split (all threads; time: %s)\n", time_unit(r));
+	split_table(out, &r->total, r->has_time);
+	transitions(out, &r->total);
+	if (r->nthreads > 1) {
+		for (i = 0; i < r->nthreads; i++) {
+			fprintf(out, "Thread %d\n", r->threads[i].tid);
+			split_table(out, &r->threads[i], r->has_time);
+			transitions(out, &r->threads[i]);
+		}
+	}
+}
+
+/* Indexes of rows sorted by a key, largest first. */
+static size_t *rank(size_t n, const void *rows, size_t size, size_t key_offset)
+{
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), i, j;
+
+	if (!idx)
+		return NULL;
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	for (i = 1; i < n; i++) { /* insertion sort keeps ties in id order */
+		size_t x = idx[i];
+		uint64_t kx = *(const uint64_t *)((const char *)rows + x * size + key_offset);
+
+		for (j = i; j > 0; j--) {
+			uint64_t kj = *(const uint64_t *)((const char *)rows + idx[j - 1] * size + key_offset);
+
+			if (kj >= kx)
+				break;
+			idx[j] = idx[j - 1];
+		}
+		idx[j] = x;
+	}
+	return idx;
+}
+
+void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
+{
+	size_t *idx, i, n = r->ntraces < top_of(m) ? r->ntraces : top_of(m);
+
+	if (!r->ntraces) {
+		fprintf(out, "Traces: none%s\n", r->has_zone_records ? "" :
+			" (no zone records: the runtime wrote jitdump only; see jitted regions)");
+		return;
+	}
+	idx = rank(r->ntraces, r->traces, sizeof(*r->traces),
+		   offsetof(struct jf_trace_result, insns));
+	if (!idx)
+		return;
+	fprintf(out, "Traces (top %zu of %zu by instructions)\n", n, r->ntraces);
+	fprintf(out, "  %6s %-8s %10s %11s %10s %9s %14s %7s  %s\n", "id", "kind", "entries",
+		"iterations", "iter/entry", "exits", "instructions", "%", "name");
+	for (i = 0; i < n; i++) {
+		const struct jf_trace_result *t = &r->traces[idx[i]];
+
+		fprintf(out, "  %6" PRIu64 " %-8s %10" PRIu64 " %11" PRIu64 " %10.1f %9" PRIu64
+			" %14" PRIu64 " %6.1f%%  %s", t->trace_id, trace_kind(t->kind), t->entries,
+			t->iterations, t->entries ? (double)t->iterations / (double)t->entries : 0.0,
+			t->exits, t->insns, pct(t->insns, r->insns), t->name);
+		if (t->kind == JF_REGION_BRIDGE)
+			fprintf(out, " (on trace %" PRIu64 " guard %" PRIu64 ")", t->parent_trace,
+				t->parent_guard);
+		fputc('\n', out);
+	}
+	free(idx);
+}
+
+void jf_report_guards(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
+{
+	size_t *idx, i, n = r->nguards < top_of(m) ? r->nguards : top_of(m);
+
+	if (!r->nguards) {
+		fprintf(out, "Guards: none described\n");
+		return;
+	}
+	idx = rank(r->nguards, r->guards, sizeof(*r->guards),
+		   offsetof(struct jf_guard_result, exits));
+	if (!idx)
+		return;
+	fprintf(out, "Guards (top %zu of %zu by exits)\n", n, r->nguards);
+	fprintf(out, "  %13s %10s %12s %9s %9s  %s\n", "trace/guard", "exits", "passes", "fail %",
+		"resume pc", "bridge");
+	for (i = 0; i < n; i++) {
+		const struct jf_guard_result *g = &r->guards[idx[i]];
+		uint64_t runs = g->exits + g->passes;
+		char id[32];
+
+		snprintf(id, sizeof(id), "%" PRIu64 "/%" PRIu64, g->trace_id, g->guard_id);
+		fprintf(out, "  %13s %10" PRIu64 " %12" PRIu64 " %8.2f%% %9u  ", id, g->exits,
+			g->passes, pct(g->exits, runs), g->resume_pc);
+		if (g->has_bridge)
+			fprintf(out, "bridge %" PRIu64 " after %" PRIu64 " exits (%" PRIu64 " since)",
+				g->bridge_id, g->exits_before_bridge, g->exits - g->exits_before_bridge);
+		else
+			fputc('-', out);
+		if (g->unresolved)
+			fprintf(out, "  [%" PRIu64 " with unknown direction]", g->unresolved);
+		fputc('\n', out);
+	}
+	free(idx);
+}
+
+void jf_report_retrace(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
+{
+	size_t i;
+
+	if (!r->nretrace) {
+		fprintf(out, "Retrace candidates: none (every trace's common path stays in it)\n");
+		return;
+	}
+	fprintf(out, "Retrace candidates (the recorded path is not the common one)\n");
+	for (i = 0; i < r->nretrace && i < top_of(m); i++) {
+		const struct jf_retrace_candidate *c = &r->retrace[i];
+
+		fprintf(out, "  trace %" PRIu64 ": %.0f%% of iterations leave through guard %" PRIu64
+			", %.0f%% of its instructions run in bridges\n", c->trace_id,
+			100 * c->top_guard_share, c->top_guard, 100 * c->bridge_share);
+	}
+}
+
+void jf_report_bytecodes(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
+{
+	size_t i = 0, j;
+
+	if (!r->nbytecodes) {
+		fprintf(out, "Bytecode ranges: none (no pc maps in the zone records)\n");
+		return;
+	}
+	fprintf(out, "Bytecode ranges per region (instructions, %% of the region's pc-mapped code)\n");
+	while (i < r->nbytecodes) {
+		uint64_t key = r->bytecodes[i].region_key, total = 0;
+
+		for (j = i; j < r->nbytecodes && r->bytecodes[j].region_key == key; j++)
+			total += r->bytecodes[j].insns;
+		fprintf(out, "  trace/region %" PRIu64 "  (%" PRIu64 " instructions)\n", key, total);
+		for (; i < j; i++) {
+			const struct jf_bytecode_result *b = &r->bytecodes[i];
+
+			fprintf(out, "    %5u->%-5u %6.1f%%  %" PRIu64 "\n", b->pc_from, b->pc_to,
+				pct(b->insns, total), b->insns);
+		}
+	}
+	if (r->nops) {
+		uint64_t total = 0;
+
+		for (i = 0; i < r->nops; i++)
+			total += r->ops[i].insns;
+		fprintf(out, "Ops / stencils across all traces\n");
+		for (i = 0; i < r->nops && i < top_of(m) * 2; i++)
+			fprintf(out, "  %-24s %12" PRIu64 " %6.1f%%\n",
+				r->ops[i].name[0] ? r->ops[i].name : "(unnamed)", r->ops[i].insns,
+				pct(r->ops[i].insns, total));
+	}
+}
+
+void jf_report_iterations(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
+{
+	size_t i;
+
+	if (!r->niterations) {
+		fprintf(out, "Iterations: none marked (the runtime wrote no iteration events)\n");
+		return;
+	}
+	fprintf(out, "Iterations: %zu, %s", r->niterations, jf_warmup_name(r->warmup));
+	if (r->warmup == JF_WARMUP_WARMUP || r->warmup == JF_WARMUP_SLOWDOWN ||
+	    r->warmup == JF_WARMUP_FLAT)
+		fprintf(out, " (steady from iteration %" PRIu64 ")",
+			r->iterations[r->steady_from].index);
+	fputc('\n', out);
+	fprintf(out, "  %9s %14s %14s %9s\n", "iteration", "instructions", r->has_time ? "time" : "",
+		"jitted %");
+	for (i = 0; i < r->niterations; i++) {
+		const struct jf_iteration_result *it = &r->iterations[i];
+
+		if (r->niterations > 2 * top_of(m) && i == top_of(m)) {
+			fprintf(out, "  ...\n");
+			i = r->niterations - top_of(m);
+			it = &r->iterations[i];
+		}
+		fprintf(out, "  %9" PRIu64 " %14" PRIu64 " %14" PRIu64 " %8.1f%%\n", it->index,
+			it->insns, it->time, pct(it->insns_by_split[JF_SPLIT_JITTED], it->insns));
+	}
+}
+
+void jf_report_unavailable(FILE *out, const struct jf_analysis_result *r)
+{
+	if (!r->has_zone_records)
+		fprintf(out, "Not available: trace kinds, guards, bridges (the runtime wrote no zone "
+			     "records, only jitdump)\n");
+	if (r->has_zone_records && !r->has_pc_maps)
+		fprintf(out, "Not available: bytecode ranges (no pc maps)\n");
+	if (!r->has_time)
+		fprintf(out, "Not available: time (the trace has no timing packets)\n");
+	else if (r->time_is_synthetic)
+		fprintf(out, "Note: time comes from a synthetic instruction-count clock (emulated "
+			     "recording), not from hardware\n");
+}
+
+void jf_report_summary(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
+{
+	size_t i;
+
+	fprintf(out, "jitflow report: %s\n", m && m->source ? m->source : "(trace)");
+	fprintf(out, "  threads %zu, instructions %" PRIu64 ", blocks %" PRIu64, r->nthreads,
+		r->insns, r->blocks);
+	if (m && m->trace_bytes)
+		fprintf(out, ", trace bytes %" PRIu64, m->trace_bytes);
+	fputc('\n', out);
+	fprintf(out, "  decode errors %" PRIu64 ", overflows %" PRIu64 ", data lost %" PRIu64
+		" bytes in %" PRIu64 " gaps, blocks outside any known code %" PRIu64 "\n",
+		r->decode_errors, r->overflows, r->lost_bytes, r->lost_events, r->image_misses);
+	fputc('\n', out);
+	jf_report_split(out, r, m);
+	fputc('\n', out);
+	jf_report_traces(out, r, m);
+	fputc('\n', out);
+	jf_report_guards(out, r, m);
+	fputc('\n', out);
+	jf_report_retrace(out, r, m);
+	if (r->niterations) {
+		fputc('\n', out);
+		fprintf(out, "Iterations: %zu, %s\n", r->niterations, jf_warmup_name(r->warmup));
+	}
+	if (!r->ntraces && r->nregions) {
+		size_t *idx = rank(r->nregions, r->regions, sizeof(*r->regions),
+				   offsetof(struct jf_region_result, insns));
+
+		fprintf(out, "\nJitted regions (top %zu of %zu by instructions)\n", top_of(m),
+			r->nregions);
+		for (i = 0; idx && i < r->nregions && i < top_of(m); i++)
+			fprintf(out, "  %14" PRIu64 " %6.1f%%  %s\n", r->regions[idx[i]].insns,
+				pct(r->regions[idx[i]].insns, r->insns), r->regions[idx[i]].name);
+		free(idx);
+	}
+	fputc('\n', out);
+	jf_report_unavailable(out, r);
+}

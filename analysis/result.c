@@ -1,0 +1,250 @@
+/* The plain-data result: tables sorted by the runtime's ids, the overall split, the
+ * per-iteration series with its warmup class, and the retrace candidates. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+
+#define DUP(dst, src, n) \
+	((n) ? ((dst) = malloc((n) * sizeof(*(dst)))) && memcpy((dst), (src), (n) * sizeof(*(dst))) : 1)
+
+static int by_trace(const void *x, const void *y)
+{
+	const struct jf_trace_result *p = x, *q = y;
+
+	return p->trace_id < q->trace_id ? -1 : p->trace_id > q->trace_id;
+}
+
+static int by_guard(const void *x, const void *y)
+{
+	const struct jf_guard_result *p = x, *q = y;
+
+	if (p->trace_id != q->trace_id)
+		return p->trace_id < q->trace_id ? -1 : 1;
+	return p->guard_id < q->guard_id ? -1 : p->guard_id > q->guard_id;
+}
+
+static int by_bytecode(const void *x, const void *y)
+{
+	const struct jf_bytecode_result *p = x, *q = y;
+
+	if (p->region_key != q->region_key)
+		return p->region_key < q->region_key ? -1 : 1;
+	if (p->pc_from != q->pc_from)
+		return p->pc_from < q->pc_from ? -1 : 1;
+	return p->pc_to < q->pc_to ? -1 : p->pc_to > q->pc_to;
+}
+
+static int by_op(const void *x, const void *y)
+{
+	const struct jf_op_result *p = x, *q = y;
+
+	return p->insns > q->insns ? -1 : p->insns < q->insns;
+}
+
+static int by_score(const void *x, const void *y)
+{
+	const struct jf_retrace_candidate *p = x, *q = y;
+
+	return p->score > q->score ? -1 : p->score < q->score;
+}
+
+static void sum_split(struct jf_split_result *to, const struct jf_split_result *from)
+{
+	int i, j;
+
+	for (i = 0; i < JF_SPLIT_COUNT; i++) {
+		to->insns[i] += from->insns[i];
+		to->time[i] += from->time[i];
+		for (j = 0; j < JF_SPLIT_COUNT; j++)
+			to->transitions[i][j] += from->transitions[i][j];
+	}
+	for (i = 0; i < JF_CLASS_COUNT; i++)
+		to->by_class[i] += from->by_class[i];
+	to->trace_to_trace += from->trace_to_trace;
+	to->guard_exits += from->guard_exits;
+}
+
+/* Steady state: from the first iteration after which every value stays within tolerance
+ * of the median of the last third. Flat when that is the first iteration; warmup when the
+ * iterations before were slower, slowdown when faster; no steady state when even the last
+ * third strays. */
+static void classify_warmup(struct jf_analysis_result *r, double tolerance)
+{
+	size_t n = r->niterations, tail = n / 3, i, from;
+	uint64_t *v, median;
+	double before = 0;
+
+	r->warmup = JF_WARMUP_UNKNOWN;
+	if (n < 6)
+		return;
+	v = malloc(tail * sizeof(*v));
+	if (!v)
+		return;
+	for (i = 0; i < tail; i++)
+		v[i] = r->has_time ? r->iterations[n - tail + i].time : r->iterations[n - tail + i].insns;
+	for (i = 1; i < tail; i++) { /* insertion sort: tails are short */
+		uint64_t x = v[i];
+		size_t j = i;
+
+		while (j > 0 && v[j - 1] > x) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = x;
+	}
+	median = v[tail / 2];
+	free(v);
+#define VALUE(k) ((double)(r->has_time ? r->iterations[k].time : r->iterations[k].insns))
+#define STEADY(k) (VALUE(k) >= (double)median * (1 - tolerance) && VALUE(k) <= (double)median * (1 + tolerance))
+	for (i = n - tail; i < n; i++) {
+		if (!STEADY(i)) {
+			r->warmup = JF_WARMUP_NO_STEADY_STATE;
+			return;
+		}
+	}
+	from = n - tail;
+	while (from > 0 && STEADY(from - 1))
+		from--;
+	r->steady_from = from;
+	if (from == 0) {
+		r->warmup = JF_WARMUP_FLAT;
+		return;
+	}
+	for (i = 0; i < from; i++)
+		before += VALUE(i);
+	r->warmup = before / (double)from > (double)median ? JF_WARMUP_WARMUP : JF_WARMUP_SLOWDOWN;
+#undef STEADY
+#undef VALUE
+}
+
+/* Traces whose iterations mostly leave through one guard, or whose instructions mostly run
+ * in their bridges: the recorded path is not the common one, so re-tracing would help. */
+static int find_retrace(struct jf_analysis_result *r)
+{
+	size_t i, j;
+
+	r->retrace = calloc(r->ntraces ? r->ntraces : 1, sizeof(*r->retrace));
+	if (!r->retrace)
+		return -1;
+	for (i = 0; i < r->ntraces; i++) {
+		const struct jf_trace_result *t = &r->traces[i];
+		struct jf_retrace_candidate c = { .trace_id = t->trace_id };
+		uint64_t bridge_insns = 0, top = 0;
+
+		if (t->kind == JF_REGION_BRIDGE || !t->iterations)
+			continue;
+		for (j = t->guard_first; j < t->guard_first + t->guard_count; j++) {
+			if (r->guards[j].exits > top) {
+				top = r->guards[j].exits;
+				c.top_guard = r->guards[j].guard_id;
+			}
+		}
+		for (j = 0; j < r->ntraces; j++) {
+			if (r->traces[j].kind == JF_REGION_BRIDGE && r->traces[j].parent_trace == t->trace_id)
+				bridge_insns += r->traces[j].insns;
+		}
+		c.top_guard_share = (double)top / (double)t->iterations;
+		if (t->insns + bridge_insns)
+			c.bridge_share = (double)bridge_insns / (double)(t->insns + bridge_insns);
+		c.score = c.top_guard_share > c.bridge_share ? c.top_guard_share : c.bridge_share;
+		if (c.score > 0.5)
+			r->retrace[r->nretrace++] = c;
+	}
+	qsort(r->retrace, r->nretrace, sizeof(*r->retrace), by_score);
+	return 0;
+}
+
+int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
+{
+	size_t i, g;
+
+	memset(r, 0, sizeof(*r));
+	if (!DUP(r->traces, a->traces, a->ntraces) || !DUP(r->guards, a->guards, a->nguards) ||
+	    !DUP(r->regions, a->regions, a->nregions) ||
+	    !DUP(r->bytecodes, a->bytecodes, a->nbytecodes) || !DUP(r->ops, a->ops, a->nops))
+		goto oom;
+	r->ntraces = a->ntraces;
+	r->nguards = a->nguards;
+	r->nregions = a->nregions;
+	r->nbytecodes = a->nbytecodes;
+	r->nops = a->nops;
+	qsort(r->traces, r->ntraces, sizeof(*r->traces), by_trace);
+	qsort(r->guards, r->nguards, sizeof(*r->guards), by_guard);
+	qsort(r->bytecodes, r->nbytecodes, sizeof(*r->bytecodes), by_bytecode);
+	qsort(r->ops, r->nops, sizeof(*r->ops), by_op);
+	for (i = 0, g = 0; i < r->ntraces; i++) {
+		while (g < r->nguards && r->guards[g].trace_id < r->traces[i].trace_id)
+			g++;
+		r->traces[i].guard_first = (uint32_t)g;
+		while (g < r->nguards && r->guards[g].trace_id == r->traces[i].trace_id)
+			g++;
+		r->traces[i].guard_count = (uint32_t)(g - r->traces[i].guard_first);
+	}
+	for (i = 0; i < r->nops; i++) {
+		const char *name = jf_zone_model_op_name(&a->zm, r->ops[i].op_kind);
+
+		if (name)
+			strncpy(r->ops[i].name, name, sizeof(r->ops[i].name) - 1);
+	}
+
+	r->threads = calloc(a->nthreads ? a->nthreads : 1, sizeof(*r->threads));
+	if (!r->threads)
+		goto oom;
+	r->total.tid = -1;
+	for (i = 0; i < a->nthreads; i++) {
+		r->threads[i] = a->threads[i].split;
+		sum_split(&r->total, &a->threads[i].split);
+	}
+	r->nthreads = a->nthreads;
+
+	/* The iteration under way when the trace ended is the last one. */
+	r->iterations = calloc(a->niters + 1, sizeof(*r->iterations));
+	if (!r->iterations)
+		goto oom;
+	if (a->niters)
+		memcpy(r->iterations, a->iters, a->niters * sizeof(*a->iters));
+	r->niterations = a->niters;
+	if (a->cur.open) {
+		struct jf_iteration_result *it = &r->iterations[r->niterations++];
+
+		it->index = a->cur.index;
+		it->insns = a->cur.insns;
+		it->time = a->cur.time;
+		memcpy(it->insns_by_split, a->cur.by_split, sizeof(it->insns_by_split));
+	}
+
+	r->insns = a->insns;
+	r->blocks = a->blocks;
+	r->decode_errors = a->decode_errors;
+	r->lost_bytes = a->lost_bytes;
+	r->lost_events = a->lost_events;
+	r->overflows = a->overflows;
+	r->image_misses = a->image_misses;
+	r->has_zone_records = a->has_zone_records;
+	r->has_pc_maps = a->has_pc_maps;
+	r->has_iterations = a->has_iterations;
+	r->has_time = a->has_time;
+	r->time_is_ns = a->time_is_ns;
+	r->time_is_synthetic = a->time_is_synthetic;
+	classify_warmup(r, a->cfg.steady_tolerance);
+	if (find_retrace(r) < 0)
+		goto oom;
+	return 0;
+oom:
+	jf_analysis_result_free(r);
+	return -1;
+}
+
+void jf_analysis_result_free(struct jf_analysis_result *r)
+{
+	free(r->traces);
+	free(r->guards);
+	free(r->regions);
+	free(r->bytecodes);
+	free(r->ops);
+	free(r->threads);
+	free(r->iterations);
+	free(r->retrace);
+	memset(r, 0, sizeof(*r));
+}

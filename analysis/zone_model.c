@@ -1,0 +1,368 @@
+/* The live code model: which jitted region, guard and pc map is where, kept up to date by
+ * zone records in the order they took effect; and the static native ranges. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+#include "jitflow/emitter.h"
+
+void jf_zone_model_free(struct jf_zone_model *zm)
+{
+	size_t i;
+
+	for (i = 0; i < zm->nlive; i++)
+		free(zm->live[i].pcs);
+	free(zm->live);
+	free(zm->natives);
+	free(zm->op_names);
+	jf_index_map_free(&zm->guard_by_branch);
+	memset(zm, 0, sizeof(*zm));
+}
+
+/* Index of the first live region ending above addr. */
+static size_t first_ending_after(const struct jf_zone_model *zm, uint64_t addr)
+{
+	size_t lo = 0, hi = zm->nlive;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (zm->live[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct live_region *jf_zone_model_region_at(struct jf_zone_model *zm, uint64_t addr)
+{
+	size_t i = zm->last_hit;
+
+	if (i < zm->nlive && zm->live[i].start <= addr && addr < zm->live[i].end)
+		return &zm->live[i];
+	i = first_ending_after(zm, addr);
+	if (i < zm->nlive && zm->live[i].start <= addr) {
+		zm->last_hit = i;
+		return &zm->live[i];
+	}
+	return NULL;
+}
+
+/* Remove every live region overlapping [start, end). */
+static void remove_range(struct jf_zone_model *zm, uint64_t start, uint64_t end)
+{
+	size_t i = first_ending_after(zm, start), j = i, k;
+
+	while (j < zm->nlive && zm->live[j].start < end)
+		j++;
+	for (k = i; k < j; k++)
+		free(zm->live[k].pcs);
+	memmove(&zm->live[i], &zm->live[j], (zm->nlive - j) * sizeof(*zm->live));
+	zm->nlive -= j - i;
+	zm->last_hit = 0;
+}
+
+static struct live_region *insert(struct jf_zone_model *zm, uint64_t start, uint64_t end)
+{
+	size_t i;
+
+	remove_range(zm, start, end);
+	if (jf_grow((void **)&zm->live, &zm->live_cap, zm->nlive, sizeof(*zm->live)) < 0)
+		return NULL;
+	i = first_ending_after(zm, start);
+	memmove(&zm->live[i + 1], &zm->live[i], (zm->nlive - i) * sizeof(*zm->live));
+	memset(&zm->live[i], 0, sizeof(zm->live[i]));
+	zm->live[i].start = start;
+	zm->live[i].end = end;
+	zm->live[i].trace = -1;
+	zm->live[i].region_key = start;
+	zm->nlive++;
+	return &zm->live[i];
+}
+
+static enum jf_code_class class_of_kind(uint32_t kind)
+{
+	switch (kind) {
+	case JF_REGION_INTERPRETER: return JF_CLASS_INTERPRETER;
+	case JF_REGION_TRACE: case JF_REGION_FUNCTION: return JF_CLASS_TRACE;
+	case JF_REGION_BRIDGE: return JF_CLASS_BRIDGE;
+	case JF_REGION_EXIT_STUB: return JF_CLASS_EXIT_STUB;
+	case JF_REGION_TRAMPOLINE: return JF_CLASS_TRAMPOLINE;
+	case JF_REGION_INLINE_CACHE: return JF_CLASS_INLINE_CACHE;
+	case JF_REGION_STENCIL: return JF_CLASS_STENCIL;
+	default: return JF_CLASS_JITTED;
+	}
+}
+
+static int load_code(struct jf_analysis *a, uint64_t addr, uint64_t size, const char *name)
+{
+	struct live_region *r;
+	int32_t region;
+
+	if (!size || addr + size < addr)
+		return 0;
+	region = jf_region_index(a, name && *name ? name : "(unnamed)", addr);
+	r = insert(&a->zm, addr, addr + size);
+	if (!r || region < 0)
+		return -1;
+	r->cls = JF_CLASS_JITTED;
+	r->region = (uint32_t)region;
+	a->regions[region].size = size;
+	return 0;
+}
+
+/* A REGION_LOAD says what the code that its CODE_LOAD brought is. */
+static int describe_region(struct jf_analysis *a, const struct jf_zone_record *rec)
+{
+	struct live_region *r = jf_zone_model_region_at(&a->zm, rec->u.region_load.addr);
+	uint32_t kind = rec->u.region_load.kind;
+
+	if (!r || r->start != rec->u.region_load.addr) {
+		if (load_code(a, rec->u.region_load.addr, rec->u.region_load.size,
+			      rec->u.region_load.name) < 0)
+			return -1;
+		r = jf_zone_model_region_at(&a->zm, rec->u.region_load.addr);
+		if (!r)
+			return 0;
+	}
+	r->kind = kind;
+	r->cls = class_of_kind(kind);
+	a->regions[r->region].kind = kind;
+	if (rec->u.region_load.trace_id)
+		r->region_key = rec->u.region_load.trace_id;
+	if ((kind == JF_REGION_TRACE || kind == JF_REGION_BRIDGE || kind == JF_REGION_FUNCTION) &&
+	    rec->u.region_load.trace_id) {
+		int32_t t = jf_trace_index(a, rec->u.region_load.trace_id);
+		struct jf_trace_result *tr;
+
+		if (t < 0)
+			return -1;
+		tr = &a->traces[t];
+		r->trace = t;
+		tr->kind = kind;
+		tr->parent_trace = rec->u.region_load.parent_trace;
+		tr->parent_guard = rec->u.region_load.parent_guard;
+		tr->code_object = rec->u.region_load.code_object;
+		if (rec->u.region_load.name)
+			snprintf(tr->name, sizeof(tr->name), "%s", rec->u.region_load.name);
+		if (kind == JF_REGION_BRIDGE && rec->u.region_load.parent_trace) {
+			int32_t g = jf_guard_index(a, rec->u.region_load.parent_trace,
+						   rec->u.region_load.parent_guard);
+
+			if (g < 0)
+				return -1;
+			if (!a->guards[g].has_bridge) {
+				a->guards[g].has_bridge = 1;
+				a->guards[g].bridge_id = rec->u.region_load.trace_id;
+				a->guards[g].exits_before_bridge = a->guards[g].exits;
+				a->guards[g].bridge_before_flow = a->blocks == 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static int move_region(struct jf_analysis *a, uint64_t from, uint64_t to, uint64_t size)
+{
+	struct live_region *r = jf_zone_model_region_at(&a->zm, from), copy;
+
+	if (!r || r->start != from)
+		return 0;
+	copy = *r;
+	r->pcs = NULL; /* ownership moves with the copy */
+	remove_range(&a->zm, from, from + (copy.end - copy.start));
+	r = insert(&a->zm, to, to + size);
+	if (!r) {
+		free(copy.pcs);
+		return -1;
+	}
+	copy.end = to + (copy.end - copy.start);
+	copy.start = to;
+	if (copy.region_key == from)
+		copy.region_key = to;
+	*r = copy;
+	return 0;
+}
+
+static int set_guard(struct jf_analysis *a, const struct jf_zone_record *rec)
+{
+	int32_t g = jf_guard_index(a, rec->u.guard.trace_id, rec->u.guard.guard_id);
+
+	if (g < 0)
+		return -1;
+	a->guards[g].trace_id = rec->u.guard.trace_id;
+	a->guards[g].branch_addr = rec->u.guard.branch_addr;
+	a->guards[g].stub_addr = rec->u.guard.stub_addr;
+	a->guards[g].resume_pc = rec->u.guard.resume_pc;
+	return jf_index_map_put(&a->zm.guard_by_branch, rec->u.guard.branch_addr, (uint32_t)g);
+}
+
+static int by_offset(const void *x, const void *y)
+{
+	const struct pc_entry *p = x, *q = y;
+
+	return p->code_offset < q->code_offset ? -1 : p->code_offset > q->code_offset;
+}
+
+static int set_pc_map(struct jf_analysis *a, const struct jf_zone_reader *reader,
+		      const struct jf_zone_record *rec)
+{
+	struct live_region *r = jf_zone_model_region_at(&a->zm, rec->u.pc_map.region_addr);
+	uint32_t i, n = rec->u.pc_map.count;
+	struct pc_entry *pcs;
+
+	if (!r || r->start != rec->u.pc_map.region_addr || !n)
+		return 0;
+	pcs = calloc(n, sizeof(*pcs));
+	if (!pcs)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct jf_zone_pc_entry e;
+
+		jf_zone_pc_map_entry(reader, rec, i, &e);
+		pcs[i].code_offset = e.code_offset;
+		pcs[i].bytecode_pc = e.bytecode_pc;
+		pcs[i].op_kind = e.op_kind;
+	}
+	qsort(pcs, n, sizeof(*pcs), by_offset);
+	/* A bytecode range runs to the next entry's pc when that is further on. */
+	for (i = 0; i < n; i++) {
+		uint32_t next = i + 1 < n ? pcs[i + 1].bytecode_pc : pcs[i].bytecode_pc;
+
+		pcs[i].bytecode_next = next > pcs[i].bytecode_pc ? next : pcs[i].bytecode_pc;
+	}
+	free(r->pcs);
+	r->pcs = pcs;
+	r->npcs = n;
+	a->has_pc_maps = 1;
+	return 0;
+}
+
+static int set_op_name(struct jf_zone_model *zm, uint16_t kind, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < zm->nop_names && zm->op_names[i].kind != kind; i++)
+		;
+	if (i == zm->nop_names) {
+		if (jf_grow((void **)&zm->op_names, &zm->op_names_cap, zm->nop_names,
+			    sizeof(*zm->op_names)) < 0)
+			return -1;
+		zm->nop_names++;
+	}
+	zm->op_names[i].kind = kind;
+	snprintf(zm->op_names[i].name, sizeof(zm->op_names[i].name), "%s", name ? name : "");
+	return 0;
+}
+
+const char *jf_zone_model_op_name(struct jf_zone_model *zm, uint16_t kind)
+{
+	size_t i;
+
+	for (i = 0; i < zm->nop_names; i++) {
+		if (zm->op_names[i].kind == kind)
+			return zm->op_names[i].name;
+	}
+	return NULL;
+}
+
+int jf_zone_model_add_native(struct jf_zone_model *zm, uint64_t start, uint64_t end,
+			     enum jf_code_class cls)
+{
+	if (end <= start)
+		return 0;
+	if (jf_grow((void **)&zm->natives, &zm->natives_cap, zm->nnatives, sizeof(*zm->natives)) < 0)
+		return -1;
+	zm->natives[zm->nnatives].start = start;
+	zm->natives[zm->nnatives].end = end;
+	zm->natives[zm->nnatives].cls = cls;
+	zm->nnatives++;
+	zm->natives_sorted = 0;
+	return 0;
+}
+
+/* Narrower ranges first among equal starts, so an interpreter range inside the runtime's
+ * ELF wins over the ELF. */
+static int by_start(const void *x, const void *y)
+{
+	const struct native_range *p = x, *q = y;
+
+	if (p->start != q->start)
+		return p->start < q->start ? -1 : 1;
+	return (p->end - p->start) < (q->end - q->start) ? -1 : (p->end - p->start) > (q->end - q->start);
+}
+
+enum jf_code_class jf_zone_model_native_at(struct jf_zone_model *zm, uint64_t addr)
+{
+	enum jf_code_class best = JF_CLASS_UNKNOWN;
+	uint64_t best_size = UINT64_MAX;
+	size_t lo = 0, hi = zm->nnatives;
+
+	if (!zm->natives_sorted) {
+		qsort(zm->natives, zm->nnatives, sizeof(*zm->natives), by_start);
+		zm->natives_sorted = 1;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (zm->natives[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges may nest (handlers inside the eval loop inside the ELF): the narrowest
+	 * containing range among the few that start below addr wins. */
+	while (lo-- > 0) {
+		const struct native_range *n = &zm->natives[lo];
+
+		if (addr < n->end && n->end - n->start < best_size) {
+			best = n->cls;
+			best_size = n->end - n->start;
+		}
+		if (zm->nnatives - lo > 64)
+			break;
+	}
+	return best;
+}
+
+int jf_zone_model_apply(struct jf_analysis *a, const struct jf_zone_reader *reader,
+			const struct jf_zone_record *rec)
+{
+	if (rec->id >= JF_ZONE_ID_BASE)
+		a->has_zone_records = 1;
+	switch (rec->id) {
+	case JF_JITDUMP_CODE_LOAD:
+		return load_code(a, rec->u.code_load.addr, rec->u.code_load.size,
+				 rec->u.code_load.name);
+	case JF_JITDUMP_CODE_MOVE:
+		return move_region(a, rec->u.code_move.old_addr, rec->u.code_move.new_addr,
+				   rec->u.code_move.size);
+	case JF_ZONE_REGION_LOAD:
+		return describe_region(a, rec);
+	case JF_ZONE_REGION_FREE:
+		remove_range(&a->zm, rec->u.region_free.addr,
+			     rec->u.region_free.addr + rec->u.region_free.size);
+		return 0;
+	case JF_ZONE_REGION_MOVE:
+		return move_region(a, rec->u.region_move.old_addr, rec->u.region_move.new_addr,
+				   rec->u.region_move.size);
+	case JF_ZONE_GUARD:
+		return set_guard(a, rec);
+	case JF_ZONE_PC_MAP:
+		return set_pc_map(a, reader, rec);
+	case JF_ZONE_OP_NAME:
+		return set_op_name(&a->zm, rec->u.op_name.op_kind, rec->u.op_name.name);
+	case JF_ZONE_INTERP_RANGE: {
+		uint32_t k = rec->u.interp_range.kind;
+		enum jf_code_class cls = (k == JF_INTERP_EVAL_LOOP || k == JF_INTERP_HANDLER) ?
+			JF_CLASS_INTERPRETER : JF_CLASS_RUNTIME;
+
+		return jf_zone_model_add_native(&a->zm, rec->u.interp_range.start,
+						rec->u.interp_range.end, cls);
+	}
+	default:
+		return 0;
+	}
+}

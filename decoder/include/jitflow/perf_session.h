@@ -1,0 +1,65 @@
+/* One flow stream for a whole Intel PT perf.data file.
+ *
+ * AUX data is grouped into queues as perf groups it (by the AUXTRACE records' idx: one
+ * queue per CPU with per-CPU mmaps, one per thread otherwise). Each AUXTRACE buffer is
+ * decoded with the Intel PT backend straight from the file mapping, with flow offsets that
+ * are FILE offsets and source = the CPU (per-CPU) or the queue index (per-thread). The
+ * queues are merged in time order, and the sideband (MMAP, COMM, SWITCH, AUX, LOST, ...)
+ * is interleaved with them in time order: the caller's on_record hook sees every sideband
+ * record before any flow later than it is returned, and thread context and data loss
+ * become flow records of their own.
+ *
+ * Without usable timestamps (no TSC in the trace, no time conversion, or sideband without
+ * times) the order is the file's: a buffer's flows come after the sideband written before
+ * its AUXTRACE record, as perf writes AUX data after the events that precede it. */
+#ifndef JITFLOW_PERF_SESSION_H
+#define JITFLOW_PERF_SESSION_H
+
+#include <stdint.h>
+
+#include "jitflow/codemap.h"
+#include "jitflow/decoder.h"
+#include "jitflow/error.h"
+#include "jitflow/perf_data.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the caller (the imagemap) decides: which code a process runs, and what each sideband
+ * record changes. All may be NULL: then every queue decodes over one empty code map. */
+struct jf_perf_session_hooks {
+	void *ctx;
+	/* The code map of process pid (-1 when not known yet). The map must live until the
+	 * decoder is freed; the session never frees it. */
+	struct jf_codemap *(*codemap_for_pid)(void *ctx, int32_t pid);
+	/* Every sideband record (not AUXTRACE, not FINISHED_ROUND, not unknown types), in
+	 * time order, before any flow later than it is returned. */
+	void (*on_record)(void *ctx, const struct jf_perf_record *rec);
+};
+
+/* Settings beyond what the file says. */
+struct jf_perf_session_options {
+	/* Override the CPU of HEADER_CPUID for errata (from --cpu); 0 = use the file's. */
+	uint16_t cpu_family;
+	uint8_t cpu_model, cpu_stepping;
+	int cpu_override;         /* 1: use the three fields above (all 0 = no errata) */
+	int end_on_call, end_on_jump; /* as in jf_pt_config */
+};
+
+/* Open path and check it is an Intel PT session (an intel_pt AUXTRACE_INFO record).
+ * Malformed records found later end the stream with jf_decoder_next returning -1 and an
+ * error naming the file and the offset (after everything before them was returned). */
+struct jf_decoder *jf_perf_pt_decoder_new(const char *path,
+					  const struct jf_perf_session_hooks *hooks,
+					  struct jf_error *err);
+struct jf_decoder *jf_perf_pt_decoder_new_opts(const char *path,
+					       const struct jf_perf_session_hooks *hooks,
+					       const struct jf_perf_session_options *opts,
+					       struct jf_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,76 @@
+/* Internal: state of a perf.data Intel PT session, shared by perf_session.c (queues and the
+ * merge) and perf_session_sideband.c (sideband order and the flows made from it). */
+#ifndef JITFLOW_PERF_SESSION_INTERNAL_H
+#define JITFLOW_PERF_SESSION_INTERNAL_H
+
+#include "jitflow/perf_intel_pt.h"
+#include "jitflow/perf_session.h"
+
+/* Where a queue is between buffers. */
+enum queue_state {
+	Q_IDLE,      /* no buffer: look for the next AUXTRACE record of this queue */
+	Q_LOCATED,   /* next buffer found, its start key known; decoder not made yet (so that
+	              * sideband up to its start is applied first) */
+	Q_DECODING,  /* decoding a buffer */
+	Q_DONE,      /* no more buffers */
+};
+
+struct queue {
+	uint32_t idx;             /* AUXTRACE idx */
+	uint32_t cpu;
+	int32_t pid, tid;         /* current context (-1 = unknown) */
+	uint32_t source;          /* flow source: cpu (per-CPU) or idx (per-thread) */
+	enum queue_state state;
+	struct jf_perf_cursor scan; /* where to look for the next AUXTRACE of this queue */
+	struct jf_perf_record buf;  /* the located buffer's AUXTRACE record */
+	struct jf_decoder *dec;
+	uint64_t key;             /* merge key of the last flow (or of the buffer start) */
+	int have_peek;
+	struct jf_flow peek;
+};
+
+/* A sideband record waiting for its turn (the record is re-read when delivered). */
+struct sb_entry {
+	uint64_t key, seq, offset;
+};
+
+enum { OUT_MAX = 4 };
+
+struct session {
+	struct jf_perf_data *data;
+	struct jf_perf_session_hooks hooks;
+	struct jf_perf_intel_pt pt;
+	struct jf_perf_session_options opts;
+	struct jf_codemap *empty_map; /* for queues whose process has no map */
+	struct jf_decoder *self;      /* the jf_decoder wrapping this session (for stats) */
+	int timeless;
+
+	struct queue *q;
+	size_t nq;
+
+	/* Sideband, reordered by time within perf's rounds (see perf_session_sideband.c). */
+	struct jf_perf_cursor sb_cur;
+	int sb_eof;
+	struct sb_entry *heap;
+	size_t nheap, cap_heap;
+	uint64_t seq, sb_last_key, round_max, next_flush, flush_limit;
+	uint64_t reorder_overflows;   /* rounds larger than the reorder window */
+
+	/* Flows made from sideband, returned before anything else. */
+	struct jf_flow out[OUT_MAX];
+	int nout, outpos;
+
+	uint64_t unknown_records;
+	struct jf_error fatal;        /* a framing error: the stream ends with it */
+	int failed;
+};
+
+/* Make sure the heap's head is deliverable (or the heap is empty at the end). */
+int jf_sb_fill(struct session *s);
+/* Deliver the head: on_record, context updates, flows into s->out. */
+void jf_sb_deliver(struct session *s);
+
+/* The queue a sideband record belongs to (NULL if none). */
+struct queue *jf_session_queue_for(struct session *s, int32_t tid, uint32_t cpu, int has_cpu);
+
+#endif

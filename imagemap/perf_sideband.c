@@ -1,0 +1,394 @@
+/* perf sideband -> code maps: the default hooks of a perf.data session (perf_images.h).
+ *
+ * Each process keeps the list of mappings it loaded besides its code map, so that a child
+ * created by FORK can start from a copy (a jf_codemap cannot be cloned, and the files are
+ * shared through the kernel's page cache anyway). Code maps are never freed before the
+ * images are: a decoder may still hold one. */
+#include "jitflow/perf_images.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct mapping {
+	char *path;               /* the file actually loaded */
+	char *name;               /* the recorded name (for listings) */
+	uint64_t pgoff, size, addr;
+};
+
+struct proc {
+	int32_t pid;
+	struct jf_codemap *map;
+	struct mapping *maps;
+	size_t nmaps, cap_maps;
+};
+
+struct substitute {
+	char *name, *file;
+};
+
+struct jf_perf_images {
+	struct proc *procs;
+	size_t nprocs, cap_procs;
+	char **dirs;
+	size_t ndirs;
+	struct substitute *subs;
+	size_t nsubs;
+	struct jf_perf_missing_image *missing;
+	size_t nmissing, cap_missing;
+	uint64_t loaded;
+	struct proc shared;       /* with use_one_map: the one address space (map not owned) */
+	int one_map;
+};
+
+struct jf_perf_images *jf_perf_images_new(void)
+{
+	return calloc(1, sizeof(struct jf_perf_images));
+}
+
+static void free_maps(struct proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmaps; i++) {
+		free(p->maps[i].path);
+		free(p->maps[i].name);
+	}
+	p->nmaps = 0;
+}
+
+void jf_perf_images_free(struct jf_perf_images *imgs)
+{
+	size_t i;
+
+	if (!imgs)
+		return;
+	for (i = 0; i < imgs->nprocs; i++) {
+		free_maps(&imgs->procs[i]);
+		free(imgs->procs[i].maps);
+		jf_codemap_free(imgs->procs[i].map);
+	}
+	for (i = 0; i < imgs->ndirs; i++)
+		free(imgs->dirs[i]);
+	for (i = 0; i < imgs->nsubs; i++) {
+		free(imgs->subs[i].name);
+		free(imgs->subs[i].file);
+	}
+	for (i = 0; i < imgs->nmissing; i++)
+		free(imgs->missing[i].name);
+	free_maps(&imgs->shared);
+	free(imgs->shared.maps);
+	free(imgs->procs);
+	free(imgs->dirs);
+	free(imgs->subs);
+	free(imgs->missing);
+	free(imgs);
+}
+
+int jf_perf_images_add_dir(struct jf_perf_images *imgs, const char *dir, struct jf_error *err)
+{
+	char **d = realloc(imgs->dirs, (imgs->ndirs + 1) * sizeof(*d));
+
+	if (!d)
+		return jf_fail(err, "out of memory");
+	imgs->dirs = d;
+	d[imgs->ndirs] = strdup(dir);
+	if (!d[imgs->ndirs])
+		return jf_fail(err, "out of memory");
+	imgs->ndirs++;
+	return 0;
+}
+
+int jf_perf_images_add_file(struct jf_perf_images *imgs, const char *name, const char *file,
+			    struct jf_error *err)
+{
+	struct substitute *s = realloc(imgs->subs, (imgs->nsubs + 1) * sizeof(*s));
+
+	if (!s)
+		return jf_fail(err, "out of memory");
+	imgs->subs = s;
+	s[imgs->nsubs].name = strdup(name);
+	s[imgs->nsubs].file = strdup(file);
+	if (!s[imgs->nsubs].name || !s[imgs->nsubs].file)
+		return jf_fail(err, "out of memory");
+	imgs->nsubs++;
+	return 0;
+}
+
+void jf_perf_images_use_one_map(struct jf_perf_images *imgs, struct jf_codemap *map)
+{
+	imgs->shared.map = map;
+	imgs->one_map = 1;
+}
+
+static struct proc *find_proc(struct jf_perf_images *imgs, int32_t pid)
+{
+	size_t i;
+
+	if (imgs->one_map)
+		return &imgs->shared;
+	for (i = 0; i < imgs->nprocs; i++)
+		if (imgs->procs[i].pid == pid)
+			return &imgs->procs[i];
+	return NULL;
+}
+
+static struct proc *get_proc(struct jf_perf_images *imgs, int32_t pid)
+{
+	struct proc *p = find_proc(imgs, pid);
+
+	if (p)
+		return p;
+	if (imgs->nprocs == imgs->cap_procs) {
+		size_t cap = imgs->cap_procs ? imgs->cap_procs * 2 : 8;
+		struct proc *n = realloc(imgs->procs, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		imgs->procs = n;
+		imgs->cap_procs = cap;
+	}
+	p = &imgs->procs[imgs->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->map = jf_codemap_new();
+	if (!p->map)
+		return NULL;
+	imgs->nprocs++;
+	return p;
+}
+
+struct jf_codemap *jf_perf_images_codemap(struct jf_perf_images *imgs, int32_t pid)
+{
+	struct proc *p = get_proc(imgs, pid);
+
+	return p ? p->map : NULL;
+}
+
+static void note_missing(struct jf_perf_images *imgs, const struct jf_perf_record *rec,
+			 const char *reason)
+{
+	struct jf_perf_missing_image *m;
+	size_t i;
+
+	for (i = 0; i < imgs->nmissing; i++) {
+		if (!strcmp(imgs->missing[i].name, rec->u.mmap.filename)) {
+			imgs->missing[i].count++;
+			return;
+		}
+	}
+	if (imgs->nmissing == imgs->cap_missing) {
+		size_t cap = imgs->cap_missing ? imgs->cap_missing * 2 : 8;
+
+		m = realloc(imgs->missing, cap * sizeof(*m));
+		if (!m)
+			return;
+		imgs->missing = m;
+		imgs->cap_missing = cap;
+	}
+	m = &imgs->missing[imgs->nmissing];
+	memset(m, 0, sizeof(*m));
+	m->name = strdup(rec->u.mmap.filename);
+	if (!m->name)
+		return;
+	m->record_offset = rec->offset;
+	m->pid = rec->u.mmap.pid;
+	m->addr = rec->u.mmap.addr;
+	m->len = rec->u.mmap.len;
+	m->count = 1;
+	snprintf(m->reason, sizeof(m->reason), "%s", reason);
+	imgs->nmissing++;
+}
+
+static int regular_file(const char *path, uint64_t *size)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	*size = (uint64_t)st.st_size;
+	return 1;
+}
+
+/* The file to load for a recorded name, in found (PATH_MAX-ish buffer). */
+static int resolve(const struct jf_perf_images *imgs, const char *name, char *found,
+		   size_t cap, uint64_t *size)
+{
+	const char *base = strrchr(name, '/');
+	size_t i;
+
+	for (i = 0; i < imgs->nsubs; i++) {
+		if (!strcmp(imgs->subs[i].name, name)) {
+			snprintf(found, cap, "%s", imgs->subs[i].file);
+			return regular_file(found, size);
+		}
+	}
+	/* Only absolute paths are files: [vdso], [kernel.kallsyms], //anon, [heap] are
+	 * not. */
+	if (name[0] != '/' || name[1] == '/')
+		return 0;
+	if (snprintf(found, cap, "%s", name) < (int)cap && regular_file(found, size))
+		return 1;
+	for (i = 0; i < imgs->ndirs; i++) {
+		if (snprintf(found, cap, "%s%s", imgs->dirs[i], name) < (int)cap &&
+		    regular_file(found, size))
+			return 1;
+		if (base && snprintf(found, cap, "%s/%s", imgs->dirs[i], base + 1) < (int)cap &&
+		    regular_file(found, size))
+			return 1;
+	}
+	return 0;
+}
+
+static int add_mapping(struct proc *p, const struct mapping *m, struct jf_error *err)
+{
+	struct mapping copy;
+
+	if (jf_codemap_add_file(p->map, m->path, m->pgoff, m->size, m->addr, m->name, err) < 0)
+		return -1;
+	if (p->nmaps == p->cap_maps) {
+		size_t cap = p->cap_maps ? p->cap_maps * 2 : 8;
+		struct mapping *n = realloc(p->maps, cap * sizeof(*n));
+
+		if (!n)
+			return jf_fail(err, "out of memory");
+		p->maps = n;
+		p->cap_maps = cap;
+	}
+	copy = *m;
+	copy.path = strdup(m->path);
+	copy.name = strdup(m->name);
+	if (!copy.path || !copy.name) {
+		free(copy.path);
+		free(copy.name);
+		return jf_fail(err, "out of memory");
+	}
+	p->maps[p->nmaps++] = copy;
+	return 0;
+}
+
+static void on_mmap(struct jf_perf_images *imgs, const struct jf_perf_record *rec)
+{
+	char path[4096], reason[160];
+	const char *name = rec->u.mmap.filename, *base;
+	struct jf_error err;
+	struct mapping m;
+	uint64_t fsize;
+	struct proc *p;
+
+	if (!rec->u.mmap.exec || rec->u.mmap.len == 0)
+		return;
+	if (!resolve(imgs, name, path, sizeof(path), &fsize)) {
+		if (name[0] != '/' || name[1] == '/')
+			note_missing(imgs, rec, "no file for this mapping (anonymous, vdso or "
+						"kernel); give one to load its code");
+		else if (imgs->ndirs)
+			note_missing(imgs, rec, "file not found (also not in the image "
+						"directories)");
+		else
+			note_missing(imgs, rec, "file not found (use --image-dir)");
+		return;
+	}
+	if (rec->u.mmap.pgoff >= fsize) {
+		snprintf(reason, sizeof(reason),
+			 "mapped from offset %llu but the file has only %llu bytes",
+			 (unsigned long long)rec->u.mmap.pgoff, (unsigned long long)fsize);
+		note_missing(imgs, rec, reason);
+		return;
+	}
+	p = get_proc(imgs, rec->u.mmap.pid);
+	if (!p)
+		return;
+	base = strrchr(name, '/');
+	m.path = path;
+	m.name = (char *)(base ? base + 1 : name);
+	m.pgoff = rec->u.mmap.pgoff;
+	/* A mapping may run past the end of its file (the last page); only file bytes are
+	 * code. */
+	m.size = rec->u.mmap.len < fsize - m.pgoff ? rec->u.mmap.len : fsize - m.pgoff;
+	m.addr = rec->u.mmap.addr;
+	if (add_mapping(p, &m, &err) < 0) {
+		note_missing(imgs, rec, err.msg);
+		return;
+	}
+	imgs->loaded++;
+}
+
+static void on_fork(struct jf_perf_images *imgs, const struct jf_perf_record *rec)
+{
+	struct proc *parent, *child;
+	struct jf_error err;
+	size_t i;
+
+	if (rec->u.fork.pid == rec->u.fork.ppid || imgs->one_map)
+		return; /* a new thread shares its process's map */
+	parent = find_proc(imgs, rec->u.fork.ppid);
+	child = get_proc(imgs, rec->u.fork.pid);
+	if (!parent || !child)
+		return;
+	parent = find_proc(imgs, rec->u.fork.ppid); /* get_proc may have moved it */
+	for (i = 0; i < parent->nmaps; i++)
+		add_mapping(child, &parent->maps[i], &err);
+}
+
+static void on_exec(struct jf_perf_images *imgs, const struct jf_perf_record *rec)
+{
+	struct proc *p = find_proc(imgs, rec->u.comm.pid);
+
+	if (!p || imgs->one_map)
+		return;
+	/* The old address space is gone; the new program's MMAPs follow. The map object
+	 * stays (a decoder may hold it); only its sections go. */
+	jf_codemap_remove(p->map, 0, UINT64_MAX);
+	free_maps(p);
+}
+
+static void on_record(void *ctx, const struct jf_perf_record *rec)
+{
+	struct jf_perf_images *imgs = ctx;
+
+	switch (rec->type) {
+	case JF_PERF_RECORD_MMAP:
+	case JF_PERF_RECORD_MMAP2:
+		on_mmap(imgs, rec);
+		break;
+	case JF_PERF_RECORD_FORK:
+		on_fork(imgs, rec);
+		break;
+	case JF_PERF_RECORD_COMM:
+		if (rec->u.comm.exec)
+			on_exec(imgs, rec);
+		break;
+	default:
+		break;
+	}
+}
+
+static struct jf_codemap *codemap_for_pid(void *ctx, int32_t pid)
+{
+	return jf_perf_images_codemap(ctx, pid);
+}
+
+void jf_perf_images_hooks(struct jf_perf_images *imgs, struct jf_perf_session_hooks *hooks)
+{
+	hooks->ctx = imgs;
+	hooks->codemap_for_pid = codemap_for_pid;
+	hooks->on_record = on_record;
+}
+
+uint64_t jf_perf_images_loaded(const struct jf_perf_images *imgs)
+{
+	return imgs->loaded;
+}
+
+size_t jf_perf_images_nmissing(const struct jf_perf_images *imgs)
+{
+	return imgs->nmissing;
+}
+
+const struct jf_perf_missing_image *jf_perf_images_missing(const struct jf_perf_images *imgs,
+							   size_t i)
+{
+	return i < imgs->nmissing ? &imgs->missing[i] : NULL;
+}

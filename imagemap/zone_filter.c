@@ -1,0 +1,245 @@
+/* The zone filter: a decoder that pulls flow records from another one and, before handing
+ * each record on, applies the zone records that became true at that point of the trace
+ * (jitflow/zone_image.h). It also turns decode errors in JIT code into image mismatches
+ * that name the region and its version. */
+#include <inttypes.h>
+#include <intel-pt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zone_image_internal.h"
+
+/* What the flow just returned makes due. It is applied at the start of the next pull,
+ * after the consumer has seen the flow with the image it was decoded with (a listing
+ * walks a block's instructions in the code map) and before the decoder decodes on. */
+struct due {
+	int time;                     /* records up to time_value */
+	uint64_t time_value;
+	int first_time;               /* ... including marked ones (before the trace began) */
+	int marker;                   /* a block started at marker_addr */
+	uint64_t marker_addr;
+	int ptwrite;
+	uint64_t ptwrite_seq;
+};
+
+struct zone_filter {
+	struct jf_decoder *inner;
+	struct jf_decoder *outer;     /* the decoder wrapping us (for its stats) */
+	struct jf_zone_image *zi;
+	int started;                  /* a flow with a time has been seen */
+	struct due due;
+	uint64_t last_start, last_end; /* the last block, to locate errors after it */
+};
+
+static int is_ext(const struct jf_zone_record *rec)
+{
+	return rec->id > JF_ZONE_ID_BASE && rec->id <= JF_ZONE_ID_LAST;
+}
+
+/* Records that happened before time t (streams without markers: all of them; streams with
+ * markers: only at the start of the trace, for what happened before it began). */
+static int apply_until(struct jf_zone_image *zi, uint64_t t, int markers_too,
+		       struct jf_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < zi->nstreams; i++) {
+		struct jf_zone_stream *s = &zi->streams[i];
+
+		if (!markers_too && (s->marker_addr || s->ptwrite))
+			continue;
+		while (s->has_next && s->next.time <= t)
+			if (jf_zone_apply_next(zi, s, JF_ZONE_BY_TIME, err))
+				return -1;
+	}
+	return 0;
+}
+
+/* A marker call: the next extension record of that stream (and perf's records that lead
+ * up to it, e.g. the CODE_LOAD of a REGION_LOAD) applies here. */
+static int apply_marker_call(struct jf_zone_image *zi, uint64_t addr, struct jf_error *err)
+{
+	struct jf_zone_stream *best = NULL;
+	int is_marker = 0;
+	size_t i;
+
+	for (i = 0; i < zi->nstreams; i++) {
+		struct jf_zone_stream *s = &zi->streams[i];
+
+		if (s->marker_addr != addr)
+			continue;
+		is_marker = 1;
+		if (s->has_next && (!best || s->next.time < best->next.time))
+			best = s;
+	}
+	if (!best) {
+		/* a marker call with nothing left to apply: counted, never guessed at */
+		zi->stats.unmatched_markers += is_marker;
+		return 0;
+	}
+	while (best->has_next) {
+		int ext = is_ext(&best->next);
+
+		if (jf_zone_apply_next(zi, best, JF_ZONE_BY_CALL, err))
+			return -1;
+		if (ext)
+			break;
+	}
+	return 0;
+}
+
+/* PTWRITE(seq): every record up to seq applies here (idempotent with marker calls). */
+static int apply_ptwrite(struct jf_zone_image *zi, uint64_t seq, struct jf_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < zi->nstreams; i++) {
+		struct jf_zone_stream *s = &zi->streams[i];
+
+		if (!s->ptwrite)
+			continue;
+		while (s->has_next && (!is_ext(&s->next) || s->next.seq <= seq)) {
+			int last = is_ext(&s->next) && s->next.seq == seq;
+
+			if (jf_zone_apply_next(zi, s, JF_ZONE_BY_PTWRITE, err))
+				return -1;
+			if (last)
+				break;
+		}
+	}
+	return 0;
+}
+
+static int image_error_code(int32_t code)
+{
+	return code == -pte_nomap || code == -pte_bad_query || code == -pte_bad_insn;
+}
+
+/* A decode error in JIT code: the trace cannot have run over this image. Say which
+ * region and version (or which freed region) it was decoded against. */
+static void annotate_error(struct zone_filter *zf, struct jf_flow *f)
+{
+	struct jf_zone_image *zi = zf->zi;
+	const struct jf_zone_region *r;
+	const char *what = "";
+	char msg[256];
+	size_t n;
+	uint64_t at = f->ip;
+
+	if (f->u.error.phase != JF_PHASE_DECODE || !image_error_code(f->u.error.code))
+		return;
+	r = jf_zone_regions_find(&zi->regions, at);
+	if (!r && zf->last_end) {
+		/* the error is at the end of the last block, which may be in JIT code */
+		at = zf->last_start;
+		r = jf_zone_regions_find(&zi->regions, at);
+	}
+	if (!r) {
+		at = f->ip;
+		r = jf_zone_regions_find_freed(&zi->regions, at);
+		what = "freed ";
+	}
+	if (!r)
+		return;
+	/* region first: the message is cut at 63 characters */
+	snprintf(msg, sizeof(msg), "%s%s v%" PRIu32 "+0x%" PRIx64 ": %s", what, r->name,
+		 r->version, at - r->addr, f->u.error.text);
+	n = strlen(msg);
+	if (n >= sizeof(f->u.error.text))
+		n = sizeof(f->u.error.text) - 1;
+	memcpy(f->u.error.text, msg, n);
+	f->u.error.text[n] = 0;
+	f->u.error.phase = JF_PHASE_IMAGE;
+	zi->stats.mismatches++;
+}
+
+static int apply_due(struct zone_filter *zf, struct jf_error *err)
+{
+	struct due d = zf->due;
+
+	memset(&zf->due, 0, sizeof(zf->due));
+	if (d.time && apply_until(zf->zi, d.time_value, d.first_time, err))
+		return -1;
+	if (d.marker && apply_marker_call(zf->zi, d.marker_addr, err))
+		return -1;
+	if (d.ptwrite && apply_ptwrite(zf->zi, d.ptwrite_seq, err))
+		return -1;
+	return 0;
+}
+
+static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
+{
+	struct zone_filter *zf = self;
+	const struct jf_decode_stats *in;
+	struct jf_decode_stats *out;
+	int rc;
+
+	if (apply_due(zf, err))
+		return -1;
+	rc = jf_decoder_next(zf->inner, f, err);
+	if (rc <= 0)
+		return rc;
+	/* Backends report trace size and clock facts on their own stats. */
+	in = jf_decoder_stats(zf->inner);
+	out = jf_decoder_stats_mut(zf->outer);
+	out->trace_bytes = in->trace_bytes;
+	out->time_is_ns = in->time_is_ns;
+	out->time_is_synthetic = in->time_is_synthetic;
+
+	if (f->flags & JF_FLOW_HAS_TIME) {
+		zf->due.time = 1;
+		zf->due.time_value = f->time;
+		/* The first time seen: whatever the runtime wrote before the trace began is in
+		 * place by then, markers or not (a trace's first flows are events, PSB+ and
+		 * enable, before any block). */
+		zf->due.first_time = !zf->started;
+		zf->started = 1;
+	}
+	if (f->kind == JF_FLOW_BLOCK) {
+		zf->due.marker = 1;
+		zf->due.marker_addr = f->u.block.start;
+		zf->last_start = f->u.block.start;
+		zf->last_end = f->u.block.last;
+	} else if (f->kind == JF_FLOW_PTWRITE) {
+		zf->due.ptwrite = 1;
+		zf->due.ptwrite_seq = f->u.ptwrite.payload;
+	} else if (f->kind == JF_FLOW_ERROR) {
+		annotate_error(zf, f);
+		zf->last_start = zf->last_end = 0;
+	}
+	return 1;
+}
+
+static void filter_free(void *self)
+{
+	struct zone_filter *zf = self;
+
+	jf_decoder_free(zf->inner);
+	free(zf);
+}
+
+static const struct jf_decoder_ops filter_ops = { filter_next, filter_free };
+
+struct jf_decoder *jf_zone_filter_new(struct jf_decoder *inner, struct jf_zone_image *zi,
+				      struct jf_error *err)
+{
+	struct zone_filter *zf;
+
+	if (!inner)
+		return NULL;
+	zf = calloc(1, sizeof(*zf));
+	if (!zf) {
+		jf_decoder_free(inner);
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	zf->inner = inner;
+	zf->zi = zi;
+	zf->outer = jf_decoder_new(&filter_ops, zf);
+	if (!zf->outer) {
+		filter_free(zf);
+		jf_fail(err, "out of memory");
+	}
+	return zf->outer;
+}

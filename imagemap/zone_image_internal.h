@@ -1,0 +1,72 @@
+/* Internals of the time-versioned zone image: the regions currently mapped (and the last
+ * ones freed, for error reports), the zone file streams and their pending records. */
+#ifndef JITFLOW_ZONE_IMAGE_INTERNAL_H
+#define JITFLOW_ZONE_IMAGE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "jitflow/zone_image.h"
+
+struct jf_zone_region {
+	uint64_t addr, size;
+	const char *name;     /* points into the zone file's mapping */
+	uint32_t version;     /* 1 when loaded, +1 per patch */
+	uint32_t kind;
+	uint64_t code_offset; /* of the original bytes in the zone file */
+	int patched;          /* bytes differ from the file: a move must copy them */
+	const char *path;     /* the zone file */
+};
+
+enum { JF_ZONE_FREED_KEPT = 64 };
+
+struct jf_zone_regions {
+	struct jf_zone_region *live; /* sorted by addr, non-overlapping */
+	size_t n, cap;
+	struct jf_zone_region freed[JF_ZONE_FREED_KEPT]; /* ring of the last freed */
+	size_t nfreed;
+};
+
+/* The live region holding addr (NULL if none). */
+struct jf_zone_region *jf_zone_regions_find(struct jf_zone_regions *rs, uint64_t addr);
+/* A recently freed region that held addr (newest first; NULL if none). */
+const struct jf_zone_region *jf_zone_regions_find_freed(const struct jf_zone_regions *rs,
+							 uint64_t addr);
+/* Insert, first retiring every live region that overlaps it (runtimes that write plain
+ * jitdump, like V8, reuse memory without saying so). Returns the new region or NULL. */
+struct jf_zone_region *jf_zone_regions_insert(struct jf_zone_regions *rs,
+					      const struct jf_zone_region *r);
+/* Retire every live region overlapping [addr, addr + size); returns how many. */
+size_t jf_zone_regions_retire(struct jf_zone_regions *rs, uint64_t addr, uint64_t size);
+/* Take the live region starting at addr out of the table (NULL if none); the result is
+ * copied into *out. */
+int jf_zone_regions_take(struct jf_zone_regions *rs, uint64_t addr, struct jf_zone_region *out);
+void jf_zone_regions_fini(struct jf_zone_regions *rs);
+
+/* One zone file being applied. */
+struct jf_zone_stream {
+	struct jf_zone_reader *reader;
+	char *path;
+	struct jf_zone_record next;  /* the first record not applied yet */
+	int has_next;
+	uint64_t marker_addr;        /* 0: no marker calls */
+	int ptwrite;                 /* records are announced by PTWRITE(seq) */
+	int has_ext;                 /* the file has jitflow records (perf's moves then
+	                              * come with a REGION_MOVE, which does the work) */
+};
+
+struct jf_zone_image {
+	struct jf_codemap *map;
+	struct jf_zone_image_config cfg;
+	struct jf_zone_stream *streams;
+	size_t nstreams;
+	struct jf_zone_regions regions;
+	struct jf_zone_image_stats stats;
+};
+
+enum jf_zone_how { JF_ZONE_BY_CALL, JF_ZONE_BY_PTWRITE, JF_ZONE_BY_TIME };
+
+/* Apply the stream's next record and read the one after it. */
+int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum jf_zone_how how,
+		       struct jf_error *err);
+
+#endif

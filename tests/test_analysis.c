@@ -1,0 +1,407 @@
+/* The analysis on a scripted run of a tiny tracing JIT.
+ *
+ * Zone records are written by the real emitter and read back by the real reader; the flow
+ * is what a decoder would report for this run (blocks end at every branch). The expected
+ * numbers follow from the script: the loop runs ITERS iterations per entry, its guard
+ * fails on the last, and after BRIDGE_AFTER failures a bridge takes the guard's exits.
+ * Then the merge property: for every split point, analysing the two parts and merging
+ * gives exactly the result of the whole. */
+#include "test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jitflow/analysis.h"
+#include "jitflow/emitter.h"
+#include "jitflow/zone.h"
+
+enum {
+	INTERP = 0x1000,        /* interpreter eval loop [0x1000, 0x2000) */
+	TRACE = 0x10000,        /* loop trace 7: [0x10000, 0x10040) */
+	GUARD_BRANCH = 0x10010, /* its guard 3's conditional branch */
+	TRACE_BACK = 0x10020,   /* the back-edge jump to TRACE */
+	STUB = 0x10100,         /* the guard's exit stub [0x10100, 0x10110) */
+	BRIDGE = 0x11000,       /* bridge 8 on guard 3: [0x11000, 0x11010) */
+	ENTRIES = 6, ITERS = 5, BRIDGE_AFTER = 3,
+};
+
+struct step {
+	int record;               /* >= 0: apply zone record number `record` */
+	struct jf_flow flow;
+};
+
+static struct step steps[512];
+static int nsteps;
+static uint64_t now;
+
+static void add_block(uint64_t start, uint64_t last, enum jf_block_end end)
+{
+	struct step *s = &steps[nsteps++];
+
+	memset(s, 0, sizeof(*s));
+	s->record = -1;
+	s->flow.kind = JF_FLOW_BLOCK;
+	s->flow.ip = start;
+	s->flow.u.block.start = start;
+	s->flow.u.block.last = last;
+	s->flow.u.block.ninsn = (uint32_t)(last - start + 1); /* one-byte instructions */
+	s->flow.u.block.next = last + 1;
+	s->flow.u.block.last_size = 1;
+	s->flow.u.block.isa = JF_ISA_X86_64;
+	s->flow.u.block.end = (uint8_t)end;
+	now += s->flow.u.block.ninsn;
+	s->flow.time = now;
+	s->flow.flags = JF_FLOW_HAS_TIME;
+}
+
+static void add_record(int n)
+{
+	steps[nsteps].record = n;
+	nsteps++;
+}
+
+/* Records, in the order the emitter writes them (see write_zone_file). */
+enum { R_INTERP, R_TRACE_CODE, R_TRACE, R_GUARD, R_STUB_CODE, R_STUB, R_PCMAP, R_OPNAME,
+       R_ITER0, R_BRIDGE_CODE, R_BRIDGE, R_PATCH, R_COUNT_MAX = 64 };
+
+static char zone_path[512];
+static struct jf_zone_record records[R_COUNT_MAX];
+static int nrecords;
+static struct jf_zone_reader *reader;
+static uint8_t code[0x2000];
+
+static void write_zone_file(void)
+{
+	struct jf_emitter *em;
+	struct jf_region r;
+	struct jf_pc_map_entry pcs[3] = {
+		{ .code_offset = 0x00, .bytecode_pc = 10, .op_kind = 1 },
+		{ .code_offset = 0x08, .bytecode_pc = 12, .op_kind = 2 },
+		{ .code_offset = 0x11, .bytecode_pc = 14, .op_kind = 1 },
+	};
+	struct jf_error err;
+	struct jf_zone_record rec;
+	char dir[256];
+
+	snprintf(dir, sizeof(dir), "%s", jf_test_tmpdir());
+	em = jf_emitter_open(dir, JF_EMIT_CLOCK_MONOTONIC | JF_EMIT_NO_MARKER_CALLS);
+	assert_non_null(em);
+	memset(code, 0x90, sizeof(code));
+	assert_true(jf_emit_interp_range(em, JF_INTERP_EVAL_LOOP, INTERP, 0x2000, "eval"));
+	memset(&r, 0, sizeof(r));
+	r.name = "trace 7";
+	r.addr = TRACE;
+	r.code = code;
+	r.size = 0x40;
+	r.kind = JF_REGION_TRACE;
+	r.trace_id = 7;
+	assert_true(jf_emit_region_load(em, &r));
+	assert_true(jf_emit_guard(em, 3, 7, GUARD_BRANCH, STUB, 42));
+	r.name = "stub 7/3";
+	r.addr = STUB;
+	r.size = 0x10;
+	r.kind = JF_REGION_EXIT_STUB;
+	assert_true(jf_emit_region_load(em, &r));
+	assert_true(jf_emit_pc_map(em, TRACE, pcs, 3));
+	assert_true(jf_emit_op_name(em, 2, "compare"));
+	assert_true(jf_emit_event(em, JF_EVENT_ITERATION, 0));
+	r.name = "bridge 8";
+	r.addr = BRIDGE;
+	r.size = 0x10;
+	r.kind = JF_REGION_BRIDGE;
+	r.trace_id = 8;
+	r.parent_trace = 7;
+	r.parent_guard = 3;
+	assert_true(jf_emit_region_load(em, &r));
+	assert_true(jf_emit_patch(em, GUARD_BRANCH, code, 2, "guard 3 -> bridge 8"));
+	snprintf(zone_path, sizeof(zone_path), "%s", jf_emitter_path(em));
+	jf_emitter_close(em);
+
+	if (reader)
+		jf_zone_reader_close(reader);
+	nrecords = 0;
+	assert_int_equal(jf_zone_reader_open(&reader, zone_path, &err), 0);
+	while (jf_zone_next(reader, &rec, &err) > 0) {
+		/* The clock, marker and close records carry no code state for this script.
+		 * Each region load is a CODE_LOAD followed by its REGION_LOAD: keep both. */
+		if (rec.id == JF_ZONE_CLOCK || rec.id == JF_ZONE_MARKER || rec.id == JF_JITDUMP_CODE_CLOSE)
+			continue;
+		assert_true(nrecords < R_COUNT_MAX);
+		records[nrecords++] = rec;
+	}
+	assert_int_equal(nrecords, R_PATCH + 1);
+	assert_int_equal(records[R_TRACE].id, JF_ZONE_REGION_LOAD);
+	assert_int_equal(records[R_PCMAP].id, JF_ZONE_PC_MAP);
+}
+
+/* One entry into the loop trace from the interpreter: ITERS iterations; the guard passes
+ * on all but the last, which exits to the stub (or, once bridged, to the bridge, which
+ * returns to the interpreter). */
+static void script_entry(int bridged)
+{
+	int i;
+
+	add_block(INTERP, INTERP + 9, JF_END_JUMP_INDIRECT);
+	for (i = 0; i < ITERS; i++) {
+		add_block(TRACE, GUARD_BRANCH, JF_END_COND);
+		if (i + 1 < ITERS) {
+			add_block(GUARD_BRANCH + 1, TRACE_BACK, JF_END_JUMP);
+			continue;
+		}
+		if (bridged) {
+			add_block(BRIDGE, BRIDGE + 4, JF_END_JUMP_INDIRECT);
+		} else {
+			add_block(STUB, STUB + 3, JF_END_JUMP_INDIRECT);
+		}
+	}
+}
+
+static void build_script(void)
+{
+	int e;
+
+	write_zone_file();
+	nsteps = 0;
+	now = 0;
+	add_record(R_INTERP);
+	add_block(INTERP, INTERP + 20, JF_END_COND);
+	for (e = R_TRACE_CODE; e <= R_ITER0; e++)
+		add_record(e);
+	for (e = 0; e < ENTRIES; e++) {
+		if (e == BRIDGE_AFTER) {
+			add_record(R_BRIDGE_CODE);
+			add_record(R_BRIDGE);
+			add_record(R_PATCH);
+		}
+		script_entry(e >= BRIDGE_AFTER);
+	}
+}
+
+/* Steps [from, to); zone records before `from` are replayed as state. */
+static void run(struct jf_analysis *a, int from, int to)
+{
+	int i;
+
+	for (i = 0; i < to; i++) {
+		const struct jf_zone_record *rec = steps[i].record >= 0 ? &records[steps[i].record] : NULL;
+
+		if (rec && i < from)
+			assert_int_equal(jf_analysis_replay_record(a, reader, rec), 0);
+		else if (rec)
+			assert_int_equal(jf_analysis_zone_record(a, reader, rec), 0);
+		else if (i >= from)
+			assert_int_equal(jf_analysis_flow(a, &steps[i].flow), 0);
+	}
+}
+
+static struct jf_analysis *new_analysis(struct jf_codemap *map)
+{
+	struct jf_analysis_config cfg = { .map = map };
+	struct jf_analysis *a = jf_analysis_new(&cfg);
+
+	assert_non_null(a);
+	return a;
+}
+
+static struct jf_codemap *code_map(void)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err;
+
+	/* One-byte instructions (NOP) everywhere the script runs. */
+	assert_int_equal(jf_codemap_add_bytes(map, code, 0x1000, INTERP, "interp", &err), 0);
+	assert_int_equal(jf_codemap_add_bytes(map, code, 0x2000, TRACE, "jit", &err), 0);
+	return map;
+}
+
+static const struct jf_guard_result *guard(const struct jf_analysis_result *r, uint64_t t,
+					   uint64_t g)
+{
+	size_t i;
+
+	for (i = 0; i < r->nguards; i++) {
+		if (r->guards[i].trace_id == t && r->guards[i].guard_id == g)
+			return &r->guards[i];
+	}
+	fail_msg("guard %llu/%llu missing", (unsigned long long)t, (unsigned long long)g);
+	return NULL;
+}
+
+static const struct jf_trace_result *trace(const struct jf_analysis_result *r, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < r->ntraces; i++) {
+		if (r->traces[i].trace_id == id)
+			return &r->traces[i];
+	}
+	fail_msg("trace %llu missing", (unsigned long long)id);
+	return NULL;
+}
+
+static void test_counts_follow_the_script(void **state)
+{
+	struct jf_codemap *map;
+	struct jf_analysis *a;
+	struct jf_analysis_result r;
+	const struct jf_trace_result *loop, *bridge;
+	const struct jf_guard_result *g;
+	uint64_t loop_insns, bridged = ENTRIES - BRIDGE_AFTER;
+
+	build_script();
+	map = code_map();
+	a = new_analysis(map);
+	run(a, 0, nsteps);
+	assert_int_equal(jf_analysis_result(a, &r), 0);
+
+	loop = trace(&r, 7);
+	bridge = trace(&r, 8);
+	g = guard(&r, 7, 3);
+	assert_int_equal(loop->entries, ENTRIES);
+	assert_int_equal(loop->iterations, ENTRIES * ITERS);
+	assert_int_equal(g->exits, ENTRIES);
+	assert_int_equal(g->passes, ENTRIES * (ITERS - 1));
+	assert_int_equal(g->resume_pc, 42);
+	assert_true(g->has_bridge);
+	assert_int_equal(g->bridge_id, 8);
+	assert_int_equal(g->exits_before_bridge, BRIDGE_AFTER);
+	assert_int_equal(loop->exits, ENTRIES);
+	assert_int_equal(bridge->kind, JF_REGION_BRIDGE);
+	assert_int_equal(bridge->entries, bridged);
+	assert_int_equal(bridge->iterations, bridged);
+	assert_int_equal(bridge->insns, bridged * 5);
+
+	/* Loop instructions: per iteration 17 to the guard, 16 more on passes. */
+	loop_insns = ENTRIES * (ITERS * 17 + (ITERS - 1) * 16);
+	assert_int_equal(loop->insns, loop_insns);
+	assert_int_equal(r.total.insns[JF_SPLIT_JITTED],
+			 loop_insns + bridged * 5 + BRIDGE_AFTER * 4);
+	assert_int_equal(r.total.insns[JF_SPLIT_INTERPRETER], 21 + ENTRIES * 10);
+	assert_int_equal(r.total.by_class[JF_CLASS_EXIT_STUB], BRIDGE_AFTER * 4);
+	/* interpreter -> jitted at every entry; jitted -> interpreter after every exit
+	 * but the last (the trace ends inside the bridge). */
+	assert_int_equal(r.total.transitions[JF_SPLIT_INTERPRETER][JF_SPLIT_JITTED], ENTRIES);
+	assert_int_equal(r.total.transitions[JF_SPLIT_JITTED][JF_SPLIT_INTERPRETER], ENTRIES - 1);
+	assert_int_equal(r.total.guard_exits, ENTRIES);
+
+	/* Bytecode ranges of the loop from its pc map: offsets [0,8) -> pc 10..12,
+	 * [8,0x11) -> pc 12..14, [0x11, ...) -> pc 14. */
+	{
+		size_t i;
+		uint64_t per[3] = { 0 };
+
+		for (i = 0; i < r.nbytecodes; i++) {
+			if (r.bytecodes[i].region_key != 7)
+				continue;
+			per[r.bytecodes[i].pc_from == 10 ? 0 : r.bytecodes[i].pc_from == 12 ? 1 : 2] +=
+				r.bytecodes[i].insns;
+		}
+		assert_int_equal(per[0], ENTRIES * ITERS * 8);
+		assert_int_equal(per[1], ENTRIES * ITERS * 9);
+		assert_int_equal(per[2], ENTRIES * (ITERS - 1) * 16);
+	}
+	assert_true(r.has_pc_maps);
+	assert_true(r.has_iterations);
+	/* The script's clock is one tick per instruction, stamped at the end of each block:
+	 * time adds up to the instructions after the first timestamp (the first block's
+	 * 21 instructions ran before any time was known). */
+	assert_int_equal(r.total.time[JF_SPLIT_JITTED] + r.total.time[JF_SPLIT_INTERPRETER],
+			 r.insns - 21);
+	assert_int_equal(loop->time, loop->insns);
+	jf_analysis_result_free(&r);
+	jf_analysis_free(a);
+	jf_codemap_free(map);
+}
+
+static void assert_same(const struct jf_analysis_result *x, const struct jf_analysis_result *y,
+			int split)
+{
+	size_t i;
+
+	if (x->ntraces != y->ntraces || x->nguards != y->nguards)
+		fail_msg("split %d: table sizes differ", split);
+	for (i = 0; i < x->ntraces; i++) {
+		const struct jf_trace_result *p = &x->traces[i], *q = &y->traces[i];
+
+		if (p->trace_id != q->trace_id || p->entries != q->entries ||
+		    p->iterations != q->iterations || p->insns != q->insns || p->time != q->time ||
+		    p->exits != q->exits)
+			fail_msg("split %d: trace %llu differs: entries %llu/%llu iterations %llu/%llu "
+				 "insns %llu/%llu time %llu/%llu", split,
+				 (unsigned long long)p->trace_id, (unsigned long long)p->entries,
+				 (unsigned long long)q->entries, (unsigned long long)p->iterations,
+				 (unsigned long long)q->iterations, (unsigned long long)p->insns,
+				 (unsigned long long)q->insns, (unsigned long long)p->time,
+				 (unsigned long long)q->time);
+	}
+	for (i = 0; i < x->nguards; i++) {
+		const struct jf_guard_result *p = &x->guards[i], *q = &y->guards[i];
+
+		if (p->exits != q->exits || p->passes != q->passes || p->unresolved != q->unresolved ||
+		    p->exits_before_bridge != q->exits_before_bridge || p->bridge_id != q->bridge_id)
+			fail_msg("split %d: guard %llu differs: exits %llu/%llu passes %llu/%llu", split,
+				 (unsigned long long)p->guard_id, (unsigned long long)p->exits,
+				 (unsigned long long)q->exits, (unsigned long long)p->passes,
+				 (unsigned long long)q->passes);
+	}
+	if (memcmp(&x->total, &y->total, sizeof(x->total)))
+		fail_msg("split %d: the interpreter/jitted/native split differs", split);
+	if (x->nbytecodes != y->nbytecodes || x->niterations != y->niterations)
+		fail_msg("split %d: bytecode or iteration tables differ in size", split);
+	for (i = 0; i < x->niterations; i++) {
+		if (x->iterations[i].insns != y->iterations[i].insns ||
+		    x->iterations[i].time != y->iterations[i].time)
+			fail_msg("split %d: iteration %zu differs", split, i);
+	}
+	for (i = 0; i < x->nregions; i++) {
+		if (x->regions[i].insns != y->regions[i].insns ||
+		    x->regions[i].entries != y->regions[i].entries)
+			fail_msg("split %d: region %s differs", split, x->regions[i].name);
+	}
+	if (x->insns != y->insns || x->blocks != y->blocks)
+		fail_msg("split %d: totals differ", split);
+}
+
+static void test_two_parts_merge_to_the_whole(void **state)
+{
+	struct jf_codemap *map = code_map();
+	struct jf_analysis *whole = new_analysis(map);
+	struct jf_analysis_result expect;
+	int split;
+
+	build_script();
+	run(whole, 0, nsteps);
+	assert_int_equal(jf_analysis_result(whole, &expect), 0);
+	for (split = 1; split < nsteps; split++) {
+		struct jf_analysis *first = new_analysis(map), *second = new_analysis(map);
+		struct jf_analysis_result got;
+
+		run(first, 0, split);
+		/* The second part knows the zone records that took effect before it. */
+		run(second, split, nsteps);
+		assert_int_equal(jf_analysis_merge(first, second), 0);
+		assert_int_equal(jf_analysis_result(first, &got), 0);
+		assert_same(&got, &expect, split);
+		jf_analysis_result_free(&got);
+		jf_analysis_free(first);
+		jf_analysis_free(second);
+	}
+	jf_analysis_result_free(&expect);
+	jf_analysis_free(whole);
+	jf_codemap_free(map);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counts_follow_the_script),
+		cmocka_unit_test(test_two_parts_merge_to_the_whole),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+
+	if (reader)
+		jf_zone_reader_close(reader);
+	return rc;
+}

@@ -1,0 +1,397 @@
+/* Decoding exactly through JIT code that changes: a synthetic runtime (direct calls to the
+ * emitter's real marker function and into JIT code) writes a real zone file with the
+ * emitter while this test writes, with libipt's encoder, the Intel PT packets that
+ * runtime's execution produces. Code is loaded, run, freed, replaced at the same address
+ * by different code, moved, and a guard's exit is patched to a bridge. The expected path
+ * is fixed here, from the code bytes below; the decoded blocks must match it instruction
+ * for instruction, and a stretch of trace that only fits the old version of patched code
+ * must come out as an image mismatch naming the region and version, followed by an exact
+ * resynchronisation. */
+#include "test_support.h"
+#include "pt_builder.h"
+
+/* The packets this test's scenarios need, in terms of the shared builder. */
+static void pt_psb(struct jf_ptb *b)
+{
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psbend(b);
+}
+
+static void pt_pge(struct jf_ptb *b, uint64_t ip)
+{
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, ip);
+}
+
+static void pt_tip(struct jf_ptb *b, uint64_t ip)
+{
+	jf_ptb_tip(b, pt_ipc_sext_48, ip);
+}
+
+/* Outcomes as "1" taken, "0" not taken. */
+static void pt_tnt(struct jf_ptb *b, const char *bits)
+{
+	char tn[64];
+	size_t i;
+
+	for (i = 0; bits[i] && i + 1 < sizeof(tn); i++)
+		tn[i] = bits[i] == '1' ? 'T' : 'N';
+	tn[i] = 0;
+	jf_ptb_tnt(b, tn);
+}
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jitflow/emitter.h"
+#include "jitflow/pt.h"
+#include "jitflow/zone_image.h"
+
+/* The runtime's own code: 1 MiB below the real marker function, so that rel32 calls
+ * reach it. */
+static uint64_t rt_base;
+#define RT rt_base
+/* JIT code near it (direct calls from the runtime) */
+#define J (RT + 0x20000)          /* trace A, then trace B (same address) */
+#define J2 (RT + 0x60000)         /* where B moves */
+#define K (RT + 0x30000)          /* trace C with a guard */
+#define L (RT + 0x40000)          /* bridge D */
+
+/* Sentinels in the expected instruction list. */
+#define MARKER_BODY 1       /* one block: jf_emitter_marker's body, ending in its ret */
+#define MISMATCH 2          /* anything, then an image-mismatch error */
+
+/* A: rax counts to 3: inc rax; cmp rax,3; jne A; ret */
+static const uint8_t code_a[] = { 0x48, 0xff, 0xc0, 0x48, 0x83, 0xf8, 0x03, 0x75, 0xf7, 0xc3 };
+/* B: xor rax,rax; test rax,rax; je +2; ud2; ret */
+static const uint8_t code_b[] = { 0x48, 0x31, 0xc0, 0x48, 0x85, 0xc0, 0x74, 0x02, 0x0f, 0x0b,
+				  0xc3 };
+/* C: test rax,rax; jne +1 (guard, fails to the exit stub at +6); ret;
+ *    +6: jmp +9 (exit stub, to +20); 9 x int3; +20: ret */
+static const uint8_t code_c[] = { 0x48, 0x85, 0xc0, 0x75, 0x01, 0xc3, 0xe9, 0x09, 0x00, 0x00,
+				  0x00, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+				  0xc3 };
+/* D (bridge): test rax,rax; je +1; ret; ret */
+static const uint8_t code_d[] = { 0x48, 0x85, 0xc0, 0x74, 0x01, 0xc3, 0xc3 };
+
+struct scenario {
+	uint8_t rt[4096];
+	size_t rtlen;
+	uint64_t exp[1024];
+	size_t nexp;
+	struct jf_ptb *pt;
+	uint64_t marker;
+	struct jf_emitter *em;
+};
+
+static void expect(struct scenario *s, uint64_t ip)
+{
+	assert_true(s->nexp < sizeof(s->exp) / sizeof(s->exp[0]));
+	s->exp[s->nexp++] = ip;
+}
+
+/* call target (e8 rel32) in the runtime's code; returns its address */
+static uint64_t rt_call(struct scenario *s, uint64_t target)
+{
+	uint64_t at = RT + s->rtlen;
+	int32_t rel = (int32_t)(target - (at + 5));
+
+	s->rt[s->rtlen++] = 0xe8;
+	memcpy(s->rt + s->rtlen, &rel, 4);
+	s->rtlen += 4;
+	expect(s, at);
+	return at;
+}
+
+/* The emitter just wrote a record and called the marker: the trace shows the call and
+ * the marker's return. */
+static void marked(struct scenario *s, uint64_t seq)
+{
+	uint64_t at;
+
+	assert_true(seq > 0);
+	at = rt_call(s, s->marker);
+	expect(s, MARKER_BODY);
+	pt_tip(s->pt, at + 5);
+}
+
+/* The runtime calls JIT code at entry, which executes insns (conditional branches per
+ * tnt) and returns. */
+static void run(struct scenario *s, uint64_t entry, const uint64_t *insns, size_t n,
+		const char *tnt)
+{
+	uint64_t at = rt_call(s, entry);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		expect(s, insns[i]);
+	if (tnt)
+		pt_tnt(s->pt, tnt);
+	pt_tip(s->pt, at + 5);
+}
+
+static void segment_start(struct scenario *s)
+{
+	pt_psb(s->pt);
+	pt_pge(s->pt, RT + s->rtlen);
+}
+
+static void segment_end(struct scenario *s)
+{
+	expect(s, RT + s->rtlen);
+	s->rt[s->rtlen++] = 0xc3;  /* ret, where tracing stops */
+	jf_ptb_tip_pgd(s->pt, pt_ipc_suppressed, 0);
+}
+
+static struct jf_region region(const char *name, uint64_t addr, const uint8_t *code,
+			       size_t size, uint32_t kind, uint64_t trace)
+{
+	struct jf_region r = { .name = name, .addr = addr, .code = code, .size = size,
+			       .kind = kind, .trace_id = trace };
+	return r;
+}
+
+
+/* Build the scenario: emitter calls and trace packets in program order. */
+static void build(struct scenario *s, const char *dir)
+{
+	struct jf_region r;
+	uint8_t jmp[5];
+	int32_t rel;
+
+	memset(s, 0, sizeof(*s));
+	s->marker = (uint64_t)(uintptr_t)&jf_emitter_marker;
+	rt_base = (s->marker & ~0xfffull) - 0x100000;
+
+	/* the paths through each piece of code, from the bytes above */
+	const uint64_t run_a[] = { J, J + 3, J + 7, J, J + 3, J + 7, J, J + 3, J + 7, J + 9 };
+	const uint64_t run_b[] = { J, J + 3, J + 6, J + 10 };
+	const uint64_t run_b2[] = { J2, J2 + 3, J2 + 6, J2 + 10 };
+	const uint64_t run_c_exit[] = { K, K + 3, K + 6, K + 20 };
+	const uint64_t run_c_bridge[] = { K, K + 3, K + 6, L, L + 3, L + 6 };
+	s->pt = jf_ptb_new();
+	segment_start(s);
+
+	s->em = jf_emitter_open(dir, JF_EMIT_CLOCK_MONOTONIC);
+	assert_non_null(s->em);
+	marked(s, 1); /* CLOCK */
+	marked(s, 2); /* MARKER */
+
+	/* A is loaded, runs, and is freed */
+	r = region("trace A", J, code_a, sizeof(code_a), JF_REGION_TRACE, 1);
+	marked(s, jf_emit_region_load(s->em, &r));
+	run(s, J, run_a, 10, "110");
+	marked(s, jf_emit_region_free(s->em, J, sizeof(code_a)));
+
+	/* B reuses the address with different code */
+	r = region("trace B", J, code_b, sizeof(code_b), JF_REGION_TRACE, 2);
+	marked(s, jf_emit_region_load(s->em, &r));
+	run(s, J, run_b, 4, "1");
+
+	/* B moves */
+	marked(s, jf_emit_region_move(s->em, J, J2, sizeof(code_b)));
+	run(s, J2, run_b2, 4, "1");
+
+	/* C with a guard whose failures go to the exit stub */
+	r = region("trace C", K, code_c, sizeof(code_c), JF_REGION_TRACE, 3);
+	marked(s, jf_emit_region_load(s->em, &r));
+	marked(s, jf_emit_guard(s->em, 1, 3, K + 3, K + 6, 0));
+	run(s, K, run_c_exit, 4, "1");
+
+	/* a bridge, and the guard's exit re-pointed to it */
+	r = region("bridge D", L, code_d, sizeof(code_d), JF_REGION_BRIDGE, 4);
+	r.parent_trace = 3;
+	r.parent_guard = 1;
+	marked(s, jf_emit_region_load(s->em, &r));
+	jmp[0] = 0xe9;
+	rel = (int32_t)(L - (K + 11));
+	memcpy(jmp + 1, &rel, 4);
+	marked(s, jf_emit_patch(s->em, K + 6, jmp, 5, "guard 1 -> bridge D"));
+	run(s, K, run_c_bridge, 6, "11");
+	segment_end(s);
+
+	/* A stretch of trace that only fits C's old version (the exit stub path): the image
+	 * has the patch, so this must be a mismatch, not a decode. */
+	segment_start(s);
+	rt_call(s, K);
+	pt_tnt(s->pt, "1");
+	pt_tip(s->pt, RT + s->rtlen);
+	expect(s, MISMATCH);
+	s->rtlen++; /* placeholder byte (never decoded: the trace resynchronises) */
+	s->rt[s->rtlen - 1] = 0xc3;
+
+	/* Decoding resynchronises at the next PSB and is exact again. */
+	segment_start(s);
+	run(s, J2, run_b2, 4, "1");
+	segment_end(s);
+	jf_emitter_close(s->em);
+}
+
+static void test_exact_through_load_free_reuse_move_patch(void **state)
+{
+	char dir[512], zone[600];
+	struct scenario *s = calloc(1, sizeof(*s));
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_zone_image *zi;
+	struct jf_pt_config cfg;
+	struct jf_decoder *dec;
+	struct jf_error err = { "" };
+	struct jf_flow f;
+	size_t k = 0, mismatches = 0;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/scenario", jf_test_tmpdir());
+	mkdir(dir, 0755);
+	build(s, dir);
+	snprintf(zone, sizeof(zone), "%s/jit-%d.dump", dir, (int)getpid());
+
+	assert_int_equal(jf_codemap_add_bytes(map, s->rt, s->rtlen, RT, "runtime", &err), 0);
+	assert_int_equal(jf_codemap_add_bytes(map, (const void *)(uintptr_t)s->marker, 64,
+					      s->marker, "jf_emitter_marker", &err), 0);
+	zi = jf_zone_image_new(map, NULL, &err);
+	assert_non_null(zi);
+	if (jf_zone_image_add_file(zi, zone, &err))
+		fail_msg("%s", err.msg);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.trace = jf_ptb_bytes(s->pt);
+	cfg.size = jf_ptb_size(s->pt);
+	cfg.end_on_call = 1; /* a marker call starts a block of its own */
+	dec = jf_zone_filter_new(jf_pt_decoder_new(&cfg, map, &err), zi, &err);
+	assert_non_null(dec);
+
+	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
+		if (f.kind == JF_FLOW_ERROR) {
+			if (k >= s->nexp || s->exp[k] != MISMATCH)
+				fail_msg("unexpected error at expected #%zu: [%lx, %lx: %s]", k,
+					 (unsigned long)f.offset, (unsigned long)f.ip,
+					 f.u.error.text);
+			assert_int_equal(f.u.error.phase, JF_PHASE_IMAGE);
+			/* C's patched exit (v2) leads into the bridge, whose conditional
+			 * branch the trace (made for C v1: a return) does not have */
+			assert_string_equal(f.u.error.text,
+					    "bridge D v1+0x3: trace stream does not match query");
+			mismatches++;
+			k++;
+			continue;
+		}
+		if (f.kind != JF_FLOW_BLOCK)
+			continue;
+		if (k < s->nexp && s->exp[k] == MISMATCH)
+			continue; /* what is decoded before the mismatch is found */
+		if (k >= s->nexp)
+			fail_msg("more blocks than expected: %lx", (unsigned long)f.u.block.start);
+		if (s->exp[k] == MARKER_BODY) {
+			assert_int_equal(f.u.block.start, s->marker);
+			assert_int_equal(f.u.block.end, JF_END_RETURN);
+			k++;
+			continue;
+		}
+		if (f.u.block.start != s->exp[k] || k + f.u.block.ninsn > s->nexp ||
+		    f.u.block.last != s->exp[k + f.u.block.ninsn - 1])
+			fail_msg("block %lx..%lx (%u insns) where instruction #%zu should be %lx",
+				 (unsigned long)f.u.block.start, (unsigned long)f.u.block.last,
+				 f.u.block.ninsn, k, (unsigned long)s->exp[k]);
+		k += f.u.block.ninsn;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(k, s->nexp);
+	assert_int_equal(mismatches, 1);
+	assert_int_equal(jf_zone_image_stats(zi)->mismatches, 1);
+	/* every record but the CLOCK and CODE_CLOSE at close was applied at a marker: 10
+	 * extension records and perf's 4 CODE_LOADs and 1 CODE_MOVE that came with them */
+	assert_int_equal(jf_zone_image_stats(zi)->by_marker_call, 15);
+	assert_int_equal(jf_zone_image_stats(zi)->loads, 4);
+	assert_int_equal(jf_zone_image_stats(zi)->frees, 1);
+	assert_int_equal(jf_zone_image_stats(zi)->moves, 1);
+	assert_int_equal(jf_zone_image_stats(zi)->patches, 1);
+	assert_int_equal(jf_zone_image_stats(zi)->by_time, 0);
+	assert_int_equal(jf_zone_image_stats(zi)->unmatched_markers, 0);
+	{
+		uint64_t start;
+		uint32_t version;
+
+		assert_string_equal(jf_zone_image_lookup(zi, K + 7, &start, &version), "trace C");
+		assert_int_equal(start, K);
+		assert_int_equal(version, 2);
+		assert_string_equal(jf_zone_image_lookup(zi, J2 + 1, &start, &version), "trace B");
+		assert_null(jf_zone_image_lookup(zi, J, NULL, NULL));
+	}
+	jf_decoder_free(dec);
+	jf_zone_image_free(zi);
+	jf_codemap_free(map);
+	jf_ptb_free(s->pt);
+	free(s);
+}
+
+static int count_lines_with(const char *text, const char *a, const char *b)
+{
+	const char *line = text;
+	int n = 0;
+
+	while (line && *line) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)(len < 511 ? len : 511), line);
+		if (strstr(buf, a) && (!b || strstr(buf, b)))
+			n++;
+		line = end ? end + 1 : NULL;
+	}
+	return n;
+}
+
+/* The same scenario through `jitflow decode --zone`: block listings name JIT code by
+ * region, version and offset as it was at that point, and the mismatch is printed as an
+ * image error. */
+static void test_cli_decode_with_zone(void **state)
+{
+	char dir[512], path[700], cmd[4096], addr[64];
+	struct scenario *s = calloc(1, sizeof(*s));
+	char *out = NULL;
+
+	snprintf(dir, sizeof(dir), "%s/cli", jf_test_tmpdir());
+	mkdir(dir, 0755);
+	build(s, dir);
+	snprintf(path, sizeof(path), "%s/trace.pt", dir);
+	jf_test_write_file(path, jf_ptb_bytes(s->pt), jf_ptb_size(s->pt));
+	snprintf(path, sizeof(path), "%s/runtime.bin", dir);
+	jf_test_write_file(path, s->rt, s->rtlen);
+	snprintf(path, sizeof(path), "%s/marker.bin", dir);
+	jf_test_write_file(path, (const void *)(uintptr_t)s->marker, 64);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' decode --pt trace.pt --raw runtime.bin:0x%llx "
+		 "--raw marker.bin:0x%llx --zone jit-%d.dump --blocks", dir, jf_test_cli(),
+		 (unsigned long long)RT, (unsigned long long)s->marker, (int)getpid());
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+
+	/* the same address J names trace A, then (after the free and a new load) trace B */
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)J);
+	assert_int_equal(count_lines_with(out, addr, "  trace A v1+0x0"), 3);
+	assert_int_equal(count_lines_with(out, addr, "  trace B v1+0x0"), 1);
+	/* B after its move (segment 1 and again after the resynchronisation) */
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)J2);
+	assert_int_equal(count_lines_with(out, addr, "  trace B v1+0x0"), 2);
+	/* C before its patch is v1, after it v2 */
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)K);
+	assert_int_equal(count_lines_with(out, addr, "  trace C v1+0x0"), 1);
+	assert_true(count_lines_with(out, addr, "  trace C v2+0x0") >= 1);
+	assert_int_equal(count_lines_with(out, ": image mismatch: bridge D v1+0x3: trace stream does not "
+					  "match query]", NULL), 1);
+	free(out);
+	jf_ptb_free(s->pt);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exact_through_load_free_reuse_move_patch),
+		cmocka_unit_test(test_cli_decode_with_zone),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,240 @@
+/* The analysis commands' common path: inputs -> decoder (with zone files) -> analysis ->
+ * one view of the result, as text, JSON or CSV. */
+#include "cli_analysis.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli_inputs.h"
+#include "cli_output.h"
+#include "commands.h"
+#include "jitflow/analysis.h"
+#include "jitflow/zone_image.h"
+
+struct options {
+	int json;
+	const char *csv;
+	size_t top;
+	double tolerance;
+	const char *dir;          /* a recording folder (positional) */
+	char perf_path[4096];
+};
+
+static void usage(FILE *out, const char *cmd, const char *what)
+{
+	fprintf(out,
+		"usage: jitflow %s [RECORDING_DIR | PERF.DATA | INPUTS] [--json | --csv TABLE]\n"
+		"       [--top N] [--tolerance X] [--zone FILE]...\n\n%s\n\n"
+		"  RECORDING_DIR     a folder written by `jitflow record`: its perf.data and the\n"
+		"                    zone files (jit-*.dump) beside it\n"
+		"  PERF.DATA         an Intel PT perf.data file (its zone files: --zone)\n"
+		"  --json            the whole result as one JSON object (docs/analysis.md)\n"
+		"  --csv TABLE       one table as CSV: %s\n"
+		"  --top N           rows per table in text output (default 10)\n"
+		"  --tolerance X     relative tolerance of a steady state (default 0.05)\n\n%s",
+		cmd, what, jf_report_csv_tables, jf_cli_inputs_help);
+}
+
+/* Code that no zone record describes, by the file it was mapped from: shared libraries
+ * (lib*.so*, ld-*.so*) are other native code, other files the runtime's own; the upper
+ * half of the address space is the kernel's. */
+static enum jf_code_class native_class(void *ctx, uint64_t addr)
+{
+	struct jf_cli_inputs *in = ctx;
+	const char *name = jf_codemap_lookup(in->map, addr, NULL);
+
+	if (addr >= 0xffff800000000000ull)
+		return JF_CLASS_KERNEL;
+	if (!name)
+		return JF_CLASS_UNKNOWN;
+	if (!strncmp(name, "lib", 3) || !strncmp(name, "ld-", 3) || strstr(name, ".so"))
+		return JF_CLASS_NATIVE;
+	return JF_CLASS_RUNTIME;
+}
+
+static int feed_record(void *ctx, const struct jf_zone_reader *reader,
+		       const struct jf_zone_record *rec)
+{
+	return jf_analysis_zone_record(ctx, reader, rec);
+}
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A recording folder: its perf.data, and every jit-*.dump in it as a zone file. */
+static int open_recording(struct jf_cli_inputs *in, struct options *o, struct jf_error *err)
+{
+	char path[4096];
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	snprintf(o->perf_path, sizeof(o->perf_path), "%s/perf.data", o->dir);
+	in->perf_path = o->perf_path;
+	d = opendir(o->dir);
+	if (!d)
+		return jf_fail(err, "%s: cannot open folder: %s", o->dir, strerror(errno));
+	while (rc == 0 && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		if (strncmp(e->d_name, "jit-", 4) || n < 9 || strcmp(e->d_name + n - 5, ".dump"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", o->dir, e->d_name);
+		rc = jf_cli_add_zone(in, path, err);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, const char *what,
+		 int argc, char **argv, struct jf_error *err)
+{
+	int i, rc;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		rc = jf_cli_input_option(in, argc, argv, &i, err);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			continue;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout, cmd, what);
+			return 1;
+		} else if (!strcmp(a, "--json")) {
+			o->json = 1;
+		} else if (!strcmp(a, "--csv") || !strcmp(a, "--top") || !strcmp(a, "--tolerance")) {
+			char *end;
+
+			if (i + 1 >= argc)
+				return jf_fail(err, "%s: missing argument", a), JF_CLI_BAD_USAGE;
+			if (!strcmp(a, "--csv")) {
+				o->csv = argv[++i];
+				continue;
+			}
+			errno = 0;
+			if (!strcmp(a, "--top"))
+				o->top = strtoul(argv[++i], &end, 10);
+			else
+				o->tolerance = strtod(argv[++i], &end);
+			if (errno || *end || end == argv[i])
+				return jf_fail(err, "%s: expected a number, got '%s'", a, argv[i]),
+				       JF_CLI_BAD_USAGE;
+		} else if (a[0] != '-' && !o->dir && !in->perf_path) {
+			if (is_dir(a))
+				o->dir = a;
+			else
+				in->perf_path = a;
+		} else {
+			return jf_fail(err, "unknown option or extra argument '%s' (see --help)", a),
+			       JF_CLI_BAD_USAGE;
+		}
+	}
+	if (o->dir && open_recording(in, o, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int print(FILE *out, const struct options *o, jf_cli_view_fn view,
+		 const struct jf_analysis_result *r, const struct jf_report_meta *m,
+		 struct jf_error *err)
+{
+	if (o->json) {
+		jf_report_json(out, r, m);
+	} else if (o->csv) {
+		if (jf_report_csv(out, r, o->csv) < 0)
+			return jf_fail(err, "--csv: no table '%s' (tables: %s)", o->csv,
+				       jf_report_csv_tables);
+	} else {
+		view(out, r, m);
+	}
+	return 0;
+}
+
+int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view, int argc,
+			 char **argv)
+{
+	struct jf_cli_inputs in;
+	struct options o;
+	struct jf_error err = { "" };
+	struct jf_analysis_config cfg;
+	struct jf_analysis *a = NULL;
+	struct jf_analysis_result result;
+	struct jf_report_meta meta;
+	struct jf_decoder *dec = NULL;
+	const struct jf_decode_stats *st;
+	struct jf_flow f;
+	int rc, status = JF_EXIT_FAIL;
+	uint64_t n = 0;
+
+	jf_cli_inputs_init(&in);
+	memset(&o, 0, sizeof(o));
+	in.split_blocks = 1;
+	rc = parse(&in, &o, cmd, what, argc, argv, &err);
+	if (rc == 1) {
+		jf_cli_inputs_fini(&in);
+		return JF_EXIT_OK;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "jitflow %s: %s\n", cmd, err.msg);
+		jf_cli_inputs_fini(&in);
+		return rc == JF_CLI_BAD_USAGE ? JF_EXIT_USAGE : JF_EXIT_FAIL;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.map = in.map;
+	cfg.steady_tolerance = o.tolerance;
+	cfg.native_class = native_class;
+	cfg.native_ctx = &in;
+	a = jf_analysis_new(&cfg);
+	if (!a) {
+		jf_fail(&err, "out of memory");
+		goto out;
+	}
+	if (in.zones)
+		jf_zone_image_on_apply(in.zones, feed_record, a);
+	dec = jf_cli_open_decoder(&in, &err);
+	if (!dec)
+		goto out;
+	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
+		if (jf_analysis_flow(a, &f) < 0) {
+			jf_fail(&err, "out of memory");
+			rc = -1;
+			break;
+		}
+		if ((++n & 0xffff) == 0)
+			jf_progress(f.offset, jf_cli_trace_size(&in), jf_decoder_stats(dec)->insns);
+	}
+	jf_progress_done();
+	if (rc < 0)
+		goto out;
+	st = jf_decoder_stats(dec);
+	jf_analysis_set_clock(a, st->time_is_ns, st->time_is_synthetic);
+	if (jf_analysis_result(a, &result) < 0) {
+		jf_fail(&err, "out of memory");
+		goto out;
+	}
+	memset(&meta, 0, sizeof(meta));
+	meta.source = o.dir ? o.dir : in.perf_path ? in.perf_path : in.pt_path ? in.pt_path : in.cs_snapshot;
+	meta.trace_bytes = st->trace_bytes;
+	meta.top = o.top;
+	if (print(stdout, &o, view, &result, &meta, &err) == 0 && fflush(stdout) == 0)
+		status = JF_EXIT_OK;
+	else if (!err.msg[0])
+		jf_fail(&err, "writing output failed");
+	jf_analysis_result_free(&result);
+out:
+	if (status != JF_EXIT_OK)
+		fprintf(stderr, "jitflow %s: %s\n", cmd, err.msg);
+	jf_decoder_free(dec);
+	jf_analysis_free(a);
+	jf_cli_inputs_fini(&in);
+	return status;
+}
