@@ -96,6 +96,35 @@ static void assert_instruction_counts_agree(void)
 	assert_int_equal(perf_count, manifest_count);
 }
 
+/* jitflow's own decoder (libipt underneath) against perf's: the same instructions, in the
+ * same order, for a single-threaded recording (jitflow decode --perf merges the per-thread
+ * buffers by time and does not mark every switch, so threaded recordings compare counts). */
+static void assert_jitflow_decode_matches_perf(int same_sequence)
+{
+	char cmd[4096], *out = NULL;
+	const char *j = "/jitflow-insns.txt", *p = "/perf-insns.txt";
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode --perf %s/perf.data | awk '/^[0-9a-f]+$/ { sub(/^0+/, \"\"); print }' "
+		 "> %s%s && perf script -i %s/perf.data --itrace=i1i -F ip 2>/dev/null | "
+		 "awk '{ print $1 }' > %s%s && wc -l < %s%s && wc -l < %s%s",
+		 jf_test_cli(), dir_of_run, dir_of_run, j, dir_of_run, dir_of_run, p, dir_of_run, j,
+		 dir_of_run, p);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	{
+		long a = strtol(out, NULL, 10), b = strtol(strchr(out, '\n') + 1, NULL, 10);
+
+		assert_true(a > 1000);
+		assert_int_equal(a, b);
+	}
+	free(out);
+	if (!same_sequence)
+		return;
+	snprintf(cmd, sizeof(cmd), "cmp %s%s %s%s", dir_of_run, j, dir_of_run, p);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	free(out);
+}
+
 static long printed(const char *out, const char *key)
 {
 	char pattern[64];
@@ -120,6 +149,7 @@ static void test_fib_recursion(void **state)
 	/* fib(20) enters fib 21891 times: 1 call from main, 21890 recursive calls. */
 	assert_int_equal(branches_to(symbol("fib", "fib"), 0), 21891);
 	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
 }
 
 static void test_branches_and_indirect_calls(void **state)
@@ -137,6 +167,7 @@ static void test_branches_and_indirect_calls(void **state)
 	assert_int_equal(branches_to(symbol("branches", "on_rare"), 0), printed(out, "on_rare"));
 	free(out);
 	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
 }
 
 static void test_qsort_longjmp_signals(void **state)
@@ -154,6 +185,7 @@ static void test_qsort_longjmp_signals(void **state)
 	assert_int_equal(branches_to(symbol("callbacks", "handler"), 0), 10);
 	free(out);
 	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
 }
 
 static void test_threads(void **state)
@@ -183,6 +215,7 @@ static void test_threads(void **state)
 	assert_int_equal(counts[1], 1000);
 	assert_int_equal(counts[2], 2000);
 	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(0);
 }
 
 /* The JIT program: code written into an RWX page, described by the zone emitter, run,
@@ -192,6 +225,7 @@ static void test_threads(void **state)
 static void test_jit_rewrite(void **state)
 {
 	char cmd[4096], *out = NULL, zone_dir[600];
+	unsigned long long page;
 	long a = -1, b = -1;
 	char *line;
 
@@ -203,6 +237,8 @@ static void test_jit_rewrite(void **state)
 		 dir_of_run);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
 	assert_non_null(strstr(out, "jit_instructions=350"));
+	page = strtoull(strstr(out, "page=") + 5, NULL, 16);
+	assert_true(page != 0);
 	free(out);
 	snprintf(cmd, sizeof(cmd), "perf inject --jit -i %s/perf.data -o %s/perf.jit.data 2>&1",
 		 dir_of_run, dir_of_run);
@@ -231,6 +267,24 @@ static void test_jit_rewrite(void **state)
 	free(out);
 	assert_int_equal(a, 200);
 	assert_int_equal(b, 150);
+
+	/* jitflow's decoder with the copied zone file: the same counts, and each version's
+	 * own instructions at the same address before and after the rewrite. */
+	snprintf(cmd, sizeof(cmd), "%s decode --perf %s/perf.data --zone %s/jit-*.dump --asm | "
+		 "grep '^%016llx\\|^%016llx\\|^%016llx' | sort | uniq -c | "
+		 "awk '{ print $1, $3, $4 }'", jf_test_cli(), dir_of_run, dir_of_run, page,
+		 page + 3, page + 5);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "100 mov eax,"));
+	assert_non_null(strstr(out, "50 lea eax,"));
+	assert_non_null(strstr(out, "50 add eax,"));
+	assert_non_null(strstr(out, "150 ret "));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s decode --perf %s/perf.data --zone %s/jit-*.dump | "
+		 "grep -c 'error'", jf_test_cli(), dir_of_run, dir_of_run);
+	jf_test_run(cmd, &out);
+	assert_int_equal(strtol(out, NULL, 10), 0);
+	free(out);
 }
 
 static void test_cli_errors(void **state)

@@ -104,9 +104,11 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 	fprintf(f, "    \"cpu\": \"CPUID GenuineIntel,6,142,10 and the intel_pt PMU type %d are "
 		"made up; the program ran under QEMU user-mode emulation\",\n",
 		JF_PERF_INTEL_PT_TYPE);
-	fprintf(f, "    \"ptwrite\": \"PTW payloads are the ordinal of the call to "
-		"jf_emitter_marker (1, 2, ...), not its sequence-number argument, which QEMU's "
-		"log does not show\",\n");
+	fprintf(f, "    \"ptwrite\": \"%s\",\n", st->marker_ptw ?
+		"PTW packets at jf_emitter_marker calls (--marker-ptw) are synthetic: no PTWRITE "
+		"instruction ran there; payload = the call's ordinal on its thread (1, 2, ...), "
+		"which is the k of the thread's k-th zone extension record" :
+		"none: jf_emitter_marker calls show as blocks at its address");
 	fprintf(f, "    \"interruptions\": \"signals delivered between blocks become FUP+TIP.PGD/"
 		"TIP.PGE at the interrupted instruction, or OVF when the log cannot say where\"\n");
 	fprintf(f, "  },\n  \"not_followed\": [");

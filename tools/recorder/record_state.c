@@ -328,8 +328,9 @@ static void on_exec(void *ctx, const struct jf_qlog_exec *e)
 	t->last_pc = e->pc;
 	t->last_ninsn = (uint32_t)ninsn;
 	if (st->image.marker_addr && e->pc == st->image.marker_addr) {
-		/* The zone emitter's marker: a PTWRITE at the exact point of the stream. The
-		 * sequence number argument is not in QEMU's log; the call's ordinal is. */
+		/* The zone emitter's marker call: its time dates the thread's next zone record
+		 * (zone_copy.c). Optionally also a PTW packet; QEMU's log does not show the
+		 * sequence number argument, so its payload is the call's ordinal on the thread. */
 		st->marker_calls++;
 		t->marker_calls++;
 		if (t->nmarker_times == t->marker_times_cap) {
@@ -343,7 +344,8 @@ static void on_exec(void *ctx, const struct jf_qlog_exec *e)
 		}
 		if (t->nmarker_times < t->marker_times_cap)
 			t->marker_times[t->nmarker_times++] = jf_pt_perf_time(st->clock);
-		jf_pt_ptwrite(t->pt, t->marker_calls);
+		if (st->marker_ptw)
+			jf_pt_ptwrite(t->pt, t->marker_calls);
 	}
 	jf_pt_boundary(t->pt, e->pc);
 	st->clock += ninsn;

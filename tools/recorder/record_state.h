@@ -49,6 +49,7 @@ struct jf_record_state {
 	char out_dir[4096];        /* absolute: zone files are copied there, and the MMAP2
 	                            * records of their marker mappings name the copies */
 	int timing;
+	int marker_ptw;            /* PTW at marker calls (see recorder.h) */
 	int pid;
 	struct jf_program_image image;
 	struct jf_block_map *blocks;

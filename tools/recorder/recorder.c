@@ -181,6 +181,7 @@ int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
 	st = jf_record_state_new(program, opt->timing, err);
 	if (!st)
 		return -1;
+	st->marker_ptw = opt->marker_ptw;
 	if (!realpath(opt->out_dir, st->out_dir)) {
 		jf_fail(err, "%s: %m", opt->out_dir);
 		goto out_state;
