@@ -20,16 +20,22 @@ static const char *program(const char *name)
 
 /* Record program `name` into TMP/name; returns jitflow's exit status, the program's
  * stdout in *out. */
-static int record(const char *name, char **out)
+static int record_with(const char *name, const char *options, char **out)
 {
 	char cmd[2048];
 	int status;
 
-	snprintf(dir_of_run, sizeof(dir_of_run), "%s/%s", jf_test_tmpdir(), name);
-	snprintf(cmd, sizeof(cmd), "%s record --emulate -o %s -- %s 2>%s.err", jf_test_cli(),
-		 dir_of_run, program(name), dir_of_run);
+	snprintf(dir_of_run, sizeof(dir_of_run), "%s/%s%s", jf_test_tmpdir(), name,
+		 options[0] ? "-opt" : "");
+	snprintf(cmd, sizeof(cmd), "%s record --emulate %s -o %s -- %s 2>%s.err", jf_test_cli(),
+		 options, dir_of_run, program(name), dir_of_run);
 	status = jf_test_run(cmd, out);
 	return status;
+}
+
+static int record(const char *name, char **out)
+{
+	return record_with(name, "", out);
 }
 
 /* A symbol's address in the program, as nm (binutils) reads it from the file. */
@@ -147,6 +153,20 @@ static void test_fib_recursion(void **state)
 	free(out);
 	assert_no_perf_errors();
 	/* fib(20) enters fib 21891 times: 1 call from main, 21890 recursive calls. */
+	assert_int_equal(branches_to(symbol("fib", "fib"), 0), 21891);
+	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
+}
+
+/* Without timing packets (timeless decoding in perf), the branches are the same. */
+static void test_fib_without_timing(void **state)
+{
+	char *out = NULL;
+
+	(void)state;
+	assert_int_equal(record_with("fib", "--no-timing", &out), 0);
+	free(out);
+	assert_no_perf_errors();
 	assert_int_equal(branches_to(symbol("fib", "fib"), 0), 21891);
 	assert_instruction_counts_agree();
 	assert_jitflow_decode_matches_perf(1);
@@ -311,6 +331,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cli_errors),
 		cmocka_unit_test(test_fib_recursion),
+		cmocka_unit_test(test_fib_without_timing),
 		cmocka_unit_test(test_branches_and_indirect_calls),
 		cmocka_unit_test(test_qsort_longjmp_signals),
 		cmocka_unit_test(test_threads),

@@ -114,9 +114,9 @@ int jf_cmd_record(int argc, char **argv)
 			(unsigned long long)res.threads, res.seconds, opt.timing ? "true" : "false");
 	else
 		fprintf(stderr, "jitflow record: %s/perf.data: %llu instructions, %llu threads, "
-			"%llu bytes of Intel PT (emulated, synthetic timing) in %.2f s\n",
+			"%llu bytes of Intel PT (emulated under QEMU, %s) in %.2f s\n",
 			opt.out_dir, (unsigned long long)res.instructions,
 			(unsigned long long)res.threads, (unsigned long long)res.pt_bytes,
-			res.seconds);
+			opt.timing ? "synthetic timing" : "no timing", res.seconds);
 	return res.exit_status;
 }

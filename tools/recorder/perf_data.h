@@ -32,6 +32,7 @@ struct jf_perf_writer {
 	size_t index_len, index_cap;
 	uint64_t records, aux_bytes;
 	int failed;
+	int timing;                   /* the PT config has tsc, mtc and cyc set */
 };
 
 struct jf_perf_info {
