@@ -158,6 +158,47 @@ static void test_fib_recursion(void **state)
 	assert_jitflow_decode_matches_perf(1);
 }
 
+/* For a PIE: where the program was loaded (its MMAP2's start minus the file offset; the
+ * text segment's address equals its offset in the file, as the linker lays PIEs out). */
+static unsigned long long pie_base(const char *name)
+{
+	char cmd[1024], *out = NULL;
+	unsigned long long start, pgoff;
+
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --show-mmap-events "
+		 "2>/dev/null | grep 'MMAP2.*%s$' | sed 's/.*\\[0x\\([0-9a-f]*\\)(.*@ "
+		 "0x\\([0-9a-f]*\\) .*/\\1 \\2/'", dir_of_run, program(name));
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strchr(out, ' '));
+	start = strtoull(out, NULL, 16);
+	pgoff = strtoull(strchr(out, ' ') + 1, NULL, 16);
+	free(out);
+	return start - pgoff;
+}
+
+/* Dynamically linked PIE and static PIE: the loader's, libc's and the program's load
+ * addresses come from the log (first block, mmap calls, the jump to the entry point). */
+static void test_position_independent(void **state)
+{
+	static const char *const names[] = { "fib_dyn", "fib_spie" };
+	char *out = NULL;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		unsigned long long base;
+
+		assert_int_equal(record(names[i], &out), 0);
+		assert_string_equal(out, "fib(20)=6765\n");
+		free(out);
+		assert_no_perf_errors();
+		base = pie_base(names[i]);
+		assert_int_equal(branches_to(base + symbol(names[i], "fib"), 0), 21891);
+		assert_instruction_counts_agree();
+		assert_jitflow_decode_matches_perf(1);
+	}
+}
+
 /* Without timing packets (timeless decoding in perf), the branches are the same. */
 static void test_fib_without_timing(void **state)
 {
@@ -208,17 +249,18 @@ static void test_qsort_longjmp_signals(void **state)
 	assert_jitflow_decode_matches_perf(1);
 }
 
-static void test_threads(void **state)
+static void check_threads(const char *name, int pie)
 {
 	char cmd[1024], *out = NULL, *line;
-	unsigned long long work = symbol("threads", "work");
+	unsigned long long work = symbol(name, "work");
 	long counts[8] = { 0 };
 	int tids[8] = { 0 }, n = 0, i;
 
-	(void)state;
-	assert_int_equal(record("threads", &out), 0);
+	assert_int_equal(record(name, &out), 0);
 	free(out);
 	assert_no_perf_errors();
+	if (pie)
+		work += pie_base(name);
 	/* One stream per thread: main calls work 10 times, the workers 1000 and 2000. */
 	snprintf(cmd, sizeof(cmd),
 		 "perf script -i %s/perf.data --itrace=b -F tid,addr 2>/dev/null | "
@@ -236,6 +278,13 @@ static void test_threads(void **state)
 	assert_int_equal(counts[2], 2000);
 	assert_instruction_counts_agree();
 	assert_jitflow_decode_matches_perf(0);
+}
+
+static void test_threads(void **state)
+{
+	(void)state;
+	check_threads("threads", 0);
+	check_threads("threads_dyn", 1);
 }
 
 /* The JIT program: code written into an RWX page, described by the zone emitter, run,
@@ -332,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_cli_errors),
 		cmocka_unit_test(test_fib_recursion),
 		cmocka_unit_test(test_fib_without_timing),
+		cmocka_unit_test(test_position_independent),
 		cmocka_unit_test(test_branches_and_indirect_calls),
 		cmocka_unit_test(test_qsort_longjmp_signals),
 		cmocka_unit_test(test_threads),

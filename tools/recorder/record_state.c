@@ -288,6 +288,8 @@ static int transition(struct jf_record_thread *t, const struct jf_block *prev, u
 	}
 }
 
+static void follow_loader(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc);
+
 static void on_exec(void *ctx, const struct jf_qlog_exec *e)
 {
 	struct jf_record_state *st = ctx;
@@ -300,6 +302,8 @@ static void on_exec(void *ctx, const struct jf_qlog_exec *e)
 	st->last_exec_cpu = e->cpu;
 	st->blocks_executed++;
 	t->blocks++;
+	if (st->layout_state != 2)
+		follow_loader(st, t, e->pc);
 	jf_pt_advance(t->pt, st->clock);
 	b = jf_block_map_executed(st->blocks, e->pc, e->flags, e->cflags);
 	if (!t->started) {
@@ -327,7 +331,7 @@ static void on_exec(void *ctx, const struct jf_qlog_exec *e)
 	}
 	t->last_pc = e->pc;
 	t->last_ninsn = (uint32_t)ninsn;
-	if (st->image.marker_addr && e->pc == st->image.marker_addr) {
+	if (st->marker_addr && e->pc == st->marker_addr) {
 		/* The zone emitter's marker call: its time dates the thread's next zone record
 		 * (zone_copy.c). Optionally also a PTW packet; QEMU's log does not show the
 		 * sequence number argument, so its payload is the call's ordinal on the thread. */
@@ -576,6 +580,73 @@ void jf_record_state_callbacks(struct jf_record_state *st, struct jf_qlog_callba
 	cb->signal = on_signal;
 }
 
+/* MMAP2 records for an ELF file's executable segments, moved by base. */
+static void map_image(struct jf_record_state *st, const struct jf_program_image *img,
+		      const char *path, uint64_t base, uint64_t clock)
+{
+	int i;
+
+	for (i = 0; i < img->nsegments; i++) {
+		const struct jf_image_segment *s = &img->segments[i];
+
+		jf_perf_mmap2(&st->perf, st->pid, st->pid, base + s->addr, s->len, s->pgoff,
+			      s->prot, MAP_PRIVATE, path, jf_pt_perf_time(clock));
+		st->mmap_records++;
+	}
+}
+
+/* Before the block at pc runs on t: learn load addresses the log only shows this way. */
+static void follow_loader(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc)
+{
+	if (st->layout_state == 0) {
+		st->layout_state = 2;
+		if (st->image.interp[0]) {
+			struct jf_error err;
+			char path[PATH_MAX];
+
+			/* The loader QEMU uses is the host's (same architecture). */
+			if (!realpath(st->image.interp, path) ||
+			    jf_program_image_load(&st->interp, path, &err)) {
+				note(st, "dynamic loader %s cannot be read; its code and the "
+				     "program's are not mapped in the recording", st->image.interp);
+				return;
+			}
+			st->interp_base = pc - st->interp.entry;
+			st->interp_end = st->interp_base;
+			for (int i = 0; i < st->interp.nsegments; i++) {
+				const struct jf_image_segment *s = &st->interp.segments[i];
+
+				if (st->interp_base + s->addr + s->len > st->interp_end)
+					st->interp_end = st->interp_base + s->addr + s->len;
+			}
+			map_image(st, &st->interp, path, st->interp_base, 0);
+			st->layout_state = st->image.is_pie ? 1 : 2;
+			if (!st->image.is_pie) {
+				map_image(st, &st->image, st->program, 0, 0);
+				st->marker_addr = st->image.marker_addr;
+			}
+		} else if (st->image.is_pie) {
+			/* static-pie: the first block is the program's entry point */
+			st->main_base = pc - st->image.entry;
+			map_image(st, &st->image, st->program, st->main_base, 0);
+			st->marker_addr = st->image.marker_addr ?
+					  st->image.marker_addr + st->main_base : 0;
+		}
+		return;
+	}
+	/* The loader enters the program with an indirect jump to its (page-offset-exact)
+	 * entry point, outside the loader. QEMU mapped the program before the loader's
+	 * first instruction, so that is the record's date too (perf orders by time). */
+	if (st->layout_state == 1 && t->have_prev && t->prev.exit == JF_EXIT_IND_JUMP &&
+	    ((pc - st->image.entry) & 0xfff) == 0 &&
+	    (pc < st->interp_base || pc >= st->interp_end)) {
+		st->main_base = pc - st->image.entry;
+		map_image(st, &st->image, st->program, st->main_base, 0);
+		st->marker_addr = st->image.marker_addr ? st->image.marker_addr + st->main_base : 0;
+		st->layout_state = 2;
+	}
+}
+
 void jf_record_state_begin(struct jf_record_state *st, int pid)
 {
 	const char *base = strrchr(st->program, '/');
@@ -586,18 +657,11 @@ void jf_record_state_begin(struct jf_record_state *st, int pid)
 	jf_perf_auxtrace_info(&st->perf);
 	jf_perf_comm(&st->perf, pid, pid, base ? base + 1 : st->program, 1, jf_pt_perf_time(0));
 	if (st->image.is_static_exec) {
-		for (i = 0; i < st->image.nsegments; i++) {
-			const struct jf_image_segment *s = &st->image.segments[i];
-
-			jf_perf_mmap2(&st->perf, pid, pid, s->addr, s->len, s->pgoff, s->prot,
-				      MAP_PRIVATE, st->program, jf_pt_perf_time(0));
-			st->mmap_records++;
-		}
-	} else {
-		note(st, "%s is position-independent or dynamically linked: its load address "
-		     "and its libraries' mappings are not recorded (only static non-PIE "
-		     "programs are fully supported)", st->program);
+		map_image(st, &st->image, st->program, 0, 0);
+		st->marker_addr = st->image.marker_addr;
+		st->layout_state = 2;
 	}
+	(void)i;
 	thread_for(st, 0);
 }
 

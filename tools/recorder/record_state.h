@@ -52,6 +52,15 @@ struct jf_record_state {
 	int marker_ptw;            /* PTW at marker calls (see recorder.h) */
 	int pid;
 	struct jf_program_image image;
+	/* Where QEMU loaded things that no system call shows: the dynamic loader (its entry
+	 * is the first block that runs) and a PIE program (entered by the loader's indirect
+	 * jump to its entry point). */
+	struct jf_program_image interp;
+	int layout_state;          /* 0 first block to come, 1 waiting for the program's
+	                            * entry, 2 everything mapped */
+	uint64_t interp_base, interp_end, main_base;
+	uint64_t marker_addr;      /* jf_emitter_marker where it runs (0: none) */
+	uint64_t bytes_since_round;
 	struct jf_block_map *blocks;
 	struct jf_perf_writer perf;
 
