@@ -356,6 +356,22 @@ static void test_jit_rewrite(void **state)
 	free(out);
 }
 
+/* fork and posix_spawn: the children are not followed, and the manifest says so. */
+static void test_fork_reported(void **state)
+{
+	char cmd[1024], *out = NULL;
+
+	(void)state;
+	assert_int_equal(record("forks", &out), 0);
+	assert_string_equal(out, "system=5 child=7\n");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "cat %s/manifest.json", dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "the child process is not followed"));
+	assert_non_null(strstr(out, "execve(\\\"/bin/sh\\\""));
+	free(out);
+}
+
 static void test_cli_errors(void **state)
 {
 	char cmd[1024], *out = NULL;
@@ -386,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_qsort_longjmp_signals),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_jit_rewrite),
+		cmocka_unit_test(test_fork_reported),
 	};
 	char *out = NULL;
 

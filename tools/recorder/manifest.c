@@ -81,9 +81,10 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 		first = 0;
 	}
 	fprintf(f, "\n  ],\n");
-	fprintf(f, "  \"sideband\": {\"mmap2\": %llu, \"syscalls\": %llu, \"signals\": %llu},\n",
+	fprintf(f, "  \"sideband\": {\"mmap2\": %llu, \"syscalls\": %llu, \"signals\": %llu, "
+		"\"fork_mixed_stretches\": %llu},\n",
 		(unsigned long long)st->mmap_records, (unsigned long long)st->syscalls,
-		(unsigned long long)st->signals);
+		(unsigned long long)st->signals, (unsigned long long)st->fork_mixed);
 	fprintf(f, "  \"log\": {\"lines\": %llu, \"unparsed_lines\": %llu, "
 		"\"blocks_stopped_before_running\": %llu, "
 		"\"blocks_without_bytes\": %llu, \"undecodable_translations\": %llu},\n",

@@ -223,7 +223,7 @@ static void interruption(struct jf_record_thread *t, uint64_t known_ip, uint64_t
 		     kinds[t->prev.exit < 9 ? t->prev.exit : 8], (unsigned long long)t->prev.last_ip,
 		     (unsigned long long)pc, known_ip ? "asynchronous transfer (FUP+TIP.PGD/PGE)"
 		     : "direction unknown, reported as an overflow (OVF)",
-		     (unsigned long long)(t->aux_offset + t->pt->stats.bytes - t->aux_offset));
+		     (unsigned long long)t->pt->stats.bytes);
 	if (known_ip) {
 		jf_pt_async_disable(t->pt, known_ip);
 		jf_pt_enable(t->pt, pc);
@@ -320,6 +320,15 @@ static void on_exec(void *ctx, const struct jf_qlog_exec *e)
 		return;
 	}
 	ninsn = b->ninsn;
+	if (st->fork_resume_ip && t->have_prev && t->prev.exit == JF_EXIT_SYSCALL &&
+	    e->pc == st->fork_resume_ip && ++st->fork_resumptions == 2) {
+		st->fork_mixed++;
+		note(st, "thread %d: between instruction clock %llu and %llu its stream holds the "
+		     "blocks of both the parent and the child of a fork (QEMU logs both as one CPU; "
+		     "they cannot be separated)", t->tid, (unsigned long long)st->fork_clock,
+		     (unsigned long long)st->clock);
+		st->fork_resume_ip = 0;
+	}
 	if (t->resume_at_last) {
 		/* The block logged last did not run. If it is this one, the thread simply
 		 * runs it now; if not, something (a signal) took the thread away from it. */
@@ -524,9 +533,18 @@ static void on_syscall(void *ctx, const char *name, const char *args)
 	} else if (!strcmp(name, "execve") || !strcmp(name, "execveat")) {
 		note(st, "execve(%.200s): the new program runs outside QEMU and is not recorded",
 		     args);
-	} else if (!strcmp(name, "fork") || !strcmp(name, "vfork")) {
-		note(st, "%s: the child process is not followed; its blocks until it execs or "
-		     "exits are mixed into the parent's log and show up as lost data", name);
+	} else if (!strcmp(name, "fork") || !strcmp(name, "vfork") ||
+		   (!strcmp(name, "clone") && !strstr(args, "CLONE_THREAD"))) {
+		struct jf_record_thread *t = st->last_exec_cpu < st->cpu_cap ?
+					     st->by_cpu[st->last_exec_cpu] : NULL;
+
+		note(st, "%s: the child process is not followed (its own stream is not "
+		     "recorded)", name);
+		if (t && t->have_prev && t->prev.exit == JF_EXIT_SYSCALL) {
+			st->fork_resume_ip = t->prev.next_ip;
+			st->fork_resumptions = 0;
+			st->fork_clock = st->clock;
+		}
 	}
 }
 
@@ -551,11 +569,13 @@ static void on_syscall_result(void *ctx, const char *result)
 		else if (!strcmp(name, "mmap") && value != -1)
 			on_mmap(st, (uint64_t)value);
 		else if (!strcmp(name, "clone") && value > 0) {
-			if (strstr(st->pending_args, "CLONE_VM"))
+			/* Threads share the CPU loop; CLONE_VFORK (posix_spawn) without
+			 * CLONE_THREAD is a new process to QEMU, like fork. */
+			if (strstr(st->pending_args, "CLONE_THREAD"))
 				new_tid(st, (int)value);
 			else
-				note(st, "clone without CLONE_VM (a fork, child pid %lld): the "
-				     "child process is not followed", value);
+				note(st, "clone without CLONE_THREAD (a new process): child pid %lld",
+				     value);
 		}
 	}
 }

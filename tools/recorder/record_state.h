@@ -61,6 +61,12 @@ struct jf_record_state {
 	uint64_t interp_base, interp_end, main_base;
 	uint64_t marker_addr;      /* jf_emitter_marker where it runs (0: none) */
 	uint64_t bytes_since_round;
+	/* fork: QEMU's child process logs into the same log, on the same CPU index, from
+	 * the same place; its blocks cannot be told from the parent's. Both resume after
+	 * the fork's system call: the second resumption ends the mixed stretch. */
+	uint64_t fork_resume_ip, fork_clock;
+	int fork_resumptions;
+	uint64_t fork_mixed;       /* stretches of a stream that mix parent and child */
 	struct jf_block_map *blocks;
 	struct jf_perf_writer perf;
 
