@@ -280,6 +280,25 @@ static void check_threads(const char *name, int pie)
 	assert_jitflow_decode_matches_perf(0);
 }
 
+/* Asynchronous signals: the timer interrupts the loop between any two blocks (after a
+ * conditional branch too: where it went shows only when the handler returns); the handler
+ * is entered as often as the program counted and the interrupted code resumes where it
+ * was, with no decode error in perf or jitflow. */
+static void test_async_signals(void **state)
+{
+	char *out = NULL;
+
+	(void)state;
+	assert_int_equal(record("alarm", &out), 0);
+	/* 20, or 21 when the timer fired again while the 20th handler ran */
+	assert_true(printed(out, "on_alarm") >= 20);
+	assert_no_perf_errors();
+	assert_int_equal(branches_to(symbol("alarm", "on_alarm"), 0), printed(out, "on_alarm"));
+	free(out);
+	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
+}
+
 static void test_threads(void **state)
 {
 	(void)state;
@@ -400,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_position_independent),
 		cmocka_unit_test(test_branches_and_indirect_calls),
 		cmocka_unit_test(test_qsort_longjmp_signals),
+		cmocka_unit_test(test_async_signals),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_jit_rewrite),
 		cmocka_unit_test(test_fork_reported),

@@ -17,6 +17,11 @@
 
 struct jf_record_state;
 
+struct jf_deferred {
+	uint64_t pc;
+	struct jf_block block;
+};
+
 struct jf_record_thread {
 	struct jf_record_state *owner;
 	unsigned cpu;              /* QEMU's CPU index */
@@ -31,6 +36,12 @@ struct jf_record_thread {
 	uint32_t last_ninsn;       /* ... and the instructions counted for it */
 	int resume_at_last;        /* that block did not run after all: when it is logged
 	                            * again, the thread has not moved */
+	int signal_arrived;        /* QEMU printed a signal for it: the next block is its
+	                            * handler */
+	int deferring;             /* waiting for the handler to return (record_state.c) */
+	struct jf_block defer_from; /* the block the signal came after */
+	struct jf_deferred *deferred;
+	size_t ndeferred, deferred_cap;
 	struct jf_block prev;      /* the block it ran last */
 	uint64_t instructions, blocks, aux_offset;
 	uint64_t start_clock;      /* the instruction clock when it appeared */
