@@ -305,6 +305,19 @@ void jf_perf_finished_round(struct jf_perf_writer *w)
 	put_header(w, REC_FINISHED_ROUND, 0, 8);
 }
 
+void jf_perf_abandon(struct jf_perf_writer *w)
+{
+	if (!w->f)
+		return;
+	fclose(w->f);
+	w->f = NULL;
+	unlink(w->path);
+	free(w->index);
+	free(w->path);
+	w->index = NULL;
+	w->path = NULL;
+}
+
 /* perf's header strings: u32 length (including NUL, padded to 64), then the bytes. */
 static void put_feature_string(struct jf_perf_writer *w, const char *s)
 {

@@ -63,6 +63,9 @@ void jf_perf_aux(struct jf_perf_writer *w, int pid, int tid, unsigned queue,
 		 uint64_t aux_offset, const uint8_t *bytes, uint64_t size, uint64_t time);
 void jf_perf_finished_round(struct jf_perf_writer *w);
 
+/* No recording after all: close and remove the file. */
+void jf_perf_abandon(struct jf_perf_writer *w);
+
 /* Writes the header features and the file header; closes the file. */
 int jf_perf_close(struct jf_perf_writer *w, const struct jf_perf_info *info,
 		  struct jf_error *err);

@@ -246,7 +246,6 @@ int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
 
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !st->clock) {
 		jf_fail(err, "%s did not run the program (exit status 127)", qemu);
-		jf_record_state_end(st, NULL);
 		goto out_sig;
 	}
 	{
@@ -278,6 +277,8 @@ out_fifo:
 out_tmp:
 	rmdir(tmpdir);
 out_state:
+	if (rc)
+		jf_perf_abandon(&st->perf);
 	jf_record_state_free(st);
 	return rc;
 }
