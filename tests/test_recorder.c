@@ -408,6 +408,13 @@ static void test_cli_errors(void **state)
 	assert_int_equal(jf_test_run(cmd, &out), 1);
 	assert_non_null(strstr(out, "/nonexistent/program: program not found"));
 	free(out);
+	/* Not an x86-64 ELF program: named, with the offset and what was expected. */
+	snprintf(cmd, sizeof(cmd), "printf '#!/bin/sh\\n' > %s/script.sh && chmod +x %s/script.sh && "
+		 "%s record --emulate -o %s/none -- %s/script.sh 2>&1", jf_test_tmpdir(),
+		 jf_test_tmpdir(), jf_test_cli(), jf_test_tmpdir(), jf_test_tmpdir());
+	assert_int_equal(jf_test_run(cmd, &out), 1);
+	assert_non_null(strstr(out, "script.sh: offset 0: expected an ELF file"));
+	free(out);
 }
 
 int main(void)
