@@ -391,6 +391,37 @@ static void test_fork_reported(void **state)
 	free(out);
 }
 
+/* A program killed by a signal: jitflow exits with 128 + signal and the file decodes. */
+static void test_killed_program(void **state)
+{
+	char *out = NULL;
+
+	(void)state;
+	assert_int_equal(record("aborts", &out), 128 + 6);
+	assert_string_equal(out, "before abort\n");
+	free(out);
+	assert_no_perf_errors();
+	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
+}
+
+/* A distribution's own dynamically linked program, with stdin passed through. */
+static void test_system_program(void **state)
+{
+	char cmd[2048], *out = NULL;
+
+	(void)state;
+	snprintf(dir_of_run, sizeof(dir_of_run), "%s/cat", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "echo 'through stdin' | %s record --emulate -o %s -- cat "
+		 "2>%s.err", jf_test_cli(), dir_of_run, dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_string_equal(out, "through stdin\n");
+	free(out);
+	assert_no_perf_errors();
+	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
+}
+
 static void test_cli_errors(void **state)
 {
 	char cmd[1024], *out = NULL;
@@ -430,6 +461,8 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_jit_rewrite),
 		cmocka_unit_test(test_fork_reported),
+		cmocka_unit_test(test_killed_program),
+		cmocka_unit_test(test_system_program),
 	};
 	char *out = NULL;
 
