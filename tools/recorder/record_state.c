@@ -66,6 +66,11 @@ void jf_record_state_free(struct jf_record_state *st)
 		free(st->fd_paths[i]);
 	for (i = 0; i < st->nzone_files; i++)
 		free(st->zone_files[i]);
+	for (i = 0; i < st->nzone_writes; i++) {
+		free(st->zone_writes[i].path);
+		free(st->zone_writes[i].ends);
+		free(st->zone_writes[i].times);
+	}
 	for (i = 0; i < st->nnotes; i++)
 		free(st->notes[i]);
 	jf_block_map_free(st->blocks);

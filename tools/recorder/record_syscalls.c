@@ -107,6 +107,43 @@ static void on_open(struct jf_record_state *st, long fd, int path_arg)
 	st->fd_paths[fd] = strdup(realpath(a + 1, full) ? full : a + 1);
 }
 
+/* A write of `written` bytes into fd, ending at file offset `end` (-1: the file's end). */
+static void zone_write(struct jf_record_state *st, long fd, long long written, long long end)
+{
+	struct jf_zone_writes *zw = NULL;
+	unsigned i;
+
+	if (fd < 0 || fd >= JF_RECORD_MAX_FDS || !st->fd_paths[fd] ||
+	    !is_zone_file(st->fd_paths[fd]) || written <= 0)
+		return;
+	for (i = 0; i < st->nzone_writes; i++)
+		if (!strcmp(st->zone_writes[i].path, st->fd_paths[fd]))
+			zw = &st->zone_writes[i];
+	if (!zw) {
+		if (st->nzone_writes == JF_RECORD_MAX_ZONE_FILES)
+			return;
+		zw = &st->zone_writes[st->nzone_writes++];
+		zw->path = strdup(st->fd_paths[fd]);
+	}
+	if (zw->n == zw->cap) {
+		size_t cap = zw->cap ? zw->cap * 2 : 64;
+		uint64_t *e = realloc(zw->ends, cap * sizeof(*e)), *t;
+
+		if (!e)
+			return;
+		zw->ends = e;
+		t = realloc(zw->times, cap * sizeof(*t));
+		if (!t)
+			return;
+		zw->times = t;
+		zw->cap = cap;
+	}
+	zw->size = end >= 0 ? (uint64_t)end : zw->size + (uint64_t)written;
+	zw->ends[zw->n] = zw->size;
+	zw->times[zw->n] = jf_pt_perf_time(st->clock);
+	zw->n++;
+}
+
 void jf_rec_on_syscall(void *ctx, const char *name, const char *args)
 {
 	struct jf_record_state *st = ctx;
@@ -178,6 +215,15 @@ void jf_rec_on_syscall_result(void *ctx, const char *result)
 			on_open(st, (long)value, 0);
 		else if (!strcmp(name, "mmap") && value != -1)
 			on_mmap(st, (uint64_t)value);
+		else if (!strcmp(name, "write") || !strcmp(name, "writev"))
+			zone_write(st, strtol(st->pending_args, NULL, 0), value, -1);
+		else if (!strcmp(name, "pwrite64")) {
+			char off[64];
+
+			if (nth_arg(st->pending_args, 3, off, sizeof(off)) == 0)
+				zone_write(st, strtol(st->pending_args, NULL, 0), value,
+					   strtoll(off, NULL, 0) + value);
+		}
 		else if (!strcmp(name, "clone") && value > 0) {
 			/* Threads share the CPU loop; CLONE_VFORK (posix_spawn) without
 			 * CLONE_THREAD is a new process to QEMU, like fork. */

@@ -73,9 +73,24 @@ int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
 		}
 		if (jf_zone_retime(data, size, markers, st->nthreads, &res, &why))
 			jf_rec_note(st, "zone file %s: %s", st->zone_files[i], why.msg);
-		if (!res.retimed)
-			jf_rec_note(st, "zone file %s: no marker calls matched its records; its timestamps "
-			     "are the program's clock, not the recording's", st->zone_files[i]);
+		if (!res.retimed) {
+			const struct jf_zone_writes *zw = NULL;
+			unsigned k;
+
+			for (k = 0; k < st->nzone_writes; k++)
+				if (!strcmp(st->zone_writes[k].path, st->zone_files[i]))
+					zw = &st->zone_writes[k];
+			if (zw && zw->n &&
+			    jf_zone_retime_by_writes(data, size, zw->ends, zw->times, zw->n, &res,
+						     &why) == 0 && res.retimed)
+				jf_rec_note(st, "zone file %s: no marker calls; each record is dated by "
+					    "the write() that completed it (a buffered writer's records "
+					    "may date after their code ran)", st->zone_files[i]);
+			else
+				jf_rec_note(st, "zone file %s: no marker calls or writes matched its "
+					    "records; its timestamps are the program's clock, not the "
+					    "recording's", st->zone_files[i]);
+		}
 		else if (res.markers_unmatched)
 			jf_rec_note(st, "zone file %s: %zu marker calls had no record", st->zone_files[i],
 			     res.markers_unmatched);
