@@ -1,4 +1,4 @@
-/* libFuzzer target for the zone file retimer: hostile jitdump files (sizes beyond the file,
+/* libFuzzer target for the zone file retimers (by markers, by writes): hostile jitdump files (sizes beyond the file,
  * zero sizes, extension records too short for their fields) must never crash or read out
  * of bounds. The marker times belong to the tids in the first bytes of the input. */
 #include <stdint.h>
@@ -27,6 +27,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(copy, data, size);
 	jf_zone_retime(copy, size, m, 2, &res, &err);
+	{
+		static const uint64_t ends[] = { 40, 100, 1000, 5000 };
+
+		jf_zone_retime_by_writes(copy, size, ends, times, 4, &res, &err);
+	}
 	free(copy);
 	return 0;
 }
