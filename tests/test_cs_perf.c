@@ -160,6 +160,79 @@ static void test_same_as_linux_perf(void **state)
 	free(theirs);
 }
 
+/* Two CPUs' ETMs (trace IDs 0x10 and 0x12) writing to one formatted buffer, both running
+ * version A: each CPU's listing is the program's path, in jitflow and in perf. */
+static void test_two_cpus_in_one_buffer(void **state)
+{
+	const uint64_t priv[] = { 0, (uint64_t)CS_PMU << 32 | 2, 0,
+		MAGIC_ETMV4, 0, 0x1, 0x10, 0x28000ea1, 0x4100f403, 0x488, 0, 0xcc,
+		MAGIC_ETMV4, 1, 0x1, 0x12, 0x28000ea1, 0x4100f403, 0x488, 0, 0xcc };
+	char file[600], cmd[1400], *out, line[64];
+	struct pb b;
+	struct pb_sid sid = { PID, PID, 1000, 0 };
+	uint8_t code[4096], trace[512];
+	size_t n;
+	const char *p;
+	char per_cpu[2][1024] = { "", "" };
+	unsigned cpu;
+	unsigned long long ip;
+	int len, perf_ok;
+
+	memset(code, 0, sizeof(code));
+	memcpy(code, cs_syn_code_a, sizeof(cs_syn_code_a));
+	snprintf(code_path, sizeof(code_path), "%s/code_a.bin", jf_test_tmpdir());
+	jf_test_write_file(code_path, code, sizeof(code));
+	n = cs_syn_frames(cs_syn_trace, cs_syn_trace_size, 0x10, trace, sizeof(trace));
+	n += cs_syn_frames(cs_syn_trace, cs_syn_trace_size, 0x12, trace + n, sizeof(trace) - n);
+	snprintf(file, sizeof(file), "%s/two.data", jf_test_tmpdir());
+	pb_init(&b);
+	pb_add_attr(&b, CS_PMU, 0, PB_SAMPLE_STD | PERF_SAMPLE_IP, PB_ATTR_SAMPLE_ID_ALL, 1);
+	pb_comm(&b, PID, PID, "syn", 1, &sid);
+	pb_mmap2(&b, PID, PID, CS_SYN_BASE, sizeof(code), 0, 5, code_path, &sid);
+	auxtrace_info(&b, priv, sizeof(priv) / 8);
+	pb_aux(&b, 0, n, 0, &sid);
+	pb_auxtrace(&b, trace, n, 0, 0, PID, 0);
+	pb_write(&b, file);
+	pb_free(&b);
+
+	/* jitflow: the ranges of each trace ID are the program's (JSON lines). */
+	snprintf(cmd, sizeof(cmd), "'%s' decode --perf '%s' --format=jsonl", jf_test_cli(), file);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	for (p = out; (p = strstr(p, "{\"kind\":\"range\",\"source\":")); p++) {
+		unsigned src;
+		unsigned long long start, end;
+
+		assert_int_equal(sscanf(p, "{\"kind\":\"range\",\"source\":%u,\"start\":\"%llx\","
+					"\"end\":\"%llx\"", &src, &start, &end), 3);
+		assert_true(src == 0x10 || src == 0x12);
+		for (ip = start; ip < end; ip += 4) {
+			snprintf(line, sizeof(line), "%016llx\n", ip);
+			strcat(per_cpu[src == 0x12], line);
+		}
+	}
+	free(out);
+	assert_string_equal(per_cpu[0], path_a);
+	assert_string_equal(per_cpu[1], path_a);
+
+	/* perf: the same per CPU (CPU 0 traces as 0x10, CPU 1 as 0x12). */
+	perf_ok = jf_test_run("perf version >/dev/null 2>&1", NULL) == 0;
+	if (!perf_ok)
+		return;
+	per_cpu[0][0] = per_cpu[1][0] = 0;
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=i1i -F cpu,ip 2>/dev/null", file);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	for (p = out; sscanf(p, " [%u] %llx%n", &cpu, &ip, &len) == 2; p += len) {
+		assert_true(cpu <= 1);
+		snprintf(line, sizeof(line), "%016llx\n", ip);
+		strcat(per_cpu[cpu], line);
+	}
+	free(out);
+	if (!per_cpu[0][0] && !per_cpu[1][0])
+		return; /* perf without OpenCSD */
+	assert_string_equal(per_cpu[0], path_a);
+	assert_string_equal(per_cpu[1], path_a);
+}
+
 static struct jf_codemap *test_map;
 
 static struct jf_codemap *map_for_pid(void *ctx, int32_t pid)
@@ -310,6 +383,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cli_decodes_the_program_path),
 		cmocka_unit_test(test_same_as_linux_perf),
+		cmocka_unit_test(test_two_cpus_in_one_buffer),
 		cmocka_unit_test(test_library_offsets_and_missing_code),
 		cmocka_unit_test(test_metadata_layouts),
 		cmocka_unit_test(test_metadata_errors),
