@@ -203,9 +203,11 @@ static void container_error(struct session *s, uint64_t offset, const struct jf_
 		const char *tail = m ? strchr(m + 9, ':') : NULL;
 
 		const char *text = tail ? tail + 2 : err->msg;
-		size_t n = strnlen(text, sizeof(f->u.error.text) - 1);
+		size_t n = strlen(text);
 
-		/* The flow keeps what was expected; the whole message names the file. */
+		/* Cut to the flow's fixed text size (the full message went to the caller). */
+		if (n >= sizeof(f->u.error.text))
+			n = sizeof(f->u.error.text) - 1;
 		memcpy(f->u.error.text, text, n);
 		f->u.error.text[n] = 0;
 	}

@@ -5,6 +5,7 @@
  * shared through the kernel's page cache anyway). Code maps are never freed before the
  * images are: a decoder may still hold one. */
 #include "jitflow/perf_images.h"
+#include "jitflow/zone.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,6 +279,10 @@ static int is_provided(const struct jf_perf_images *imgs, const char *name)
 	const char *slash = strrchr(name, '/');
 	size_t i;
 
+	/* A runtime maps its zone file executable only so that perf learns of it: it is
+	 * never executed, and the zone image places the code it describes. */
+	if (jf_zone_is_file_name(slash ? slash + 1 : name))
+		return 1;
 	for (i = 0; i < imgs->nprovided; i++) {
 		if (!strcmp(imgs->provided[i], slash ? slash + 1 : name))
 			return 1;

@@ -17,7 +17,7 @@ static const char *shared;
 
 static int check_snapshot(const char *dir, const char *name, unsigned lookahead)
 {
-	char path[4096], cmd[4200];
+	char path[4608], cmd[4608 + 64];
 	struct cs_run expected, got;
 	struct jf_error err = { { 0 } };
 	struct jf_codemap *map = jf_codemap_new();

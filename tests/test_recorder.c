@@ -20,16 +20,22 @@ static const char *program(const char *name)
 
 /* Record program `name` into TMP/name; returns jitflow's exit status, the program's
  * stdout in *out. */
-static int record(const char *name, char **out)
+static int record_with(const char *name, const char *options, char **out)
 {
 	char cmd[2048];
 	int status;
 
-	snprintf(dir_of_run, sizeof(dir_of_run), "%s/%s", jf_test_tmpdir(), name);
-	snprintf(cmd, sizeof(cmd), "%s record --emulate -o %s -- %s 2>%s.err", jf_test_cli(),
-		 dir_of_run, program(name), dir_of_run);
+	snprintf(dir_of_run, sizeof(dir_of_run), "%s/%s%s", jf_test_tmpdir(), name,
+		 options[0] ? "-opt" : "");
+	snprintf(cmd, sizeof(cmd), "%s record --emulate %s -o %s -- %s 2>%s.err", jf_test_cli(),
+		 options, dir_of_run, program(name), dir_of_run);
 	status = jf_test_run(cmd, out);
 	return status;
+}
+
+static int record(const char *name, char **out)
+{
+	return record_with(name, "", out);
 }
 
 /* A symbol's address in the program, as nm (binutils) reads it from the file. */
@@ -96,6 +102,35 @@ static void assert_instruction_counts_agree(void)
 	assert_int_equal(perf_count, manifest_count);
 }
 
+/* jitflow's own decoder (libipt underneath) against perf's: the same instructions, in the
+ * same order, for a single-threaded recording (jitflow decode --perf merges the per-thread
+ * buffers by time and does not mark every switch, so threaded recordings compare counts). */
+static void assert_jitflow_decode_matches_perf(int same_sequence)
+{
+	char cmd[4096], *out = NULL;
+	const char *j = "/jitflow-insns.txt", *p = "/perf-insns.txt";
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode --perf %s/perf.data | awk '/^[0-9a-f]+$/ { sub(/^0+/, \"\"); print }' "
+		 "> %s%s && perf script -i %s/perf.data --itrace=i1i -F ip 2>/dev/null | "
+		 "awk '{ print $1 }' > %s%s && wc -l < %s%s && wc -l < %s%s",
+		 jf_test_cli(), dir_of_run, dir_of_run, j, dir_of_run, dir_of_run, p, dir_of_run, j,
+		 dir_of_run, p);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	{
+		long a = strtol(out, NULL, 10), b = strtol(strchr(out, '\n') + 1, NULL, 10);
+
+		assert_true(a > 1000);
+		assert_int_equal(a, b);
+	}
+	free(out);
+	if (!same_sequence)
+		return;
+	snprintf(cmd, sizeof(cmd), "cmp %s%s %s%s", dir_of_run, j, dir_of_run, p);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	free(out);
+}
+
 static long printed(const char *out, const char *key)
 {
 	char pattern[64];
@@ -120,6 +155,62 @@ static void test_fib_recursion(void **state)
 	/* fib(20) enters fib 21891 times: 1 call from main, 21890 recursive calls. */
 	assert_int_equal(branches_to(symbol("fib", "fib"), 0), 21891);
 	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
+}
+
+/* For a PIE: where the program was loaded (its MMAP2's start minus the file offset; the
+ * text segment's address equals its offset in the file, as the linker lays PIEs out). */
+static unsigned long long pie_base(const char *name)
+{
+	char cmd[2048], *out = NULL;
+	unsigned long long start, pgoff;
+
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --show-mmap-events "
+		 "2>/dev/null | grep 'MMAP2.*%s$' | sed 's/.*\\[0x\\([0-9a-f]*\\)(.*@ "
+		 "0x\\([0-9a-f]*\\) .*/\\1 \\2/'", dir_of_run, program(name));
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strchr(out, ' '));
+	start = strtoull(out, NULL, 16);
+	pgoff = strtoull(strchr(out, ' ') + 1, NULL, 16);
+	free(out);
+	return start - pgoff;
+}
+
+/* Dynamically linked PIE and static PIE: the loader's, libc's and the program's load
+ * addresses come from the log (first block, mmap calls, the jump to the entry point). */
+static void test_position_independent(void **state)
+{
+	static const char *const names[] = { "fib_dyn", "fib_spie" };
+	char *out = NULL;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		unsigned long long base;
+
+		assert_int_equal(record(names[i], &out), 0);
+		assert_string_equal(out, "fib(20)=6765\n");
+		free(out);
+		assert_no_perf_errors();
+		base = pie_base(names[i]);
+		assert_int_equal(branches_to(base + symbol(names[i], "fib"), 0), 21891);
+		assert_instruction_counts_agree();
+		assert_jitflow_decode_matches_perf(1);
+	}
+}
+
+/* Without timing packets (timeless decoding in perf), the branches are the same. */
+static void test_fib_without_timing(void **state)
+{
+	char *out = NULL;
+
+	(void)state;
+	assert_int_equal(record_with("fib", "--no-timing", &out), 0);
+	free(out);
+	assert_no_perf_errors();
+	assert_int_equal(branches_to(symbol("fib", "fib"), 0), 21891);
+	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
 }
 
 static void test_branches_and_indirect_calls(void **state)
@@ -137,6 +228,7 @@ static void test_branches_and_indirect_calls(void **state)
 	assert_int_equal(branches_to(symbol("branches", "on_rare"), 0), printed(out, "on_rare"));
 	free(out);
 	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
 }
 
 static void test_qsort_longjmp_signals(void **state)
@@ -154,19 +246,21 @@ static void test_qsort_longjmp_signals(void **state)
 	assert_int_equal(branches_to(symbol("callbacks", "handler"), 0), 10);
 	free(out);
 	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
 }
 
-static void test_threads(void **state)
+static void check_threads(const char *name, int pie)
 {
 	char cmd[1024], *out = NULL, *line;
-	unsigned long long work = symbol("threads", "work");
+	unsigned long long work = symbol(name, "work");
 	long counts[8] = { 0 };
 	int tids[8] = { 0 }, n = 0, i;
 
-	(void)state;
-	assert_int_equal(record("threads", &out), 0);
+	assert_int_equal(record(name, &out), 0);
 	free(out);
 	assert_no_perf_errors();
+	if (pie)
+		work += pie_base(name);
 	/* One stream per thread: main calls work 10 times, the workers 1000 and 2000. */
 	snprintf(cmd, sizeof(cmd),
 		 "perf script -i %s/perf.data --itrace=b -F tid,addr 2>/dev/null | "
@@ -183,6 +277,33 @@ static void test_threads(void **state)
 	assert_int_equal(counts[1], 1000);
 	assert_int_equal(counts[2], 2000);
 	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(0);
+}
+
+/* Asynchronous signals: the timer interrupts the loop between any two blocks (after a
+ * conditional branch too: where it went shows only when the handler returns); the handler
+ * is entered as often as the program counted and the interrupted code resumes where it
+ * was, with no decode error in perf or jitflow. */
+static void test_async_signals(void **state)
+{
+	char *out = NULL;
+
+	(void)state;
+	assert_int_equal(record("alarm", &out), 0);
+	/* 20, or 21 when the timer fired again while the 20th handler ran */
+	assert_true(printed(out, "on_alarm") >= 20);
+	assert_no_perf_errors();
+	assert_int_equal(branches_to(symbol("alarm", "on_alarm"), 0), printed(out, "on_alarm"));
+	free(out);
+	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
+}
+
+static void test_threads(void **state)
+{
+	(void)state;
+	check_threads("threads", 0);
+	check_threads("threads_dyn", 1);
 }
 
 /* The JIT program: code written into an RWX page, described by the zone emitter, run,
@@ -192,6 +313,7 @@ static void test_threads(void **state)
 static void test_jit_rewrite(void **state)
 {
 	char cmd[4096], *out = NULL, zone_dir[600];
+	unsigned long long page;
 	long a = -1, b = -1;
 	char *line;
 
@@ -203,6 +325,8 @@ static void test_jit_rewrite(void **state)
 		 dir_of_run);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
 	assert_non_null(strstr(out, "jit_instructions=350"));
+	page = strtoull(strstr(out, "page=") + 5, NULL, 16);
+	assert_true(page != 0);
 	free(out);
 	snprintf(cmd, sizeof(cmd), "perf inject --jit -i %s/perf.data -o %s/perf.jit.data 2>&1",
 		 dir_of_run, dir_of_run);
@@ -231,6 +355,40 @@ static void test_jit_rewrite(void **state)
 	free(out);
 	assert_int_equal(a, 200);
 	assert_int_equal(b, 150);
+
+	/* jitflow's decoder with the copied zone file: the same counts, and each version's
+	 * own instructions at the same address before and after the rewrite. */
+	snprintf(cmd, sizeof(cmd), "%s decode --perf %s/perf.data --zone %s/jit-*.dump --asm | "
+		 "grep '^%016llx\\|^%016llx\\|^%016llx' | sort | uniq -c | "
+		 "awk '{ print $1, $3, $4 }'", jf_test_cli(), dir_of_run, dir_of_run, page,
+		 page + 3, page + 5);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "100 mov eax,"));
+	assert_non_null(strstr(out, "50 lea eax,"));
+	assert_non_null(strstr(out, "50 add eax,"));
+	assert_non_null(strstr(out, "150 ret "));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s decode --perf %s/perf.data --zone %s/jit-*.dump | "
+		 "grep -c 'error'", jf_test_cli(), dir_of_run, dir_of_run);
+	jf_test_run(cmd, &out);
+	assert_int_equal(strtol(out, NULL, 10), 0);
+	free(out);
+}
+
+/* fork and posix_spawn: the children are not followed, and the manifest says so. */
+static void test_fork_reported(void **state)
+{
+	char cmd[1024], *out = NULL;
+
+	(void)state;
+	assert_int_equal(record("forks", &out), 0);
+	assert_string_equal(out, "system=5 child=7\n");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "cat %s/manifest.json", dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "the child process is not followed"));
+	assert_non_null(strstr(out, "execve(\\\"/bin/sh\\\""));
+	free(out);
 }
 
 static void test_cli_errors(void **state)
@@ -257,10 +415,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cli_errors),
 		cmocka_unit_test(test_fib_recursion),
+		cmocka_unit_test(test_fib_without_timing),
+		cmocka_unit_test(test_position_independent),
 		cmocka_unit_test(test_branches_and_indirect_calls),
 		cmocka_unit_test(test_qsort_longjmp_signals),
+		cmocka_unit_test(test_async_signals),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_jit_rewrite),
+		cmocka_unit_test(test_fork_reported),
 	};
 	char *out = NULL;
 

@@ -50,6 +50,19 @@ check "nested too deep" "print $(printf '(%.0s' $(seq 300))1;" \
 check "bad assignment" '1 + 2 = 3;' \
   "bad.mvm:1:1: error: only a variable or an element a[i] can be assigned"
 
+# Binary garbage (a NUL byte), written with printf since shell strings cannot hold it.
+check_bytes() { # NAME PRINTF_FORMAT EXPECTED_STDERR
+  printf "$2" >bad.mvm
+  "$minivm" bad.mvm >/dev/null 2>err
+  status=$?
+  if [ $status != 1 ] || [ "$(cat err)" != "$3" ]; then
+    echo "FAIL: $1: status $status, stderr: $(cat err); expected: $3"
+    fail=1
+  fi
+}
+check_bytes "NUL byte" 'print 1;\nprint\000 2;' "bad.mvm:2:6: error: unexpected byte 0x00"
+check_bytes "truncated program" 'func f(a, ' "bad.mvm:1:11: error: expected name as a parameter name, found end of file"
+
 check "division by zero" 'print 1 / 0;' "bad.mvm:1:9: runtime error: division by zero"
 check "index out of bounds" $'var a = array(2);\nprint a[2];' \
   "bad.mvm:2:8: runtime error: index 2 is out of bounds (length 2)"

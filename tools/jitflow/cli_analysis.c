@@ -171,11 +171,13 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 		jf_fail(&err, "out of memory");
 		goto out;
 	}
-	if (in.zones)
-		jf_zone_image_on_apply(in.zones, feed_record, a);
 	dec = jf_cli_open_decoder(&in, &err);
 	if (!dec)
 		goto out;
+	/* Records apply as flows are pulled, so the hook goes on after opening (which may
+	 * create the zone image for files a perf.data names). */
+	if (in.zones)
+		jf_zone_image_on_apply(in.zones, feed_record, a);
 	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
 		if (jf_analysis_flow(a, &f) < 0) {
 			jf_fail(&err, "out of memory");

@@ -29,7 +29,9 @@ const char jf_cli_inputs_help[] =
 	"                              zone files (jit-*.dump) and saved code (code/)\n"
 	"  --zone FILE                 a JIT code-zone file (jit-PID.dump: jitdump with or\n"
 	"                              without jitflow's records), repeatable; its code is\n"
-	"                              applied at each record's marker (or by time)\n"
+	"                              applied at each record's marker (or by time);\n"
+	"                              with --perf, the jit-PID.dump files its sideband maps\n"
+	"                              are found next to the perf.data or at their path\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                              timing parameters (as libipt names them)\n";
 
@@ -64,7 +66,11 @@ void jf_cli_inputs_fini(struct jf_cli_inputs *in)
 	warn_missing_images(in);
 	jf_perf_images_free(in->perf_images);
 	jf_unmap_file(&in->pt_file);
+	jf_cli_zone_discovery_free(in->zone_discovery);
 	jf_zone_image_free(in->zones);
+	while (in->nzone_names)
+		free(in->zone_names[--in->nzone_names]);
+	free(in->zone_names);
 	jf_codemap_free(in->map);
 	jf_symtab_free(in->symtab);
 }
@@ -96,7 +102,7 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 			struct jf_error *err)
 {
 	const char *opt = argv[*i], *val;
-	uint32_t v;
+	uint32_t v = 0;
 
 	if (!strcmp(opt, "--pt") || !strcmp(opt, "--raw") || !strcmp(opt, "--elf") ||
 	    !strcmp(opt, "--perf") || !strcmp(opt, "--image-dir") || !strcmp(opt, "--cs-snapshot") ||
@@ -175,6 +181,7 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	struct jf_perf_session_options opts;
 	struct jf_decoder *dec;
 	uint32_t auxtrace = 0;
+	size_t i;
 
 	memset(&opts, 0, sizeof(opts));
 	if (in->cpu_given) {
@@ -187,16 +194,26 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	opts.end_on_jump = in->split_blocks;
 	jf_perf_images_use_one_map(in->perf_images, in->map);
 	jf_perf_images_hooks(in->perf_images, &hooks);
+	/* JIT code: --zone files, and the jit-PID.dump files the sideband names. */
+	if (!in->zones && !(in->zones = jf_zone_image_new(in->map, NULL, err)))
+		return NULL;
+	in->zone_discovery = jf_cli_zone_discovery_new(in->perf_path, in->zones, &hooks);
+	if (!in->zone_discovery) {
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	/* Zone files given already (a recording folder's) are not added again. */
+	for (i = 0; i < in->nzone_names; i++)
+		jf_cli_zone_discovery_seen(in->zone_discovery, in->zone_names[i]);
 	if (jf_perf_auxtrace_type(in->perf_path, &auxtrace, err) < 0)
 		return NULL;
+	/* CoreSight (cs_etm) recordings go through the CoreSight backend, same hooks. */
 	if (auxtrace == JF_PERF_AUXTRACE_CS_ETM)
 		dec = jf_perf_cs_decoder_new(in->perf_path, &hooks, err);
 	else
 		dec = jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err);
 	if (dec && in->time_synthetic)
 		jf_decoder_stats_mut(dec)->time_is_synthetic = 1;
-	if (!dec || !in->zones)
-		return dec;
 	return jf_zone_filter_new(dec, in->zones, err);
 }
 
@@ -256,14 +273,22 @@ int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_e
 int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error *err)
 {
 	const char *slash = strrchr(path, '/');
+	char **names;
 
 	if (!in->zones && !(in->zones = jf_zone_image_new(in->map, NULL, err)))
 		return -1;
 	if (jf_zone_image_add_file(in->zones, path, err) < 0)
 		return -1;
-	/* The runtime maps its zone file executable only to tell perf where it is: the zone
-	 * image places its code, the mapping itself holds none to load. */
-	return jf_perf_images_provided(in->perf_images, slash ? slash + 1 : path, err);
+	/* Remember it, so that the perf sideband's mapping of it is not added a second time. */
+	names = realloc(in->zone_names, (in->nzone_names + 1) * sizeof(*names));
+	if (!names || !(names[in->nzone_names] = strdup(slash ? slash + 1 : path))) {
+		if (names)
+			in->zone_names = names;
+		return jf_fail(err, "out of memory");
+	}
+	in->zone_names = names;
+	in->nzone_names++;
+	return 0;
 }
 
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)

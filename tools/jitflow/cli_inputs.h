@@ -11,6 +11,7 @@
 #include "jitflow/perf_images.h"
 #include "jitflow/pt.h"
 #include "jitflow/zone_image.h"
+#include "cli_zones.h"
 
 struct jf_cli_inputs {
 	const char *pt_path;          /* --pt: a raw Intel PT stream */
@@ -28,6 +29,9 @@ struct jf_cli_inputs {
 	struct jf_zone_image *zones;  /* --zone (JIT code zones; NULL without) */
 	char recording_perf[4096];    /* DIR/perf.data of a recording folder */
 	int time_synthetic;           /* its manifest says the timing is synthetic */
+	struct jf_cli_zone_discovery *zone_discovery; /* zone files named by --perf's MMAPs */
+	char **zone_names;            /* base names of the zone files given */
+	size_t nzone_names;
 	/* Blocks end at every direct call and jump (the analysis needs arrivals at a
 	 * trace's entry to start a block). */
 	int split_blocks;

@@ -15,7 +15,8 @@ static const char pt_pmu[] = "/sys/bus/event_source/devices/intel_pt";
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: jitflow record [-o DIR] [--emulate] [--no-timing] [--json] [--] PROGRAM [ARGS...]\n\n"
+		"usage: jitflow record [-o DIR] [--emulate] [--no-timing] [--marker-ptw] [--json]\n"
+		"                      [--] PROGRAM [ARGS...]\n\n"
 		"Run PROGRAM and write DIR/perf.data as `perf record -e intel_pt//u` would.\n"
 		"Without the intel_pt PMU (or with --emulate) PROGRAM (x86-64 Linux) runs under\n"
 		"qemu-x86_64 and the Intel PT packets are generated from the blocks it executes;\n"
@@ -25,6 +26,8 @@ static void usage(FILE *out)
 		"  -o DIR        output directory (default: jitflow-record)\n"
 		"  --emulate     use QEMU even when the machine has Intel PT\n"
 		"  --no-timing   no TSC/MTC/CYC packets\n"
+		"  --marker-ptw  a PTW packet at each call of the zone emitter's marker (synthetic:\n"
+		"                perf accepts it, libipt-based decoders report an error there)\n"
 		"  --json        print a one-line JSON summary on stderr when done\n"
 		"  --save-code   also save the executed pages of the program's files in DIR/code/,\n"
 		"                so the recording decodes anywhere (and can be checked in)\n"
@@ -73,6 +76,8 @@ int jf_cmd_record(int argc, char **argv)
 			emulate = 1;
 		} else if (!strcmp(argv[i], "--no-timing")) {
 			opt.timing = 0;
+		} else if (!strcmp(argv[i], "--marker-ptw")) {
+			opt.marker_ptw = 1;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
 		} else if (!strcmp(argv[i], "--save-code")) {
@@ -118,9 +123,9 @@ int jf_cmd_record(int argc, char **argv)
 			(unsigned long long)res.threads, res.seconds, opt.timing ? "true" : "false");
 	else
 		fprintf(stderr, "jitflow record: %s/perf.data: %llu instructions, %llu threads, "
-			"%llu bytes of Intel PT (emulated, synthetic timing) in %.2f s\n",
+			"%llu bytes of Intel PT (emulated under QEMU, %s) in %.2f s\n",
 			opt.out_dir, (unsigned long long)res.instructions,
 			(unsigned long long)res.threads, (unsigned long long)res.pt_bytes,
-			res.seconds);
+			opt.timing ? "synthetic timing" : "no timing", res.seconds);
 	return res.exit_status;
 }

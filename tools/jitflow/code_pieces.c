@@ -68,7 +68,7 @@ static int write_pieces(struct jf_cli_inputs *in, const char *codedir, uint64_t 
 	while (start < end) {
 		uint64_t section;
 		const char *name = jf_codemap_lookup(in->map, start, &section);
-		char path[4096];
+		char path[4096 + 512];
 		size_t n;
 		FILE *f;
 

@@ -526,7 +526,8 @@ void mvm_program_free(struct mvm_program *p)
 struct mvm_program *mvm_compile(const char *path, const char *source, size_t size)
 {
 	struct compiler *c = calloc(1, sizeof(*c));
-	struct mvm_program *p = calloc(1, sizeof(*p));
+	/* volatile: p is used after a longjmp back from a compile error. */
+	struct mvm_program *volatile p = calloc(1, sizeof(*p));
 	struct mvm_token main_name = {.text = "main", .length = 4, .line = 1, .column = 1};
 	uint32_t i;
 
@@ -548,6 +549,7 @@ struct mvm_program *mvm_compile(const char *path, const char *source, size_t siz
 	 * function_named only looks at functions 1 and up. */
 	c->fn = function_named(c, &main_name);
 	c->fn->defined = 1;
+	c->fn->line = c->fn->column = 1; /* the top level starts the file */
 	mvm_lexer_init(&c->lx, source, size);
 	next(c);
 	while (c->tok.kind != MVM_TOK_EOF) {

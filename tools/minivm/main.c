@@ -20,6 +20,7 @@ static void usage(FILE *out)
 		"  --code-size=BYTES    code memory; when full, all traces are flushed (default 1048576)\n"
 		"  --counters FILE      write the runtime's trace counters as JSON to FILE\n"
 		"  --zone-dir DIR       write jitflow's zone file jit-PID.dump into DIR\n"
+		"                       (default: $JITFLOW_ZONE_DIR if set, else no zone file)\n"
 		"  --help               this text\n\n"
 		"Exit status: 0 on success, 1 for an error in the program (file:line:column: message),\n"
 		"2 for bad usage.\n");
@@ -148,6 +149,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "minivm: no program given (see --help)\n");
 		return 2;
 	}
+	if (!opt.zone_dir) /* as the emitter itself does for runtimes that do not choose */
+		opt.zone_dir = getenv("JITFLOW_ZONE_DIR");
 	source = read_file(program, &size);
 	if (!source) {
 		fprintf(stderr, "minivm: cannot read %s: %s\n", program, strerror(errno));

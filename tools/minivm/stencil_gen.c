@@ -68,6 +68,17 @@ static int hole_kind_of(const char *symbol, unsigned type, int64_t addend)
 	return -1;
 }
 
+static const char *section_name(Elf *elf, size_t index)
+{
+	Elf_Scn *scn = elf_getscn(elf, index);
+	size_t names;
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || elf_getshdrstrndx(elf, &names))
+		return NULL;
+	return elf_strptr(elf, names, sh.sh_name);
+}
+
 static void read_holes(Elf *elf, struct stencil *s, Elf_Data *symbols, size_t strtab)
 {
 	Elf_Scn *scn = NULL;
@@ -91,10 +102,12 @@ static void read_holes(Elf *elf, struct stencil *s, Elf_Data *symbols, size_t st
 			    !gelf_getsym(symbols, (int)GELF_R_SYM(rela.r_info), &sym))
 				die("%s: unreadable relocation %zu", s->name, i);
 			name = elf_strptr(elf, strtab, sym.st_name);
+			if (GELF_ST_TYPE(sym.st_info) == STT_SECTION)
+				name = section_name(elf, sym.st_shndx); /* e.g. .rodata: data */
 			kind = hole_kind_of(name ? name : "", (unsigned)GELF_R_TYPE(rela.r_info),
 					    rela.r_addend);
 			if (kind < 0)
-				die("%s+%#lx: relocation type %u against '%s' (addend %ld) is not a hole "
+				die("%s+0x%lx: relocation type %u against '%s' (addend %ld) is not a hole "
 				    "the JIT can patch; keep stencils free of data and calls",
 				    s->name, (unsigned long)rela.r_offset,
 				    (unsigned)GELF_R_TYPE(rela.r_info), name ? name : "?",
@@ -124,7 +137,7 @@ static void check_guards(csh cs, const struct stencil *s)
 			continue;
 		has_exit = 1;
 		if (at < 2 || s->code[at - 2] != 0x0f || (s->code[at - 1] & 0xf0) != 0x80)
-			die("%s+%#x: exit hole is not a conditional branch", s->name, at);
+			die("%s+0x%x: exit hole is not a conditional branch", s->name, at);
 	}
 	count = cs_disasm(cs, s->code, s->size, 0, 0, &insn);
 	if (count == 0)
@@ -137,7 +150,7 @@ static void check_guards(csh cs, const struct stencil *s)
 
 		for (r = 0; r < d->regs_write_count; r++)
 			if (d->regs_write[r] == X86_REG_RSP)
-				die("%s+%#lx: '%s %s' moves the stack in a guard stencil", s->name,
+				die("%s+0x%lx: '%s %s' moves the stack in a guard stencil", s->name,
 				    (unsigned long)insn[i].address, insn[i].mnemonic, insn[i].op_str);
 	}
 	cs_free(insn, count);

@@ -206,6 +206,13 @@ static void classify(const cs_insn *insn, struct jf_block *b)
 	case X86_INS_SYSEXIT:
 		b->exit = JF_EXIT_FAULT; /* far transfers do not occur in 64-bit user code */
 		return;
+	case X86_INS_LOOP:
+	case X86_INS_LOOPE:
+	case X86_INS_LOOPNE:
+		/* capstone 4 leaves these out of X86_GRP_JUMP; they are conditional */
+		b->exit = JF_EXIT_COND;
+		direct = 1;
+		break;
 	default:
 		if (has_group(insn, X86_GRP_JUMP)) {
 			b->exit = JF_EXIT_COND; /* jcc, jrcxz, loop* */

@@ -67,9 +67,10 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 		first = 0;
 	}
 	fprintf(f, "\n  ],\n");
-	fprintf(f, "  \"sideband\": {\"mmap2\": %llu, \"syscalls\": %llu, \"signals\": %llu},\n",
+	fprintf(f, "  \"sideband\": {\"mmap2\": %llu, \"syscalls\": %llu, \"signals\": %llu, "
+		"\"fork_mixed_stretches\": %llu},\n",
 		(unsigned long long)st->mmap_records, (unsigned long long)st->syscalls,
-		(unsigned long long)st->signals);
+		(unsigned long long)st->signals, (unsigned long long)st->fork_mixed);
 	fprintf(f, "  \"log\": {\"lines\": %llu, \"unparsed_lines\": %llu, "
 		"\"blocks_stopped_before_running\": %llu, "
 		"\"blocks_without_bytes\": %llu, \"undecodable_translations\": %llu},\n",
@@ -90,8 +91,11 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 	fprintf(f, "    \"cpu\": \"CPUID GenuineIntel,6,142,10 and the intel_pt PMU type %d are "
 		"made up; the program ran under QEMU user-mode emulation\",\n",
 		JF_PERF_INTEL_PT_TYPE);
-	fprintf(f, "    \"markers\": \"calls to jf_emitter_marker appear as calls in the "
-		"control flow; no PTW packets are written (QEMU runs no PTWRITE)\",\n");
+	fprintf(f, "    \"ptwrite\": \"%s\",\n", st->marker_ptw ?
+		"PTW packets at jf_emitter_marker calls (--marker-ptw) are synthetic: no PTWRITE "
+		"instruction ran there; payload = the call's ordinal on its thread (1, 2, ...), "
+		"which is the k of the thread's k-th zone extension record" :
+		"none: jf_emitter_marker calls show as blocks at its address");
 	fprintf(f, "    \"interruptions\": \"signals delivered between blocks become FUP+TIP.PGD/"
 		"TIP.PGE at the interrupted instruction, or OVF when the log cannot say where\"\n");
 	fprintf(f, "  },\n  \"not_followed\": [");

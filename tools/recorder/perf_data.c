@@ -43,11 +43,15 @@ static const char cpuid_string[] = "GenuineIntel,6,142,10";
 static const char cpudesc_string[] = "jitflow recorder: synthetic Intel PT (QEMU emulation)";
 static const char event_name[] = "intel_pt//u";
 
-static uint64_t pt_config(void)
+static uint64_t pt_config(int timing)
 {
-	return PT_CFG_CYC | PT_CFG_MTC | PT_CFG_TSC | PT_CFG_BRANCH |
-	       ((uint64_t)JF_PT_MTC_PERIOD << PT_CFG_MTC_PERIOD_SHIFT) |
-	       ((uint64_t)JF_PT_PSB_PERIOD_CFG << PT_CFG_PSB_PERIOD_SHIFT);
+	uint64_t config = PT_CFG_BRANCH |
+			  ((uint64_t)JF_PT_PSB_PERIOD_CFG << PT_CFG_PSB_PERIOD_SHIFT);
+
+	if (timing)
+		config |= PT_CFG_CYC | PT_CFG_MTC | PT_CFG_TSC |
+			  ((uint64_t)JF_PT_MTC_PERIOD << PT_CFG_MTC_PERIOD_SHIFT);
+	return config;
 }
 
 static void put(struct jf_perf_writer *w, const void *data, size_t size)
@@ -106,12 +110,12 @@ static void put_padded_string(struct jf_perf_writer *w, const char *s, size_t to
 	}
 }
 
-static void fill_attr(struct perf_event_attr *attr)
+static void fill_attr(struct perf_event_attr *attr, int timing)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->type = JF_PERF_INTEL_PT_TYPE;
 	attr->size = ATTR_SIZE;
-	attr->config = pt_config();
+	attr->config = pt_config(timing);
 	attr->sample_period = 1;
 	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			    PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
@@ -301,6 +305,19 @@ void jf_perf_finished_round(struct jf_perf_writer *w)
 	put_header(w, REC_FINISHED_ROUND, 0, 8);
 }
 
+void jf_perf_abandon(struct jf_perf_writer *w)
+{
+	if (!w->f)
+		return;
+	fclose(w->f);
+	w->f = NULL;
+	unlink(w->path);
+	free(w->index);
+	free(w->path);
+	w->index = NULL;
+	w->path = NULL;
+}
+
 /* perf's header strings: u32 length (including NUL, padded to 64), then the bytes. */
 static void put_feature_string(struct jf_perf_writer *w, const char *s)
 {
@@ -351,7 +368,7 @@ static void write_feature(struct jf_perf_writer *w, int feat, const struct jf_pe
 			put_feature_string(w, info->argv[i]);
 		break;
 	case FEAT_EVENT_DESC:
-		fill_attr(&attr);
+		fill_attr(&attr, w->timing);
 		put_u32(w, 1);
 		put_u32(w, ATTR_SIZE);
 		put(w, &attr, ATTR_SIZE);
@@ -421,7 +438,7 @@ int jf_perf_close(struct jf_perf_writer *w, const struct jf_perf_info *info,
 		memcpy(&header[9], bits, sizeof(bits));
 		fwrite(header, sizeof(header), 1, w->f);
 		fwrite(&id, 8, 1, w->f);
-		fill_attr(&attr);
+		fill_attr(&attr, w->timing);
 		fwrite(&attr, ATTR_SIZE, 1, w->f);
 		fwrite(ids_section, sizeof(ids_section), 1, w->f);
 	} else {

@@ -32,6 +32,7 @@ struct jf_perf_writer {
 	size_t index_len, index_cap;
 	uint64_t records, aux_bytes;
 	int failed;
+	int timing;                   /* the PT config has tsc, mtc and cyc set */
 };
 
 struct jf_perf_info {
@@ -61,6 +62,9 @@ void jf_perf_itrace_start(struct jf_perf_writer *w, int pid, int tid, uint64_t t
 void jf_perf_aux(struct jf_perf_writer *w, int pid, int tid, unsigned queue,
 		 uint64_t aux_offset, const uint8_t *bytes, uint64_t size, uint64_t time);
 void jf_perf_finished_round(struct jf_perf_writer *w);
+
+/* No recording after all: close and remove the file. */
+void jf_perf_abandon(struct jf_perf_writer *w);
 
 /* Writes the header features and the file header; closes the file. */
 int jf_perf_close(struct jf_perf_writer *w, const struct jf_perf_info *info,

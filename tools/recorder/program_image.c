@@ -68,8 +68,17 @@ int jf_program_image_load(struct jf_program_image *img, const char *path,
 
 		if (!gelf_getphdr(elf, (int)i, &ph))
 			continue;
-		if (ph.p_type == PT_INTERP)
+		if (ph.p_type == PT_INTERP) {
+			size_t len = 0;
+			char *raw = elf_rawfile(elf, &len);
+
 			has_interp = 1;
+			if (raw && ph.p_offset < len && ph.p_filesz < sizeof(img->interp) &&
+			    ph.p_filesz <= len - ph.p_offset) {
+				memcpy(img->interp, raw + ph.p_offset, ph.p_filesz);
+				img->interp[ph.p_filesz] = '\0';
+			}
+		}
 		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
 		    img->nsegments < JF_IMAGE_MAX_SEGMENTS) {
 			struct jf_image_segment *s = &img->segments[img->nsegments++];
@@ -83,6 +92,8 @@ int jf_program_image_load(struct jf_program_image *img, const char *path,
 		}
 	}
 	img->is_static_exec = ehdr.e_type == ET_EXEC && !has_interp;
+	img->is_pie = ehdr.e_type == ET_DYN;
+	img->entry = ehdr.e_entry;
 	find_marker(img, elf);
 out:
 	if (elf)

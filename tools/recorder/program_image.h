@@ -17,6 +17,9 @@ struct jf_image_segment {
 
 struct jf_program_image {
 	int is_static_exec;        /* ET_EXEC without PT_INTERP: loaded where it says */
+	int is_pie;                /* ET_DYN: loaded at a base address the loader picks */
+	uint64_t entry;            /* e_entry (before relocation) */
+	char interp[256];          /* PT_INTERP (the dynamic loader), "" if none */
 	int nsegments;
 	struct jf_image_segment segments[JF_IMAGE_MAX_SEGMENTS];
 	uint64_t marker_addr;      /* jf_emitter_marker, 0 if the program has none */

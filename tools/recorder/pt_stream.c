@@ -314,6 +314,20 @@ void jf_pt_return(struct jf_pt_stream *s, uint64_t target)
 	jf_pt_indirect(s, target);
 }
 
+void jf_pt_ptwrite(struct jf_pt_stream *s, uint64_t payload)
+{
+	struct pt_packet pkt;
+
+	flush_tnt(s);
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_ptw;
+	pkt.payload.ptw.plc = 1; /* 8-byte payload */
+	pkt.payload.ptw.payload = payload;
+	pkt.payload.ptw.ip = 0;
+	emit(s, &pkt);
+	s->stats.ptw++;
+}
+
 void jf_pt_boundary(struct jf_pt_stream *s, uint64_t ip)
 {
 	if (s->enabled && s->since_psb >= JF_PT_PSB_PERIOD)

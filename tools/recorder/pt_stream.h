@@ -94,6 +94,7 @@ void jf_pt_cond(struct jf_pt_stream *s, int taken);
 void jf_pt_indirect(struct jf_pt_stream *s, uint64_t target);
 void jf_pt_call(struct jf_pt_stream *s, uint64_t return_ip);
 void jf_pt_return(struct jf_pt_stream *s, uint64_t target);
+void jf_pt_ptwrite(struct jf_pt_stream *s, uint64_t payload);
 
 /* Between two blocks, at ip: a PSB+ when psb_period bytes have passed. */
 void jf_pt_boundary(struct jf_pt_stream *s, uint64_t ip);

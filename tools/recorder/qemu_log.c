@@ -248,7 +248,7 @@ static int fast_exec(struct jf_qlog_parser *p, const char *s, size_t len)
 	enum { FIELDS = 16 + 1 + 16 + 1 + 8 + 1 + 8 + 1 }; /* "cs/pc/flags/cflags]" */
 	const char *end = s + len, *q = s + 6, *b;
 	struct jf_qlog_exec e;
-	uint64_t pc, flags, cflags;
+	uint64_t cs_base, pc, flags, cflags;
 	unsigned cpu = 0;
 
 	if (q >= end || *q < '0' || *q > '9')
@@ -262,7 +262,7 @@ static int fast_exec(struct jf_qlog_parser *p, const char *s, size_t len)
 		return -1;
 	b++;
 	if (b[16] != '/' || b[33] != '/' || b[42] != '/' || b[51] != ']' ||
-	    fixed_hex(b + 17, 16, &pc) || fixed_hex(b + 34, 8, &flags) ||
+	    fixed_hex(b, 16, &cs_base) || fixed_hex(b + 17, 16, &pc) || fixed_hex(b + 34, 8, &flags) ||
 	    fixed_hex(b + 43, 8, &cflags))
 		return -1;
 	e.cpu = cpu;

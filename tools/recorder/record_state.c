@@ -61,6 +61,7 @@ void jf_record_state_free(struct jf_record_state *st)
 			free(st->threads[i]->pt);
 		}
 		free(st->threads[i]->marker_times);
+		free(st->threads[i]->deferred);
 		free(st->threads[i]);
 	}
 	free(st->threads);
@@ -217,13 +218,12 @@ static void interruption(struct jf_record_thread *t, uint64_t known_ip, uint64_t
 					     "system call", "faulting instruction" };
 	struct jf_record_state *st = t->owner;
 
-	if (st->interruptions_noted++ < 8)
+	if (!known_ip && st->interruptions_noted++ < 8)
 		note(st, "thread %d: after the block at %#llx (ends with a %s at %#llx) came %#llx: "
 		     "%s at PT offset %llu", t->tid, (unsigned long long)t->prev.pc,
 		     kinds[t->prev.exit < 9 ? t->prev.exit : 8], (unsigned long long)t->prev.last_ip,
-		     (unsigned long long)pc, known_ip ? "asynchronous transfer (FUP+TIP.PGD/PGE)"
-		     : "direction unknown, reported as an overflow (OVF)",
-		     (unsigned long long)(t->aux_offset + t->pt->stats.bytes - t->aux_offset));
+		     (unsigned long long)pc, "direction unknown, reported as an overflow (OVF)",
+		     (unsigned long long)t->pt->stats.bytes);
 	if (known_ip) {
 		jf_pt_async_disable(t->pt, known_ip);
 		jf_pt_enable(t->pt, pc);
@@ -288,25 +288,20 @@ static int transition(struct jf_record_thread *t, const struct jf_block *prev, u
 	}
 }
 
-static void on_exec(void *ctx, const struct jf_qlog_exec *e)
+static void follow_loader(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc);
+
+/* One block of thread t, at pc, in order: the packets for getting there, then its clock. */
+static void run_block(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc,
+		      const struct jf_block *b)
 {
-	struct jf_record_state *st = ctx;
-	struct jf_record_thread *t = thread_for(st, e->cpu);
-	const struct jf_block *b;
 	uint64_t ninsn;
 
-	if (!t)
-		return;
-	st->last_exec_cpu = e->cpu;
-	st->blocks_executed++;
-	t->blocks++;
 	jf_pt_advance(t->pt, st->clock);
-	b = jf_block_map_executed(st->blocks, e->pc, e->flags, e->cflags);
 	if (!t->started) {
-		jf_pt_enable(t->pt, e->pc);
+		jf_pt_enable(t->pt, pc);
 		t->started = 1;
 	} else if (!t->have_prev) {
-		jf_pt_overflow(t->pt, e->pc); /* after a block we could not classify */
+		jf_pt_overflow(t->pt, pc); /* after a block we could not classify */
 		t->lost_events++;
 	}
 	if (!b) {
@@ -316,23 +311,30 @@ static void on_exec(void *ctx, const struct jf_qlog_exec *e)
 		return;
 	}
 	ninsn = b->ninsn;
+	if (st->fork_resume_ip && t->have_prev && t->prev.exit == JF_EXIT_SYSCALL &&
+	    pc == st->fork_resume_ip && ++st->fork_resumptions == 2) {
+		st->fork_mixed++;
+		note(st, "thread %d: between instruction clock %llu and %llu its stream holds the "
+		     "blocks of both the parent and the child of a fork (QEMU logs both as one CPU; "
+		     "they cannot be separated)", t->tid, (unsigned long long)st->fork_clock,
+		     (unsigned long long)st->clock);
+		st->fork_resume_ip = 0;
+	}
 	if (t->resume_at_last) {
 		/* The block logged last did not run. If it is this one, the thread simply
 		 * runs it now; if not, something (a signal) took the thread away from it. */
 		t->resume_at_last = 0;
-		if (e->pc != t->last_pc)
-			interruption(t, t->last_pc, e->pc);
-	} else if (t->have_prev && transition(t, &t->prev, e->pc) && ninsn) {
+		if (pc != t->last_pc)
+			interruption(t, t->last_pc, pc);
+	} else if (t->have_prev && transition(t, &t->prev, pc) && ninsn) {
 		ninsn--;
 	}
-	t->last_pc = e->pc;
+	t->last_pc = pc;
 	t->last_ninsn = (uint32_t)ninsn;
-	if (st->image.marker_addr && e->pc == st->image.marker_addr) {
-		/* The zone emitter's marker call. The call itself is in the stream (a decoder
-		 * that ends blocks at calls sees it); no PTW packet is written, because a CPU
-		 * writes PTW only for a PTWRITE instruction and libipt binds each PTW to one: a
-		 * PTW here would make the marker's return undecodable. Its time retimes the
-		 * zone file onto the trace clock. */
+	if (st->marker_addr && pc == st->marker_addr) {
+		/* The zone emitter's marker call: its time dates the thread's next zone record
+		 * (zone_copy.c). Optionally also a PTW packet; QEMU's log does not show the
+		 * sequence number argument, so its payload is the call's ordinal on the thread. */
 		st->marker_calls++;
 		t->marker_calls++;
 		if (t->nmarker_times == t->marker_times_cap) {
@@ -346,12 +348,148 @@ static void on_exec(void *ctx, const struct jf_qlog_exec *e)
 		}
 		if (t->nmarker_times < t->marker_times_cap)
 			t->marker_times[t->nmarker_times++] = jf_pt_perf_time(st->clock);
+		if (st->marker_ptw)
+			jf_pt_ptwrite(t->pt, t->marker_calls);
 	}
-	jf_pt_boundary(t->pt, e->pc);
+	jf_pt_boundary(t->pt, pc);
 	st->clock += ninsn;
 	t->instructions += ninsn;
 	t->prev = *b;
 	t->have_prev = 1;
+}
+
+/* ---- signals that interrupt a thread where the log cannot say ----
+ *
+ * QEMU delivers a signal between two blocks. When the block before ended with a
+ * conditional or indirect branch, where that branch went (= where the signal interrupted
+ * the thread) only shows when the handler returns: rt_sigreturn resumes there. Until then
+ * the thread's blocks wait here (memory bounded by the handler's length, capped); then
+ * the branch, the FUP + TIP.PGD of the interruption and the handler's blocks are written
+ * in order. */
+
+enum { MAX_DEFERRED_BLOCKS = 1 << 20 };
+
+static int unknown_successor(const struct jf_block *b)
+{
+	return b->exit == JF_EXIT_COND || b->exit == JF_EXIT_IND_JUMP ||
+	       b->exit == JF_EXIT_IND_CALL || b->exit == JF_EXIT_RET;
+}
+
+static void replay_deferred(struct jf_record_state *st, struct jf_record_thread *t,
+			    uint64_t resume, int resolved)
+{
+	const struct jf_block *from = &t->defer_from;
+	size_t i;
+
+	if (resolved) {
+		switch (from->exit) {
+		case JF_EXIT_COND:
+			jf_pt_cond(t->pt, resume == from->target);
+			break;
+		case JF_EXIT_IND_CALL:
+			jf_pt_call(t->pt, from->next_ip);
+			jf_pt_indirect(t->pt, resume);
+			break;
+		case JF_EXIT_RET:
+			jf_pt_return(t->pt, resume);
+			break;
+		default:
+			jf_pt_indirect(t->pt, resume);
+			break;
+		}
+		jf_pt_async_disable(t->pt, resume);
+		t->async_events++;
+		t->have_prev = 0;
+		t->started = 0; /* the handler's first block re-enables tracing */
+		t->pt->enabled = 0;
+	} else {
+		t->have_prev = 0; /* an OVF before the handler: where it interrupted is lost */
+		if (st->interruptions_noted++ < 8)
+			note(st, "thread %d: a signal interrupted the block at %#llx and the "
+			     "handler did not return where the log could see it: reported as an "
+			     "overflow (OVF)", t->tid, (unsigned long long)from->pc);
+	}
+	t->deferring = 0;
+	for (i = 0; i < t->ndeferred; i++) {
+		if (i == 0 && resolved)
+			t->started = 0;
+		run_block(st, t, t->deferred[i].pc, &t->deferred[i].block);
+		if (i == 0 && resolved)
+			t->started = 1;
+	}
+	t->ndeferred = 0;
+}
+
+/* Queue a block of a deferring thread; resolve when rt_sigreturn's resumption shows. */
+static void defer_block(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc,
+			const struct jf_block *b)
+{
+	const struct jf_block *from = &t->defer_from;
+
+	if (t->ndeferred > 0) {
+		const struct jf_deferred *last = &t->deferred[t->ndeferred - 1];
+
+		/* After a system call, a block that is not the call's next instruction is a
+		 * return from the signal (or a nested signal's handler: ruled out for
+		 * conditional branches by their two possible targets). */
+		if (last->block.exit == JF_EXIT_SYSCALL && pc != last->block.next_ip &&
+		    (from->exit != JF_EXIT_COND || pc == from->target || pc == from->next_ip)) {
+			replay_deferred(st, t, pc, 1);
+			run_block(st, t, pc, b);
+			return;
+		}
+	}
+	if (!b || t->ndeferred >= MAX_DEFERRED_BLOCKS) {
+		replay_deferred(st, t, 0, 0);
+		run_block(st, t, pc, b);
+		return;
+	}
+	if (t->ndeferred == t->deferred_cap) {
+		size_t cap = t->deferred_cap ? t->deferred_cap * 2 : 256;
+		struct jf_deferred *n = realloc(t->deferred, cap * sizeof(*n));
+
+		if (!n) {
+			replay_deferred(st, t, 0, 0);
+			run_block(st, t, pc, b);
+			return;
+		}
+		t->deferred = n;
+		t->deferred_cap = cap;
+	}
+	t->deferred[t->ndeferred].pc = pc;
+	t->deferred[t->ndeferred].block = *b;
+	t->ndeferred++;
+}
+
+static void on_exec(void *ctx, const struct jf_qlog_exec *e)
+{
+	struct jf_record_state *st = ctx;
+	struct jf_record_thread *t = thread_for(st, e->cpu);
+	const struct jf_block *b;
+
+	if (!t)
+		return;
+	st->last_exec_cpu = e->cpu;
+	st->blocks_executed++;
+	t->blocks++;
+	if (st->layout_state != 2)
+		follow_loader(st, t, e->pc);
+	b = jf_block_map_executed(st->blocks, e->pc, e->flags, e->cflags);
+	if (t->deferring) {
+		defer_block(st, t, e->pc, b);
+		return;
+	}
+	if (t->signal_arrived) {
+		t->signal_arrived = 0;
+		if (!t->resume_at_last && t->have_prev && unknown_successor(&t->prev) && b) {
+			t->deferring = 1;
+			t->defer_from = t->prev;
+			t->ndeferred = 0;
+			defer_block(st, t, e->pc, b);
+			return;
+		}
+	}
+	run_block(st, t, e->pc, b);
 }
 
 static void on_stopped(void *ctx, uint64_t pc)
@@ -369,6 +507,12 @@ static void on_stopped(void *ctx, uint64_t pc)
 			t = st->by_cpu[i];
 	if (!t || t->resume_at_last)
 		return;
+	if (t->deferring) {
+		/* A queued block that did not run: it will be logged again when it does. */
+		if (t->ndeferred && t->deferred[t->ndeferred - 1].pc == pc)
+			t->ndeferred--;
+		return;
+	}
 	/* Take back what the block was counted for; the branch that led to it stays. */
 	st->clock -= t->last_ninsn;
 	t->instructions -= t->last_ninsn;
@@ -520,9 +664,18 @@ static void on_syscall(void *ctx, const char *name, const char *args)
 	} else if (!strcmp(name, "execve") || !strcmp(name, "execveat")) {
 		note(st, "execve(%.200s): the new program runs outside QEMU and is not recorded",
 		     args);
-	} else if (!strcmp(name, "fork") || !strcmp(name, "vfork")) {
-		note(st, "%s: the child process is not followed; its blocks until it execs or "
-		     "exits are mixed into the parent's log and show up as lost data", name);
+	} else if (!strcmp(name, "fork") || !strcmp(name, "vfork") ||
+		   (!strcmp(name, "clone") && !strstr(args, "CLONE_THREAD"))) {
+		struct jf_record_thread *t = st->last_exec_cpu < st->cpu_cap ?
+					     st->by_cpu[st->last_exec_cpu] : NULL;
+
+		note(st, "%s: the child process is not followed (its own stream is not "
+		     "recorded)", name);
+		if (t && t->have_prev && t->prev.exit == JF_EXIT_SYSCALL) {
+			st->fork_resume_ip = t->prev.next_ip;
+			st->fork_resumptions = 0;
+			st->fork_clock = st->clock;
+		}
 	}
 }
 
@@ -547,11 +700,13 @@ static void on_syscall_result(void *ctx, const char *result)
 		else if (!strcmp(name, "mmap") && value != -1)
 			on_mmap(st, (uint64_t)value);
 		else if (!strcmp(name, "clone") && value > 0) {
-			if (strstr(st->pending_args, "CLONE_VM"))
+			/* Threads share the CPU loop; CLONE_VFORK (posix_spawn) without
+			 * CLONE_THREAD is a new process to QEMU, like fork. */
+			if (strstr(st->pending_args, "CLONE_THREAD"))
 				new_tid(st, (int)value);
 			else
-				note(st, "clone without CLONE_VM (a fork, child pid %lld): the "
-				     "child process is not followed", value);
+				note(st, "clone without CLONE_THREAD (a new process): child pid %lld",
+				     value);
 		}
 	}
 }
@@ -562,6 +717,10 @@ static void on_signal(void *ctx, const char *name)
 
 	(void)name;
 	st->signals++;
+	/* QEMU prints it while setting up the handler on the receiving thread, which is
+	 * (nearly always) the one that logged last. */
+	if (st->last_exec_cpu < st->cpu_cap && st->by_cpu[st->last_exec_cpu])
+		st->by_cpu[st->last_exec_cpu]->signal_arrived = 1;
 }
 
 void jf_record_state_callbacks(struct jf_record_state *st, struct jf_qlog_callbacks *cb)
@@ -576,27 +735,88 @@ void jf_record_state_callbacks(struct jf_record_state *st, struct jf_qlog_callba
 	cb->signal = on_signal;
 }
 
+/* MMAP2 records for an ELF file's executable segments, moved by base. */
+static void map_image(struct jf_record_state *st, const struct jf_program_image *img,
+		      const char *path, uint64_t base, uint64_t clock)
+{
+	int i;
+
+	for (i = 0; i < img->nsegments; i++) {
+		const struct jf_image_segment *s = &img->segments[i];
+
+		jf_perf_mmap2(&st->perf, st->pid, st->pid, base + s->addr, s->len, s->pgoff,
+			      s->prot, MAP_PRIVATE, path, jf_pt_perf_time(clock));
+		st->mmap_records++;
+	}
+}
+
+/* Before the block at pc runs on t: learn load addresses the log only shows this way. */
+static void follow_loader(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc)
+{
+	if (st->layout_state == 0) {
+		st->layout_state = 2;
+		if (st->image.interp[0]) {
+			struct jf_error err;
+			char path[PATH_MAX];
+
+			/* The loader QEMU uses is the host's (same architecture). */
+			if (!realpath(st->image.interp, path) ||
+			    jf_program_image_load(&st->interp, path, &err)) {
+				note(st, "dynamic loader %s cannot be read; its code and the "
+				     "program's are not mapped in the recording", st->image.interp);
+				return;
+			}
+			st->interp_base = pc - st->interp.entry;
+			st->interp_end = st->interp_base;
+			for (int i = 0; i < st->interp.nsegments; i++) {
+				const struct jf_image_segment *s = &st->interp.segments[i];
+
+				if (st->interp_base + s->addr + s->len > st->interp_end)
+					st->interp_end = st->interp_base + s->addr + s->len;
+			}
+			map_image(st, &st->interp, path, st->interp_base, 0);
+			st->layout_state = st->image.is_pie ? 1 : 2;
+			if (!st->image.is_pie) {
+				map_image(st, &st->image, st->program, 0, 0);
+				st->marker_addr = st->image.marker_addr;
+			}
+		} else if (st->image.is_pie) {
+			/* static-pie: the first block is the program's entry point */
+			st->main_base = pc - st->image.entry;
+			map_image(st, &st->image, st->program, st->main_base, 0);
+			st->marker_addr = st->image.marker_addr ?
+					  st->image.marker_addr + st->main_base : 0;
+		}
+		return;
+	}
+	/* The loader enters the program with an indirect jump to its (page-offset-exact)
+	 * entry point, outside the loader. QEMU mapped the program before the loader's
+	 * first instruction, so that is the record's date too (perf orders by time). */
+	if (st->layout_state == 1 && t->have_prev && t->prev.exit == JF_EXIT_IND_JUMP &&
+	    ((pc - st->image.entry) & 0xfff) == 0 &&
+	    (pc < st->interp_base || pc >= st->interp_end)) {
+		st->main_base = pc - st->image.entry;
+		map_image(st, &st->image, st->program, st->main_base, 0);
+		st->marker_addr = st->image.marker_addr ? st->image.marker_addr + st->main_base : 0;
+		st->layout_state = 2;
+	}
+}
+
 void jf_record_state_begin(struct jf_record_state *st, int pid)
 {
 	const char *base = strrchr(st->program, '/');
 	int i;
 
 	st->pid = pid;
+	st->perf.timing = st->timing;
 	jf_perf_auxtrace_info(&st->perf);
 	jf_perf_comm(&st->perf, pid, pid, base ? base + 1 : st->program, 1, jf_pt_perf_time(0));
 	if (st->image.is_static_exec) {
-		for (i = 0; i < st->image.nsegments; i++) {
-			const struct jf_image_segment *s = &st->image.segments[i];
-
-			jf_perf_mmap2(&st->perf, pid, pid, s->addr, s->len, s->pgoff, s->prot,
-				      MAP_PRIVATE, st->program, jf_pt_perf_time(0));
-			st->mmap_records++;
-		}
-	} else {
-		note(st, "%s is position-independent or dynamically linked: its load address "
-		     "and its libraries' mappings are not recorded (only static non-PIE "
-		     "programs are fully supported)", st->program);
+		map_image(st, &st->image, st->program, 0, 0);
+		st->marker_addr = st->image.marker_addr;
+		st->layout_state = 2;
 	}
+	(void)i;
 	thread_for(st, 0);
 }
 
@@ -609,6 +829,8 @@ int jf_record_state_end(struct jf_record_state *st, const struct jf_perf_info *i
 	for (i = 0; i < st->nthreads; i++) {
 		struct jf_record_thread *t = st->threads[i];
 
+		if (t->deferring)
+			replay_deferred(st, t, 0, 0);
 		/* A thread whose last block ended in a system call left in it (exit). */
 		thread_exit(st, t);
 		if (!t->tid) {

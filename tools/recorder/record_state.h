@@ -17,6 +17,11 @@
 
 struct jf_record_state;
 
+struct jf_deferred {
+	uint64_t pc;
+	struct jf_block block;
+};
+
 struct jf_record_thread {
 	struct jf_record_state *owner;
 	unsigned cpu;              /* QEMU's CPU index */
@@ -31,6 +36,12 @@ struct jf_record_thread {
 	uint32_t last_ninsn;       /* ... and the instructions counted for it */
 	int resume_at_last;        /* that block did not run after all: when it is logged
 	                            * again, the thread has not moved */
+	int signal_arrived;        /* QEMU printed a signal for it: the next block is its
+	                            * handler */
+	int deferring;             /* waiting for the handler to return (record_state.c) */
+	struct jf_block defer_from; /* the block the signal came after */
+	struct jf_deferred *deferred;
+	size_t ndeferred, deferred_cap;
 	struct jf_block prev;      /* the block it ran last */
 	uint64_t instructions, blocks, aux_offset;
 	uint64_t start_clock;      /* the instruction clock when it appeared */
@@ -49,8 +60,24 @@ struct jf_record_state {
 	char out_dir[4096];        /* absolute: zone files are copied there, and the MMAP2
 	                            * records of their marker mappings name the copies */
 	int timing;
+	int marker_ptw;            /* PTW at marker calls (see recorder.h) */
 	int pid;
 	struct jf_program_image image;
+	/* Where QEMU loaded things that no system call shows: the dynamic loader (its entry
+	 * is the first block that runs) and a PIE program (entered by the loader's indirect
+	 * jump to its entry point). */
+	struct jf_program_image interp;
+	int layout_state;          /* 0 first block to come, 1 waiting for the program's
+	                            * entry, 2 everything mapped */
+	uint64_t interp_base, interp_end, main_base;
+	uint64_t marker_addr;      /* jf_emitter_marker where it runs (0: none) */
+	uint64_t bytes_since_round;
+	/* fork: QEMU's child process logs into the same log, on the same CPU index, from
+	 * the same place; its blocks cannot be told from the parent's. Both resume after
+	 * the fork's system call: the second resumption ends the mixed stretch. */
+	uint64_t fork_resume_ip, fork_clock;
+	int fork_resumptions;
+	uint64_t fork_mixed;       /* stretches of a stream that mix parent and child */
 	struct jf_block_map *blocks;
 	struct jf_perf_writer perf;
 

@@ -181,6 +181,7 @@ int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
 	st = jf_record_state_new(program, opt->timing, err);
 	if (!st)
 		return -1;
+	st->marker_ptw = opt->marker_ptw;
 	if (!realpath(opt->out_dir, st->out_dir)) {
 		jf_fail(err, "%s: %m", opt->out_dir);
 		goto out_state;
@@ -245,7 +246,6 @@ int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
 
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !st->clock) {
 		jf_fail(err, "%s did not run the program (exit status 127)", qemu);
-		jf_record_state_end(st, NULL);
 		goto out_sig;
 	}
 	{
@@ -277,6 +277,8 @@ out_fifo:
 out_tmp:
 	rmdir(tmpdir);
 out_state:
+	if (rc)
+		jf_perf_abandon(&st->perf);
 	jf_record_state_free(st);
 	return rc;
 }

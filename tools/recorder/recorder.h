@@ -17,6 +17,9 @@ struct jf_record_options {
 	const char *out_dir;      /* created if missing */
 	const char *qemu;         /* qemu-x86_64 binary (NULL: $JITFLOW_QEMU or PATH) */
 	int timing;               /* TSC/MTC/CYC packets (default on) */
+	int marker_ptw;           /* PTW packets at jf_emitter_marker calls (default off:
+	                           * hardware writes PTW only for a PTWRITE instruction, and
+	                           * libipt-based decoders reject PTW anywhere else) */
 	int argc;                 /* the program and its arguments */
 	char **argv;
 };

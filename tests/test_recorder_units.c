@@ -1,0 +1,450 @@
+/* Unit tests of the recorder's parts: the QEMU log parser (well-formed, glued, truncated
+ * and corrupt lines), the block classifier (capstone), the PT stream (decoded back with
+ * libipt's query decoder, an independent implementation of the packet semantics) and the
+ * zone file retimer (hostile sizes). */
+#include "test_support.h"
+
+#include <intel-pt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "block_map.h"
+#include "pt_stream.h"
+#include "qemu_log.h"
+#include "zone_copy.h"
+
+/* ---- QEMU log parser ---- */
+
+struct seen {
+	int translations, execs, syscalls, results, signals, garbage, stopped;
+	uint64_t tb_pc, exec_pc, stopped_pc;
+	size_t tb_size;
+	uint8_t tb_bytes[64];
+	unsigned cpu;
+	uint32_t cflags;
+	char syscall[64], result[64];
+};
+
+static void on_tb(void *ctx, uint64_t pc, const uint8_t *bytes, size_t size)
+{
+	struct seen *s = ctx;
+
+	s->translations++;
+	s->tb_pc = pc;
+	s->tb_size = size;
+	memcpy(s->tb_bytes, bytes, size < sizeof(s->tb_bytes) ? size : sizeof(s->tb_bytes));
+}
+
+static void on_exec(void *ctx, const struct jf_qlog_exec *e)
+{
+	struct seen *s = ctx;
+
+	s->execs++;
+	s->exec_pc = e->pc;
+	s->cpu = e->cpu;
+	s->cflags = e->cflags;
+}
+
+static void on_syscall(void *ctx, const char *name, const char *args)
+{
+	struct seen *s = ctx;
+
+	(void)args;
+	s->syscalls++;
+	snprintf(s->syscall, sizeof(s->syscall), "%s", name);
+}
+
+static void on_result(void *ctx, const char *r)
+{
+	struct seen *s = ctx;
+
+	s->results++;
+	snprintf(s->result, sizeof(s->result), "%s", r);
+}
+
+static void on_signal(void *ctx, const char *name)
+{
+	(void)name;
+	((struct seen *)ctx)->signals++;
+}
+
+static void on_garbage(void *ctx, const char *line)
+{
+	(void)line;
+	((struct seen *)ctx)->garbage++;
+}
+
+static void on_stopped(void *ctx, uint64_t pc)
+{
+	((struct seen *)ctx)->stopped++;
+	((struct seen *)ctx)->stopped_pc = pc;
+}
+
+static struct jf_qlog_parser *parser_for(struct seen *s)
+{
+	static struct jf_qlog_parser p;
+	struct jf_qlog_callbacks cb = { .ctx = s, .translation = on_tb, .exec = on_exec,
+					.syscall = on_syscall, .syscall_result = on_result,
+					.signal = on_signal, .garbage = on_garbage,
+					.stopped = on_stopped };
+
+	memset(s, 0, sizeof(*s));
+	jf_qlog_init(&p, &cb);
+	return &p;
+}
+
+static void feed(struct jf_qlog_parser *p, const char *text)
+{
+	const char *nl;
+
+	while ((nl = strchr(text, '\n')) != NULL) {
+		jf_qlog_line(p, text, (size_t)(nl - text));
+		text = nl + 1;
+	}
+	if (*text)
+		jf_qlog_line(p, text, strlen(text));
+}
+
+static void test_log_translation_and_exec(void **state)
+{
+	struct seen s;
+	struct jf_qlog_parser *p = parser_for(&s);
+	static const uint8_t expect[] = { 0x31, 0xed, 0x48, 0xc7, 0x44, 0x24, 0x30, 0x00,
+					  0x10, 0x00, 0x00, 0xc3 };
+
+	(void)state;
+	feed(p, "----------------\n"
+		"IN: _start\n"
+		"0x004014f0:  31 ed                    xorl     %ebp, %ebp\n"
+		"0x004014f2:  48 c7 44 24 30 00 10 00  movq     $0x1000, 0x30(%rsp)\n"
+		"0x004014fa:  00\n"
+		"0x004014fb:  c3                       retq     \n"
+		"\n"
+		"Trace 3: 0x7fde00000100 [0000000000000000/00000000004014f0/1040c0b3/00080200] _start\n");
+	jf_qlog_finish(p);
+	assert_int_equal(s.translations, 1);
+	assert_int_equal(s.tb_pc, 0x4014f0);
+	assert_int_equal(s.tb_size, sizeof(expect));
+	assert_memory_equal(s.tb_bytes, expect, sizeof(expect));
+	assert_int_equal(s.execs, 1);
+	assert_int_equal(s.exec_pc, 0x4014f0);
+	assert_int_equal(s.cpu, 3);
+	assert_int_equal(s.cflags, 0x80200);
+	assert_int_equal(s.garbage, 0);
+}
+
+static void test_log_glued_and_split_lines(void **state)
+{
+	struct seen s;
+	struct jf_qlog_parser *p = parser_for(&s);
+
+	(void)state;
+	/* A system call whose result comes after another thread's exec record. */
+	feed(p, "6964 clone(CLONE_VM|CLONE_THREAD,child_stack=0x40)Trace 1: 0x7fc61ac4cc40 "
+		"[0000000000000000/0000000000460b12/1040c0b3/00080200] clone\n"
+		"6964 set_robust_list(1,24) = -1 errno=38 (Function not implemented)\n"
+		" = 6966\n"
+		"--- SIGUSR1 {si_signo=SIGUSR1, si_code=SI_TKILL} ---\n"
+		"Stopped execution of TB chain before 0x7fcfb804d4c0 [0000000000460c92] clone\n");
+	assert_int_equal(s.execs, 1);
+	assert_int_equal(s.exec_pc, 0x460b12);
+	assert_int_equal(s.syscalls, 2);
+	assert_int_equal(s.results, 2); /* set_robust_list's own, then the clone's */
+	assert_string_equal(s.result, "6966");
+	assert_int_equal(s.signals, 1);
+	assert_int_equal(s.stopped, 1);
+	assert_int_equal(s.stopped_pc, 0x460c92);
+	assert_int_equal(s.garbage, 0);
+}
+
+static void test_log_truncated_and_corrupt(void **state)
+{
+	static const char *const bad[] = {
+		"Trace 0: 0x7f",
+		"Trace 0: 0x7fde00000100 [0000000000000000/00000000004014f0/1040c0b3",
+		"Trace x: 0x7fde00000100 [0000000000000000/00000000004014f0/1040c0b3/00000200]",
+		"Trace 0: 0x7fde00000100 [00000000000000zz/00000000004014f0/1040c0b3/00000200] f",
+		"Trace 99999999999999999999: 0x1 [0/1/2/3]",
+		"Stopped execution of TB chain before 0x12 [zz]",
+		"random words",
+		"\x01\x02\xff",
+	};
+	struct seen s;
+	struct jf_qlog_parser *p = parser_for(&s);
+	char *huge = malloc(100000);
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		jf_qlog_line(p, bad[i], strlen(bad[i]));
+	assert_int_equal(s.execs, 0);
+	assert_int_equal(s.garbage, (int)(sizeof(bad) / sizeof(bad[0])));
+	/* A translation cut off by the end of the log is still delivered; garbage inside
+	 * one (non-contiguous addresses) is counted, not fatal. */
+	feed(p, "IN: f\n0x00001000:  90                       nop\n"
+		"0x00009999:  90                       nop\n0x00001001:  c3   ret");
+	jf_qlog_finish(p);
+	assert_int_equal(s.translations, 1);
+	assert_int_equal(s.tb_size, 2);
+	/* A line far longer than any QEMU writes. */
+	memset(huge, 'T', 99999);
+	huge[99999] = '\0';
+	jf_qlog_line(p, huge, 99999);
+	free(huge);
+}
+
+/* ---- block classification ---- */
+
+static void test_classify(void **state)
+{
+	static const struct {
+		uint8_t bytes[8];
+		size_t size;
+		enum jf_exit_kind kind;
+		uint64_t target;
+		int rep;
+	} cases[] = {
+		{ { 0x74, 0x10 }, 2, JF_EXIT_COND, 0x1012, 0 },                 /* je */
+		{ { 0xe2, 0xfe }, 2, JF_EXIT_COND, 0x1000, 0 },                 /* loop */
+		{ { 0xeb, 0x00 }, 2, JF_EXIT_JUMP, 0x1002, 0 },                 /* jmp rel8 */
+		{ { 0xe8, 0x00, 0x01, 0x00, 0x00 }, 5, JF_EXIT_CALL, 0x1105, 0 }, /* call */
+		{ { 0xff, 0xd0 }, 2, JF_EXIT_IND_CALL, 0, 0 },                  /* call *%rax */
+		{ { 0xff, 0xe2 }, 2, JF_EXIT_IND_JUMP, 0, 0 },                  /* jmp *%rdx */
+		{ { 0xc3 }, 1, JF_EXIT_RET, 0, 0 },                             /* ret */
+		{ { 0xf3, 0xc3 }, 2, JF_EXIT_RET, 0, 0 },                       /* rep ret */
+		{ { 0x0f, 0x05 }, 2, JF_EXIT_SYSCALL, 0, 0 },                   /* syscall */
+		{ { 0x0f, 0x0b }, 2, JF_EXIT_FAULT, 0, 0 },                     /* ud2 */
+		{ { 0xf3, 0xa4 }, 2, JF_EXIT_NONE, 0, 1 },                      /* rep movsb */
+		{ { 0x48, 0x01, 0xd8 }, 3, JF_EXIT_NONE, 0, 0 },                /* add */
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct jf_block b;
+
+		memset(&b, 0, sizeof(b));
+		assert_int_equal(jf_block_classify_insn(cases[i].bytes, cases[i].size, 0x1000, &b),
+				 cases[i].size);
+		assert_int_equal(b.exit, cases[i].kind);
+		assert_int_equal(b.target, cases[i].target);
+		assert_int_equal(b.last_is_rep, cases[i].rep);
+		assert_int_equal(b.next_ip, 0x1000 + cases[i].size);
+	}
+}
+
+/* ---- PT stream, decoded by libipt ---- */
+
+struct sink {
+	uint8_t *data;
+	size_t size;
+};
+
+static int collect(void *ctx, const uint8_t *bytes, size_t size)
+{
+	struct sink *s = ctx;
+
+	s->data = realloc(s->data, s->size + size);
+	memcpy(s->data + s->size, bytes, size);
+	s->size += size;
+	return 0;
+}
+
+/* Next query result, after handling the events libipt says are pending; events seen are
+ * checked against the expected list in order. */
+struct expect_events {
+	const struct pt_event *list;
+	size_t n, next;
+};
+
+static int drain(struct pt_query_decoder *q, int status, struct expect_events *ev)
+{
+	while (status >= 0 && (status & pts_event_pending)) {
+		struct pt_event e;
+
+		status = pt_qry_event(q, &e, sizeof(e));
+		assert_true(status >= 0);
+		if (e.type == ptev_cbr || e.type == ptev_mnt ||
+		    e.type == ptev_exec_mode || e.type == ptev_tick)
+			continue; /* timing and mode: not what this test is about */
+		assert_true(ev->next < ev->n);
+		assert_int_equal(e.type, ev->list[ev->next].type);
+		switch (e.type) {
+		case ptev_enabled:
+			assert_int_equal(e.variant.enabled.ip, ev->list[ev->next].variant.enabled.ip);
+			break;
+		case ptev_async_disabled:
+			assert_int_equal(e.variant.async_disabled.at,
+					 ev->list[ev->next].variant.async_disabled.at);
+			break;
+		case ptev_ptwrite:
+			assert_int_equal(e.variant.ptwrite.payload,
+					 ev->list[ev->next].variant.ptwrite.payload);
+			break;
+		default:
+			break;
+		}
+		ev->next++;
+	}
+	return status;
+}
+
+static void test_pt_stream_decodes_with_libipt(void **state)
+{
+	struct jf_pt_stream *pt = malloc(sizeof(*pt));
+	struct sink sink = { 0 };
+	struct pt_config config;
+	struct pt_query_decoder *q;
+	struct pt_event events[5];
+	struct expect_events ev = { events, 5, 0 };
+	uint64_t ip, clock = 0;
+	int status, taken, i;
+
+	(void)state;
+	memset(events, 0, sizeof(events));
+	events[0].type = ptev_enabled;
+	events[0].variant.enabled.ip = 0x401000;
+	events[1].type = ptev_disabled;
+	events[2].type = ptev_enabled;
+	events[2].variant.enabled.ip = 0x401010;
+	events[3].type = ptev_ptwrite;
+	events[3].variant.ptwrite.payload = 7;
+	events[4].type = ptev_async_disabled;
+	events[4].variant.async_disabled.at = 0x402000;
+
+	assert_int_equal(jf_pt_stream_init(pt, collect, &sink, 1), 0);
+	jf_pt_advance(pt, clock += 10);
+	jf_pt_enable(pt, 0x401000);
+	jf_pt_cond(pt, 1);
+	jf_pt_cond(pt, 0);
+	jf_pt_cond(pt, 1);
+	jf_pt_call(pt, 0x401005);
+	jf_pt_indirect(pt, 0x7fff12345678);     /* an indirect call's target */
+	jf_pt_return(pt, 0x401005);            /* matches the call: compressed */
+	jf_pt_return(pt, 0x500000);            /* matches nothing: TIP */
+	jf_pt_disable(pt);                     /* a system call */
+	jf_pt_advance(pt, clock += 1000);
+	jf_pt_enable(pt, 0x401010);
+	jf_pt_ptwrite(pt, 7);
+	for (i = 0; i < 40000; i++) {          /* long enough for several PSBs and MTCs */
+		jf_pt_cond(pt, i % 3 == 0);
+		jf_pt_advance(pt, clock += 7);
+		jf_pt_boundary(pt, 0x401010);
+	}
+	jf_pt_async_disable(pt, 0x402000);
+	assert_int_equal(jf_pt_stream_finish(pt), 0);
+	assert_true(pt->stats.psb > 1);
+	assert_true(pt->stats.mtc > 0);
+	assert_int_equal(pt->stats.ret_compressed, 1);
+
+	pt_config_init(&config);
+	config.begin = sink.data;
+	config.end = sink.data + sink.size;
+	q = pt_qry_alloc_decoder(&config);
+	assert_non_null(q);
+	status = pt_qry_sync_forward(q, &ip);
+	assert_true(status >= 0);
+	status = drain(q, status, &ev);
+	assert_int_equal(ev.next, 1);
+	{
+		static const int expect_tnt[] = { 1, 0, 1 };
+
+		for (i = 0; i < 3; i++) {
+			status = drain(q, pt_qry_cond_branch(q, &taken), &ev);
+			assert_true(status >= 0);
+			assert_int_equal(taken, expect_tnt[i]);
+		}
+	}
+	status = drain(q, pt_qry_indirect_branch(q, &ip), &ev);
+	assert_int_equal(ip, 0x7fff12345678);
+	status = drain(q, pt_qry_cond_branch(q, &taken), &ev); /* the compressed return */
+	assert_int_equal(taken, 1);
+	status = drain(q, pt_qry_indirect_branch(q, &ip), &ev);
+	assert_int_equal(ip, 0x500000);
+	/* TIP.PGD, TIP.PGE and PTW are events; then the 40000 bits, PSBs in between. */
+	for (i = 0; i < 40000; i++) {
+		status = drain(q, pt_qry_cond_branch(q, &taken), &ev);
+		if (status < 0)
+			fail_msg("bit %d: %s", i, pt_errstr(pt_errcode(status)));
+		assert_int_equal(taken, i % 3 == 0);
+	}
+	/* The FUP + TIP.PGD of the asynchronous disable. */
+	status = drain(q, status, &ev);
+	assert_int_equal(ev.next, 5);
+	pt_qry_free_decoder(q);
+	free(sink.data);
+	free(pt);
+}
+
+/* ---- zone file retiming ---- */
+
+static size_t put_record(uint8_t *buf, size_t off, uint32_t id, uint32_t size, uint64_t ts,
+			 uint32_t tid)
+{
+	memset(buf + off, 0, size);
+	memcpy(buf + off, &id, 4);
+	memcpy(buf + off + 4, &size, 4);
+	memcpy(buf + off + 8, &ts, 8);
+	if (id >= 0x4A460000 && size >= 32)
+		memcpy(buf + off + 24, &tid, 4);
+	else if (id == 0 && size >= 24)
+		memcpy(buf + off + 20, &tid, 4);
+	return off + size;
+}
+
+static void test_zone_retime(void **state)
+{
+	uint8_t buf[512];
+	uint32_t magic = 0x4A695444, header = 40, bad = 100000;
+	uint64_t times[] = { 1000, 2000 }, ts;
+	struct jf_zone_markers m = { .tid = 42, .times = times, .count = 2 };
+	struct jf_zone_copy_result res;
+	struct jf_error err;
+	size_t end;
+
+	(void)state;
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &magic, 4);
+	memcpy(buf + 8, &header, 4);
+	end = put_record(buf, 40, 0x4A46000C, 48, 5, 42);   /* MARKER, ext: marker 1 */
+	end = put_record(buf, end, 0, 40, 6, 42);            /* CODE_LOAD */
+	end = put_record(buf, end, 0x4A460002, 96, 7, 42);  /* REGION_LOAD: marker 2 */
+	end = put_record(buf, end, 3, 16, 8, 0);             /* CODE_CLOSE */
+	assert_int_equal(jf_zone_retime(buf, end, &m, 1, &res, &err), 0);
+	assert_int_equal(res.records, 4);
+	assert_int_equal(res.retimed, 2);
+	memcpy(&ts, buf + 40 + 8, 8);
+	assert_int_equal(ts, 1000);
+	memcpy(&ts, buf + 88 + 8, 8);
+	assert_int_equal(ts, 2000);                          /* CODE_LOAD: its REGION_LOAD's */
+	memcpy(&ts, buf + 128 + 8, 8);
+	assert_int_equal(ts, 2000);
+	memcpy(&ts, buf + 224 + 8, 8);
+	assert_int_equal(ts, 2000);                          /* CODE_CLOSE: the last time */
+
+	/* A record size beyond the file: an error naming its offset. */
+	memcpy(buf + 88 + 4, &bad, 4);
+	assert_int_equal(jf_zone_retime(buf, end, &m, 1, &res, &err), -1);
+	assert_non_null(strstr(err.msg, "offset 88"));
+	/* Not a jitdump file at all. */
+	memset(buf, 0xff, 8);
+	assert_int_equal(jf_zone_retime(buf, end, &m, 1, &res, &err), -1);
+	assert_non_null(strstr(err.msg, "offset 0"));
+	/* Shorter than a header. */
+	assert_int_equal(jf_zone_retime(buf, 10, &m, 1, &res, &err), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_log_translation_and_exec),
+		cmocka_unit_test(test_log_glued_and_split_lines),
+		cmocka_unit_test(test_log_truncated_and_corrupt),
+		cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_pt_stream_decodes_with_libipt),
+		cmocka_unit_test(test_zone_retime),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
