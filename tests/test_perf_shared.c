@@ -5,6 +5,7 @@
  * (expected-ptxed.txt.gz), and errors must be reported at the same trace offsets and IPs
  * (flow offsets are file offsets in perf.data: the payload's offset is subtracted).
  * Skipped when ../shared is absent. */
+#include "reference_lines.h"
 #include "test_support.h"
 #include "perf_builder.h"
 
@@ -13,11 +14,6 @@
 #include <string.h>
 
 #include "jitflow/mapped_file.h"
-
-struct lines {
-	char **v;
-	size_t n;
-};
 
 /* Where each piece of the trace went in the perf.data file. */
 struct piece {
@@ -52,8 +48,6 @@ static void select_lines(char *text, int errors, int map, struct lines *out)
 
 		if (errors ? !is_error : line[0] == '[')
 			continue;
-		if (!(out->n & 1023))
-			out->v = realloc(out->v, (out->n + 1024) * sizeof(*out->v));
 		if (errors && map) {
 			/* In place: the trace offset is never longer than the file offset. */
 			char *rest, tmp[512];
@@ -64,21 +58,8 @@ static void select_lines(char *text, int errors, int map, struct lines *out)
 			assert_true(strlen(tmp) <= strlen(line));
 			strcpy(line, tmp);
 		}
-		out->v[out->n++] = line;
+		jf_lines_add(out, line);
 	}
-}
-
-static void compare(const char *what, const struct lines *got, const struct lines *want)
-{
-	size_t i;
-
-	for (i = 0; i < got->n && i < want->n; i++) {
-		if (strcmp(got->v[i], want->v[i]))
-			fail_msg("%s line %zu: jitflow printed '%s', the reference '%s'", what, i + 1,
-				 got->v[i], want->v[i]);
-	}
-	if (got->n != want->n)
-		fail_msg("%s: jitflow printed %zu lines, the reference %zu", what, got->n, want->n);
 }
 
 /* Split the trace into AUXTRACE buffers of one queue: at every PSB (split_psb), or every
@@ -174,11 +155,11 @@ static void check_capture_split(const char *name, uint64_t base, int split_psb, 
 	want2 = strdup(want);
 	select_lines(got, 0, 0, &ga);
 	select_lines(want, 0, 0, &wa);
-	compare("instructions", &ga, &wa);
+	jf_lines_compare("instructions", &ga, &wa);
 	select_lines(got2, 1, 1, &ge);
 	select_lines(want2, 1, 0, &we);
 	if (strict_errors)
-		compare("errors", &ge, &we);
+		jf_lines_compare("errors", &ge, &we);
 	else
 		assert_int_equal(ge.n, we.n);
 	print_message("%s in perf.data, %zu AUXTRACE buffers: %zu instructions and %zu errors as "

@@ -310,19 +310,18 @@ static void test_threads(void **state)
  * rewritten at the same address and run again. After `perf inject --jit` (which reads the
  * zone file the recorder copied and put on the trace's clock), perf's instruction samples
  * inside the page are exactly the instructions the program ran there, split by version. */
-static void test_jit_rewrite(void **state)
+static void check_jit(const char *variant, const char *args)
 {
 	char cmd[4096], *out = NULL, zone_dir[600];
 	unsigned long long page;
 	long a = -1, b = -1;
 	char *line;
 
-	(void)state;
-	snprintf(zone_dir, sizeof(zone_dir), "%s/jit-zone", jf_test_tmpdir());
-	snprintf(dir_of_run, sizeof(dir_of_run), "%s/jit", jf_test_tmpdir());
+	snprintf(zone_dir, sizeof(zone_dir), "%s/%s-zone", jf_test_tmpdir(), variant);
+	snprintf(dir_of_run, sizeof(dir_of_run), "%s/%s", jf_test_tmpdir(), variant);
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s && JITFLOW_ZONE_DIR=%s %s record --emulate -o %s "
-		 "-- %s 2>%s.err", zone_dir, zone_dir, jf_test_cli(), dir_of_run, program("jit"),
-		 dir_of_run);
+		 "-- %s %s 2>%s.err", zone_dir, zone_dir, jf_test_cli(), dir_of_run, program("jit"),
+		 args, dir_of_run);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
 	assert_non_null(strstr(out, "jit_instructions=350"));
 	page = strtoull(strstr(out, "page=") + 5, NULL, 16);
@@ -375,6 +374,26 @@ static void test_jit_rewrite(void **state)
 	free(out);
 }
 
+static void test_jit_rewrite(void **state)
+{
+	(void)state;
+	check_jit("jit", "");
+}
+
+/* The same JIT writing like a plain jitdump writer (no marker calls; each record written
+ * before its code runs): the zone file's records are dated by their write() calls. */
+static void test_jit_without_markers(void **state)
+{
+	char cmd[1024], *out = NULL;
+
+	(void)state;
+	check_jit("jit-nomarkers", "--no-markers");
+	snprintf(cmd, sizeof(cmd), "cat %s/manifest.json", dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "each record is dated by the write() that completed it"));
+	free(out);
+}
+
 /* fork and posix_spawn: the children are not followed, and the manifest says so. */
 static void test_fork_reported(void **state)
 {
@@ -389,6 +408,37 @@ static void test_fork_reported(void **state)
 	assert_non_null(strstr(out, "the child process is not followed"));
 	assert_non_null(strstr(out, "execve(\\\"/bin/sh\\\""));
 	free(out);
+}
+
+/* A program killed by a signal: jitflow exits with 128 + signal and the file decodes. */
+static void test_killed_program(void **state)
+{
+	char *out = NULL;
+
+	(void)state;
+	assert_int_equal(record("aborts", &out), 128 + 6);
+	assert_string_equal(out, "before abort\n");
+	free(out);
+	assert_no_perf_errors();
+	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
+}
+
+/* A distribution's own dynamically linked program, with stdin passed through. */
+static void test_system_program(void **state)
+{
+	char cmd[2048], *out = NULL;
+
+	(void)state;
+	snprintf(dir_of_run, sizeof(dir_of_run), "%s/cat", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "echo 'through stdin' | %s record --emulate -o %s -- cat "
+		 "2>%s.err", jf_test_cli(), dir_of_run, dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_string_equal(out, "through stdin\n");
+	free(out);
+	assert_no_perf_errors();
+	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
 }
 
 static void test_cli_errors(void **state)
@@ -408,6 +458,13 @@ static void test_cli_errors(void **state)
 	assert_int_equal(jf_test_run(cmd, &out), 1);
 	assert_non_null(strstr(out, "/nonexistent/program: program not found"));
 	free(out);
+	/* Not an x86-64 ELF program: named, with the offset and what was expected. */
+	snprintf(cmd, sizeof(cmd), "printf '#!/bin/sh\\n' > %s/script.sh && chmod +x %s/script.sh && "
+		 "%s record --emulate -o %s/none -- %s/script.sh 2>&1", jf_test_tmpdir(),
+		 jf_test_tmpdir(), jf_test_cli(), jf_test_tmpdir(), jf_test_tmpdir());
+	assert_int_equal(jf_test_run(cmd, &out), 1);
+	assert_non_null(strstr(out, "script.sh: offset 0: expected an ELF file"));
+	free(out);
 }
 
 int main(void)
@@ -422,7 +479,10 @@ int main(void)
 		cmocka_unit_test(test_async_signals),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_jit_rewrite),
+		cmocka_unit_test(test_jit_without_markers),
 		cmocka_unit_test(test_fork_reported),
+		cmocka_unit_test(test_killed_program),
+		cmocka_unit_test(test_system_program),
 	};
 	char *out = NULL;
 

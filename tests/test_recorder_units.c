@@ -435,6 +435,38 @@ static void test_zone_retime(void **state)
 	assert_int_equal(jf_zone_retime(buf, 10, &m, 1, &res, &err), -1);
 }
 
+/* Dating by write() calls: a record takes the time of the write that completed it. */
+static void test_zone_retime_by_writes(void **state)
+{
+	uint8_t buf[256];
+	uint32_t magic = 0x4A695444, header = 40;
+	uint64_t ends[] = { 40, 96, 144 }, times[] = { 100, 200, 300 }, ts;
+	struct jf_zone_copy_result res;
+	struct jf_error err;
+	size_t end;
+
+	(void)state;
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &magic, 4);
+	memcpy(buf + 8, &header, 4);
+	end = put_record(buf, 40, 0, 40, 1, 1);     /* 40..80: completed by the write ending at 96 */
+	end = put_record(buf, end, 2, 16, 2, 0);    /* 80..96: the same write */
+	end = put_record(buf, end, 3, 48, 3, 0);    /* 96..144: the third */
+	assert_int_equal(jf_zone_retime_by_writes(buf, end, ends, times, 3, &res, &err), 0);
+	assert_int_equal(res.retimed, 3);
+	memcpy(&ts, buf + 40 + 8, 8);
+	assert_int_equal(ts, 200);
+	memcpy(&ts, buf + 80 + 8, 8);
+	assert_int_equal(ts, 200);
+	memcpy(&ts, buf + 96 + 8, 8);
+	assert_int_equal(ts, 300);
+	memcpy(&ts, buf + 24, 8);
+	assert_int_equal(ts, 100);                  /* the header: the first write */
+	/* A record running past the end of the file. */
+	assert_int_equal(jf_zone_retime_by_writes(buf, end - 1, ends, times, 3, &res, &err), -1);
+	assert_non_null(strstr(err.msg, "offset 96"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -444,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_pt_stream_decodes_with_libipt),
 		cmocka_unit_test(test_zone_retime),
+		cmocka_unit_test(test_zone_retime_by_writes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,9 @@
 /* Recorder test program: a tiny JIT. It writes machine code into an RWX page, describes it
  * with the zone emitter (jit-PID.dump, in $JITFLOW_ZONE_DIR or the current directory), runs
  * it RUNS_A times, then rewrites the same address with different code and runs that
- * RUNS_B times. Instructions executed inside the page: RUNS_A * 2 + RUNS_B * 3. */
+ * RUNS_B times. Instructions executed inside the page: RUNS_A * 2 + RUNS_B * 3.
+ * With --no-markers it writes like a plain jitdump writer: no marker calls, each record
+ * written to the file (flushed) before the code runs. */
 #include <jitflow/emitter.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,8 @@ static const uint8_t code_b[] = { 0x8d, 0x47, 0x07, 0x01, 0xf8, 0xc3 };
 
 typedef int (*jit_fn)(int);
 
+static int flush_each;
+
 static void load(struct jf_emitter *em, uint8_t *page, const uint8_t *code, size_t size,
 		 const char *name, uint32_t generation)
 {
@@ -28,9 +32,11 @@ static void load(struct jf_emitter *em, uint8_t *page, const uint8_t *code, size
 	__builtin___clear_cache((char *)page, (char *)page + size);
 	if (!jf_emit_region_load(em, &r))
 		fprintf(stderr, "jit: %s\n", jf_emitter_error(em));
+	if (flush_each)
+		jf_emitter_flush(em);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -43,7 +49,9 @@ int main(void)
 		perror("jit: mmap");
 		return 1;
 	}
-	em = jf_emitter_open(NULL, JF_EMIT_CLOCK_MONOTONIC);
+	flush_each = argc > 1 && !strcmp(argv[1], "--no-markers");
+	em = jf_emitter_open(NULL, JF_EMIT_CLOCK_MONOTONIC |
+			     (flush_each ? JF_EMIT_NO_MARKER_CALLS : 0));
 	if (!em) {
 		perror("jit: jf_emitter_open");
 		return 1;

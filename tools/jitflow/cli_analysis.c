@@ -59,6 +59,11 @@ static int feed_record(void *ctx, const struct jf_zone_reader *reader,
 	return jf_analysis_zone_record(ctx, reader, rec);
 }
 
+static int analyse_flow(void *ctx, const struct jf_flow *f, struct jf_error *err)
+{
+	return jf_analysis_flow(ctx, f) < 0 ? jf_fail(err, "out of memory") : 0;
+}
+
 static int is_dir(const char *path)
 {
 	struct stat st;
@@ -144,9 +149,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	struct jf_report_meta meta;
 	struct jf_decoder *dec = NULL;
 	const struct jf_decode_stats *st;
-	struct jf_flow f;
 	int rc, status = JF_EXIT_FAIL;
-	uint64_t n = 0;
 
 	jf_cli_inputs_init(&in);
 	memset(&o, 0, sizeof(o));
@@ -178,17 +181,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	 * create the zone image for files a perf.data names). */
 	if (in.zones)
 		jf_zone_image_on_apply(in.zones, feed_record, a);
-	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
-		if (jf_analysis_flow(a, &f) < 0) {
-			jf_fail(&err, "out of memory");
-			rc = -1;
-			break;
-		}
-		if ((++n & 0xffff) == 0)
-			jf_progress(f.offset, jf_cli_trace_size(&in), jf_decoder_stats(dec)->insns);
-	}
-	jf_progress_done();
-	if (rc < 0)
+	if (jf_cli_drain(&in, dec, analyse_flow, a, &err) < 0)
 		goto out;
 	st = jf_decoder_stats(dec);
 	jf_analysis_set_clock(a, st->time_is_ns, st->time_is_synthetic);

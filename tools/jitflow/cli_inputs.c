@@ -1,4 +1,5 @@
 #include "cli_inputs.h"
+#include "cli_output.h"
 #include "code_pieces.h"
 
 #include "jitflow/perf_cs_etm.h"
@@ -342,4 +343,24 @@ uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in)
 	if (in->cs_snapshot)
 		return in->trace_bytes;
 	return in->pt_file.size;
+}
+
+int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
+		 int (*fn)(void *ctx, const struct jf_flow *f, struct jf_error *err), void *ctx,
+		 struct jf_error *err)
+{
+	struct jf_flow f;
+	uint64_t n = 0;
+	int rc;
+
+	while ((rc = jf_decoder_next(dec, &f, err)) > 0) {
+		if (fn(ctx, &f, err) < 0) {
+			rc = -1;
+			break;
+		}
+		if ((++n & 0xffff) == 0)
+			jf_progress(f.offset, jf_cli_trace_size(in), jf_decoder_stats(dec)->insns);
+	}
+	jf_progress_done();
+	return rc < 0 ? -1 : 0;
 }

@@ -63,6 +63,12 @@ int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error 
 /* Open the decoder the options describe. */
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err);
 
+/* Pull every flow record from dec into fn (which returns <0 after filling err to stop),
+ * with a progress line on a terminal. Returns 0 at the end of the trace, -1 on failure. */
+int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
+		 int (*fn)(void *ctx, const struct jf_flow *f, struct jf_error *err), void *ctx,
+		 struct jf_error *err);
+
 /* The total number of trace bytes (for progress), 0 if unknown. */
 uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in);
 

@@ -107,6 +107,15 @@ struct jf_record_state {
 	char *fd_paths[JF_RECORD_MAX_FDS];
 	char *zone_files[JF_RECORD_MAX_ZONE_FILES];
 	unsigned nzone_files;
+	/* Writes into zone files (by path): the file size after each and its time, for zone
+	 * files without marker calls. */
+	struct jf_zone_writes {
+		char *path;
+		uint64_t *ends, *times;
+		size_t n, cap;
+		uint64_t size;
+	} zone_writes[JF_RECORD_MAX_ZONE_FILES];
+	unsigned nzone_writes;
 	char *notes[JF_RECORD_MAX_NOTES]; /* what was not followed (fork, execve, ...) */
 	unsigned nnotes;
 };

@@ -131,3 +131,39 @@ int jf_zone_retime(uint8_t *data, size_t size, const struct jf_zone_markers *thr
 		put64(data + 24, get64(data + header_size + 8));
 	return rc;
 }
+
+int jf_zone_retime_by_writes(uint8_t *data, size_t size, const uint64_t *ends,
+			     const uint64_t *times, size_t n, struct jf_zone_copy_result *res,
+			     struct jf_error *err)
+{
+	size_t off, header_size, w = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (size < JITDUMP_HEADER_MIN || get32(data) != JITDUMP_MAGIC)
+		return jf_fail(err, "offset 0: expected a jitdump header (magic 0x4A695444 in "
+				    "this machine's byte order)");
+	header_size = get32(data + 8);
+	if (header_size < JITDUMP_HEADER_MIN || header_size > size)
+		return jf_fail(err, "offset 8: header size %zu outside the file", header_size);
+	if (!n)
+		return 0;
+	for (off = header_size; off + RECORD_PREFIX <= size;) {
+		uint32_t id = get32(data + off), len = get32(data + off + 4);
+
+		if (len < RECORD_PREFIX || len > size - off)
+			return jf_fail(err, "offset %zu: record size %u outside the file", off, len);
+		while (w + 1 < n && ends[w] < off + len)
+			w++;
+		put64(data + off + 8, times[w]);
+		if (id == EXT_CLOCK && len >= CLOCK_TICKS + 8) {
+			put64(data + off + CLOCK_MONO_NS, times[w]);
+			put64(data + off + CLOCK_TICKS, times[w]);
+		}
+		res->records++;
+		res->retimed++;
+		off += len;
+	}
+	put64(data + 32, get64(data + 32) & ~JITDUMP_FLAGS_ARCH_TIMESTAMP);
+	put64(data + 24, times[0]);
+	return 0;
+}

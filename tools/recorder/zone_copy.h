@@ -34,4 +34,12 @@ struct jf_zone_copy_result {
 int jf_zone_retime(uint8_t *data, size_t size, const struct jf_zone_markers *threads,
 		   size_t nthreads, struct jf_zone_copy_result *res, struct jf_error *err);
 
+/* For zone files without marker calls (plain jitdump writers: V8, CPython, OpenJDK
+ * agents): each record takes the time of the write() that completed it in the file. ends[i]
+ * is the file size after the i-th write, times[i] its time (both increasing). Returns like
+ * jf_zone_retime; res->retimed counts the records given a time. */
+int jf_zone_retime_by_writes(uint8_t *data, size_t size, const uint64_t *ends,
+			     const uint64_t *times, size_t n, struct jf_zone_copy_result *res,
+			     struct jf_error *err);
+
 #endif

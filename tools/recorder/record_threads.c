@@ -1,0 +1,137 @@
+/* Guest threads: one per QEMU CPU index at a time, each with its PT stream and AUX buffer;
+ * their tids, sideband records and ends (see record_state.h). */
+#include "record_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int thread_sink(void *ctx, const uint8_t *bytes, size_t size)
+{
+	struct jf_record_thread *t = ctx;
+	struct jf_record_state *st = t->owner;
+
+	jf_perf_aux(&st->perf, st->pid, t->tid ? t->tid : -1, t->queue, t->aux_offset, bytes,
+		    size, jf_pt_perf_time(st->clock));
+	t->aux_offset += size;
+	return st->perf.failed ? -1 : 0;
+}
+
+void jf_rec_announce(struct jf_record_state *st, struct jf_record_thread *t)
+{
+	if (t->announced || !t->tid)
+		return;
+	/* Dated when the thread appeared (its tid may only come later in the log): perf
+	 * must know the thread before it decodes the thread's first packet. */
+	if (t->queue != 0)
+		jf_perf_fork(&st->perf, st->pid, st->pid, t->tid, t->ptid,
+			     jf_pt_perf_time(t->start_clock));
+	jf_perf_itrace_start(&st->perf, st->pid, t->tid, jf_pt_perf_time(t->start_clock));
+	t->announced = 1;
+}
+
+static int grow(void *array_ptr, unsigned *cap, unsigned need)
+{
+	struct jf_record_thread ***array = array_ptr;
+	struct jf_record_thread **n;
+	unsigned new_cap;
+
+	if (need < *cap)
+		return 0;
+	new_cap = need + 16;
+	n = realloc(*array, new_cap * sizeof(*n));
+	if (!n)
+		return -1;
+	memset(n + *cap, 0, (new_cap - *cap) * sizeof(*n));
+	*array = n;
+	*cap = new_cap;
+	return 0;
+}
+
+struct jf_record_thread *jf_rec_thread_for(struct jf_record_state *st, unsigned cpu)
+{
+	struct jf_record_thread *t;
+
+	if (cpu < st->cpu_cap && st->by_cpu[cpu])
+		return st->by_cpu[cpu];
+	if (grow(&st->by_cpu, &st->cpu_cap, cpu) || grow(&st->threads, &st->threads_cap, st->nthreads))
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (t)
+		t->pt = malloc(sizeof(*t->pt));
+	if (!t || !t->pt) {
+		if (t)
+			free(t->pt);
+		free(t);
+		return NULL;
+	}
+	t->owner = st;
+	if (jf_pt_stream_init(t->pt, thread_sink, t, st->timing)) {
+		free(t->pt);
+		free(t);
+		return NULL;
+	}
+	t->cpu = cpu;
+	t->start_clock = st->clock;
+	t->queue = st->nthreads; /* one AUX buffer per thread */
+	if (st->nthreads == 0) {
+		t->tid = st->pid;
+	} else {
+		t->ptid = st->pid;
+		if (st->npending_tids) {
+			t->tid = st->pending_tids[0];
+			memmove(st->pending_tids, st->pending_tids + 1,
+				--st->npending_tids * sizeof(st->pending_tids[0]));
+		}
+	}
+	st->by_cpu[cpu] = t;
+	st->threads[st->nthreads++] = t;
+	jf_rec_announce(st, t);
+	return t;
+}
+
+/* The thread leaves for good: its stream ends with the exit system call's TIP.PGD. */
+void jf_rec_thread_exit(struct jf_record_state *st, struct jf_record_thread *t)
+{
+	if (t->exited)
+		return;
+	t->exited = 1;
+	jf_pt_advance(t->pt, st->clock);
+	if (t->have_prev && t->prev.exit == JF_EXIT_SYSCALL)
+		jf_pt_disable(t->pt);
+	if (st->by_cpu[t->cpu] == t)
+		st->by_cpu[t->cpu] = NULL;
+}
+
+/* Hand the rest of the thread's stream to perf.data, and its EXIT record. */
+int jf_rec_thread_finish(struct jf_record_state *st, struct jf_record_thread *t)
+{
+	int rc;
+
+	if (t->finished)
+		return 0;
+	t->finished = 1;
+	rc = jf_pt_stream_finish(t->pt);
+	t->stats = t->pt->stats;
+	free(t->pt);
+	t->pt = NULL;
+	jf_perf_exit(&st->perf, st->pid, st->pid, t->tid, t->tid, jf_pt_perf_time(st->clock));
+	return rc;
+}
+
+void jf_rec_new_tid(struct jf_record_state *st, int tid)
+{
+	unsigned i;
+
+	/* A thread that already runs without a name gets it; else keep it for the next. */
+	for (i = 1; i < st->nthreads; i++) {
+		struct jf_record_thread *t = st->threads[i];
+
+		if (!t->tid) {
+			t->tid = tid;
+			jf_rec_announce(st, t);
+			return;
+		}
+	}
+	if (st->npending_tids < sizeof(st->pending_tids) / sizeof(st->pending_tids[0]))
+		st->pending_tids[st->npending_tids++] = tid;
+}

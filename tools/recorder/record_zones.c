@@ -1,0 +1,106 @@
+/* Zone files the program wrote, copied into the recording with timestamps on its clock. */
+#include "record_internal.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "zone_copy.h"
+
+/* Reads a whole file (zone files hold code and records: they grow with the code image). */
+static uint8_t *slurp(const char *path, size_t *size)
+{
+	uint8_t *data = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (cap - len < 65536) {
+			uint8_t *bigger = realloc(data, cap = cap ? cap * 2 : 1 << 20);
+
+			if (!bigger) {
+				free(data);
+				close(fd);
+				return NULL;
+			}
+			data = bigger;
+		}
+		n = read(fd, data + len, cap - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	*size = len;
+	return data;
+}
+
+int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
+			      struct jf_error *err)
+{
+	struct jf_zone_markers *markers = calloc(st->nthreads + 1, sizeof(*markers));
+	unsigned i;
+	int rc = 0;
+
+	if (!markers)
+		return jf_fail(err, "out of memory");
+	for (i = 0; i < st->nthreads; i++) {
+		markers[i].tid = st->threads[i]->tid;
+		markers[i].times = st->threads[i]->marker_times;
+		markers[i].count = st->threads[i]->nmarker_times;
+	}
+	for (i = 0; i < st->nzone_files && !rc; i++) {
+		const char *base = strrchr(st->zone_files[i], '/');
+		struct jf_zone_copy_result res;
+		struct jf_error why = { { 0 } };
+		char dest[PATH_MAX];
+		uint8_t *data;
+		size_t size = 0;
+		int out;
+
+		base = base ? base + 1 : st->zone_files[i];
+		snprintf(dest, sizeof(dest), "%s/%s", dir, base);
+		data = slurp(st->zone_files[i], &size);
+		if (!data) {
+			jf_rec_note(st, "zone file %s cannot be read (%m); not copied", st->zone_files[i]);
+			continue;
+		}
+		if (jf_zone_retime(data, size, markers, st->nthreads, &res, &why))
+			jf_rec_note(st, "zone file %s: %s", st->zone_files[i], why.msg);
+		if (!res.retimed) {
+			const struct jf_zone_writes *zw = NULL;
+			unsigned k;
+
+			for (k = 0; k < st->nzone_writes; k++)
+				if (!strcmp(st->zone_writes[k].path, st->zone_files[i]))
+					zw = &st->zone_writes[k];
+			if (zw && zw->n &&
+			    jf_zone_retime_by_writes(data, size, zw->ends, zw->times, zw->n, &res,
+						     &why) == 0 && res.retimed)
+				jf_rec_note(st, "zone file %s: no marker calls; each record is dated by "
+					    "the write() that completed it (a buffered writer's records "
+					    "may date after their code ran)", st->zone_files[i]);
+			else
+				jf_rec_note(st, "zone file %s: no marker calls or writes matched its "
+					    "records; its timestamps are the program's clock, not the "
+					    "recording's", st->zone_files[i]);
+		}
+		else if (res.markers_unmatched)
+			jf_rec_note(st, "zone file %s: %zu marker calls had no record", st->zone_files[i],
+			     res.markers_unmatched);
+		out = open(dest, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (out < 0 || write(out, data, size) != (ssize_t)size)
+			rc = jf_fail(err, "%s: cannot write: %m", dest);
+		if (out >= 0)
+			close(out);
+		free(data);
+	}
+	free(markers);
+	return rc;
+}
