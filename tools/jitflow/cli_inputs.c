@@ -2,6 +2,8 @@
 #include "cli_output.h"
 #include "code_pieces.h"
 
+#include "jitflow/perf_cs_etm.h"
+
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +17,8 @@ const char jf_cli_inputs_help[] =
 	"  --pt FILE                   a raw Intel PT stream (starts with or contains a PSB)\n"
 	"  --perf FILE                 an Intel PT perf.data file (perf record -e intel_pt//);\n"
 	"                              code from its MMAP sideband, AUX buffers of all CPUs\n"
-	"                              merged in time order\n"
+	"                              merged in time order; or a CoreSight one (cs_etm//):\n"
+	"                              its AUX buffers in file order\n"
 	"  --image-dir DIR             with --perf: look for mapped files missing at their\n"
 	"                              recorded path in DIR too (DIR/full/path, DIR/name)\n"
 	"  --cs-snapshot DIR           a CoreSight snapshot folder (snapshot.ini, trace.ini,\n"
@@ -178,6 +181,7 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	struct jf_perf_session_hooks hooks;
 	struct jf_perf_session_options opts;
 	struct jf_decoder *dec;
+	uint32_t auxtrace = 0;
 	size_t i;
 
 	memset(&opts, 0, sizeof(opts));
@@ -202,7 +206,13 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	/* Zone files given already (a recording folder's) are not added again. */
 	for (i = 0; i < in->nzone_names; i++)
 		jf_cli_zone_discovery_seen(in->zone_discovery, in->zone_names[i]);
-	dec = jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err);
+	if (jf_perf_auxtrace_type(in->perf_path, &auxtrace, err) < 0)
+		return NULL;
+	/* CoreSight (cs_etm) recordings go through the CoreSight backend, same hooks. */
+	if (auxtrace == JF_PERF_AUXTRACE_CS_ETM)
+		dec = jf_perf_cs_decoder_new(in->perf_path, &hooks, err);
+	else
+		dec = jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err);
 	if (dec && in->time_synthetic)
 		jf_decoder_stats_mut(dec)->time_is_synthetic = 1;
 	return jf_zone_filter_new(dec, in->zones, err);
