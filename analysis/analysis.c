@@ -21,7 +21,6 @@ struct jf_analysis *jf_analysis_new(const struct jf_analysis_config *cfg)
 			return NULL;
 		}
 	}
-	a->cur_tid = -1;
 	return a;
 }
 
@@ -37,6 +36,7 @@ void jf_analysis_free(struct jf_analysis *a)
 	free(a->bytecodes);
 	free(a->ops);
 	free(a->threads);
+	free(a->sources);
 	free(a->iters);
 	jf_index_map_free(&a->trace_by_id);
 	jf_index_map_free(&a->guard_by_id);

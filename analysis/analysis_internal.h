@@ -122,7 +122,11 @@ struct jf_analysis {
 	struct jf_index_map op_by_kind;
 
 	struct thread_state *threads;     size_t nthreads, threads_cap;
-	int32_t cur_tid;
+	/* Which thread runs on each trace source (CPU, AUX queue or CoreSight trace id): flows
+	 * of several sources arrive interleaved in time order, and each belongs to the thread
+	 * its own source last named in a context record. */
+	struct { uint32_t source; int32_t tid; } *sources;
+	size_t nsources, sources_cap, last_source;
 	size_t cur_thread;
 
 	struct iteration_acc pre, cur;    /* before the first iteration; the current one */

@@ -270,15 +270,41 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	t->time_trace = trace;
 }
 
+/* The thread on a source; until a context record names one, each source is a thread of
+ * its own (tid -1 - source). */
+static int32_t *tid_of_source(struct jf_analysis *a, uint32_t source)
+{
+	size_t i = a->last_source;
+
+	if (i < a->nsources && a->sources[i].source == source)
+		return &a->sources[i].tid;
+	for (i = 0; i < a->nsources; i++) {
+		if (a->sources[i].source == source) {
+			a->last_source = i;
+			return &a->sources[i].tid;
+		}
+	}
+	if (jf_grow((void **)&a->sources, &a->sources_cap, a->nsources, sizeof(*a->sources)) < 0)
+		return NULL;
+	a->sources[i].source = source;
+	a->sources[i].tid = -1 - (int32_t)source;
+	a->last_source = i;
+	a->nsources++;
+	return &a->sources[i].tid;
+}
+
 int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *f)
 {
+	int32_t *tid = tid_of_source(a, f->source);
 	struct thread_state *t;
 
+	if (!tid)
+		return -1;
 	if (f->kind == JF_FLOW_CONTEXT) {
-		a->cur_tid = f->u.context.tid;
-		return jf_thread(a, a->cur_tid) ? 0 : -1;
+		*tid = f->u.context.tid;
+		return jf_thread(a, *tid) ? 0 : -1;
 	}
-	t = jf_thread(a, a->cur_tid);
+	t = jf_thread(a, *tid);
 	if (!t)
 		return -1;
 	switch (f->kind) {

@@ -393,9 +393,58 @@ static void test_two_parts_merge_to_the_whole(void **state)
 	jf_codemap_free(map);
 }
 
+/* Two threads on two trace sources run the same script, their flows interleaved block by
+ * block as a time-ordered merge of two AUX queues delivers them: each source keeps its own
+ * state, so every count is exactly twice one thread's. */
+static void test_interleaved_sources_are_separate_threads(void **state)
+{
+	struct jf_codemap *map = code_map();
+	struct jf_analysis *one = new_analysis(map), *two = new_analysis(map);
+	struct jf_analysis_result r1, r2;
+	struct jf_flow ctx;
+	int i, s;
+
+	build_script();
+	run(one, 0, nsteps);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.kind = JF_FLOW_CONTEXT;
+	for (s = 0; s < 2; s++) {
+		ctx.source = (uint32_t)s;
+		ctx.u.context.tid = 100 + s;
+		assert_int_equal(jf_analysis_flow(two, &ctx), 0);
+	}
+	for (i = 0; i < nsteps; i++) {
+		if (steps[i].record >= 0) {
+			assert_int_equal(jf_analysis_zone_record(two, reader, &records[steps[i].record]), 0);
+			continue;
+		}
+		for (s = 0; s < 2; s++) {
+			struct jf_flow f = steps[i].flow;
+
+			f.source = (uint32_t)s;
+			assert_int_equal(jf_analysis_flow(two, &f), 0);
+		}
+	}
+	assert_int_equal(jf_analysis_result(one, &r1), 0);
+	assert_int_equal(jf_analysis_result(two, &r2), 0);
+	assert_int_equal(r2.nthreads, 2);
+	assert_int_equal(trace(&r2, 7)->entries, 2 * trace(&r1, 7)->entries);
+	assert_int_equal(trace(&r2, 7)->iterations, 2 * trace(&r1, 7)->iterations);
+	assert_int_equal(trace(&r2, 8)->entries, 2 * trace(&r1, 8)->entries);
+	assert_int_equal(guard(&r2, 7, 3)->exits, 2 * guard(&r1, 7, 3)->exits);
+	assert_int_equal(guard(&r2, 7, 3)->passes, 2 * guard(&r1, 7, 3)->passes);
+	assert_int_equal(r2.total.time[JF_SPLIT_JITTED], 2 * r1.total.time[JF_SPLIT_JITTED]);
+	jf_analysis_result_free(&r1);
+	jf_analysis_result_free(&r2);
+	jf_analysis_free(one);
+	jf_analysis_free(two);
+	jf_codemap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_interleaved_sources_are_separate_threads),
 		cmocka_unit_test(test_counts_follow_the_script),
 		cmocka_unit_test(test_two_parts_merge_to_the_whole),
 	};
