@@ -20,17 +20,22 @@ static const char *program(const char *name)
 
 /* Record program `name` into TMP/name; returns jitflow's exit status, the program's
  * stdout in *out. */
-static int record_with(const char *name, const char *options, char **out)
+static int record_args(const char *name, const char *options, const char *args, char **out)
 {
 	char cmd[2048];
 	int status;
 
-	snprintf(dir_of_run, sizeof(dir_of_run), "%s/%s%s", jf_test_tmpdir(), name,
-		 options[0] ? "-opt" : "");
-	snprintf(cmd, sizeof(cmd), "%s record --emulate %s -o %s -- %s 2>%s.err", jf_test_cli(),
-		 options, dir_of_run, program(name), dir_of_run);
+	snprintf(dir_of_run, sizeof(dir_of_run), "%s/%s%s%s", jf_test_tmpdir(), name,
+		 options[0] ? "-opt" : "", args[0] ? "-args" : "");
+	snprintf(cmd, sizeof(cmd), "%s record --emulate %s -o %s -- %s %s 2>%s.err",
+		 jf_test_cli(), options, dir_of_run, program(name), args, dir_of_run);
 	status = jf_test_run(cmd, out);
 	return status;
+}
+
+static int record_with(const char *name, const char *options, char **out)
+{
+	return record_args(name, options, "", out);
 }
 
 static int record(const char *name, char **out)
@@ -197,6 +202,27 @@ static void test_position_independent(void **state)
 		assert_instruction_counts_agree();
 		assert_jitflow_decode_matches_perf(1);
 	}
+}
+
+/* A longer recording (several AUX buffers per thread, each starting with PSB+): perf and
+ * jitflow decode every buffer boundary without loss. */
+static void test_several_buffers(void **state)
+{
+	char cmd[1024], *out = NULL;
+
+	(void)state;
+	assert_int_equal(record_args("fib", "", "25", &out), 0);
+	assert_string_equal(out, "fib(25)=75025\n");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data -D 2>/dev/null | "
+		 "grep -c 'PERF_RECORD_AUXTRACE '", dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_true(strtol(out, NULL, 10) >= 3);
+	free(out);
+	assert_no_perf_errors();
+	assert_int_equal(branches_to(symbol("fib", "fib"), 0), 242785);
+	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
 }
 
 /* Without timing packets (timeless decoding in perf), the branches are the same. */
@@ -473,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_cli_errors),
 		cmocka_unit_test(test_fib_recursion),
 		cmocka_unit_test(test_fib_without_timing),
+		cmocka_unit_test(test_several_buffers),
 		cmocka_unit_test(test_position_independent),
 		cmocka_unit_test(test_branches_and_indirect_calls),
 		cmocka_unit_test(test_qsort_longjmp_signals),
