@@ -22,7 +22,7 @@ static const char *program(const char *name)
  * stdout in *out. */
 static int record_args(const char *name, const char *options, const char *args, char **out)
 {
-	char cmd[2048];
+	char cmd[4096];
 	int status;
 
 	snprintf(dir_of_run, sizeof(dir_of_run), "%s/%s%s%s", jf_test_tmpdir(), name,
@@ -46,7 +46,7 @@ static int record(const char *name, char **out)
 /* A symbol's address in the program, as nm (binutils) reads it from the file. */
 static unsigned long long symbol(const char *name, const char *sym)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 	unsigned long long addr = 0;
 
 	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"%s\" { print $1 }'", program(name), sym);
@@ -60,7 +60,7 @@ static unsigned long long symbol(const char *name, const char *sym)
 /* How many of perf's branch samples go to addr (in thread tid, or all when tid is 0). */
 static long branches_to(unsigned long long addr, int tid)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 	long n;
 
 	snprintf(cmd, sizeof(cmd),
@@ -76,7 +76,7 @@ static long branches_to(unsigned long long addr, int tid)
 /* perf's decode errors (--itrace=e); must be none. */
 static void assert_no_perf_errors(void)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 
 	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=e 2>&1", dir_of_run);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
@@ -89,7 +89,7 @@ static void assert_no_perf_errors(void)
  * ran, as the manifest reports it. */
 static void assert_instruction_counts_agree(void)
 {
-	char cmd[1024], *out = NULL, *m;
+	char cmd[4096], *out = NULL, *m;
 	long long perf_count, manifest_count;
 
 	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=i1i -F ip 2>/dev/null | "
@@ -167,7 +167,7 @@ static void test_fib_recursion(void **state)
  * text segment's address equals its offset in the file, as the linker lays PIEs out). */
 static unsigned long long pie_base(const char *name)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 	unsigned long long start, pgoff;
 
 	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --show-mmap-events "
@@ -208,7 +208,7 @@ static void test_position_independent(void **state)
  * jitflow decode every buffer boundary without loss. */
 static void test_several_buffers(void **state)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 
 	(void)state;
 	assert_int_equal(record_args("fib", "", "25", &out), 0);
@@ -277,7 +277,7 @@ static void test_qsort_longjmp_signals(void **state)
 
 static void check_threads(const char *name, int pie)
 {
-	char cmd[1024], *out = NULL, *line;
+	char cmd[4096], *out = NULL, *line;
 	unsigned long long work = symbol(name, "work");
 	long counts[8] = { 0 };
 	int tids[8] = { 0 }, n = 0, i;
@@ -410,7 +410,7 @@ static void test_jit_rewrite(void **state)
  * before its code runs): the zone file's records are dated by their write() calls. */
 static void test_jit_without_markers(void **state)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 
 	(void)state;
 	check_jit("jit-nomarkers", "--no-markers");
@@ -423,7 +423,7 @@ static void test_jit_without_markers(void **state)
 /* fork and posix_spawn: the children are not followed, and the manifest says so. */
 static void test_fork_reported(void **state)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 
 	(void)state;
 	assert_int_equal(record("forks", &out), 0);
@@ -453,7 +453,7 @@ static void test_killed_program(void **state)
 /* A distribution's own dynamically linked program, with stdin passed through. */
 static void test_system_program(void **state)
 {
-	char cmd[2048], *out = NULL;
+	char cmd[4096], *out = NULL;
 
 	(void)state;
 	snprintf(dir_of_run, sizeof(dir_of_run), "%s/cat", jf_test_tmpdir());
@@ -469,7 +469,7 @@ static void test_system_program(void **state)
 
 static void test_cli_errors(void **state)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "%s record --help", jf_test_cli());
