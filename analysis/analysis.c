@@ -80,8 +80,20 @@ int jf_analysis_zone_record(struct jf_analysis *a, const struct jf_zone_reader *
 		a->has_zone_records = 1;
 		return start_iteration(a, rec->u.event.arg);
 	}
-	return jf_zone_model_apply(a, reader, rec);
+	return jf_analysis_replay_record(a, reader, rec);
 }
+
+/* The header of the loop trace holding addr moves from its entry to addr. */
+static int set_loop_header(struct jf_analysis *a, uint64_t addr)
+{
+	struct live_region *r = jf_zone_model_region_at(&a->zm, addr);
+
+	if (r)
+		r->header = addr;
+	return 0;
+}
+
+
 
 void jf_analysis_set_clock(struct jf_analysis *a, int time_is_ns, int time_is_synthetic)
 {
@@ -92,7 +104,8 @@ void jf_analysis_set_clock(struct jf_analysis *a, int time_is_ns, int time_is_sy
 int jf_analysis_replay_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
 			      const struct jf_zone_record *rec)
 {
+	/* A loop header is code state; the other events mark points of the flow. */
 	if (rec->id == JF_ZONE_EVENT)
-		return 0;
+		return rec->u.event.kind == JF_EVENT_LOOP_HEADER ? set_loop_header(a, rec->u.event.arg) : 0;
 	return jf_zone_model_apply(a, reader, rec);
 }

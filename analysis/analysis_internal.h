@@ -50,6 +50,7 @@ struct live_region {
 	struct pc_entry *pcs;    /* sorted by code_offset */
 	uint32_t npcs;
 	uint64_t region_key;     /* trace id, or start address */
+	uint64_t header;         /* where a loop trace's iterations begin (default: start) */
 };
 
 struct native_range {
@@ -156,5 +157,7 @@ int32_t jf_op_index(struct jf_analysis *a, uint16_t op_kind);
 struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid);
 void jf_split_add_transition(struct jf_split_result *s, enum jf_code_class from,
 			     enum jf_code_class to);
+/* to += from, field by field (the tid stays to's). */
+void jf_split_add(struct jf_split_result *to, const struct jf_split_result *from);
 
 #endif

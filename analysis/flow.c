@@ -42,6 +42,22 @@ void jf_split_add_transition(struct jf_split_result *s, enum jf_code_class from,
 		s->transitions[f][t]++;
 }
 
+void jf_split_add(struct jf_split_result *to, const struct jf_split_result *from)
+{
+	int i, j;
+
+	for (i = 0; i < JF_SPLIT_COUNT; i++) {
+		to->insns[i] += from->insns[i];
+		to->time[i] += from->time[i];
+		for (j = 0; j < JF_SPLIT_COUNT; j++)
+			to->transitions[i][j] += from->transitions[i][j];
+	}
+	for (i = 0; i < JF_CLASS_COUNT; i++)
+		to->by_class[i] += from->by_class[i];
+	to->trace_to_trace += from->trace_to_trace;
+	to->guard_exits += from->guard_exits;
+}
+
 static void resolve_guard(struct jf_analysis *a, struct thread_state *t, int32_t g, int exited)
 {
 	struct jf_guard_result *guard = &a->guards[g];
@@ -201,11 +217,16 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 
 			if (from_outside)
 				tr->entries++;
+			/* Control at a loop's entry runs on through its header. */
 			if (from_outside || tr->kind != JF_REGION_BRIDGE)
 				tr->iterations++;
 			if (!t->has_prev && !t->has_first)
 				t->first_entry_trace = trace;
 		}
+	} else if (r && trace >= 0 && b->start == r->header &&
+		   a->traces[trace].kind != JF_REGION_BRIDGE) {
+		/* A back-edge, or a bridge jumping back into its loop. */
+		a->traces[trace].iterations++;
 	}
 
 	t->split.insns[split] += b->ninsn;

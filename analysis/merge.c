@@ -135,22 +135,6 @@ static int merge_tables(struct jf_analysis *a, const struct jf_analysis *later,
 	return 0;
 }
 
-static void add_split(struct jf_split_result *to, const struct jf_split_result *from)
-{
-	int i, j;
-
-	for (i = 0; i < JF_SPLIT_COUNT; i++) {
-		to->insns[i] += from->insns[i];
-		to->time[i] += from->time[i];
-		for (j = 0; j < JF_SPLIT_COUNT; j++)
-			to->transitions[i][j] += from->transitions[i][j];
-	}
-	for (i = 0; i < JF_CLASS_COUNT; i++)
-		to->by_class[i] += from->by_class[i];
-	to->trace_to_trace += from->trace_to_trace;
-	to->guard_exits += from->guard_exits;
-}
-
 /* Settle the seam between how ta's part ended and how tb's began. */
 static void join_seam(struct jf_analysis *a, const struct jf_analysis *later,
 		      struct thread_state *ta, const struct thread_state *tb, uint64_t *seam_time)
@@ -317,7 +301,7 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 			ta->has_first_time = tb->has_first_time;
 			ta->first_time = tb->first_time;
 		}
-		add_split(&ta->split, &tb->split);
+		jf_split_add(&ta->split, &tb->split);
 		take_end_state(a, later, ta, tb);
 	}
 	/* The later part's iterations follow a's closed ones and its current one. */

@@ -4,23 +4,8 @@
 #include <string.h>
 
 #include "jitflow/emitter.h"
+#include "jitflow/json_out.h"
 #include "jitflow/report.h"
-
-static void str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
 
 static const char *kind_name(uint32_t kind)
 {
@@ -87,7 +72,7 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 	size_t i, j;
 
 	fprintf(out, "{\"jitflow_report\":1,\"source\":");
-	str(out, m && m->source ? m->source : "");
+	jf_json_string(out, m && m->source ? m->source : "");
 	fprintf(out, ",\"time_unit\":\"%s\",\"time_synthetic\":%s",
 		!r->has_time ? "none" : r->time_is_ns ? "ns" : "ticks",
 		r->time_is_synthetic ? "true" : "false");
@@ -115,7 +100,7 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 
 		fprintf(out, "%s{\"id\":%" PRIu64 ",\"kind\":\"%s\",\"name\":", i ? "," : "",
 			t->trace_id, kind_name(t->kind));
-		str(out, t->name);
+		jf_json_string(out, t->name);
 		fprintf(out, ",\"parent_trace\":%" PRIu64 ",\"parent_guard\":%" PRIu64
 			",\"entries\":%" PRIu64 ",\"iterations\":%" PRIu64
 			",\"mean_iterations_per_entry\":%.3f,\"instructions\":%" PRIu64
@@ -135,7 +120,7 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 	fprintf(out, ",\"regions\":[");
 	for (i = 0; i < r->nregions; i++) {
 		fprintf(out, "%s{\"name\":", i ? "," : "");
-		str(out, r->regions[i].name);
+		jf_json_string(out, r->regions[i].name);
 		fprintf(out, ",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"kind\":\"%s\","
 			"\"instructions\":%" PRIu64 ",\"entries\":%" PRIu64 "}", r->regions[i].addr,
 			r->regions[i].size, kind_name(r->regions[i].kind), r->regions[i].insns,
@@ -149,7 +134,7 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 	fprintf(out, "],\"ops\":[");
 	for (i = 0; i < r->nops; i++) {
 		fprintf(out, "%s{\"kind\":%u,\"name\":", i ? "," : "", r->ops[i].op_kind);
-		str(out, r->ops[i].name);
+		jf_json_string(out, r->ops[i].name);
 		fprintf(out, ",\"instructions\":%" PRIu64 "}", r->ops[i].insns);
 	}
 	fprintf(out, "],\"iterations\":[");

@@ -49,22 +49,6 @@ static int by_score(const void *x, const void *y)
 	return p->score > q->score ? -1 : p->score < q->score;
 }
 
-static void sum_split(struct jf_split_result *to, const struct jf_split_result *from)
-{
-	int i, j;
-
-	for (i = 0; i < JF_SPLIT_COUNT; i++) {
-		to->insns[i] += from->insns[i];
-		to->time[i] += from->time[i];
-		for (j = 0; j < JF_SPLIT_COUNT; j++)
-			to->transitions[i][j] += from->transitions[i][j];
-	}
-	for (i = 0; i < JF_CLASS_COUNT; i++)
-		to->by_class[i] += from->by_class[i];
-	to->trace_to_trace += from->trace_to_trace;
-	to->guard_exits += from->guard_exits;
-}
-
 /* Steady state: from the first iteration after which every value stays within tolerance
  * of the median of the last third. Flat when that is the first iteration; warmup when the
  * iterations before were slower, slowdown when faster; no steady state when even the last
@@ -194,7 +178,7 @@ int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 	r->total.tid = -1;
 	for (i = 0; i < a->nthreads; i++) {
 		r->threads[i] = a->threads[i].split;
-		sum_split(&r->total, &a->threads[i].split);
+		jf_split_add(&r->total, &a->threads[i].split);
 	}
 	r->nthreads = a->nthreads;
 

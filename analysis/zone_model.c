@@ -78,6 +78,7 @@ static struct live_region *insert(struct jf_zone_model *zm, uint64_t start, uint
 	zm->live[i].end = end;
 	zm->live[i].trace = -1;
 	zm->live[i].region_key = start;
+	zm->live[i].header = start;
 	zm->nlive++;
 	return &zm->live[i];
 }
@@ -182,6 +183,7 @@ static int move_region(struct jf_analysis *a, uint64_t from, uint64_t to, uint64
 	copy.start = to;
 	if (copy.region_key == from)
 		copy.region_key = to;
+	copy.header = to + (copy.header - from);
 	*r = copy;
 	return 0;
 }

@@ -9,9 +9,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* Trace bytes handed to OpenCSD per call: small enough that a WAIT costs little. */
 enum { FEED_CHUNK = 4096 };
+
+/* Mapped trace pages are released in steps, well behind the feed position (OpenCSD
+ * copies what it keeps of a packet; we re-feed only what it did not take). */
+enum { RELEASE_STEP = 8 << 20, RELEASE_LAG = 1 << 20 };
+
+/* Upper bound of pending records (only reached at a buffer's end, see on_elem). */
+enum { MAX_RING = 1 << 20 };
 
 struct cs_buffer {
 	struct jf_cs_buffer cfg;   /* name and sources point into this decoder's copies */
@@ -29,6 +38,7 @@ struct cs_decoder {
 	size_t pos;                /* next byte of the current buffer to feed */
 	int waiting;               /* OpenCSD answered WAIT: FLUSH before feeding more */
 	int eot_sent;
+	size_t released;           /* bytes of the current buffer given back to the kernel */
 
 	struct jf_flow *ring;      /* pending records */
 	unsigned head, count, cap, lookahead;
@@ -36,6 +46,30 @@ struct cs_decoder {
 	struct jf_error failure;   /* a fatal problem met inside a callback */
 	int failed;
 };
+
+/* Make room for one more record. The ring only grows while OpenCSD drains at the end of
+ * a buffer (see on_elem); that output is bounded by what the decoder had pending. */
+static int room(struct cs_decoder *d)
+{
+	struct jf_flow *ring;
+	unsigned cap, i;
+
+	if (d->count < d->cap)
+		return 1;
+	if (d->cap >= MAX_RING)
+		return 0;
+	cap = d->cap * 2;
+	ring = malloc(cap * sizeof(*ring));
+	if (!ring)
+		return 0;
+	for (i = 0; i < d->count; i++)
+		ring[i] = d->ring[(d->head + i) % d->cap];
+	free(d->ring);
+	d->ring = ring;
+	d->cap = cap;
+	d->head = 0;
+	return 1;
+}
 
 static struct jf_flow *push(struct cs_decoder *d)
 {
@@ -55,10 +89,15 @@ static ocsd_datapath_resp_t on_elem(const void *ctx, const ocsd_trc_index_t inde
 
 	n = jf_cs_elem_to_flows(elem, trace_id, d->buffers[d->cur].cfg.base_offset + index,
 				&d->clock, out);
-	/* The ring always has room for one element's records: we answer WAIT before it
-	 * could fill up, and OpenCSD sends nothing more until we FLUSH. */
-	for (i = 0; i < n && d->count < d->cap; i++)
+	/* The ring has room for one element's records: we answer WAIT before it could fill
+	 * up, and OpenCSD sends nothing more until we FLUSH. */
+	for (i = 0; i < n && room(d); i++)
 		*push(d) = out[i];
+	/* At the end of a buffer everything is taken without pausing: OpenCSD 1.3.3's frame
+	 * demultiplexer can crash on a FLUSH after EOT once it has been reset after an error
+	 * (found by fuzz_cs_frames), so EOT is never answered with WAIT. */
+	if (d->eot_sent && d->count < MAX_RING)
+		return OCSD_RESP_CONT;
 	return d->count >= d->lookahead ? OCSD_RESP_WAIT : OCSD_RESP_CONT;
 }
 
@@ -67,7 +106,7 @@ static void note_not_decoded(struct cs_decoder *d, const struct jf_cs_source *sr
 {
 	struct jf_flow *f;
 
-	if (d->count >= d->cap)
+	if (!room(d))
 		return;
 	/* An error record (not a failure: decoding goes on), as trc_pkt_lister reports it. */
 	f = push(d);
@@ -91,6 +130,7 @@ static int open_buffer(struct cs_decoder *d, struct jf_error *err)
 	d->pos = 0;
 	d->waiting = 0;
 	d->eot_sent = 0;
+	d->released = 0;
 	for (i = 0; i < b->nsources; i++) {
 		struct jf_error why;
 		int rc;
@@ -124,7 +164,7 @@ static void note_buffer_losses(struct cs_decoder *d)
 
 		if (ocsd_dt_get_decode_stats(d->tree.handle, d->tree.ids[i], &st) != OCSD_OK || !st)
 			continue;
-		if (st->channel_unsynced && d->count < d->cap) {
+		if (st->channel_unsynced && room(d)) {
 			struct jf_flow *f = push(d);
 
 			f->kind = JF_FLOW_LOST;
@@ -140,7 +180,7 @@ static void note_buffer_losses(struct cs_decoder *d)
 			have_demux = 1;
 		}
 	}
-	if (undecoded && d->count < d->cap) {
+	if (undecoded && room(d)) {
 		struct jf_flow *f = push(d);
 
 		f->kind = JF_FLOW_LOST;
@@ -151,43 +191,95 @@ static void note_buffer_losses(struct cs_decoder *d)
 	}
 }
 
-/* OpenCSD gave up on the data path: report where, reset, and go on past the bad spot. */
-static void recover(struct cs_decoder *d, size_t fed_from)
+/* OpenCSD's messages read "0x0006 (OCSD_ERR_NAME) [generic text]; detail": keep
+ * "OCSD_ERR_NAME: detail", which fits a flow record's text. */
+static void short_message(const char *msg, char *out, size_t size)
+{
+	const char *open = strchr(msg, '('), *close = open ? strchr(open, ')') : NULL;
+	const char *detail = strstr(msg, "]; ");
+
+	if (!open || !close) {
+		jf_cs_copy_text(out, size, msg);
+		return;
+	}
+	snprintf(out, size, "%.*s%s%s", (int)(close - open - 1), open + 1, detail ? ": " : "",
+		 detail ? detail + 3 : "");
+}
+
+/* OpenCSD gave up on the data path: report where, with OpenCSD's own message. */
+static void report_failure(struct cs_decoder *d, size_t fed_from, ocsd_trc_index_t *index)
 {
 	const struct jf_cs_buffer *b = &d->buffers[d->cur].cfg;
-	ocsd_trc_index_t index = 0;
 	uint8_t chan = 0;
-	char msg[256] = "";
-	ocsd_err_t code = ocsd_get_last_err(&index, &chan, msg, sizeof(msg));
-	size_t resume = d->pos;
+	char msg[256] = "", text[512];
+	ocsd_err_t code = ocsd_get_last_err(index, &chan, msg, sizeof(msg));
 	struct jf_flow *f;
+	char *p;
+
+	if (!room(d))
+		return;
+	f = push(d);
+	f->kind = JF_FLOW_ERROR;
+	f->flags = JF_FLOW_IP_SUPPRESSED;
+	/* 0xff: no channel; report it under the buffer's first decoded source. */
+	f->source = chan < 0x80 ? chan : (d->tree.nids ? d->tree.ids[0] : 0);
+	/* The logged index may be older than this call: then the call's start is the best
+	 * position known. */
+	if (*index < fed_from || *index >= b->size)
+		*index = fed_from;
+	f->offset = b->base_offset + *index;
+	f->u.error.code = code != OCSD_OK ? -(int32_t)code : -(int32_t)OCSD_ERR_DATA_DECODE_FATAL;
+	f->u.error.phase = JF_PHASE_DECODE;
+	short_message(msg[0] ? msg : "OpenCSD data path failure", text, sizeof(text));
+	jf_cs_copy_text(f->u.error.text, sizeof(f->u.error.text), text);
+	for (p = f->u.error.text; *p; p++) /* one line: OpenCSD's messages end in newlines */
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+}
+
+/* After a failure: reset the tree and go on past the bad spot (at the next frame boundary
+ * for formatted data); the bytes jumped over are reported as lost. */
+static void recover(struct cs_decoder *d, size_t fed_from, ocsd_trc_index_t index)
+{
+	const struct jf_cs_buffer *b = &d->buffers[d->cur].cfg;
+	size_t resume = d->pos;
 	uint32_t used = 0;
 
-	if (d->count < d->cap) {
-		f = push(d);
-		f->kind = JF_FLOW_ERROR;
-		f->flags = JF_FLOW_IP_SUPPRESSED;
-		f->source = chan & 0x7f;
-		f->offset = b->base_offset + (index >= fed_from && index < b->size ? index : fed_from);
-		f->u.error.code = code != OCSD_OK ? -(int32_t)code : -(int32_t)OCSD_ERR_DATA_DECODE_FATAL;
-		f->u.error.phase = JF_PHASE_DECODE;
-		jf_cs_copy_text(f->u.error.text, sizeof(f->u.error.text),
-				msg[0] ? msg : "OpenCSD data path failure");
-		/* One line: OpenCSD's messages end in newlines. */
-		for (char *p = f->u.error.text; *p; p++)
-			if (*p == '\n' || *p == '\r')
-				*p = ' ';
-	}
 	ocsd_dt_process_data(d->tree.handle, OCSD_OP_RESET, 0, 0, NULL, &used);
-	/* Always move forward, to the next frame boundary for formatted data. */
-	if (index + 1 > resume && index < b->size)
+	if (index + 1 > resume)
 		resume = index + 1;
 	if (resume <= fed_from)
-		resume = fed_from + 1;
+		resume = fed_from + 1; /* always move forward */
 	if (b->formatted)
 		resume = (resume + 15) & ~(size_t)15;
-	d->pos = resume < b->size ? resume : b->size;
+	if (resume > b->size)
+		resume = b->size;
+	if (resume > d->pos && room(d)) {
+		struct jf_flow *f = push(d);
+
+		f->kind = JF_FLOW_LOST;
+		f->flags = JF_FLOW_IP_SUPPRESSED;
+		f->source = d->tree.nids ? d->tree.ids[0] : 0;
+		f->offset = b->base_offset + d->pos;
+		f->u.lost.bytes = resume - d->pos;
+		f->u.lost.reason = JF_LOST_SKIPPED;
+	}
+	d->pos = resume;
 	d->waiting = 0;
+}
+
+static void release_consumed(struct cs_decoder *d, const struct jf_cs_buffer *b)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from, to;
+
+	if (!b->release_consumed || d->pos < d->released + RELEASE_STEP + RELEASE_LAG)
+		return;
+	from = ((uintptr_t)b->data + d->released + page - 1) & ~(page - 1);
+	to = ((uintptr_t)b->data + d->pos - RELEASE_LAG) & ~(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	d->released = d->pos - RELEASE_LAG;
 }
 
 /* One call into OpenCSD (or one buffer transition). */
@@ -214,6 +306,7 @@ static int step(struct cs_decoder *d, struct jf_error *err)
 		resp = ocsd_dt_process_data(d->tree.handle, OCSD_OP_DATA, d->pos, (uint32_t)n,
 					    b->data + d->pos, &used);
 		d->pos += used;
+		release_consumed(d, b);
 	} else if (!d->eot_sent) {
 		d->eot_sent = 1;
 		resp = ocsd_dt_process_data(d->tree.handle, OCSD_OP_EOT, 0, 0, NULL, &used);
@@ -225,10 +318,13 @@ static int step(struct cs_decoder *d, struct jf_error *err)
 		return 0;
 	}
 	if (OCSD_DATA_RESP_IS_FATAL(resp)) {
+		ocsd_trc_index_t index = 0;
+
+		report_failure(d, fed_from, &index);
 		if (d->eot_sent)
 			d->waiting = 0; /* nothing to resume after the end */
 		else
-			recover(d, fed_from);
+			recover(d, fed_from, index);
 		return 0;
 	}
 	d->waiting = OCSD_DATA_RESP_IS_WAIT(resp);

@@ -86,11 +86,6 @@ int jf_cs_elem_to_flows(const ocsd_generic_trace_elem *e, uint8_t trace_id, uint
 		b->end = end_of(e);
 		if (!e->last_instr_exec)
 			b->flags |= JF_BLOCK_LAST_FAILED;
-		if (e->has_cc) {
-			out[1] = *f;
-			other(&out[1], "cycles", e->cycle_count, 0);
-			n = 2;
-		}
 		break;
 	}
 	case OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH:
@@ -172,7 +167,8 @@ int jf_cs_elem_to_flows(const ocsd_generic_trace_elem *e, uint8_t trace_id, uint
 		f->flags |= JF_FLOW_IP_SUPPRESSED;
 		break;
 	case OCSD_GEN_TRC_ELEM_CYCLE_COUNT:
-		other(f, "cycles", e->cycle_count, 0);
+		clock->cycles[trace_id] += e->cycle_count;
+		other(f, "cycles", e->cycle_count, clock->cycles[trace_id]);
 		break;
 	case OCSD_GEN_TRC_ELEM_EVENT:
 		other(f, "event", e->trace_event.ev_type, e->trace_event.ev_number);
@@ -189,6 +185,15 @@ int jf_cs_elem_to_flows(const ocsd_generic_trace_elem *e, uint8_t trace_id, uint
 	default:
 		other(f, "unknown", e->elem_type, 0);
 		break;
+	}
+	/* Other elements may carry a cycle count too (ranges, PTM/ETMv3 context after an
+	 * I-sync with cycles): a record of its own after theirs. */
+	if (e->has_cc && e->elem_type != OCSD_GEN_TRC_ELEM_CYCLE_COUNT) {
+		clock->cycles[trace_id] += e->cycle_count;
+		out[1] = *f;
+		out[1].flags = f->flags & JF_FLOW_HAS_TIME;
+		other(&out[1], "cycles", e->cycle_count, clock->cycles[trace_id]);
+		n = 2;
 	}
 	return n;
 }

@@ -22,10 +22,12 @@ static inline void jf_cs_copy_text(char *dst, size_t size, const char *src)
 
 /* --- cs_elem.c: OpenCSD generic elements -> flow records --- */
 
-/* The latest timestamp seen per trace ID: later records carry it. */
+/* The latest timestamp seen per trace ID (later records carry it), and the cycles
+ * counted so far per trace ID (cycle counts are deltas). */
 struct jf_cs_clock {
 	uint64_t time[128];
 	uint8_t valid[128];
+	uint64_t cycles[128];
 };
 
 enum { JF_CS_MAX_FLOWS_PER_ELEM = 2 };

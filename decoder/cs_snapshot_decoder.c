@@ -226,6 +226,12 @@ static const struct jf_decoder_ops snap_ops = { snap_next, snap_free };
 struct jf_decoder *jf_cs_snapshot_decoder_new(const char *dir, struct jf_codemap *map,
 					      struct jf_error *err)
 {
+	return jf_cs_snapshot_decoder_open(dir, map, JF_CS_SNAPSHOT_LOOKAHEAD, err);
+}
+
+struct jf_decoder *jf_cs_snapshot_decoder_open(const char *dir, struct jf_codemap *map,
+					       unsigned lookahead, struct jf_error *err)
+{
 	struct snapshot s;
 	struct snapshot_decoder *sd;
 	struct jf_cs_buffer *buffers = NULL;
@@ -256,6 +262,7 @@ struct jf_decoder *jf_cs_snapshot_decoder_new(const char *dir, struct jf_codemap
 			goto out;
 		}
 		sd->nfiles++;
+		jf_mapped_file_sequential(&sd->files[i]);
 		if (sources_of(&s, tb, &src, &nsrc, err) < 0)
 			goto out;
 		buffers[i].name = tb->name;
@@ -263,6 +270,7 @@ struct jf_decoder *jf_cs_snapshot_decoder_new(const char *dir, struct jf_codemap
 		buffers[i].size = sd->files[i].size;
 		buffers[i].formatted = tb->formatted;
 		buffers[i].frames = tb->frames;
+		buffers[i].release_consumed = 1;
 		buffers[i].sources = src;
 		buffers[i].nsources = nsrc;
 		bytes += sd->files[i].size;
@@ -276,6 +284,7 @@ struct jf_decoder *jf_cs_snapshot_decoder_new(const char *dir, struct jf_codemap
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.buffers = buffers;
 	cfg.nbuffers = s.layout.nbuffers;
+	cfg.lookahead = lookahead;
 	sd->inner = jf_cs_decoder_new(&cfg, map, err);
 	if (!sd->inner)
 		goto out;

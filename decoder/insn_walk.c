@@ -318,38 +318,26 @@ int jf_insn_next_ip(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, uint6
 	return 0;
 }
 
-/* CoreSight executed ranges are contiguous: OpenCSD ends a range at every branch, taken
- * or not, so its instructions follow each other in memory and no branch is followed here.
- * A64 and A32 instructions are 4 bytes (no decoding needed, so instructions newer than
- * capstone still list); T32 ones are 2 or 4 bytes, as capstone decodes them. */
-static int walk_arm_range(struct jf_insn_cache *c, const struct jf_block *b,
-			  void (*fn)(void *ctx, uint64_t ip), void *ctx, uint64_t *stop_ip)
+/* The next instruction of a block. CoreSight executed ranges are contiguous: OpenCSD ends
+ * a range at every branch, taken or not, so its instructions follow each other in memory
+ * and no branch is followed. A64 and A32 instructions are 4 bytes (no decoding needed, so
+ * instructions newer than capstone still list); T32 ones are 2 or 4 bytes, as capstone
+ * decodes them. x86 blocks follow direct jumps and calls, as libipt's do. */
+static int next_in_block(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, uint64_t *next)
 {
-	uint64_t ip = b->start;
-	uint32_t i;
+	struct jf_insn_info info;
 
-	for (i = 0; i < b->ninsn; i++) {
-		struct jf_insn_info info;
-
-		fn(ctx, ip);
-		if (i + 1 == b->ninsn)
-			break;
-		if (b->isa != JF_ISA_T32) {
-			ip += 4;
-		} else if (jf_insn_at(c, JF_ISA_T32, ip, &info) == 0) {
-			ip += info.size;
-		} else {
-			if (stop_ip)
-				*stop_ip = ip;
+	if (isa == JF_ISA_A64 || isa == JF_ISA_A32) {
+		*next = ip + 4;
+		return 0;
+	}
+	if (isa == JF_ISA_T32) {
+		if (jf_insn_at(c, JF_ISA_T32, ip, &info) < 0)
 			return -1;
-		}
+		*next = ip + info.size;
+		return 0;
 	}
-	if (ip != b->last) {
-		if (stop_ip)
-			*stop_ip = ip;
-		return -1;
-	}
-	return 0;
+	return jf_insn_next_ip(c, isa, ip, next);
 }
 
 int jf_block_walk(struct jf_insn_cache *c, const struct jf_block *b,
@@ -358,14 +346,11 @@ int jf_block_walk(struct jf_insn_cache *c, const struct jf_block *b,
 	uint64_t ip = b->start;
 	uint32_t i;
 
-	if (b->isa == JF_ISA_A64 || b->isa == JF_ISA_A32 || b->isa == JF_ISA_T32)
-		return walk_arm_range(c, b, fn, ctx, stop_ip);
-
 	for (i = 0; i < b->ninsn; i++) {
 		fn(ctx, ip);
 		if (i + 1 == b->ninsn)
 			break;
-		if (jf_insn_next_ip(c, (enum jf_isa)b->isa, ip, &ip) < 0) {
+		if (next_in_block(c, (enum jf_isa)b->isa, ip, &ip) < 0) {
 			if (stop_ip)
 				*stop_ip = ip;
 			return -1;

@@ -10,6 +10,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 enum {
 	FILE_HEADER_SIZE = 104,
@@ -346,4 +348,16 @@ int jf_perf_data_feature(const struct jf_perf_data *d, unsigned feature,
 const char *jf_perf_data_cpuid(const struct jf_perf_data *d)
 {
 	return d->cpuid;
+}
+
+void jf_perf_data_release(const struct jf_perf_data *d, uint64_t offset, uint64_t size)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), from, to;
+
+	if (!d->file.data || offset > d->file.size || size > d->file.size - offset)
+		return;
+	from = ((uintptr_t)d->file.data + offset + page - 1) & ~(page - 1);
+	to = ((uintptr_t)d->file.data + offset + size) & ~(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
 }

@@ -5,20 +5,34 @@
  * current buffer, which runs over the payload in the file mapping. The sideband keeps the
  * records of about two perf rounds (see perf_session_sideband.c).
  *
- * Buffer boundaries: libipt needs each buffer as one contiguous trace, so the buffers of a
- * queue are decoded one after another, each from its first PSB. The packets at the start
- * of a buffer before its first PSB continue the previous buffer's packet stream but cannot
- * be decoded on their own; the backend reports them as JF_FLOW_LOST JF_LOST_NO_SYNC (bytes
- * known, instructions not), and a buffer without any PSB is reported so here, whole.
+ * Buffer boundaries: perf cuts AUX data wherever the ring buffer's head was, even inside a
+ * packet, and libipt needs one contiguous trace. A queue's consecutive buffers (aux offsets
+ * that follow on) are therefore decoded as one stream in segments that meet at PSBs: each
+ * buffer's own segment runs from its first PSB to the end of its last PSB+ (so that
+ * libipt follows the flow up to that PSB's IP), then a small "stitch" copy runs from that
+ * last PSB through the cut (and through following buffers without any PSB) to the end of
+ * the next buffer's first PSB+, bounded by STITCH_MAX; the next buffer's segment starts at
+ * that PSB. Nothing is lost at a cut: the real captures cut every 1000 bytes decode to the
+ * reference's instructions. What remains: bytes before the first PSB of a queue (or after
+ * a gap in the aux offsets) cannot be decoded and are reported as JF_LOST_NO_SYNC; an
+ * error inside the PSB+ where two segments meet is reported once, but the segment after
+ * it starts afresh at the next PSB (as a continuous decoder would after the error), and
+ * when that PSB+ is itself corrupt its error may be named differently (no prior state).
  *
  * Known limit: a queue's code map is chosen (codemap_for_pid) when a buffer starts; a
  * context switch to another process inside a buffer (per-CPU tracing) is reported as a
  * JF_FLOW_CONTEXT record but the buffer goes on decoding over the first process's map. */
 #include "perf_session_internal.h"
 
-#include <intel-pt.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The largest stitch: the bytes from a buffer's last PSB to the next buffer's first PSB+.
+ * PSBs come every few KiB; a larger gap means a damaged trace, and is reported as lost. */
+enum { STITCH_MAX = 16 << 20 };
+
+/* The prescan releases the pages it walked over every this many bytes. */
+enum { PRESCAN_RELEASE_STEP = 8 << 20 };
 
 struct queue *jf_session_queue_for(struct session *s, int32_t tid, uint32_t cpu, int has_cpu)
 {
@@ -51,15 +65,22 @@ static int prescan(struct session *s, const char *path, struct jf_error *err)
 {
 	struct jf_perf_cursor cur;
 	struct jf_perf_record rec;
+	uint64_t released;
 	int have_info = 0;
 
 	jf_perf_data_begin(s->data, &cur);
+	released = cur.pos;
 	for (;;) {
 		struct jf_perf_cursor at = cur;
 		int rc = jf_perf_data_next_header(s->data, &cur, &rec, err);
 
 		if (rc <= 0)
 			break;
+		/* Reading a header maps the pages around it: keep that bounded. */
+		if (cur.pos - released > PRESCAN_RELEASE_STEP) {
+			jf_perf_data_release(s->data, released, at.pos - released);
+			released = at.pos;
+		}
 		if (rec.type == JF_PERF_RECORD_AUXTRACE_INFO && !have_info) {
 			struct jf_perf_cursor again = at;
 
@@ -99,42 +120,6 @@ static int prescan(struct session *s, const char *path, struct jf_error *err)
 	return 0;
 }
 
-/* Bytes before the first PSB, and the first TSC of the PSB+ (0 if none), with libipt's
- * packet decoder. Returns the sync offset, or size when there is no PSB. */
-static uint64_t first_sync(const struct jf_perf_record *buf, uint64_t *tsc, int *have_tsc)
-{
-	struct pt_config cfg;
-	struct pt_packet_decoder *pd;
-	uint64_t sync = buf->u.auxtrace.size;
-	int i;
-
-	*have_tsc = 0;
-	if (!buf->u.auxtrace.size)
-		return 0;
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)buf->u.auxtrace.payload;
-	cfg.end = cfg.begin + buf->u.auxtrace.size;
-	pd = pt_pkt_alloc_decoder(&cfg);
-	if (!pd)
-		return sync;
-	if (pt_pkt_sync_forward(pd) >= 0 && pt_pkt_get_sync_offset(pd, &sync) >= 0) {
-		/* The PSB+ header holds the TSC when TSC packets are enabled. */
-		for (i = 0; i < 64; i++) {
-			struct pt_packet p;
-
-			if (pt_pkt_next(pd, &p, sizeof(p)) < 0 || p.type == ppt_psbend)
-				break;
-			if (p.type == ppt_tsc) {
-				*tsc = p.payload.tsc.tsc;
-				*have_tsc = 1;
-				break;
-			}
-		}
-	}
-	pt_pkt_free_decoder(pd);
-	return sync;
-}
-
 static uint64_t tsc_key(const struct session *s, uint64_t tsc)
 {
 	return jf_tsc_to_ns(&s->pt.conv, tsc);
@@ -157,59 +142,62 @@ static void lost_flow(struct queue *q, uint64_t offset, uint64_t bytes, uint32_t
 	q->have_peek = 1;
 }
 
-/* Q_IDLE: find the queue's next AUXTRACE record and the key its data starts at. */
-static int locate_buffer(struct session *s, struct queue *q)
+/* The queue's next AUXTRACE record after its scan cursor: 1 found, 0 none. */
+static int scan_next(struct session *s, struct queue *q, struct jf_perf_record *rec)
 {
-	struct jf_perf_record rec;
 	struct jf_error err;
-	uint64_t tsc = 0;
-	int have_tsc;
 
 	for (;;) {
 		struct jf_perf_cursor at = q->scan;
-		int rc = jf_perf_data_next_header(s->data, &q->scan, &rec, &err);
+		int rc = jf_perf_data_next_header(s->data, &q->scan, rec, &err);
 
 		if (rc < 0 && q->scan.pos == at.pos)
-			rc = 0; /* broken framing: the sideband stream reports it */
-		if (rc == 0) {
-			q->state = Q_DONE;
+			return 0; /* broken framing: the sideband stream reports it */
+		if (rc == 0)
 			return 0;
-		}
-		if (rc > 0 && rec.type == JF_PERF_RECORD_AUXTRACE && rec.u.auxtrace.idx == q->idx)
-			break;
+		if (rc > 0 && rec->type == JF_PERF_RECORD_AUXTRACE &&
+		    rec->u.auxtrace.idx == q->idx)
+			return 1;
 	}
-	q->buf = rec;
+}
+
+/* Q_IDLE: the queue's next buffer (looked ahead already, or found now) and the key its
+ * data starts at. */
+static int locate_buffer(struct session *s, struct queue *q)
+{
+	uint64_t tsc = 0;
+	int have_tsc;
+
+	if (q->have_next) {
+		q->buf = q->next;
+		q->buf_skip = q->next_skip;
+		q->buf_lost_from = q->next_lost_from;
+		q->have_next = 0;
+	} else if (scan_next(s, q, &q->buf)) {
+		q->buf_skip = q->buf_lost_from = 0;
+	} else {
+		q->state = Q_DONE;
+		return 0;
+	}
+	q->next_skip = q->next_lost_from = 0;
 	q->state = Q_LOCATED;
 	if (s->timeless) {
-		q->key = rec.offset;
+		q->key = q->buf.offset;
 	} else {
-		first_sync(&rec, &tsc, &have_tsc);
+		jf_psb_first(q->buf.u.auxtrace.payload, q->buf.u.auxtrace.size, &tsc, &have_tsc);
 		if (have_tsc && tsc_key(s, tsc) > q->key)
 			q->key = tsc_key(s, tsc);
 	}
 	return 0;
 }
 
-/* Q_LOCATED, now that the sideband up to the buffer's start is applied: make the decoder
- * over the current process's code. */
-static int start_buffer(struct session *s, struct queue *q, struct jf_error *err)
+/* A decoder over [from, to) of bytes at file offset file_off (base 0 for the stitch). */
+static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
+		       uint64_t size, uint64_t file_off, int release, struct jf_error *err)
 {
-	const struct jf_perf_record *b = &q->buf;
 	struct jf_pt_config cfg;
 	struct jf_codemap *map = NULL;
-	uint64_t tsc, sync;
-	int have_tsc;
 
-	jf_decoder_stats_mut(s->self)->trace_bytes += b->u.auxtrace.size;
-	sync = first_sync(b, &tsc, &have_tsc);
-	q->state = Q_IDLE;
-	if (sync >= b->u.auxtrace.size) {
-		/* No PSB at all: the whole buffer is lost. */
-		if (b->u.auxtrace.size)
-			lost_flow(q, b->u.auxtrace.payload_offset, b->u.auxtrace.size,
-				  JF_LOST_NO_SYNC, s);
-		return 0;
-	}
 	memset(&cfg, 0, sizeof(cfg));
 	jf_perf_intel_pt_config(&s->pt, &cfg);
 	if (s->opts.cpu_override) {
@@ -217,40 +205,311 @@ static int start_buffer(struct session *s, struct queue *q, struct jf_error *err
 		cfg.cpu_model = s->opts.cpu_model;
 		cfg.cpu_stepping = s->opts.cpu_stepping;
 	}
-	/* The whole buffer: the backend reports the bytes before its first PSB as
-	 * JF_LOST_NO_SYNC itself, at file offsets. */
-	cfg.trace = b->u.auxtrace.payload;
-	cfg.size = (size_t)b->u.auxtrace.size;
-	cfg.base_offset = b->u.auxtrace.payload_offset;
-	cfg.release_consumed = 1; /* resident memory stays flat over long files */
+	cfg.trace = bytes;
+	cfg.size = (size_t)size;
+	cfg.base_offset = file_off;
 	cfg.end_on_call = s->opts.end_on_call;
 	cfg.end_on_jump = s->opts.end_on_jump;
 	cfg.source = q->source;
+	cfg.release_consumed = release; /* resident memory stays flat over long files */
 	if (s->hooks.codemap_for_pid)
 		map = s->hooks.codemap_for_pid(s->hooks.ctx, q->pid);
 	q->dec = jf_pt_decoder_new(&cfg, map ? map : s->empty_map, err);
 	if (!q->dec)
 		return jf_fail_prefix(err, "%s: offset %llu: AUXTRACE buffer: ",
-				      jf_perf_data_path(s->data), (unsigned long long)b->offset);
+				      jf_perf_data_path(s->data), (unsigned long long)q->buf.offset);
+	return 0;
+}
+
+/* A buffer is decoded: drop the file's pages behind it (see release_from). */
+static void release_behind(struct session *s, const struct jf_perf_record *buf)
+{
+	uint64_t end = buf->u.auxtrace.payload_offset + buf->u.auxtrace.size;
+
+	jf_perf_data_release(s->data, buf->u.auxtrace.payload_offset, buf->u.auxtrace.size);
+	if (end <= s->release_next)
+		return;
+	jf_perf_data_release(s->data, s->release_from, end - s->release_from);
+	s->release_from = s->release_next;
+	s->release_next = end;
+}
+
+static int add_part(struct queue *q, const uint8_t *bytes, uint64_t size, uint64_t file_off)
+{
+	if (q->nparts == q->cap_parts) {
+		size_t cap = q->cap_parts ? q->cap_parts * 2 : 4;
+		struct stitch_part *p = realloc(q->parts, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		q->parts = p;
+		q->cap_parts = cap;
+	}
+	q->parts[q->nparts].bytes = bytes;
+	q->parts[q->nparts].size = size;
+	q->parts[q->nparts].file_off = file_off;
+	q->nparts++;
+	return 0;
+}
+
+/* Whether next's AUX data continues the buffer at prev_off (prev_size bytes at prev). perf
+ * pads each AUXTRACE payload with zeros to a multiple of 8 bytes while aux offsets count
+ * the data alone, so the next offset may fall up to 7 bytes short of the payload's end;
+ * *pad is how many padding bytes end the previous payload. */
+static int follows_on(uint64_t prev_off, uint64_t prev_size, const uint8_t *prev,
+		      const struct jf_perf_record *next, uint64_t *pad)
+{
+	uint64_t end = prev_off + prev_size, off = next->u.auxtrace.offset, i;
+
+	if (off > end || off + 8 <= end || off < prev_off)
+		return 0;
+	for (i = off - prev_off; i < prev_size; i++) {
+		if (prev[i])
+			return 0; /* not padding: the buffers overlap (snapshot mode) */
+	}
+	*pad = end - off;
+	return 1;
+}
+
+/* Plan the stitch from buf's last PSB into the following buffers of the queue, while
+ * their AUX data continues buf's (aux offsets follow on): through buffers without any PSB
+ * and up to the end of the first PSB+ of the next buffer that has one (the "target",
+ * which then decodes on from that PSB). Bounded by STITCH_MAX; a buffer that does not fit
+ * is left to decode (or be reported lost) on its own. Sets the end of buf's own segment
+ * (*end). */
+static void plan_stitch(struct session *s, struct queue *q, uint64_t first, uint64_t *end)
+{
+	const struct jf_perf_record *b = &q->buf;
+	const uint8_t *p = b->u.auxtrace.payload;
+	uint64_t size = b->u.auxtrace.size, last, last_end, total, prev_off, prev_size, pad;
+	const uint8_t *prev;
+
+	*end = size;
+	q->pending_stitch = 0;
+	q->nparts = 0;
+	q->stitch_target = 0;
+	/* The last PSB whose PSB+ is complete in buf: the two segments overlap on it. */
+	last = jf_psb_last(p, size);
+	if (last < first || last >= size)
+		return;
+	last_end = jf_psb_header_end(p, size, last);
+	while (!last_end && last > first) {
+		uint64_t before = jf_psb_last(p, last); /* == last when there is none */
+
+		last = before < last && before >= first ? before : first;
+		last_end = jf_psb_header_end(p, size, last);
+	}
+	if (add_part(q, p + last, size - last, b->u.auxtrace.payload_offset + last) < 0)
+		return;
+	total = size - last;
+	prev_off = b->u.auxtrace.offset;
+	prev_size = size;
+	prev = p;
+	for (;;) {
+		const struct jf_perf_record *n = &q->next;
+		uint64_t nfirst, nend, tsc;
+		int have_tsc;
+
+		if (!q->have_next && scan_next(s, q, &q->next))
+			q->have_next = 1;
+		if (!q->have_next || !follows_on(prev_off, prev_size, prev, n, &pad))
+			break;
+		/* The stitch's last part ends the previous payload: drop its padding. */
+		q->parts[q->nparts - 1].size -= pad;
+		total -= pad;
+		nfirst = jf_psb_first(n->u.auxtrace.payload, n->u.auxtrace.size, &tsc, &have_tsc);
+		nend = nfirst < n->u.auxtrace.size
+			       ? jf_psb_header_end(n->u.auxtrace.payload, n->u.auxtrace.size,
+						   nfirst)
+			       : 0;
+		if (!nend) {
+			/* No PSB, or its PSB+ runs past the buffer: take it whole. */
+			nfirst = n->u.auxtrace.size;
+			nend = n->u.auxtrace.size;
+		}
+		if (total + nend > STITCH_MAX)
+			break;
+		if (add_part(q, n->u.auxtrace.payload, nend, n->u.auxtrace.payload_offset) < 0)
+			break;
+		total += nend;
+		if (nfirst < n->u.auxtrace.size) {
+			q->stitch_target = 1;
+			q->next_skip = q->next_lost_from = nfirst; /* decoded by the stitch */
+			q->next_head = nend;
+			break;
+		}
+		/* No PSB in it: the stitch takes it whole, it is not decoded on its own. */
+		jf_decoder_stats_mut(s->self)->trace_bytes += n->u.auxtrace.size;
+		prev_off = n->u.auxtrace.offset;
+		prev_size = n->u.auxtrace.size;
+		prev = n->u.auxtrace.payload;
+		q->have_next = 0;
+	}
+	if (q->nparts < 2) {
+		q->nparts = 0;
+		return; /* nothing follows on: buf decodes to its end */
+	}
+	/* buf's own segment ends after its last PSB+, so that libipt follows the flow up
+	 * to that PSB's IP; the stitch starts again at that PSB. */
+	*end = last_end ? last_end : last;
+	q->pending_stitch = 1;
+	q->tail_from = last;
+	q->overlap_from = b->u.auxtrace.payload_offset + last;
+}
+
+/* Q_LOCATED, now that the sideband up to the buffer's start is applied: make the decoder
+ * over the current process's code, for the part of the buffer that is its own. */
+static int start_buffer(struct session *s, struct queue *q, struct jf_error *err)
+{
+	const struct jf_perf_record *b = &q->buf;
+	uint64_t tsc, first, from, end;
+	int have_tsc;
+
+	jf_decoder_stats_mut(s->self)->trace_bytes += b->u.auxtrace.size;
+	first = jf_psb_first(b->u.auxtrace.payload, b->u.auxtrace.size, &tsc, &have_tsc);
+	q->state = Q_IDLE;
+	q->in_stitch = 0;
+	if (first >= b->u.auxtrace.size) {
+		/* No PSB at all: what the stitch from the previous buffer did not cover is
+		 * lost. */
+		if (b->u.auxtrace.size > q->buf_skip)
+			lost_flow(q, b->u.auxtrace.payload_offset + q->buf_skip,
+				  b->u.auxtrace.size - q->buf_skip, JF_LOST_NO_SYNC, s);
+		return 0;
+	}
+	if (q->buf_skip > first)
+		first = jf_psb_first(b->u.auxtrace.payload + q->buf_skip,
+				     b->u.auxtrace.size - q->buf_skip, &tsc, &have_tsc) +
+			q->buf_skip;
+	if (first >= b->u.auxtrace.size) {
+		if (b->u.auxtrace.size > q->buf_lost_from)
+			lost_flow(q, b->u.auxtrace.payload_offset + q->buf_lost_from,
+				  b->u.auxtrace.size - q->buf_lost_from, JF_LOST_SKIPPED, s);
+		return 0;
+	}
+	plan_stitch(s, q, first, &end);
+	q->seg_end = end;
+	q->overlap_error = 0;
+	/* Bytes before the first PSB: decoded by the stitch from the previous buffer, or
+	 * reported by the backend as JF_LOST_NO_SYNC (at file offsets), or skipped after an
+	 * error in the stitch (reported here). */
+	from = q->buf_skip ? first : 0;
+	if (q->buf_lost_from < q->buf_skip)
+		lost_flow(q, b->u.auxtrace.payload_offset + q->buf_lost_from,
+			  first - q->buf_lost_from, JF_LOST_SKIPPED, s);
+	q->continues = q->pending_stitch;
+	if (q->pending_stitch && q->tail_from == first) {
+		/* A single PSB: the stitch covers everything from it. */
+		if (from < first && !(q->buf_lost_from < q->buf_skip))
+			lost_flow(q, b->u.auxtrace.payload_offset, first, JF_LOST_NO_SYNC, s);
+		q->state = Q_DECODING;
+		return 0;
+	}
+	if (new_decoder(s, q, b->u.auxtrace.payload + from, end - from,
+			b->u.auxtrace.payload_offset + from, 1, err) < 0)
+		return -1;
 	q->state = Q_DECODING;
 	return 0;
 }
 
-/* Q_DECODING: the next flow of the current buffer into the queue's peek. */
+/* The stitch: the planned parts (buf from its last PSB, whole buffers without a PSB, the
+ * target's bytes up to the end of its first PSB+) copied into one small buffer, so that
+ * libipt decodes across the boundaries as perf's decoder does for consecutive buffers. */
+static int start_stitch(struct session *s, struct queue *q, struct jf_error *err)
+{
+	size_t need = 0, at = 0, i;
+
+	for (i = 0; i < q->nparts; i++)
+		need += (size_t)q->parts[i].size;
+	if (need > q->stitch_cap) {
+		uint8_t *p = realloc(q->stitch, need);
+
+		if (!p)
+			return jf_fail(err, "%s: out of memory", jf_perf_data_path(s->data));
+		q->stitch = p;
+		q->stitch_cap = need;
+	}
+	for (i = 0; i < q->nparts; i++) {
+		memcpy(q->stitch + at, q->parts[i].bytes, (size_t)q->parts[i].size);
+		at += (size_t)q->parts[i].size;
+		/* Whole buffers without a PSB live only in the stitch from now on. */
+		if (i > 0 && (i + 1 < q->nparts || !q->stitch_target))
+			jf_perf_data_release(s->data, q->parts[i].file_off, q->parts[i].size);
+	}
+	q->pending_stitch = 0;
+	q->in_stitch = 1;
+	q->continues = q->stitch_target; /* the target's own segment follows */
+	q->overlap_error = 0;
+	q->overlap_from = q->stitch_target ? q->next.u.auxtrace.payload_offset + q->next_skip
+					   : UINT64_MAX;
+	return new_decoder(s, q, q->stitch, need, 0, 0, err);
+}
+
+/* A stitch offset -> the file offset of that byte. */
+static uint64_t stitch_file_offset(const struct queue *q, uint64_t x)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < q->nparts && x >= q->parts[i].size; i++)
+		x -= q->parts[i].size;
+	return q->parts[i].file_off + x;
+}
+
+/* Q_DECODING: the next flow of the current segment into the queue's peek. */
 static int pull(struct session *s, struct queue *q, struct jf_error *err)
 {
-	int rc = jf_decoder_next(q->dec, &q->peek, err);
+	int rc = 0;
 
+	while (q->dec && (rc = jf_decoder_next(q->dec, &q->peek, err)) > 0) {
+		/* Back to file offsets: the stitch holds pieces of the file. */
+		if (q->in_stitch)
+			q->peek.offset = stitch_file_offset(q, q->peek.offset);
+		/* The end of a segment that the stitch continues is not the end of the
+		 * trace. */
+		if (q->peek.kind == JF_FLOW_END && q->continues)
+			continue;
+		/* An error in the PSB+ the next segment starts with: a continuous decoder
+		 * would resynchronise at the PSB after it, so the next segment must not
+		 * decode that PSB+ again. */
+		if (q->peek.kind == JF_FLOW_ERROR && q->continues &&
+		    q->peek.offset >= q->overlap_from)
+			q->overlap_error = 1;
+		q->have_peek = 1;
+		return 0;
+	}
 	if (rc < 0)
 		return jf_fail_prefix(err, "%s: offset %llu: ", jf_perf_data_path(s->data),
 				      (unsigned long long)q->buf.offset);
-	if (rc == 0) {
-		jf_decoder_free(q->dec);
-		q->dec = NULL;
+	jf_decoder_free(q->dec);
+	q->dec = NULL;
+	if (q->pending_stitch && q->overlap_error) {
+		/* Skip the stitch: next starts at its first PSB (the backend reports the
+		 * bytes before it); the rest of buf after its own segment is lost here. */
+		q->pending_stitch = 0;
+		q->next_skip = q->next_lost_from = 0;
 		q->state = Q_IDLE;
+		if (q->buf.u.auxtrace.size > q->seg_end)
+			lost_flow(q, q->buf.u.auxtrace.payload_offset + q->seg_end,
+				  q->buf.u.auxtrace.size - q->seg_end, JF_LOST_SKIPPED, s);
 		return 0;
 	}
-	q->have_peek = 1;
+	if (q->pending_stitch) {
+		int rc2 = start_stitch(s, q, err);
+
+		/* buf's bytes are decoded or copied into the stitch. */
+		release_behind(s, &q->buf);
+		return rc2;
+	}
+	if (!q->in_stitch)
+		release_behind(s, &q->buf);
+	if (q->in_stitch && q->overlap_error && q->stitch_target) {
+		/* next's own segment starts at its second PSB; what lies between the
+		 * stitch's end and it is reported when next starts. */
+		q->next_lost_from = q->next_head;
+		q->next_skip = q->next_head + 1;
+	}
+	q->in_stitch = 0;
+	q->state = Q_IDLE;
 	return 0;
 }
 
@@ -339,8 +598,11 @@ static void session_free(void *self)
 	struct session *s = self;
 	size_t i;
 
-	for (i = 0; i < s->nq; i++)
+	for (i = 0; i < s->nq; i++) {
 		jf_decoder_free(s->q[i].dec);
+		free(s->q[i].stitch);
+		free(s->q[i].parts);
+	}
 	free(s->q);
 	free(s->heap);
 	jf_codemap_free(s->empty_map);
@@ -379,6 +641,15 @@ struct jf_decoder *jf_perf_pt_decoder_new_opts(const char *path,
 	}
 	s->timeless = s->pt.timeless;
 	jf_perf_data_begin(s->data, &s->sb_cur);
+	/* The prescan touched a record header every buffer, and the kernel maps whole
+	 * windows around each: let them go, decoding brings back what it reads. */
+	{
+		uint64_t begin, end;
+
+		jf_perf_data_range(s->data, &begin, &end);
+		jf_perf_data_release(s->data, begin, end - begin);
+		s->release_from = s->release_next = begin;
+	}
 	dec = jf_decoder_new(&session_ops, s);
 	if (!dec) {
 		jf_fail(err, "%s: out of memory", path);

@@ -15,6 +15,12 @@ enum queue_state {
 	Q_DONE,      /* no more buffers */
 };
 
+/* A piece of the file copied into a stitch. */
+struct stitch_part {
+	const uint8_t *bytes;
+	uint64_t size, file_off;
+};
+
 struct queue {
 	uint32_t idx;             /* AUXTRACE idx */
 	uint32_t cpu;
@@ -23,7 +29,27 @@ struct queue {
 	enum queue_state state;
 	struct jf_perf_cursor scan; /* where to look for the next AUXTRACE of this queue */
 	struct jf_perf_record buf;  /* the located buffer's AUXTRACE record */
+	uint64_t buf_skip;        /* bytes at buf's start already decoded through a stitch */
+	uint64_t buf_lost_from;   /* < buf_skip: [buf_lost_from, buf_skip) was skipped */
+	struct jf_perf_record next; /* the queue's following buffer, when looked ahead */
+	int have_next;
+	uint64_t next_skip;       /* what the stitch into next decodes of it */
+	uint64_t next_lost_from;
+	uint64_t next_head;       /* the stitch takes [0, next_head) of next */
 	struct jf_decoder *dec;
+	/* Stitching consecutive buffers (see perf_session.c): the segment being decoded. */
+	int pending_stitch;       /* after this segment: decode the stitch into next */
+	uint64_t tail_from;       /* the stitch's part of buf: [tail_from, size) */
+	int in_stitch;            /* the decoder runs over stitch[] */
+	uint8_t *stitch;
+	size_t stitch_cap;
+	struct stitch_part *parts; /* what stitch[] holds, in order */
+	size_t nparts, cap_parts;
+	int stitch_target;        /* the stitch ends in next's first PSB+ (next follows) */
+	int continues;            /* a stitch follows: this segment's end is not the trace's */
+	uint64_t seg_end;         /* end of buf's own segment (after its last PSB+) */
+	uint64_t overlap_from;    /* file offset of the PSB+ the next segment starts with */
+	int overlap_error;        /* an error there: the next segment must skip that PSB */
 	uint64_t key;             /* merge key of the last flow (or of the buffer start) */
 	int have_peek;
 	struct jf_flow peek;
@@ -60,6 +86,11 @@ struct session {
 	struct jf_flow out[OUT_MAX];
 	int nout, outpos;
 
+	/* Whole-file page release behind the decode: [release_from, ...) is still mapped.
+	 * Cursors that read record headers fault 64 KiB windows back in, so each range is
+	 * released again one step later (release_next). */
+	uint64_t release_from, release_next;
+
 	uint64_t unknown_records;
 	struct jf_error fatal;        /* a framing error: the stream ends with it */
 	int failed;
@@ -69,6 +100,12 @@ struct session {
 int jf_sb_fill(struct session *s);
 /* Deliver the head: on_record, context updates, flows into s->out. */
 void jf_sb_deliver(struct session *s);
+
+/* PSBs in a buffer (perf_session_psb.c). Offsets are relative to data; "none" = size. */
+uint64_t jf_psb_first(const uint8_t *data, uint64_t size, uint64_t *tsc, int *have_tsc);
+uint64_t jf_psb_last(const uint8_t *data, uint64_t size);
+/* The offset after the PSBEND of the PSB+ at psb, 0 if it is not complete in data. */
+uint64_t jf_psb_header_end(const uint8_t *data, uint64_t size, uint64_t psb);
 
 /* The queue a sideband record belongs to (NULL if none). */
 struct queue *jf_session_queue_for(struct session *s, int32_t tid, uint32_t cpu, int has_cpu);

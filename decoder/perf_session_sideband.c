@@ -10,6 +10,7 @@
  * pieces (counted in reorder_overflows) rather than growing without bound. */
 #include "perf_session_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,7 +202,14 @@ static void container_error(struct session *s, uint64_t offset, const struct jf_
 		const char *m = strstr(err->msg, ": offset ");
 		const char *tail = m ? strchr(m + 9, ':') : NULL;
 
-		strncpy(f->u.error.text, tail ? tail + 2 : err->msg, sizeof(f->u.error.text) - 1);
+		const char *text = tail ? tail + 2 : err->msg;
+		size_t n = strlen(text);
+
+		/* Cut to the flow's fixed text size (the full message went to the caller). */
+		if (n >= sizeof(f->u.error.text))
+			n = sizeof(f->u.error.text) - 1;
+		memcpy(f->u.error.text, text, n);
+		f->u.error.text[n] = 0;
 	}
 }
 

@@ -50,7 +50,8 @@ uint64_t jf_tsc_to_ns(const struct jf_tsc_conversion *conv, uint64_t tsc)
 	/* perf's formula, split so that the product cannot overflow 64 bits. */
 	uint64_t quot, rem;
 
-	if (!conv->valid)
+	/* A shift of 64 or more is undefined in C (and no real perf writes one). */
+	if (!conv->valid || conv->time_shift >= 64)
 		return tsc;
 	quot = tsc >> conv->time_shift;
 	rem = tsc & ((1ull << conv->time_shift) - 1);

@@ -516,9 +516,10 @@ struct jf_decoder *jf_pt_decoder_new(const struct jf_pt_config *cfg, struct jf_c
 		return NULL;
 	}
 	pt_config_init(&config);
-	/* libipt wants a non-const buffer but never writes to it. */
+	/* libipt wants a non-const buffer but never writes to it. An empty trace may have no
+	 * buffer at all (NULL + 0 is undefined behaviour); it is never given to libipt. */
 	config.begin = (uint8_t *)cfg->trace;
-	config.end = (uint8_t *)cfg->trace + cfg->size;
+	config.end = cfg->size ? (uint8_t *)cfg->trace + cfg->size : config.begin;
 	config.cpuid_0x15_eax = cfg->cpuid_0x15_eax;
 	config.cpuid_0x15_ebx = cfg->cpuid_0x15_ebx;
 	config.mtc_freq = cfg->mtc_freq;

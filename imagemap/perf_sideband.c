@@ -5,6 +5,7 @@
  * shared through the kernel's page cache anyway). Code maps are never freed before the
  * images are: a decoder may still hold one. */
 #include "jitflow/perf_images.h"
+#include "jitflow/zone.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,8 @@ struct jf_perf_images {
 	size_t ndirs;
 	struct substitute *subs;
 	size_t nsubs;
+	char **provided;          /* base names whose code comes from elsewhere */
+	size_t nprovided;
 	struct jf_perf_missing_image *missing;
 	size_t nmissing, cap_missing;
 	uint64_t loaded;
@@ -83,6 +86,9 @@ void jf_perf_images_free(struct jf_perf_images *imgs)
 	free(imgs->dirs);
 	free(imgs->subs);
 	free(imgs->missing);
+	for (i = 0; i < imgs->nprovided; i++)
+		free(imgs->provided[i]);
+	free(imgs->provided);
 	free(imgs);
 }
 
@@ -268,6 +274,40 @@ static int add_mapping(struct proc *p, const struct mapping *m, struct jf_error 
 	return 0;
 }
 
+static int is_provided(const struct jf_perf_images *imgs, const char *name)
+{
+	const char *slash = strrchr(name, '/');
+	size_t i;
+
+	/* A runtime maps its zone file executable only so that perf learns of it: it is
+	 * never executed, and the zone image places the code it describes. */
+	if (jf_zone_is_file_name(slash ? slash + 1 : name))
+		return 1;
+	for (i = 0; i < imgs->nprovided; i++) {
+		if (!strcmp(imgs->provided[i], slash ? slash + 1 : name))
+			return 1;
+	}
+	return 0;
+}
+
+int jf_perf_images_provided(struct jf_perf_images *imgs, const char *base_name,
+			    struct jf_error *err)
+{
+	char **v;
+
+	if (is_provided(imgs, base_name))
+		return 0;
+	v = realloc(imgs->provided, (imgs->nprovided + 1) * sizeof(*v));
+	if (!v)
+		return jf_fail(err, "out of memory");
+	imgs->provided = v;
+	v[imgs->nprovided] = strdup(base_name);
+	if (!v[imgs->nprovided])
+		return jf_fail(err, "out of memory");
+	imgs->nprovided++;
+	return 0;
+}
+
 static void on_mmap(struct jf_perf_images *imgs, const struct jf_perf_record *rec)
 {
 	char path[4096], reason[160];
@@ -277,7 +317,7 @@ static void on_mmap(struct jf_perf_images *imgs, const struct jf_perf_record *re
 	uint64_t fsize;
 	struct proc *p;
 
-	if (!rec->u.mmap.exec || rec->u.mmap.len == 0)
+	if (!rec->u.mmap.exec || rec->u.mmap.len == 0 || is_provided(imgs, name))
 		return;
 	if (!resolve(imgs, name, path, sizeof(path), &fsize)) {
 		if (name[0] != '/' || name[1] == '/')

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jitflow/insn.h"
 #include "zone_image_internal.h"
 
 /* What the flow just returned makes due. It is applied at the start of the next pull,
@@ -17,8 +18,8 @@ struct due {
 	int time;                     /* records up to time_value */
 	uint64_t time_value;
 	int first_time;               /* ... including marked ones (before the trace began) */
-	int marker;                   /* a block started at marker_addr */
-	uint64_t marker_addr;
+	int marker;                   /* a block that may be a marker call */
+	struct jf_block block;
 	int ptwrite;
 	uint64_t ptwrite_seq;
 };
@@ -27,6 +28,7 @@ struct zone_filter {
 	struct jf_decoder *inner;
 	struct jf_decoder *outer;     /* the decoder wrapping us (for its stats) */
 	struct jf_zone_image *zi;
+	struct jf_insn_cache *insns;  /* to find the marker function's return */
 	int started;                  /* a flow with a time has been seen */
 	struct due due;
 	uint64_t last_start, last_end; /* the last block, to locate errors after it */
@@ -47,8 +49,9 @@ static int apply_until(struct jf_zone_image *zi, uint64_t t, int markers_too,
 	for (i = 0; i < zi->nstreams; i++) {
 		struct jf_zone_stream *s = &zi->streams[i];
 
-		if (!markers_too && (s->marker_addr || s->ptwrite))
+		if (!markers_too && !s->fresh && (s->marker_addr || s->ptwrite))
 			continue;
+		s->fresh = 0;
 		while (s->has_next && s->next.time <= t)
 			if (jf_zone_apply_next(zi, s, JF_ZONE_BY_TIME, err))
 				return -1;
@@ -56,10 +59,52 @@ static int apply_until(struct jf_zone_image *zi, uint64_t t, int markers_too,
 	return 0;
 }
 
+/* The marker function's return instruction: it is straight-line code (see marker.c), so
+ * the first return from its entry. Searched again only when the code map changed (the
+ * runtime's code may be mapped later than the zone file). */
+static uint64_t marker_return(struct zone_filter *zf, struct jf_zone_stream *s, uint8_t isa)
+{
+	uint64_t gen = jf_codemap_generation(zf->zi->map), ip = s->marker_addr;
+	int i;
+
+	if (s->marker_ret || s->marker_ret_gen == gen)
+		return s->marker_ret;
+	s->marker_ret_gen = gen;
+	for (i = 0; i < 64; i++) {
+		struct jf_insn_info info;
+
+		if (jf_insn_at(zf->insns, (enum jf_isa)isa, ip, &info) < 0)
+			return 0;
+		if (info.cls == JF_INSN_RETURN) {
+			s->marker_ret = ip;
+			return ip;
+		}
+		if (info.cls != JF_INSN_OTHER)
+			return 0; /* not the marker we know: no guessing */
+		ip += info.size;
+	}
+	return 0;
+}
+
+/* Is this block a call of the stream's marker? It starts at the marker when the decoder
+ * ends blocks at calls (jf_pt_config.end_on_call); otherwise libipt follows the direct
+ * call, and the block ends with the marker's return. */
+static int is_marker_block(struct zone_filter *zf, struct jf_zone_stream *s,
+			   const struct jf_block *b)
+{
+	if (!s->marker_addr)
+		return 0;
+	if (b->start == s->marker_addr)
+		return 1;
+	return b->end == JF_END_RETURN && b->last == marker_return(zf, s, b->isa);
+}
+
 /* A marker call: the next extension record of that stream (and perf's records that lead
  * up to it, e.g. the CODE_LOAD of a REGION_LOAD) applies here. */
-static int apply_marker_call(struct jf_zone_image *zi, uint64_t addr, struct jf_error *err)
+static int apply_marker_call(struct zone_filter *zf, const struct jf_block *b,
+			     struct jf_error *err)
 {
+	struct jf_zone_image *zi = zf->zi;
 	struct jf_zone_stream *best = NULL;
 	int is_marker = 0;
 	size_t i;
@@ -67,7 +112,7 @@ static int apply_marker_call(struct jf_zone_image *zi, uint64_t addr, struct jf_
 	for (i = 0; i < zi->nstreams; i++) {
 		struct jf_zone_stream *s = &zi->streams[i];
 
-		if (s->marker_addr != addr)
+		if (!is_marker_block(zf, s, b))
 			continue;
 		is_marker = 1;
 		if (s->has_next && (!best || s->next.time < best->next.time))
@@ -161,7 +206,7 @@ static int apply_due(struct zone_filter *zf, struct jf_error *err)
 	memset(&zf->due, 0, sizeof(zf->due));
 	if (d.time && apply_until(zf->zi, d.time_value, d.first_time, err))
 		return -1;
-	if (d.marker && apply_marker_call(zf->zi, d.marker_addr, err))
+	if (d.marker && apply_marker_call(zf, &d.block, err))
 		return -1;
 	if (d.ptwrite && apply_ptwrite(zf->zi, d.ptwrite_seq, err))
 		return -1;
@@ -198,7 +243,7 @@ static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
 	}
 	if (f->kind == JF_FLOW_BLOCK) {
 		zf->due.marker = 1;
-		zf->due.marker_addr = f->u.block.start;
+		zf->due.block = f->u.block;
 		zf->last_start = f->u.block.start;
 		zf->last_end = f->u.block.last;
 	} else if (f->kind == JF_FLOW_PTWRITE) {
@@ -216,6 +261,7 @@ static void filter_free(void *self)
 	struct zone_filter *zf = self;
 
 	jf_decoder_free(zf->inner);
+	jf_insn_cache_free(zf->insns);
 	free(zf);
 }
 
@@ -236,10 +282,17 @@ struct jf_decoder *jf_zone_filter_new(struct jf_decoder *inner, struct jf_zone_i
 	}
 	zf->inner = inner;
 	zf->zi = zi;
-	zf->outer = jf_decoder_new(&filter_ops, zf);
-	if (!zf->outer) {
+	zf->insns = jf_insn_cache_new(zi->map);
+	if (!zf->insns) {
 		filter_free(zf);
 		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	zf->outer = jf_decoder_new(&filter_ops, zf);
+	if (!zf->outer) {
+		/* jf_decoder_new has freed zf (and inner with it) through filter_ops. */
+		jf_fail(err, "out of memory");
+		return NULL;
 	}
 	return zf->outer;
 }

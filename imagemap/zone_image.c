@@ -92,6 +92,8 @@ int jf_zone_image_add_file(struct jf_zone_image *zi, const char *path, struct jf
 		s->ptwrite = 0;
 	}
 	jf_zone_reader_set_time_fn(s->reader, zi->cfg.time_fn, zi->cfg.time_ctx);
+	s->marker_ret_gen = UINT64_MAX;
+	s->fresh = 1;
 	zi->nstreams++;
 	return read_next(s, err);
 }
@@ -160,8 +162,12 @@ static int move(struct jf_zone_image *zi, uint64_t from, uint64_t to, uint64_t s
 	uint8_t *buf;
 	int rc;
 
-	if (!jf_zone_regions_take(&zi->regions, from, &r) || r.size != size) {
-		/* not code we know: nothing to carry over, the old range is gone */
+	const struct jf_zone_region *known = jf_zone_regions_find(&zi->regions, from);
+
+	if (!known || known->addr != from || known->size != size ||
+	    !jf_zone_regions_take(&zi->regions, from, &r)) {
+		/* not a region we know as such: nothing to carry over, the old range is gone */
+		jf_zone_regions_retire(&zi->regions, from, size);
 		jf_codemap_remove(zi->map, from, size);
 		zi->stats.moves++;
 		return 0;

@@ -49,6 +49,10 @@ struct jf_zone_stream {
 	struct jf_zone_record next;  /* the first record not applied yet */
 	int has_next;
 	uint64_t marker_addr;        /* 0: no marker calls */
+	uint64_t marker_ret;         /* address of the marker's return (0: not found yet) */
+	uint64_t marker_ret_gen;     /* code map generation of the last search for it */
+	int fresh;                   /* added after the trace began: its earlier records
+	                              * apply at the next timed flow, markers or not */
 	int ptwrite;                 /* records are announced by PTWRITE(seq) */
 	int has_ext;                 /* the file has jitflow records (perf's moves then
 	                              * come with a REGION_MOVE, which does the work) */

@@ -1,5 +1,7 @@
 /* Names of zone record types and of the enums inside them, for listings and JSON. */
 #include "jitflow/emitter.h"
+#include <string.h>
+
 #include "jitflow/zone.h"
 
 const char *jf_zone_record_name(uint32_t id)
@@ -55,6 +57,7 @@ const char *jf_zone_event_kind_name(uint32_t kind)
 	case JF_EVENT_TRACE_ABORT: return "trace-abort";
 	case JF_EVENT_COMPILE_BEGIN: return "compile-begin";
 	case JF_EVENT_COMPILE_END: return "compile-end";
+	case JF_EVENT_LOOP_HEADER: return "loop-header";
 	}
 	return "unknown";
 }
@@ -67,4 +70,15 @@ const char *jf_zone_clock_name(uint32_t clock)
 	case JF_ZONE_CLOCK_ARM_CNTVCT: return "cntvct";
 	}
 	return "unknown";
+}
+
+int jf_zone_is_file_name(const char *base)
+{
+	const char *p = base + 4;
+
+	if (strncmp(base, "jit-", 4) || *p < '0' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return !strcmp(p, ".dump");
 }

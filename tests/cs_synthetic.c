@@ -67,6 +67,36 @@ const uint8_t cs_syn_trace[] = {
 const size_t cs_syn_trace_size = sizeof(cs_syn_trace);
 const size_t cs_syn_part2 = 28;
 
+/* CoreSight formatter frames (CoreSight Architecture, "Trace formatter"): 16 bytes, of
+ * which byte 15 holds one flag bit for each even byte 0, 2, .., 14. An even byte with bit 0
+ * set is a trace ID change (ID = byte >> 1; flag 0: it applies from the next byte on);
+ * otherwise it is data whose bit 0 is its flag bit. Odd bytes 1..13 are plain data. Here
+ * each frame starts with the ID, followed by 14 data bytes. */
+size_t cs_syn_frames(const uint8_t *data, size_t size, uint8_t id, uint8_t *out, size_t cap)
+{
+	size_t used = 0, n = 0;
+
+	while (used < size && n + 16 <= cap) {
+		uint8_t *f = out + n, aux = 0;
+		int j;
+
+		f[0] = (uint8_t)(id << 1 | 1);
+		for (j = 1; j < 15; j++) {
+			uint8_t d = used < size ? data[used++] : 0x80; /* I_CTXT, no change */
+
+			if (j & 1) {
+				f[j] = d;
+			} else {
+				f[j] = d & 0xfe;
+				aux |= (uint8_t)((d & 1) << (j / 2));
+			}
+		}
+		f[15] = aux;
+		n += 16;
+	}
+	return n;
+}
+
 /* An ETMv4.0 on a Cortex-A53: 64-bit instruction addresses (TRCIDR2.IASIZE = 8), 32-bit
  * context IDs, no speculation (TRCIDR8 = 0: atoms commit at once), trace ID 0x10. */
 void cs_syn_source(struct jf_cs_source *src)

@@ -20,6 +20,11 @@ extern const uint8_t cs_syn_trace[];
 extern const size_t cs_syn_trace_size;
 extern const size_t cs_syn_part2;
 
+/* Wrap a single source's stream into 16-byte CoreSight frames under trace ID id, padded
+ * with empty ETMv4 Context packets (0x80: "context unchanged"). Returns the frames' size
+ * (a multiple of 16, at most cap). */
+size_t cs_syn_frames(const uint8_t *data, size_t size, uint8_t id, uint8_t *out, size_t cap);
+
 /* The ETMv4 registers of the traced core's ETM. */
 void cs_syn_source(struct jf_cs_source *src);
 

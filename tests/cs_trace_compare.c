@@ -50,6 +50,10 @@ void cs_run_from_lister(struct cs_run *run, FILE *in)
 		}
 		if (sscanf(line, "Idx:%llu; ID:%x;", &idx, &id) != 2 || id >= 128)
 			continue;
+		/* Cycle counts: CYCLE_COUNT elements, and ranges that carry one. */
+		if (strstr(line, "OCSD_GEN_TRC_ELEM_") && (p = strstr(line, "[CC=")) &&
+		    sscanf(p, "[CC=%u]", &n) == 1)
+			run->cycles[id] += n;
 		memset(&it, 0, sizeof(it));
 		it.index = idx;
 		if ((p = strstr(line, "OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range="))) {
@@ -95,6 +99,13 @@ void cs_run_from_decoder(struct cs_run *run, struct jf_decoder *dec)
 			it.kind = 'N';
 			it.start = f.ip;
 			add(&run->id[f.source & 0x7f], it);
+		} else if (f.kind == JF_FLOW_OTHER && !strcmp(f.u.other.name, "cycles")) {
+			run->cycles[f.source & 0x7f] += f.u.other.a;
+			/* b runs the total, independently kept by the decoder */
+			if (f.u.other.b != run->cycles[f.source & 0x7f])
+				fail_msg("cycle total %llu, expected %llu",
+					 (unsigned long long)f.u.other.b,
+					 (unsigned long long)run->cycles[f.source & 0x7f]);
 		} else if (f.kind == JF_FLOW_ERROR) {
 			if (f.u.error.phase == JF_PHASE_CONTAINER)
 				run->setup_errors++;
@@ -126,6 +137,12 @@ int cs_run_compare(const struct cs_run *expected, const struct cs_run *got, cons
 		const struct cs_items *e = &expected->id[id], *g = &got->id[id];
 		size_t i, n = e->n > g->n ? e->n : g->n;
 
+		if (expected->cycles[id] != got->cycles[id]) {
+			fprintf(stderr, "%s: trace ID 0x%x: %llu cycles, lister %llu\n", what, id,
+				(unsigned long long)got->cycles[id],
+				(unsigned long long)expected->cycles[id]);
+			return -1;
+		}
 		for (i = 0; i < n; i++) {
 			const struct cs_item *a = i < e->n ? &e->v[i] : NULL;
 			const struct cs_item *b = i < g->n ? &g->v[i] : NULL;

@@ -27,6 +27,7 @@ struct cs_run {
 	uint64_t decode_errors;     /* errors while decoding trace */
 	uint64_t setup_errors;      /* sources that could not be decoded */
 	uint64_t ranges;
+	uint64_t cycles[128];       /* cycle counts per ID, summed ([CC=N] in the lister) */
 };
 
 void cs_run_free(struct cs_run *run);

@@ -225,6 +225,23 @@ struct jf_codemap *jf_ptb_codemap(const uint8_t *code, size_t size, uint64_t bas
 	return map;
 }
 
+/* With JITFLOW_PT_SEED_DIR set, every stream a test decodes is also written there: the
+ * seed corpus of the PT fuzz target (decoder/fuzz/corpus_pt). Named by content. */
+static void write_seed(const uint8_t *trace, size_t size)
+{
+	const char *dir = getenv("JITFLOW_PT_SEED_DIR");
+	uint64_t hash = 0xcbf29ce484222325ull; /* FNV-1a */
+	char path[512];
+	size_t i;
+
+	if (!dir || !size)
+		return;
+	for (i = 0; i < size; i++)
+		hash = (hash ^ trace[i]) * 0x100000001b3ull;
+	snprintf(path, sizeof(path), "%s/seed-%016" PRIx64 ".pt", dir, hash);
+	jf_test_write_file(path, trace, size);
+}
+
 void jf_ptb_decode(const uint8_t *trace, size_t size, struct jf_codemap *map,
 		   const struct jf_pt_config *cfg, size_t max_flows, struct jf_ptb_decode *out)
 {
@@ -233,6 +250,7 @@ void jf_ptb_decode(const uint8_t *trace, size_t size, struct jf_codemap *map,
 	struct jf_error err = { "" };
 	size_t cap = 16;
 
+	write_seed(trace, size);
 	if (cfg)
 		c = *cfg;
 	else

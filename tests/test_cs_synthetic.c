@@ -17,8 +17,8 @@ struct expect_block {
 	uint64_t offset;
 };
 
-static struct jf_decoder *raw_decoder(const uint8_t *trace, size_t size,
-				      struct jf_codemap *map)
+static struct jf_decoder *buffer_decoder(const uint8_t *trace, size_t size, int formatted,
+					 int frames, struct jf_codemap *map)
 {
 	struct jf_cs_source src;
 	struct jf_cs_buffer buf;
@@ -31,7 +31,8 @@ static struct jf_decoder *raw_decoder(const uint8_t *trace, size_t size,
 	buf.name = "synthetic";
 	buf.data = trace;
 	buf.size = size;
-	buf.formatted = 0;
+	buf.formatted = formatted;
+	buf.frames = frames;
 	buf.sources = &src;
 	buf.nsources = 1;
 	memset(&cfg, 0, sizeof(cfg));
@@ -42,6 +43,12 @@ static struct jf_decoder *raw_decoder(const uint8_t *trace, size_t size,
 	if (!dec)
 		fail_msg("%s", err.msg);
 	return dec;
+}
+
+static struct jf_decoder *raw_decoder(const uint8_t *trace, size_t size,
+				      struct jf_codemap *map)
+{
+	return buffer_decoder(trace, size, 0, 0, map);
 }
 
 /* Decode everything; when rewrite is set, put version B over version A as soon as A's
@@ -235,6 +242,63 @@ static void test_corrupt_traces_are_reported_not_fatal(void **state)
 	jf_codemap_free(map);
 }
 
+static void test_formatted_frames_decode_like_raw(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err;
+	uint8_t frames[256];
+	size_t size = cs_syn_frames(cs_syn_trace, cs_syn_trace_size, CS_SYN_TRACE_ID, frames,
+				    sizeof(frames));
+	struct jf_decoder *dec;
+	struct jf_flow f;
+	uint64_t starts[8], n = 0;
+
+	assert_int_equal(jf_codemap_add_bytes(map, cs_syn_code_a, sizeof(cs_syn_code_a),
+					      CS_SYN_BASE, "version A", &err), 0);
+	dec = buffer_decoder(frames, size, 1, JF_CS_FRAMES_ALIGNED, map);
+	while (jf_decoder_next(dec, &f, &err) > 0) {
+		if (f.kind == JF_FLOW_BLOCK && n < 8)
+			starts[n++] = f.u.block.start;
+		if (f.kind == JF_FLOW_ERROR)
+			fail_msg("error at %llu: %s", (unsigned long long)f.offset, f.u.error.text);
+	}
+	/* The same six ranges as the raw stream (see test_unchanged_code_...). */
+	assert_int_equal(n, 6);
+	assert_int_equal(starts[0], 0x10000);
+	assert_int_equal(starts[3], 0x1000c);
+	assert_int_equal(starts[4], 0x10000);
+	assert_int_equal(jf_decoder_stats(dec)->insns, 13);
+	jf_decoder_free(dec);
+	jf_codemap_free(map);
+}
+
+static void test_truncated_dstream_frames_are_an_error(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err;
+	uint8_t frames[256];
+	size_t size = cs_syn_frames(cs_syn_trace, cs_syn_trace_size, CS_SYN_TRACE_ID, frames,
+				    sizeof(frames));
+	struct jf_decoder *dec;
+	struct jf_flow f;
+	int errors = 0;
+
+	/* DSTREAM captures come in 4-byte units: 3 bytes short is a decode failure, which
+	 * is reported with its offset, and the decode still ends normally. */
+	dec = buffer_decoder(frames, size - 3, 1, JF_CS_FRAMES_FSYNCS, map);
+	while (jf_decoder_next(dec, &f, &err) > 0) {
+		if (f.kind == JF_FLOW_ERROR) {
+			errors++;
+			assert_int_equal(f.u.error.phase, JF_PHASE_DECODE);
+			assert_true(f.offset <= size);
+			assert_non_null(strstr(f.u.error.text, "OCSD_ERR_"));
+		}
+	}
+	assert_true(errors >= 1);
+	jf_decoder_free(dec);
+	jf_codemap_free(map);
+}
+
 static void test_garbage_formatted_buffer(void **state)
 {
 	struct jf_codemap *map = jf_codemap_new();
@@ -259,13 +323,14 @@ static void test_garbage_formatted_buffer(void **state)
 		buf.name = "junk";
 		buf.data = junk;
 		buf.size = sizeof(junk) - (size_t)round * 7; /* also not a whole frame */
-		buf.formatted = round & 1;
+		buf.formatted = round != 0;
+		buf.frames = round == 3 ? JF_CS_FRAMES_FSYNCS : JF_CS_FRAMES_ALIGNED;
 		buf.sources = &src;
 		buf.nsources = 1;
 		memset(&cfg, 0, sizeof(cfg));
 		cfg.buffers = &buf;
 		cfg.nbuffers = 1;
-		cfg.lookahead = 64;
+		cfg.lookahead = round == 3 ? 1 : 64;
 		dec = jf_cs_decoder_new(&cfg, map, &err);
 		assert_non_null(dec);
 		drain(dec, 10 * sizeof(junk));
@@ -282,6 +347,8 @@ int main(void)
 		cmocka_unit_test(test_missing_code_is_a_located_gap),
 		cmocka_unit_test(test_truncated_traces_end_cleanly),
 		cmocka_unit_test(test_corrupt_traces_are_reported_not_fatal),
+		cmocka_unit_test(test_formatted_frames_decode_like_raw),
+		cmocka_unit_test(test_truncated_dstream_frames_are_an_error),
 		cmocka_unit_test(test_garbage_formatted_buffer),
 	};
 

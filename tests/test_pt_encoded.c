@@ -1045,6 +1045,86 @@ static void test_ptwrite_with_fup(void **state)
 	check_ptwrite(1);
 }
 
+/* ---- asynchronous transfers and long TNT ------------------------------------------------ */
+
+/* An interrupt before the second "dec ecx": FUP (where the loop was interrupted) and TIP (the
+ * handler, an iretq at 0x400050), then TIP back to the interrupted instruction. */
+static void test_interrupt(void **state)
+{
+	static const uint8_t handler[] = { 0x48, 0xcf }; /* 0x400050: iretq */
+	static const uint64_t insns[] = {
+		0x400000, 0x400005, 0x400007, 0x400050,          /* interrupted at 0x400005 */
+		0x400005, 0x400007, 0x400005, 0x400007,
+		0x400009, 0x400020, 0x400021, 0x40000e, 0x400030, 0x400033,
+		0x400010, 0x400040, 0x400042, 0x400043,
+	};
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct jf_error err;
+	struct cursor c;
+	const struct jf_flow *f;
+
+	assert_int_equal(jf_codemap_add_bytes(map, handler, sizeof(handler), 0x400050, "handler",
+					      &err), 0);
+	start(b, BASE);
+	jf_ptb_tnt(b, "T");
+	jf_ptb_fup(b, pt_ipc_update_16, 0x400005);
+	jf_ptb_tip(b, pt_ipc_update_16, 0x400050);
+	jf_ptb_tip(b, pt_ipc_update_16, 0x400005);     /* iretq */
+	jf_ptb_tnt(b, "TNT");
+	rest_of_prog(b);
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_enabled(&c, BASE, JF_ISA_X86_64);
+	block64(&c, 0x400000, 0x400007, 3, JF_END_COND);
+	f = expect_event(&c, JF_FLOW_ASYNC, 0x400050);
+	assert_int_equal(f->u.async.from, 0x400005);
+	block64(&c, 0x400050, 0x400050, 1, JF_END_FAR);
+	block64(&c, 0x400005, 0x400007, 2, JF_END_COND);
+	block64(&c, 0x400005, 0x400007, 2, JF_END_COND);
+	expect_insns(&d, map, insns, sizeof(insns) / sizeof(insns[0]));
+	assert_int_equal(d.stats.errors, 0);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* Ten conditional branches in one TNT-64 packet. */
+static void test_tnt64(void **state)
+{
+	static const uint8_t loop10[] = {
+		/* 0x400000 */ 0xb9, 0x0a, 0x00, 0x00, 0x00, /* mov ecx, 10 */
+		/* 0x400005 */ 0xff, 0xc9,                   /* loop: dec ecx */
+		/* 0x400007 */ 0x75, 0xfc,                   /* jnz loop */
+		/* 0x400009 */ 0x0f, 0x05,                   /* syscall */
+	};
+	struct jf_codemap *map = jf_ptb_codemap(loop10, sizeof(loop10), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	struct cursor c;
+	int i;
+
+	start(b, BASE);
+	jf_ptb_tnt(b, "TTTTTTTTTN");                   /* 9 times back, then out */
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	assert_int_equal(jf_ptb_bytes(b)[jf_ptb_size(b) - 1 - 8], 0x02); /* TNT-64: 02 a3 */
+	assert_int_equal(jf_ptb_bytes(b)[jf_ptb_size(b) - 1 - 7], 0xa3);
+	decode(b, map, NULL, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_enabled(&c, BASE, JF_ISA_X86_64);
+	block64(&c, 0x400000, 0x400007, 3, JF_END_COND);
+	for (i = 0; i < 9; i++)
+		block64(&c, 0x400005, 0x400007, 2, JF_END_COND);
+	block64(&c, 0x400009, 0x400009, 1, JF_END_FAR);
+	expect_event_noip(&c, JF_FLOW_DISABLED);
+	expect_end(&c);
+	assert_int_equal(d.stats.insns, 3 + 9 * 2 + 1);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1068,6 +1148,8 @@ int main(void)
 		cmocka_unit_test(test_timing_cyc),
 		cmocka_unit_test(test_ptwrite),
 		cmocka_unit_test(test_ptwrite_with_fup),
+		cmocka_unit_test(test_interrupt),
+		cmocka_unit_test(test_tnt64),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,16 +2,12 @@
  * against libipt's reference decoder (ptxed --block-decoder --no-inst): the same
  * instruction address lines, in the same order, and an error at every trace offset (and
  * IP) where the reference reports one. Skipped when ../shared is absent. */
+#include "reference_lines.h"
 #include "test_support.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct lines {
-	char **v;
-	size_t n;
-};
 
 /* Split text into the lines of one kind: instruction addresses or error reports. */
 static void select_lines(char *text, int errors, struct lines *out)
@@ -25,23 +21,8 @@ static void select_lines(char *text, int errors, struct lines *out)
 
 		if (errors ? !is_error : line[0] == '[')
 			continue;
-		if (!(out->n & 1023))
-			out->v = realloc(out->v, (out->n + 1024) * sizeof(*out->v));
-		out->v[out->n++] = line;
+		jf_lines_add(out, line);
 	}
-}
-
-static void compare(const char *what, const struct lines *got, const struct lines *want)
-{
-	size_t i;
-
-	for (i = 0; i < got->n && i < want->n; i++) {
-		if (strcmp(got->v[i], want->v[i]))
-			fail_msg("%s line %zu: jitflow printed '%s', the reference '%s'", what, i + 1,
-				 got->v[i], want->v[i]);
-	}
-	if (got->n != want->n)
-		fail_msg("%s: jitflow printed %zu lines, the reference %zu", what, got->n, want->n);
 }
 
 static void check_capture(const char *name, const char *base)
@@ -62,11 +43,11 @@ static void check_capture(const char *name, const char *base)
 	select_lines(got, 0, &ga);
 	select_lines(want, 0, &wa);
 	assert_true(wa.n > 100000); /* the reference really is the full decode */
-	compare("instruction", &ga, &wa);
+	jf_lines_compare("instruction", &ga, &wa);
 
 	select_lines(got2, 1, &ge);
 	select_lines(want2, 1, &we);
-	compare("error", &ge, &we);
+	jf_lines_compare("error", &ge, &we);
 	printf("%s: %zu instructions and %zu errors, all as the reference\n", name, ga.n, ge.n);
 
 	free(ga.v); free(wa.v); free(ge.v); free(we.v);

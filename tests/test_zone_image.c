@@ -9,12 +9,22 @@
  * resynchronisation. */
 #include "test_support.h"
 #include "pt_builder.h"
+#include "perf_builder.h"
 
 /* The packets this test's scenarios need, in terms of the shared builder. */
 static void pt_psb(struct jf_ptb *b)
 {
 	jf_ptb_psb(b);
 	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psbend(b);
+}
+
+/* PSB+ carrying the time (TSC ticks) */
+static void pt_psb_tsc(struct jf_ptb *b, uint64_t tsc)
+{
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tsc(b, tsc);
 	jf_ptb_psbend(b);
 }
 
@@ -86,6 +96,7 @@ struct scenario {
 	struct jf_ptb *pt;
 	uint64_t marker;
 	struct jf_emitter *em;
+	int ptwrite;    /* records announced by PTWRITE(seq) instead of marker calls */
 };
 
 static void expect(struct scenario *s, uint64_t ip)
@@ -114,6 +125,16 @@ static void marked(struct scenario *s, uint64_t seq)
 	uint64_t at;
 
 	assert_true(seq > 0);
+	if (s->ptwrite) {
+		/* ptwrite rax (rax = seq): ends the block; the PTW packet carries seq */
+		static const uint8_t ptwrite_rax[] = { 0xf3, 0x48, 0x0f, 0xae, 0xe0 };
+
+		expect(s, RT + s->rtlen);
+		memcpy(s->rt + s->rtlen, ptwrite_rax, sizeof(ptwrite_rax));
+		s->rtlen += sizeof(ptwrite_rax);
+		jf_ptb_ptw(s->pt, seq, 0);
+		return;
+	}
 	at = rt_call(s, s->marker);
 	expect(s, MARKER_BODY);
 	pt_tip(s->pt, at + 5);
@@ -162,8 +183,10 @@ static void build(struct scenario *s, const char *dir)
 	struct jf_region r;
 	uint8_t jmp[5];
 	int32_t rel;
+	int ptwrite = s->ptwrite;
 
 	memset(s, 0, sizeof(*s));
+	s->ptwrite = ptwrite;
 	s->marker = (uint64_t)(uintptr_t)&jf_emitter_marker;
 	rt_base = (s->marker & ~0xfffull) - 0x100000;
 
@@ -176,7 +199,9 @@ static void build(struct scenario *s, const char *dir)
 	s->pt = jf_ptb_new();
 	segment_start(s);
 
-	s->em = jf_emitter_open(dir, JF_EMIT_CLOCK_MONOTONIC);
+	/* With PTWRITE the emitter must not call the marker; this CPU may lack PTWRITE, so the
+	 * file's MARKER record is set to "PTWRITE" afterwards (set_ptwrite_methods). */
+	s->em = jf_emitter_open(dir, s->ptwrite ? JF_EMIT_NO_MARKER_CALLS : JF_EMIT_CLOCK_MONOTONIC);
 	assert_non_null(s->em);
 	marked(s, 1); /* CLOCK */
 	marked(s, 2); /* MARKER */
@@ -231,7 +256,67 @@ static void build(struct scenario *s, const char *dir)
 	jf_emitter_close(s->em);
 }
 
-static void test_exact_through_load_free_reuse_move_patch(void **state)
+/* Match one decoded block against the expected instructions from #*k on. The marker's
+ * body (compiled code, not written here) is a block of its own with end_on_call, or the
+ * tail of the block holding the call into it without. */
+static void check_block(const struct scenario *s, size_t *k, const struct jf_block *b)
+{
+	uint32_t i;
+
+	if (*k >= s->nexp)
+		fail_msg("more blocks than expected: %lx", (unsigned long)b->start);
+	if (s->exp[*k] == MARKER_BODY) {
+		assert_int_equal(b->start, s->marker);
+		assert_int_equal(b->end, JF_END_RETURN);
+		(*k)++;
+		return;
+	}
+	if (b->start != s->exp[*k])
+		fail_msg("block %lx..%lx (%u insns) where instruction #%zu should be %lx",
+			 (unsigned long)b->start, (unsigned long)b->last, b->ninsn, *k,
+			 (unsigned long)s->exp[*k]);
+	for (i = 0; i < b->ninsn; i++) {
+		if (*k < s->nexp && s->exp[*k] == MARKER_BODY) {
+			/* the rest of the block is the marker, up to its return */
+			assert_int_equal(b->end, JF_END_RETURN);
+			(*k)++;
+			return;
+		}
+		if (*k >= s->nexp || s->exp[*k] <= MISMATCH)
+			fail_msg("block %lx..%lx runs past expected #%zu", (unsigned long)b->start,
+				 (unsigned long)b->last, *k);
+		if (i + 1 == b->ninsn && b->last != s->exp[*k])
+			fail_msg("block %lx..%lx (%u insns) ends where #%zu is %lx",
+				 (unsigned long)b->start, (unsigned long)b->last, b->ninsn, *k,
+				 (unsigned long)s->exp[*k]);
+		(*k)++;
+	}
+}
+
+/* Rewrite the MARKER record's methods to "PTWRITE follows each record". */
+static void set_ptwrite_methods(const char *zone)
+{
+	struct jf_zone_reader *r;
+	struct jf_zone_record rec;
+	struct jf_error err;
+	uint64_t at = 0;
+	uint32_t methods = JF_ZONE_MARKER_PTWRITE;
+	FILE *f;
+
+	assert_int_equal(jf_zone_reader_open(&r, zone, &err), 0);
+	while (jf_zone_next(r, &rec, &err) == 1)
+		if (rec.id == JF_ZONE_MARKER)
+			at = rec.offset + 32 + 8; /* after the prefixes and marker_addr */
+	jf_zone_reader_close(r);
+	assert_true(at > 0);
+	f = fopen(zone, "r+b");
+	assert_non_null(f);
+	fseek(f, (long)at, SEEK_SET);
+	assert_int_equal(fwrite(&methods, 4, 1, f), 1);
+	fclose(f);
+}
+
+static void exact_through_changes(int end_on_call, int ptwrite)
 {
 	char dir[512], zone[600];
 	struct scenario *s = calloc(1, sizeof(*s));
@@ -244,10 +329,13 @@ static void test_exact_through_load_free_reuse_move_patch(void **state)
 	size_t k = 0, mismatches = 0;
 	int rc;
 
-	snprintf(dir, sizeof(dir), "%s/scenario", jf_test_tmpdir());
+	snprintf(dir, sizeof(dir), "%s/scenario%d%d", jf_test_tmpdir(), end_on_call, ptwrite);
 	mkdir(dir, 0755);
+	s->ptwrite = ptwrite;
 	build(s, dir);
 	snprintf(zone, sizeof(zone), "%s/jit-%d.dump", dir, (int)getpid());
+	if (ptwrite)
+		set_ptwrite_methods(zone);
 
 	assert_int_equal(jf_codemap_add_bytes(map, s->rt, s->rtlen, RT, "runtime", &err), 0);
 	assert_int_equal(jf_codemap_add_bytes(map, (const void *)(uintptr_t)s->marker, 64,
@@ -259,7 +347,7 @@ static void test_exact_through_load_free_reuse_move_patch(void **state)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.trace = jf_ptb_bytes(s->pt);
 	cfg.size = jf_ptb_size(s->pt);
-	cfg.end_on_call = 1; /* a marker call starts a block of its own */
+	cfg.end_on_call = end_on_call; /* with: a marker call starts a block of its own */
 	dec = jf_zone_filter_new(jf_pt_decoder_new(&cfg, map, &err), zi, &err);
 	assert_non_null(dec);
 
@@ -282,20 +370,7 @@ static void test_exact_through_load_free_reuse_move_patch(void **state)
 			continue;
 		if (k < s->nexp && s->exp[k] == MISMATCH)
 			continue; /* what is decoded before the mismatch is found */
-		if (k >= s->nexp)
-			fail_msg("more blocks than expected: %lx", (unsigned long)f.u.block.start);
-		if (s->exp[k] == MARKER_BODY) {
-			assert_int_equal(f.u.block.start, s->marker);
-			assert_int_equal(f.u.block.end, JF_END_RETURN);
-			k++;
-			continue;
-		}
-		if (f.u.block.start != s->exp[k] || k + f.u.block.ninsn > s->nexp ||
-		    f.u.block.last != s->exp[k + f.u.block.ninsn - 1])
-			fail_msg("block %lx..%lx (%u insns) where instruction #%zu should be %lx",
-				 (unsigned long)f.u.block.start, (unsigned long)f.u.block.last,
-				 f.u.block.ninsn, k, (unsigned long)s->exp[k]);
-		k += f.u.block.ninsn;
+		check_block(s, &k, &f.u.block);
 	}
 	assert_int_equal(rc, 0);
 	assert_int_equal(k, s->nexp);
@@ -303,7 +378,8 @@ static void test_exact_through_load_free_reuse_move_patch(void **state)
 	assert_int_equal(jf_zone_image_stats(zi)->mismatches, 1);
 	/* every record but the CLOCK and CODE_CLOSE at close was applied at a marker: 10
 	 * extension records and perf's 4 CODE_LOADs and 1 CODE_MOVE that came with them */
-	assert_int_equal(jf_zone_image_stats(zi)->by_marker_call, 15);
+	assert_int_equal(ptwrite ? jf_zone_image_stats(zi)->by_ptwrite
+				 : jf_zone_image_stats(zi)->by_marker_call, 15);
 	assert_int_equal(jf_zone_image_stats(zi)->loads, 4);
 	assert_int_equal(jf_zone_image_stats(zi)->frees, 1);
 	assert_int_equal(jf_zone_image_stats(zi)->moves, 1);
@@ -320,6 +396,116 @@ static void test_exact_through_load_free_reuse_move_patch(void **state)
 		assert_string_equal(jf_zone_image_lookup(zi, J2 + 1, &start, &version), "trace B");
 		assert_null(jf_zone_image_lookup(zi, J, NULL, NULL));
 	}
+	jf_decoder_free(dec);
+	jf_zone_image_free(zi);
+	jf_codemap_free(map);
+	jf_ptb_free(s->pt);
+	free(s);
+}
+
+static void test_exact_through_load_free_reuse_move_patch(void **state)
+{
+	exact_through_changes(1, 0);
+}
+
+/* The same with PTWRITE(seq) after each record (as the emitter does with JF_EMIT_PTWRITE
+ * on CPUs that have it) and no marker calls. */
+static void test_exact_with_ptwrite_markers(void **state)
+{
+	exact_through_changes(1, 1);
+}
+
+/* libipt follows direct calls inside a block unless told not to (perf.data sessions):
+ * the marker is then found as the return that ends the block. */
+static void test_exact_without_end_on_call(void **state)
+{
+	exact_through_changes(0, 0);
+}
+
+/* Without markers (a plain jitdump, or JF_EMIT_NO_MARKER_CALLS) records apply by time:
+ * the trace's TSC against the records' TSC timestamps. The same address runs A, then B,
+ * with tracing off in between (as when a runtime compiles): exact on both sides. */
+static void test_by_time_without_markers(void **state)
+{
+	char dir[512], zone[600];
+	struct scenario *s = calloc(1, sizeof(*s));
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_zone_reader *zr;
+	struct jf_zone_record rec;
+	struct jf_zone_image *zi;
+	struct jf_pt_config cfg;
+	struct jf_decoder *dec;
+	struct jf_error err = { "" };
+	struct jf_flow f;
+	struct jf_region r;
+	uint64_t t_load_a = 0, t_load_b = 0;
+	size_t k = 0;
+	int rc;
+
+	s->marker = (uint64_t)(uintptr_t)&jf_emitter_marker;
+	rt_base = (s->marker & ~0xfffull) - 0x100000;
+	const uint64_t run_a[] = { J, J + 3, J + 7, J, J + 3, J + 7, J, J + 3, J + 7, J + 9 };
+	const uint64_t run_b[] = { J, J + 3, J + 6, J + 10 };
+
+	snprintf(dir, sizeof(dir), "%s/bytime", jf_test_tmpdir());
+	mkdir(dir, 0755);
+	s->em = jf_emitter_open(dir, JF_EMIT_CLOCK_TSC | JF_EMIT_NO_MARKER_CALLS);
+	r = region("trace A", J, code_a, sizeof(code_a), JF_REGION_TRACE, 1);
+	assert_true(jf_emit_region_load(s->em, &r) > 0);
+	assert_true(jf_emit_region_free(s->em, J, sizeof(code_a)) > 0);
+	r = region("trace B", J, code_b, sizeof(code_b), JF_REGION_TRACE, 2);
+	assert_true(jf_emit_region_load(s->em, &r) > 0);
+	jf_emitter_close(s->em);
+	snprintf(zone, sizeof(zone), "%s/jit-%d.dump", dir, (int)getpid());
+
+	/* the records' own times, to place the trace's TSC between them */
+	assert_int_equal(jf_zone_reader_open(&zr, zone, &err), 0);
+	while (jf_zone_next(zr, &rec, &err) == 1) {
+		if (rec.id == JF_ZONE_REGION_LOAD && !t_load_a)
+			t_load_a = rec.timestamp;
+		else if (rec.id == JF_ZONE_REGION_LOAD)
+			t_load_b = rec.timestamp;
+	}
+	jf_zone_reader_close(zr);
+	assert_true(t_load_a && t_load_b > t_load_a);
+
+	s->pt = jf_ptb_new();
+	pt_psb_tsc(s->pt, t_load_a); /* A is loaded, B not yet */
+	pt_pge(s->pt, RT);
+	run(s, J, run_a, 10, "110");
+	segment_end(s);
+	pt_psb_tsc(s->pt, t_load_b); /* A freed, B loaded at the same address */
+	pt_pge(s->pt, RT + s->rtlen);
+	run(s, J, run_b, 4, "1");
+	segment_end(s);
+
+	assert_int_equal(jf_codemap_add_bytes(map, s->rt, s->rtlen, RT, "runtime", &err), 0);
+	zi = jf_zone_image_new(map, NULL, &err);
+	assert_int_equal(jf_zone_image_add_file(zi, zone, &err), 0);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.trace = jf_ptb_bytes(s->pt);
+	cfg.size = jf_ptb_size(s->pt);
+	cfg.end_on_call = 1;
+	dec = jf_zone_filter_new(jf_pt_decoder_new(&cfg, map, &err), zi, &err);
+	assert_non_null(dec);
+	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
+		if (f.kind == JF_FLOW_ERROR)
+			fail_msg("error: [%lx, %lx: %s]", (unsigned long)f.offset,
+				 (unsigned long)f.ip, f.u.error.text);
+		if (f.kind != JF_FLOW_BLOCK)
+			continue;
+		if (k + f.u.block.ninsn > s->nexp || f.u.block.start != s->exp[k] ||
+		    f.u.block.last != s->exp[k + f.u.block.ninsn - 1])
+			fail_msg("block %lx..%lx where instruction #%zu should be %lx",
+				 (unsigned long)f.u.block.start, (unsigned long)f.u.block.last, k,
+				 (unsigned long)s->exp[k]);
+		k += f.u.block.ninsn;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(k, s->nexp);
+	assert_int_equal(jf_zone_image_stats(zi)->by_marker_call, 0);
+	assert_true(jf_zone_image_stats(zi)->by_time >= 5); /* CLOCK, MARKER, 2 loads, free */
+	assert_int_equal(jf_zone_image_stats(zi)->loads, 2);
 	jf_decoder_free(dec);
 	jf_zone_image_free(zi);
 	jf_codemap_free(map);
@@ -386,11 +572,86 @@ static void test_cli_decode_with_zone(void **state)
 	free(s);
 }
 
+/* The same scenario recorded as a perf.data (built byte by byte with the test builder):
+ * the runtime's executable mapping of its jit-PID.dump is in the sideband, and `jitflow
+ * decode --perf` finds the dump next to the perf.data by itself (its recorded directory
+ * does not exist here). Whether or not the session ends blocks at calls, JIT code is named
+ * at the blocks that start inside it after taken branches and returns, checked here. */
+static void test_cli_perf_data_finds_zone_file(void **state)
+{
+	char dir[512], path[700], cmd[4096], addr[64], dump[128];
+	struct scenario *s = calloc(1, sizeof(*s));
+	struct pb_sid sid = { 100, 100, 1000, 0 };
+	uint64_t priv[17];
+	struct pb b;
+	char *out = NULL;
+
+	snprintf(dir, sizeof(dir), "%s/perf", jf_test_tmpdir());
+	mkdir(dir, 0755);
+	build(s, dir);
+	snprintf(path, sizeof(path), "%s/runtime.bin", dir);
+	jf_test_write_file(path, s->rt, s->rtlen);
+	snprintf(path, sizeof(path), "%s/marker.bin", dir);
+	jf_test_write_file(path, (const void *)(uintptr_t)s->marker, 64);
+
+	pb_init(&b);
+	b.cpuid = "GenuineIntel,6,142,10";
+	pb_add_attr(&b, PB_INTEL_PT_PMU, PB_CFG_NORETCOMP, PB_SAMPLE_STD | 1u,
+		    PB_ATTR_SAMPLE_ID_ALL | (1u << 8) | (1u << 9) | (1u << 23), 1);
+	pb_intel_pt_priv(priv, 0, 0, 0, 0);
+	pb_auxtrace_info_intel_pt(&b, priv, 17);
+	pb_comm(&b, 100, 100, "vm", 1, &sid);
+	sid.time++;
+	snprintf(path, sizeof(path), "%s/runtime.bin", dir);
+	pb_mmap2(&b, 100, 100, RT, s->rtlen, 0, 5, path, &sid);
+	sid.time++;
+	snprintf(path, sizeof(path), "%s/marker.bin", dir);
+	pb_mmap2(&b, 100, 100, s->marker, 64, 0, 5, path, &sid);
+	sid.time++;
+	snprintf(dump, sizeof(dump), "/nonexistent/jit-%d.dump", (int)getpid());
+	pb_mmap2(&b, 100, 100, 0x7f00000000ull, 4096, 0, 5, dump, &sid);
+	sid.time++;
+	pb_itrace_start(&b, 100, 100, &sid);
+	sid.time++;
+	pb_aux(&b, 0, jf_ptb_size(s->pt), 0, &sid);
+	pb_auxtrace(&b, jf_ptb_bytes(s->pt), jf_ptb_size(s->pt), 0, 0, 100, (uint32_t)-1);
+	pb_finished_round(&b);
+	snprintf(path, sizeof(path), "%s/perf.data", dir);
+	pb_write(&b, path);
+	pb_free(&b);
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' decode --perf perf.data --blocks 2>&1", dir,
+		 jf_test_cli());
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	/* J held A (its return at +9), then B (its return at +0xa) */
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)J);
+	assert_true(count_lines_with(out, addr, "  trace A v1+0x0") >= 2);
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)(J + 9));
+	assert_int_equal(count_lines_with(out, addr, "  trace A v1+0x9"), 1);
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)(J + 10));
+	assert_int_equal(count_lines_with(out, addr, "  trace B v1+0xa"), 1);
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)(J2 + 10));
+	assert_int_equal(count_lines_with(out, addr, "  trace B v1+0xa"), 2);
+	/* the guard's exit stub before the patch (v1), the jump to the bridge after (v2) */
+	snprintf(addr, sizeof(addr), "%016llx ", (unsigned long long)(K + 6));
+	assert_int_equal(count_lines_with(out, addr, "  trace C v1+0x6"), 1);
+	assert_true(count_lines_with(out, addr, "  trace C v2+0x6") >= 1);
+	assert_int_equal(count_lines_with(out, ": image mismatch: bridge D v1+0x3: trace stream "
+					  "does not match query]", NULL), 1);
+	free(out);
+	jf_ptb_free(s->pt);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cli_perf_data_finds_zone_file),
 		cmocka_unit_test(test_exact_through_load_free_reuse_move_patch),
+		cmocka_unit_test(test_exact_without_end_on_call),
+		cmocka_unit_test(test_exact_with_ptwrite_markers),
 		cmocka_unit_test(test_cli_decode_with_zone),
+		cmocka_unit_test(test_by_time_without_markers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -415,6 +415,81 @@ static void test_overlapping_regions(void **state)
 	free(d);
 }
 
+static uint64_t shift_time(void *ctx, uint64_t ts)
+{
+	return ts + *(const uint64_t *)ctx;
+}
+
+/* The time hook converts every record's timestamp to the trace's clock. */
+static void test_time_hook(void **state)
+{
+	struct builder b;
+	size_t size = build_swapped(&b);
+	uint64_t shift = 1000000;
+	struct jf_zone_reader *r;
+	struct jf_zone_record rec;
+	struct jf_error err;
+
+	assert_int_equal(jf_zone_reader_open_memory(&r, b.b, size, "swapped.dump", &err), 0);
+	jf_zone_reader_set_time_fn(r, shift_time, &shift);
+	next_ok(r, &rec, JF_JITDUMP_CODE_DEBUG_INFO);
+	assert_int_equal(rec.timestamp, 1001);
+	assert_int_equal(rec.time, 1001001);
+	jf_zone_reader_close(r);
+}
+
+static int cpu_has_flag(const char *flag)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[8192];
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = line;
+
+		if (strncmp(line, "flags", 5))
+			continue;
+		while ((p = strstr(p, flag))) {
+			if ((p == line || p[-1] == ' ') && (p[strlen(flag)] == ' ' ||
+							    p[strlen(flag)] == '\n'))
+				found = 1;
+			p++;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* JF_EMIT_PTWRITE executes PTWRITE only where the CPU has it: the MARKER record says
+ * which markers the trace will hold, and the kernel's cpuinfo is the oracle. */
+static void test_ptwrite_only_where_the_cpu_has_it(void **state)
+{
+	char dir[512];
+	struct jf_emitter *em;
+	struct jf_zone_reader *r;
+	struct jf_zone_record rec;
+	struct jf_error err;
+	int has = cpu_has_flag("ptwrite");
+
+	if (has < 0)
+		skip();
+	snprintf(dir, sizeof(dir), "%s/ptwrite", jf_test_tmpdir());
+	mkdir(dir, 0755);
+	em = jf_emitter_open(dir, JF_EMIT_PTWRITE);
+	assert_non_null(em);
+	assert_int_equal(jf_emit_event(em, JF_EVENT_ITERATION, 1), 3); /* would SIGILL if wrong */
+	jf_emitter_flush(em);
+	assert_int_equal(jf_zone_reader_open(&r, jf_emitter_path(em), &err), 0);
+	next_ok(r, &rec, JF_ZONE_CLOCK);
+	next_ok(r, &rec, JF_ZONE_MARKER);
+	assert_int_equal(rec.u.marker.methods,
+			 JF_ZONE_MARKER_CALLS | (has ? JF_ZONE_MARKER_PTWRITE : 0));
+	jf_zone_reader_close(r);
+	jf_emitter_close(em);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +498,8 @@ int main(void)
 		cmocka_unit_test(test_truncated_at_every_length),
 		cmocka_unit_test(test_hostile_files),
 		cmocka_unit_test(test_overlapping_regions),
+		cmocka_unit_test(test_time_hook),
+		cmocka_unit_test(test_ptwrite_only_where_the_cpu_has_it),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

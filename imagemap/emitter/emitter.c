@@ -53,7 +53,8 @@ static int flush_locked(struct jf_emitter *em)
 	return em->failed ? -1 : rc;
 }
 
-void jf_emit_put(struct jf_emitter *em, const void *data, size_t size)
+/* Fill the buffer, writing it out each time it is full. */
+void jf_emit_put_slow(struct jf_emitter *em, const void *data, size_t size)
 {
 	const uint8_t *p = data;
 
@@ -69,9 +70,6 @@ void jf_emit_put(struct jf_emitter *em, const void *data, size_t size)
 	}
 }
 
-void jf_emit_put_u16(struct jf_emitter *em, uint16_t v) { jf_emit_put(em, &v, sizeof(v)); }
-void jf_emit_put_u32(struct jf_emitter *em, uint32_t v) { jf_emit_put(em, &v, sizeof(v)); }
-void jf_emit_put_u64(struct jf_emitter *em, uint64_t v) { jf_emit_put(em, &v, sizeof(v)); }
 
 void jf_emit_put_str(struct jf_emitter *em, const char *s)
 {

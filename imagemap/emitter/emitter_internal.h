@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "jitflow/emitter.h"
 
@@ -55,11 +56,35 @@ uint64_t jf_emit_ticks(void);
 uint64_t jf_emit_tick_hz(void);
 void jf_emit_ptwrite(uint64_t value);
 
-/* Record assembly (emitter.c); the caller holds em->lock. */
-void jf_emit_put(struct jf_emitter *em, const void *data, size_t size);
-void jf_emit_put_u16(struct jf_emitter *em, uint16_t v);
-void jf_emit_put_u32(struct jf_emitter *em, uint32_t v);
-void jf_emit_put_u64(struct jf_emitter *em, uint64_t v);
+/* Record assembly (emitter.c); the caller holds em->lock. Appending is inline: a field is
+ * a store into the buffer, the buffer is written out only when it fills. */
+void jf_emit_put_slow(struct jf_emitter *em, const void *data, size_t size);
+
+static inline void jf_emit_put(struct jf_emitter *em, const void *data, size_t size)
+{
+	if (size < sizeof(em->buffer) - em->fill) {
+		memcpy(em->buffer + em->fill, data, size);
+		em->fill += size;
+	} else {
+		jf_emit_put_slow(em, data, size);
+	}
+}
+
+static inline void jf_emit_put_u16(struct jf_emitter *em, uint16_t v)
+{
+	jf_emit_put(em, &v, sizeof(v));
+}
+
+static inline void jf_emit_put_u32(struct jf_emitter *em, uint32_t v)
+{
+	jf_emit_put(em, &v, sizeof(v));
+}
+
+static inline void jf_emit_put_u64(struct jf_emitter *em, uint64_t v)
+{
+	jf_emit_put(em, &v, sizeof(v));
+}
+
 void jf_emit_put_str(struct jf_emitter *em, const char *s); /* with its NUL; NULL = "" */
 /* Start a jitflow extension record: jitdump prefix + extension prefix. body_size counts
  * the bytes after the extension prefix. Returns the record's sequence number. */

@@ -4,6 +4,8 @@
 #   tools/bench/pt-decode.sh [BUILD_DIR] [TIMES]
 # Each copy starts with a PSB, so the concatenation is a valid stream that decodes to N
 # times the capture's instructions; memory must not grow with N.
+# With PTXED=/path/to/ptxed (libipt's reference decoder, built with Intel XED, which Debian
+# does not ship), ptxed decodes the same input in the same run and the ratio is printed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -24,11 +26,21 @@ measure() { # name, command...: wall seconds and peak RSS (KiB) from GNU time
 }
 insns=$("$jf" stat --json "${inputs[@]}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["instructions"])')
 echo "trace: foo x$times = $bytes bytes, $insns instructions"
+if [ -n "${PTXED:-}" ]; then
+	read -r name psecs prss < <(measure ptxed "$PTXED" --block-decoder --raw \
+		"$shared/data:0x7ffff7819000" --pt "$tmp/trace" --no-inst)
+	awk -v s="$psecs" -v r="$prss" -v b="$bytes" -v i="$insns" 'BEGIN {
+		if (s <= 0) s = 0.001;
+		printf "%-16s %7.3f s  %8.1f MB/s  %7.1f M insn/s  peak RSS %6.1f MiB\n",
+		       "ptxed --no-inst", s, b / s / 1e6, i / s / 1e6, r / 1024 }'
+fi
 for what in stat decode decode--blocks; do
 	# shellcheck disable=SC2086
 	read -r name secs rss < <(measure "$what" "$jf" ${what/--/ --} "${inputs[@]}")
-	awk -v n="$what" -v s="$secs" -v r="$rss" -v b="$bytes" -v i="$insns" 'BEGIN {
+	awk -v n="$what" -v s="$secs" -v r="$rss" -v b="$bytes" -v i="$insns" -v p="${psecs:-0}" 'BEGIN {
 		if (s <= 0) s = 0.001;
-		printf "%-16s %7.3f s  %8.1f MB/s  %7.1f M insn/s  peak RSS %6.1f MiB\n",
-		       n, s, b / s / 1e6, i / s / 1e6, r / 1024 }'
+		printf "%-16s %7.3f s  %8.1f MB/s  %7.1f M insn/s  peak RSS %6.1f MiB", n, s,
+		       b / s / 1e6, i / s / 1e6, r / 1024
+		if (p > 0) printf "  (%.1fx ptxed)", p / s
+		printf "\n" }'
 done

@@ -2,7 +2,6 @@
  * one view of the result, as text, JSON or CSV. */
 #include "cli_analysis.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,6 @@ struct options {
 	size_t top;
 	double tolerance;
 	const char *dir;          /* a recording folder (positional) */
-	char perf_path[4096];
 };
 
 static void usage(FILE *out, const char *cmd, const char *what)
@@ -61,36 +59,16 @@ static int feed_record(void *ctx, const struct jf_zone_reader *reader,
 	return jf_analysis_zone_record(ctx, reader, rec);
 }
 
+static int analyse_flow(void *ctx, const struct jf_flow *f, struct jf_error *err)
+{
+	return jf_analysis_flow(ctx, f) < 0 ? jf_fail(err, "out of memory") : 0;
+}
+
 static int is_dir(const char *path)
 {
 	struct stat st;
 
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* A recording folder: its perf.data, and every jit-*.dump in it as a zone file. */
-static int open_recording(struct jf_cli_inputs *in, struct options *o, struct jf_error *err)
-{
-	char path[4096];
-	struct dirent *e;
-	DIR *d;
-	int rc = 0;
-
-	snprintf(o->perf_path, sizeof(o->perf_path), "%s/perf.data", o->dir);
-	in->perf_path = o->perf_path;
-	d = opendir(o->dir);
-	if (!d)
-		return jf_fail(err, "%s: cannot open folder: %s", o->dir, strerror(errno));
-	while (rc == 0 && (e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-
-		if (strncmp(e->d_name, "jit-", 4) || n < 9 || strcmp(e->d_name + n - 5, ".dump"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", o->dir, e->d_name);
-		rc = jf_cli_add_zone(in, path, err);
-	}
-	closedir(d);
-	return rc;
 }
 
 static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, const char *what,
@@ -138,7 +116,7 @@ static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, c
 			       JF_CLI_BAD_USAGE;
 		}
 	}
-	if (o->dir && open_recording(in, o, err) < 0)
+	if (o->dir && jf_cli_open_recording(in, o->dir, err) < 0)
 		return -1;
 	return 0;
 }
@@ -171,9 +149,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	struct jf_report_meta meta;
 	struct jf_decoder *dec = NULL;
 	const struct jf_decode_stats *st;
-	struct jf_flow f;
 	int rc, status = JF_EXIT_FAIL;
-	uint64_t n = 0;
 
 	jf_cli_inputs_init(&in);
 	memset(&o, 0, sizeof(o));
@@ -198,22 +174,14 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 		jf_fail(&err, "out of memory");
 		goto out;
 	}
-	if (in.zones)
-		jf_zone_image_on_apply(in.zones, feed_record, a);
 	dec = jf_cli_open_decoder(&in, &err);
 	if (!dec)
 		goto out;
-	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
-		if (jf_analysis_flow(a, &f) < 0) {
-			jf_fail(&err, "out of memory");
-			rc = -1;
-			break;
-		}
-		if ((++n & 0xffff) == 0)
-			jf_progress(f.offset, jf_cli_trace_size(&in), jf_decoder_stats(dec)->insns);
-	}
-	jf_progress_done();
-	if (rc < 0)
+	/* Records apply as flows are pulled, so the hook goes on after opening (which may
+	 * create the zone image for files a perf.data names). */
+	if (in.zones)
+		jf_zone_image_on_apply(in.zones, feed_record, a);
+	if (jf_cli_drain(&in, dec, analyse_flow, a, &err) < 0)
 		goto out;
 	st = jf_decoder_stats(dec);
 	jf_analysis_set_clock(a, st->time_is_ns, st->time_is_synthetic);

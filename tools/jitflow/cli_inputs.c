@@ -1,5 +1,11 @@
 #include "cli_inputs.h"
+#include "cli_output.h"
+#include "code_pieces.h"
 
+#include "jitflow/perf_cs_etm.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +17,8 @@ const char jf_cli_inputs_help[] =
 	"  --pt FILE                   a raw Intel PT stream (starts with or contains a PSB)\n"
 	"  --perf FILE                 an Intel PT perf.data file (perf record -e intel_pt//);\n"
 	"                              code from its MMAP sideband, AUX buffers of all CPUs\n"
-	"                              merged in time order\n"
+	"                              merged in time order; or a CoreSight one (cs_etm//):\n"
+	"                              its AUX buffers in file order\n"
 	"  --image-dir DIR             with --perf: look for mapped files missing at their\n"
 	"                              recorded path in DIR too (DIR/full/path, DIR/name)\n"
 	"  --cs-snapshot DIR           a CoreSight snapshot folder (snapshot.ini, trace.ini,\n"
@@ -19,9 +26,13 @@ const char jf_cli_inputs_help[] =
 	"  --raw FILE[:FROM[-TO]]:BASE  code bytes FROM..TO (exclusive) of FILE at address BASE\n"
 	"  --elf FILE[:BASE]           the loadable segments of an ELF file (moved to BASE)\n"
 	"  --cpu FAMILY/MODEL[/STEPPING]|none  the CPU that recorded the trace (errata)\n"
+	"  --recording DIR             a folder written by `jitflow record`: its perf.data,\n"
+	"                              zone files (jit-*.dump) and saved code (code/)\n"
 	"  --zone FILE                 a JIT code-zone file (jit-PID.dump: jitdump with or\n"
 	"                              without jitflow's records), repeatable; its code is\n"
-	"                              applied at each record's marker (or by time)\n"
+	"                              applied at each record's marker (or by time);\n"
+	"                              with --perf, the jit-PID.dump files its sideband maps\n"
+	"                              are found next to the perf.data or at their path\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                              timing parameters (as libipt names them)\n";
 
@@ -56,7 +67,11 @@ void jf_cli_inputs_fini(struct jf_cli_inputs *in)
 	warn_missing_images(in);
 	jf_perf_images_free(in->perf_images);
 	jf_unmap_file(&in->pt_file);
+	jf_cli_zone_discovery_free(in->zone_discovery);
 	jf_zone_image_free(in->zones);
+	while (in->nzone_names)
+		free(in->zone_names[--in->nzone_names]);
+	free(in->zone_names);
 	jf_codemap_free(in->map);
 	jf_symtab_free(in->symtab);
 }
@@ -88,13 +103,13 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 			struct jf_error *err)
 {
 	const char *opt = argv[*i], *val;
-	uint32_t v;
+	uint32_t v = 0;
 
 	if (!strcmp(opt, "--pt") || !strcmp(opt, "--raw") || !strcmp(opt, "--elf") ||
 	    !strcmp(opt, "--perf") || !strcmp(opt, "--image-dir") || !strcmp(opt, "--cs-snapshot") ||
 	    !strcmp(opt, "--cpu") || !strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq") ||
 	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx") ||
-	    !strcmp(opt, "--zone")) {
+	    !strcmp(opt, "--zone") || !strcmp(opt, "--recording")) {
 		val = value_of(argc, argv, i, err);
 		if (!val)
 			return JF_CLI_BAD_USAGE;
@@ -139,6 +154,8 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	}
 	if (!strcmp(opt, "--zone"))
 		return jf_cli_add_zone(in, val, err) < 0 ? -1 : 1;
+	if (!strcmp(opt, "--recording"))
+		return jf_cli_open_recording(in, val, err) < 0 ? -1 : 1;
 	if (!strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq")) {
 		if (parse_u32(opt, val, 0xff, &v, err) < 0)
 			return JF_CLI_BAD_USAGE;
@@ -163,6 +180,9 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 {
 	struct jf_perf_session_hooks hooks;
 	struct jf_perf_session_options opts;
+	struct jf_decoder *dec;
+	uint32_t auxtrace = 0;
+	size_t i;
 
 	memset(&opts, 0, sizeof(opts));
 	if (in->cpu_given) {
@@ -175,17 +195,101 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	opts.end_on_jump = in->split_blocks;
 	jf_perf_images_use_one_map(in->perf_images, in->map);
 	jf_perf_images_hooks(in->perf_images, &hooks);
-	if (!in->zones)
-		return jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err);
-	return jf_zone_filter_new(jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err),
-				  in->zones, err);
+	/* JIT code: --zone files, and the jit-PID.dump files the sideband names. */
+	if (!in->zones && !(in->zones = jf_zone_image_new(in->map, NULL, err)))
+		return NULL;
+	in->zone_discovery = jf_cli_zone_discovery_new(in->perf_path, in->zones, &hooks);
+	if (!in->zone_discovery) {
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	/* Zone files given already (a recording folder's) are not added again. */
+	for (i = 0; i < in->nzone_names; i++)
+		jf_cli_zone_discovery_seen(in->zone_discovery, in->zone_names[i]);
+	if (jf_perf_auxtrace_type(in->perf_path, &auxtrace, err) < 0)
+		return NULL;
+	/* CoreSight (cs_etm) recordings go through the CoreSight backend, same hooks. */
+	if (auxtrace == JF_PERF_AUXTRACE_CS_ETM)
+		dec = jf_perf_cs_decoder_new(in->perf_path, &hooks, err);
+	else
+		dec = jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err);
+	if (dec && in->time_synthetic)
+		jf_decoder_stats_mut(dec)->time_is_synthetic = 1;
+	return jf_zone_filter_new(dec, in->zones, err);
+}
+
+int jf_cli_add_recording_zones(struct jf_cli_inputs *in, const char *dir, struct jf_error *err)
+{
+	char path[4096];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int rc = 0;
+
+	if (!d)
+		return jf_fail(err, "%s: cannot open recording folder: %s", dir, strerror(errno));
+	while (rc == 0 && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		if (strncmp(e->d_name, "jit-", 4) || n < 9 || strcmp(e->d_name + n - 5, ".dump"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		rc = jf_cli_add_zone(in, path, err);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Whether the recording's manifest says its timing packets are synthetic (`jitflow record`
+ * under QEMU derives them from an instruction count). */
+static int manifest_says_synthetic(const char *dir)
+{
+	char path[4096];
+	struct jf_mapped_file f;
+	cJSON *doc, *synthetic;
+	int yes;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	if (jf_map_file(&f, path, NULL) < 0)
+		return 0;
+	doc = f.data ? cJSON_ParseWithLength((const char *)f.data, f.size) : NULL;
+	synthetic = cJSON_GetObjectItemCaseSensitive(doc, "synthetic");
+	yes = cJSON_GetObjectItemCaseSensitive(synthetic, "timing") != NULL;
+	cJSON_Delete(doc);
+	jf_unmap_file(&f);
+	return yes;
+}
+
+int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_error *err)
+{
+	if (in->perf_path || in->pt_path)
+		return jf_fail(err, "%s: a recording folder and another trace given: one at a time", dir);
+	snprintf(in->recording_perf, sizeof(in->recording_perf), "%s/perf.data", dir);
+	in->perf_path = in->recording_perf;
+	in->time_synthetic = manifest_says_synthetic(dir);
+	if (jf_cli_add_recording_zones(in, dir, err) < 0)
+		return -1;
+	return jf_load_code_pieces(in, dir, err);
 }
 
 int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error *err)
 {
+	const char *slash = strrchr(path, '/');
+	char **names;
+
 	if (!in->zones && !(in->zones = jf_zone_image_new(in->map, NULL, err)))
 		return -1;
-	return jf_zone_image_add_file(in->zones, path, err);
+	if (jf_zone_image_add_file(in->zones, path, err) < 0)
+		return -1;
+	/* Remember it, so that the perf sideband's mapping of it is not added a second time. */
+	names = realloc(in->zone_names, (in->nzone_names + 1) * sizeof(*names));
+	if (!names || !(names[in->nzone_names] = strdup(slash ? slash + 1 : path))) {
+		if (names)
+			in->zone_names = names;
+		return jf_fail(err, "out of memory");
+	}
+	in->zone_names = names;
+	in->nzone_names++;
+	return 0;
 }
 
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)
@@ -239,4 +343,24 @@ uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in)
 	if (in->cs_snapshot)
 		return in->trace_bytes;
 	return in->pt_file.size;
+}
+
+int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
+		 int (*fn)(void *ctx, const struct jf_flow *f, struct jf_error *err), void *ctx,
+		 struct jf_error *err)
+{
+	struct jf_flow f;
+	uint64_t n = 0;
+	int rc;
+
+	while ((rc = jf_decoder_next(dec, &f, err)) > 0) {
+		if (fn(ctx, &f, err) < 0) {
+			rc = -1;
+			break;
+		}
+		if ((++n & 0xffff) == 0)
+			jf_progress(f.offset, jf_cli_trace_size(in), jf_decoder_stats(dec)->insns);
+	}
+	jf_progress_done();
+	return rc < 0 ? -1 : 0;
 }

@@ -11,6 +11,7 @@
 #include "jitflow/perf_images.h"
 #include "jitflow/pt.h"
 #include "jitflow/zone_image.h"
+#include "cli_zones.h"
 
 struct jf_cli_inputs {
 	const char *pt_path;          /* --pt: a raw Intel PT stream */
@@ -26,6 +27,11 @@ struct jf_cli_inputs {
 	struct jf_perf_images *perf_images; /* its sideband's images (--image-dir) */
 	int cpu_given;                /* --cpu overrides the file's CPUID */
 	struct jf_zone_image *zones;  /* --zone (JIT code zones; NULL without) */
+	char recording_perf[4096];    /* DIR/perf.data of a recording folder */
+	int time_synthetic;           /* its manifest says the timing is synthetic */
+	struct jf_cli_zone_discovery *zone_discovery; /* zone files named by --perf's MMAPs */
+	char **zone_names;            /* base names of the zone files given */
+	size_t nzone_names;
 	/* Blocks end at every direct call and jump (the analysis needs arrivals at a
 	 * trace's entry to start a block). */
 	int split_blocks;
@@ -45,11 +51,23 @@ enum { JF_CLI_BAD_USAGE = -2 };
 int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 			struct jf_error *err);
 
+/* A folder written by `jitflow record` (--recording DIR, or the analysis commands'
+ * positional argument): its perf.data, its zone files (jit-*.dump) and saved code. */
+int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_error *err);
+/* Only the zone files of a recording folder. */
+int jf_cli_add_recording_zones(struct jf_cli_inputs *in, const char *dir, struct jf_error *err);
+
 /* Add a zone file (what --zone does). */
 int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error *err);
 
 /* Open the decoder the options describe. */
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err);
+
+/* Pull every flow record from dec into fn (which returns <0 after filling err to stop),
+ * with a progress line on a terminal. Returns 0 at the end of the trace, -1 on failure. */
+int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
+		 int (*fn)(void *ctx, const struct jf_flow *f, struct jf_error *err), void *ctx,
+		 struct jf_error *err);
 
 /* The total number of trace bytes (for progress), 0 if unknown. */
 uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in);

@@ -165,21 +165,6 @@ static void print_text(struct jf_printer *p, const struct jf_flow *f)
 
 /* ---- JSON lines ---------------------------------------------------------------------- */
 
-void jf_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
 
 static int is_arm(uint8_t isa)
 {

@@ -7,6 +7,7 @@
 #include "jitflow/flow.h"
 #include "jitflow/images.h"
 #include "jitflow/insn.h"
+#include "jitflow/json_out.h"
 #include "jitflow/zone_image.h"
 
 enum jf_out_format { JF_OUT_TEXT, JF_OUT_JSONL };
@@ -26,8 +27,6 @@ struct jf_printer {
 /* Print one flow record. Returns -1 on an output error. */
 int jf_print_flow(struct jf_printer *p, const struct jf_flow *f);
 
-/* Escape s as a JSON string (with quotes) onto out. */
-void jf_json_string(FILE *out, const char *s);
 
 /* A progress line on stderr ("decode: 42% ...") at most once a second, only when stderr is
  * a terminal; jf_progress_done clears it. */

@@ -20,15 +20,18 @@ static void usage(FILE *out)
 		jf_cli_inputs_help);
 }
 
+static int print_one(void *ctx, const struct jf_flow *f, struct jf_error *err)
+{
+	return jf_print_flow(ctx, f) < 0 ? jf_fail(err, "writing output failed") : 0;
+}
+
 int jf_cmd_decode(int argc, char **argv)
 {
 	struct jf_cli_inputs in;
 	struct jf_printer printer;
 	struct jf_decoder *dec;
 	struct jf_error err = { "" };
-	struct jf_flow f;
 	int i, rc, status = JF_EXIT_OK;
-	uint64_t n = 0;
 
 	jf_cli_inputs_init(&in);
 	memset(&printer, 0, sizeof(printer));
@@ -67,16 +70,7 @@ int jf_cmd_decode(int argc, char **argv)
 	printer.symtab = in.symtab;
 	printer.map = in.map;
 	printer.zones = in.zones;
-	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
-		if (jf_print_flow(&printer, &f) < 0) {
-			jf_fail(&err, "writing output failed");
-			rc = -1;
-			break;
-		}
-		if ((++n & 0xffff) == 0)
-			jf_progress(f.offset, jf_cli_trace_size(&in), jf_decoder_stats(dec)->insns);
-	}
-	jf_progress_done();
+	rc = jf_cli_drain(&in, dec, print_one, &printer, &err);
 	if (rc < 0)
 		status = JF_EXIT_FAIL;
 	jf_insn_cache_free(printer.insns);

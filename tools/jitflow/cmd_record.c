@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "code_pieces.h"
 #include "commands.h"
 #include "recorder.h"
 
@@ -28,6 +29,8 @@ static void usage(FILE *out)
 		"  --marker-ptw  a PTW packet at each call of the zone emitter's marker (synthetic:\n"
 		"                perf accepts it, libipt-based decoders report an error there)\n"
 		"  --json        print a one-line JSON summary on stderr when done\n"
+		"  --save-code   also save the executed pages of the program's files in DIR/code/,\n"
+		"                so the recording decodes anywhere (and can be checked in)\n"
 		"  $JITFLOW_QEMU the qemu-x86_64 binary to use\n");
 }
 
@@ -61,7 +64,7 @@ int jf_cmd_record(int argc, char **argv)
 	struct jf_record_options opt = { .out_dir = "jitflow-record", .timing = 1 };
 	struct jf_record_result res;
 	struct jf_error err = { { 0 } };
-	int i, emulate = 0, json = 0;
+	int i, emulate = 0, json = 0, save_code = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -77,6 +80,8 @@ int jf_cmd_record(int argc, char **argv)
 			opt.marker_ptw = 1;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
+		} else if (!strcmp(argv[i], "--save-code")) {
+			save_code = 1;
 		} else if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
@@ -104,6 +109,10 @@ int jf_cmd_record(int argc, char **argv)
 	}
 	if (jf_record(&opt, &res, &err)) {
 		fprintf(stderr, "jitflow record: %s\n", err.msg);
+		return JF_EXIT_FAIL;
+	}
+	if (save_code && jf_save_code_pieces(opt.out_dir, &err) < 0) {
+		fprintf(stderr, "jitflow record: saving code: %s\n", err.msg);
 		return JF_EXIT_FAIL;
 	}
 	if (json)

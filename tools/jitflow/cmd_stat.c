@@ -44,6 +44,18 @@ static void count(struct tally *t, int *n, const char *name, uint64_t bytes, uin
 	t[i].bytes += bytes;
 }
 
+static int tally_flow(void *ctx, const struct jf_flow *f, struct jf_error *err)
+{
+	struct stat_result *r = ctx;
+
+	if (f->kind == JF_FLOW_ERROR)
+		count(r->errors, &r->nerrors, f->u.error.text, 0, f->offset);
+	else if (f->kind == JF_FLOW_LOST)
+		count(r->losses, &r->nlosses, jf_lost_reason_name(f->u.lost.reason), f->u.lost.bytes,
+		      f->offset);
+	return 0;
+}
+
 static void print_text(const struct jf_decode_stats *s, const struct stat_result *r)
 {
 	int i;
@@ -124,9 +136,7 @@ int jf_cmd_stat(int argc, char **argv)
 	struct jf_error err = { "" };
 	static struct stat_result result;
 	struct timespec t0, t1;
-	struct jf_flow f;
 	int i, rc, json = 0;
-	uint64_t n = 0;
 
 	jf_cli_inputs_init(&in);
 	for (i = 1; i < argc; i++) {
@@ -153,16 +163,7 @@ int jf_cmd_stat(int argc, char **argv)
 	dec = jf_cli_open_decoder(&in, &err);
 	if (!dec)
 		goto fail;
-	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
-		if (f.kind == JF_FLOW_ERROR)
-			count(result.errors, &result.nerrors, f.u.error.text, 0, f.offset);
-		else if (f.kind == JF_FLOW_LOST)
-			count(result.losses, &result.nlosses, jf_lost_reason_name(f.u.lost.reason),
-			      f.u.lost.bytes, f.offset);
-		if ((++n & 0xffff) == 0)
-			jf_progress(f.offset, jf_cli_trace_size(&in), jf_decoder_stats(dec)->insns);
-	}
-	jf_progress_done();
+	rc = jf_cli_drain(&in, dec, tally_flow, &result, &err);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc < 0) {
 		jf_decoder_free(dec);

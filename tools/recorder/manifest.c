@@ -5,21 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
+#include "jitflow/json_out.h"
 
 static void packet_counts(FILE *f, const struct jf_pt_stats *s)
 {
@@ -51,12 +37,12 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 	fprintf(f, "{\n  \"format\": \"jitflow-recording\",\n  \"version\": 1,\n");
 	fprintf(f, "  \"recorder\": \"jitflow record (qemu-x86_64 -d in_asm,exec,nochain,strace)\",\n");
 	fprintf(f, "  \"program\": ");
-	json_string(f, st->program);
+	jf_json_string(f, st->program);
 	fprintf(f, ",\n  \"args\": [");
 	for (i = 1; i < (unsigned)opt->argc; i++) {
 		if (i > 1)
 			fputs(", ", f);
-		json_string(f, opt->argv[i]);
+		jf_json_string(f, opt->argv[i]);
 	}
 	fprintf(f, "],\n  \"exit_status\": %d,\n  \"pid\": %d,\n", res->exit_status, st->pid);
 	fprintf(f, "  \"instructions\": %llu,\n  \"blocks\": %llu,\n  \"pt_bytes\": %llu,\n",
@@ -95,7 +81,7 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 	fprintf(f, "  \"zone_files\": [");
 	for (i = 0; i < st->nzone_files; i++) {
 		fputs(i ? ", " : "", f);
-		json_string(f, st->zone_files[i]);
+		jf_json_string(f, st->zone_files[i]);
 	}
 	fprintf(f, "],\n  \"synthetic\": {\n");
 	fprintf(f, "    \"timing\": \"%s\",\n", st->timing ?
@@ -115,7 +101,7 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 	fprintf(f, "  },\n  \"not_followed\": [");
 	for (i = 0; i < st->nnotes; i++) {
 		fputs(i ? ",\n    " : "\n    ", f);
-		json_string(f, st->notes[i]);
+		jf_json_string(f, st->notes[i]);
 	}
 	fprintf(f, "%s]\n}\n", st->nnotes ? "\n  " : "");
 	if (fclose(f))

@@ -236,6 +236,11 @@ int jf_perf_data_next_header(const struct jf_perf_data *data, struct jf_perf_cur
  * for callers to skip and count. */
 int jf_perf_record_known(uint32_t type);
 
+/* Tell the kernel the whole pages inside [offset, offset + size) of the mapping are done
+ * with (an AUXTRACE payload once decoded), so resident memory does not grow with the file.
+ * Reading them again later is still correct: they come back from the file. */
+void jf_perf_data_release(const struct jf_perf_data *data, uint64_t offset, uint64_t size);
+
 /* Little-endian u64 number i of an unaligned array. */
 uint64_t jf_perf_u64(const uint8_t *p, uint64_t i);
 

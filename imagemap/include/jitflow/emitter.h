@@ -63,6 +63,9 @@ enum jf_event_kind {
 	JF_EVENT_TRACE_ABORT = 3,     /* arg = trace id */
 	JF_EVENT_COMPILE_BEGIN = 4,   /* arg = trace id */
 	JF_EVENT_COMPILE_END = 5,     /* arg = trace id */
+	JF_EVENT_LOOP_HEADER = 6,     /* arg = the address of the header of the loop trace
+	                               * loaded last, where its back-edges jump, when that is
+	                               * not the trace's entry (e.g. entry code runs first) */
 };
 
 struct jf_region {

@@ -40,6 +40,11 @@ int jf_perf_images_add_dir(struct jf_perf_images *imgs, const char *dir, struct 
 int jf_perf_images_add_file(struct jf_perf_images *imgs, const char *name, const char *file,
 			    struct jf_error *err);
 
+/* Code of files with this base name is provided otherwise (a recording's saved code
+ * pieces): their mappings load nothing and are not reported missing. */
+int jf_perf_images_provided(struct jf_perf_images *imgs, const char *base_name,
+			    struct jf_error *err);
+
 /* Put every process's mappings into map (owned by the caller) instead of one map per
  * process: one address space, newest mapping wins, FORK and exec change nothing. This is
  * what a listing over a single code map needs (the jitflow command), and exact for the

@@ -147,6 +147,9 @@ struct jf_zone_debug_iter { size_t pos; uint64_t index; };
 int jf_zone_debug_entries(const struct jf_zone_reader *r, const struct jf_zone_record *rec,
 			  struct jf_zone_debug_iter *it, struct jf_zone_debug_entry *entry);
 
+/* Whether base_name is a zone file's conventional name, "jit-<pid>.dump" (perf's). */
+int jf_zone_is_file_name(const char *base_name);
+
 /* Names for listings and JSON ("CODE_LOAD", "REGION_LOAD", ..., "UNKNOWN"). */
 const char *jf_zone_record_name(uint32_t id);
 const char *jf_zone_region_kind_name(uint32_t kind);

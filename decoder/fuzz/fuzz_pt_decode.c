@@ -1,0 +1,119 @@
+/* libFuzzer target: the whole Intel PT decode path (libipt's block decoder, the tracing-state
+ * checks, resynchronisation, loss accounting, the instruction walker) on arbitrary bytes as
+ * the PT stream, over a small fixed code image.
+ *
+ * Build: cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DJITFLOW_FUZZ=ON
+ * Run:   build-fuzz/decoder/fuzz_pt_decode -max_total_time=240 decoder/fuzz/corpus_pt
+ *
+ * Checked beyond "no crash": decoding ends (a bound on records per input byte), byte
+ * accounting stays within the input, and every block's offset lies inside the trace. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "jitflow/codemap.h"
+#include "jitflow/decoder.h"
+#include "jitflow/insn.h"
+#include "jitflow/pt.h"
+
+/* The code the seeds in corpus_pt/ were written for (tests/test_pt_encoded.c): a loop with
+ * direct and indirect calls and jumps, returns and syscalls; 32-bit and 64-bit code for
+ * mode switches; a PTWRITE. */
+static const uint8_t prog[] = {
+	0xb9, 0x03, 0x00, 0x00, 0x00, /* 0x400000 mov ecx, 3 */
+	0xff, 0xc9,                   /* 0x400005 dec ecx */
+	0x75, 0xfc,                   /* 0x400007 jnz 0x400005 */
+	0xe8, 0x12, 0x00, 0x00, 0x00, /* 0x400009 call 0x400020 */
+	0xff, 0xd0,                   /* 0x40000e call rax */
+	0xff, 0xe3,                   /* 0x400010 jmp rbx */
+	0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	0x90,                         /* 0x400020 nop */
+	0xc3,                         /* 0x400021 ret */
+	0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	0x48, 0x89, 0xc8,             /* 0x400030 mov rax, rcx */
+	0xc3,                         /* 0x400033 ret */
+	0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	0x0f, 0x05,                   /* 0x400040 syscall */
+	0x90,                         /* 0x400042 nop */
+	0x0f, 0x05,                   /* 0x400043 syscall */
+	0xf3, 0x48, 0x0f, 0xae, 0xe0, /* 0x400045 ptwrite rax */
+	0xeb, 0xb7,                   /* 0x40004a jmp 0x400003 (into the middle of mov) */
+};
+static const uint8_t code32[] = { 0x48, 0xff, 0xe0 };      /* 0x1000: dec eax; jmp eax */
+static const uint8_t code64[] = { 0x48, 0xff, 0xe0 };      /* 0x2000: jmp rax */
+
+static struct jf_codemap *map;
+static struct jf_insn_cache *insns;
+
+static void add(const void *bytes, size_t size, uint64_t vaddr)
+{
+	struct jf_error err;
+
+	if (jf_codemap_add_bytes(map, bytes, size, vaddr, NULL, &err) < 0) {
+		fprintf(stderr, "fuzz_pt_decode: %s\n", err.msg);
+		abort();
+	}
+}
+
+static void count_insn(void *ctx, uint64_t ip)
+{
+	(void)ip;
+	++*(uint64_t *)ctx;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct jf_pt_config cfg = { 0 };
+	struct jf_error err;
+	struct jf_decoder *dec;
+	struct jf_flow f;
+	const struct jf_decode_stats *st;
+	uint64_t records = 0, walked = 0;
+	int rc;
+
+	if (!map) {
+		map = jf_codemap_new();
+		add(prog, sizeof(prog), 0x400000);
+		add(code32, sizeof(code32), 0x1000);
+		add(code64, sizeof(code64), 0x2000);
+		insns = jf_insn_cache_new(map);
+		if (!map || !insns)
+			abort();
+	}
+	cfg.trace = data;
+	cfg.size = size;
+	/* Timing parameters set, so that TSC/MTC/CYC/CBR take their full paths. */
+	cfg.cpuid_0x15_eax = 1;
+	cfg.cpuid_0x15_ebx = 2;
+	cfg.mtc_freq = 4;
+	cfg.nom_freq = 4;
+	cfg.conv = (struct jf_tsc_conversion){ 1, 1, 3, 1000 };
+	cfg.end_on_call = size & 1;
+	dec = jf_pt_decoder_new(&cfg, map, &err);
+	if (!dec) {
+		fprintf(stderr, "fuzz_pt_decode: %s\n", err.msg);
+		abort();
+	}
+	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
+		/* Each record consumes trace or instructions; a block has at most 65535
+		 * instructions (libipt), so records stay proportional to the input. */
+		if (++records > 64 * (uint64_t)size + 64) {
+			fprintf(stderr, "fuzz_pt_decode: %llu records from %zu bytes: no end\n",
+				(unsigned long long)records, size);
+			abort();
+		}
+		if (f.offset > size)
+			abort();
+		if (f.kind == JF_FLOW_BLOCK)
+			jf_block_walk(insns, &f.u.block, count_insn, &walked, NULL);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "fuzz_pt_decode: fatal: %s\n", err.msg);
+		abort();
+	}
+	st = jf_decoder_stats(dec);
+	if (st->lost_bytes > size || st->trace_bytes != size)
+		abort();
+	jf_decoder_free(dec);
+	return 0;
+}

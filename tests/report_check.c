@@ -1,0 +1,90 @@
+/* Comparing jitflow's report with a runtime's counters (see report_check.h). */
+#include "report_check.h"
+#include "test_support.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static cJSON *parse_file(const char *path)
+{
+	char cmd[1024], *text;
+	cJSON *doc;
+
+	snprintf(cmd, sizeof(cmd), "cat '%s'", path);
+	if (jf_test_run(cmd, &text) != 0)
+		fail_msg("cannot read %s", path);
+	doc = cJSON_Parse(text);
+	free(text);
+	if (!doc)
+		fail_msg("%s: not JSON", path);
+	return doc;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsNumber(v))
+		fail_msg("missing number \"%s\"", key);
+	return v->valuedouble;
+}
+
+static const cJSON *by_id(const cJSON *array, double id)
+{
+	const cJSON *x;
+
+	cJSON_ArrayForEach(x, array) {
+		if (num(x, "id") == id)
+			return x;
+	}
+	return NULL;
+}
+
+int jf_test_report_matches_counters(const char *dir, const char *counters, const char *name)
+{
+	char cmd[4096], *out;
+	cJSON *truth, *report, *summary;
+	const cJSON *t;
+	int traces = 0, guards = 0;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	report = cJSON_Parse(out);
+	free(out);
+	assert_non_null(report);
+	truth = parse_file(counters);
+
+	summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
+	assert_int_equal(num(summary, "decode_errors"), 0);
+	assert_int_equal(num(summary, "lost_bytes"), 0);
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(truth, "traces")) {
+		const cJSON *mine = by_id(cJSON_GetObjectItemCaseSensitive(report, "traces"),
+					  num(t, "id"));
+		const cJSON *g;
+
+		if (!mine)
+			fail_msg("%s: trace %.0f of the runtime is not in the report", name, num(t, "id"));
+		if (num(mine, "entries") != num(t, "entries") ||
+		    num(mine, "iterations") != num(t, "iterations"))
+			fail_msg("%s: trace %.0f: entries %.0f iterations %.0f, the runtime counted "
+				 "%.0f and %.0f", name, num(t, "id"), num(mine, "entries"),
+				 num(mine, "iterations"), num(t, "entries"), num(t, "iterations"));
+		traces++;
+		cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(t, "guards")) {
+			const cJSON *mg = by_id(cJSON_GetObjectItemCaseSensitive(mine, "guards"),
+						num(g, "id"));
+			double exits = mg ? num(mg, "exits") : 0;
+
+			if (exits != num(g, "exits"))
+				fail_msg("%s: trace %.0f guard %.0f: %.0f exits, the runtime counted %.0f",
+					 name, num(t, "id"), num(g, "id"), exits, num(g, "exits"));
+			guards++;
+		}
+	}
+	assert_true(traces > 0);
+	printf("%s: %d traces and %d guards exactly as the runtime counted\n", name, traces, guards);
+	cJSON_Delete(truth);
+	cJSON_Delete(report);
+	return guards;
+}

@@ -1,0 +1,12 @@
+/* Checking a `jitflow report --json` against a runtime's own counters (minivm
+ * --counters): for every trace, entries and iterations; for every guard, exits. */
+#ifndef JITFLOW_TEST_REPORT_CHECK_H
+#define JITFLOW_TEST_REPORT_CHECK_H
+
+/* Run `jitflow report DIR --json` and compare it with the counters in counters_path.
+ * Fails the running test on any difference, decode error or lost data. Returns the
+ * number of guards compared. */
+int jf_test_report_matches_counters(const char *dir, const char *counters_path,
+				    const char *name);
+
+#endif

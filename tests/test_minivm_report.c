@@ -1,0 +1,64 @@
+/* The analysis against a runtime's own counters: every minivm example, run under
+ * `jitflow record`, then `jitflow report --json`. For every trace the runtime compiled,
+ * entries and iterations, and for every guard its exits, must equal what the compiled
+ * code counted itself (minivm --counters), with no decode error and no data lost. */
+#include "report_check.h"
+#include "test_support.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void check_example(const char *name)
+{
+	const char *tmp = jf_test_tmpdir(), *src = jf_test_source_dir();
+	const char *minivm = getenv("JITFLOW_MINIVM");
+	char dir[512], zones[512], counters[512], cmd[4096];
+
+	assert_non_null(minivm);
+	snprintf(dir, sizeof(dir), "%s/%s", tmp, name);
+	snprintf(zones, sizeof(zones), "%s/%s.zones", tmp, name);
+	snprintf(counters, sizeof(counters), "%s/%s.counters.json", tmp, name);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s' && '%s' record -o '%s' -- '%s' --counters '%s' --zone-dir '%s' "
+		 "'%s/tools/minivm/examples/%s.mvm' > /dev/null",
+		 zones, jf_test_cli(), dir, minivm, counters, zones, src, name);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	jf_test_report_matches_counters(dir, counters, name);
+}
+
+static void test_every_example(void **state)
+{
+	char path[1024];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/tools/minivm/examples", jf_test_source_dir());
+	d = opendir(path);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		char name[256];
+
+		if (len < 5 || strcmp(e->d_name + len - 4, ".mvm") || len - 4 >= sizeof(name))
+			continue;
+		memcpy(name, e->d_name, len - 4);
+		name[len - 4] = 0;
+		check_example(name);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 7);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_example),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
