@@ -20,17 +20,22 @@ static const char *program(const char *name)
 
 /* Record program `name` into TMP/name; returns jitflow's exit status, the program's
  * stdout in *out. */
-static int record_with(const char *name, const char *options, char **out)
+static int record_args(const char *name, const char *options, const char *args, char **out)
 {
-	char cmd[2048];
+	char cmd[4096];
 	int status;
 
-	snprintf(dir_of_run, sizeof(dir_of_run), "%s/%s%s", jf_test_tmpdir(), name,
-		 options[0] ? "-opt" : "");
-	snprintf(cmd, sizeof(cmd), "%s record --emulate %s -o %s -- %s 2>%s.err", jf_test_cli(),
-		 options, dir_of_run, program(name), dir_of_run);
+	snprintf(dir_of_run, sizeof(dir_of_run), "%s/%s%s%s", jf_test_tmpdir(), name,
+		 options[0] ? "-opt" : "", args[0] ? "-args" : "");
+	snprintf(cmd, sizeof(cmd), "%s record --emulate %s -o %s -- %s %s 2>%s.err",
+		 jf_test_cli(), options, dir_of_run, program(name), args, dir_of_run);
 	status = jf_test_run(cmd, out);
 	return status;
+}
+
+static int record_with(const char *name, const char *options, char **out)
+{
+	return record_args(name, options, "", out);
 }
 
 static int record(const char *name, char **out)
@@ -41,7 +46,7 @@ static int record(const char *name, char **out)
 /* A symbol's address in the program, as nm (binutils) reads it from the file. */
 static unsigned long long symbol(const char *name, const char *sym)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 	unsigned long long addr = 0;
 
 	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"%s\" { print $1 }'", program(name), sym);
@@ -55,7 +60,7 @@ static unsigned long long symbol(const char *name, const char *sym)
 /* How many of perf's branch samples go to addr (in thread tid, or all when tid is 0). */
 static long branches_to(unsigned long long addr, int tid)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 	long n;
 
 	snprintf(cmd, sizeof(cmd),
@@ -71,7 +76,7 @@ static long branches_to(unsigned long long addr, int tid)
 /* perf's decode errors (--itrace=e); must be none. */
 static void assert_no_perf_errors(void)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 
 	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=e 2>&1", dir_of_run);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
@@ -84,7 +89,7 @@ static void assert_no_perf_errors(void)
  * ran, as the manifest reports it. */
 static void assert_instruction_counts_agree(void)
 {
-	char cmd[1024], *out = NULL, *m;
+	char cmd[4096], *out = NULL, *m;
 	long long perf_count, manifest_count;
 
 	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=i1i -F ip 2>/dev/null | "
@@ -162,7 +167,7 @@ static void test_fib_recursion(void **state)
  * text segment's address equals its offset in the file, as the linker lays PIEs out). */
 static unsigned long long pie_base(const char *name)
 {
-	char cmd[2048], *out = NULL;
+	char cmd[4096], *out = NULL;
 	unsigned long long start, pgoff;
 
 	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --show-mmap-events "
@@ -197,6 +202,27 @@ static void test_position_independent(void **state)
 		assert_instruction_counts_agree();
 		assert_jitflow_decode_matches_perf(1);
 	}
+}
+
+/* A longer recording (several AUX buffers per thread, each starting with PSB+): perf and
+ * jitflow decode every buffer boundary without loss. */
+static void test_several_buffers(void **state)
+{
+	char cmd[4096], *out = NULL;
+
+	(void)state;
+	assert_int_equal(record_args("fib", "", "25", &out), 0);
+	assert_string_equal(out, "fib(25)=75025\n");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data -D 2>/dev/null | "
+		 "grep -c 'PERF_RECORD_AUXTRACE '", dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_true(strtol(out, NULL, 10) >= 3);
+	free(out);
+	assert_no_perf_errors();
+	assert_int_equal(branches_to(symbol("fib", "fib"), 0), 242785);
+	assert_instruction_counts_agree();
+	assert_jitflow_decode_matches_perf(1);
 }
 
 /* Without timing packets (timeless decoding in perf), the branches are the same. */
@@ -251,7 +277,7 @@ static void test_qsort_longjmp_signals(void **state)
 
 static void check_threads(const char *name, int pie)
 {
-	char cmd[1024], *out = NULL, *line;
+	char cmd[4096], *out = NULL, *line;
 	unsigned long long work = symbol(name, "work");
 	long counts[8] = { 0 };
 	int tids[8] = { 0 }, n = 0, i;
@@ -384,7 +410,7 @@ static void test_jit_rewrite(void **state)
  * before its code runs): the zone file's records are dated by their write() calls. */
 static void test_jit_without_markers(void **state)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 
 	(void)state;
 	check_jit("jit-nomarkers", "--no-markers");
@@ -397,7 +423,7 @@ static void test_jit_without_markers(void **state)
 /* fork and posix_spawn: the children are not followed, and the manifest says so. */
 static void test_fork_reported(void **state)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 
 	(void)state;
 	assert_int_equal(record("forks", &out), 0);
@@ -427,7 +453,7 @@ static void test_killed_program(void **state)
 /* A distribution's own dynamically linked program, with stdin passed through. */
 static void test_system_program(void **state)
 {
-	char cmd[2048], *out = NULL;
+	char cmd[4096], *out = NULL;
 
 	(void)state;
 	snprintf(dir_of_run, sizeof(dir_of_run), "%s/cat", jf_test_tmpdir());
@@ -443,7 +469,7 @@ static void test_system_program(void **state)
 
 static void test_cli_errors(void **state)
 {
-	char cmd[1024], *out = NULL;
+	char cmd[4096], *out = NULL;
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "%s record --help", jf_test_cli());
@@ -473,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_cli_errors),
 		cmocka_unit_test(test_fib_recursion),
 		cmocka_unit_test(test_fib_without_timing),
+		cmocka_unit_test(test_several_buffers),
 		cmocka_unit_test(test_position_independent),
 		cmocka_unit_test(test_branches_and_indirect_calls),
 		cmocka_unit_test(test_qsort_longjmp_signals),

@@ -7,6 +7,9 @@
 /* Room kept free in the buffer so that a whole packet group (PSB+ is the largest, well
  * under 100 bytes) always fits before the buffer is handed to the sink. */
 enum { GROUP_ROOM = 256 };
+/* At a block boundary with less than this left, the chunk ends (see jf_pt_boundary). One
+ * block's packets are far fewer bytes, so chunks nearly never end elsewhere. */
+enum { CHUNK_TAIL = 4 * GROUP_ROOM };
 
 static void flush_buffer(struct jf_pt_stream *s)
 {
@@ -14,6 +17,21 @@ static void flush_buffer(struct jf_pt_stream *s)
 
 	if (pt_enc_get_offset(s->enc, &offset) < 0 || offset == 0)
 		return;
+	/* Chunks end on 8 bytes, as perf.data wants AUX data, with PAD packets (as hardware
+	 * pads): then consecutive chunks are exactly contiguous in the stream's offsets. */
+	while (offset % 8) {
+		struct pt_packet pad;
+		int size;
+
+		memset(&pad, 0, sizeof(pad));
+		pad.type = ppt_pad;
+		size = pt_enc_next(s->enc, &pad);
+		if (size <= 0)
+			break;
+		s->stats.bytes += (uint64_t)size;
+		s->since_psb += (uint64_t)size;
+		offset += (uint64_t)size;
+	}
 	if (s->sink(s->sink_ctx, s->buf, (size_t)offset))
 		s->error = -1;
 	pt_enc_sync_set(s->enc, 0);
@@ -330,6 +348,20 @@ void jf_pt_ptwrite(struct jf_pt_stream *s, uint64_t payload)
 
 void jf_pt_boundary(struct jf_pt_stream *s, uint64_t ip)
 {
-	if (s->enabled && s->since_psb >= JF_PT_PSB_PERIOD)
+	uint64_t offset = 0;
+
+	if (!s->enabled)
+		return;
+	/* A chunk handed to the sink (one AUXTRACE buffer in perf.data) ends here and the
+	 * next one starts with PSB+, so that a decoder that decodes each buffer on its own
+	 * from its first PSB (libipt-based ones do) loses nothing at the boundary. */
+	pt_enc_get_offset(s->enc, &offset);
+	if (offset + CHUNK_TAIL > sizeof(s->buf)) {
+		flush_tnt(s);
+		flush_buffer(s);
+		psb(s, ip);
+		return;
+	}
+	if (s->since_psb >= JF_PT_PSB_PERIOD)
 		psb(s, ip);
 }

@@ -264,6 +264,7 @@ void jf_rec_on_exec(void *ctx, const struct jf_qlog_exec *e)
 	if (!t)
 		return;
 	st->last_exec_cpu = e->cpu;
+	t->last_exec_seq = ++st->exec_seq;
 	st->blocks_executed++;
 	t->blocks++;
 	if (st->layout_state != 2)

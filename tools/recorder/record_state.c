@@ -62,6 +62,7 @@ void jf_record_state_free(struct jf_record_state *st)
 	}
 	free(st->threads);
 	free(st->by_cpu);
+
 	for (i = 0; i < JF_RECORD_MAX_FDS; i++)
 		free(st->fd_paths[i]);
 	for (i = 0; i < st->nzone_files; i++)

@@ -32,6 +32,7 @@ struct jf_record_thread {
 	int announced;             /* FORK/ITRACE_START written */
 	int have_prev;
 	int exited;                /* made the exit system call */
+	uint64_t last_exec_seq;    /* when it logged last (st->exec_seq) */
 	uint64_t last_pc;          /* the last block logged for it ... */
 	uint32_t last_ninsn;       /* ... and the instructions counted for it */
 	int resume_at_last;        /* that block did not run after all: when it is logged
@@ -51,6 +52,7 @@ struct jf_record_thread {
 	struct jf_pt_stream *pt;   /* NULL once the thread's stream is complete */
 	struct jf_pt_stats stats;  /* its packet counts, kept when the stream is gone */
 	int finished;
+	unsigned clone_k;          /* made by the k-th thread-creating clone (0: unknown) */
 };
 
 enum { JF_RECORD_MAX_FDS = 4096, JF_RECORD_MAX_ZONE_FILES = 16, JF_RECORD_MAX_NOTES = 32 };
@@ -87,6 +89,7 @@ struct jf_record_state {
 	                                    * reuses the index of a thread that exited) */
 	unsigned cpu_cap;
 	unsigned last_exec_cpu;
+	uint64_t exec_seq;         /* exec lines seen */
 
 	uint64_t clock;            /* instructions executed so far, all threads */
 	uint64_t blocks_executed, unknown_blocks, log_lines, garbage_lines, stopped_blocks;
@@ -95,14 +98,21 @@ struct jf_record_state {
 	/* System calls whose result is still to come, newest last. Results print on the
 	 * call's own line unless another thread logs in between; then the " = result" line
 	 * that follows belongs to the newest call still waiting. */
-	struct {
+	struct jf_pending_syscall {
 		char name[32];
 		char args[512];
-	} pending[8];
+	} pending[8], pending_result;
 	unsigned npending;
 	const char *pending_args;  /* the arguments of the call being completed */
-	int pending_tids[64];      /* clone results not yet claimed by a new CPU */
-	unsigned npending_tids;
+	/* Naming new threads. The k-th thread-creating clone line creates the thread on CPU
+	 * index 1 + the highest index in use (QEMU's cpu_get_free_index), and the k-th
+	 * clone result is its tid; the thread's first block may come before or after. */
+	struct jf_clone_prediction {
+		unsigned k, cpu;
+		int tid;                   /* 0 until the k-th result */
+		int appeared;
+	} predictions[64];
+	unsigned npredictions, clone_lines, clone_results;
 
 	char *fd_paths[JF_RECORD_MAX_FDS];
 	char *zone_files[JF_RECORD_MAX_ZONE_FILES];

@@ -159,7 +159,9 @@ void jf_rec_on_syscall(void *ctx, const char *name, const char *args)
 		snprintf(st->pending[st->npending].args, sizeof(st->pending[0].args), "%s", args);
 		st->npending++;
 	}
-	if (!strcmp(name, "close")) {
+	if (!strcmp(name, "clone") && strstr(args, "CLONE_THREAD")) {
+		jf_rec_clone_line(st);
+	} else if (!strcmp(name, "close")) {
 		long fd = strtol(args, NULL, 0);
 
 		if (fd >= 0 && fd < JF_RECORD_MAX_FDS) {
@@ -167,12 +169,19 @@ void jf_rec_on_syscall(void *ctx, const char *name, const char *args)
 			st->fd_paths[fd] = NULL;
 		}
 	} else if (!strcmp(name, "exit")) {
-		/* The thread that logged last, if it is in a system call, is the one exiting:
-		 * QEMU prints the call right after the block that makes it. */
-		struct jf_record_thread *t = st->last_exec_cpu < st->cpu_cap ?
-					     st->by_cpu[st->last_exec_cpu] : NULL;
+		/* QEMU prints the call right after the block that makes it: the exiting thread
+		 * is the one in a system call that logged last. */
+		struct jf_record_thread *t = NULL;
+		unsigned i;
 
-		if (t && t->have_prev && t->prev.exit == JF_EXIT_SYSCALL) {
+		for (i = 1; i < st->cpu_cap; i++) {
+			struct jf_record_thread *c = st->by_cpu[i];
+
+			if (c && c->have_prev && c->prev.exit == JF_EXIT_SYSCALL && !c->deferring &&
+			    (!t || c->last_exec_seq > t->last_exec_seq))
+				t = c;
+		}
+		if (t) {
 			jf_rec_thread_exit(st, t);
 			if (t->tid)
 				jf_rec_thread_finish(st, t);
@@ -201,13 +210,38 @@ void jf_rec_on_syscall_result(void *ctx, const char *result)
 	const char *name;
 	long long value;
 	char *end;
+	unsigned pick, i;
 
 	if (!st->npending)
 		return;
-	st->npending--;
-	name = st->pending[st->npending].name;
-	st->pending_args = st->pending[st->npending].args;
 	value = strtoll(result, &end, 0);
+	/* Which waiting call this result completes: normally the newest. But a thread id
+	 * (above the process id, below Linux's PID_MAX_LIMIT) belongs to the newest waiting
+	 * clone, and a clone returns nothing else in the parent; so other values go to the
+	 * newest other call. */
+	pick = st->npending - 1;
+	if (end != result) {
+		int tid_like = value > st->pid && value < (1 << 22), found = 0;
+
+		for (i = st->npending; i-- > 0 && !found;) {
+			int is_clone = !strcmp(st->pending[i].name, "clone");
+
+			if (is_clone == tid_like) {
+				pick = i;
+				found = 1;
+			}
+		}
+		/* Nothing else waits: a thread-creating clone's result it cannot be (a failed
+		 * clone's -1 is lost with it, which costs nothing). */
+		if (!found && !tid_like && !strcmp(st->pending[pick].name, "clone"))
+			return;
+	}
+	memcpy(&st->pending_result, &st->pending[pick], sizeof(st->pending_result));
+	memmove(&st->pending[pick], &st->pending[pick + 1],
+		(st->npending - pick - 1) * sizeof(st->pending[0]));
+	st->npending--;
+	name = st->pending_result.name;
+	st->pending_args = st->pending_result.args;
 	if (end != result) {
 		if (!strcmp(name, "openat"))
 			on_open(st, (long)value, 1);

@@ -47,6 +47,19 @@ static int grow(void *array_ptr, unsigned *cap, unsigned need)
 	return 0;
 }
 
+static int tid_in_use(const struct jf_record_state *st, int tid)
+{
+	unsigned i;
+
+	for (i = 0; i < st->nthreads; i++)
+		if (st->threads[i]->tid == tid)
+			return 1;
+	for (i = 0; i < st->npredictions; i++)
+		if (st->predictions[i].tid == tid)
+			return 1;
+	return 0;
+}
+
 struct jf_record_thread *jf_rec_thread_for(struct jf_record_state *st, unsigned cpu)
 {
 	struct jf_record_thread *t;
@@ -77,10 +90,19 @@ struct jf_record_thread *jf_rec_thread_for(struct jf_record_state *st, unsigned 
 		t->tid = st->pid;
 	} else {
 		t->ptid = st->pid;
-		if (st->npending_tids) {
-			t->tid = st->pending_tids[0];
-			memmove(st->pending_tids, st->pending_tids + 1,
-				--st->npending_tids * sizeof(st->pending_tids[0]));
+		unsigned i;
+
+		/* The oldest clone predicted to create a thread on this index. */
+		for (i = 0; i < st->npredictions; i++) {
+			struct jf_clone_prediction *p = &st->predictions[i];
+
+			if (p->cpu == cpu && !p->appeared) {
+				t->clone_k = p->k;
+				t->tid = p->tid;
+				memmove(p, p + 1, (st->npredictions - i - 1) * sizeof(*p));
+				st->npredictions--;
+				break;
+			}
 		}
 	}
 	st->by_cpu[cpu] = t;
@@ -118,11 +140,53 @@ int jf_rec_thread_finish(struct jf_record_state *st, struct jf_record_thread *t)
 	return rc;
 }
 
+void jf_rec_clone_line(struct jf_record_state *st)
+{
+	struct jf_clone_prediction *p;
+	unsigned i, next = 1;
+
+	for (i = 0; i < st->cpu_cap; i++)
+		if (st->by_cpu[i] && i + 1 > next)
+			next = i + 1;
+	for (i = 0; i < st->npredictions; i++)
+		if (st->predictions[i].cpu + 1 > next)
+			next = st->predictions[i].cpu + 1;
+	if (st->npredictions == sizeof(st->predictions) / sizeof(st->predictions[0])) {
+		memmove(st->predictions, st->predictions + 1,
+			sizeof(st->predictions) - sizeof(st->predictions[0]));
+		st->npredictions--;
+	}
+	p = &st->predictions[st->npredictions++];
+	p->k = ++st->clone_lines;
+	p->cpu = next;
+	p->tid = 0;
+	p->appeared = 0;
+}
+
 void jf_rec_new_tid(struct jf_record_state *st, int tid)
 {
-	unsigned i;
+	unsigned i, k = ++st->clone_results;
 
-	/* A thread that already runs without a name gets it; else keep it for the next. */
+	if (tid_in_use(st, tid))
+		return;
+	/* The thread the k-th clone made, if it already ran ... */
+	for (i = 1; i < st->nthreads; i++) {
+		struct jf_record_thread *t = st->threads[i];
+
+		if (t->clone_k == k && !t->tid) {
+			t->tid = tid;
+			jf_rec_announce(st, t);
+			return;
+		}
+	}
+	/* ... or its prediction, for when it does ... */
+	for (i = 0; i < st->npredictions; i++) {
+		if (st->predictions[i].k == k) {
+			st->predictions[i].tid = tid;
+			return;
+		}
+	}
+	/* ... else the oldest thread without a name. */
 	for (i = 1; i < st->nthreads; i++) {
 		struct jf_record_thread *t = st->threads[i];
 
@@ -132,6 +196,4 @@ void jf_rec_new_tid(struct jf_record_state *st, int tid)
 			return;
 		}
 	}
-	if (st->npending_tids < sizeof(st->pending_tids) / sizeof(st->pending_tids[0]))
-		st->pending_tids[st->npending_tids++] = tid;
 }
