@@ -1,4 +1,5 @@
 #include "cli_inputs.h"
+#include "jitflow/isolate.h"
 #include "cli_output.h"
 #include "code_pieces.h"
 
@@ -304,9 +305,15 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 		/* The snapshot's memory dumps join the images of --raw/--elf in one code map. */
 		struct jf_decoder *dec = jf_cs_snapshot_decoder_new(in->cs_snapshot, in->map, err);
 
-		if (dec)
-			in->trace_bytes = jf_decoder_stats(dec)->trace_bytes;
-		return dec;
+		if (!dec)
+			return NULL;
+		in->trace_bytes = jf_decoder_stats(dec)->trace_bytes;
+		/* OpenCSD 1.3.3 crashes on some corrupt streams: decode in a child process so
+		 * that such a trace gives a located error, not a crash. Zone files change the
+		 * code map while decoding, which a child would not see. */
+		if (in->zones)
+			return dec;
+		return jf_isolated_decoder_new(dec, "OpenCSD", err);
 	}
 	if (!in->pt_path) {
 		jf_fail(err, "no trace given (use --pt FILE, --perf FILE or --cs-snapshot DIR; see --help)");
