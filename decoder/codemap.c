@@ -42,6 +42,8 @@ struct jf_codemap {
 	struct pt_image *image;
 	uint64_t image_generation;
 	size_t last_hit;      /* lookups are very local: try the last hit first */
+	jf_codemap_fill_fn fill;
+	void *fill_ctx;
 };
 
 struct jf_codemap *jf_codemap_new(void)
@@ -340,13 +342,19 @@ static const struct section *find(struct jf_codemap *map, uint64_t vaddr)
 	return NULL;
 }
 
+void jf_codemap_set_fill(struct jf_codemap *map, jf_codemap_fill_fn fill, void *ctx)
+{
+	map->fill = fill;
+	map->fill_ctx = ctx;
+}
+
 size_t jf_codemap_read(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size)
 {
 	const struct section *s = find(map, vaddr);
 	uint64_t in_section;
 
 	if (!s)
-		return 0;
+		return map->fill ? map->fill(map->fill_ctx, vaddr, buf, size) : 0;
 	in_section = vaddr - s->vaddr;
 	if (size > s->size - in_section)
 		size = (size_t)(s->size - in_section);
@@ -380,6 +388,16 @@ struct pt_image_section_cache *jf_codemap_iscache(struct jf_codemap *map)
 	return map->iscache;
 }
 
+/* libipt asks here for what no section holds. */
+static int read_missing(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
+			void *context)
+{
+	struct jf_codemap *map = context;
+	size_t n = map->fill ? map->fill(map->fill_ctx, ip, buffer, size) : 0;
+
+	return n ? (int)n : -pte_nomap;
+}
+
 struct pt_image *jf_codemap_pt_image(struct jf_codemap *map, struct jf_error *err)
 {
 	struct pt_image *image;
@@ -392,6 +410,7 @@ struct pt_image *jf_codemap_pt_image(struct jf_codemap *map, struct jf_error *er
 		jf_fail(err, "out of memory");
 		return NULL;
 	}
+	pt_image_set_callback(image, read_missing, map);
 	for (i = 0; i < map->count; i++) {
 		struct section *s = &map->sec[i];
 		int rc;

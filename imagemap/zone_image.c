@@ -21,6 +21,7 @@ struct jf_zone_image *jf_zone_image_new(struct jf_codemap *map,
 	zi->map = map;
 	if (config)
 		zi->cfg = *config;
+	jf_codemap_set_fill(map, jf_zone_early_fill, zi);
 	return zi;
 }
 
@@ -30,8 +31,11 @@ void jf_zone_image_free(struct jf_zone_image *zi)
 
 	if (!zi)
 		return;
+	jf_codemap_set_fill(zi->map, NULL, NULL);
 	for (i = 0; i < zi->nstreams; i++) {
 		jf_zone_reader_close(zi->streams[i].reader);
+		jf_zone_reader_close(zi->streams[i].survey);
+		free(zi->streams[i].loads);
 		free(zi->streams[i].path);
 	}
 	free(zi->streams);
@@ -57,7 +61,10 @@ static int survey(struct jf_zone_stream *s, struct jf_error *err)
 
 	if (jf_zone_reader_open(&r, s->path, err))
 		return -1;
+	s->survey = r;
 	while ((rc = jf_zone_next(r, &rec, err)) == 1) {
+		if (jf_zone_early_note(s, &rec) < 0)
+			return jf_fail(err, "%s: out of memory indexing code loads", s->path);
 		if (rec.id > JF_ZONE_ID_BASE && rec.id <= JF_ZONE_ID_LAST)
 			s->has_ext = 1;
 		if (rec.id == JF_ZONE_MARKER) {
@@ -66,7 +73,6 @@ static int survey(struct jf_zone_stream *s, struct jf_error *err)
 			s->ptwrite = (rec.u.marker.methods & JF_ZONE_MARKER_PTWRITE) != 0;
 		}
 	}
-	jf_zone_reader_close(r);
 	return rc;
 }
 
@@ -84,6 +90,8 @@ int jf_zone_image_add_file(struct jf_zone_image *zi, const char *path, struct jf
 	if (!s->path)
 		return jf_fail(err, "out of memory");
 	if (survey(s, err) < 0 || jf_zone_reader_open(&s->reader, path, err) < 0) {
+		jf_zone_reader_close(s->survey);
+		free(s->loads);
 		free(s->path);
 		return -1;
 	}

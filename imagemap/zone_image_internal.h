@@ -43,8 +43,18 @@ int jf_zone_regions_take(struct jf_zone_regions *rs, uint64_t addr, struct jf_zo
 void jf_zone_regions_fini(struct jf_zone_regions *rs);
 
 /* One zone file being applied. */
+/* A CODE_LOAD of a stream, for reading its code before it applies (zone_early.c). */
+struct jf_zone_load {
+	uint64_t offset;             /* of the record in the file */
+	uint64_t addr, size;
+	const uint8_t *code;         /* in the survey reader's mapping */
+};
+
 struct jf_zone_stream {
 	struct jf_zone_reader *reader;
+	struct jf_zone_reader *survey; /* kept open: the index points into its mapping */
+	struct jf_zone_load *loads;
+	size_t nloads, loads_cap;
 	char *path;
 	struct jf_zone_record next;  /* the first record not applied yet */
 	int has_next;
@@ -72,5 +82,9 @@ enum jf_zone_how { JF_ZONE_BY_CALL, JF_ZONE_BY_PTWRITE, JF_ZONE_BY_TIME };
 /* Apply the stream's next record and read the one after it. */
 int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum jf_zone_how how,
 		       struct jf_error *err);
+
+/* zone_early.c */
+int jf_zone_early_note(struct jf_zone_stream *s, const struct jf_zone_record *rec);
+size_t jf_zone_early_fill(void *ctx, uint64_t vaddr, void *buf, size_t size);
 
 #endif

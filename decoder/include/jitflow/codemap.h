@@ -44,6 +44,12 @@ size_t jf_codemap_read(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t
 /* The name and start address of the section holding vaddr (NULL if none). */
 const char *jf_codemap_lookup(struct jf_codemap *map, uint64_t vaddr, uint64_t *section_vaddr);
 
+/* Where no section holds an address, fill is asked for its bytes (e.g. code a JIT's
+ * record announces only later): it copies up to size bytes at vaddr into buf and returns
+ * how many, 0 for none. It may not change the map. NULL removes it. */
+typedef size_t (*jf_codemap_fill_fn)(void *ctx, uint64_t vaddr, void *buf, size_t size);
+void jf_codemap_set_fill(struct jf_codemap *map, jf_codemap_fill_fn fill, void *ctx);
+
 /* Changes whenever a section is added or removed, so caches keyed on the bytes can tell
  * that they are stale. */
 uint64_t jf_codemap_generation(const struct jf_codemap *map);

@@ -66,6 +66,8 @@ struct jf_zone_image_stats {
 	uint64_t loads, frees, moves, patches;
 	uint64_t mismatches;       /* decode errors turned into JF_PHASE_IMAGE errors */
 	uint64_t unmatched_markers; /* marker calls with no record left to apply */
+	uint64_t early_code;       /* reads of code whose record had not applied yet (the
+	                            * runtime wrote it after the code ran; see zone_early.c) */
 };
 
 /* map must outlive the image. config may be NULL (AUTO, no time conversion). */
