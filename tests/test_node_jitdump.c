@@ -1,0 +1,97 @@
+/* A real jitdump-only runtime: Node (V8) with --perf-prof, recorded by `jitflow record`.
+ * V8 writes only perf's jitdump records, and buffers them, so some functions run before
+ * their record is written. Every instruction QEMU executed must decode (the recorder's own
+ * count, from QEMU's log, is the oracle), with no error and nothing lost, attributed to
+ * jitted regions by V8's names. Skipped where node is not installed. Takes a few minutes:
+ * V8 starts up with about half a billion instructions. */
+#include "test_support.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cJSON *run_json(const char *cmd)
+{
+	char *out;
+	cJSON *doc;
+
+	if (jf_test_run(cmd, &out) != 0)
+		fail_msg("failed: %s", cmd);
+	doc = cJSON_Parse(out);
+	free(out);
+	if (!doc)
+		fail_msg("not JSON: %s", cmd);
+	return doc;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsNumber(v))
+		fail_msg("no number \"%s\"", key);
+	return v->valuedouble;
+}
+
+static void test_every_instruction_of_node(void **state)
+{
+	const char *tmp = jf_test_tmpdir();
+	char cmd[4096], js[512];
+	cJSON *manifest, *stat, *report;
+	const cJSON *r;
+	double jitted = 0;
+	int named = 0;
+	static const char program[] = "function add(a, b) { return a + b; }\n"
+				      "let s = 0;\nfor (let i = 0; i < 20000; i++) s = add(s, i);\n"
+				      "console.log(s);\n";
+
+	snprintf(js, sizeof(js), "%s/tiny.js", tmp);
+	jf_test_write_file(js, program, strlen(program));
+	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' record -o rec -- node --perf-prof --no-opt "
+		 "tiny.js > node.out", tmp, jf_test_cli());
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+
+	snprintf(cmd, sizeof(cmd), "cat '%s/rec/manifest.json'", tmp);
+	manifest = run_json(cmd);
+	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s/rec' --json", jf_test_cli(), tmp);
+	stat = run_json(cmd);
+	assert_true(num(manifest, "instructions") > 1e8);
+	assert_int_equal(num(stat, "instructions"), num(manifest, "instructions"));
+	assert_int_equal(num(stat, "errors"), 0);
+	assert_int_equal(num(stat, "lost_bytes"), 0);
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s/rec' --json", jf_test_cli(), tmp);
+	report = run_json(cmd);
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(report, "regions")) {
+		const char *name = cJSON_GetObjectItemCaseSensitive(r, "name")->valuestring;
+
+		jitted += num(r, "instructions");
+		if (num(r, "instructions") > 0 && (!strncmp(name, "JS:", 3) ||
+						   !strncmp(name, "Builtin:", 8) ||
+						   !strncmp(name, "BytecodeHandler:", 16)))
+			named++;
+	}
+	/* V8's own names on the code that ran, and every jitted instruction attributed. */
+	assert_true(named > 100);
+	assert_int_equal(jitted, num(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(report, "split"), "total"), "instructions"), "jitted"));
+	printf("node: %.0f instructions decoded, as QEMU ran them; %.0f in %d named jitted "
+	       "regions\n", num(stat, "instructions"), jitted, named);
+	cJSON_Delete(manifest);
+	cJSON_Delete(stat);
+	cJSON_Delete(report);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_instruction_of_node),
+	};
+
+	if (jf_test_run("node --version > /dev/null 2>&1", NULL) != 0) {
+		fprintf(stderr, "SKIP: node is not installed\n");
+		return JF_TEST_SKIP;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
