@@ -8,12 +8,9 @@
 
 static cJSON *parse_file(const char *path)
 {
-	char cmd[1024], *text;
+	char *text = jf_test_read_file(path, NULL);
 	cJSON *doc;
 
-	snprintf(cmd, sizeof(cmd), "cat '%s'", path);
-	if (jf_test_run(cmd, &text) != 0)
-		fail_msg("cannot read %s", path);
 	doc = cJSON_Parse(text);
 	free(text);
 	if (!doc)

@@ -15,24 +15,6 @@
 #include "jitflow/emitter.h"
 #include "jitflow/zone_format.h"
 
-static uint8_t *slurp(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long n;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*size = (size_t)n;
-	return buf;
-}
-
 static uint32_t u32_at(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t u64_at(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
@@ -77,7 +59,7 @@ static void test_single_thread_file_layout(void **state)
 	jf_emitter_close(em);
 	assert_false(file_is_mapped_executable(path));
 
-	data = slurp(path, &size);
+	data = jf_test_read_file(path, &size);
 	assert_true(size >= JF_JITDUMP_HEADER_SIZE);
 	assert_int_equal(u32_at(data), JF_JITDUMP_MAGIC);
 	assert_int_equal(u32_at(data + 4), 1);
@@ -161,7 +143,7 @@ static void test_threads_get_unique_increasing_seqs(void **state)
 		assert_null(rc);
 	}
 	assert_int_equal(jf_emitter_flush(em), 0);
-	data = slurp(jf_emitter_path(em), &size);
+	data = jf_test_read_file(jf_emitter_path(em), &size);
 	seen = calloc(THREADS * PER_THREAD + 8, 1);
 	assert_int_equal(u64_at(data + 32), JF_JITDUMP_FLAG_ARCH_TIMESTAMP);
 	for (off = 40; off < size; ) {

@@ -18,12 +18,10 @@ enum { RUNS_A = 100, RUNS_B = 50 };
  * knows nothing of jitflow would have written it. */
 static void strip_extensions(const char *from, const char *to)
 {
-	char cmd[1024 + 16], *data;
+	char *data = jf_test_read_file(from, NULL); /* the test's own, well-formed file */
 	uint32_t header_size, off;
 	FILE *out;
 
-	snprintf(cmd, sizeof(cmd), "cat '%s'", from);
-	assert_int_equal(jf_test_run(cmd, &data), 0); /* the test's own, well-formed file */
 	memcpy(&header_size, data + 8, 4);
 	out = fopen(to, "wb");
 	assert_non_null(out);

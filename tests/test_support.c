@@ -44,6 +44,33 @@ const char *jf_test_tmpdir(void)
 	return dir;
 }
 
+void *jf_test_read_file(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if (!f)
+		fail_msg("cannot open %s", path);
+	do {
+		if (cap - len < 65536) {
+			cap = cap ? cap * 2 : 65536;
+			buf = realloc(buf, cap + 1);
+			if (!buf)
+				fail_msg("out of memory reading %s", path);
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n > 0);
+	if (ferror(f))
+		fail_msg("cannot read %s", path);
+	fclose(f);
+	buf[len] = 0;
+	if (size)
+		*size = len;
+	return buf;
+}
+
 void jf_test_write_file(const char *path, const void *data, size_t size)
 {
 	FILE *f = fopen(path, "wb");

@@ -23,6 +23,10 @@ const char *jf_test_cli(void);
 /* A fresh temporary directory (removed by the OS's tmp cleaning, not by the test). */
 const char *jf_test_tmpdir(void);
 
+/* The whole file at path, NUL-terminated (size without the NUL, if size is not NULL), in a
+ * malloc'd buffer; fails the test if it cannot be read. */
+void *jf_test_read_file(const char *path, size_t *size);
+
 /* Write size bytes to path; fails the test on error. */
 void jf_test_write_file(const char *path, const void *data, size_t size);
 

@@ -13,24 +13,6 @@
 #include "jitflow/emitter.h"
 #include "jitflow/zone.h"
 
-static uint8_t *slurp(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long n;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*size = (size_t)n;
-	return buf;
-}
-
 static const uint8_t trace_code[] = { 0x48, 0x31, 0xc0, 0x48, 0xff, 0xc0, 0xc3 };
 static const uint8_t patch_bytes[] = { 0xe9, 0x10, 0x20, 0x30, 0x40 };
 static const struct jf_pc_map_entry pcs[3] = {
@@ -282,7 +264,7 @@ static void test_truncated_at_every_length(void **state)
 {
 	const char *path = write_every_record("truncate");
 	size_t size, len, records, full_records, boundaries = 0;
-	uint8_t *data = slurp(path, &size);
+	uint8_t *data = jf_test_read_file(path, &size);
 	struct jf_error err;
 
 	assert_int_equal(read_all(data, size, &err, &full_records), 0);
@@ -339,7 +321,7 @@ static void test_hostile_files(void **state)
 {
 	const char *path = write_every_record("hostile");
 	size_t size, off;
-	uint8_t *orig = slurp(path, &size), *d = malloc(size);
+	uint8_t *orig = jf_test_read_file(path, &size), *d = malloc(size);
 
 #define FRESH() memcpy(d, orig, size)
 	FRESH(); set32(d, 0x12345678);
@@ -408,7 +390,7 @@ static void test_overlapping_regions(void **state)
 	r.addr = 0x10004;
 	jf_emit_region_load(em, &r); /* overlaps the live one at 0x10000 */
 	jf_emitter_flush(em);
-	d = slurp(jf_emitter_path(em), &size);
+	d = jf_test_read_file(jf_emitter_path(em), &size);
 	jf_emitter_close(em);
 	expect_error(d, size, "REGION_LOAD [0x10004, 0x1000b) overlaps live region "
 			      "[0x10000, 0x10007) that was never freed");
