@@ -146,3 +146,31 @@ void cs_syn_write_snapshot(const char *dir)
 	snprintf(path, sizeof(path), "%s/trace.bin", dir);
 	jf_test_write_file(path, cs_syn_trace, cs_syn_trace_size);
 }
+
+struct jf_decoder *cs_syn_decoder(const uint8_t *trace, size_t size, int formatted, int frames,
+				  struct jf_codemap *map)
+{
+	struct jf_cs_source src;
+	struct jf_cs_buffer buf;
+	struct jf_cs_config cfg;
+	struct jf_error err;
+	struct jf_decoder *dec;
+
+	cs_syn_source(&src);
+	memset(&buf, 0, sizeof(buf));
+	buf.name = "synthetic";
+	buf.data = trace;
+	buf.size = size;
+	buf.formatted = formatted;
+	buf.frames = frames;
+	buf.sources = &src;
+	buf.nsources = 1;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffers = &buf;
+	cfg.nbuffers = 1;
+	cfg.lookahead = 1;
+	dec = jf_cs_decoder_new(&cfg, map, &err);
+	if (!dec)
+		fail_msg("%s", err.msg);
+	return dec;
+}

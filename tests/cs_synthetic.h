@@ -28,6 +28,11 @@ size_t cs_syn_frames(const uint8_t *data, size_t size, uint8_t id, uint8_t *out,
 /* The ETMv4 registers of the traced core's ETM. */
 void cs_syn_source(struct jf_cs_source *src);
 
+/* A decoder of trace (raw, or formatted in frames of the given JF_CS_FRAMES_* kind) from
+ * that ETM over map, looking one record ahead; fails the test if it cannot be made. */
+struct jf_decoder *cs_syn_decoder(const uint8_t *trace, size_t size, int formatted, int frames,
+				  struct jf_codemap *map);
+
 /* Write a snapshot folder (snapshot.ini, cpu.ini with version A as a dump, etm.ini,
  * trace.ini, trace.bin) into dir. */
 void cs_syn_write_snapshot(const char *dir);

@@ -101,31 +101,6 @@ static void collect(struct jf_decoder *dec, struct jf_flow *out, size_t cap, siz
 	}
 }
 
-/* The hand-written ETMv4 trace of tests/cs_synthetic.c, raw, over version A of its code. */
-static struct jf_decoder *synthetic_decoder(struct jf_codemap *map)
-{
-	struct jf_cs_source src;
-	struct jf_cs_buffer buf;
-	struct jf_cs_config cfg;
-	struct jf_error err;
-	struct jf_decoder *dec;
-
-	cs_syn_source(&src);
-	memset(&buf, 0, sizeof(buf));
-	buf.name = "synthetic";
-	buf.data = cs_syn_trace;
-	buf.size = cs_syn_trace_size;
-	buf.sources = &src;
-	buf.nsources = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffers = &buf;
-	cfg.nbuffers = 1;
-	dec = jf_cs_decoder_new(&cfg, map, &err);
-	if (!dec)
-		fail_msg("%s", err.msg);
-	return dec;
-}
-
 static void test_valid_trace_is_unchanged(void **state)
 {
 	static struct jf_flow direct[4096], isolated[4096];
@@ -136,8 +111,10 @@ static void test_valid_trace_is_unchanged(void **state)
 
 	assert_int_equal(jf_codemap_add_bytes(map, cs_syn_code_a, sizeof(cs_syn_code_a),
 					      CS_SYN_BASE, "A", &err), 0);
-	a = synthetic_decoder(map);
-	b = jf_isolated_decoder_new(synthetic_decoder(map), "OpenCSD", &err);
+	/* The hand-written ETMv4 trace of tests/cs_synthetic.c, over version A of its code. */
+	a = cs_syn_decoder(cs_syn_trace, cs_syn_trace_size, 0, 0, map);
+	b = jf_isolated_decoder_new(cs_syn_decoder(cs_syn_trace, cs_syn_trace_size, 0, 0, map),
+				    "OpenCSD", &err);
 	assert_non_null(b);
 	collect(a, direct, 4096, &na);
 	collect(b, isolated, 4096, &nb);

@@ -17,38 +17,10 @@ struct expect_block {
 	uint64_t offset;
 };
 
-static struct jf_decoder *buffer_decoder(const uint8_t *trace, size_t size, int formatted,
-					 int frames, struct jf_codemap *map)
-{
-	struct jf_cs_source src;
-	struct jf_cs_buffer buf;
-	struct jf_cs_config cfg;
-	struct jf_error err;
-	struct jf_decoder *dec;
-
-	cs_syn_source(&src);
-	memset(&buf, 0, sizeof(buf));
-	buf.name = "synthetic";
-	buf.data = trace;
-	buf.size = size;
-	buf.formatted = formatted;
-	buf.frames = frames;
-	buf.sources = &src;
-	buf.nsources = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffers = &buf;
-	cfg.nbuffers = 1;
-	cfg.lookahead = 1;
-	dec = jf_cs_decoder_new(&cfg, map, &err);
-	if (!dec)
-		fail_msg("%s", err.msg);
-	return dec;
-}
-
 static struct jf_decoder *raw_decoder(const uint8_t *trace, size_t size,
 				      struct jf_codemap *map)
 {
-	return buffer_decoder(trace, size, 0, 0, map);
+	return cs_syn_decoder(trace, size, 0, 0, map);
 }
 
 /* Decode everything; when rewrite is set, put version B over version A as soon as A's
@@ -255,7 +227,7 @@ static void test_formatted_frames_decode_like_raw(void **state)
 
 	assert_int_equal(jf_codemap_add_bytes(map, cs_syn_code_a, sizeof(cs_syn_code_a),
 					      CS_SYN_BASE, "version A", &err), 0);
-	dec = buffer_decoder(frames, size, 1, JF_CS_FRAMES_ALIGNED, map);
+	dec = cs_syn_decoder(frames, size, 1, JF_CS_FRAMES_ALIGNED, map);
 	while (jf_decoder_next(dec, &f, &err) > 0) {
 		if (f.kind == JF_FLOW_BLOCK && n < 8)
 			starts[n++] = f.u.block.start;
@@ -285,7 +257,7 @@ static void test_truncated_dstream_frames_are_an_error(void **state)
 
 	/* DSTREAM captures come in 4-byte units: 3 bytes short is a decode failure, which
 	 * is reported with its offset, and the decode still ends normally. */
-	dec = buffer_decoder(frames, size - 3, 1, JF_CS_FRAMES_FSYNCS, map);
+	dec = cs_syn_decoder(frames, size - 3, 1, JF_CS_FRAMES_FSYNCS, map);
 	while (jf_decoder_next(dec, &f, &err) > 0) {
 		if (f.kind == JF_FLOW_ERROR) {
 			errors++;
