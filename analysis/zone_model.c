@@ -302,7 +302,8 @@ enum jf_code_class jf_zone_model_native_at(struct jf_zone_model *zm, uint64_t ad
 	uint64_t best_size = UINT64_MAX;
 	size_t lo = 0, hi = zm->nnatives;
 
-	if (!zm->natives_sorted) {
+	/* An empty table is NULL: qsort must not be handed that (UBSan says so). */
+	if (!zm->natives_sorted && zm->nnatives > 1) {
 		qsort(zm->natives, zm->nnatives, sizeof(*zm->natives), by_start);
 		zm->natives_sorted = 1;
 	}
