@@ -58,6 +58,7 @@ const char *jf_lost_reason_name(enum jf_lost_reason reason)
 		[JF_LOST_NO_IMAGE] = "no-image",
 		[JF_LOST_OVERFLOW] = "overflow",
 		[JF_LOST_RECORDS] = "lost-records",
+		[JF_LOST_FILE_CUT] = "file-cut",
 	};
 	return NAME(names, reason);
 }

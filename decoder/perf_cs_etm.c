@@ -13,6 +13,7 @@ struct thread {
 struct perf_cs {
 	struct jf_perf_data *data;
 	struct jf_perf_cursor cur;
+	int cut_reported;            /* the file's cut (jf_perf_data_cut_flow) */
 	struct jf_perf_session_hooks hooks;
 	struct jf_codemap *own_map;  /* when the caller gives no code maps */
 	struct jf_cs_source *sources;
@@ -190,6 +191,11 @@ static int pcs_next(void *self, struct jf_flow *flow, struct jf_error *err)
 			jf_perf_data_release(p->data, p->inner_offset, p->inner_size);
 		}
 		rc = jf_perf_data_next(p->data, &p->cur, &rec, err);
+		if (rc == 0 && !p->cut_reported) {
+			p->cut_reported = 1;
+			if (jf_perf_data_cut_flow(p->data, flow))
+				return 1;
+		}
 		if (rc <= 0)
 			return rc;
 		if (handle(p, &rec, err) < 0)

@@ -147,12 +147,20 @@ static int read_features(struct jf_perf_data *d, struct jf_error *err)
 
 		if (!(bitmap[bit / 8] & (1u << (bit % 8))))
 			continue;
-		if (table > d->file.size || d->file.size - table < SECTION_SIZE)
-			return jf_fail(err,
-				       "%s: offset %llu: feature table entry for feature %llu lies "
-				       "beyond the end of the file (%zu bytes)",
-				       d->file.path, (unsigned long long)table,
-				       (unsigned long long)bit, d->file.size);
+		if (table > d->file.size || d->file.size - table < SECTION_SIZE) {
+			/* Cut short after the data: the records are whole, this feature and
+			 * the ones after it are gone (reported as a cut of 0 data bytes). */
+			d->cut = 1;
+			d->cut_at = d->file.size;
+			return 0;
+		}
+		off = jf_perf_u64(d->file.data + table, 0);
+		size = jf_perf_u64(d->file.data + table, 1);
+		if ((off > d->file.size || size > d->file.size - off) && off >= d->data_end) {
+			d->cut = 1; /* the same, inside a feature's section */
+			d->cut_at = d->file.size;
+			return 0;
+		}
 		if (read_section(d, table, "feature", &off, &size, err) < 0)
 			return -1;
 		d->feat[bit].present = 1;
@@ -257,8 +265,21 @@ static int read_header(struct jf_perf_data *d, struct jf_error *err)
 			       "%s: offset 0: file of %zu bytes is too short for its %llu-byte "
 			       "header",
 			       d->file.path, d->file.size, (unsigned long long)hsize);
-	if (read_section(d, 40, "data", &data_off, &data_size, err) < 0)
-		return -1;
+	data_off = jf_perf_u64(p, 5);
+	data_size = jf_perf_u64(p, 6);
+	if (data_off > d->file.size)
+		return jf_fail(err,
+			       "%s: offset 40: data section at %llu lies beyond the end of the file "
+			       "(%zu bytes); expected it inside the file",
+			       d->file.path, (unsigned long long)data_off, d->file.size);
+	if ((data_size == 0 && d->file.size > data_off) || data_size > d->file.size - data_off) {
+		/* Cut short, or never finished (perf writes the data size when it stops):
+		 * read what is there, as perf does. */
+		d->cut = 1;
+		d->cut_at = d->file.size;
+		d->cut_missing = data_size ? data_size - (d->file.size - data_off) : 0;
+		data_size = d->file.size - data_off;
+	}
 	if (data_off < hsize)
 		return jf_fail(err,
 			       "%s: offset 40: data section at %llu overlaps the header; expected "
@@ -269,7 +290,8 @@ static int read_header(struct jf_perf_data *d, struct jf_error *err)
 	d->data_end = data_off + data_size;
 	if (read_attrs(d, jf_perf_u64(p, 2), err) < 0)
 		return -1;
-	if (hsize == FILE_HEADER_SIZE && read_features(d, err) < 0)
+	/* The feature table follows the data: a cut file has none that can be trusted. */
+	if (hsize == FILE_HEADER_SIZE && !d->cut && read_features(d, err) < 0)
 		return -1;
 	return 0;
 }
@@ -308,6 +330,28 @@ void jf_perf_data_close(struct jf_perf_data *d)
 const char *jf_perf_data_path(const struct jf_perf_data *d)
 {
 	return d->file.path;
+}
+
+int jf_perf_data_cut(const struct jf_perf_data *d, uint64_t *at, uint64_t *missing)
+{
+	if (at)
+		*at = d->cut_at;
+	if (missing)
+		*missing = d->cut_missing;
+	return d->cut;
+}
+
+int jf_perf_data_cut_flow(const struct jf_perf_data *d, struct jf_flow *flow)
+{
+	if (!d->cut)
+		return 0;
+	memset(flow, 0, sizeof(*flow));
+	flow->kind = JF_FLOW_LOST;
+	flow->flags = JF_FLOW_IP_SUPPRESSED;
+	flow->offset = d->cut_at;
+	flow->u.lost.bytes = d->cut_missing;
+	flow->u.lost.reason = JF_LOST_FILE_CUT;
+	return 1;
 }
 
 int jf_perf_data_is_pipe(const struct jf_perf_data *d)

@@ -22,6 +22,9 @@ struct jf_perf_data {
 	struct jf_mapped_file file;
 	int pipe;
 	uint64_t data_begin, data_end;
+	int cut;                   /* the file ends inside the data section */
+	uint64_t cut_missing;      /* bytes of it the header promised beyond the end */
+	uint64_t cut_at;           /* where the file ends (with cut) */
 	struct jf_perf_attr *attrs;
 	size_t nattrs, cap_attrs;
 	struct jf_perf_feature feat[JF_PERF_FEAT_MAX];

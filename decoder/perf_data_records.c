@@ -364,6 +364,8 @@ static int frame(const struct jf_perf_data *d, struct jf_perf_cursor *cur,
 	memset(r, 0, sizeof(*r));
 	if (pos >= end)
 		return 0;
+	if (end - pos < RECORD_HEADER_SIZE && d->cut)
+		return 0; /* a header cut in half: the data ends here (jf_perf_data_cut) */
 	if (end - pos < RECORD_HEADER_SIZE)
 		return jf_fail(err,
 			       "%s: offset %llu: %llu bytes left in the data section; expected an "
@@ -381,6 +383,8 @@ static int frame(const struct jf_perf_data *d, struct jf_perf_cursor *cur,
 			       "%s: offset %llu: record size %u; expected at least the 8-byte "
 			       "header",
 			       d->file.path, (unsigned long long)pos, r->size);
+	if (r->size > end - pos && d->cut)
+		return 0; /* a record cut in half: the data ends before it */
 	if (r->size > end - pos)
 		return jf_fail(err,
 			       "%s: offset %llu: %s record of %u bytes runs past the end of the "
@@ -400,6 +404,11 @@ static int frame(const struct jf_perf_data *d, struct jf_perf_cursor *cur,
 		r->u.auxtrace.idx = jf_perf_u32(raw + 32);
 		r->u.auxtrace.tid = jf_perf_u32(raw + 36);
 		r->u.auxtrace.cpu = jf_perf_u32(raw + 40);
+		if (r->u.auxtrace.size > end - next && d->cut) {
+			/* A payload cut in half: what is there still decodes. */
+			r->u.auxtrace.cut = r->u.auxtrace.size - (end - next);
+			r->u.auxtrace.size = end - next;
+		}
 		if (r->u.auxtrace.size > end - next)
 			return jf_fail(err,
 				       "%s: offset %llu: AUXTRACE payload of %llu bytes runs past "

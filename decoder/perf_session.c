@@ -567,6 +567,11 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 				*err = s->fatal;
 				return -1;
 			}
+			if (!s->cut_reported) {
+				s->cut_reported = 1;
+				if (jf_perf_data_cut_flow(s->data, flow))
+					return 1;
+			}
 			return 0;
 		}
 		if (best->have_peek) {

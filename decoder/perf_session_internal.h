@@ -94,6 +94,7 @@ struct session {
 	uint64_t unknown_records;
 	struct jf_error fatal;        /* a framing error: the stream ends with it */
 	int failed;
+	int cut_reported;             /* the file's cut (jf_perf_data_cut_flow) */
 };
 
 /* Make sure the heap's head is deliverable (or the heap is empty at the end). */

@@ -357,27 +357,82 @@ static int read_all(const char *path, struct jf_error *err)
 	return rc;
 }
 
+/* Records of the whole file that end at or before offset n (an AUXTRACE record counts
+ * once its 48 header bytes are there: its payload may be cut). */
+static size_t whole_records_before(const char *path, size_t n)
+{
+	struct jf_perf_data *d = jf_perf_data_open(path, NULL);
+	struct jf_perf_cursor cur;
+	struct jf_perf_record r;
+	size_t count = 0;
+
+	assert_non_null(d);
+	jf_perf_data_begin(d, &cur);
+	while (jf_perf_data_next(d, &cur, &r, NULL) > 0)
+		count += r.offset + r.size <= n;
+	jf_perf_data_close(d);
+	return count;
+}
+
+/* A file cut anywhere: cut in the header or attrs it fails naming the file and offset;
+ * cut later (the data, the features after it) it reads exactly the records that are whole
+ * before the cut, says where the file ends and how much data its header promised beyond
+ * that, and returns no error. */
 static void test_every_truncation(void **state)
 {
 	struct pb b;
 	struct offsets o;
-	const char *path = tmp_path("cut.data");
-	size_t size, n;
+	const char *path = tmp_path("cut.data"), *whole = tmp_path("whole.data");
+	size_t size, n, cut_reads = 0;
 	uint8_t *img;
 	struct jf_error err;
+	uint64_t begin, end;
 
 	build(&b, &o);
 	img = pb_image(&b, &size);
+	jf_test_write_file(whole, img, size);
+	{
+		struct jf_perf_data *d = jf_perf_data_open(whole, &err);
+
+		assert_non_null(d);
+		jf_perf_data_range(d, &begin, &end);
+		assert_int_equal(jf_perf_data_cut(d, NULL, NULL), 0);
+		jf_perf_data_close(d);
+	}
 	for (n = 0; n < size; n++) {
+		struct jf_perf_data *d;
+		struct jf_perf_cursor cur;
+		struct jf_perf_record r;
+		uint64_t at, missing;
+		size_t count = 0;
+		int rc;
+
 		jf_test_write_file(path, img, n);
 		memset(&err, 0, sizeof(err));
-		if (read_all(path, &err) != -1)
-			fail_msg("prefix of %zu bytes read without error", n);
-		if (!strstr(err.msg, path) || !strstr(err.msg, ": offset "))
-			fail_msg("prefix of %zu bytes: unclear error: %s", n, err.msg);
+		d = jf_perf_data_open(path, &err);
+		if (!d) {
+			/* Only the header and the attrs are needed whole. */
+			assert_true(n < begin);
+			if (!strstr(err.msg, path) || !strstr(err.msg, ": offset "))
+				fail_msg("prefix of %zu bytes: unclear error: %s", n, err.msg);
+			continue;
+		}
+		assert_true(n >= begin);
+		assert_int_equal(jf_perf_data_cut(d, &at, &missing), 1);
+		assert_int_equal(at, n);
+		/* Past the data only features are lost: no data bytes are missing. */
+		assert_int_equal(missing, n < end ? end - n : 0);
+		jf_perf_data_begin(d, &cur);
+		while ((rc = jf_perf_data_next(d, &cur, &r, &err)) > 0)
+			count++;
+		jf_perf_data_close(d);
+		if (rc != 0)
+			fail_msg("prefix of %zu bytes: %s", n, err.msg);
+		assert_int_equal(count, whole_records_before(whole, n));
+		cut_reads++;
 	}
-	jf_test_write_file(path, img, size);
-	assert_int_equal(read_all(path, &err), 0);
+	assert_int_equal(cut_reads, size - begin);
+	assert_int_equal(read_all(whole, &err), 0);
 	free(img);
 	pb_free(&b);
 }
@@ -430,9 +485,24 @@ static void test_corrupt_sizes(void **state)
 	assert_int_equal(read_all(path, &err), -1);
 	snprintf(want, sizeof(want), "offset %llu: AUXTRACE payload", (unsigned long long)o.auxtrace);
 	assert_non_null(strstr(err.msg, want));
-	/* Header fields: data section overflowing, attr size wrong. */
+	/* Header fields: a data section said to run past the end of the file is taken as a
+	 * cut file (what is there is read, the feature table is not trusted); one that starts
+	 * past the end is an error; attr size wrong. */
 	memcpy(bad, img, size);
 	memset(bad + 48, 0xff, 8);
+	jf_test_write_file(path, bad, size);
+	{
+		struct jf_perf_data *d = jf_perf_data_open(path, &err);
+		uint64_t at;
+
+		assert_non_null(d);
+		assert_int_equal(jf_perf_data_cut(d, &at, NULL), 1);
+		assert_int_equal(at, size);
+		assert_int_equal(jf_perf_data_feature(d, JF_PERF_FEAT_CPUID, NULL, NULL, NULL), 0);
+		jf_perf_data_close(d);
+	}
+	memcpy(bad, img, size);
+	memset(bad + 40, 0x7f, 8);
 	jf_test_write_file(path, bad, size);
 	assert_int_equal(read_all(path, &err), -1);
 	assert_non_null(strstr(err.msg, "data section"));

@@ -332,37 +332,74 @@ static void test_not_intel_pt(void **state)
 	pb_free(&b);
 }
 
-/* Truncations and corrupted record sizes through the session: an error naming the file
- * and an offset, never a crash or a hang. */
+/* Truncations and corrupted record sizes through the session: never a crash or a hang.
+ * A file cut before its records can be read fails with an error naming the file; one cut
+ * later decodes what is whole in it, reports the cut as a located loss (where the file
+ * ends), and never decodes more than the whole file, nor less than a shorter cut. */
 static void test_session_malformed(void **state)
 {
 	const char *path = tmp_path("cut-session.data");
 	struct pb b;
-	uint64_t at;
+	uint64_t at, insns, last_insns = 0, whole_insns = 0;
 	uint8_t *img;
-	size_t size, n;
+	size_t size, n, decoded = 0;
 
 	build_per_thread(&b, code_file(), NULL, 0, 0, &at);
 	img = pb_image(&b, &size);
-	for (n = 0; n < size; n++) {
+	for (n = size + 1; n-- > 0;) {
 		struct jf_error err;
 		struct jf_decoder *dec;
 		struct jf_flow f;
-		int rc;
+		int rc, cuts = 0;
+
+		struct jf_perf_images *imgs = jf_perf_images_new();
+		struct jf_perf_session_hooks hooks;
 
 		jf_test_write_file(path, img, n);
 		memset(&err, 0, sizeof(err));
-		dec = jf_perf_pt_decoder_new(path, NULL, &err);
-		if (dec) {
-			while ((rc = jf_decoder_next(dec, &f, &err)) > 0)
-				;
-			jf_decoder_free(dec);
-			if (rc == 0)
-				fail_msg("prefix of %zu bytes decoded without error", n);
+		memset(&hooks, 0, sizeof(hooks));
+		jf_perf_images_hooks(imgs, &hooks);
+		dec = jf_perf_pt_decoder_new(path, &hooks, &err);
+		if (!dec) {
+			jf_perf_images_free(imgs);
+			if (!strstr(err.msg, "cut-session.data"))
+				fail_msg("prefix of %zu bytes: unclear error: %s", n, err.msg);
+			continue;
 		}
-		if (!strstr(err.msg, "cut-session.data") || !strstr(err.msg, "offset"))
+		insns = 0;
+		while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
+			if (f.kind == JF_FLOW_BLOCK)
+				insns += f.u.block.ninsn;
+			if (f.kind == JF_FLOW_LOST && f.u.lost.reason == JF_LOST_FILE_CUT) {
+				cuts++;
+				assert_int_equal(f.offset, n);
+			}
+		}
+		jf_decoder_free(dec);
+		jf_perf_images_free(imgs);
+		if (rc < 0 && (!strstr(err.msg, "cut-session.data") || !strstr(err.msg, "offset")))
 			fail_msg("prefix of %zu bytes: unclear error: %s", n, err.msg);
+		if (n == size) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(cuts, 0);
+			whole_insns = insns;
+		} else if (rc == 0 && !cuts) {
+			/* Only the feature table after the data can be cut without a loss. */
+			assert_int_equal(insns, whole_insns);
+		}
+		if (n < size && insns > whole_insns)
+			fail_msg("prefix of %zu bytes decoded %llu instructions, the whole file %llu",
+				 n, (unsigned long long)insns, (unsigned long long)whole_insns);
+		/* Going down in size: never more than a longer prefix gave. */
+		if (n < size && insns > last_insns)
+			fail_msg("prefix of %zu bytes decoded %llu instructions, more than a longer "
+				 "one (%llu)", n, (unsigned long long)insns,
+				 (unsigned long long)last_insns);
+		last_insns = insns;
+		decoded += insns > 0;
 	}
+	/* Cuts inside the data decode part of it. */
+	assert_true(decoded > 0);
 	/* The AUXTRACE record's size field set to 4 (< header): the stream ends with an
 	 * error at that record's offset, after what came before it. */
 	{

@@ -90,6 +90,8 @@ enum jf_lost_reason {
 	                      * file) */
 	JF_LOST_OVERFLOW,    /* hardware overflow */
 	JF_LOST_RECORDS,     /* perf: PERF_RECORD_LOST(_SAMPLES) */
+	JF_LOST_FILE_CUT,    /* the file ends before its data does (offset: where it ends;
+	                      * bytes: how many more its header promised, 0 if unknown) */
 };
 
 enum jf_error_phase {

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "jitflow/error.h"
+#include "jitflow/flow.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -176,6 +177,7 @@ struct jf_perf_record {
 			uint32_t idx, tid, cpu;
 			uint64_t payload_offset;  /* file offset of the payload's first byte */
 			const uint8_t *payload;   /* size bytes in the mapping */
+			uint64_t cut;             /* bytes missing at its end (a cut file) */
 		} auxtrace;
 		struct {
 			uint64_t time_shift, time_mult, time_zero;
@@ -210,6 +212,17 @@ const char *jf_perf_data_path(const struct jf_perf_data *data);
 int jf_perf_data_is_pipe(const struct jf_perf_data *data);
 /* The file's bytes [data offset, data end) hold the records. */
 void jf_perf_data_range(const struct jf_perf_data *data, uint64_t *begin, uint64_t *end);
+/* A file that ends before its data section does (a recorder killed, a disk full, a copy
+ * cut short): 1 with the file offset where the file ends (*at) and the bytes of the data
+ * section the header promised beyond it (*missing; 0 when perf never wrote the size, or
+ * when only the feature sections after the data are cut), 0 for a whole file.
+ * Records before the cut are read as usual; a record cut in half ends the data, and an
+ * AUXTRACE payload cut in half is returned with the bytes that are there (its size
+ * shortened; jf_perf_record.u.auxtrace.cut says by how much). */
+int jf_perf_data_cut(const struct jf_perf_data *data, uint64_t *at, uint64_t *missing);
+/* The loss a decoder reports once, after the last record, for a cut file: 1 with *flow a
+ * JF_FLOW_LOST (JF_LOST_FILE_CUT, offset where the file ends), 0 for a whole file. */
+int jf_perf_data_cut_flow(const struct jf_perf_data *data, struct jf_flow *flow);
 
 size_t jf_perf_data_nattrs(const struct jf_perf_data *data);
 const struct jf_perf_attr *jf_perf_data_attr(const struct jf_perf_data *data, size_t i);
