@@ -213,6 +213,32 @@ static int apply_due(struct zone_filter *zf, struct jf_error *err)
 	return 0;
 }
 
+/* A damaged zone file, once, after the trace: a located error (the zone file's offset),
+ * so every output counts it; its whole records applied as usual. */
+static int report_damage(struct zone_filter *zf, struct jf_flow *f)
+{
+	size_t i;
+
+	for (i = 0; i < zf->zi->nstreams; i++) {
+		struct jf_zone_stream *s = &zf->zi->streams[i];
+		const char *base = strrchr(s->path, '/');
+
+		if (!s->damaged || s->damage_reported)
+			continue;
+		s->damage_reported = 1;
+		zf->zi->stats.damaged_files++;
+		memset(f, 0, sizeof(*f));
+		f->kind = JF_FLOW_ERROR;
+		f->flags = JF_FLOW_IP_SUPPRESSED;
+		f->offset = s->damage_offset;
+		f->u.error.phase = JF_PHASE_CONTAINER;
+		snprintf(f->u.error.text, sizeof(f->u.error.text), "zone file %s damaged",
+			 base ? base + 1 : s->path);
+		return 1;
+	}
+	return 0;
+}
+
 static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
 {
 	struct zone_filter *zf = self;
@@ -223,6 +249,8 @@ static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
 	if (apply_due(zf, err))
 		return -1;
 	rc = jf_decoder_next(zf->inner, f, err);
+	if (rc == 0 && report_damage(zf, f))
+		return 1;
 	if (rc <= 0)
 		return rc;
 	/* Backends report trace size and clock facts on their own stats. */

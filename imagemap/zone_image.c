@@ -45,9 +45,15 @@ void jf_zone_image_free(struct jf_zone_image *zi)
 
 static int read_next(struct jf_zone_stream *s, struct jf_error *err)
 {
-	int rc = jf_zone_next(s->reader, &s->next, err);
+	int rc;
 
+	if (s->damaged && s->read_records >= s->whole_records) {
+		s->has_next = 0;
+		return 0;
+	}
+	rc = jf_zone_next(s->reader, &s->next, err);
 	s->has_next = rc == 1;
+	s->read_records += rc == 1;
 	return rc < 0 ? -1 : 0;
 }
 
@@ -63,6 +69,7 @@ static int survey(struct jf_zone_stream *s, struct jf_error *err)
 		return -1;
 	s->survey = r;
 	while ((rc = jf_zone_next(r, &rec, err)) == 1) {
+		s->whole_records++;
 		if (jf_zone_early_note(s, &rec) < 0)
 			return jf_fail(err, "%s: out of memory indexing code loads", s->path);
 		if (rec.id > JF_ZONE_ID_BASE && rec.id <= JF_ZONE_ID_LAST)
@@ -72,6 +79,13 @@ static int survey(struct jf_zone_stream *s, struct jf_error *err)
 				s->marker_addr = rec.u.marker.addr;
 			s->ptwrite = (rec.u.marker.methods & JF_ZONE_MARKER_PTWRITE) != 0;
 		}
+	}
+	if (rc < 0) {
+		/* What is whole still applies; the damage is reported where decoding starts. */
+		s->damaged = 1;
+		s->damage_offset = jf_zone_reader_offset(r);
+		s->damage = *err;
+		return 0;
 	}
 	return rc;
 }
@@ -103,6 +117,8 @@ int jf_zone_image_add_file(struct jf_zone_image *zi, const char *path, struct jf
 	s->marker_ret_gen = UINT64_MAX;
 	s->fresh = 1;
 	zi->nstreams++;
+	zi->stats.files++;
+	zi->stats.ext_files += s->has_ext;
 	return read_next(s, err);
 }
 
@@ -305,4 +321,11 @@ void jf_zone_image_on_apply(struct jf_zone_image *zi,
 {
 	zi->cfg.on_apply = on_apply;
 	zi->cfg.apply_ctx = ctx;
+}
+
+const char *jf_zone_image_damage(const struct jf_zone_image *zi, size_t file)
+{
+	if (file >= zi->nstreams || !zi->streams[file].damaged)
+		return NULL;
+	return zi->streams[file].damage.msg;
 }

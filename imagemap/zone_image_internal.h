@@ -66,6 +66,12 @@ struct jf_zone_stream {
 	int ptwrite;                 /* records are announced by PTWRITE(seq) */
 	int has_ext;                 /* the file has jitflow records (perf's moves then
 	                              * come with a REGION_MOVE, which does the work) */
+	/* A damaged file (cut short, a bad record): the records before the damage apply,
+	 * the damage is reported once as a decode error, nothing after it is read. */
+	uint64_t whole_records, read_records;
+	int damaged, damage_reported;
+	uint64_t damage_offset;
+	struct jf_error damage;
 };
 
 struct jf_zone_image {

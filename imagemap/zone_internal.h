@@ -52,6 +52,7 @@ struct jf_zone_reader {
 	size_t pos;                  /* next record's offset */
 	int done, failed;
 	uint64_t last_seq, last_timestamp;
+	size_t last_seq_offset;     /* where the record with last_seq starts */
 	/* the previous record if it was a CODE_LOAD: a REGION_LOAD must follow its own */
 	int have_load;
 	uint64_t load_addr, load_size, load_index, load_code_offset;

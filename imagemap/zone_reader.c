@@ -251,13 +251,21 @@ static int parse_record(struct jf_zone_reader *r, struct jf_cursor *c,
 	}
 	if (rec->seq <= r->last_seq)
 		return jf_fail(err, "%s record has sequence number %" PRIu64 ", expected more "
-			       "than the previous record's %" PRIu64 " (records out of order)",
-			       jf_zone_record_name(rec->id), rec->seq, r->last_seq);
+			       "than %" PRIu64 " of the record at offset %zu before it (one of the "
+			       "two is damaged, or records are out of order)",
+			       jf_zone_record_name(rec->id), rec->seq, r->last_seq,
+			       r->last_seq_offset);
 	r->last_seq = rec->seq;
+	r->last_seq_offset = r->pos;
 	rc = jf_zone_parse_ext(r, c, rec, err);
 	if (rec->id != JF_ZONE_REGION_LOAD)
 		r->have_load = 0;
 	return rc;
+}
+
+size_t jf_zone_reader_offset(const struct jf_zone_reader *r)
+{
+	return r->pos;
 }
 
 int jf_zone_next(struct jf_zone_reader *r, struct jf_zone_record *rec, struct jf_error *err)

@@ -317,6 +317,23 @@ static size_t find_record(const uint8_t *d, size_t size, uint32_t id, int n)
 	return 0;
 }
 
+/* The last jitflow record (with a sequence number) that starts before offset at. */
+static size_t previous_ext_record(const uint8_t *d, size_t size, size_t at)
+{
+	size_t off = 40, last = 0;
+
+	while (off + 16 <= size && off < at) {
+		uint32_t rid, total;
+
+		memcpy(&rid, d + off, 4);
+		memcpy(&total, d + off + 4, 4);
+		if (rid > JF_ZONE_ID_BASE && rid <= JF_ZONE_ID_LAST)
+			last = off;
+		off += total;
+	}
+	return last;
+}
+
 static void test_hostile_files(void **state)
 {
 	const char *path = write_every_record("hostile");
@@ -352,7 +369,21 @@ static void test_hostile_files(void **state)
 	/* records out of order: a sequence number going back */
 	off = find_record(orig, size, JF_ZONE_GUARD, 0);
 	FRESH(); set64(d + off + 16, 2);
-	expect_error(d, size, "sequence number 2, expected more than the previous record's 7");
+	expect_error(d, size, "sequence number 2, expected more than 7 of the record at offset");
+	/* ... and the message names both records, since either may be the damaged one */
+	{
+		struct jf_error err = { "" };
+		size_t records;
+		size_t prev = find_record(orig, size, JF_ZONE_GUARD, 0);
+		char want[64];
+
+		assert_int_equal(read_all(d, size, &err, &records), -1);
+		/* the extension record before the GUARD holds sequence number 7 */
+		prev = previous_ext_record(orig, size, prev);
+		snprintf(want, sizeof(want), "of the record at offset %zu before it", prev);
+		if (!strstr(err.msg, want))
+			fail_msg("expected '%s' in '%s'", want, err.msg);
+	}
 
 	/* REGION_LOAD not matching its CODE_LOAD */
 	off = find_record(orig, size, JF_ZONE_REGION_LOAD, 0);

@@ -126,6 +126,8 @@ int jf_zone_reader_open_memory(struct jf_zone_reader **out, const void *data, si
 void jf_zone_reader_close(struct jf_zone_reader *r);
 
 const struct jf_zone_header *jf_zone_reader_header(const struct jf_zone_reader *r);
+/* File offset of the next record to read (after an error: of the record that failed). */
+size_t jf_zone_reader_offset(const struct jf_zone_reader *r);
 const struct jf_zone_stats *jf_zone_reader_stats(const struct jf_zone_reader *r);
 const char *jf_zone_reader_path(const struct jf_zone_reader *r);
 void jf_zone_reader_set_time_fn(struct jf_zone_reader *r, jf_zone_time_fn fn, void *ctx);

@@ -68,6 +68,9 @@ struct jf_zone_image_stats {
 	uint64_t unmatched_markers; /* marker calls with no record left to apply */
 	uint64_t early_code;       /* reads of code whose record had not applied yet (the
 	                            * runtime wrote it after the code ran; see zone_early.c) */
+	uint64_t damaged_files;    /* zone files read up to damage (each one a decode error) */
+	uint64_t files;            /* zone files added */
+	uint64_t ext_files;        /* ... of which hold jitflow's extension records */
 };
 
 /* map must outlive the image. config may be NULL (AUTO, no time conversion). */
@@ -76,8 +79,10 @@ struct jf_zone_image *jf_zone_image_new(struct jf_codemap *map,
 					struct jf_error *err);
 void jf_zone_image_free(struct jf_zone_image *zi);
 
-/* Add a zone file. It is read through once here (so a malformed file fails now, with its
- * offset), then applied lazily as the trace advances. Repeatable. */
+/* Add a zone file. It is read through once here, then applied lazily as the trace
+ * advances. Repeatable. A file whose header is unreadable fails now; one damaged later
+ * (cut short, a malformed record) keeps the records before the damage, and the filter
+ * reports the damage as a JF_PHASE_CONTAINER error at the damaged record's offset. */
 int jf_zone_image_add_file(struct jf_zone_image *zi, const char *path, struct jf_error *err);
 
 /* Apply everything that is still pending (e.g. to list the final image). */
@@ -89,6 +94,8 @@ const char *jf_zone_image_lookup(const struct jf_zone_image *zi, uint64_t addr,
 				 uint64_t *start, uint32_t *version);
 
 const struct jf_zone_image_stats *jf_zone_image_stats(const struct jf_zone_image *zi);
+/* The damage found in the file-th zone file added (its full message), or NULL. */
+const char *jf_zone_image_damage(const struct jf_zone_image *zi, size_t file);
 
 /* Set (or replace) the config's on_apply hook after creation. */
 void jf_zone_image_on_apply(struct jf_zone_image *zi,
