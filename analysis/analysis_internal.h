@@ -134,6 +134,7 @@ struct jf_analysis {
 
 	uint64_t insns, blocks, decode_errors, lost_bytes, lost_events, overflows;
 	uint64_t image_misses;
+	struct jf_problem_site problems[JF_PROBLEM_SITES_MAX]; size_t nproblems;
 	int has_zone_records, has_pc_maps, has_iterations, has_time;
 	int time_is_ns, time_is_synthetic;
 };

@@ -1,6 +1,7 @@
 /* Per-thread state machines: each block is classified through the live code model, and
  * counted as a trace entry or iteration, a guard's exit or pass, a transition between
  * interpreter, jitted and native code, instructions and time per bytecode range. */
+#include <stdio.h>
 #include <string.h>
 
 #include "analysis_internal.h"
@@ -24,6 +25,9 @@ struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid)
 	a->threads[i].split.tid = tid;
 	a->threads[i].pending_guard = -1;
 	a->threads[i].prev_trace = -1;
+	/* Until a block says where the thread is, its time is in unknown code. */
+	a->threads[i].time_split = JF_SPLIT_UNKNOWN;
+	a->threads[i].time_trace = -1;
 	a->threads[i].time_trace = -1;
 	a->threads[i].first_trace = -1;
 	a->threads[i].first_entry_trace = -1;
@@ -72,6 +76,46 @@ static void resolve_guard(struct jf_analysis *a, struct thread_state *t, int32_t
 	} else {
 		guard->passes++;
 	}
+}
+
+/* Keep where the first problems happened, so every report can say where, not only how
+ * many. */
+static void note_problem(struct jf_analysis *a, const struct jf_flow *f)
+{
+	struct jf_problem_site *p;
+
+	if (a->nproblems >= JF_PROBLEM_SITES_MAX)
+		return;
+	p = &a->problems[a->nproblems++];
+	memset(p, 0, sizeof(*p));
+	p->kind = f->kind;
+	p->source = f->source;
+	p->offset = f->offset;
+	p->has_ip = !(f->flags & JF_FLOW_IP_SUPPRESSED);
+	p->ip = p->has_ip ? f->ip : 0;
+	p->has_time = (f->flags & JF_FLOW_HAS_TIME) != 0;
+	p->time = p->has_time ? f->time : 0;
+	if (f->kind == JF_FLOW_LOST) {
+		p->code = (uint16_t)f->u.lost.reason;
+		p->bytes = f->u.lost.bytes;
+	} else if (f->kind == JF_FLOW_ERROR) {
+		p->code = f->u.error.phase;
+		snprintf(p->text, sizeof(p->text), "%s", f->u.error.text);
+	}
+}
+
+const char *jf_problem_kind_name(const struct jf_problem_site *p)
+{
+	return p->kind == JF_FLOW_LOST ? "lost" : p->kind == JF_FLOW_ERROR ? "error" : "overflow";
+}
+
+const char *jf_problem_what(const struct jf_problem_site *p)
+{
+	if (p->kind == JF_FLOW_LOST)
+		return jf_lost_reason_name(p->code);
+	if (p->kind == JF_FLOW_ERROR)
+		return jf_error_phase_name(p->code);
+	return "overflow";
 }
 
 /* The thread lost track of where it was (error, overflow, lost data). */
@@ -312,15 +356,18 @@ int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *f)
 		count_block(a, t, f);
 		return 0;
 	case JF_FLOW_ERROR:
+		note_problem(a, f);
 		a->decode_errors++;
 		lose_track(a, t);
 		break;
 	case JF_FLOW_LOST:
+		note_problem(a, f);
 		a->lost_bytes += f->u.lost.bytes;
 		a->lost_events++;
 		lose_track(a, t);
 		break;
 	case JF_FLOW_OVERFLOW:
+		note_problem(a, f);
 		a->overflows++;
 		lose_track(a, t);
 		break;
@@ -329,5 +376,10 @@ int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *f)
 	}
 	if (f->flags & JF_FLOW_HAS_TIME)
 		attribute_time(a, t, f->time, t->time_split, t->time_trace);
+	if (f->kind == JF_FLOW_ERROR || f->kind == JF_FLOW_LOST || f->kind == JF_FLOW_OVERFLOW) {
+		/* Time until decoding resumes is spent where nobody can say. */
+		t->time_split = JF_SPLIT_UNKNOWN;
+		t->time_trace = -1;
+	}
 	return 0;
 }

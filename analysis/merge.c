@@ -327,6 +327,8 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 	a->lost_events += later->lost_events;
 	a->overflows += later->overflows;
 	a->image_misses += later->image_misses;
+	for (i = 0; i < later->nproblems && a->nproblems < JF_PROBLEM_SITES_MAX; i++)
+		a->problems[a->nproblems++] = later->problems[i];
 	a->has_zone_records |= later->has_zone_records;
 	a->has_pc_maps |= later->has_pc_maps;
 	a->has_time |= later->has_time;

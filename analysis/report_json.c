@@ -67,6 +67,32 @@ static void guard(FILE *out, const struct jf_guard_result *g)
 	fputc('}', out);
 }
 
+static void problems(FILE *out, const struct jf_analysis_result *r)
+{
+	size_t i;
+
+	fprintf(out, ",\"problems\":[");
+	for (i = 0; i < r->nproblems; i++) {
+		const struct jf_problem_site *p = &r->problems[i];
+
+		fprintf(out, "%s{\"kind\":\"%s\",\"what\":\"%s\",\"source\":%u,\"offset\":%" PRIu64,
+			i ? "," : "", jf_problem_kind_name(p), jf_problem_what(p), p->source,
+			p->offset);
+		if (p->has_ip)
+			fprintf(out, ",\"ip\":\"0x%" PRIx64 "\"", p->ip);
+		if (p->has_time)
+			fprintf(out, ",\"time\":%" PRIu64, p->time);
+		if (p->kind == JF_FLOW_LOST)
+			fprintf(out, ",\"bytes\":%" PRIu64, p->bytes);
+		if (p->text[0]) {
+			fprintf(out, ",\"text\":");
+			jf_json_string(out, p->text);
+		}
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
 void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
 	size_t i, j;
@@ -84,6 +110,14 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 		r->overflows, r->lost_bytes, r->lost_events, r->image_misses,
 		r->has_zone_records ? "true" : "false", r->has_pc_maps ? "true" : "false");
 
+	problems(out, r);
+	fprintf(out, ",\"notes\":[");
+	for (i = 0; m && i < m->nnotes; i++) {
+		if (i)
+			fputc(',', out);
+		jf_json_string(out, m->notes[i]);
+	}
+	fputc(']', out);
 	fprintf(out, ",\"split\":{\"total\":");
 	split(out, &r->total);
 	fprintf(out, ",\"threads\":[");

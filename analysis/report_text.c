@@ -13,6 +13,17 @@ static size_t top_of(const struct jf_report_meta *m)
 	return m && m->top ? m->top : 10;
 }
 
+/* Why no zone records took effect, from what the inputs held. */
+static const char *why_no_zone_records(const struct jf_report_meta *m)
+{
+	if (m && m->zone_files_known && m->zone_files == 0)
+		return "no zone file was found, so nothing describes the jitted code";
+	if (m && m->zone_files_known && m->zone_ext_files > 0)
+		return "the zone files' records never took effect: the code that announces them "
+		       "was not decoded; see the problems above";
+	return "the runtime wrote no zone records, only jitdump";
+}
+
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -137,8 +148,10 @@ void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struc
 	size_t *idx, i, n = r->ntraces < top_of(m) ? r->ntraces : top_of(m);
 
 	if (!r->ntraces) {
-		fprintf(out, "Traces: none%s\n", r->has_zone_records ? "" :
-			" (no zone records: the runtime wrote jitdump only; see jitted regions)");
+		if (r->has_zone_records)
+			fprintf(out, "Traces: none\n");
+		else
+			fprintf(out, "Traces: none (%s)\n", why_no_zone_records(m));
 		return;
 	}
 	idx = rank(r->ntraces, r->traces, sizeof(*r->traces),
@@ -280,11 +293,14 @@ void jf_report_iterations(FILE *out, const struct jf_analysis_result *r, const s
 	}
 }
 
-void jf_report_unavailable(FILE *out, const struct jf_analysis_result *r)
+void jf_report_unavailable(FILE *out, const struct jf_analysis_result *r,
+			   const struct jf_report_meta *m)
 {
+	size_t i;
+
 	if (!r->has_zone_records)
-		fprintf(out, "Not available: trace kinds, guards, bridges (the runtime wrote no zone "
-			     "records, only jitdump)\n");
+		fprintf(out, "Not available: trace kinds, guards, bridges (%s)\n",
+			why_no_zone_records(m));
 	if (r->has_zone_records && !r->has_pc_maps)
 		fprintf(out, "Not available: bytecode ranges (no pc maps)\n");
 	if (!r->has_time)
@@ -292,6 +308,41 @@ void jf_report_unavailable(FILE *out, const struct jf_analysis_result *r)
 	else if (r->time_is_synthetic)
 		fprintf(out, "Note: time comes from a synthetic instruction-count clock (emulated "
 			     "recording), not from hardware\n");
+	for (i = 0; m && i < m->nnotes; i++)
+		fprintf(out, "Note: %s\n", m->notes[i]);
+}
+
+/* Where the first problems were: every count above is located here, up to a few. */
+static void report_problems(FILE *out, const struct jf_analysis_result *r)
+{
+	uint64_t total = r->decode_errors + r->lost_events + r->overflows;
+	size_t i;
+
+	if (!r->nproblems)
+		return;
+	fprintf(out, "  where (first %zu of %" PRIu64 "):\n", r->nproblems, total);
+	for (i = 0; i < r->nproblems; i++) {
+		const struct jf_problem_site *p = &r->problems[i];
+
+		if (p->kind == JF_FLOW_LOST && p->code == JF_LOST_FILE_CUT)
+			fprintf(out, "    %s %s: the file ends at offset 0x%" PRIx64,
+				jf_problem_kind_name(p), jf_problem_what(p), p->offset);
+		else if (p->kind == JF_FLOW_ERROR && p->code == JF_PHASE_CONTAINER)
+			fprintf(out, "    %s (%s) at file offset 0x%" PRIx64, jf_problem_kind_name(p),
+				jf_problem_what(p), p->offset);
+		else
+			fprintf(out, "    %s (%s) at offset 0x%" PRIx64 " of stream %u",
+				jf_problem_kind_name(p), jf_problem_what(p), p->offset, p->source);
+		if (p->has_ip)
+			fprintf(out, ", ip 0x%" PRIx64, p->ip);
+		if (p->has_time)
+			fprintf(out, ", time %" PRIu64, p->time);
+		if (p->kind == JF_FLOW_LOST)
+			fprintf(out, ", %" PRIu64 " bytes", p->bytes);
+		if (p->text[0])
+			fprintf(out, ": %s", p->text);
+		fputc('\n', out);
+	}
 }
 
 void jf_report_summary(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
@@ -307,6 +358,7 @@ void jf_report_summary(FILE *out, const struct jf_analysis_result *r, const stru
 	fprintf(out, "  decode errors %" PRIu64 ", overflows %" PRIu64 ", data lost %" PRIu64
 		" bytes in %" PRIu64 " gaps, blocks outside any known code %" PRIu64 "\n",
 		r->decode_errors, r->overflows, r->lost_bytes, r->lost_events, r->image_misses);
+	report_problems(out, r);
 	fputc('\n', out);
 	jf_report_split(out, r, m);
 	fputc('\n', out);
@@ -331,5 +383,5 @@ void jf_report_summary(FILE *out, const struct jf_analysis_result *r, const stru
 		free(idx);
 	}
 	fputc('\n', out);
-	jf_report_unavailable(out, r);
+	jf_report_unavailable(out, r, m);
 }

@@ -205,6 +205,8 @@ int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 	r->lost_events = a->lost_events;
 	r->overflows = a->overflows;
 	r->image_misses = a->image_misses;
+	memcpy(r->problems, a->problems, sizeof(r->problems));
+	r->nproblems = a->nproblems;
 	r->has_zone_records = a->has_zone_records;
 	r->has_pc_maps = a->has_pc_maps;
 	r->has_iterations = a->has_iterations;

@@ -3,6 +3,8 @@
 #include "cli_analysis.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -137,6 +139,30 @@ static int print(FILE *out, const struct options *o, jf_cli_view_fn view,
 	return 0;
 }
 
+/* Facts about the inputs that the report states, so it says what is missing. */
+static void describe_inputs(const struct jf_cli_inputs *in, const struct jf_analysis_result *r,
+			    struct jf_report_meta *m)
+{
+	static char code_note[512];
+
+	m->zone_files_known = 1;
+	if (in->zones) {
+		m->zone_files = jf_zone_image_stats(in->zones)->files;
+		m->zone_ext_files = jf_zone_image_stats(in->zones)->ext_files;
+	}
+	if (in->recording_dir && !in->recording_has_manifest)
+		m->notes[m->nnotes++] = "the recording has no manifest.json: whether its clock is "
+					"synthetic is not known, so time is given in ticks";
+	if (in->recording_dir && !in->recording_has_code && (r->image_misses || r->decode_errors)) {
+		snprintf(code_note, sizeof(code_note),
+			 "the recording has no saved code (%s/code/ is missing), so the program's "
+			 "files were read at their recorded paths; %" PRIu64 " blocks ran outside "
+			 "any known code",
+			 in->recording_dir, r->image_misses);
+		m->notes[m->nnotes++] = code_note;
+	}
+}
+
 int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view, int argc,
 			 char **argv)
 {
@@ -184,7 +210,10 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	if (jf_cli_drain(&in, dec, analyse_flow, a, &err) < 0)
 		goto out;
 	st = jf_decoder_stats(dec);
-	jf_analysis_set_clock(a, st->time_is_ns, st->time_is_synthetic);
+	/* A recording folder without its manifest: perf's conversion is there, but whether
+	 * it turns real or synthetic ticks into "ns" is not known. */
+	jf_analysis_set_clock(a, st->time_is_ns && !(in.recording_dir && !in.recording_has_manifest),
+			      st->time_is_synthetic);
 	if (jf_analysis_result(a, &result) < 0) {
 		jf_fail(&err, "out of memory");
 		goto out;
@@ -193,6 +222,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	meta.source = o.dir ? o.dir : in.perf_path ? in.perf_path : in.pt_path ? in.pt_path : in.cs_snapshot;
 	meta.trace_bytes = st->trace_bytes;
 	meta.top = o.top;
+	describe_inputs(&in, &result, &meta);
 	if (print(stdout, &o, view, &result, &meta, &err) == 0 && fflush(stdout) == 0)
 		status = JF_EXIT_OK;
 	else if (!err.msg[0])

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 const char jf_cli_inputs_help[] =
@@ -260,6 +261,14 @@ static int manifest_says_synthetic(const char *dir)
 	return yes;
 }
 
+static int has_file(const char *dir, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
 int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_error *err)
 {
 	if (in->perf_path || in->pt_path)
@@ -267,6 +276,9 @@ int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_e
 	snprintf(in->recording_perf, sizeof(in->recording_perf), "%s/perf.data", dir);
 	in->perf_path = in->recording_perf;
 	in->time_synthetic = manifest_says_synthetic(dir);
+	in->recording_dir = dir;
+	in->recording_has_manifest = has_file(dir, "manifest.json");
+	in->recording_has_code = has_file(dir, "code");
 	if (jf_cli_add_recording_zones(in, dir, err) < 0)
 		return -1;
 	return jf_load_code_pieces(in, dir, err);
@@ -352,6 +364,17 @@ uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in)
 	return in->pt_file.size;
 }
 
+/* The flows carry a short error for a damaged zone file; the whole message goes here. */
+static void warn_damaged_zones(const struct jf_cli_inputs *in)
+{
+	const char *msg;
+	size_t i;
+
+	for (i = 0; in->zones && (msg = jf_zone_image_damage(in->zones, i)); i++)
+		fprintf(stderr, "jitflow: warning: %s; the records before it were used, none after "
+			"it\n", msg);
+}
+
 int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
 		 int (*fn)(void *ctx, const struct jf_flow *f, struct jf_error *err), void *ctx,
 		 struct jf_error *err)
@@ -369,5 +392,6 @@ int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
 			jf_progress(f.offset, jf_cli_trace_size(in), jf_decoder_stats(dec)->insns);
 	}
 	jf_progress_done();
+	warn_damaged_zones(in);
 	return rc < 0 ? -1 : 0;
 }

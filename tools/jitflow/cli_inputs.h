@@ -29,6 +29,9 @@ struct jf_cli_inputs {
 	struct jf_zone_image *zones;  /* --zone (JIT code zones; NULL without) */
 	char recording_perf[4096];    /* DIR/perf.data of a recording folder */
 	int time_synthetic;           /* its manifest says the timing is synthetic */
+	const char *recording_dir;    /* the recording folder (NULL: none) ... */
+	int recording_has_manifest;   /* ... has manifest.json */
+	int recording_has_code;       /* ... has code/ (the program's saved pages) */
 	struct jf_cli_zone_discovery *zone_discovery; /* zone files named by --perf's MMAPs */
 	char **zone_names;            /* base names of the zone files given */
 	size_t nzone_names;

@@ -17,7 +17,7 @@ static void split_view(FILE *out, const struct jf_analysis_result *r,
 	fputc('\n', out);
 	jf_report_iterations(out, r, m);
 	fputc('\n', out);
-	jf_report_unavailable(out, r);
+	jf_report_unavailable(out, r, m);
 }
 
 static void bytecodes_view(FILE *out, const struct jf_analysis_result *r,

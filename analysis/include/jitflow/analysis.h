@@ -147,6 +147,24 @@ struct jf_retrace_candidate {
 	double bridge_share;         /* bridge instructions / (trace + bridge instructions) */
 };
 
+/* Where decoding failed or data was lost: the first few of them, located; every one is
+ * counted in the summary fields of jf_analysis_result. */
+enum { JF_PROBLEM_SITES_MAX = 8 };
+struct jf_problem_site {
+	uint16_t kind;      /* JF_FLOW_ERROR, JF_FLOW_LOST or JF_FLOW_OVERFLOW */
+	uint16_t code;      /* LOST: enum jf_lost_reason; ERROR: enum jf_error_phase */
+	uint32_t source;    /* the trace stream (cpu, AUX queue, trace id) */
+	uint64_t offset;    /* byte offset in that stream or its container file */
+	uint64_t ip, time, bytes;  /* ip and time valid with has_ip / has_time */
+	int has_ip, has_time;
+	char text[64];      /* ERROR: the backend's message */
+};
+
+/* What a problem site is, in words: "lost", "error" or "overflow", and its reason
+ * ("file-cut", "skipped", "decode", "image", ...). */
+const char *jf_problem_kind_name(const struct jf_problem_site *p);
+const char *jf_problem_what(const struct jf_problem_site *p);
+
 /* Everything the analysis found; arrays are owned by the result. */
 struct jf_analysis_result {
 	struct jf_trace_result *traces;   size_t ntraces;
@@ -163,6 +181,7 @@ struct jf_analysis_result {
 	/* What could not be known, said rather than invented. */
 	uint64_t insns, blocks;
 	uint64_t decode_errors, lost_bytes, lost_events, overflows, image_misses;
+	struct jf_problem_site problems[JF_PROBLEM_SITES_MAX]; size_t nproblems;
 	int has_zone_records;             /* extension records (kinds, guards, pc maps) */
 	int has_pc_maps, has_iterations, has_time;
 	int time_is_ns, time_is_synthetic;

@@ -15,6 +15,12 @@ struct jf_report_meta {
 	const char *source;         /* what was decoded, e.g. the perf.data path */
 	uint64_t trace_bytes;
 	size_t top;                 /* rows per table in text reports (0 = 10) */
+	/* What the inputs held, so that notes say what is missing rather than guess (when
+	 * zone_files_known): zone files read, and how many of them hold jitflow's records. */
+	int zone_files_known;
+	uint64_t zone_files, zone_ext_files;
+	const char *notes[8];       /* further facts about the inputs, one sentence each */
+	size_t nnotes;
 };
 
 void jf_report_summary(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
@@ -25,7 +31,8 @@ void jf_report_bytecodes(FILE *out, const struct jf_analysis_result *r, const st
 void jf_report_retrace(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
 void jf_report_iterations(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
 /* What the inputs could not tell: said, not invented. */
-void jf_report_unavailable(FILE *out, const struct jf_analysis_result *r);
+void jf_report_unavailable(FILE *out, const struct jf_analysis_result *r,
+			   const struct jf_report_meta *m);
 
 /* The whole result as one JSON object. */
 void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
