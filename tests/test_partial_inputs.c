@@ -1,0 +1,163 @@
+/* Damaged inputs decode as far as they are whole. Every file a recording in traces/ is
+ * made of (its perf.data, its zone file) is cut at many offsets, as a recorder or runtime
+ * killed mid-write or a full disk would leave it, and decoded with `jitflow stat`:
+ *   - a cut inside the records never fails the decode: exit 0, and the cut is reported
+ *     (a perf.data cut as a "file-cut" loss, a zone file's damage as an error);
+ *   - the instructions decoded never exceed the whole recording's, and a longer piece of
+ *     the same file never decodes fewer than a shorter one;
+ *   - a cut before any record can be read (the header) is one clear line naming the file.
+ * The whole recordings' counts are the oracles of test_fragments (the runtime's counters,
+ * the recorder's instruction count). */
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_support.h"
+
+enum { CUTS = 24 };
+
+struct stat_result {
+	int status;
+	uint64_t insns, errors;
+	int file_cut;         /* a "file-cut" loss was reported */
+	char *out;
+};
+
+static void stat_recording(const char *dir, const char *extra, struct stat_result *s)
+{
+	char cmd[12288];
+	cJSON *doc, *losses, *loss;
+
+	snprintf(cmd, sizeof(cmd), "%s stat --recording %s %s --json 2>%s/stderr.txt",
+		 jf_test_cli(), dir, extra, dir);
+	memset(s, 0, sizeof(*s));
+	s->status = jf_test_run(cmd, &s->out);
+	if (s->status != 0)
+		return;
+	doc = cJSON_Parse(s->out);
+	if (!doc)
+		fail_msg("%s: not JSON: %s", cmd, s->out);
+	s->insns = (uint64_t)cJSON_GetObjectItem(doc, "instructions")->valuedouble;
+	s->errors = (uint64_t)cJSON_GetObjectItem(doc, "errors")->valuedouble;
+	losses = cJSON_GetObjectItem(doc, "losses_by_kind");
+	cJSON_ArrayForEach(loss, losses) {
+		if (!strcmp(cJSON_GetObjectItem(loss, "kind")->valuestring, "file-cut"))
+			s->file_cut = 1;
+	}
+	cJSON_Delete(doc);
+}
+
+static void copy_recording(const char *from, const char *to)
+{
+	char cmd[12288];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -r '%s' '%s'", to, from, to);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+}
+
+/* Cut one file of a recording (name inside it) at CUTS offsets spread over the file, and
+ * check each decode against the whole one. perf_data: the file is the perf.data. */
+static void cut_file_of(const char *recording, const char *name, const char *extra,
+			int perf_data)
+{
+	char dir[4096], path[4200], whole_path[4200], err_path[4200];
+	struct stat_result whole, part;
+	uint64_t last = 0;
+	size_t size, k, decoded = 0;
+	uint8_t *bytes;
+
+	snprintf(dir, sizeof(dir), "%s/cut", jf_test_tmpdir());
+	copy_recording(recording, dir);
+	snprintf(whole_path, sizeof(whole_path), "%s/%s", recording, name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(err_path, sizeof(err_path), "%s/stderr.txt", dir);
+	bytes = jf_test_read_file(whole_path, &size);
+	stat_recording(dir, extra, &whole);
+	assert_int_equal(whole.status, 0);
+	assert_int_equal(whole.file_cut, 0);
+	assert_true(whole.insns > 0);
+	free(whole.out);
+
+	for (k = 0; k < CUTS; k++) {
+		/* From a few bytes to one byte short of the whole file. */
+		size_t n = k == CUTS - 1 ? size - 1 : 1 + (size - 1) * k / (CUTS - 1);
+		char *err;
+
+		jf_test_write_file(path, bytes, n);
+		stat_recording(dir, extra, &part);
+		err = jf_test_read_file(err_path, NULL);
+		if (part.status != 0) {
+			/* Only a cut header may stop the decode, with a line naming the file. */
+			if (!strstr(err, name))
+				fail_msg("%s cut at %zu: exit %d, unclear message: %s", name, n,
+					 part.status, err);
+			if (n > 4096)
+				fail_msg("%s cut at %zu (past any header): exit %d: %s", name, n,
+					 part.status, err);
+			free(err);
+			free(part.out);
+			continue;
+		}
+		if (part.insns > whole.insns)
+			fail_msg("%s cut at %zu: %" PRIu64 " instructions, the whole recording %"
+				 PRIu64, name, n, part.insns, whole.insns);
+		if (part.insns < last)
+			fail_msg("%s cut at %zu: %" PRIu64 " instructions, fewer than a shorter cut "
+				 "(%" PRIu64 ")", name, n, part.insns, last);
+		last = part.insns;
+		/* The damage is said: a perf.data cut as a loss, a zone file's as an error
+		 * (and a warning naming the file and the offset). */
+		if (perf_data && !part.file_cut)
+			fail_msg("%s cut at %zu: no file-cut loss reported", name, n);
+		if (!perf_data && (!part.errors || !strstr(err, name) || !strstr(err, "offset")))
+			fail_msg("%s cut at %zu: damage not reported: %s", name, n, err);
+		decoded += part.insns > 0;
+		free(err);
+		free(part.out);
+	}
+	/* Most cuts decode part of the recording. */
+	assert_true(decoded >= CUTS / 2);
+	free(bytes);
+}
+
+static void recording(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s/traces/%s", jf_test_source_dir(), name);
+}
+
+static void test_minivm_perf_data_cut(void **state)
+{
+	char rec[4096];
+
+	recording(rec, sizeof(rec), "minivm-bridge");
+	cut_file_of(rec, "perf.data", "", 1);
+}
+
+static void test_minivm_zone_file_cut(void **state)
+{
+	char rec[4096];
+
+	recording(rec, sizeof(rec), "minivm-bridge");
+	cut_file_of(rec, "jit-31540.dump", "", 0);
+}
+
+static void test_fib_perf_data_cut(void **state)
+{
+	char rec[4096], extra[4200];
+
+	recording(rec, sizeof(rec), "recorded-fib");
+	snprintf(extra, sizeof(extra), "--image-dir %s", rec);
+	cut_file_of(rec, "perf.data", extra, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_minivm_perf_data_cut),
+		cmocka_unit_test(test_minivm_zone_file_cut),
+		cmocka_unit_test(test_fib_perf_data_cut),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
