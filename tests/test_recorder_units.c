@@ -377,6 +377,50 @@ static void test_pt_stream_decodes_with_libipt(void **state)
 	free(pt);
 }
 
+/* An overflow resets the decoder's last IP: the FUP after OVF must not be compressed
+ * against the IP before it (a compressed one decodes to 0x11a5 instead of 0x4011a5). */
+static void test_pt_overflow_ip_is_whole(void **state)
+{
+	struct jf_pt_stream *pt = malloc(sizeof(*pt));
+	struct sink sink = { 0 };
+	struct pt_config config;
+	struct pt_query_decoder *q;
+	struct pt_event e;
+	uint64_t ip;
+	int status, seen = 0;
+
+	(void)state;
+	assert_int_equal(jf_pt_stream_init(pt, collect, &sink, 0), 0);
+	jf_pt_enable(pt, 0x401000);
+	jf_pt_indirect(pt, 0x401234);          /* the last IP is now 0x401234 */
+	jf_pt_overflow(pt, 0x4011a5);
+	jf_pt_indirect(pt, 0x4011c0);
+	assert_int_equal(jf_pt_stream_finish(pt), 0);
+
+	pt_config_init(&config);
+	config.begin = sink.data;
+	config.end = sink.data + sink.size;
+	q = pt_qry_alloc_decoder(&config);
+	assert_non_null(q);
+	status = pt_qry_sync_forward(q, &ip);
+	while (status >= 0) {
+		while (status >= 0 && (status & pts_event_pending)) {
+			status = pt_qry_event(q, &e, sizeof(e));
+			if (status >= 0 && e.type == ptev_overflow) {
+				assert_int_equal(e.variant.overflow.ip, 0x4011a5);
+				seen = 1;
+			}
+		}
+		if (status < 0 || (status & pts_eos))
+			break;
+		status = pt_qry_indirect_branch(q, &ip);
+	}
+	assert_int_equal(seen, 1);
+	pt_qry_free_decoder(q);
+	free(sink.data);
+	free(pt);
+}
+
 /* ---- zone file retiming ---- */
 
 static size_t put_record(uint8_t *buf, size_t off, uint32_t id, uint32_t size, uint64_t ts,
@@ -475,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_log_truncated_and_corrupt),
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_pt_stream_decodes_with_libipt),
+		cmocka_unit_test(test_pt_overflow_ip_is_whole),
 		cmocka_unit_test(test_zone_retime),
 		cmocka_unit_test(test_zone_retime_by_writes),
 	};

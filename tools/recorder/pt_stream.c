@@ -290,6 +290,8 @@ void jf_pt_overflow(struct jf_pt_stream *s, uint64_t ip)
 	simple(s, ppt_ovf);
 	s->stats.ovf++;
 	s->ret_depth = 0;
+	/* A decoder forgets the last IP at an overflow: the FUP after it must stand alone. */
+	s->last_ip = 0;
 	s->enabled = 1;
 	ip_packet(s, ppt_fup, ip, 0);
 	s->stats.fup++;
