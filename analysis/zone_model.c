@@ -57,6 +57,8 @@ static void remove_range(struct jf_zone_model *zm, uint64_t start, uint64_t end)
 
 	while (j < zm->nlive && zm->live[j].start < end)
 		j++;
+	if (i == j)
+		return; /* nothing overlaps (the table may still be empty, NULL) */
 	for (k = i; k < j; k++)
 		free(zm->live[k].pcs);
 	memmove(&zm->live[i], &zm->live[j], (zm->nlive - j) * sizeof(*zm->live));
