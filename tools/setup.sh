@@ -22,3 +22,11 @@ build=${JITFLOW_BUILD_DIR:-build}
 werror=OFF; [ "${CI:-}" = "true" ] && werror=ON
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITFLOW_WERROR=$werror >&2
 cmake --build "$build" -j"$(nproc)" >&2
+
+# The sanitizer pass (docs/fuzzing.md): a second tree with ASan + UBSan, whose tests
+# labelled "sanitize" the main suite runs as its test sanitizer_pass.
+if [ "${JITFLOW_SANITIZE_PASS:-1}" != 0 ]; then
+  cmake -S . -B "$build/sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITFLOW_SANITIZE=ON \
+        -DJITFLOW_WERROR=$werror >&2
+  cmake --build "$build/sanitize" -j"$(nproc)" >&2
+fi
