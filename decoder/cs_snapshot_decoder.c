@@ -23,6 +23,10 @@ struct snapshot_decoder {
 	struct jf_decoder *inner;
 	struct jf_mapped_file *files;
 	size_t nfiles;
+	/* Formatted buffers come in 16-byte frames: a file cut inside its last frame is
+	 * decoded up to there, and the partial frame reported once the trace is done. */
+	uint64_t *cut_tail;          /* per file: bytes of a partial last frame (0: none) */
+	size_t next_cut;
 };
 
 static int path_in(char *out, size_t size, const char *dir, const char *file,
@@ -205,8 +209,25 @@ static int sources_of(const struct snapshot *s, const struct jf_cs_trace_buffer 
 static int snap_next(void *self, struct jf_flow *flow, struct jf_error *err)
 {
 	struct snapshot_decoder *sd = self;
+	int rc = jf_decoder_next(sd->inner, flow, err);
 
-	return jf_decoder_next(sd->inner, flow, err);
+	if (rc != 0)
+		return rc;
+	for (; sd->next_cut < sd->nfiles; sd->next_cut++) {
+		uint64_t tail = sd->cut_tail[sd->next_cut];
+
+		if (!tail)
+			continue;
+		memset(flow, 0, sizeof(*flow));
+		flow->kind = JF_FLOW_LOST;
+		flow->flags = JF_FLOW_IP_SUPPRESSED;
+		flow->offset = sd->files[sd->next_cut].size - tail;
+		flow->u.lost.bytes = tail;
+		flow->u.lost.reason = JF_LOST_FILE_CUT;
+		sd->next_cut++;
+		return 1;
+	}
+	return 0;
 }
 
 static void snap_free(void *self)
@@ -218,6 +239,7 @@ static void snap_free(void *self)
 	for (i = 0; i < sd->nfiles; i++)
 		jf_unmap_file(&sd->files[i]);
 	free(sd->files);
+	free(sd->cut_tail);
 	free(sd);
 }
 
@@ -244,9 +266,11 @@ struct jf_decoder *jf_cs_snapshot_decoder_open(const char *dir, struct jf_codema
 		return NULL;
 	sd = calloc(1, sizeof(*sd));
 	buffers = calloc(s.layout.nbuffers, sizeof(*buffers));
-	if (sd)
+	if (sd) {
 		sd->files = calloc(s.layout.nbuffers, sizeof(*sd->files));
-	if (!sd || !buffers || !sd->files) {
+		sd->cut_tail = calloc(s.layout.nbuffers, sizeof(*sd->cut_tail));
+	}
+	if (!sd || !buffers || !sd->files || !sd->cut_tail) {
 		jf_fail(err, "out of memory");
 		goto out;
 	}
@@ -268,6 +292,10 @@ struct jf_decoder *jf_cs_snapshot_decoder_open(const char *dir, struct jf_codema
 		buffers[i].name = tb->name;
 		buffers[i].data = sd->files[i].data;
 		buffers[i].size = sd->files[i].size;
+		if (tb->formatted) {
+			sd->cut_tail[i] = buffers[i].size % 16;
+			buffers[i].size -= sd->cut_tail[i];
+		}
 		buffers[i].formatted = tb->formatted;
 		buffers[i].frames = tb->frames;
 		buffers[i].release_consumed = 1;

@@ -1,6 +1,7 @@
 /* Damaged inputs decode as far as they are whole. Every file a recording in traces/ is
- * made of (its perf.data, its zone file) is cut at many offsets, as a recorder or runtime
- * killed mid-write or a full disk would leave it, and decoded with `jitflow stat`:
+ * made of (its perf.data, its zone file), and the trace buffer of a real CoreSight
+ * snapshot in ../shared, is cut at many offsets, as a recorder or runtime killed
+ * mid-write or a full disk would leave it, and decoded with `jitflow stat`:
  *   - a cut inside the records never fails the decode: exit 0, and the cut is reported
  *     (a perf.data cut as a "file-cut" loss, a zone file's damage as an error);
  *   - the instructions decoded never exceed the whole recording's, and a longer piece of
@@ -25,13 +26,23 @@ struct stat_result {
 	char *out;
 };
 
-static void stat_recording(const char *dir, const char *extra, struct stat_result *s)
+/* What the cut file is: how the folder is given, and how its damage shows. */
+enum cut_kind {
+	CUT_PERF_DATA,   /* a recording's perf.data: a "file-cut" loss */
+	CUT_ZONE_FILE,   /* a recording's zone file: an error and a warning naming it */
+	CUT_SNAPSHOT,    /* a CoreSight snapshot's formatted buffer: a "file-cut" loss for a
+	                  * partial last frame (a cut at a frame boundary is a shorter
+	                  * capture, which nothing can tell apart) */
+};
+
+static void stat_recording(const char *dir, enum cut_kind kind, const char *extra,
+			   struct stat_result *s)
 {
 	char cmd[12288];
 	cJSON *doc, *losses, *loss;
 
-	snprintf(cmd, sizeof(cmd), "%s stat --recording %s %s --json 2>%s/stderr.txt",
-		 jf_test_cli(), dir, extra, dir);
+	snprintf(cmd, sizeof(cmd), "%s stat %s %s %s --json 2>%s/stderr.txt", jf_test_cli(),
+		 kind == CUT_SNAPSHOT ? "--cs-snapshot" : "--recording", dir, extra, dir);
 	memset(s, 0, sizeof(*s));
 	s->status = jf_test_run(cmd, &s->out);
 	if (s->status != 0)
@@ -51,16 +62,17 @@ static void stat_recording(const char *dir, const char *extra, struct stat_resul
 
 static void copy_recording(const char *from, const char *to)
 {
-	char cmd[12288];
+	char cmd[4 * 4096 + 64];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -r '%s' '%s'", to, from, to);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -r '%s' '%s' && chmod -R u+w '%s'", to, from,
+		 to, to);
 	assert_int_equal(jf_test_run(cmd, NULL), 0);
 }
 
 /* Cut one file of a recording (name inside it) at CUTS offsets spread over the file, and
  * check each decode against the whole one. perf_data: the file is the perf.data. */
 static void cut_file_of(const char *recording, const char *name, const char *extra,
-			int perf_data)
+			enum cut_kind kind)
 {
 	char dir[4096], path[4200], whole_path[4200], err_path[4200];
 	struct stat_result whole, part;
@@ -74,7 +86,7 @@ static void cut_file_of(const char *recording, const char *name, const char *ext
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	snprintf(err_path, sizeof(err_path), "%s/stderr.txt", dir);
 	bytes = jf_test_read_file(whole_path, &size);
-	stat_recording(dir, extra, &whole);
+	stat_recording(dir, kind, extra, &whole);
 	assert_int_equal(whole.status, 0);
 	assert_int_equal(whole.file_cut, 0);
 	assert_true(whole.insns > 0);
@@ -86,7 +98,7 @@ static void cut_file_of(const char *recording, const char *name, const char *ext
 		char *err;
 
 		jf_test_write_file(path, bytes, n);
-		stat_recording(dir, extra, &part);
+		stat_recording(dir, kind, extra, &part);
 		err = jf_test_read_file(err_path, NULL);
 		if (part.status != 0) {
 			/* Only a cut header may stop the decode, with a line naming the file. */
@@ -109,10 +121,14 @@ static void cut_file_of(const char *recording, const char *name, const char *ext
 		last = part.insns;
 		/* The damage is said: a perf.data cut as a loss, a zone file's as an error
 		 * (and a warning naming the file and the offset). */
-		if (perf_data && !part.file_cut)
+		if (kind == CUT_PERF_DATA && !part.file_cut)
 			fail_msg("%s cut at %zu: no file-cut loss reported", name, n);
-		if (!perf_data && (!part.errors || !strstr(err, name) || !strstr(err, "offset")))
+		if (kind == CUT_ZONE_FILE &&
+		    (!part.errors || !strstr(err, name) || !strstr(err, "offset")))
 			fail_msg("%s cut at %zu: damage not reported: %s", name, n, err);
+		if (kind == CUT_SNAPSHOT && part.file_cut != (n % 16 != 0))
+			fail_msg("%s cut at %zu: a partial frame is %s", name, n,
+				 part.file_cut ? "reported where there is none" : "not reported");
 		decoded += part.insns > 0;
 		free(err);
 		free(part.out);
@@ -132,7 +148,7 @@ static void test_minivm_perf_data_cut(void **state)
 	char rec[4096];
 
 	recording(rec, sizeof(rec), "minivm-bridge");
-	cut_file_of(rec, "perf.data", "", 1);
+	cut_file_of(rec, "perf.data", "", CUT_PERF_DATA);
 }
 
 static void test_minivm_zone_file_cut(void **state)
@@ -140,7 +156,7 @@ static void test_minivm_zone_file_cut(void **state)
 	char rec[4096];
 
 	recording(rec, sizeof(rec), "minivm-bridge");
-	cut_file_of(rec, "jit-31540.dump", "", 0);
+	cut_file_of(rec, "jit-31540.dump", "", CUT_ZONE_FILE);
 }
 
 static void test_fib_perf_data_cut(void **state)
@@ -149,7 +165,19 @@ static void test_fib_perf_data_cut(void **state)
 
 	recording(rec, sizeof(rec), "recorded-fib");
 	snprintf(extra, sizeof(extra), "--image-dir %s", rec);
-	cut_file_of(rec, "perf.data", extra, 1);
+	cut_file_of(rec, "perf.data", extra, CUT_PERF_DATA);
+}
+
+/* A real CoreSight capture (../shared) with its formatted ETB buffer cut. */
+static void test_snapshot_buffer_cut(void **state)
+{
+	const char *shared = jf_test_shared_traces();
+	char rec[4096];
+
+	if (!shared)
+		skip();
+	snprintf(rec, sizeof(rec), "%s/coresight/juno_r1_1", shared);
+	cut_file_of(rec, "cstrace.bin", "", CUT_SNAPSHOT);
 }
 
 int main(void)
@@ -158,6 +186,7 @@ int main(void)
 		cmocka_unit_test(test_minivm_perf_data_cut),
 		cmocka_unit_test(test_minivm_zone_file_cut),
 		cmocka_unit_test(test_fib_perf_data_cut),
+		cmocka_unit_test(test_snapshot_buffer_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
