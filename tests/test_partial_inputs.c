@@ -168,6 +168,60 @@ static void test_fib_perf_data_cut(void **state)
 	cut_file_of(rec, "perf.data", extra, CUT_PERF_DATA);
 }
 
+/* Records `jitflow zone dump --json` lists that end at or before offset n (all: n = 0). */
+static size_t dumped_records(const char *out, size_t n)
+{
+	const char *p = out;
+	size_t count = 0;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		cJSON *o = cJSON_ParseWithLength(p, nl ? (size_t)(nl - p) : strlen(p));
+		cJSON *off = cJSON_GetObjectItem(o, "offset"), *size = cJSON_GetObjectItem(o, "size");
+
+		if (cJSON_IsNumber(off) && cJSON_IsNumber(size) &&
+		    (!n || off->valuedouble + size->valuedouble <= (double)n))
+			count++;
+		cJSON_Delete(o);
+		p = nl ? nl + 1 : NULL;
+	}
+	return count;
+}
+
+/* A jitdump file (V8's, checked in) cut anywhere: `jitflow zone dump` lists exactly the
+ * records that are whole before the cut, then fails with the file and the offset. */
+static void test_jitdump_cut(void **state)
+{
+	char whole_path[4096], path[4200], cmd[12288], *whole_out = NULL, *out = NULL;
+	size_t size, k, all;
+	uint8_t *bytes;
+
+	snprintf(whole_path, sizeof(whole_path), "%s/traces/node-jitdump/jit-node.dump",
+		 jf_test_source_dir());
+	snprintf(path, sizeof(path), "%s/jit-cut.dump", jf_test_tmpdir());
+	bytes = jf_test_read_file(whole_path, &size);
+	snprintf(cmd, sizeof(cmd), "%s zone dump --json %s", jf_test_cli(), whole_path);
+	assert_int_equal(jf_test_run(cmd, &whole_out), 0);
+	all = dumped_records(whole_out, 0);
+	assert_true(all > 10);
+	for (k = 0; k < CUTS; k++) {
+		size_t n = 41 + (size - 42) * k / (CUTS - 1); /* past the 40-byte header */
+		int status;
+
+		jf_test_write_file(path, bytes, n);
+		snprintf(cmd, sizeof(cmd), "%s zone dump --json %s 2>&1", jf_test_cli(), path);
+		status = jf_test_run(cmd, &out);
+		if (dumped_records(out, 0) != dumped_records(whole_out, n))
+			fail_msg("cut at %zu: %zu records listed, %zu are whole", n,
+				 dumped_records(out, 0), dumped_records(whole_out, n));
+		if (status == 0 || !strstr(out, "jit-cut.dump: offset "))
+			fail_msg("cut at %zu: exit %d without a located error: %s", n, status, out);
+		free(out);
+	}
+	free(whole_out);
+	free(bytes);
+}
+
 /* A real CoreSight capture (../shared) with its formatted ETB buffer cut. */
 static void test_snapshot_buffer_cut(void **state)
 {
@@ -187,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_minivm_zone_file_cut),
 		cmocka_unit_test(test_fib_perf_data_cut),
 		cmocka_unit_test(test_snapshot_buffer_cut),
+		cmocka_unit_test(test_jitdump_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
