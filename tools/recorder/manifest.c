@@ -35,7 +35,9 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 	if (!f)
 		return jf_fail(err, "%s: cannot create: %m", path);
 	fprintf(f, "{\n  \"format\": \"jitflow-recording\",\n  \"version\": 1,\n");
-	fprintf(f, "  \"recorder\": \"jitflow record (qemu-x86_64 -d in_asm,exec,nochain,strace)\",\n");
+	fprintf(f, "  \"recorder\": \"jitflow record (%s)\",\n", res->backend == JF_RECORD_BACKEND_PLUGIN ?
+		"qemu-x86_64 -plugin libjitflow_qemu.so" : "qemu-x86_64 -d in_asm,exec,nochain,strace");
+	fprintf(f, "  \"backend\": \"%s\",\n", res->backend == JF_RECORD_BACKEND_PLUGIN ? "plugin" : "log");
 	fprintf(f, "  \"program\": ");
 	jf_json_string(f, st->program);
 	fprintf(f, ",\n  \"args\": [");
