@@ -126,11 +126,41 @@ static void test_threads(void **state)
 	free(out);
 }
 
+/* A QEMU that cannot load the plugin (here: the plugin file is no shared library): the
+ * default falls back to the log backend and says so; --backend=plugin fails clearly. */
+static void test_fallback_to_log(void **state)
+{
+	char cmd[4096], *out = NULL, path[600];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/not-a-plugin.so", jf_test_tmpdir());
+	jf_test_write_file(path, "text\n", 5);
+	snprintf(cmd, sizeof(cmd), "JITFLOW_QEMU_PLUGIN=%s %s record --emulate -o %s/fallback -- "
+		 "%s 2>&1 >/dev/null && grep -c '\"backend\": \"log\"' %s/fallback/manifest.json",
+		 path, jf_test_cli(), jf_test_tmpdir(), program("fib"), jf_test_tmpdir());
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "QEMU did not load the plugin"));
+	assert_non_null(strstr(out, "recording from QEMU's log instead"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "JITFLOW_QEMU_PLUGIN=%s %s record --emulate --backend=plugin "
+		 "-o %s/fallback2 -- %s 2>&1 >/dev/null", path, jf_test_cli(), jf_test_tmpdir(),
+		 program("fib"));
+	assert_int_equal(jf_test_run(cmd, &out), 1);
+	assert_non_null(strstr(out, "use --backend=log"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s record --emulate --backend=fast -- %s 2>&1", jf_test_cli(),
+		 program("fib"));
+	assert_int_equal(jf_test_run(cmd, &out), 2);
+	assert_non_null(strstr(out, "unknown backend 'fast'"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_threaded),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_fallback_to_log),
 	};
 
 	if (!jf_test_have_perf_and_qemu())
