@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Speed of `jitflow record` (emulated) with each backend against QEMU alone, on the same
-# programs, in one run: median wall time of RUNS runs each (default 3), guest instructions
-# per second (the recording's own count) and the ratio to plain qemu-x86_64.
+# programs, in one run: medians of RUNS runs each (default 3) of the wall time and of the
+# CPU time (user + system, QEMU and recorder together), guest instructions per second (the
+# recording's own count) and the ratios to plain qemu-x86_64. On a shared machine the CPU
+# columns are the steadier ones.
 #   tools/bench/record-speed.sh [BUILD_DIR] [RUNS]
 # Programs: fib(28) (static C), the minivm example nested_loops (interpreter + tracing
 # JIT); if installed, PyPy on a small loop and Node on a small loop. LOG_RUNS (default
@@ -42,35 +44,45 @@ command -v node >/dev/null && programs+=("node loop.js|$(command -v node) loop.j
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 now() { date +%s.%N; }
 
-# times COUNT command...: one wall time per line
+# times COUNT command...: "wall cpu" seconds per line (GNU time; cpu includes children)
 times() {
-	local n=$1 i t0; shift
+	local n=$1 i; shift
 	for ((i = 0; i < n; i++)); do
-		t0=$(now)
-		(cd "$tmp" && "$@" > /dev/null 2>> "$tmp/stderr")
-		awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }'
+		(cd "$tmp" && /usr/bin/time -f "%e %U %S" -o "$tmp/time" "$@" > /dev/null 2>> "$tmp/stderr")
+		awk '{ print $1, $2 + $3 }' "$tmp/time"
 	done
 }
+# medians of both columns: "wall cpu"
+medians() {
+	local f=$tmp/samples
+	cat > "$f"
+	echo "$(cut -d' ' -f1 "$f" | median) $(cut -d' ' -f2 "$f" | median)"
+}
 
-printf "%-22s %-8s %9s %12s %10s %8s\n" program how "median s" instructions "M insn/s" "x QEMU"
+printf "%-22s %-7s %12s %8s %8s %9s %9s %7s %7s\n" program how instructions "wall s" "cpu s" \
+	"M insn/s" "(by cpu)" "x QEMU" "(cpu)"
+row() { # program how instructions wall cpu qemu-wall qemu-cpu
+	awk -v p="$1" -v b="$2" -v i="$3" -v w="$4" -v c="$5" -v qw="$6" -v qc="$7" 'BEGIN {
+		if (c <= 0) c = 0.001
+		printf "%-22s %-7s %12d %8.3f %8.3f %9.1f %9.1f %7.1f %7.1f\n", p, b, i, w, c,
+		       i / w / 1e6, i / c / 1e6, w / qw, c / qc }'
+}
 for entry in "${programs[@]}"; do
 	name=${entry%%|*}
 	read -r -a cmd <<< "${entry#*|}"
-	plain=$(times "$runs" "$qemu" "${cmd[@]}" | median)
-	insns=
+	read -r qwall qcpu < <(times "$runs" "$qemu" "${cmd[@]}" | medians)
+	insns=0
 	for backend in $backends; do
 		n=$runs
 		[ "$backend" = log ] && n=$log_runs
-		secs=$(times "$n" "$jf" record --emulate --backend="$backend" -o "$tmp/rec-$backend" -- \
-			"${cmd[@]}" | median)
+		read -r wall cpu < <(times "$n" "$jf" record --emulate --backend="$backend" \
+			-o "$tmp/rec-$backend" -- "${cmd[@]}" | medians)
 		insns=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["instructions"])' \
 			"$tmp/rec-$backend/manifest.json")
 		rm -rf "$tmp/rec-$backend"
-		awk -v p="$name" -v b="record $backend" -v s="$secs" -v i="$insns" -v q="$plain" 'BEGIN {
-			printf "%-22s %-8s %9.3f %12d %10.1f %8.1f\n", p, substr(b, 8), s, i, i / s / 1e6, s / q }'
+		row "$name" "$backend" "$insns" "$wall" "$cpu" "$qwall" "$qcpu"
 	done
-	awk -v p="$name" -v s="$plain" -v i="$insns" 'BEGIN {
-		printf "%-22s %-8s %9.3f %12d %10.1f %8.1f\n", p, "qemu", s, i, i / s / 1e6, 1 }'
+	row "$name" qemu "$insns" "$qwall" "$qcpu" "$qwall" "$qcpu"
 done
-echo "(qemu: qemu-x86_64 alone; its instruction count is the last recording's. $runs runs each," \
-     "log backend $log_runs; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+echo "(qemu: qemu-x86_64 alone, its instruction count is the last recording's; $runs runs" \
+     "each, log backend $log_runs; $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg))"

@@ -21,6 +21,9 @@ int jf_rec_thread_finish(struct jf_record_state *st, struct jf_record_thread *t)
 
 /* record_flow.c: the log's blocks and signals */
 void jf_rec_on_exec(void *ctx, const struct jf_qlog_exec *e);
+/* The same with the block already known (b: what ran, NULL when its bytes are unknown). */
+void jf_rec_exec_block(struct jf_record_state *st, const struct jf_qlog_exec *e,
+		       const struct jf_block *b);
 void jf_rec_on_stopped(void *ctx, uint64_t pc);
 void jf_rec_on_translation(void *ctx, uint64_t pc, const uint8_t *bytes, size_t size);
 void jf_rec_on_signal(void *ctx, const char *name);

@@ -16,12 +16,12 @@ enum { CLONE_THREAD_FLAG = 0x00010000 };
 
 struct jf_record_plugin {
 	struct jf_record_state *st;
-	uint64_t *pcs;             /* guest address of each translation, by id */
-	size_t npcs;
+	struct jf_block *blocks;   /* each translation, by id (pc 0: none): executions look
+	                            * their block up here, not in the block map's hash */
+	size_t nblocks;
 	struct jf_prec_syscall *calls; /* the system call each vCPU is in, by vCPU */
 	size_t ncalls;
 	int started;
-	uint64_t unknown_ids;
 };
 
 struct jf_record_plugin *jf_record_plugin_new(struct jf_record_state *st)
@@ -37,7 +37,7 @@ void jf_record_plugin_free(struct jf_record_plugin *p)
 {
 	if (!p)
 		return;
-	free(p->pcs);
+	free(p->blocks);
 	free(p->calls);
 	free(p);
 }
@@ -79,14 +79,17 @@ static int grow(void *array_ptr, size_t *n, size_t need, size_t elem)
 static void on_translation(void *ctx, const struct jf_prec_translation *t, const uint8_t *bytes)
 {
 	struct jf_record_plugin *p = ctx;
+	struct jf_record_state *st = p->st;
+	const struct jf_block *b;
 
-	if (grow(&p->pcs, &p->npcs, t->id, sizeof(*p->pcs)))
+	if (grow(&p->blocks, &p->nblocks, t->id, sizeof(*p->blocks)))
 		return;
-	p->pcs[t->id] = t->pc;
-	jf_block_map_key_next(p->st->blocks, t->id, PLUGIN_KEY);
-	jf_rec_on_translation(p->st, t->pc, bytes,
-			      jf_block_map_prefix_size(p->st->blocks, t->pc, bytes, t->nbytes,
-						       t->ninsns));
+	jf_block_map_key_next(st->blocks, t->id, PLUGIN_KEY);
+	jf_rec_on_translation(st, t->pc, bytes,
+			      jf_block_map_prefix_size(st->blocks, t->pc, bytes, t->nbytes, t->ninsns));
+	b = jf_block_map_executed(st->blocks, t->pc, t->id, PLUGIN_KEY);
+	if (b)
+		p->blocks[t->id] = *b;
 }
 
 /* The thread on vcpu now is tid: a vCPU whose thread exited is reused by the next one. */
@@ -136,18 +139,23 @@ static void on_execs(void *ctx, unsigned vcpu, int tid, const uint32_t *ids, siz
 	if (!t)
 		return;
 	for (i = 0; i < n; i++) {
-		if (ids[i] >= p->npcs || !p->pcs[ids[i]]) {
-			p->unknown_ids++; /* cannot happen with a well-formed stream */
+		const struct jf_block *b = ids[i] < p->nblocks ? &p->blocks[ids[i]] : NULL;
+
+		if (!b || !b->pc) {
+			/* Not in a well-formed stream: counted as a block without bytes, and
+			 * the thread's next block starts after an OVF. */
+			st->unknown_blocks++;
+			t->have_prev = 0;
 			continue;
 		}
-		e.pc = p->pcs[ids[i]];
+		e.pc = b->pc;
 		e.flags = ids[i];
 		if (t->have_prev && !t->deferring && !t->resume_at_last &&
 		    cannot_follow(&t->prev, e.pc)) {
 			st->signals++;
 			t->signal_arrived = 1;
 		}
-		jf_rec_on_exec(st, &e);
+		jf_rec_exec_block(st, &e, b);
 	}
 }
 
