@@ -23,7 +23,9 @@
 EXPORT int qemu_plugin_version = JF_QEMU_PLUGIN_API_VERSION;
 
 enum {
-	EXEC_BUFFER = 16384,      /* ids per vCPU before a write (64 KiB) */
+	EXEC_BUFFER = 16384,      /* ids per vCPU before a write (64 KiB) ... */
+	EXEC_CHUNK_THREADED = 1024, /* ... or fewer once there are threads: other threads'
+	                           * executions are ordered against these only per chunk */
 	PENDING_TRANSLATIONS = 1 << 20,
 };
 
@@ -38,6 +40,7 @@ static int failed;
 static pid_t recorded_pid;    /* a forked child's QEMU writes nothing */
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vcpu_buffer *vcpus[JF_PREC_MAX_VCPUS];
+static uint32_t exec_chunk = EXEC_BUFFER;
 static uint32_t next_translation_id;
 static intptr_t guest_base;   /* host address - guest address (user mode) */
 static int guest_base_known;
@@ -108,6 +111,8 @@ static struct vcpu_buffer *buffer_of(unsigned vcpu)
 	if (!b) {
 		b = calloc(1, sizeof(*b));
 		vcpus[vcpu] = b;
+		if (vcpu > 0)
+			exec_chunk = EXEC_CHUNK_THREADED;
 	}
 	return b;
 }
@@ -138,7 +143,7 @@ static void on_exec(unsigned int vcpu, void *userdata)
 	if (__builtin_expect(!b->tid, 0))
 		b->tid = (int32_t)syscall(SYS_gettid);
 	b->ids[b->n++] = (uint32_t)(uintptr_t)userdata;
-	if (__builtin_expect(b->n == EXEC_BUFFER, 0))
+	if (__builtin_expect(b->n >= exec_chunk, 0))
 		flush_vcpu(vcpu, b);
 }
 
@@ -327,6 +332,18 @@ static void on_exit_all(qemu_plugin_id_t id, void *userdata)
 	pthread_mutex_unlock(&out_lock);
 }
 
+/* A fork while another thread holds out_lock would leave the child's copy locked for
+ * good: hold it across the fork, release it on both sides. */
+static void before_fork(void)
+{
+	pthread_mutex_lock(&out_lock);
+}
+
+static void after_fork(void)
+{
+	pthread_mutex_unlock(&out_lock);
+}
+
 EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 			       char **argv);
 
@@ -372,6 +389,7 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 			out_fd = high;
 		}
 	}
+	pthread_atfork(before_fork, after_fork, after_fork);
 	recorded_pid = getpid();
 	hello.pid = recorded_pid;
 	hello.qemu_api = (uint32_t)info->version.cur;
