@@ -121,6 +121,25 @@ int jf_record_find_plugin(char *out, size_t size)
 	return -1;
 }
 
+/* QEMU's -plugin option: FILE,out=FIFO, where a comma inside a value is written twice
+ * (QEMU's option syntax). */
+static void plugin_option(char *out, size_t size, const char *plugin, const char *fifo)
+{
+	const char *parts[3] = { plugin, ",out=", fifo };
+	size_t n = 0, i;
+
+	for (i = 0; i < 3; i++) {
+		const char *c;
+
+		for (c = parts[i]; *c && n + 2 < size; c++) {
+			if (*c == ',' && i != 1)
+				out[n++] = ',';
+			out[n++] = *c;
+		}
+	}
+	out[n] = '\0';
+}
+
 /* What the FIFO carries goes to one of these. */
 struct log_consumer {
 	struct jf_qlog_parser *parser;
@@ -282,7 +301,7 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 			goto out_fd;
 		}
 		reader_ok = 1;
-		snprintf(plugin_arg, sizeof(plugin_arg), "%s,out=%s", plugin_path, fifo);
+		plugin_option(plugin_arg, sizeof(plugin_arg), plugin_path, fifo);
 	} else {
 		struct jf_qlog_callbacks cb;
 
