@@ -511,15 +511,8 @@ int main(void)
 		cmocka_unit_test(test_killed_program),
 		cmocka_unit_test(test_system_program),
 	};
-	char *out = NULL;
 
-	if (jf_test_run("perf --version >/dev/null 2>&1 && qemu-x86_64 --version >/dev/null 2>&1",
-			&out) != 0) {
-		free(out);
-		fprintf(stderr, "SKIP: perf (linux-perf) or qemu-x86_64 (qemu-user) is not "
-				"installed; run tools/setup.sh\n");
+	if (!jf_test_have_perf_and_qemu())
 		return JF_TEST_SKIP;
-	}
-	free(out);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* Unit tests of the recorder's parts: the QEMU log parser (well-formed, glued, truncated
  * and corrupt lines), the block classifier (capstone), the PT stream (decoded back with
- * libipt's query decoder, an independent implementation of the packet semantics) and the
- * zone file retimer (hostile sizes). */
+ * libipt's query decoder, an independent implementation of the packet semantics), the
+ * plugin stream reader (records split anywhere, truncated, corrupt) and the zone file
+ * retimer (hostile sizes). */
 #include "test_support.h"
 
 #include <intel-pt.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "block_map.h"
+#include "plugin_stream.h"
 #include "pt_stream.h"
 #include "qemu_log.h"
 #include "zone_copy.h"
@@ -511,6 +513,160 @@ static void test_zone_retime_by_writes(void **state)
 	assert_non_null(strstr(err.msg, "offset 96"));
 }
 
+/* ---- plugin stream reader ---- */
+
+struct prec_seen {
+	int translations, execs, syscalls, results;
+	uint64_t tb_pc;
+	uint32_t tb_ninsns, ids[4];
+	size_t nids;
+	char path[64];
+};
+
+static void prec_tb(void *ctx, const struct jf_prec_translation *t, const uint8_t *bytes)
+{
+	struct prec_seen *s = ctx;
+
+	(void)bytes;
+	s->translations++;
+	s->tb_pc = t->pc;
+	s->tb_ninsns = t->ninsns;
+}
+
+static void prec_execs(void *ctx, unsigned vcpu, int tid, const uint32_t *ids, size_t n)
+{
+	struct prec_seen *s = ctx;
+
+	(void)vcpu;
+	(void)tid;
+	s->execs++;
+	s->nids = n;
+	memcpy(s->ids, ids, (n < 4 ? n : 4) * sizeof(*ids));
+}
+
+static void prec_ret(void *ctx, const struct jf_prec_syscall_ret *r, const char *string)
+{
+	struct prec_seen *s = ctx;
+
+	(void)r;
+	s->results++;
+	snprintf(s->path, sizeof(s->path), "%s", string);
+}
+
+/* Appends one record (head + fixed part + string, padded) to buf at *len. */
+static void put_prec(uint8_t *buf, size_t *len, uint32_t type, const void *fixed, size_t fsize,
+		       const void *extra, size_t esize)
+{
+	struct jf_prec_head h = { type, (uint32_t)((fsize + esize + 3) & ~(size_t)3) };
+
+	memcpy(buf + *len, &h, sizeof(h));
+	memset(buf + *len + sizeof(h), 0, h.size);
+	memcpy(buf + *len + sizeof(h), fixed, fsize);
+	if (esize)
+		memcpy(buf + *len + sizeof(h) + fsize, extra, esize);
+	*len += sizeof(h) + h.size;
+}
+
+/* hello, a translation, executions, an open's result with its path. */
+static size_t sample_stream(uint8_t *buf)
+{
+	struct jf_prec_hello hello = { JF_PREC_MAGIC, JF_PREC_VERSION, 42, 1 };
+	struct jf_prec_translation t = { 1, 3, 0x401000, 2, 0 };
+	struct jf_prec_execs e = { 0, 42 };
+	struct jf_prec_syscall_ret r = { 0, 42, 257, 3, 7, 0 };
+	uint32_t ids[3] = { 1, 1, 1 };
+	uint8_t execs[sizeof(e) + sizeof(ids)];
+	static const uint8_t code[3] = { 0x90, 0xeb, 0xfd };
+	size_t len = 0;
+
+	memcpy(execs, &e, sizeof(e));
+	memcpy(execs + sizeof(e), ids, sizeof(ids));
+	put_prec(buf, &len, JF_PREC_HELLO, &hello, sizeof(hello), NULL, 0);
+	put_prec(buf, &len, JF_PREC_TRANSLATION, &t, sizeof(t), code, sizeof(code));
+	put_prec(buf, &len, JF_PREC_EXECS, execs, sizeof(execs), NULL, 0);
+	put_prec(buf, &len, JF_PREC_SYSCALL_RET, &r, sizeof(r), "/tmp/x1", 7);
+	return len;
+}
+
+static void test_plugin_stream(void **state)
+{
+	uint8_t buf[512];
+	size_t len = sample_stream(buf), split;
+
+	(void)state;
+	/* Every split point of the stream into two pieces gives the same records. */
+	for (split = 0; split <= len; split++) {
+		struct prec_seen seen = { 0 };
+		struct jf_prec_callbacks cb = { .ctx = &seen, .translation = prec_tb,
+						.execs = prec_execs, .syscall_ret = prec_ret };
+		struct jf_prec_reader r;
+
+		assert_int_equal(jf_prec_init(&r, &cb), 0);
+		assert_int_equal(jf_prec_feed(&r, buf, split), 0);
+		assert_int_equal(jf_prec_feed(&r, buf + split, len - split), 0);
+		assert_int_equal(jf_prec_finish(&r), 0);
+		assert_int_equal(seen.translations, 1);
+		assert_int_equal(seen.tb_pc, 0x401000);
+		assert_int_equal(seen.tb_ninsns, 2);
+		assert_int_equal(seen.execs, 1);
+		assert_int_equal(seen.nids, 3);
+		assert_int_equal(seen.ids[2], 1);
+		assert_int_equal(seen.results, 1);
+		assert_string_equal(seen.path, "/tmp/x1");
+		assert_int_equal(r.records, 4);
+		jf_prec_free(&r);
+	}
+}
+
+/* One damaged stream: the reader stops with the offset and what was wrong. */
+static void expect_error(const uint8_t *buf, size_t len, const char *what)
+{
+	struct prec_seen seen = { 0 };
+	struct jf_prec_callbacks cb = { .ctx = &seen, .translation = prec_tb, .execs = prec_execs,
+					.syscall_ret = prec_ret };
+	struct jf_prec_reader r;
+
+	assert_int_equal(jf_prec_init(&r, &cb), 0);
+	if (jf_prec_feed(&r, buf, len) == 0)
+		assert_int_equal(jf_prec_finish(&r), -1);
+	if (!strstr(r.error, what))
+		fail_msg("expected an error with '%s', got '%s'", what, r.error);
+	assert_int_equal(jf_prec_feed(&r, buf, len), -1); /* stays stopped */
+	jf_prec_free(&r);
+}
+
+static void test_plugin_stream_truncated_and_corrupt(void **state)
+{
+	uint8_t buf[512], bad[512];
+	size_t len = sample_stream(buf), hello = 8 + sizeof(struct jf_prec_hello);
+	struct jf_prec_head h;
+
+	(void)state;
+	/* Ends inside the last record. */
+	expect_error(buf, len - 3, "ends inside a record");
+	/* Not our stream: no hello first. */
+	expect_error(buf + hello, len - hello, "offset 0: expected the plugin's hello record");
+	/* An unknown record type, at the offset after the hello. */
+	memcpy(bad, buf, len);
+	h.type = 77;
+	h.size = 8;
+	memcpy(bad + hello, &h, sizeof(h));
+	expect_error(bad, len, "offset 24: unknown record type 77");
+	/* A size beyond any record. */
+	h.type = JF_PREC_EXECS;
+	h.size = 0x7ffffff0;
+	memcpy(bad + hello, &h, sizeof(h));
+	expect_error(bad, len, "claims 2147483632 bytes");
+	/* A translation that claims more bytes than its record holds. */
+	memcpy(bad, buf, len);
+	bad[hello + 8 + 4] = 200;
+	expect_error(bad, len, "translation of 200 bytes");
+	/* A path string longer than its record. */
+	memcpy(bad, buf, len);
+	bad[len - 8 - 8] = 100;
+	expect_error(bad, len, "string of 100 bytes");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -518,6 +674,8 @@ int main(void)
 		cmocka_unit_test(test_log_glued_and_split_lines),
 		cmocka_unit_test(test_log_truncated_and_corrupt),
 		cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_plugin_stream),
+		cmocka_unit_test(test_plugin_stream_truncated_and_corrupt),
 		cmocka_unit_test(test_pt_stream_decodes_with_libipt),
 		cmocka_unit_test(test_pt_overflow_ip_is_whole),
 		cmocka_unit_test(test_zone_retime),

@@ -113,3 +113,16 @@ int jf_test_run(const char *cmd, char **out)
 		free(buf);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+int jf_test_have_perf_and_qemu(void)
+{
+	char *out = NULL;
+	int status = jf_test_run("perf --version >/dev/null 2>&1 && "
+				 "qemu-x86_64 --version >/dev/null 2>&1", &out);
+
+	free(out);
+	if (status != 0)
+		fprintf(stderr, "SKIP: perf (linux-perf) or qemu-x86_64 (qemu-user) is not "
+				"installed; run tools/setup.sh\n");
+	return status == 0;
+}

@@ -34,4 +34,8 @@ void jf_test_write_file(const char *path, const void *data, size_t size);
  * the exit status (or -1). */
 int jf_test_run(const char *cmd, char **out);
 
+/* Whether Linux perf and qemu-x86_64 are installed (the recorder's tests need both);
+ * prints why the test is skipped when not. */
+int jf_test_have_perf_and_qemu(void);
+
 #endif

@@ -1,4 +1,4 @@
-/* Recorder test program: asynchronous signals. A 2 ms interval timer interrupts a busy
+/* Recorder test program: asynchronous signals. A 0.2 ms interval timer interrupts a busy
  * loop wherever it happens to be; the handler runs 20 times (21 if the timer fired again
  * while the 20th ran) and counts itself. */
 #include <signal.h>
@@ -18,7 +18,7 @@ __attribute__((noinline)) void on_alarm(int sig)
 
 int main(void)
 {
-	struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
+	struct itimerval it = { { 0, 200 }, { 0, 200 } };
 	volatile unsigned long spins = 0;
 
 	signal(SIGALRM, on_alarm);

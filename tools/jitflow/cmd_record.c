@@ -15,8 +15,8 @@ static const char pt_pmu[] = "/sys/bus/event_source/devices/intel_pt";
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: jitflow record [-o DIR] [--emulate] [--no-timing] [--marker-ptw] [--json]\n"
-		"                      [--] PROGRAM [ARGS...]\n\n"
+		"usage: jitflow record [-o DIR] [--emulate] [--backend=plugin|log] [--no-timing]\n"
+		"                      [--marker-ptw] [--json] [--] PROGRAM [ARGS...]\n\n"
 		"Run PROGRAM and write DIR/perf.data as `perf record -e intel_pt//u` would.\n"
 		"Without the intel_pt PMU (or with --emulate) PROGRAM (x86-64 Linux) runs under\n"
 		"qemu-x86_64 and the Intel PT packets are generated from the blocks it executes;\n"
@@ -25,13 +25,19 @@ static void usage(FILE *out)
 		"exits with PROGRAM's exit status; the recording is written either way.\n\n"
 		"  -o DIR        output directory (default: jitflow-record)\n"
 		"  --emulate     use QEMU even when the machine has Intel PT\n"
+		"  --backend=plugin|log  how QEMU reports what ran: jitflow's TCG plugin\n"
+		"                (libjitflow_qemu.so, binary records; the default, and fast) or\n"
+		"                QEMU's text log (-d in_asm,exec,nochain,strace; slow). Without\n"
+		"                the option: $JITFLOW_RECORD_BACKEND, else plugin, falling back to\n"
+		"                log with a message when QEMU cannot load the plugin\n"
 		"  --no-timing   no TSC/MTC/CYC packets\n"
 		"  --marker-ptw  a PTW packet at each call of the zone emitter's marker (synthetic:\n"
 		"                perf accepts it, libipt-based decoders report an error there)\n"
 		"  --json        print a one-line JSON summary on stderr when done\n"
 		"  --save-code   also save the executed pages of the program's files in DIR/code/,\n"
 		"                so the recording decodes anywhere (and can be checked in)\n"
-		"  $JITFLOW_QEMU the qemu-x86_64 binary to use\n");
+		"  $JITFLOW_QEMU the qemu-x86_64 binary to use\n"
+		"  $JITFLOW_QEMU_PLUGIN  the plugin to load (default: found beside jitflow)\n");
 }
 
 static int record_with_perf(const char *dir, int argc, char **argv)
@@ -65,6 +71,7 @@ int jf_cmd_record(int argc, char **argv)
 	struct jf_record_result res;
 	struct jf_error err = { { 0 } };
 	int i, emulate = 0, json = 0, save_code = 0;
+	const char *backend = getenv("JITFLOW_RECORD_BACKEND");
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -74,6 +81,8 @@ int jf_cmd_record(int argc, char **argv)
 			opt.out_dir = argv[++i];
 		} else if (!strcmp(argv[i], "--emulate")) {
 			emulate = 1;
+		} else if (!strncmp(argv[i], "--backend=", 10)) {
+			backend = argv[i] + 10;
 		} else if (!strcmp(argv[i], "--no-timing")) {
 			opt.timing = 0;
 		} else if (!strcmp(argv[i], "--marker-ptw")) {
@@ -98,6 +107,17 @@ int jf_cmd_record(int argc, char **argv)
 	}
 	opt.argc = argc - i;
 	opt.argv = argv + i;
+	if (backend && *backend) {
+		if (!strcmp(backend, "plugin")) {
+			opt.backend = JF_RECORD_BACKEND_PLUGIN;
+		} else if (!strcmp(backend, "log")) {
+			opt.backend = JF_RECORD_BACKEND_LOG;
+		} else {
+			fprintf(stderr, "jitflow record: unknown backend '%s' (expected plugin or log)\n",
+				backend);
+			return JF_EXIT_USAGE;
+		}
+	}
 
 	if (!emulate && access(pt_pmu, F_OK) == 0) {
 		if (mkdir(opt.out_dir, 0777) && errno != EEXIST) {
@@ -118,9 +138,10 @@ int jf_cmd_record(int argc, char **argv)
 	if (json)
 		fprintf(stderr, "{\"dir\": \"%s\", \"exit_status\": %d, \"instructions\": %llu, "
 			"\"pt_bytes\": %llu, \"threads\": %llu, \"seconds\": %.3f, "
-			"\"synthetic_timing\": %s}\n", opt.out_dir, res.exit_status,
+			"\"synthetic_timing\": %s, \"backend\": \"%s\"}\n", opt.out_dir, res.exit_status,
 			(unsigned long long)res.instructions, (unsigned long long)res.pt_bytes,
-			(unsigned long long)res.threads, res.seconds, opt.timing ? "true" : "false");
+			(unsigned long long)res.threads, res.seconds, opt.timing ? "true" : "false",
+			res.backend == JF_RECORD_BACKEND_PLUGIN ? "plugin" : "log");
 	else
 		fprintf(stderr, "jitflow record: %s/perf.data: %llu instructions, %llu threads, "
 			"%llu bytes of Intel PT (emulated under QEMU, %s) in %.2f s\n",

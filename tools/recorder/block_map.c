@@ -20,6 +20,8 @@ struct jf_block_map {
 	struct table known, pending;
 	csh cs;
 	int cs_ok;
+	int next_keyed;            /* jf_block_map_key_next: the key of the next translation */
+	uint32_t next_flags, next_cflags;
 	uint64_t count, undecodable;
 };
 
@@ -271,9 +273,47 @@ int jf_block_map_translated(struct jf_block_map *m, uint64_t pc, const uint8_t *
 		b.next_ip = pc + size;
 	}
 	m->count++;
-	if (table_put(&m->pending, &b, 0))
+	if (m->next_keyed) {
+		m->next_keyed = 0;
+		b.flags = m->next_flags;
+		b.cflags = m->next_cflags;
+		if (table_put(&m->known, &b, 1))
+			return -1;
+	} else if (table_put(&m->pending, &b, 0)) {
 		return -1;
+	}
 	return ok ? 0 : -1;
+}
+
+size_t jf_block_map_prefix_size(struct jf_block_map *m, uint64_t pc, const uint8_t *bytes,
+				size_t size, uint32_t ninsn)
+{
+	const uint8_t *code = bytes;
+	size_t left = size;
+	uint64_t ip = pc;
+	cs_insn *insn;
+	uint32_t n = 0;
+
+	if (!m->cs_ok || (insn = cs_malloc(m->cs)) == NULL)
+		return size;
+	while (n < ninsn && left && cs_disasm_iter(m->cs, &code, &left, &ip, insn))
+		n++;
+	cs_free(insn, 1);
+	if (n == ninsn)
+		return size - left;
+	/* QEMU 7.2 counts and hands over the start of an instruction that crosses into the
+	 * next page although it left that instruction to the next block: the bytes it had
+	 * read so far, which are no whole instruction. */
+	if (n + 1 == ninsn)
+		return size - left;
+	return size;
+}
+
+void jf_block_map_key_next(struct jf_block_map *m, uint32_t flags, uint32_t cflags)
+{
+	m->next_keyed = 1;
+	m->next_flags = flags;
+	m->next_cflags = cflags;
 }
 
 const struct jf_block *jf_block_map_executed(struct jf_block_map *m, uint64_t pc,

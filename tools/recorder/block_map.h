@@ -45,6 +45,14 @@ void jf_block_map_free(struct jf_block_map *m);
  * decode the bytes (the block is then kept as "no branch" and counted). */
 int jf_block_map_translated(struct jf_block_map *m, uint64_t pc, const uint8_t *bytes,
 			    size_t size);
+/* How many of size bytes at pc make up a block of ninsn instructions as QEMU's plugin
+ * interface reports it (see the QEMU 7.2 quirk in the code); all of them when capstone
+ * cannot decode that many. */
+size_t jf_block_map_prefix_size(struct jf_block_map *m, uint64_t pc, const uint8_t *bytes,
+				size_t size, uint32_t ninsn);
+/* The next translation is known by (flags, cflags) from the start, as the plugin backend
+ * names translations by id: it goes straight to the known blocks, not to pending. */
+void jf_block_map_key_next(struct jf_block_map *m, uint32_t flags, uint32_t cflags);
 /* The block an execution ran: the newest translation at pc not yet executed, else the
  * known translation for (pc, flags, cflags). NULL when QEMU never showed its bytes. */
 const struct jf_block *jf_block_map_executed(struct jf_block_map *m, uint64_t pc,

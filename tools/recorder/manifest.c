@@ -35,7 +35,9 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 	if (!f)
 		return jf_fail(err, "%s: cannot create: %m", path);
 	fprintf(f, "{\n  \"format\": \"jitflow-recording\",\n  \"version\": 1,\n");
-	fprintf(f, "  \"recorder\": \"jitflow record (qemu-x86_64 -d in_asm,exec,nochain,strace)\",\n");
+	fprintf(f, "  \"recorder\": \"jitflow record (%s)\",\n", res->backend == JF_RECORD_BACKEND_PLUGIN ?
+		"qemu-x86_64 -plugin libjitflow_qemu.so" : "qemu-x86_64 -d in_asm,exec,nochain,strace");
+	fprintf(f, "  \"backend\": \"%s\",\n", res->backend == JF_RECORD_BACKEND_PLUGIN ? "plugin" : "log");
 	fprintf(f, "  \"program\": ");
 	jf_json_string(f, st->program);
 	fprintf(f, ",\n  \"args\": [");
@@ -71,9 +73,13 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 		"\"fork_mixed_stretches\": %llu},\n",
 		(unsigned long long)st->mmap_records, (unsigned long long)st->syscalls,
 		(unsigned long long)st->signals, (unsigned long long)st->fork_mixed);
-	fprintf(f, "  \"log\": {\"lines\": %llu, \"unparsed_lines\": %llu, "
+	/* What QEMU sent: log lines, or the plugin's records (which have no unparsed ones: a
+	 * corrupt record stops the stream and is named in not_followed). */
+	fprintf(f, "  \"%s\": {\"%s\": %llu, \"unparsed_lines\": %llu, "
 		"\"blocks_stopped_before_running\": %llu, "
 		"\"blocks_without_bytes\": %llu, \"undecodable_translations\": %llu},\n",
+		res->backend == JF_RECORD_BACKEND_PLUGIN ? "plugin_stream" : "log",
+		res->backend == JF_RECORD_BACKEND_PLUGIN ? "records" : "lines",
 		(unsigned long long)st->log_lines, (unsigned long long)st->garbage_lines,
 		(unsigned long long)st->stopped_blocks,
 		(unsigned long long)st->unknown_blocks,

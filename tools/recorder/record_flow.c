@@ -258,8 +258,14 @@ static void defer_block(struct jf_record_state *st, struct jf_record_thread *t, 
 void jf_rec_on_exec(void *ctx, const struct jf_qlog_exec *e)
 {
 	struct jf_record_state *st = ctx;
+
+	jf_rec_exec_block(st, e, jf_block_map_executed(st->blocks, e->pc, e->flags, e->cflags));
+}
+
+void jf_rec_exec_block(struct jf_record_state *st, const struct jf_qlog_exec *e,
+		       const struct jf_block *b)
+{
 	struct jf_record_thread *t = jf_rec_thread_for(st, e->cpu);
-	const struct jf_block *b;
 
 	if (!t)
 		return;
@@ -269,7 +275,6 @@ void jf_rec_on_exec(void *ctx, const struct jf_qlog_exec *e)
 	t->blocks++;
 	if (st->layout_state != 2)
 		jf_rec_follow_loader(st, t, e->pc);
-	b = jf_block_map_executed(st->blocks, e->pc, e->flags, e->cflags);
 	if (t->deferring) {
 		defer_block(st, t, e->pc, b);
 		return;

@@ -21,6 +21,9 @@ int jf_rec_thread_finish(struct jf_record_state *st, struct jf_record_thread *t)
 
 /* record_flow.c: the log's blocks and signals */
 void jf_rec_on_exec(void *ctx, const struct jf_qlog_exec *e);
+/* The same with the block already known (b: what ran, NULL when its bytes are unknown). */
+void jf_rec_exec_block(struct jf_record_state *st, const struct jf_qlog_exec *e,
+		       const struct jf_block *b);
 void jf_rec_on_stopped(void *ctx, uint64_t pc);
 void jf_rec_on_translation(void *ctx, uint64_t pc, const uint8_t *bytes, size_t size);
 void jf_rec_on_signal(void *ctx, const char *name);
@@ -29,9 +32,20 @@ void jf_rec_on_signal(void *ctx, const char *name);
 void jf_rec_replay_deferred(struct jf_record_state *st, struct jf_record_thread *t,
 			    uint64_t resume, int resolved);
 
-/* record_syscalls.c */
+/* record_syscalls.c: the log's strace lines, and what they (or the plugin's system call
+ * records, record_plugin.c) say */
 void jf_rec_on_syscall(void *ctx, const char *name, const char *args);
 void jf_rec_on_syscall_result(void *ctx, const char *result);
+void jf_rec_file_opened(struct jf_record_state *st, long fd, const char *path);
+void jf_rec_file_closed(struct jf_record_state *st, long fd);
+/* An mmap that returned addr: an MMAP2 record when it maps a known file executable. */
+void jf_rec_mmap(struct jf_record_state *st, uint64_t addr, uint64_t len, uint32_t prot,
+		 uint32_t flags, long fd, uint64_t pgoff);
+/* A write of `written` bytes into fd, ending at file offset `end` (-1: the file's end). */
+void jf_rec_file_written(struct jf_record_state *st, long fd, long long written, long long end);
+/* fork/vfork/clone of a process by thread t (NULL: unknown), which is not followed. */
+void jf_rec_process_forked(struct jf_record_state *st, struct jf_record_thread *t,
+			   const char *call);
 
 /* record_layout.c */
 void jf_rec_map_image(struct jf_record_state *st, const struct jf_program_image *img,

@@ -45,30 +45,11 @@ static int is_zone_file(const char *path)
 	return !strncmp(base, "jit-", 4) && strstr(base, ".dump") != NULL;
 }
 
-static void on_mmap(struct jf_record_state *st, uint64_t addr)
+void jf_rec_mmap(struct jf_record_state *st, uint64_t addr, uint64_t len, uint32_t prot,
+		 uint32_t flags, long fd, uint64_t pgoff)
 {
-	char a[64];
-	uint64_t len, pgoff;
-	uint32_t prot = 0, flags = 0;
-	long fd;
-
-	if (nth_arg(st->pending_args, 2, a, sizeof(a)) || !strstr(a, "PROT_EXEC"))
-		return;
-	prot = PROT_EXEC | (strstr(a, "PROT_READ") ? PROT_READ : 0) |
-	       (strstr(a, "PROT_WRITE") ? PROT_WRITE : 0);
-	if (nth_arg(st->pending_args, 4, a, sizeof(a)))
-		return;
-	fd = strtol(a, NULL, 0);
-	if (fd < 0 || fd >= JF_RECORD_MAX_FDS || !st->fd_paths[fd])
+	if (!(prot & PROT_EXEC) || fd < 0 || fd >= JF_RECORD_MAX_FDS || !st->fd_paths[fd])
 		return; /* anonymous executable memory: JIT code, described by zone files */
-	if (nth_arg(st->pending_args, 1, a, sizeof(a)))
-		return;
-	len = strtoull(a, NULL, 0);
-	if (nth_arg(st->pending_args, 5, a, sizeof(a)))
-		return;
-	pgoff = strtoull(a, NULL, 0);
-	if (nth_arg(st->pending_args, 3, a, sizeof(a)) == 0)
-		flags = strstr(a, "MAP_SHARED") ? MAP_SHARED : MAP_PRIVATE;
 	if (is_zone_file(st->fd_paths[fd])) {
 		/* The marker mapping of a zone file: name the retimed copy in the recording's
 		 * directory, which is what perf inject --jit and jitflow must read. */
@@ -92,23 +73,64 @@ static void on_mmap(struct jf_record_state *st, uint64_t addr)
 	st->mmap_records++;
 }
 
+/* strace's "addr,len,PROT_...,MAP_...,fd,offset" of the call being completed. */
+static void on_mmap(struct jf_record_state *st, uint64_t addr)
+{
+	char a[64];
+	uint64_t len, pgoff;
+	uint32_t prot = 0, flags = 0;
+	long fd;
+
+	if (nth_arg(st->pending_args, 2, a, sizeof(a)) || !strstr(a, "PROT_EXEC"))
+		return;
+	prot = PROT_EXEC | (strstr(a, "PROT_READ") ? PROT_READ : 0) |
+	       (strstr(a, "PROT_WRITE") ? PROT_WRITE : 0);
+	if (nth_arg(st->pending_args, 4, a, sizeof(a)))
+		return;
+	fd = strtol(a, NULL, 0);
+	if (nth_arg(st->pending_args, 1, a, sizeof(a)))
+		return;
+	len = strtoull(a, NULL, 0);
+	if (nth_arg(st->pending_args, 5, a, sizeof(a)))
+		return;
+	pgoff = strtoull(a, NULL, 0);
+	if (nth_arg(st->pending_args, 3, a, sizeof(a)) == 0)
+		flags = strstr(a, "MAP_SHARED") ? MAP_SHARED : MAP_PRIVATE;
+	jf_rec_mmap(st, addr, len, prot, flags, fd, pgoff);
+}
+
+void jf_rec_file_opened(struct jf_record_state *st, long fd, const char *path)
+{
+	char full[PATH_MAX];
+
+	if (fd < 0 || fd >= JF_RECORD_MAX_FDS)
+		return;
+	free(st->fd_paths[fd]);
+	/* Relative paths are relative to QEMU's working directory, which is ours. */
+	st->fd_paths[fd] = strdup(realpath(path, full) ? full : path);
+}
+
+void jf_rec_file_closed(struct jf_record_state *st, long fd)
+{
+	if (fd >= 0 && fd < JF_RECORD_MAX_FDS) {
+		free(st->fd_paths[fd]);
+		st->fd_paths[fd] = NULL;
+	}
+}
+
 static void on_open(struct jf_record_state *st, long fd, int path_arg)
 {
-	char a[PATH_MAX], full[PATH_MAX], *q;
+	char a[PATH_MAX], *q;
 
-	if (fd < 0 || fd >= JF_RECORD_MAX_FDS ||
-	    nth_arg(st->pending_args, path_arg, a, sizeof(a)) || a[0] != '"')
+	if (nth_arg(st->pending_args, path_arg, a, sizeof(a)) || a[0] != '"')
 		return;
 	q = strchr(a + 1, '"');
 	if (q)
 		*q = '\0';
-	free(st->fd_paths[fd]);
-	/* Relative paths are relative to QEMU's working directory, which is ours. */
-	st->fd_paths[fd] = strdup(realpath(a + 1, full) ? full : a + 1);
+	jf_rec_file_opened(st, fd, a + 1);
 }
 
-/* A write of `written` bytes into fd, ending at file offset `end` (-1: the file's end). */
-static void zone_write(struct jf_record_state *st, long fd, long long written, long long end)
+void jf_rec_file_written(struct jf_record_state *st, long fd, long long written, long long end)
 {
 	struct jf_zone_writes *zw = NULL;
 	unsigned i;
@@ -162,12 +184,7 @@ void jf_rec_on_syscall(void *ctx, const char *name, const char *args)
 	if (!strcmp(name, "clone") && strstr(args, "CLONE_THREAD")) {
 		jf_rec_clone_line(st);
 	} else if (!strcmp(name, "close")) {
-		long fd = strtol(args, NULL, 0);
-
-		if (fd >= 0 && fd < JF_RECORD_MAX_FDS) {
-			free(st->fd_paths[fd]);
-			st->fd_paths[fd] = NULL;
-		}
+		jf_rec_file_closed(st, strtol(args, NULL, 0));
 	} else if (!strcmp(name, "exit")) {
 		/* QEMU prints the call right after the block that makes it: the exiting thread
 		 * is the one in a system call that logged last. */
@@ -191,16 +208,20 @@ void jf_rec_on_syscall(void *ctx, const char *name, const char *args)
 		     args);
 	} else if (!strcmp(name, "fork") || !strcmp(name, "vfork") ||
 		   (!strcmp(name, "clone") && !strstr(args, "CLONE_THREAD"))) {
-		struct jf_record_thread *t = st->last_exec_cpu < st->cpu_cap ?
-					     st->by_cpu[st->last_exec_cpu] : NULL;
+		jf_rec_process_forked(st, st->last_exec_cpu < st->cpu_cap ?
+					  st->by_cpu[st->last_exec_cpu] : NULL, name);
+	}
+}
 
-		jf_rec_note(st, "%s: the child process is not followed (its own stream is not "
-		     "recorded)", name);
-		if (t && t->have_prev && t->prev.exit == JF_EXIT_SYSCALL) {
-			st->fork_resume_ip = t->prev.next_ip;
-			st->fork_resumptions = 0;
-			st->fork_clock = st->clock;
-		}
+void jf_rec_process_forked(struct jf_record_state *st, struct jf_record_thread *t,
+			   const char *call)
+{
+	jf_rec_note(st, "%s: the child process is not followed (its own stream is not "
+	     "recorded)", call);
+	if (t && t->have_prev && t->prev.exit == JF_EXIT_SYSCALL) {
+		st->fork_resume_ip = t->prev.next_ip;
+		st->fork_resumptions = 0;
+		st->fork_clock = st->clock;
 	}
 }
 
@@ -250,12 +271,12 @@ void jf_rec_on_syscall_result(void *ctx, const char *result)
 		else if (!strcmp(name, "mmap") && value != -1)
 			on_mmap(st, (uint64_t)value);
 		else if (!strcmp(name, "write") || !strcmp(name, "writev"))
-			zone_write(st, strtol(st->pending_args, NULL, 0), value, -1);
+			jf_rec_file_written(st, strtol(st->pending_args, NULL, 0), value, -1);
 		else if (!strcmp(name, "pwrite64")) {
 			char off[64];
 
 			if (nth_arg(st->pending_args, 3, off, sizeof(off)) == 0)
-				zone_write(st, strtol(st->pending_args, NULL, 0), value,
+				jf_rec_file_written(st, strtol(st->pending_args, NULL, 0), value,
 					   strtoll(off, NULL, 0) + value);
 		}
 		else if (!strcmp(name, "clone") && value > 0) {

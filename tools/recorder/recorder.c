@@ -23,8 +23,10 @@
 #include "perf_data.h"
 #include "program_image.h"
 #include "pt_stream.h"
+#include "plugin_stream.h"
 #include "qemu_log.h"
-#include "record_state.h"
+#include "record_internal.h"
+#include "record_plugin.h"
 
 static double now_seconds(void)
 {
@@ -54,8 +56,8 @@ static int resolve_program(const char *name, char *out, size_t size)
 	return -1;
 }
 
-static pid_t start_qemu(const char *qemu, const char *fifo, int argc, char **argv,
-			const char *program)
+static pid_t start_qemu(const char *qemu, const char *plugin_arg, const char *fifo, int argc,
+			char **argv, const char *program)
 {
 	char **args = calloc((size_t)argc + 8, sizeof(*args));
 	pid_t pid;
@@ -64,10 +66,15 @@ static pid_t start_qemu(const char *qemu, const char *fifo, int argc, char **arg
 	if (!args)
 		return -1;
 	args[n++] = (char *)qemu;
-	args[n++] = "-d";
-	args[n++] = "in_asm,exec,nochain,strace";
-	args[n++] = "-D";
-	args[n++] = (char *)fifo;
+	if (plugin_arg) {
+		args[n++] = "-plugin";
+		args[n++] = (char *)plugin_arg;
+	} else {
+		args[n++] = "-d";
+		args[n++] = "in_asm,exec,nochain,strace";
+		args[n++] = "-D";
+		args[n++] = (char *)fifo;
+	}
 	args[n++] = (char *)program;
 	for (i = 1; i < argc; i++)
 		args[n++] = argv[i];
@@ -84,15 +91,106 @@ static pid_t start_qemu(const char *qemu, const char *fifo, int argc, char **arg
 	return pid;
 }
 
-/* Streams the FIFO line by line into the parser until QEMU closes it. */
-static int pump_log(int fd, struct jf_qlog_parser *parser, pid_t child, int *child_done,
-		    int *status)
+int jf_record_find_plugin(char *out, size_t size)
+{
+	static const char *const beside_exe[] = {
+		"recorder/plugin/libjitflow_qemu.so",  /* the build tree: build/tools/jitflow */
+		"../lib/jitflow/libjitflow_qemu.so",   /* an installation: PREFIX/bin/jitflow */
+	};
+	const char *env = getenv("JITFLOW_QEMU_PLUGIN");
+	char exe[PATH_MAX];
+	ssize_t n;
+	size_t i;
+
+	if (env && *env) {
+		snprintf(out, size, "%s", env);
+		return access(out, R_OK) ? -1 : 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	for (i = 0; i < sizeof(beside_exe) / sizeof(beside_exe[0]); i++) {
+		char candidate[PATH_MAX + 64];
+
+		snprintf(candidate, sizeof(candidate), "%s/%s", exe, beside_exe[i]);
+		if (access(candidate, R_OK) == 0 && realpath(candidate, out) && size >= PATH_MAX)
+			return 0;
+	}
+	return -1;
+}
+
+/* QEMU's -plugin option: FILE,out=FIFO, where a comma inside a value is written twice
+ * (QEMU's option syntax). */
+static void plugin_option(char *out, size_t size, const char *plugin, const char *fifo)
+{
+	const char *parts[3] = { plugin, ",out=", fifo };
+	size_t n = 0, i;
+
+	for (i = 0; i < 3; i++) {
+		const char *c;
+
+		for (c = parts[i]; *c && n + 2 < size; c++) {
+			if (*c == ',' && i != 1)
+				out[n++] = ',';
+			out[n++] = *c;
+		}
+	}
+	out[n] = '\0';
+}
+
+/* What the FIFO carries goes to one of these. */
+struct log_consumer {
+	struct jf_qlog_parser *parser;
+	char *buf;                  /* an incomplete line */
+	size_t have;
+};
+
+enum { LOG_LINE_BUF = 1 << 20 };
+
+static int consume_log(void *ctx, const char *data, size_t size)
+{
+	struct log_consumer *c = ctx;
+
+	while (size) {
+		size_t take = LOG_LINE_BUF - c->have < size ? LOG_LINE_BUF - c->have : size;
+		char *line = c->buf, *nl, *end;
+
+		memcpy(c->buf + c->have, data, take);
+		c->have += take;
+		data += take;
+		size -= take;
+		end = c->buf + c->have;
+		while ((nl = memchr(line, '\n', (size_t)(end - line))) != NULL) {
+			jf_qlog_line(c->parser, line, (size_t)(nl - line));
+			line = nl + 1;
+		}
+		c->have = (size_t)(end - line);
+		if (c->have == LOG_LINE_BUF) { /* a line longer than the buffer: cut it */
+			jf_qlog_line(c->parser, c->buf, c->have);
+			c->have = 0;
+		} else {
+			memmove(c->buf, line, c->have);
+		}
+	}
+	return 0;
+}
+
+static int consume_plugin(void *ctx, const char *data, size_t size)
+{
+	return jf_prec_feed(ctx, (const uint8_t *)data, size);
+}
+
+/* Streams the FIFO into consume until QEMU closes it. After consume fails (a corrupt
+ * plugin stream), the rest is read and dropped so that QEMU can finish. */
+static int pump_fifo(int fd, int (*consume)(void *, const char *, size_t), void *ctx,
+		     pid_t child, int *child_done, int *status)
 {
 	enum { BUF = 1 << 20 };
 	char *buf = malloc(BUF);
-	size_t have = 0;
-	int saw_writer = 0;
-	/* For debugging the recorder: a copy of QEMU's whole log (it is large). */
+	int saw_writer = 0, consuming = 1;
+	/* For debugging the recorder: a copy of the whole stream (it is large). */
 	const char *copy_path = getenv("JITFLOW_RECORD_LOG_COPY");
 	FILE *copy = copy_path ? fopen(copy_path, "w") : NULL;
 
@@ -106,14 +204,14 @@ static int pump_log(int fd, struct jf_qlog_parser *parser, pid_t child, int *chi
 		if (r < 0 && errno != EINTR)
 			break;
 		if (r <= 0) {
-			/* QEMU may die before it ever opens the log. */
+			/* QEMU may die before it ever opens the FIFO. */
 			if (!*child_done && waitpid(child, status, WNOHANG) == child)
 				*child_done = 1;
 			if (*child_done && !saw_writer)
 				break;
 			continue;
 		}
-		got = read(fd, buf + have, BUF - have);
+		got = read(fd, buf, BUF);
 		if (got < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
@@ -126,56 +224,40 @@ static int pump_log(int fd, struct jf_qlog_parser *parser, pid_t child, int *chi
 		}
 		saw_writer = 1;
 		if (copy)
-			fwrite(buf + have, 1, (size_t)got, copy);
-		have += (size_t)got;
-		{
-			char *line = buf, *nl, *end = buf + have;
-
-			while ((nl = memchr(line, '\n', (size_t)(end - line))) != NULL) {
-				jf_qlog_line(parser, line, (size_t)(nl - line));
-				line = nl + 1;
-			}
-			have = (size_t)(end - line);
-			if (have == BUF) { /* a line longer than the buffer: cut it */
-				jf_qlog_line(parser, buf, have);
-				have = 0;
-			} else {
-				memmove(buf, line, have);
-			}
-		}
+			fwrite(buf, 1, (size_t)got, copy);
+		if (consuming && consume(ctx, buf, (size_t)got))
+			consuming = 0;
 	}
-	if (have)
-		jf_qlog_line(parser, buf, have);
-	jf_qlog_finish(parser);
 	if (copy)
 		fclose(copy);
 	free(buf);
 	return 0;
 }
 
-int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
-	      struct jf_error *err)
+enum { NO_PLUGIN = -2 }; /* QEMU did not load the plugin: the program did not run */
+
+/* One recording with one backend (plugin when plugin_path is set). */
+static int record_once(const struct jf_record_options *opt, const char *program,
+		       const char *plugin_path, struct jf_record_result *res, struct jf_error *err)
 {
-	char program[PATH_MAX], tmpdir[] = "/tmp/jitflow-record-XXXXXX", fifo[PATH_MAX],
-	     perf_path[PATH_MAX];
+	char tmpdir[] = "/tmp/jitflow-record-XXXXXX", fifo[PATH_MAX], perf_path[PATH_MAX],
+	     plugin_arg[2 * PATH_MAX];
 	const char *qemu = opt->qemu ? opt->qemu : getenv("JITFLOW_QEMU");
 	struct jf_record_state *st;
-	struct jf_qlog_parser *parser;
-	struct jf_qlog_callbacks cb;
+	struct jf_qlog_parser *parser = NULL;
+	struct log_consumer log = { 0 };
+	struct jf_record_plugin *plugin = NULL;
+	struct jf_prec_reader reader;
+	int reader_ok = 0;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 	pid_t child;
 	int fd, status = 0, child_done = 0, rc = -1;
 	double t0;
 
 	memset(res, 0, sizeof(*res));
+	res->backend = plugin_path ? JF_RECORD_BACKEND_PLUGIN : JF_RECORD_BACKEND_LOG;
 	if (!qemu)
 		qemu = "qemu-x86_64";
-	if (opt->argc < 1)
-		return jf_fail(err, "no program to record");
-	if (resolve_program(opt->argv[0], program, sizeof(program)))
-		return jf_fail(err, "%s: program not found", opt->argv[0]);
-	if (mkdir(opt->out_dir, 0777) && errno != EEXIST)
-		return jf_fail(err, "%s: cannot create directory: %m", opt->out_dir);
 	snprintf(perf_path, sizeof(perf_path), "%s/perf.data", opt->out_dir);
 
 	st = jf_record_state_new(program, opt->timing, err);
@@ -192,7 +274,7 @@ int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
 		jf_fail(err, "cannot create a temporary directory: %m");
 		goto out_state;
 	}
-	snprintf(fifo, sizeof(fifo), "%s/qemu.log", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/qemu.%s", tmpdir, plugin_path ? "records" : "log");
 	if (mkfifo(fifo, 0600)) {
 		jf_fail(err, "%s: cannot create FIFO: %m", fifo);
 		goto out_tmp;
@@ -205,25 +287,50 @@ int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
 	/* A large pipe lets QEMU run ahead instead of waiting for us every 64 KiB. */
 	fcntl(fd, F_SETPIPE_SZ, 1 << 20);
 
+	if (plugin_path) {
+		struct jf_prec_callbacks pcb;
+
+		plugin = jf_record_plugin_new(st);
+		if (!plugin) {
+			jf_fail(err, "out of memory");
+			goto out_fd;
+		}
+		jf_record_plugin_callbacks(plugin, &pcb);
+		if (jf_prec_init(&reader, &pcb)) {
+			jf_fail(err, "out of memory");
+			goto out_fd;
+		}
+		reader_ok = 1;
+		plugin_option(plugin_arg, sizeof(plugin_arg), plugin_path, fifo);
+	} else {
+		struct jf_qlog_callbacks cb;
+
+		parser = malloc(sizeof(*parser));
+		log.buf = malloc(LOG_LINE_BUF);
+		if (!parser || !log.buf) {
+			jf_fail(err, "out of memory");
+			goto out_fd;
+		}
+		jf_record_state_callbacks(st, &cb);
+		jf_qlog_init(parser, &cb);
+		log.parser = parser;
+	}
+
 	/* ^C goes to the program; the recorder stays to write what was recorded. */
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
 	t0 = now_seconds();
-	child = start_qemu(qemu, fifo, opt->argc, opt->argv, program);
+	child = start_qemu(qemu, plugin_path ? plugin_arg : NULL, fifo, opt->argc, opt->argv,
+			   program);
 	if (child < 0) {
 		jf_fail(err, "cannot start %s: %m", qemu);
 		goto out_sig;
 	}
 	jf_record_state_begin(st, (int)child);
-
-	parser = malloc(sizeof(*parser));
-	if (!parser) {
-		jf_fail(err, "out of memory");
-		goto out_sig;
-	}
-	jf_record_state_callbacks(st, &cb);
-	jf_qlog_init(parser, &cb);
-	pump_log(fd, parser, child, &child_done, &status);
+	if (plugin_path)
+		pump_fifo(fd, consume_plugin, &reader, child, &child_done, &status);
+	else
+		pump_fifo(fd, consume_log, &log, child, &child_done, &status);
 	if (!child_done)
 		waitpid(child, &status, 0);
 	res->seconds = now_seconds() - t0;
@@ -240,9 +347,22 @@ int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
 	}
 	res->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
 			   WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-	st->log_lines = parser->lines;
-	st->garbage_lines = parser->garbage_lines;
-	free(parser);
+	if (plugin_path) {
+		if (!jf_record_plugin_started(plugin)) {
+			rc = NO_PLUGIN;
+			goto out_sig;
+		}
+		if (jf_prec_finish(&reader)) {
+			/* Located and kept: what came before the damage is recorded. */
+			jf_rec_note(st, "%s", reader.error);
+			fprintf(stderr, "jitflow record: %s\n", reader.error);
+		}
+		st->log_lines = reader.records;
+	} else {
+		jf_qlog_finish(parser);
+		st->log_lines = parser->lines;
+		st->garbage_lines = parser->garbage_lines;
+	}
 
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !st->clock) {
 		jf_fail(err, "%s did not run the program (exit status 127)", qemu);
@@ -271,7 +391,13 @@ int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
 out_sig:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
+out_fd:
 	close(fd);
+	if (reader_ok)
+		jf_prec_free(&reader);
+	jf_record_plugin_free(plugin);
+	free(parser);
+	free(log.buf);
 out_fifo:
 	unlink(fifo);
 out_tmp:
@@ -281,4 +407,45 @@ out_state:
 		jf_perf_abandon(&st->perf);
 	jf_record_state_free(st);
 	return rc;
+}
+
+int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
+	      struct jf_error *err)
+{
+	char program[PATH_MAX], plugin[PATH_MAX];
+	int have_plugin, rc;
+
+	memset(res, 0, sizeof(*res));
+	if (opt->argc < 1)
+		return jf_fail(err, "no program to record");
+	if (resolve_program(opt->argv[0], program, sizeof(program)))
+		return jf_fail(err, "%s: program not found", opt->argv[0]);
+	if (mkdir(opt->out_dir, 0777) && errno != EEXIST)
+		return jf_fail(err, "%s: cannot create directory: %m", opt->out_dir);
+	if (opt->backend == JF_RECORD_BACKEND_LOG)
+		return record_once(opt, program, NULL, res, err);
+	if (opt->plugin) {
+		snprintf(plugin, sizeof(plugin), "%s", opt->plugin);
+		have_plugin = access(plugin, R_OK) == 0;
+	} else {
+		have_plugin = jf_record_find_plugin(plugin, sizeof(plugin)) == 0;
+	}
+	if (!have_plugin) {
+		if (opt->backend == JF_RECORD_BACKEND_PLUGIN)
+			return jf_fail(err, "the QEMU plugin %s cannot be read (set "
+				       "JITFLOW_QEMU_PLUGIN, or use --backend=log)",
+				       opt->plugin ? opt->plugin : "libjitflow_qemu.so");
+		fprintf(stderr, "jitflow record: the QEMU plugin libjitflow_qemu.so is not "
+			"installed; recording from QEMU's log instead (slower)\n");
+		return record_once(opt, program, NULL, res, err);
+	}
+	rc = record_once(opt, program, plugin, res, err);
+	if (rc != NO_PLUGIN)
+		return rc;
+	if (opt->backend == JF_RECORD_BACKEND_PLUGIN)
+		return jf_fail(err, "QEMU did not load the plugin %s (a QEMU built without plugin "
+			       "support?); use --backend=log", plugin);
+	fprintf(stderr, "jitflow record: QEMU did not load the plugin %s; recording from QEMU's "
+		"log instead (slower)\n", plugin);
+	return record_once(opt, program, NULL, res, err);
 }

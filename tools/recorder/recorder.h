@@ -9,13 +9,24 @@
 #ifndef JITFLOW_RECORDER_RECORDER_H
 #define JITFLOW_RECORDER_RECORDER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jitflow/error.h>
 
+/* How QEMU tells the recorder what ran. */
+enum jf_record_backend {
+	JF_RECORD_BACKEND_AUTO,   /* plugin where QEMU loads it, else log (with a message) */
+	JF_RECORD_BACKEND_PLUGIN, /* jitflow's TCG plugin streams binary records (fast) */
+	JF_RECORD_BACKEND_LOG,    /* QEMU's text log, -d in_asm,exec,nochain,strace */
+};
+
 struct jf_record_options {
 	const char *out_dir;      /* created if missing */
 	const char *qemu;         /* qemu-x86_64 binary (NULL: $JITFLOW_QEMU or PATH) */
+	enum jf_record_backend backend;
+	const char *plugin;       /* the plugin (NULL: $JITFLOW_QEMU_PLUGIN, else next to the
+	                           * jitflow executable, see jf_record_find_plugin) */
 	int timing;               /* TSC/MTC/CYC packets (default on) */
 	int marker_ptw;           /* PTW packets at jf_emitter_marker calls (default off:
 	                           * hardware writes PTW only for a PTWRITE instruction, and
@@ -30,7 +41,12 @@ struct jf_record_result {
 	double seconds;
 	double recorder_cpu_seconds;  /* this process (log parsing, encoding, writing) */
 	double qemu_cpu_seconds;      /* QEMU, emulating and printing its log */
+	enum jf_record_backend backend; /* the one that made the recording */
 };
+
+/* The plugin shared library: $JITFLOW_QEMU_PLUGIN, or where the build or an installation
+ * puts it relative to the running executable. Returns 0 and the path, -1 if none. */
+int jf_record_find_plugin(char *out, size_t size);
 
 /* Records; returns 0 when a recording was written (whatever the program's own exit
  * status), -1 with err filled when no recording could be made. */
