@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "jitflow/pypylog.h"
+#include "jitflow/pypylog_layout.h"
 #include "test_support.h"
 
 static char *real_log(size_t *size)
@@ -210,6 +211,66 @@ static void unknown_sections_are_skipped(void **state)
 	free(text);
 }
 
+/* Guard branches found in the code against PyPy's own patches: right after assembling
+ * the loop, PyPy writes the 4-byte offset of each guard's jump (22 CODE_DUMPs at
+ * branch + 2, the rel32 of "0f 8x rel32"); when it attaches the bridge it rewrites the
+ * offset of that guard's jump (the CODE_DUMP at 0x7fe107925dbe). Counter addresses are
+ * those objdump shows for "movabs r11, ...; inc qword [r11]". */
+static void layout_matches_pypys_own_patches(void **state)
+{
+	static const uint64_t fixups[] = {
+		0x7fe107925be3, 0x7fe107925bec, 0x7fe107925bf9, 0x7fe107925c0a, 0x7fe107925c22,
+		0x7fe107925c56, 0x7fe107925c69, 0x7fe107925c79, 0x7fe107925c8b, 0x7fe107925ca7,
+		0x7fe107925cb3, 0x7fe107925cc7, 0x7fe107925cee, 0x7fe107925d07, 0x7fe107925d26,
+		0x7fe107925d3d, 0x7fe107925d82, 0x7fe107925dbe, 0x7fe107925dca, 0x7fe107925dde,
+		0x7fe107925df4, 0x7fe107925e0b,
+	};
+	size_t size, i, j, loop_guards = 0, with_branch = 0;
+	char *text = real_log(&size);
+	struct jf_pypylog *log = parse(text, size);
+	struct jf_pypylog_layout *lay;
+	struct jf_error err;
+
+	(void)state;
+	assert_int_equal(jf_pypylog_layout(log, &lay, &err), 0);
+	assert_int_equal(lay->problems, 0);
+	assert_int_equal(lay->traces_done, 2);
+	for (i = 0; i < lay->nguards; i++) {
+		const struct jf_pypylog_guard_site *g = &lay->guards[i];
+
+		if (log->traces[g->trace].kind != JF_PYPY_LOOP)
+			continue;
+		loop_guards++;
+		if (!g->branch) {
+			assert_string_equal(g->op->name, "guard_not_invalidated");
+			continue;
+		}
+		with_branch++;
+		for (j = 0; j < sizeof(fixups) / sizeof(fixups[0]); j++)
+			if (fixups[j] == g->branch + 2)
+				break;
+		assert_true(j < sizeof(fixups) / sizeof(fixups[0]));
+		if (g->descr == 0x7fe107b031c0)
+			assert_int_equal(g->branch + 2, 0x7fe107925dbe);
+	}
+	assert_int_equal(loop_guards, 24);
+	assert_int_equal(with_branch, 22);
+	assert_int_equal(lay->npoints, 4);
+	assert_int_equal(lay->points[0].kind, JF_PYPY_COUNT_ENTRY);
+	assert_int_equal(lay->points[0].id, 1);
+	assert_int_equal(lay->points[0].addr, 0x7fe107925b3b);
+	assert_int_equal(lay->points[1].kind, JF_PYPY_COUNT_LABEL);
+	assert_int_equal(lay->points[1].id, 140604473448336ull);
+	assert_int_equal(lay->points[1].addr, 0x7fe107925bd0);
+	assert_int_equal(lay->points[2].id, 140604473448416ull);
+	assert_int_equal(lay->points[2].addr, 0x7fe107925d70);
+	assert_int_equal(lay->points[3].kind, JF_PYPY_COUNT_BRIDGE);
+	assert_int_equal(lay->points[3].id, 0x7fe107b031c0);
+	jf_pypylog_layout_free(lay);
+	jf_pypylog_free(log);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +278,7 @@ int main(void)
 		cmocka_unit_test(truncated_logs),
 		cmocka_unit_test(garbled_lines_are_located_and_skipped),
 		cmocka_unit_test(unknown_sections_are_skipped),
+		cmocka_unit_test(layout_matches_pypys_own_patches),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
