@@ -1,6 +1,7 @@
 /* What the strace lines of the log say: files opened and mapped executable (MMAP2, zone
  * files), new threads, forks and execs. */
 #include "record_internal.h"
+#include "record_jitcode.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -59,8 +60,13 @@ static void on_mmap(struct jf_record_state *st, uint64_t addr)
 	if (nth_arg(st->pending_args, 4, a, sizeof(a)))
 		return;
 	fd = strtol(a, NULL, 0);
-	if (fd < 0 || fd >= JF_RECORD_MAX_FDS || !st->fd_paths[fd])
-		return; /* anonymous executable memory: JIT code, described by zone files */
+	if (fd < 0 || fd >= JF_RECORD_MAX_FDS || !st->fd_paths[fd]) {
+		/* anonymous executable memory: JIT code, described by zone files or a JIT
+		 * log; what runs there is listed in jit-code.txt */
+		if (nth_arg(st->pending_args, 1, a, sizeof(a)) == 0)
+			jf_rec_jitcode_region(st, addr, strtoull(a, NULL, 0));
+		return;
+	}
 	if (nth_arg(st->pending_args, 1, a, sizeof(a)))
 		return;
 	len = strtoull(a, NULL, 0);
