@@ -7,6 +7,7 @@
 
 #include "jitflow/emitter.h"
 #include "jitflow/report.h"
+#include "report_internal.h"
 
 static size_t top_of(const struct jf_report_meta *m)
 {
@@ -176,16 +177,17 @@ void jf_report_guards(FILE *out, const struct jf_analysis_result *r, const struc
 	if (!idx)
 		return;
 	fprintf(out, "Guards (top %zu of %zu by exits)\n", n, r->nguards);
-	fprintf(out, "  %13s %10s %12s %9s %9s  %s\n", "trace/guard", "exits", "passes", "fail %",
-		"resume pc", "bridge");
+	fprintf(out, "  %13s %-20s %10s %12s %9s %9s  %s\n", "trace/guard", "kind", "exits",
+		"passes", "fail %", "resume pc", "bridge");
 	for (i = 0; i < n; i++) {
 		const struct jf_guard_result *g = &r->guards[idx[i]];
 		uint64_t runs = g->exits + g->passes;
 		char id[32];
 
 		snprintf(id, sizeof(id), "%" PRIu64 "/%" PRIu64, g->trace_id, g->guard_id);
-		fprintf(out, "  %13s %10" PRIu64 " %12" PRIu64 " %8.2f%% %9u  ", id, g->exits,
-			g->passes, pct(g->exits, runs), g->resume_pc);
+		fprintf(out, "  %13s %-20s %10" PRIu64 " %12" PRIu64 " %8.2f%% %9u  ", id,
+			g->kind[0] ? g->kind : "-", g->exits, g->passes, pct(g->exits, runs),
+			g->resume_pc);
 		if (g->has_bridge)
 			fprintf(out, "bridge %" PRIu64 " after %" PRIu64 " exits (%" PRIu64 " since)",
 				g->bridge_id, g->exits_before_bridge, g->exits - g->exits_before_bridge);
@@ -312,6 +314,10 @@ void jf_report_summary(FILE *out, const struct jf_analysis_result *r, const stru
 	fputc('\n', out);
 	jf_report_traces(out, r, m);
 	fputc('\n', out);
+	if (r->npoints) {
+		jf_report_pypy(out, r, m);
+		fputc('\n', out);
+	}
 	jf_report_guards(out, r, m);
 	fputc('\n', out);
 	jf_report_retrace(out, r, m);

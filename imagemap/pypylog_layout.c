@@ -115,7 +115,7 @@ struct sites {
 	size_t nbranches;
 	uint64_t counter[MAX_SITES];
 	size_t ncounters;
-	uint64_t stub[MAX_SITES];
+	uint64_t stub[MAX_SITES], slot[MAX_SITES], by_slot[MAX_SITES];
 	size_t nstubs;
 };
 
@@ -135,14 +135,18 @@ static int walk_code(struct jf_insn_cache *ic, struct jf_codemap *map, uint64_t 
 		}
 		memset(b, 0, sizeof(b));
 		jf_codemap_read(map, ip, b, sizeof(b));
-		if (stubs) {
-			/* push qword [rip + X]: a stub pushes its guard's descr */
-			if (b[0] == 0xff && b[1] == 0x35 && s->nstubs < MAX_SITES)
-				s->stub[s->nstubs++] = ip;
+		if (stubs && b[0] == 0xff && b[1] == 0x35 && info.size == 6 &&
+		    s->nstubs < MAX_SITES) {
+			/* push qword [rip + X]: a stub pushes its guard's descr from the gc table */
+			int32_t disp = (int32_t)((uint32_t)b[2] | (uint32_t)b[3] << 8 |
+						 (uint32_t)b[4] << 16 | (uint32_t)b[5] << 24);
+
+			s->slot[s->nstubs] = ip + 6 + (uint64_t)(int64_t)disp;
+			s->stub[s->nstubs++] = ip;
 		} else if (info.cls == JF_INSN_COND && s->nbranches < MAX_SITES) {
 			s->branch[s->nbranches] = ip;
 			s->target[s->nbranches++] = info.target;
-		} else if (b[0] == 0x49 && b[1] == 0xbb && info.size == 10 &&
+		} else if (!stubs && b[0] == 0x49 && b[1] == 0xbb && info.size == 10 &&
 			   s->ncounters < MAX_SITES) {
 			/* movabs r11, imm64 followed by inc qword [r11] */
 			uint8_t n[3] = { 0 };
@@ -154,6 +158,14 @@ static int walk_code(struct jf_insn_cache *ic, struct jf_codemap *map, uint64_t 
 		ip += info.size;
 	}
 	return 0;
+}
+
+static int by_slot(const void *x, const void *y, void *ctx)
+{
+	const struct sites *s = ctx;
+	uint64_t a = s->slot[*(const uint64_t *)x], b = s->slot[*(const uint64_t *)y];
+
+	return a < b ? -1 : a > b;
 }
 
 static int layout_trace(struct walk *w, size_t ti, struct sites *s, struct jf_error *err)
@@ -206,6 +218,25 @@ static int layout_trace(struct walk *w, size_t ti, struct sites *s, struct jf_er
 			s->ncounters, nlabels);
 		goto done;
 	}
+	/* Guard descrs enter the gc table in guard order (other constants between them), so
+	 * the stubs ordered by the slot they push are in guard order; the stubs themselves
+	 * are not always (those reached from out-of-line paths come last). */
+	for (k = 0; k < s->nstubs; k++) {
+		if (s->slot[k] < t->gc_table || s->slot[k] >= t->entry) {
+			problem(w->out, "%s: the stub at 0x%" PRIx64 " pushes from 0x%" PRIx64
+				", outside the gc table", name, s->stub[k], s->slot[k]);
+			goto done;
+		}
+		s->by_slot[k] = k;
+	}
+	qsort_r(s->by_slot, s->nstubs, sizeof(s->by_slot[0]), by_slot, s);
+	for (k = 1; k < s->nstubs; k++) {
+		if (s->slot[s->by_slot[k]] == s->slot[s->by_slot[k - 1]]) {
+			problem(w->out, "%s: two stubs push the same gc table slot 0x%" PRIx64, name,
+				s->slot[s->by_slot[k]]);
+			goto done;
+		}
+	}
 	for (i = 0, k = 0; i < t->nops; i++) {
 		const struct jf_pypylog_op *op = &log->ops[t->first_op + i];
 		struct jf_pypylog_guard_site g = { ti, op, op->descr, 0, 0 };
@@ -213,7 +244,7 @@ static int layout_trace(struct walk *w, size_t ti, struct sites *s, struct jf_er
 
 		if (op->kind != JF_PYPY_OP_GUARD)
 			continue;
-		g.stub = s->stub[k++];
+		g.stub = s->stub[s->by_slot[k++]];
 		for (j = 0; j < s->nbranches; j++) {
 			if (s->target[j] != g.stub)
 				continue;

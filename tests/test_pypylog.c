@@ -10,12 +10,17 @@
 #include "jitflow/pypylog_layout.h"
 #include "test_support.h"
 
-static char *real_log(size_t *size)
+static char *data_file(const char *name, size_t *size)
 {
 	char path[4096];
 
-	snprintf(path, sizeof(path), "%s/tests/data/pypy/loop.pypylog", jf_test_source_dir());
+	snprintf(path, sizeof(path), "%s/tests/data/pypy/%s", jf_test_source_dir(), name);
 	return jf_test_read_file(path, size);
+}
+
+static char *real_log(size_t *size)
+{
+	return data_file("loop.pypylog", size);
 }
 
 static struct jf_pypylog *parse(const char *text, size_t size)
@@ -271,6 +276,61 @@ static void layout_matches_pypys_own_patches(void **state)
 	free(text);
 }
 
+/* A bigger real log (tests/data/pypy/phases.py, --jit threshold=200,trace_eagerness=20:
+ * 6 loops, 11 bridges, some of bridges). When PyPy attaches a bridge it rewrites the
+ * 4-byte offset of its guard's jump: for every bridge, the branch found for its guard must
+ * be the one PyPy patched. Guards that leave without a jump have none, and every counter
+ * PyPy reports has its instruction. */
+static void layout_matches_every_bridge_patch(void **state)
+{
+	size_t size, i, j, bridges = 0;
+	char *text = data_file("phases.pypylog", &size);
+	struct jf_pypylog *log = parse(text, size);
+	struct jf_pypylog_layout *lay;
+	struct jf_error err;
+
+	(void)state;
+	assert_int_equal(log->problems, 0);
+	assert_int_equal(jf_pypylog_layout(log, &lay, &err), 0);
+	assert_int_equal(lay->problems, 0);
+	assert_int_equal(lay->traces_done, log->ntraces);
+	for (i = 0; i < log->ntraces; i++) {
+		const struct jf_pypylog_trace *t = &log->traces[i];
+		const struct jf_pypylog_guard_site *g = NULL;
+		int patched = 0;
+
+		if (t->kind != JF_PYPY_BRIDGE)
+			continue;
+		bridges++;
+		for (j = 0; j < lay->nguards; j++)
+			if (lay->guards[j].descr == t->guard)
+				g = &lay->guards[j];
+		assert_non_null(g);
+		assert_true(g->branch != 0);
+		for (j = 0; j < log->ndumps; j++)
+			patched |= log->dumps[j].tsc > t->tsc && log->dumps[j].size == 4 &&
+				   log->dumps[j].addr == g->branch + 2;
+		assert_true(patched);
+	}
+	assert_int_equal(bridges, 11);
+	for (j = 0; j < lay->nguards; j++)
+		if (!strcmp(lay->guards[j].op->name, "guard_not_invalidated") ||
+		    !strncmp(lay->guards[j].op->name, "guard_not_forced", 16))
+			assert_int_equal(lay->guards[j].branch, 0);
+	assert_int_equal(log->ncounts, 29);
+	for (i = 0; i < log->ncounts; i++) {
+		int found = 0;
+
+		for (j = 0; j < lay->npoints; j++)
+			found |= lay->points[j].kind == log->counts[i].kind &&
+				 lay->points[j].id == log->counts[i].id;
+		assert_true(found);
+	}
+	jf_pypylog_layout_free(lay);
+	jf_pypylog_free(log);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +339,7 @@ int main(void)
 		cmocka_unit_test(garbled_lines_are_located_and_skipped),
 		cmocka_unit_test(unknown_sections_are_skipped),
 		cmocka_unit_test(layout_matches_pypys_own_patches),
+		cmocka_unit_test(layout_matches_every_bridge_patch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

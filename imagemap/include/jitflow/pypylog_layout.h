@@ -6,11 +6,13 @@
  * (the dump that loaded it plus the fix-ups written before the next trace was compiled) are
  * disassembled with capstone:
  *
- *   - the failure-recovery stubs in [failures, end) each begin with "push [rip+X]" (the
- *     guard's descr from the gc table); PyPy writes one stub per guard, in the order of the
- *     guard ops, so the k-th stub belongs to the k-th guard op;
- *   - a guard's branch is the conditional jump from [entry, failures) into its stub
- *     (guard_not_invalidated and guard_not_forced have none: they leave another way);
+ *   - the failure-recovery stubs in [failures, end) each begin with "push [rip+X]": the
+ *     guard's descr from its gc table slot; descrs enter the gc table in the order of the
+ *     guard ops, so ordered by slot the stubs are in guard order (themselves they are
+ *     mostly, not always, in that order: those reached from out-of-line paths come last);
+ *   - a guard's branch is the conditional jump into its stub, from the trace's code or
+ *     from its out-of-line paths after "failures" (guard_not_invalidated and
+ *     guard_not_forced have none: they leave another way);
  *   - with jit-backend-counts on, each counter is "movabs r11, COUNTER; inc qword [r11]":
  *     the first one in a loop counts its entries ("entry N"), in a bridge its entries
  *     ("bridge B"), and each later one a label ("TargetToken(T)"), in the order of the label
