@@ -162,21 +162,37 @@ static void trace_name(const struct jf_pypylog_trace *t, char *buf, size_t size)
 
 /* Guard kinds are op names; OP_NAME records number them from 1. */
 struct kinds {
-	const char *name[256];
+	const char *name[4096];
+	size_t len[4096];
 	size_t n;
 };
 
-static uint16_t kind_of(struct kinds *k, const char *name)
+static uint16_t kind_of_n(struct kinds *k, const char *name, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < k->n; i++)
-		if (!strcmp(k->name[i], name))
+		if (k->len[i] == len && !memcmp(k->name[i], name, len))
 			return (uint16_t)(i + 1);
 	if (k->n == sizeof(k->name) / sizeof(k->name[0]))
 		return 0;
-	k->name[k->n++] = name;
+	k->name[k->n] = name;
+	k->len[k->n++] = len;
 	return (uint16_t)k->n;
+}
+
+static uint16_t kind_of(struct kinds *k, const char *name)
+{
+	return kind_of_n(k, name, strlen(name));
+}
+
+/* A merge point names "FUNCTION;FILE:FIRSTLINE-LINE": the code object is all but "-LINE". */
+static uint16_t code_object_of(struct kinds *k, const char *code)
+{
+	const char *colon = strrchr(code, ':');
+	const char *dash = colon ? strchr(colon, '-') : NULL;
+
+	return kind_of_n(k, code, dash ? (size_t)(dash - code) : strlen(code));
 }
 
 /* ---- one trace's description: guards, points ---- */
@@ -204,6 +220,65 @@ static uint32_t resume_pc(const struct jf_pypylog *log, const struct jf_pypylog_
 			return op->bytecode;
 	}
 	return 0;
+}
+
+/* The trace's pc map: from each op's code on ("+N" counts from the trace's first byte,
+ * its gc table), the bytecode index of the outermost frame's last merge point, and, as
+ * the op kind, the Python code object whose code it is (the innermost frame's). */
+static void pc_map(const struct jf_pypylog *log, const struct jf_pypylog_trace *t,
+		   struct out *o, struct kinds *kinds)
+{
+	const struct jf_pypylog_op *ops = &log->ops[t->first_op];
+	uint32_t count = 0, pass, pc = 0, last_pc = 0, last_offset = 0;
+	uint16_t code = 0, last_code = 0;
+	size_t i;
+	int started;
+
+	if (!t->gc_table || t->entry < t->gc_table)
+		return;
+	/* pass 0 counts the entries, pass 1 writes them */
+	for (pass = 0; pass < 2; pass++) {
+		if (pass) {
+			if (!count)
+				return;
+			ext(o, JF_ZONE_PC_MAP, JF_ZONE_PC_MAP_FIXED + (size_t)count *
+			    JF_ZONE_PC_MAP_ENTRY_SIZE);
+			u64(o, t->entry);
+			u32(o, count);
+			u32(o, 0);
+		}
+		started = 0;
+		pc = 0;
+		code = 0;
+		for (i = 0; i < t->nops; i++) {
+			const struct jf_pypylog_op *op = &ops[i];
+			uint64_t addr = t->gc_table + op->offset;
+
+			if (op->kind == JF_PYPY_OP_MERGE_POINT && op->bytecode_name) {
+				if (op->depth == 0)
+					pc = op->bytecode;
+				code = code_object_of(kinds, op->code);
+				continue;
+			}
+			if (!op->has_offset || addr < t->entry || addr >= t->code_end ||
+			    (started && (addr - t->entry == last_offset ||
+					 (pc == last_pc && code == last_code))))
+				continue;
+			if (pass) {
+				u32(o, (uint32_t)(addr - t->entry));
+				u32(o, pc);
+				u32(o, (uint32_t)i);
+				u16(o, 0);
+				u16(o, code);
+			} else {
+				count++;
+			}
+			started = 1;
+			last_offset = (uint32_t)(addr - t->entry);
+			last_pc = pc;
+			last_code = code;
+		}
+	}
 }
 
 static void describe(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
@@ -242,6 +317,7 @@ static void describe(const struct jf_pypylog *log, const struct jf_pypylog_layou
 		u32(o, 0);
 		st->points++;
 	}
+	pc_map(log, t, o, kinds);
 }
 
 /* The trace a dump loads (its whole [gc table, end)), or -1. */
@@ -330,16 +406,21 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 		 const struct jf_pypylog_placement *place, struct out *o,
 		 struct jf_pypylog_zone_stats *st)
 {
-	struct kinds kinds = { { 0 }, 0 };
+	struct kinds *kinds = calloc(1, sizeof(*kinds));
 	struct live live = { 0 };
 	size_t i, di, fi = 0;
 	char name[512];
 
+	if (!kinds)
+		return -1;
 	o->tid = place ? (uint32_t)place->first_tid : 0;
 	header(o, !place);
 	/* Guard kinds first (they apply before any code). */
 	for (i = 0; i < lay->nguards; i++)
-		kind_of(&kinds, lay->guards[i].op->name);
+		kind_of(kinds, lay->guards[i].op->name);
+	for (i = 0; i < log->nops; i++)
+		if (log->ops[i].kind == JF_PYPY_OP_MERGE_POINT && log->ops[i].bytecode_name)
+			code_object_of(kinds, log->ops[i].code);
 	o->stamp = 0;
 	if (place) {
 		ext(o, JF_ZONE_MARKER, JF_ZONE_MARKER_FIXED);
@@ -347,12 +428,13 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 		u32(o, JF_ZONE_MARKER_POSITION);
 		u32(o, 0);
 	}
-	for (i = 0; i < kinds.n; i++) {
-		ext(o, JF_ZONE_OP_NAME, JF_ZONE_OP_NAME_FIXED + strlen(kinds.name[i]) + 1);
+	for (i = 0; i < kinds->n; i++) {
+		ext(o, JF_ZONE_OP_NAME, JF_ZONE_OP_NAME_FIXED + kinds->len[i] + 1);
 		u16(o, (uint16_t)(i + 1));
 		u16(o, 0);
 		u32(o, 0);
-		str(o, kinds.name[i]);
+		put(o, kinds->name[i], kinds->len[i]);
+		put(o, "", 1);
 	}
 	for (di = 0; di < log->ndumps; di++) {
 		const struct jf_pypylog_dump *d = &log->dumps[di];
@@ -367,7 +449,7 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 			int bridge = t->kind == JF_PYPY_BRIDGE;
 
 			if (live_load(&live, o, d->addr, d->addr + d->size, st) < 0)
-				return -1;
+				goto fail;
 			trace_name(t, name, sizeof(name));
 			if (t->entry > d->addr) {
 				char gc[560];
@@ -379,7 +461,7 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 			load(o, t->entry, d->bytes + (t->entry - d->addr), t->code_end - t->entry,
 			     name, bridge ? JF_REGION_BRIDGE : JF_REGION_TRACE, trace_id(t),
 			     bridge ? owner_of_guard(log, lay, t->guard) : 0, bridge ? t->guard : 0);
-			describe(log, lay, (size_t)ti, o, &kinds, st);
+			describe(log, lay, (size_t)ti, o, kinds, st);
 			st->loads++;
 		} else if (live_inside(&live, d->addr, d->addr + d->size)) {
 			ext(o, JF_ZONE_PATCH, JF_ZONE_PATCH_FIXED + d->size + sizeof("pypy"));
@@ -391,17 +473,23 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 			st->patches++;
 		} else {
 			if (live_load(&live, o, d->addr, d->addr + d->size, st) < 0)
-				return -1;
+				goto fail;
 			snprintf(name, sizeof(name), "pypy helper 0x%" PRIx64, d->addr);
 			load(o, d->addr, d->bytes, d->size, name, JF_REGION_TRAMPOLINE, 0, 0, 0);
 			st->helpers++;
 		}
 	}
 	if (place && load_foreign(place, &fi, UINT64_MAX, o, &live, st) < 0)
-		return -1;
+		goto fail;
 	free(live.start);
 	free(live.end);
+	free(kinds);
 	return o->failed ? -1 : 0;
+fail:
+	free(live.start);
+	free(live.end);
+	free(kinds);
+	return -1;
 }
 
 int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,

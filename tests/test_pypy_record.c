@@ -1,0 +1,186 @@
+/* PyPy (Debian's pypy3) recorded with `jitflow record`: every loop entry, label pass and
+ * bridge entry that jitflow counts from the trace equals PyPy's own counter
+ * (jit-backend-counts, written by PyPy at exit into the recording's pypylog.log, and read
+ * here with sscanf, not with jitflow's reader), with no decode error and nothing lost, and
+ * every instruction QEMU ran decoded (the recorder's count).
+ *
+ * The program (tests/data/pypy/phases.py) has a phase change, a polymorphic call site
+ * (guard_class failing into bridges), nested loops and bridges of bridges; PyPy runs it
+ * with a low JIT threshold so it compiles early. Skipped where pypy3 is not installed.
+ * Takes a minute or a few: PyPy starts up with about 70 million instructions. */
+#include "test_support.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cJSON *run_json(const char *cmd)
+{
+	char *out;
+	cJSON *doc;
+
+	if (jf_test_run(cmd, &out) != 0)
+		fail_msg("failed: %s", cmd);
+	doc = cJSON_Parse(out);
+	free(out);
+	if (!doc)
+		fail_msg("not JSON: %s", cmd);
+	return doc;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsNumber(v))
+		fail_msg("no number \"%s\"", key);
+	return v->valuedouble;
+}
+
+static const char *text(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsString(v))
+		fail_msg("no string \"%s\"", key);
+	return v->valuestring;
+}
+
+/* jitflow's count for one line of jit-backend-counts, or -1 when it has none. */
+static double jitflow_count(const cJSON *pypy, char kind, const char *id)
+{
+	const cJSON *t, *l;
+	const cJSON *loops = cJSON_GetObjectItemCaseSensitive(pypy, "loops");
+	const cJSON *bridges = cJSON_GetObjectItemCaseSensitive(pypy, "bridges");
+
+	if (kind == 'e') {
+		cJSON_ArrayForEach(t, loops)
+			if (num(t, "id") == strtod(id, NULL))
+				return num(t, "entries");
+	} else if (kind == 'b') {
+		cJSON_ArrayForEach(t, bridges)
+			if (!strcmp(text(t, "id"), id))
+				return num(t, "entries");
+	} else {
+		int pass;
+
+		for (pass = 0; pass < 2; pass++)
+			cJSON_ArrayForEach(t, pass ? bridges : loops)
+				cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(t, "labels"))
+					if (!strcmp(text(l, "token"), id))
+						return num(l, "passes");
+	}
+	return -1;
+}
+
+/* Each bridge is entered exactly when its guard exits after the bridge was attached. */
+static void bridges_match_their_guards(const cJSON *pypy)
+{
+	const cJSON *b, *t, *g;
+	int pass;
+
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(pypy, "bridges")) {
+		int found = 0;
+
+		for (pass = 0; pass < 2; pass++)
+			cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(pypy, pass ? "bridges" :
+									       "loops"))
+				cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(t, "guards")) {
+					if (strcmp(text(g, "id"), text(b, "parent_guard")))
+						continue;
+					found = 1;
+					assert_int_equal(num(g, "exits") - num(g, "exits_before_bridge"),
+							 num(b, "entries"));
+				}
+		assert_true(found);
+	}
+}
+
+static void test_counts_equal_pypys_own(void **state)
+{
+	const char *tmp = jf_test_tmpdir();
+	char cmd[8192], path[4096], line[512];
+	cJSON *manifest, *stat, *report;
+	const cJSON *pypy, *b;
+	FILE *counts;
+	int in_counts = 0, compared = 0, bridges_of_bridges = 0;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "cp '%s/tests/data/pypy/phases.py' '%s/' && cd '%s' && "
+		 "'%s' record -o rec -- pypy3 --jit threshold=200,trace_eagerness=20 phases.py "
+		 "> phases.out", jf_test_source_dir(), tmp, tmp, jf_test_cli());
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+
+	snprintf(path, sizeof(path), "%s/rec/manifest.json", tmp);
+	{
+		char *t = jf_test_read_file(path, NULL);
+
+		manifest = cJSON_Parse(t);
+		free(t);
+		assert_non_null(manifest);
+	}
+	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s/rec' --json", jf_test_cli(), tmp);
+	stat = run_json(cmd);
+	assert_int_equal(num(stat, "instructions"), num(manifest, "instructions"));
+	assert_int_equal(num(stat, "errors"), 0);
+	assert_int_equal(num(stat, "lost_bytes"), 0);
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s/rec' --json", jf_test_cli(), tmp);
+	report = run_json(cmd);
+	pypy = cJSON_GetObjectItemCaseSensitive(report, "pypy");
+	assert_non_null(pypy);
+
+	snprintf(path, sizeof(path), "%s/rec/pypylog.log", tmp);
+	counts = fopen(path, "r");
+	assert_non_null(counts);
+	while (fgets(line, sizeof(line), counts)) {
+		char id[64];
+		unsigned long long n;
+		double got;
+		char kind = 0;
+
+		if (strstr(line, "{jit-backend-counts"))
+			in_counts = 1;
+		else if (strstr(line, "jit-backend-counts}"))
+			in_counts = 0;
+		if (!in_counts)
+			continue;
+		if (sscanf(line, "entry %63[0-9]:%llu", id, &n) == 2)
+			kind = 'e';
+		else if (sscanf(line, "TargetToken(%63[0-9]):%llu", id, &n) == 2)
+			kind = 'l';
+		else if (sscanf(line, "bridge %63[0-9]:%llu", id, &n) == 2)
+			kind = 'b';
+		if (!kind)
+			continue;
+		got = jitflow_count(pypy, kind, id);
+		if (got != (double)n)
+			fail_msg("PyPy counts %s %s:%llu, jitflow %.0f", kind == 'e' ? "entry" :
+				 kind == 'l' ? "TargetToken" : "bridge", id, n, got);
+		compared++;
+	}
+	fclose(counts);
+	assert_true(compared >= 20);
+	bridges_match_their_guards(pypy);
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(pypy, "bridges"))
+		bridges_of_bridges += num(b, "parent") > 1000000; /* parent is a bridge (a descr) */
+	assert_true(bridges_of_bridges > 0);
+	cJSON_Delete(manifest);
+	cJSON_Delete(stat);
+	cJSON_Delete(report);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counts_equal_pypys_own),
+	};
+
+	if (jf_test_run("command -v pypy3 >/dev/null", NULL) != 0) {
+		printf("pypy3 is not installed: skipped\n");
+		return JF_TEST_SKIP;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
