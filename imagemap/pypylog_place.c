@@ -310,8 +310,21 @@ static int one_line(struct placer *p, char *line, size_t len, uint64_t lineno, c
 int jf_pypylog_place(const struct jf_pypylog *log, const char *jit_code_path,
 		     struct jf_pypylog_placement **out, struct jf_error *err)
 {
-	struct placer p;
 	FILE *f = fopen(jit_code_path, "r");
+	int rc;
+
+	*out = NULL;
+	if (!f)
+		return jf_fail(err, "%s: %m", jit_code_path);
+	rc = jf_pypylog_place_stream(log, f, jit_code_path, out, err);
+	fclose(f);
+	return rc;
+}
+
+int jf_pypylog_place_stream(const struct jf_pypylog *log, FILE *f, const char *jit_code_path,
+			    struct jf_pypylog_placement **out, struct jf_error *err)
+{
+	struct placer p;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -319,8 +332,6 @@ int jf_pypylog_place(const struct jf_pypylog *log, const char *jit_code_path,
 	int rc = 0;
 
 	*out = NULL;
-	if (!f)
-		return jf_fail(err, "%s: %m", jit_code_path);
 	memset(&p, 0, sizeof(p));
 	p.log = log;
 	p.pl = calloc(1, sizeof(*p.pl));
@@ -337,7 +348,6 @@ int jf_pypylog_place(const struct jf_pypylog *log, const char *jit_code_path,
 		}
 	}
 done:
-	fclose(f);
 	free(line);
 	free(p.vbytes);
 	free(p.vknown);

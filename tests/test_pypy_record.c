@@ -8,6 +8,7 @@
  * (guard_class failing into bridges), nested loops and bridges of bridges; PyPy runs it
  * with a low JIT threshold so it compiles early. Skipped where pypy3 is not installed.
  * Takes a minute or a few: PyPy starts up with about 70 million instructions. */
+#include "json_check.h"
 #include "test_support.h"
 
 #include <cjson/cJSON.h>
@@ -15,38 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static cJSON *run_json(const char *cmd)
-{
-	char *out;
-	cJSON *doc;
-
-	if (jf_test_run(cmd, &out) != 0)
-		fail_msg("failed: %s", cmd);
-	doc = cJSON_Parse(out);
-	free(out);
-	if (!doc)
-		fail_msg("not JSON: %s", cmd);
-	return doc;
-}
-
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	if (!cJSON_IsNumber(v))
-		fail_msg("no number \"%s\"", key);
-	return v->valuedouble;
-}
-
-static const char *text(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	if (!cJSON_IsString(v))
-		fail_msg("no string \"%s\"", key);
-	return v->valuestring;
-}
 
 /* jitflow's count for one line of jit-backend-counts, or -1 when it has none. */
 static double jitflow_count(const cJSON *pypy, char kind, const char *id)
@@ -57,20 +26,20 @@ static double jitflow_count(const cJSON *pypy, char kind, const char *id)
 
 	if (kind == 'e') {
 		cJSON_ArrayForEach(t, loops)
-			if (num(t, "id") == strtod(id, NULL))
-				return num(t, "entries");
+			if (jf_test_num(t, "id") == strtod(id, NULL))
+				return jf_test_num(t, "entries");
 	} else if (kind == 'b') {
 		cJSON_ArrayForEach(t, bridges)
-			if (!strcmp(text(t, "id"), id))
-				return num(t, "entries");
+			if (!strcmp(jf_test_str(t, "id"), id))
+				return jf_test_num(t, "entries");
 	} else {
 		int pass;
 
 		for (pass = 0; pass < 2; pass++)
-			cJSON_ArrayForEach(t, pass ? bridges : loops)
+			cJSON_ArrayForEach(t, (pass ? bridges : loops))
 				cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(t, "labels"))
-					if (!strcmp(text(l, "token"), id))
-						return num(l, "passes");
+					if (!strcmp(jf_test_str(l, "token"), id))
+						return jf_test_num(l, "passes");
 	}
 	return -1;
 }
@@ -88,11 +57,11 @@ static void bridges_match_their_guards(const cJSON *pypy)
 			cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(pypy, pass ? "bridges" :
 									       "loops"))
 				cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(t, "guards")) {
-					if (strcmp(text(g, "id"), text(b, "parent_guard")))
+					if (strcmp(jf_test_str(g, "id"), jf_test_str(b, "parent_guard")))
 						continue;
 					found = 1;
-					assert_int_equal(num(g, "exits") - num(g, "exits_before_bridge"),
-							 num(b, "entries"));
+					assert_int_equal(jf_test_num(g, "exits") - jf_test_num(g, "exits_before_bridge"),
+							 jf_test_num(b, "entries"));
 				}
 		assert_true(found);
 	}
@@ -114,21 +83,15 @@ static void test_counts_equal_pypys_own(void **state)
 	assert_int_equal(jf_test_run(cmd, NULL), 0);
 
 	snprintf(path, sizeof(path), "%s/rec/manifest.json", tmp);
-	{
-		char *t = jf_test_read_file(path, NULL);
-
-		manifest = cJSON_Parse(t);
-		free(t);
-		assert_non_null(manifest);
-	}
+	manifest = jf_test_json_file(path);
 	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s/rec' --json", jf_test_cli(), tmp);
-	stat = run_json(cmd);
-	assert_int_equal(num(stat, "instructions"), num(manifest, "instructions"));
-	assert_int_equal(num(stat, "errors"), 0);
-	assert_int_equal(num(stat, "lost_bytes"), 0);
+	stat = jf_test_run_json(cmd);
+	assert_int_equal(jf_test_num(stat, "instructions"), jf_test_num(manifest, "instructions"));
+	assert_int_equal(jf_test_num(stat, "errors"), 0);
+	assert_int_equal(jf_test_num(stat, "lost_bytes"), 0);
 
 	snprintf(cmd, sizeof(cmd), "'%s' report '%s/rec' --json", jf_test_cli(), tmp);
-	report = run_json(cmd);
+	report = jf_test_run_json(cmd);
 	pypy = cJSON_GetObjectItemCaseSensitive(report, "pypy");
 	assert_non_null(pypy);
 
@@ -165,7 +128,7 @@ static void test_counts_equal_pypys_own(void **state)
 	assert_true(compared >= 20);
 	bridges_match_their_guards(pypy);
 	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(pypy, "bridges"))
-		bridges_of_bridges += num(b, "parent") > 1000000; /* parent is a bridge (a descr) */
+		bridges_of_bridges += jf_test_num(b, "parent") > 1000000; /* parent is a bridge (a descr) */
 	assert_true(bridges_of_bridges > 0);
 	cJSON_Delete(manifest);
 	cJSON_Delete(stat);

@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "jitflow/error.h"
 #include "jitflow/pypylog.h"
@@ -58,6 +59,9 @@ struct jf_pypylog_placement {
 /* Read jit_code_path and place log's dumps. 0, or -1 with err (I/O, memory). */
 int jf_pypylog_place(const struct jf_pypylog *log, const char *jit_code_path,
 		     struct jf_pypylog_placement **out, struct jf_error *err);
+/* The same from an open stream (name for messages). */
+int jf_pypylog_place_stream(const struct jf_pypylog *log, FILE *f, const char *name,
+			    struct jf_pypylog_placement **out, struct jf_error *err);
 void jf_pypylog_placement_free(struct jf_pypylog_placement *p);
 
 #ifdef __cplusplus
