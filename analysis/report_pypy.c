@@ -152,4 +152,7 @@ void jf_report_pypy(FILE *out, const struct jf_analysis_result *r, const struct 
 		fprintf(out, "      guards: %u, exits %" PRIu64 " (guards that never failed not "
 			     "listed)\n", t->guard_count, exits);
 	}
+	fprintf(out, "  Not told apart: PyPy's interpreter and the rest of its native code (both "
+		     "are the pypy binary: counted as native); the JIT's assembler helpers count as "
+		     "trampolines\n");
 }

@@ -286,6 +286,7 @@ static void describe(const struct jf_pypylog *log, const struct jf_pypylog_layou
 		     struct jf_pypylog_zone_stats *st)
 {
 	const struct jf_pypylog_trace *t = &log->traces[ti];
+	uint64_t header = 0;
 	size_t i;
 
 	for (i = 0; i < lay->nguards; i++) {
@@ -316,6 +317,15 @@ static void describe(const struct jf_pypylog *log, const struct jf_pypylog_layou
 		       p->kind == JF_PYPY_COUNT_LABEL ? JF_POINT_LABEL : JF_POINT_BRIDGE);
 		u32(o, 0);
 		st->points++;
+		if (p->kind == JF_PYPY_COUNT_LABEL)
+			header = p->addr;
+	}
+	if (t->kind == JF_PYPY_LOOP && header) {
+		/* the loop's iterations begin at its last label (the preamble runs once) */
+		ext(o, JF_ZONE_EVENT, JF_ZONE_EVENT_FIXED);
+		u32(o, JF_EVENT_LOOP_HEADER);
+		u32(o, 0);
+		u64(o, header);
 	}
 	pc_map(log, t, o, kinds);
 }

@@ -77,6 +77,10 @@ static void test_counts_equal_pypys_own(void **state)
 	int in_counts = 0, compared = 0, bridges_of_bridges = 0;
 
 	(void)state;
+	if (jf_test_run("command -v pypy3 >/dev/null", NULL) != 0) {
+		printf("pypy3 is not installed: skipped\n");
+		skip();
+	}
 	snprintf(cmd, sizeof(cmd), "cp '%s/tests/data/pypy/phases.py' '%s/' && cd '%s' && "
 		 "'%s' record -o rec -- pypy3 --jit threshold=200,trace_eagerness=20 phases.py "
 		 "> phases.out", jf_test_source_dir(), tmp, tmp, jf_test_cli());
@@ -135,15 +139,45 @@ static void test_counts_equal_pypys_own(void **state)
 	cJSON_Delete(report);
 }
 
+/* PYPYLOG is set for programs named pypy*, into the recording folder; a user's own is
+ * kept and its file copied there. Checked with stand-ins named pypy-* (env and true),
+ * which run in a moment under QEMU. */
+static void test_pypylog_is_set_or_kept(void **state)
+{
+	const char *tmp = jf_test_tmpdir();
+	char cmd[8192], path[4096], *out, *copied;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "cd '%s' && ln -sf \"$(command -v env)\" pypy-env && "
+		 "'%s' record -o set -- ./pypy-env 2>/dev/null | grep '^PYPYLOG='", tmp,
+		 jf_test_cli());
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	snprintf(path, sizeof(path), "/set/pypylog.log\n");
+	assert_non_null(strstr(out, "PYPYLOG=jit-backend-dump,jit-backend-addr,jit-log-opt,"
+				    "jit-backend-counts:"));
+	assert_non_null(strstr(out, path));
+	free(out);
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && ln -sf \"$(command -v true)\" pypy-true && "
+		 "echo 'a log of my own' > mine.log && PYPYLOG=jit-log-opt:mine.log '%s' record "
+		 "-o kept -- ./pypy-true 2>&1 >/dev/null | grep PYPYLOG", tmp, jf_test_cli());
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "PYPYLOG does not enable jit-backend-dump"));
+	assert_non_null(strstr(out, "PYPYLOG does not enable jit-backend-counts"));
+	assert_null(strstr(out, "does not enable jit-log-opt"));
+	free(out);
+	snprintf(path, sizeof(path), "%s/kept/pypylog.log", tmp);
+	copied = jf_test_read_file(path, NULL);
+	assert_string_equal(copied, "a log of my own\n");
+	free(copied);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pypylog_is_set_or_kept),
 		cmocka_unit_test(test_counts_equal_pypys_own),
 	};
 
-	if (jf_test_run("command -v pypy3 >/dev/null", NULL) != 0) {
-		printf("pypy3 is not installed: skipped\n");
-		return JF_TEST_SKIP;
-	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
