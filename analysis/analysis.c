@@ -35,6 +35,7 @@ void jf_analysis_free(struct jf_analysis *a)
 	free(a->regions);
 	free(a->bytecodes);
 	free(a->ops);
+	free(a->points);
 	free(a->threads);
 	free(a->sources);
 	free(a->iters);
@@ -43,6 +44,7 @@ void jf_analysis_free(struct jf_analysis *a)
 	jf_index_map_free(&a->region_by_key);
 	jf_index_map_free(&a->bytecode_by_key);
 	jf_index_map_free(&a->op_by_kind);
+	jf_index_map_free(&a->point_by_key);
 	free(a);
 }
 

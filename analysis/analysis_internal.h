@@ -65,6 +65,8 @@ struct jf_zone_model {
 	size_t last_hit;
 	struct jf_index_map guard_by_branch; /* live guards: branch address -> guard index */
 	struct { uint16_t kind; char name[48]; } *op_names; size_t nop_names, op_names_cap;
+	struct { uint64_t addr; uint32_t point; } *points; /* live points by address */
+	size_t npoints, points_cap;
 };
 
 /* ---- per-thread state (flow.c) ---------------------------------------------------- */
@@ -120,6 +122,8 @@ struct jf_analysis {
 	struct jf_index_map bytecode_by_key;
 	struct jf_op_result *ops;         size_t nops, ops_cap;
 	struct jf_index_map op_by_kind;
+	struct jf_point_result *points;   size_t npoints, points_cap;
+	struct jf_index_map point_by_key;
 
 	struct thread_state *threads;     size_t nthreads, threads_cap;
 	/* Which thread runs on each trace source (CPU, AUX queue or CoreSight trace id): flows
@@ -157,6 +161,12 @@ int32_t jf_region_index(struct jf_analysis *a, const char *name, uint64_t addr);
 int32_t jf_bytecode_index(struct jf_analysis *a, uint64_t region_key, uint32_t pc_from,
 			  uint32_t pc_to);
 int32_t jf_op_index(struct jf_analysis *a, uint16_t op_kind);
+
+/* points.c */
+int32_t jf_point_index(struct jf_analysis *a, uint64_t trace_id, uint64_t point_id,
+		       uint32_t kind);
+int jf_points_add(struct jf_analysis *a, const struct jf_zone_record *rec);
+void jf_points_count(struct jf_analysis *a, const struct live_region *r, const struct jf_block *b);
 
 /* flow.c */
 struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid);

@@ -294,6 +294,8 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	}
 	if (r && r->npcs)
 		count_bytecodes(a, r, b);
+	if (r)
+		jf_points_count(a, r, b);
 	end_at_guard(a, t, r, b);
 
 	if (!t->has_first) {

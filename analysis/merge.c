@@ -79,6 +79,7 @@ static int merge_tables(struct jf_analysis *a, const struct jf_analysis *later,
 			return -1;
 		d = &a->guards[g];
 		if (!d->branch_addr) {
+			memcpy(d->kind, s->kind, sizeof(d->kind));
 			d->branch_addr = s->branch_addr;
 			d->stub_addr = s->stub_addr;
 			d->resume_pc = s->resume_pc;
@@ -125,6 +126,15 @@ static int merge_tables(struct jf_analysis *a, const struct jf_analysis *later,
 			return -1;
 		a->ops[o].insns += later->ops[i].insns;
 		a->ops[o].time += later->ops[i].time;
+	}
+	for (i = 0; i < later->npoints; i++) {
+		const struct jf_point_result *s = &later->points[i];
+		int32_t p = jf_point_index(a, s->trace_id, s->point_id, s->kind);
+
+		if (p < 0)
+			return -1;
+		a->points[p].addr = s->addr;
+		a->points[p].passes += s->passes;
 	}
 	for (i = 0; i < later->zm.nop_names; i++) {
 		if (!jf_zone_model_op_name(&a->zm, later->zm.op_names[i].kind) &&

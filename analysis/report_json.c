@@ -6,6 +6,7 @@
 #include "jitflow/emitter.h"
 #include "jitflow/json_out.h"
 #include "jitflow/report.h"
+#include "report_internal.h"
 
 static const char *kind_name(uint32_t kind)
 {
@@ -58,6 +59,10 @@ static void guard(FILE *out, const struct jf_guard_result *g)
 		g->guard_id, g->exits, g->passes, g->unresolved,
 		runs ? (double)g->exits / (double)runs : 0.0, g->branch_addr, g->stub_addr,
 		g->resume_pc, g->code_object);
+	if (g->kind[0]) {
+		fprintf(out, ",\"kind\":");
+		jf_json_string(out, g->kind);
+	}
 	if (g->has_bridge)
 		fprintf(out, ",\"bridge\":%" PRIu64 ",\"exits_before_bridge\":%" PRIu64
 			",\"exits_after_bridge\":%" PRIu64, g->bridge_id, g->exits_before_bridge,
@@ -189,5 +194,7 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 			",\"top_guard_share\":%.4f,\"bridge_share\":%.4f}", i ? "," : "",
 			r->retrace[i].trace_id, r->retrace[i].score, r->retrace[i].top_guard,
 			r->retrace[i].top_guard_share, r->retrace[i].bridge_share);
-	fprintf(out, "]}\n");
+	fprintf(out, "]");
+	jf_report_pypy_json(out, r);
+	fprintf(out, "}\n");
 }

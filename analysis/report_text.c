@@ -7,6 +7,7 @@
 
 #include "jitflow/emitter.h"
 #include "jitflow/report.h"
+#include "report_internal.h"
 
 static size_t top_of(const struct jf_report_meta *m)
 {
@@ -179,6 +180,7 @@ void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struc
 void jf_report_guards(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
 	size_t *idx, i, n = r->nguards < top_of(m) ? r->nguards : top_of(m);
+	int kinds;
 
 	if (!r->nguards) {
 		fprintf(out, "Guards: none described\n");
@@ -189,16 +191,25 @@ void jf_report_guards(FILE *out, const struct jf_analysis_result *r, const struc
 	if (!idx)
 		return;
 	fprintf(out, "Guards (top %zu of %zu by exits)\n", n, r->nguards);
-	fprintf(out, "  %13s %10s %12s %9s %9s  %s\n", "trace/guard", "exits", "passes", "fail %",
-		"resume pc", "bridge");
+	/* the kind column only for runtimes that name their guards (PyPy) */
+	for (i = 0; i < r->nguards && !r->guards[i].kind[0]; i++)
+		;
+	kinds = i < r->nguards;
+	fprintf(out, "  %13s ", "trace/guard");
+	if (kinds)
+		fprintf(out, "%-20s ", "kind");
+	fprintf(out, "%10s %12s %9s %9s  %s\n", "exits", "passes", "fail %", "resume pc", "bridge");
 	for (i = 0; i < n; i++) {
 		const struct jf_guard_result *g = &r->guards[idx[i]];
 		uint64_t runs = g->exits + g->passes;
 		char id[32];
 
 		snprintf(id, sizeof(id), "%" PRIu64 "/%" PRIu64, g->trace_id, g->guard_id);
-		fprintf(out, "  %13s %10" PRIu64 " %12" PRIu64 " %8.2f%% %9u  ", id, g->exits,
-			g->passes, pct(g->exits, runs), g->resume_pc);
+		fprintf(out, "  %13s ", id);
+		if (kinds)
+			fprintf(out, "%-20s ", g->kind[0] ? g->kind : "-");
+		fprintf(out, "%10" PRIu64 " %12" PRIu64 " %8.2f%% %9u  ", g->exits, g->passes,
+			pct(g->exits, runs), g->resume_pc);
 		if (g->has_bridge)
 			fprintf(out, "bridge %" PRIu64 " after %" PRIu64 " exits (%" PRIu64 " since)",
 				g->bridge_id, g->exits_before_bridge, g->exits - g->exits_before_bridge);
@@ -364,6 +375,10 @@ void jf_report_summary(FILE *out, const struct jf_analysis_result *r, const stru
 	fputc('\n', out);
 	jf_report_traces(out, r, m);
 	fputc('\n', out);
+	if (r->npoints) {
+		jf_report_pypy(out, r, m);
+		fputc('\n', out);
+	}
 	jf_report_guards(out, r, m);
 	fputc('\n', out);
 	jf_report_retrace(out, r, m);

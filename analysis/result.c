@@ -139,6 +139,17 @@ static int find_retrace(struct jf_analysis_result *r)
 	return 0;
 }
 
+static int by_point(const void *x, const void *y)
+{
+	const struct jf_point_result *p = x, *q = y;
+
+	if (p->trace_id != q->trace_id)
+		return p->trace_id < q->trace_id ? -1 : 1;
+	if (p->kind != q->kind)
+		return p->kind < q->kind ? -1 : 1;
+	return p->addr < q->addr ? -1 : p->addr > q->addr;
+}
+
 int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 {
 	size_t i, g;
@@ -146,8 +157,11 @@ int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 	memset(r, 0, sizeof(*r));
 	if (!DUP(r->traces, a->traces, a->ntraces) || !DUP(r->guards, a->guards, a->nguards) ||
 	    !DUP(r->regions, a->regions, a->nregions) ||
-	    !DUP(r->bytecodes, a->bytecodes, a->nbytecodes) || !DUP(r->ops, a->ops, a->nops))
+	    !DUP(r->bytecodes, a->bytecodes, a->nbytecodes) || !DUP(r->ops, a->ops, a->nops) ||
+	    !DUP(r->points, a->points, a->npoints))
 		goto oom;
+	r->npoints = a->npoints;
+	qsort(r->points, r->npoints, sizeof(*r->points), by_point);
 	r->ntraces = a->ntraces;
 	r->nguards = a->nguards;
 	r->nregions = a->nregions;
@@ -229,6 +243,7 @@ void jf_analysis_result_free(struct jf_analysis_result *r)
 	free(r->regions);
 	free(r->bytecodes);
 	free(r->ops);
+	free(r->points);
 	free(r->threads);
 	free(r->iterations);
 	free(r->retrace);

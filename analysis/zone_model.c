@@ -16,6 +16,7 @@ void jf_zone_model_free(struct jf_zone_model *zm)
 	free(zm->live);
 	free(zm->natives);
 	free(zm->op_names);
+	free(zm->points);
 	jf_index_map_free(&zm->guard_by_branch);
 	memset(zm, 0, sizeof(*zm));
 }
@@ -200,6 +201,12 @@ static int set_guard(struct jf_analysis *a, const struct jf_zone_record *rec)
 	a->guards[g].branch_addr = rec->u.guard.branch_addr;
 	a->guards[g].stub_addr = rec->u.guard.stub_addr;
 	a->guards[g].resume_pc = rec->u.guard.resume_pc;
+	if (rec->u.guard.op_kind) {
+		const char *kind = jf_zone_model_op_name(&a->zm, rec->u.guard.op_kind);
+
+		if (kind)
+			snprintf(a->guards[g].kind, sizeof(a->guards[g].kind), "%.31s", kind);
+	}
 	return jf_index_map_put(&a->zm.guard_by_branch, rec->u.guard.branch_addr, (uint32_t)g);
 }
 
@@ -355,6 +362,8 @@ int jf_zone_model_apply(struct jf_analysis *a, const struct jf_zone_reader *read
 				   rec->u.region_move.size);
 	case JF_ZONE_GUARD:
 		return set_guard(a, rec);
+	case JF_ZONE_POINT:
+		return jf_points_add(a, rec);
 	case JF_ZONE_PC_MAP:
 		return set_pc_map(a, reader, rec);
 	case JF_ZONE_OP_NAME:

@@ -147,7 +147,8 @@ int jf_zone_parse_ext(struct jf_zone_reader *r, struct jf_cursor *c, struct jf_z
 		rec->u.guard.branch_addr = jf_cur_u64(c);
 		rec->u.guard.stub_addr = jf_cur_u64(c);
 		rec->u.guard.resume_pc = jf_cur_u32(c);
-		(void)jf_cur_u32(c);
+		rec->u.guard.op_kind = jf_cur_u16(c);
+		(void)jf_cur_u16(c);
 		break;
 	case JF_ZONE_PC_MAP:
 		return pc_map(c, rec, err);
@@ -183,6 +184,13 @@ int jf_zone_parse_ext(struct jf_zone_reader *r, struct jf_cursor *c, struct jf_z
 	case JF_ZONE_MARKER:
 		rec->u.marker.addr = jf_cur_u64(c);
 		rec->u.marker.methods = jf_cur_u32(c);
+		(void)jf_cur_u32(c);
+		break;
+	case JF_ZONE_POINT:
+		rec->u.point.trace_id = jf_cur_u64(c);
+		rec->u.point.addr = jf_cur_u64(c);
+		rec->u.point.point_id = jf_cur_u64(c);
+		rec->u.point.kind = jf_cur_u32(c);
 		(void)jf_cur_u32(c);
 		break;
 	}

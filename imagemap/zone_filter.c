@@ -22,6 +22,15 @@ struct due {
 	struct jf_block block;
 	int ptwrite;
 	uint64_t ptwrite_seq;
+	int position;                 /* the thread's instruction count is now ... */
+	int32_t tid;
+	uint64_t count, count_before; /* ... count (count_before before the last block) */
+};
+
+/* Instructions decoded per thread, for streams placed by position. */
+struct thread_count {
+	int32_t tid;
+	uint64_t count;
 };
 
 struct zone_filter {
@@ -32,6 +41,10 @@ struct zone_filter {
 	int started;                  /* a flow with a time has been seen */
 	struct due due;
 	uint64_t last_start, last_end; /* the last block, to locate errors after it */
+	struct { uint32_t source; int32_t tid; } sources[64]; /* each source's thread */
+	size_t nsources;
+	struct thread_count threads[64];
+	size_t nthreads;
 };
 
 static int is_ext(const struct jf_zone_record *rec)
@@ -49,7 +62,8 @@ static int apply_until(struct jf_zone_image *zi, uint64_t t, int markers_too,
 	for (i = 0; i < zi->nstreams; i++) {
 		struct jf_zone_stream *s = &zi->streams[i];
 
-		if (!markers_too && !s->fresh && (s->marker_addr || s->ptwrite))
+		if (s->by_position ||
+		    (!markers_too && !s->fresh && (s->marker_addr || s->ptwrite)))
 			continue;
 		s->fresh = 0;
 		while (s->has_next && s->next.time <= t)
@@ -156,6 +170,41 @@ static int apply_ptwrite(struct jf_zone_image *zi, uint64_t seq, struct jf_error
 	return 0;
 }
 
+/* The thread that record rec belongs to: extension records name it; perf's CODE_LOAD
+ * too. */
+static int32_t record_tid(const struct jf_zone_record *rec, int32_t tid)
+{
+	if (is_ext(rec))
+		return (int32_t)rec->tid;
+	if (rec->id == JF_JITDUMP_CODE_LOAD)
+		return (int32_t)rec->u.code_load.tid;
+	return tid;
+}
+
+/* Records of position streams that thread tid has reached: count instructions decoded.
+ * A record whose position fell inside the last block applies after it, and is counted
+ * as late (that block was decoded with the code before it). */
+static int apply_positions(struct jf_zone_image *zi, int32_t tid, uint64_t count,
+			   uint64_t count_before, struct jf_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < zi->nstreams; i++) {
+		struct jf_zone_stream *s = &zi->streams[i];
+
+		if (!s->by_position)
+			continue;
+		while (s->has_next && record_tid(&s->next, tid) == tid &&
+		       s->next.timestamp <= count) {
+			if (s->next.timestamp < count && s->next.timestamp > count_before)
+				zi->stats.late_in_block++;
+			if (jf_zone_apply_next(zi, s, JF_ZONE_BY_POSITION, err))
+				return -1;
+		}
+	}
+	return 0;
+}
+
 static int image_error_code(int32_t code)
 {
 	return code == -pte_nomap || code == -pte_bad_query || code == -pte_bad_insn;
@@ -210,6 +259,8 @@ static int apply_due(struct zone_filter *zf, struct jf_error *err)
 		return -1;
 	if (d.ptwrite && apply_ptwrite(zf->zi, d.ptwrite_seq, err))
 		return -1;
+	if (d.position && apply_positions(zf->zi, d.tid, d.count, d.count_before, err))
+		return -1;
 	return 0;
 }
 
@@ -237,6 +288,52 @@ static int report_damage(struct zone_filter *zf, struct jf_flow *f)
 		return 1;
 	}
 	return 0;
+}
+
+static struct thread_count *thread_of(struct zone_filter *zf, uint32_t source)
+{
+	int32_t tid = -1 - (int32_t)source; /* until a context record names it */
+	size_t i;
+
+	for (i = 0; i < zf->nsources; i++)
+		if (zf->sources[i].source == source)
+			tid = zf->sources[i].tid;
+	for (i = 0; i < zf->nthreads; i++)
+		if (zf->threads[i].tid == tid)
+			return &zf->threads[i];
+	if (zf->nthreads == sizeof(zf->threads) / sizeof(zf->threads[0]))
+		return NULL;
+	zf->threads[zf->nthreads].tid = tid;
+	zf->threads[zf->nthreads].count = 0;
+	return &zf->threads[zf->nthreads++];
+}
+
+/* Keep each thread's instruction count; after every flow, its thread's position records
+ * up to that count are due. */
+static void count_position(struct zone_filter *zf, const struct jf_flow *f)
+{
+	struct thread_count *t;
+	size_t i;
+
+	if (f->kind == JF_FLOW_CONTEXT) {
+		for (i = 0; i < zf->nsources && zf->sources[i].source != f->source; i++)
+			;
+		if (i == zf->nsources && i < sizeof(zf->sources) / sizeof(zf->sources[0]))
+			zf->nsources++;
+		if (i < zf->nsources) {
+			zf->sources[i].source = f->source;
+			zf->sources[i].tid = f->u.context.tid;
+		}
+	}
+	t = thread_of(zf, f->source);
+	if (!t)
+		return;
+	zf->due.count_before = t->count;
+	if (f->kind == JF_FLOW_BLOCK)
+		t->count += f->u.block.ninsn;
+	zf->due.position = 1;
+	zf->due.tid = t->tid;
+	zf->due.count = t->count;
 }
 
 static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
@@ -269,6 +366,7 @@ static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
 		zf->due.first_time = !zf->started;
 		zf->started = 1;
 	}
+	count_position(zf, f);
 	if (f->kind == JF_FLOW_BLOCK) {
 		zf->due.marker = 1;
 		zf->due.block = f->u.block;

@@ -78,6 +78,7 @@ static int survey(struct jf_zone_stream *s, struct jf_error *err)
 			if (rec.u.marker.methods & JF_ZONE_MARKER_CALLS)
 				s->marker_addr = rec.u.marker.addr;
 			s->ptwrite = (rec.u.marker.methods & JF_ZONE_MARKER_PTWRITE) != 0;
+			s->by_position = (rec.u.marker.methods & JF_ZONE_MARKER_POSITION) != 0;
 		}
 	}
 	if (rc < 0) {
@@ -278,6 +279,8 @@ int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum 
 		zi->stats.by_marker_call++;
 	else if (how == JF_ZONE_BY_PTWRITE)
 		zi->stats.by_ptwrite++;
+	else if (how == JF_ZONE_BY_POSITION)
+		zi->stats.by_position++;
 	else
 		zi->stats.by_time++;
 	return read_next(s, err);

@@ -64,6 +64,8 @@ struct jf_zone_stream {
 	int fresh;                   /* added after the trace began: its earlier records
 	                              * apply at the next timed flow, markers or not */
 	int ptwrite;                 /* records are announced by PTWRITE(seq) */
+	int by_position;             /* timestamps are instruction positions of the record's
+	                              * thread (JF_ZONE_MARKER_POSITION) */
 	int has_ext;                 /* the file has jitflow records (perf's moves then
 	                              * come with a REGION_MOVE, which does the work) */
 	/* A damaged file (cut short, a bad record): the records before the damage apply,
@@ -83,7 +85,7 @@ struct jf_zone_image {
 	struct jf_zone_image_stats stats;
 };
 
-enum jf_zone_how { JF_ZONE_BY_CALL, JF_ZONE_BY_PTWRITE, JF_ZONE_BY_TIME };
+enum jf_zone_how { JF_ZONE_BY_CALL, JF_ZONE_BY_PTWRITE, JF_ZONE_BY_TIME, JF_ZONE_BY_POSITION };
 
 /* Apply the stream's next record and read the one after it. */
 int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum jf_zone_how how,

@@ -4,35 +4,13 @@
  * count, from QEMU's log, is the oracle), with no error and nothing lost, attributed to
  * jitted regions by V8's names. Skipped where node is not installed. Takes a few minutes:
  * V8 starts up with about half a billion instructions. */
+#include "json_check.h"
 #include "test_support.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static cJSON *run_json(const char *cmd)
-{
-	char *out;
-	cJSON *doc;
-
-	if (jf_test_run(cmd, &out) != 0)
-		fail_msg("failed: %s", cmd);
-	doc = cJSON_Parse(out);
-	free(out);
-	if (!doc)
-		fail_msg("not JSON: %s", cmd);
-	return doc;
-}
-
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	if (!cJSON_IsNumber(v))
-		fail_msg("no number \"%s\"", key);
-	return v->valuedouble;
-}
 
 static void test_every_instruction_of_node(void **state)
 {
@@ -61,29 +39,29 @@ static void test_every_instruction_of_node(void **state)
 		assert_non_null(manifest);
 	}
 	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s/rec' --json", jf_test_cli(), tmp);
-	stat = run_json(cmd);
-	assert_true(num(manifest, "instructions") > 1e8);
-	assert_int_equal(num(stat, "instructions"), num(manifest, "instructions"));
-	assert_int_equal(num(stat, "errors"), 0);
-	assert_int_equal(num(stat, "lost_bytes"), 0);
+	stat = jf_test_run_json(cmd);
+	assert_true(jf_test_num(manifest, "instructions") > 1e8);
+	assert_int_equal(jf_test_num(stat, "instructions"), jf_test_num(manifest, "instructions"));
+	assert_int_equal(jf_test_num(stat, "errors"), 0);
+	assert_int_equal(jf_test_num(stat, "lost_bytes"), 0);
 
 	snprintf(cmd, sizeof(cmd), "'%s' report '%s/rec' --json", jf_test_cli(), tmp);
-	report = run_json(cmd);
+	report = jf_test_run_json(cmd);
 	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(report, "regions")) {
 		const char *name = cJSON_GetObjectItemCaseSensitive(r, "name")->valuestring;
 
-		jitted += num(r, "instructions");
-		if (num(r, "instructions") > 0 && (!strncmp(name, "JS:", 3) ||
+		jitted += jf_test_num(r, "instructions");
+		if (jf_test_num(r, "instructions") > 0 && (!strncmp(name, "JS:", 3) ||
 						   !strncmp(name, "Builtin:", 8) ||
 						   !strncmp(name, "BytecodeHandler:", 16)))
 			named++;
 	}
 	/* V8's own names on the code that ran, and every jitted instruction attributed. */
 	assert_true(named > 100);
-	assert_int_equal(jitted, num(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+	assert_int_equal(jitted, jf_test_num(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(report, "split"), "total"), "instructions"), "jitted"));
 	printf("node: %.0f instructions decoded, as QEMU ran them; %.0f in %d named jitted "
-	       "regions\n", num(stat, "instructions"), jitted, named);
+	       "regions\n", jf_test_num(stat, "instructions"), jitted, named);
 	cJSON_Delete(manifest);
 	cJSON_Delete(stat);
 	cJSON_Delete(report);

@@ -1,4 +1,5 @@
 #include "cli_inputs.h"
+#include "cli_pypylog.h"
 #include "jitflow/isolate.h"
 #include "cli_output.h"
 #include "code_pieces.h"
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char jf_cli_inputs_help[] =
 	"inputs:\n"
@@ -29,12 +31,17 @@ const char jf_cli_inputs_help[] =
 	"  --elf FILE[:BASE]           the loadable segments of an ELF file (moved to BASE)\n"
 	"  --cpu FAMILY/MODEL[/STEPPING]|none  the CPU that recorded the trace (errata)\n"
 	"  --recording DIR             a folder written by `jitflow record`: its perf.data,\n"
-	"                              zone files (jit-*.dump) and saved code (code/)\n"
+	"                              zone files (jit-*.dump), saved code (code/) and PyPy's\n"
+	"                              JIT log (pypylog.log, placed with jit-code.txt)\n"
 	"  --zone FILE                 a JIT code-zone file (jit-PID.dump: jitdump with or\n"
 	"                              without jitflow's records), repeatable; its code is\n"
 	"                              applied at each record's marker (or by time);\n"
 	"                              with --perf, the jit-PID.dump files its sideband maps\n"
 	"                              are found next to the perf.data or at their path\n"
+	"  --pypylog FILE              PyPy's JIT log (PYPYLOG=" "jit-backend-dump,jit-backend-addr,\n"
+	"                              jit-log-opt,jit-backend-counts:FILE): loops, bridges,\n"
+	"                              guards and counters; its code writes apply at PyPy's\n"
+	"                              TSC stamps\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                              timing parameters (as libipt names them)\n";
 
@@ -71,6 +78,7 @@ void jf_cli_inputs_fini(struct jf_cli_inputs *in)
 	jf_unmap_file(&in->pt_file);
 	jf_cli_zone_discovery_free(in->zone_discovery);
 	jf_zone_image_free(in->zones);
+	jf_cli_pypy_free(in->pypy); /* after the zone image: it maps the zone file */
 	while (in->nzone_names)
 		free(in->zone_names[--in->nzone_names]);
 	free(in->zone_names);
@@ -111,7 +119,7 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	    !strcmp(opt, "--perf") || !strcmp(opt, "--image-dir") || !strcmp(opt, "--cs-snapshot") ||
 	    !strcmp(opt, "--cpu") || !strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq") ||
 	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx") ||
-	    !strcmp(opt, "--zone") || !strcmp(opt, "--recording")) {
+	    !strcmp(opt, "--zone") || !strcmp(opt, "--recording") || !strcmp(opt, "--pypylog")) {
 		val = value_of(argc, argv, i, err);
 		if (!val)
 			return JF_CLI_BAD_USAGE;
@@ -158,6 +166,8 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 		return jf_cli_add_zone(in, val, err) < 0 ? -1 : 1;
 	if (!strcmp(opt, "--recording"))
 		return jf_cli_open_recording(in, val, err) < 0 ? -1 : 1;
+	if (!strcmp(opt, "--pypylog"))
+		return jf_cli_add_pypylog(in, val, NULL, err) < 0 ? -1 : 1;
 	if (!strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq")) {
 		if (parse_u32(opt, val, 0xff, &v, err) < 0)
 			return JF_CLI_BAD_USAGE;
@@ -269,6 +279,19 @@ static int has_file(const char *dir, const char *name)
 	return access(path, F_OK) == 0;
 }
 
+/* PyPy's log that `jitflow record` wrote (pypylog.log), placed with the blocks the
+ * recorder saw run (jit-code.txt). */
+static int add_recording_pypylog(struct jf_cli_inputs *in, const char *dir, struct jf_error *err)
+{
+	char log[4096], code[4096];
+
+	snprintf(log, sizeof(log), "%s/pypylog.log", dir);
+	snprintf(code, sizeof(code), "%s/jit-code.txt", dir);
+	if (access(log, R_OK))
+		return 0;
+	return jf_cli_add_pypylog(in, log, access(code, R_OK) ? NULL : code, err);
+}
+
 int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_error *err)
 {
 	if (in->perf_path || in->pt_path)
@@ -279,7 +302,7 @@ int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_e
 	in->recording_dir = dir;
 	in->recording_has_manifest = has_file(dir, "manifest.json");
 	in->recording_has_code = has_file(dir, "code");
-	if (jf_cli_add_recording_zones(in, dir, err) < 0)
+	if (jf_cli_add_recording_zones(in, dir, err) < 0 || add_recording_pypylog(in, dir, err) < 0)
 		return -1;
 	return jf_load_code_pieces(in, dir, err);
 }

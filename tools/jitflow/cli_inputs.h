@@ -38,6 +38,7 @@ struct jf_cli_inputs {
 	/* Blocks end at every direct call and jump (the analysis needs arrivals at a
 	 * trace's entry to start a block). */
 	int split_blocks;
+	struct jf_cli_pypy *pypy;     /* --pypylog or a recording's pypylog.log (NULL: none) */
 };
 
 /* Help text for the input options, for each subcommand's --help. */

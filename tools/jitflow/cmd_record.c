@@ -8,6 +8,7 @@
 
 #include "code_pieces.h"
 #include "commands.h"
+#include "record_pypylog.h"
 #include "recorder.h"
 
 static const char pt_pmu[] = "/sys/bus/event_source/devices/intel_pt";
@@ -37,7 +38,10 @@ static void usage(FILE *out)
 		"  --save-code   also save the executed pages of the program's files in DIR/code/,\n"
 		"                so the recording decodes anywhere (and can be checked in)\n"
 		"  $JITFLOW_QEMU the qemu-x86_64 binary to use\n"
-		"  $JITFLOW_QEMU_PLUGIN  the plugin to load (default: found beside jitflow)\n");
+		"  $JITFLOW_QEMU_PLUGIN  the plugin to load (default: found beside jitflow)\n\n"
+		"PyPy (PROGRAM named pypy*): PYPYLOG is set to write the JIT's code, addresses,\n"
+		"optimized traces and counters (" JF_PYPYLOG_SECTIONS ")\n"
+		"to DIR/pypylog.log; a PYPYLOG of your own is kept and its file copied there.\n");
 }
 
 static int record_with_perf(const char *dir, int argc, char **argv)
@@ -68,6 +72,7 @@ static int record_with_perf(const char *dir, int argc, char **argv)
 int jf_cmd_record(int argc, char **argv)
 {
 	struct jf_record_options opt = { .out_dir = "jitflow-record", .timing = 1 };
+	struct jf_pypylog_plan pypy;
 	struct jf_record_result res;
 	struct jf_error err = { { 0 } };
 	int i, emulate = 0, json = 0, save_code = 0;
@@ -118,6 +123,8 @@ int jf_cmd_record(int argc, char **argv)
 			return JF_EXIT_USAGE;
 		}
 	}
+	if (jf_pypylog_plan(&pypy, opt.out_dir, opt.argv[0]) < 0)
+		return JF_EXIT_FAIL;
 
 	if (!emulate && access(pt_pmu, F_OK) == 0) {
 		if (mkdir(opt.out_dir, 0777) && errno != EEXIST) {
@@ -125,12 +132,14 @@ int jf_cmd_record(int argc, char **argv)
 				opt.out_dir);
 			return JF_EXIT_FAIL;
 		}
+		/* perf runs PROGRAM itself: a user's own PYPYLOG file stays where it is */
 		return record_with_perf(opt.out_dir, opt.argc, opt.argv);
 	}
 	if (jf_record(&opt, &res, &err)) {
 		fprintf(stderr, "jitflow record: %s\n", err.msg);
 		return JF_EXIT_FAIL;
 	}
+	jf_pypylog_finish(&pypy, opt.out_dir);
 	if (save_code && jf_save_code_pieces(opt.out_dir, &err) < 0) {
 		fprintf(stderr, "jitflow record: saving code: %s\n", err.msg);
 		return JF_EXIT_FAIL;

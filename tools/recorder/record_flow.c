@@ -1,6 +1,7 @@
 /* Consecutive blocks of a thread -> PT packets: branches, system calls, blocks QEMU stopped
  * before running them, and signals (see record_state.h). */
 #include "record_internal.h"
+#include "record_jitcode.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,7 @@ static void run_block(struct jf_record_state *st, struct jf_record_thread *t, ui
 		if (st->marker_ptw)
 			jf_pt_ptwrite(t->pt, t->marker_calls);
 	}
+	jf_rec_jitcode_exec(st, t, pc);
 	jf_pt_boundary(t->pt, pc);
 	st->clock += ninsn;
 	t->instructions += ninsn;
@@ -325,6 +327,7 @@ void jf_rec_on_translation(void *ctx, uint64_t pc, const uint8_t *bytes, size_t 
 	struct jf_record_state *st = ctx;
 
 	jf_block_map_translated(st->blocks, pc, bytes, size);
+	jf_rec_jitcode_translation(st, pc, bytes, size);
 }
 
 void jf_rec_on_signal(void *ctx, const char *name)

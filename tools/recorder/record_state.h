@@ -126,6 +126,8 @@ struct jf_record_state {
 		uint64_t size;
 	} zone_writes[JF_RECORD_MAX_ZONE_FILES];
 	unsigned nzone_writes;
+	struct jf_rec_jitcode *jitcode; /* anonymous executable code (record_jitcode.c) */
+	int jitcode_failed;
 	char *notes[JF_RECORD_MAX_NOTES]; /* what was not followed (fork, execve, ...) */
 	unsigned nnotes;
 };

@@ -1,6 +1,7 @@
 /* What the strace lines of the log say: files opened and mapped executable (MMAP2, zone
  * files), new threads, forks and execs. */
 #include "record_internal.h"
+#include "record_jitcode.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -48,8 +49,14 @@ static int is_zone_file(const char *path)
 void jf_rec_mmap(struct jf_record_state *st, uint64_t addr, uint64_t len, uint32_t prot,
 		 uint32_t flags, long fd, uint64_t pgoff)
 {
-	if (!(prot & PROT_EXEC) || fd < 0 || fd >= JF_RECORD_MAX_FDS || !st->fd_paths[fd])
-		return; /* anonymous executable memory: JIT code, described by zone files */
+	if (!(prot & PROT_EXEC))
+		return;
+	if (fd < 0 || fd >= JF_RECORD_MAX_FDS || !st->fd_paths[fd]) {
+		/* anonymous executable memory: JIT code, described by zone files or a JIT
+		 * log; what runs there is listed in jit-code.txt */
+		jf_rec_jitcode_region(st, addr, len);
+		return;
+	}
 	if (is_zone_file(st->fd_paths[fd])) {
 		/* The marker mapping of a zone file: name the retimed copy in the recording's
 		 * directory, which is what perf inject --jit and jitflow must read. */

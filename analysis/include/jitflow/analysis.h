@@ -76,6 +76,15 @@ struct jf_guard_result {
 	int has_bridge;
 	int bridge_before_flow;     /* attached before this part's first block (for merging) */
 	uint64_t code_object;
+	char kind[32];              /* the runtime's name for the guard (PyPy: guard_class) */
+};
+
+/* An instruction whose passes the runtime counts itself (zone POINT records; PyPy's
+ * jit-backend-counts: "entry N", "TargetToken(T)", "bridge B"). */
+struct jf_point_result {
+	uint64_t trace_id, point_id, addr;
+	uint32_t kind;              /* JF_POINT_ENTRY, JF_POINT_LABEL, JF_POINT_BRIDGE */
+	uint64_t passes;            /* times the instruction at addr ran */
 };
 
 struct jf_trace_result {
@@ -172,6 +181,7 @@ struct jf_analysis_result {
 	struct jf_region_result *regions; size_t nregions;
 	struct jf_bytecode_result *bytecodes; size_t nbytecodes;
 	struct jf_op_result *ops;         size_t nops;
+	struct jf_point_result *points;   size_t npoints; /* by trace, kind, address */
 	struct jf_split_result total;
 	struct jf_split_result *threads;  size_t nthreads;
 	struct jf_iteration_result *iterations; size_t niterations;

@@ -92,6 +92,7 @@ struct jf_zone_record {
 		struct {
 			uint64_t guard_id, trace_id, branch_addr, stub_addr;
 			uint32_t resume_pc;
+			uint16_t op_kind;
 		} guard;
 		struct {
 			uint64_t region_addr;
@@ -103,6 +104,7 @@ struct jf_zone_record {
 		struct { uint64_t start, end; uint32_t kind; const char *name; } interp_range;
 		struct { uint32_t kind; uint64_t arg; } event;
 		struct { uint64_t addr; uint32_t methods; } marker;
+		struct { uint64_t trace_id, addr, point_id; uint32_t kind; } point;
 	} u;
 };
 

@@ -58,7 +58,8 @@ enum jf_zone_id {
 	JF_ZONE_PATCH = JF_ZONE_ID_BASE + 5,        /* addr u64, size u32, reserved u32,
 	                                              * bytes[size], reason\0 */
 	JF_ZONE_GUARD = JF_ZONE_ID_BASE + 6,        /* guard_id, trace_id, branch, stub (u64),
-	                                              * resume_pc u32, reserved u32 */
+	                                              * resume_pc u32, op_kind u16 (named by
+	                                              * OP_NAME, 0: none), reserved u16 */
 	JF_ZONE_PC_MAP = JF_ZONE_ID_BASE + 7,       /* region u64, count u32, reserved u32,
 	                                              * count x {offset u32, pc u32, op u32,
 	                                              * depth u16, kind u16} */
@@ -70,7 +71,10 @@ enum jf_zone_id {
 	JF_ZONE_EVENT = JF_ZONE_ID_BASE + 11,       /* kind u32, reserved u32, arg u64 */
 	JF_ZONE_MARKER = JF_ZONE_ID_BASE + 12,      /* marker_addr u64, methods u32,
 	                                              * reserved u32 */
-	JF_ZONE_ID_LAST = JF_ZONE_MARKER,
+	JF_ZONE_POINT = JF_ZONE_ID_BASE + 13,       /* trace_id u64, addr u64, point_id u64,
+	                                              * kind u32, reserved u32: an instruction
+	                                              * whose passes the runtime counts */
+	JF_ZONE_ID_LAST = JF_ZONE_POINT,
 };
 
 /* Fixed body sizes after the extension prefix. */
@@ -87,6 +91,14 @@ enum jf_zone_id {
 #define JF_ZONE_INTERP_RANGE_FIXED 24u
 #define JF_ZONE_EVENT_FIXED 16u
 #define JF_ZONE_MARKER_FIXED 16u
+#define JF_ZONE_POINT_FIXED 32u
+
+/* JF_ZONE_POINT.kind */
+enum jf_zone_point_kind {
+	JF_POINT_ENTRY = 1,   /* a trace's entry (PyPy: "entry N") */
+	JF_POINT_LABEL = 2,   /* a label / loop header inside a trace (PyPy: "TargetToken(T)") */
+	JF_POINT_BRIDGE = 3,  /* a bridge's entry (PyPy: "bridge B") */
+};
 
 /* JF_ZONE_CLOCK.clock */
 enum jf_zone_clock {
@@ -99,6 +111,9 @@ enum jf_zone_clock {
 enum {
 	JF_ZONE_MARKER_CALLS = 1 << 0,   /* jf_emitter_marker(seq) is called after each record */
 	JF_ZONE_MARKER_PTWRITE = 1 << 1, /* PTWRITE(seq) is executed after each record */
+	JF_ZONE_MARKER_POSITION = 1 << 2, /* timestamps are positions: the number of
+	                                   * instructions the record's thread had run in the
+	                                   * trace before the record applies */
 };
 
 #endif

@@ -63,6 +63,9 @@ struct jf_zone_image_stats {
 	uint64_t by_marker_call;   /* ... at a marker call */
 	uint64_t by_ptwrite;       /* ... at a PTWRITE */
 	uint64_t by_time;          /* ... by timestamp */
+	uint64_t by_position;      /* ... at an instruction position of its thread */
+	uint64_t late_in_block;    /* ... after a block that ran past its position (the
+	                            * block was decoded with the code before the record) */
 	uint64_t loads, frees, moves, patches;
 	uint64_t mismatches;       /* decode errors turned into JF_PHASE_IMAGE errors */
 	uint64_t unmatched_markers; /* marker calls with no record left to apply */

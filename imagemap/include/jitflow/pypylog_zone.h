@@ -1,0 +1,49 @@
+/* A PyPy JIT log as a jitflow zone file: the same records jitflow's own emitter writes
+ * (docs/zone-format.md), so that decoding and analysis treat PyPy like any runtime.
+ *
+ *   loops and bridges    CODE_LOAD + REGION_LOAD (kind trace / bridge; a bridge names the
+ *                        loop or bridge owning its guard and the guard's descr); the gc
+ *                        table in front of the code is a region of its own (kind other)
+ *   assembler helpers    CODE_LOAD + REGION_LOAD, kind trampoline ("pypy helper")
+ *   code PyPy never logged (seen run by the recorder): CODE_LOAD + REGION_LOAD, kind
+ *                        other, "anonymous code 0xADDR", with the bytes it ran
+ *   later writes         PATCH (jump fix-ups, a guard's jump re-pointed to its bridge)
+ *   memory reused        REGION_FREE of the regions a new load overlaps
+ *   guards               GUARD (branch and stub from jitflow/pypylog_layout.h, the op's
+ *                        name as op_kind, the bytecode index of the merge point before it)
+ *   counters             POINT (entry N, TargetToken(T), bridge B)
+ *   bytecodes            CODE_OBJECT per Python code object, PC_MAP per trace (the
+ *                        merge points, at the code offset of the first op after them that
+ *                        has one)
+ *
+ * When each write applies (jitflow/pypylog_place.h): at the exact position where its bytes
+ * first ran, from a recording's jit-code.txt (MARKER with JF_ZONE_MARKER_POSITION); without
+ * one, at PyPy's own TSC stamp (jitdump ARCH_TIMESTAMP), as on real hardware. */
+#ifndef JITFLOW_PYPYLOG_ZONE_H
+#define JITFLOW_PYPYLOG_ZONE_H
+
+#include <stdint.h>
+
+#include "jitflow/error.h"
+#include "jitflow/pypylog.h"
+#include "jitflow/pypylog_layout.h"
+#include "jitflow/pypylog_place.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct jf_pypylog_zone_stats {
+	uint64_t loads, helpers, patches, frees, guards, points, code_objects, foreign;
+};
+
+/* Write the zone file to out_path. place may be NULL (TSC stamps). */
+int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
+			  const struct jf_pypylog_placement *place, const char *out_path,
+			  struct jf_pypylog_zone_stats *stats, struct jf_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,525 @@
+/* A PyPy JIT log written as a zone file (jitflow/pypylog_zone.h). */
+#include "jitflow/pypylog_zone.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jitflow/emitter.h"
+#include "jitflow/zone_format.h"
+
+/* ---- output buffer: records in the writer's (host) byte order ---- */
+
+struct out {
+	uint8_t *buf;
+	size_t len, cap;
+	int failed;
+	uint64_t seq, code_index;
+	/* where the record being written applies */
+	uint64_t stamp;
+	uint32_t tid;
+};
+
+static void put(struct out *o, const void *p, size_t n)
+{
+	if (o->failed)
+		return;
+	if (o->cap - o->len < n) {
+		size_t cap = o->cap ? o->cap : 1 << 16;
+		uint8_t *b;
+
+		while (cap - o->len < n)
+			cap *= 2;
+		b = realloc(o->buf, cap);
+		if (!b) {
+			o->failed = 1;
+			return;
+		}
+		o->buf = b;
+		o->cap = cap;
+	}
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+}
+
+static void u16(struct out *o, uint16_t v) { put(o, &v, 2); }
+static void u32(struct out *o, uint32_t v) { put(o, &v, 4); }
+static void u64(struct out *o, uint64_t v) { put(o, &v, 8); }
+static void str(struct out *o, const char *s) { put(o, s ? s : "", strlen(s ? s : "") + 1); }
+
+static void prefix(struct out *o, uint32_t id, size_t body)
+{
+	u32(o, id);
+	u32(o, (uint32_t)(JF_JITDUMP_PREFIX_SIZE + body));
+	u64(o, o->stamp);
+}
+
+static void ext(struct out *o, uint32_t id, size_t body)
+{
+	prefix(o, id, JF_ZONE_EXT_PREFIX_SIZE + body);
+	u64(o, ++o->seq);
+	u32(o, o->tid);
+	u16(o, JF_ZONE_EXT_VERSION);
+	u16(o, 0);
+}
+
+static void load(struct out *o, uint64_t addr, const uint8_t *code, uint64_t size,
+		 const char *name, uint32_t kind, uint64_t trace, uint64_t parent_trace,
+		 uint64_t parent_guard)
+{
+	uint64_t index = o->code_index++;
+
+	prefix(o, JF_JITDUMP_CODE_LOAD, JF_JITDUMP_CODE_LOAD_FIXED + strlen(name) + 1 + size);
+	u32(o, 0);
+	u32(o, o->tid);
+	u64(o, addr);
+	u64(o, addr);
+	u64(o, size);
+	u64(o, index);
+	str(o, name);
+	put(o, code, (size_t)size);
+	ext(o, JF_ZONE_REGION_LOAD, JF_ZONE_REGION_LOAD_FIXED + strlen(name) + 1);
+	u64(o, addr);
+	u64(o, size);
+	u64(o, index);
+	u64(o, trace);
+	u64(o, parent_trace);
+	u64(o, parent_guard);
+	u64(o, 0);
+	u32(o, kind);
+	u32(o, 0);
+	str(o, name);
+}
+
+/* ---- what is live (regions loaded and not freed), to tell patches from loads ---- */
+
+struct live {
+	uint64_t *start, *end;
+	size_t n, cap;
+};
+
+static int live_inside(const struct live *l, uint64_t a, uint64_t b)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->start[i] <= a && b <= l->end[i])
+			return 1;
+	return 0;
+}
+
+/* Free (in the output too) every live region overlapping [a, b), then add it. */
+static int live_load(struct live *l, struct out *o, uint64_t a, uint64_t b,
+		     struct jf_pypylog_zone_stats *st)
+{
+	size_t i = 0;
+
+	while (i < l->n) {
+		if (l->start[i] < b && a < l->end[i]) {
+			ext(o, JF_ZONE_REGION_FREE, JF_ZONE_REGION_FREE_FIXED);
+			u64(o, l->start[i]);
+			u64(o, l->end[i] - l->start[i]);
+			st->frees++;
+			l->start[i] = l->start[l->n - 1];
+			l->end[i] = l->end[--l->n];
+			continue;
+		}
+		i++;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		uint64_t *s = realloc(l->start, cap * sizeof(*s)), *e;
+
+		if (!s)
+			return -1;
+		l->start = s;
+		e = realloc(l->end, cap * sizeof(*e));
+		if (!e)
+			return -1;
+		l->end = e;
+		l->cap = cap;
+	}
+	l->start[l->n] = a;
+	l->end[l->n++] = b;
+	return 0;
+}
+
+/* ---- names ---- */
+
+static uint64_t trace_id(const struct jf_pypylog_trace *t)
+{
+	return t->kind == JF_PYPY_LOOP ? t->number : t->guard;
+}
+
+static void trace_name(const struct jf_pypylog_trace *t, char *buf, size_t size)
+{
+	if (t->kind == JF_PYPY_LOOP)
+		snprintf(buf, size, "Loop %" PRIu64 " (%s)", t->number, t->name);
+	else
+		snprintf(buf, size, "bridge out of Guard 0x%" PRIx64, t->guard);
+}
+
+/* Guard kinds are op names; OP_NAME records number them from 1. */
+struct kinds {
+	const char *name[4096];
+	size_t len[4096];
+	size_t n;
+};
+
+static uint16_t kind_of_n(struct kinds *k, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		if (k->len[i] == len && !memcmp(k->name[i], name, len))
+			return (uint16_t)(i + 1);
+	if (k->n == sizeof(k->name) / sizeof(k->name[0]))
+		return 0;
+	k->name[k->n] = name;
+	k->len[k->n++] = len;
+	return (uint16_t)k->n;
+}
+
+static uint16_t kind_of(struct kinds *k, const char *name)
+{
+	return kind_of_n(k, name, strlen(name));
+}
+
+/* A merge point names "FUNCTION;FILE:FIRSTLINE-LINE": the code object is all but "-LINE". */
+static uint16_t code_object_of(struct kinds *k, const char *code)
+{
+	const char *colon = strrchr(code, ':');
+	const char *dash = colon ? strchr(colon, '-') : NULL;
+
+	return kind_of_n(k, code, dash ? (size_t)(dash - code) : strlen(code));
+}
+
+/* ---- one trace's description: guards, points ---- */
+
+static const struct jf_pypylog_guard_site *guard_site(const struct jf_pypylog_layout *lay,
+						       uint64_t descr)
+{
+	size_t i;
+
+	for (i = 0; i < lay->nguards; i++)
+		if (lay->guards[i].descr == descr)
+			return &lay->guards[i];
+	return NULL;
+}
+
+/* The bytecode index of the merge point before op (the interpreter resumes there). */
+static uint32_t resume_pc(const struct jf_pypylog *log, const struct jf_pypylog_op *op,
+			  const struct jf_pypylog_trace *t)
+{
+	const struct jf_pypylog_op *first = &log->ops[t->first_op];
+
+	while (op > first) {
+		op--;
+		if (op->kind == JF_PYPY_OP_MERGE_POINT && op->depth == 0)
+			return op->bytecode;
+	}
+	return 0;
+}
+
+/* The trace's pc map: from each op's code on ("+N" counts from the trace's first byte,
+ * its gc table), the bytecode index of the outermost frame's last merge point, and, as
+ * the op kind, the Python code object whose code it is (the innermost frame's). */
+static void pc_map(const struct jf_pypylog *log, const struct jf_pypylog_trace *t,
+		   struct out *o, struct kinds *kinds)
+{
+	const struct jf_pypylog_op *ops = &log->ops[t->first_op];
+	uint32_t count = 0, pass, pc = 0, last_pc = 0, last_offset = 0;
+	uint16_t code = 0, last_code = 0;
+	size_t i;
+	int started;
+
+	if (!t->gc_table || t->entry < t->gc_table)
+		return;
+	/* pass 0 counts the entries, pass 1 writes them */
+	for (pass = 0; pass < 2; pass++) {
+		if (pass) {
+			if (!count)
+				return;
+			ext(o, JF_ZONE_PC_MAP, JF_ZONE_PC_MAP_FIXED + (size_t)count *
+			    JF_ZONE_PC_MAP_ENTRY_SIZE);
+			u64(o, t->entry);
+			u32(o, count);
+			u32(o, 0);
+		}
+		started = 0;
+		pc = 0;
+		code = 0;
+		for (i = 0; i < t->nops; i++) {
+			const struct jf_pypylog_op *op = &ops[i];
+			uint64_t addr = t->gc_table + op->offset;
+
+			if (op->kind == JF_PYPY_OP_MERGE_POINT && op->bytecode_name) {
+				if (op->depth == 0)
+					pc = op->bytecode;
+				code = code_object_of(kinds, op->code);
+				continue;
+			}
+			if (!op->has_offset || addr < t->entry || addr >= t->code_end ||
+			    (started && (addr - t->entry == last_offset ||
+					 (pc == last_pc && code == last_code))))
+				continue;
+			if (pass) {
+				u32(o, (uint32_t)(addr - t->entry));
+				u32(o, pc);
+				u32(o, (uint32_t)i);
+				u16(o, 0);
+				u16(o, code);
+			} else {
+				count++;
+			}
+			started = 1;
+			last_offset = (uint32_t)(addr - t->entry);
+			last_pc = pc;
+			last_code = code;
+		}
+	}
+}
+
+static void describe(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
+		     size_t ti, struct out *o, struct kinds *kinds,
+		     struct jf_pypylog_zone_stats *st)
+{
+	const struct jf_pypylog_trace *t = &log->traces[ti];
+	uint64_t header = 0;
+	size_t i;
+
+	for (i = 0; i < lay->nguards; i++) {
+		const struct jf_pypylog_guard_site *g = &lay->guards[i];
+
+		if (g->trace != ti || !g->branch)
+			continue;
+		ext(o, JF_ZONE_GUARD, JF_ZONE_GUARD_FIXED);
+		u64(o, g->descr);
+		u64(o, trace_id(t));
+		u64(o, g->branch);
+		u64(o, g->stub);
+		u32(o, resume_pc(log, g->op, t));
+		u16(o, kind_of(kinds, g->op->name));
+		u16(o, 0);
+		st->guards++;
+	}
+	for (i = 0; i < lay->npoints; i++) {
+		const struct jf_pypylog_point *p = &lay->points[i];
+
+		if (p->trace != ti)
+			continue;
+		ext(o, JF_ZONE_POINT, JF_ZONE_POINT_FIXED);
+		u64(o, trace_id(t));
+		u64(o, p->addr);
+		u64(o, p->id);
+		u32(o, p->kind == JF_PYPY_COUNT_ENTRY ? JF_POINT_ENTRY :
+		       p->kind == JF_PYPY_COUNT_LABEL ? JF_POINT_LABEL : JF_POINT_BRIDGE);
+		u32(o, 0);
+		st->points++;
+		if (p->kind == JF_PYPY_COUNT_LABEL)
+			header = p->addr;
+	}
+	if (t->kind == JF_PYPY_LOOP && header) {
+		/* the loop's iterations begin at its last label (the preamble runs once) */
+		ext(o, JF_ZONE_EVENT, JF_ZONE_EVENT_FIXED);
+		u32(o, JF_EVENT_LOOP_HEADER);
+		u32(o, 0);
+		u64(o, header);
+	}
+	pc_map(log, t, o, kinds);
+}
+
+/* The trace a dump loads (its whole [gc table, end)), or -1. */
+static long loaded_trace(const struct jf_pypylog *log, size_t di)
+{
+	const struct jf_pypylog_dump *d = &log->dumps[di];
+	size_t i;
+
+	for (i = 0; i < log->ntraces; i++) {
+		const struct jf_pypylog_trace *t = &log->traces[i];
+		uint64_t lo = t->gc_table ? t->gc_table : t->entry;
+		size_t j;
+
+		if (!t->entry || d->addr != lo || d->addr + d->size != t->code_end ||
+		    d->tsc > t->tsc)
+			continue;
+		/* the newest such dump before the trace's addresses were logged */
+		for (j = di + 1; j < log->ndumps; j++)
+			if (log->dumps[j].addr == lo && log->dumps[j].size == d->size &&
+			    log->dumps[j].tsc <= t->tsc)
+				break;
+		if (j == log->ndumps)
+			return (long)i;
+	}
+	return -1;
+}
+
+static uint64_t owner_of_guard(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
+			       uint64_t descr)
+{
+	const struct jf_pypylog_guard_site *g = guard_site(lay, descr);
+
+	return g ? trace_id(&log->traces[g->trace]) : 0;
+}
+
+static void stamp(struct out *o, const struct jf_pypylog_dump *d,
+		  const struct jf_pypylog_placement *place, size_t di)
+{
+	if (!place) {
+		o->stamp = d->tsc;
+		return;
+	}
+	if (place->at[di].placed) {
+		o->stamp = place->at[di].position;
+		o->tid = (uint32_t)place->at[di].tid;
+	} else {
+		o->stamp = UINT64_MAX; /* never ran */
+	}
+}
+
+/* Code the log never wrote but the recording saw run, up to (not including) block
+ * `before`: loaded with the bytes it ran, named by its address. */
+static int load_foreign(const struct jf_pypylog_placement *place, size_t *next,
+			uint64_t before, struct out *o, struct live *live,
+			struct jf_pypylog_zone_stats *st)
+{
+	char name[64];
+
+	for (; *next < place->nforeigners && place->foreigners[*next].block < before; ++*next) {
+		const struct jf_pypylog_foreign *f = &place->foreigners[*next];
+
+		o->stamp = f->position;
+		o->tid = (uint32_t)f->tid;
+		if (live_load(live, o, f->pc, f->pc + f->size, st) < 0)
+			return -1;
+		snprintf(name, sizeof(name), "anonymous code 0x%" PRIx64, f->pc);
+		load(o, f->pc, f->bytes, f->size, name, JF_REGION_OTHER, 0, 0, 0);
+		st->foreign++;
+	}
+	return 0;
+}
+
+static void header(struct out *o, int arch_timestamp)
+{
+	u32(o, JF_JITDUMP_MAGIC);
+	u32(o, JF_JITDUMP_VERSION);
+	u32(o, JF_JITDUMP_HEADER_SIZE);
+	u32(o, 62); /* EM_X86_64: PyPy's x86-64 backend */
+	u32(o, 0);
+	u32(o, o->tid);
+	u64(o, 0);
+	u64(o, arch_timestamp ? JF_JITDUMP_FLAG_ARCH_TIMESTAMP : 0);
+}
+
+static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
+		 const struct jf_pypylog_placement *place, struct out *o,
+		 struct jf_pypylog_zone_stats *st)
+{
+	struct kinds *kinds = calloc(1, sizeof(*kinds));
+	struct live live = { 0 };
+	size_t i, di, fi = 0;
+	char name[512];
+
+	if (!kinds)
+		return -1;
+	o->tid = place ? (uint32_t)place->first_tid : 0;
+	header(o, !place);
+	/* Guard kinds first (they apply before any code). */
+	for (i = 0; i < lay->nguards; i++)
+		kind_of(kinds, lay->guards[i].op->name);
+	for (i = 0; i < log->nops; i++)
+		if (log->ops[i].kind == JF_PYPY_OP_MERGE_POINT && log->ops[i].bytecode_name)
+			code_object_of(kinds, log->ops[i].code);
+	o->stamp = 0;
+	if (place) {
+		ext(o, JF_ZONE_MARKER, JF_ZONE_MARKER_FIXED);
+		u64(o, 0);
+		u32(o, JF_ZONE_MARKER_POSITION);
+		u32(o, 0);
+	}
+	for (i = 0; i < kinds->n; i++) {
+		ext(o, JF_ZONE_OP_NAME, JF_ZONE_OP_NAME_FIXED + kinds->len[i] + 1);
+		u16(o, (uint16_t)(i + 1));
+		u16(o, 0);
+		u32(o, 0);
+		put(o, kinds->name[i], kinds->len[i]);
+		put(o, "", 1);
+	}
+	for (di = 0; di < log->ndumps; di++) {
+		const struct jf_pypylog_dump *d = &log->dumps[di];
+		long ti = loaded_trace(log, di);
+
+		if (place && load_foreign(place, &fi, place->at[di].placed ? place->at[di].block :
+					  UINT64_MAX, o, &live, st) < 0)
+			return -1;
+		stamp(o, d, place, di);
+		if (ti >= 0) {
+			const struct jf_pypylog_trace *t = &log->traces[ti];
+			int bridge = t->kind == JF_PYPY_BRIDGE;
+
+			if (live_load(&live, o, d->addr, d->addr + d->size, st) < 0)
+				goto fail;
+			trace_name(t, name, sizeof(name));
+			if (t->entry > d->addr) {
+				char gc[560];
+
+				snprintf(gc, sizeof(gc), "gc table of %s", name);
+				load(o, d->addr, d->bytes, t->entry - d->addr, gc, JF_REGION_OTHER,
+				     0, 0, 0);
+			}
+			load(o, t->entry, d->bytes + (t->entry - d->addr), t->code_end - t->entry,
+			     name, bridge ? JF_REGION_BRIDGE : JF_REGION_TRACE, trace_id(t),
+			     bridge ? owner_of_guard(log, lay, t->guard) : 0, bridge ? t->guard : 0);
+			describe(log, lay, (size_t)ti, o, kinds, st);
+			st->loads++;
+		} else if (live_inside(&live, d->addr, d->addr + d->size)) {
+			ext(o, JF_ZONE_PATCH, JF_ZONE_PATCH_FIXED + d->size + sizeof("pypy"));
+			u64(o, d->addr);
+			u32(o, (uint32_t)d->size);
+			u32(o, 0);
+			put(o, d->bytes, d->size);
+			str(o, "pypy");
+			st->patches++;
+		} else {
+			if (live_load(&live, o, d->addr, d->addr + d->size, st) < 0)
+				goto fail;
+			snprintf(name, sizeof(name), "pypy helper 0x%" PRIx64, d->addr);
+			load(o, d->addr, d->bytes, d->size, name, JF_REGION_TRAMPOLINE, 0, 0, 0);
+			st->helpers++;
+		}
+	}
+	if (place && load_foreign(place, &fi, UINT64_MAX, o, &live, st) < 0)
+		goto fail;
+	free(live.start);
+	free(live.end);
+	free(kinds);
+	return o->failed ? -1 : 0;
+fail:
+	free(live.start);
+	free(live.end);
+	free(kinds);
+	return -1;
+}
+
+int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
+			  const struct jf_pypylog_placement *place, const char *out_path,
+			  struct jf_pypylog_zone_stats *stats, struct jf_error *err)
+{
+	struct out o = { 0 };
+	FILE *f;
+	int rc = 0;
+
+	memset(stats, 0, sizeof(*stats));
+	if (build(log, lay, place, &o, stats) < 0) {
+		free(o.buf);
+		return jf_fail(err, "out of memory writing %s", out_path);
+	}
+	f = fopen(out_path, "wb");
+	if (!f || fwrite(o.buf, 1, o.len, f) != o.len)
+		rc = jf_fail(err, "%s: cannot write: %m", out_path);
+	if (f && fclose(f) && !rc)
+		rc = jf_fail(err, "%s: cannot write: %m", out_path);
+	free(o.buf);
+	return rc;
+}

@@ -1,0 +1,72 @@
+/* PyPy's JIT log as an input (cli_pypylog.h). */
+#include "cli_pypylog.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_inputs.h"
+#include "jitflow/pypylog_zone.h"
+
+static void tell_problems(const char *what, uint64_t n, const char (*msgs)[192], size_t kept)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	for (i = 0; i < kept && i < n; i++)
+		fprintf(stderr, "jitflow: %s: %s\n", what, msgs[i]);
+	if (n > kept)
+		fprintf(stderr, "jitflow: %s: %" PRIu64 " problems in all\n", what, n);
+}
+
+int jf_cli_add_pypylog(struct jf_cli_inputs *in, const char *log_path, const char *jit_code_path,
+		       struct jf_error *err)
+{
+	struct jf_cli_pypy *p;
+	struct jf_pypylog_zone_stats st;
+	const char *tmp = getenv("TMPDIR");
+
+	if (in->pypy)
+		return jf_fail(err, "%s: one PyPy log at a time", log_path);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return jf_fail(err, "out of memory");
+	in->pypy = p;
+	if (jf_pypylog_read(&p->log, log_path, err) < 0 ||
+	    jf_pypylog_layout(p->log, &p->layout, err) < 0)
+		return -1;
+	tell_problems(log_path, p->log->problems, p->log->problem, JF_PYPYLOG_PROBLEMS_KEPT);
+	tell_problems("finding PyPy's guards", p->layout->problems, p->layout->problem, 8);
+	if (jit_code_path) {
+		if (jf_pypylog_place(p->log, jit_code_path, &p->place, err) < 0)
+			return -1;
+		tell_problems("placing PyPy's code writes", p->place->unexplained + p->place->bad_lines,
+			      p->place->problem, p->place->nproblems);
+	}
+	snprintf(p->dir, sizeof(p->dir), "%s/jitflow-pypy-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(p->dir)) {
+		p->dir[0] = 0;
+		return jf_fail(err, "cannot create a temporary folder: %m");
+	}
+	snprintf(p->zone, sizeof(p->zone), "%s/pypylog.zone", p->dir);
+	if (jf_pypylog_write_zone(p->log, p->layout, p->place, p->zone, &st, err) < 0)
+		return -1;
+	return jf_cli_add_zone(in, p->zone, err);
+}
+
+void jf_cli_pypy_free(struct jf_cli_pypy *p)
+{
+	if (!p)
+		return;
+	if (p->zone[0])
+		unlink(p->zone);
+	if (p->dir[0])
+		rmdir(p->dir);
+	jf_pypylog_placement_free(p->place);
+	jf_pypylog_layout_free(p->layout);
+	jf_pypylog_free(p->log);
+	free(p);
+}

@@ -1,0 +1,28 @@
+/* PyPy's JIT log as an input: `--pypylog FILE`, and DIR/pypylog.log of a recording
+ * folder. The log becomes a zone file (jitflow/pypylog_zone.h) in a private temporary
+ * folder, removed when the inputs are released. */
+#ifndef JITFLOW_CLI_PYPYLOG_H
+#define JITFLOW_CLI_PYPYLOG_H
+
+#include "jitflow/error.h"
+#include "jitflow/pypylog.h"
+#include "jitflow/pypylog_layout.h"
+#include "jitflow/pypylog_place.h"
+
+struct jf_cli_inputs;
+
+struct jf_cli_pypy {
+	struct jf_pypylog *log;
+	struct jf_pypylog_layout *layout;
+	struct jf_pypylog_placement *place; /* NULL: placed by PyPy's TSC stamps */
+	char dir[4096], zone[4096 + 32];     /* the temporary folder and zone file */
+};
+
+/* Read log_path; place its writes with jit_code_path (a recording's jit-code.txt) when it
+ * is not NULL, else by TSC; add the zone file to in. Problems go to stderr, one line each
+ * (the first few), with their counts. */
+int jf_cli_add_pypylog(struct jf_cli_inputs *in, const char *log_path, const char *jit_code_path,
+		       struct jf_error *err);
+void jf_cli_pypy_free(struct jf_cli_pypy *p);
+
+#endif

@@ -1,0 +1,206 @@
+/* Blocks of anonymous executable memory as QEMU ran them (record_jitcode.h). */
+#include "record_jitcode.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record_internal.h"
+
+enum { MAX_REGIONS = 256, TABLE_BITS = 16 };
+
+/* The last bytes translated at an address, and whether they ran since. */
+struct seen {
+	uint64_t pc;
+	uint64_t hash;
+	uint32_t size;
+	int pending;       /* translated with new bytes, not run yet */
+	uint8_t *bytes;    /* the new bytes until they run */
+};
+
+struct jf_rec_jitcode {
+	uint64_t start[MAX_REGIONS], end[MAX_REGIONS];
+	unsigned nregions;
+	struct seen *table;          /* open addressing by pc */
+	size_t mask, used;
+	FILE *out;
+	uint64_t written;
+	int failed;
+};
+
+static struct jf_rec_jitcode *state(struct jf_record_state *st)
+{
+	if (!st->jitcode && !st->jitcode_failed) {
+		st->jitcode = calloc(1, sizeof(*st->jitcode));
+		if (st->jitcode) {
+			st->jitcode->mask = (1u << TABLE_BITS) - 1;
+			st->jitcode->table = calloc(st->jitcode->mask + 1, sizeof(struct seen));
+		}
+		if (!st->jitcode || !st->jitcode->table) {
+			free(st->jitcode);
+			st->jitcode = NULL;
+			st->jitcode_failed = 1;
+			jf_rec_note(st, "out of memory following JIT code: jit-code.txt not written");
+		}
+	}
+	return st->jitcode;
+}
+
+void jf_rec_jitcode_region(struct jf_record_state *st, uint64_t addr, uint64_t len)
+{
+	struct jf_rec_jitcode *jc = state(st);
+
+	if (!jc || !len)
+		return;
+	if (jc->nregions == MAX_REGIONS) {
+		jf_rec_note(st, "more than %d anonymous executable mappings: code in later ones "
+			    "is not listed in jit-code.txt", MAX_REGIONS);
+		return;
+	}
+	jc->start[jc->nregions] = addr;
+	jc->end[jc->nregions++] = addr + len;
+}
+
+static int in_region(const struct jf_rec_jitcode *jc, uint64_t pc)
+{
+	unsigned i;
+
+	for (i = 0; i < jc->nregions; i++)
+		if (jc->start[i] <= pc && pc < jc->end[i])
+			return 1;
+	return 0;
+}
+
+static uint64_t fnv(const uint8_t *b, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ull;
+	return h;
+}
+
+static struct seen *slot(struct jf_rec_jitcode *jc, uint64_t pc, int add)
+{
+	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20) & jc->mask;
+
+	for (;; i = (i + 1) & jc->mask) {
+		struct seen *s = &jc->table[i];
+
+		if (s->pc == pc && s->size)
+			return s;
+		if (!s->size)
+			break;
+	}
+	if (!add)
+		return NULL;
+	if ((jc->used + 1) * 2 > jc->mask + 1) {
+		/* grow: rehash every entry into a table twice the size */
+		struct seen *old = jc->table;
+		size_t n = jc->mask + 1, k;
+
+		jc->table = calloc(n * 2, sizeof(*old));
+		if (!jc->table) {
+			jc->table = old;
+			return NULL;
+		}
+		jc->mask = n * 2 - 1;
+		jc->used = 0;
+		for (k = 0; k < n; k++) {
+			if (old[k].size) {
+				struct seen *s = slot(jc, old[k].pc, 1);
+
+				*s = old[k];
+			}
+		}
+		free(old);
+	}
+	for (i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20) & jc->mask; jc->table[i].size;
+	     i = (i + 1) & jc->mask)
+		;
+	jc->used++;
+	jc->table[i].pc = pc;
+	return &jc->table[i];
+}
+
+void jf_rec_jitcode_translation(struct jf_record_state *st, uint64_t pc, const uint8_t *bytes,
+				size_t size)
+{
+	struct jf_rec_jitcode *jc = st->jitcode;
+	struct seen *s;
+	uint64_t h;
+
+	if (!jc || !size || size > UINT32_MAX || !in_region(jc, pc))
+		return;
+	h = fnv(bytes, size);
+	s = slot(jc, pc, 1);
+	if (!s) {
+		jc->failed = 1;
+		return;
+	}
+	if (s->size == size && s->hash == h && !s->pending)
+		return; /* the same bytes again (QEMU retranslates whole pages) */
+	free(s->bytes);
+	s->bytes = malloc(size);
+	if (!s->bytes) {
+		s->size = 0;
+		jc->failed = 1;
+		return;
+	}
+	memcpy(s->bytes, bytes, size);
+	s->size = (uint32_t)size;
+	s->hash = h;
+	s->pending = 1;
+}
+
+void jf_rec_jitcode_exec(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc)
+{
+	struct jf_rec_jitcode *jc = st->jitcode;
+	struct seen *s;
+	uint32_t i;
+
+	if (!jc || !jc->used || !(s = slot(jc, pc, 0)) || !s->pending)
+		return;
+	s->pending = 0;
+	if (!jc->out) {
+		char path[8192];
+
+		snprintf(path, sizeof(path), "%s/jit-code.txt", st->out_dir);
+		jc->out = fopen(path, "w");
+		if (!jc->out) {
+			jf_rec_note(st, "%s: cannot write (%m)", path);
+			jc->nregions = 0; /* stop following */
+			return;
+		}
+		fputs("# jitflow jit-code 1\n", jc->out);
+	}
+	fprintf(jc->out, "%d %llu %llx ", t->tid ? t->tid : st->pid,
+		(unsigned long long)t->instructions, (unsigned long long)pc);
+	for (i = 0; i < s->size; i++)
+		fprintf(jc->out, "%02x", s->bytes[i]);
+	fputc('\n', jc->out);
+	free(s->bytes);
+	s->bytes = NULL;
+	jc->written++;
+}
+
+uint64_t jf_rec_jitcode_finish(struct jf_record_state *st)
+{
+	struct jf_rec_jitcode *jc = st->jitcode;
+	uint64_t n;
+	size_t i;
+
+	if (!jc)
+		return 0;
+	if (jc->failed)
+		jf_rec_note(st, "out of memory following JIT code: jit-code.txt is incomplete");
+	if (jc->out && fclose(jc->out))
+		jf_rec_note(st, "jit-code.txt: write error");
+	for (i = 0; i <= jc->mask; i++)
+		free(jc->table[i].bytes);
+	free(jc->table);
+	n = jc->written;
+	free(jc);
+	st->jitcode = NULL;
+	return n;
+}
