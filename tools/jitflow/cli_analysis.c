@@ -9,6 +9,7 @@
 
 #include "cli_inputs.h"
 #include "cli_output.h"
+#include "cli_views.h"
 #include "commands.h"
 #include "jitflow/analysis.h"
 #include "jitflow/zone_image.h"
@@ -19,21 +20,22 @@ struct options {
 	size_t top;
 	double tolerance;
 	const char *dir;          /* a recording folder (positional) */
+	struct jf_cli_views views;
 };
 
 static void usage(FILE *out, const char *cmd, const char *what)
 {
 	fprintf(out,
-		"usage: jitflow %s [RECORDING_DIR | PERF.DATA | INPUTS] [--json | --csv TABLE]\n"
-		"       [--top N] [--tolerance X] [--zone FILE]...\n\n%s\n\n"
+		"usage: jitflow %s [RECORDING_DIR | PERF.DATA | INPUTS] [--json | --csv TABLE | --folded |\n"
+		"       --svg FILE] [--top N] [--tolerance X] [--zone FILE]...\n\n%s\n\n"
 		"  RECORDING_DIR     a folder written by `jitflow record`: its perf.data and the\n"
 		"                    zone files (jit-*.dump) beside it\n"
 		"  PERF.DATA         an Intel PT perf.data file (its zone files: --zone)\n"
 		"  --json            the whole result as one JSON object (docs/analysis.md)\n"
 		"  --csv TABLE       one table as CSV: %s\n"
 		"  --top N           rows per table in text output (default 10)\n"
-		"  --tolerance X     relative tolerance of a steady state (default 0.05)\n\n%s",
-		cmd, what, jf_report_csv_tables, jf_cli_inputs_help);
+		"  --tolerance X     relative tolerance of a steady state (default 0.05)\n%s\n%s",
+		cmd, what, jf_report_csv_tables, jf_cli_views_help, jf_cli_inputs_help);
 }
 
 /* Code that no zone record describes, by the file it was mapped from: shared libraries
@@ -80,6 +82,8 @@ static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, c
 		const char *a = argv[i];
 
 		rc = jf_cli_input_option(in, argc, argv, &i, err);
+		if (rc == 0)
+			rc = jf_cli_views_option(&o->views, argc, argv, &i, err);
 		if (rc < 0)
 			return rc;
 		if (rc > 0)
@@ -125,7 +129,9 @@ static int print(FILE *out, const struct options *o, jf_cli_view_fn view,
 		 const struct jf_analysis_result *r, const struct jf_report_meta *m,
 		 struct jf_error *err)
 {
-	if (o->json) {
+	if (jf_cli_views_wanted(&o->views)) {
+		return jf_cli_views_write(&o->views, r, m, err);
+	} else if (o->json) {
 		jf_report_json(out, r, m);
 	} else if (o->csv) {
 		if (jf_report_csv(out, r, o->csv) < 0)

@@ -28,6 +28,7 @@
 #include "jitflow/codemap.h"
 #include "jitflow/error.h"
 #include "jitflow/flow.h"
+#include "jitflow/views.h"
 #include "jitflow/zone.h"
 
 #ifdef __cplusplus
@@ -166,6 +167,9 @@ struct jf_analysis_result {
 	int has_zone_records;             /* extension records (kinds, guards, pc maps) */
 	int has_pc_maps, has_iterations, has_time;
 	int time_is_ns, time_is_synthetic;
+	/* For the views (jitflow/views.h): folded stacks, timeline. */
+	struct jf_stack_result *stacks;   size_t nstacks;
+	struct jf_timeline_result timeline;
 };
 
 struct jf_analysis;
@@ -174,6 +178,8 @@ struct jf_analysis_config {
 	struct jf_codemap *map;      /* for walking instructions in pc-mapped regions (may be
 	                              * NULL: no bytecode attribution) */
 	double steady_tolerance;     /* relative; 0 = default 0.05 */
+	uint64_t timeline_buckets;   /* most buckets per timeline series (jitflow/views.h);
+	                              * 0 = JF_TIMELINE_BUCKETS */
 	/* Classifies code no zone record or native range describes (e.g. by the file it
 	 * was mapped from); NULL: unknown. */
 	enum jf_code_class (*native_class)(void *ctx, uint64_t addr);
