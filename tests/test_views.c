@@ -2,7 +2,13 @@
  * the same input, which they must agree with exactly:
  *   --folded   the counts of each thread and of each code class sum to the JSON report's
  *              instructions of that thread and of that class, and all to its total;
- *   --svg      well-formed XML (Python's parser), self-contained.
+ *   --svg      well-formed XML (Python's parser), self-contained;
+ *   timeline   read by a reader of this test's own against the trace-event format (JSON
+ *              object format: traceEvents, ph X/i/C/M with their fields, ts and dur in
+ *              microseconds): per split class, the spans' durations add up to the JSON
+ *              report's time split (its instruction split when the trace has no timing),
+ *              spans of a thread never overlap, and the guard-exit instants count every
+ *              guard exit.
  * Inputs: the minivm recording in traces/ (zone records, pc maps, timing) and a CoreSight
  * snapshot from ../shared (no zone records, no timing, several threads). */
 #include "test_support.h"
@@ -158,6 +164,122 @@ static void check_svg(const struct input *in)
 	free(svg);
 }
 
+static const cJSON *item(const cJSON *o, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static int split_index(const char *cat)
+{
+	static const char *const names[] = { "interpreter", "jitted", "native", "unknown" };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (!strcmp(cat, names[i]))
+			return i;
+	fail_msg("span of unknown category '%s'", cat);
+	return -1;
+}
+
+struct span_at { double ts, dur; int tid; };
+
+static int by_thread_time(const void *x, const void *y)
+{
+	const struct span_at *p = x, *q = y;
+
+	if (p->tid != q->tid)
+		return p->tid < q->tid ? -1 : 1;
+	return p->ts < q->ts ? -1 : p->ts > q->ts;
+}
+
+static void check_timeline(const struct input *in)
+{
+	cJSON *report = json_report(in), *tl;
+	const cJSON *e, *t, *g, *events;
+	const char *unit = item(report, "time_unit")->valuestring;
+	int timed = strcmp(unit, "none") != 0;
+	char cmd[4096], path[1024], *text;
+	uint64_t spans[4] = { 0 }, exits = 0, want_exits = 0;
+	struct span_at *at;
+	size_t nat = 0, i;
+	static const char *const split[] = { "interpreter", "jitted", "native", "unknown" };
+
+	snprintf(path, sizeof(path), "%s/timeline.json", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "'%s' timeline %s -o '%s'", jf_test_cli(), in->args, path);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	text = jf_test_read_file(path, NULL);
+	tl = cJSON_Parse(text);
+	free(text);
+	if (!tl || !cJSON_IsObject(tl))
+		fail_msg("%s: the timeline is not a JSON object", in->name);
+	events = item(tl, "traceEvents");
+	assert_true(cJSON_IsArray(events));
+	assert_true(cJSON_IsString(item(tl, "displayTimeUnit")));
+	assert_string_equal(item(item(tl, "otherData"), "clock")->valuestring,
+			    timed ? unit : "instructions");
+	at = calloc((size_t)cJSON_GetArraySize(events) + 1, sizeof(*at));
+	assert_non_null(at);
+	cJSON_ArrayForEach(e, events) {
+		const cJSON *ph = item(e, "ph");
+
+		assert_true(cJSON_IsString(ph) && strlen(ph->valuestring) == 1);
+		assert_true(cJSON_IsNumber(item(e, "pid")) && cJSON_IsNumber(item(e, "tid")));
+		assert_true(cJSON_IsString(item(e, "name")));
+		switch (ph->valuestring[0]) {
+		case 'X':
+			assert_true(cJSON_IsNumber(item(e, "ts")) && cJSON_IsNumber(item(e, "dur")));
+			assert_true(item(e, "ts")->valuedouble >= 0 && item(e, "dur")->valuedouble > 0);
+			/* microseconds with three decimals: units of the clock, exactly */
+			spans[split_index(item(e, "cat")->valuestring)] +=
+				(uint64_t)(item(e, "dur")->valuedouble * 1000 + 0.5);
+			at[nat].ts = item(e, "ts")->valuedouble;
+			at[nat].dur = item(e, "dur")->valuedouble;
+			at[nat].tid = (int)item(e, "tid")->valuedouble;
+			nat++;
+			break;
+		case 'i':
+			assert_true(cJSON_IsNumber(item(e, "ts")));
+			assert_true(cJSON_IsString(item(e, "s")) &&
+				    strchr("gpt", item(e, "s")->valuestring[0]));
+			if (!strcmp(item(e, "cat")->valuestring, "guard"))
+				exits += (uint64_t)item(item(e, "args"), "exits")->valuedouble;
+			break;
+		case 'C':
+			assert_true(cJSON_IsNumber(item(e, "ts")));
+			cJSON_ArrayForEach(t, item(e, "args"))
+				assert_true(cJSON_IsNumber(t));
+			break;
+		case 'M':
+			assert_true(!strcmp(item(e, "name")->valuestring, "process_name") ||
+				    !strcmp(item(e, "name")->valuestring, "thread_name"));
+			assert_true(cJSON_IsString(item(item(e, "args"), "name")));
+			break;
+		default:
+			fail_msg("%s: event of phase '%s'", in->name, ph->valuestring);
+		}
+	}
+	for (i = 0; i < 4; i++) {
+		const cJSON *total = item(item(report, "split"), "total");
+		uint64_t want = (uint64_t)item(item(total, timed ? "time" : "instructions"),
+					       split[i])->valuedouble;
+
+		if (spans[i] != want)
+			fail_msg("%s: %s spans last %llu, the report's split says %llu", in->name,
+				 split[i], (unsigned long long)spans[i], (unsigned long long)want);
+	}
+	qsort(at, nat, sizeof(*at), by_thread_time);
+	for (i = 1; i < nat; i++)
+		if (at[i].tid == at[i - 1].tid && at[i - 1].ts + at[i - 1].dur > at[i].ts + 1e-9)
+			fail_msg("%s: spans overlap on thread %d at %f", in->name, at[i].tid, at[i].ts);
+	cJSON_ArrayForEach(t, item(report, "traces"))
+		cJSON_ArrayForEach(g, item(t, "guards"))
+			want_exits += num(g, "exits");
+	assert_int_equal(exits, want_exits);
+	free(at);
+	cJSON_Delete(tl);
+	cJSON_Delete(report);
+}
+
 static int minivm(struct input *in)
 {
 	in->name = "minivm-bridge";
@@ -203,12 +325,23 @@ static void test_svg(void **state)
 		check_svg(&in);
 }
 
+static void test_timeline(void **state)
+{
+	struct input in;
+
+	minivm(&in);
+	check_timeline(&in);
+	if (coresight(&in))
+		check_timeline(&in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_folded_minivm),
 		cmocka_unit_test(test_folded_coresight),
 		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_timeline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,7 +35,8 @@ static void usage(FILE *out, const char *cmd, const char *what)
 		"  --csv TABLE       one table as CSV: %s\n"
 		"  --top N           rows per table in text output (default 10)\n"
 		"  --tolerance X     relative tolerance of a steady state (default 0.05)\n%s\n%s",
-		cmd, what, jf_report_csv_tables, jf_cli_views_help, jf_cli_inputs_help);
+		cmd, what, jf_report_csv_tables,
+		strcmp(cmd, "timeline") ? jf_cli_views_help : jf_cli_timeline_help, jf_cli_inputs_help);
 }
 
 /* Code that no zone record describes, by the file it was mapped from: shared libraries
@@ -120,6 +121,8 @@ static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, c
 			       JF_CLI_BAD_USAGE;
 		}
 	}
+	if (jf_cli_views_check(&o->views, err))
+		return JF_CLI_BAD_USAGE;
 	if (o->dir && jf_cli_open_recording(in, o->dir, err) < 0)
 		return -1;
 	return 0;
@@ -159,6 +162,8 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 
 	jf_cli_inputs_init(&in);
 	memset(&o, 0, sizeof(o));
+	/* `timeline` is a view of the same analysis, written to -o FILE. */
+	o.views.timeline_cmd = !strcmp(cmd, "timeline");
 	in.split_blocks = 1;
 	rc = parse(&in, &o, cmd, what, argc, argv, &err);
 	if (rc == 1) {

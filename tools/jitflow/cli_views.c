@@ -14,6 +14,12 @@ const char jf_cli_views_help[] =
 	"                    flamegraph.pl, inferno or speedscope\n"
 	"  --svg FILE        the flame graph of those stacks drawn as an SVG file\n";
 
+const char jf_cli_timeline_help[] =
+	"  -o FILE           where to write the timeline (Chrome trace-event JSON)\n"
+	"  --resolution N    merge what ran into spans of at least N clock units (ns or\n"
+	"                    ticks of the trace's clock; instructions where the trace has no\n"
+	"                    timing); default and minimum: the analysis's bucket width\n";
+
 static int need_arg(int argc, char **argv, int i, struct jf_error *err)
 {
 	if (i + 1 >= argc) {
@@ -32,11 +38,40 @@ int jf_cli_views_option(struct jf_cli_views *v, int argc, char **argv, int *i,
 		v->folded = 1;
 		return 1;
 	}
+	if (v->timeline_cmd && (!strcmp(a, "-o") || !strcmp(a, "--output"))) {
+		if (need_arg(argc, argv, *i, err))
+			return JF_CLI_BAD_USAGE;
+		v->timeline = argv[++*i];
+		return 1;
+	}
+	if (v->timeline_cmd && !strcmp(a, "--resolution")) {
+		char *end;
+
+		if (need_arg(argc, argv, *i, err))
+			return JF_CLI_BAD_USAGE;
+		errno = 0;
+		v->resolution = strtoull(argv[++*i], &end, 10);
+		if (errno || *end || end == argv[*i] || argv[*i][0] == '-') {
+			jf_fail(err, "--resolution: expected a number of clock units, got '%s'",
+				argv[*i]);
+			return JF_CLI_BAD_USAGE;
+		}
+		return 1;
+	}
 	if (!strcmp(a, "--svg") && !v->timeline_cmd) {
 		if (need_arg(argc, argv, *i, err))
 			return JF_CLI_BAD_USAGE;
 		v->svg = argv[++*i];
 		return 1;
+	}
+	return 0;
+}
+
+int jf_cli_views_check(const struct jf_cli_views *v, struct jf_error *err)
+{
+	if (v->timeline_cmd && !v->timeline) {
+		jf_fail(err, "-o FILE: where to write the timeline is missing (see --help)");
+		return JF_CLI_BAD_USAGE;
 	}
 	return 0;
 }
@@ -75,9 +110,18 @@ static int svg(FILE *out, const struct jf_analysis_result *r, const struct jf_re
 	return 0;
 }
 
+static int timeline(FILE *out, const struct jf_analysis_result *r,
+		    const struct jf_report_meta *m, const struct jf_cli_views *v)
+{
+	jf_report_timeline(out, r, m, v->resolution);
+	return 0;
+}
+
 int jf_cli_views_write(const struct jf_cli_views *v, const struct jf_analysis_result *r,
 		       const struct jf_report_meta *m, struct jf_error *err)
 {
+	if (v->timeline && write_file(v->timeline, "-o", timeline, r, m, v, err) < 0)
+		return -1;
 	if (v->svg && write_file(v->svg, "--svg", svg, r, m, v, err) < 0)
 		return -1;
 	if (v->folded && jf_report_folded(stdout, r) < 0)

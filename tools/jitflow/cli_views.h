@@ -21,6 +21,8 @@ extern const char jf_cli_views_help[], jf_cli_timeline_help[];
  * option, JF_CLI_BAD_USAGE (with err) when malformed. */
 int jf_cli_views_option(struct jf_cli_views *v, int argc, char **argv, int *i,
 			struct jf_error *err);
+/* After parsing: JF_CLI_BAD_USAGE (with err) when a required option is missing. */
+int jf_cli_views_check(const struct jf_cli_views *v, struct jf_error *err);
 /* Whether a view replaces the text output. */
 int jf_cli_views_wanted(const struct jf_cli_views *v);
 /* Write the views asked for (stdout for --folded). 0 or -1 with err. */
