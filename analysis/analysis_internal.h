@@ -92,6 +92,8 @@ struct view_thread {
 struct jf_views_state {
 	struct jf_stack_result *stacks;   size_t nstacks, stacks_cap;
 	struct jf_index_map stack_by_key;
+	struct jf_code_line *lines;       size_t nlines, lines_cap;
+	struct jf_index_map line_by_key;
 	struct jf_activity *acts;         size_t nacts, acts_cap;
 	struct jf_index_map act_by_key;
 	struct view_thread *threads;      size_t nthreads, threads_cap, last_thread;
@@ -110,6 +112,9 @@ struct live_region;
 int jf_views_block_begin(struct jf_analysis *a, int32_t tid, const struct live_region *r,
 			 enum jf_code_class cls, int32_t trace, const struct jf_block *b);
 int jf_views_bytecode_insn(struct jf_analysis *a, int32_t bytecode);
+/* Instruction ip of pc-mapped region r ran, under pc map entry e. */
+int jf_views_code_line(struct jf_analysis *a, const struct live_region *r,
+		       const struct pc_entry *e, uint64_t ip, enum jf_isa isa);
 void jf_views_block_end(struct jf_analysis *a, const struct jf_block *b);
 /* A timestamp `to` on thread tid; the clock since `from` (when has_from) went to what ran. */
 int jf_views_time(struct jf_analysis *a, int32_t tid, int has_from, uint64_t from, uint64_t to);

@@ -116,6 +116,7 @@ struct walk_ctx {
 	struct jf_analysis *a;
 	const struct live_region *r;
 	size_t hint;
+	enum jf_isa isa;
 };
 
 /* Count one instruction of a pc-mapped region against its bytecode range and op. */
@@ -154,12 +155,13 @@ static void count_insn(void *ctx, uint64_t ip)
 	}
 	if (op >= 0)
 		w->a->ops[op].insns++;
+	jf_views_code_line(w->a, r, e, ip, w->isa);
 }
 
 static void count_bytecodes(struct jf_analysis *a, const struct live_region *r,
 			    const struct jf_block *b)
 {
-	struct walk_ctx w = { a, r, 0 };
+	struct walk_ctx w = { a, r, 0, (enum jf_isa)b->isa };
 
 	if (!a->walker || !r->npcs)
 		return;

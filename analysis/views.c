@@ -273,6 +273,51 @@ int jf_views_bytecode_insn(struct jf_analysis *a, int32_t b)
 	return 0;
 }
 
+static int32_t line_index(struct jf_views_state *v, uint64_t region_key, uint32_t offset,
+			  int *created)
+{
+	uint64_t key = (region_key * 0x9e3779b97f4a7c15ull) ^ offset;
+	uint32_t idx;
+
+	*created = 0;
+	for (;; key++) {
+		if (!jf_index_map_get(&v->line_by_key, key, &idx))
+			break;
+		if (v->lines[idx].region_key == region_key && v->lines[idx].offset == offset)
+			return (int32_t)idx;
+	}
+	if (jf_grow((void **)&v->lines, &v->lines_cap, v->nlines, sizeof(*v->lines)) < 0 ||
+	    jf_index_map_put(&v->line_by_key, key, (uint32_t)v->nlines) < 0)
+		return -1;
+	v->lines[v->nlines].region_key = region_key;
+	v->lines[v->nlines].offset = offset;
+	*created = 1;
+	return (int32_t)v->nlines++;
+}
+
+int jf_views_code_line(struct jf_analysis *a, const struct live_region *r,
+		       const struct pc_entry *e, uint64_t ip, enum jf_isa isa)
+{
+	struct jf_views_state *v = &a->views;
+	int created;
+	int32_t i = line_index(v, r->region_key, (uint32_t)(ip - r->start), &created);
+	struct jf_code_line *l;
+
+	if (i < 0)
+		return -1;
+	l = &v->lines[i];
+	if (created) {
+		l->addr = ip;
+		l->pc_from = e->bytecode_pc;
+		l->pc_to = e->bytecode_next;
+		l->op_kind = e->op_kind;
+		if (a->walker)
+			jf_insn_disasm(a->walker, isa, ip, l->text, sizeof(l->text));
+	}
+	l->insns++;
+	return 0;
+}
+
 void jf_views_block_end(struct jf_analysis *a, const struct jf_block *b)
 {
 	struct jf_views_state *v = &a->views;
@@ -398,6 +443,8 @@ void jf_views_free(struct jf_views_state *v)
 	}
 	free(v->threads);
 	free(v->stacks);
+	free(v->lines);
+	jf_index_map_free(&v->line_by_key);
 	free(v->acts);
 	free(v->events);
 	jf_index_map_free(&v->stack_by_key);
@@ -517,6 +564,18 @@ int jf_views_merge(struct jf_analysis *a, const struct jf_analysis *later, uint6
 			return -1;
 		v->stacks[st].insns += s->insns;
 	}
+	for (i = 0; i < lv->nlines; i++) {
+		const struct jf_code_line *l = &lv->lines[i];
+		int created;
+		int32_t li = line_index(v, l->region_key, l->offset, &created);
+
+		if (li < 0)
+			return -1;
+		if (created)
+			v->lines[li] = *l;
+		else
+			v->lines[li].insns += l->insns;
+	}
 	for (i = 0; i < lv->nthreads; i++) {
 		const struct view_thread *lt = &lv->threads[i];
 		struct view_thread *vt = view_thread(v, lt->tid);
@@ -620,6 +679,15 @@ static int copy_series(struct jf_timeline_series *dst, const struct jf_timeline_
 #define DUP_ARRAY(dst, src, n) \
 	((n) ? ((dst) = malloc((n) * sizeof(*(dst)))) && memcpy((dst), (src), (n) * sizeof(*(dst))) : 1)
 
+static int by_line(const void *x, const void *y)
+{
+	const struct jf_code_line *p = x, *q = y;
+
+	if (p->region_key != q->region_key)
+		return p->region_key < q->region_key ? -1 : 1;
+	return p->offset < q->offset ? -1 : p->offset > q->offset;
+}
+
 int jf_views_result(const struct jf_analysis *a, struct jf_analysis_result *r)
 {
 	const struct jf_views_state *v = &a->views;
@@ -631,6 +699,10 @@ int jf_views_result(const struct jf_analysis *a, struct jf_analysis_result *r)
 	    !DUP_ARRAY(tl->events, v->events, v->nevents))
 		return -1;
 	r->nstacks = v->nstacks;
+	if (!DUP_ARRAY(r->code_lines, v->lines, v->nlines))
+		return -1;
+	r->ncode_lines = v->nlines;
+	qsort(r->code_lines, r->ncode_lines, sizeof(*r->code_lines), by_line);
 	tl->nactivities = v->nacts;
 	tl->nevents = v->nevents;
 	tl->events_dropped = v->events_dropped;
@@ -659,4 +731,5 @@ void jf_views_result_free(struct jf_analysis_result *r)
 	free(r->timeline.activities);
 	free(r->timeline.events);
 	free(r->stacks);
+	free(r->code_lines);
 }

@@ -373,6 +373,9 @@ static void assert_same_views(const struct jf_analysis_result *x,
 	for (i = 0; i < x->nstacks; i++)
 		if (memcmp(&x->stacks[i], &y->stacks[i], sizeof(x->stacks[i])))
 			fail_msg("split %d: stack %zu (%s) differs", split, i, x->stacks[i].region);
+	if (x->ncode_lines != y->ncode_lines ||
+	    memcmp(x->code_lines, y->code_lines, x->ncode_lines * sizeof(*x->code_lines)))
+		fail_msg("split %d: code lines differ", split);
 	if (p->nactivities != q->nactivities ||
 	    memcmp(p->activities, q->activities, p->nactivities * sizeof(*p->activities)))
 		fail_msg("split %d: activities differ", split);

@@ -3,6 +3,8 @@
  *   --folded   the counts of each thread and of each code class sum to the JSON report's
  *              instructions of that thread and of that class, and all to its total;
  *   --svg      well-formed XML (Python's parser), self-contained;
+ *   --html     well-formed XML, self-contained, and every number of the report's summary,
+ *              split, traces and guards is in a cell of the page;
  *   timeline   read by a reader of this test's own against the trace-event format (JSON
  *              object format: traceEvents, ph X/i/C/M with their fields, ts and dur in
  *              microseconds): per split class, the spans' durations add up to the JSON
@@ -280,6 +282,47 @@ static void check_timeline(const struct input *in)
 	cJSON_Delete(report);
 }
 
+static void assert_cell(const char *name, const char *html, const char *what, uint64_t v)
+{
+	char cell[64];
+
+	snprintf(cell, sizeof(cell), ">%llu<", (unsigned long long)v);
+	if (!strstr(html, cell))
+		fail_msg("%s: the HTML report lacks %s = %llu", name, what, (unsigned long long)v);
+}
+
+static void check_html(const struct input *in)
+{
+	cJSON *report = json_report(in);
+	const cJSON *t, *g, *c;
+	char cmd[4096], path[1024], *html;
+
+	snprintf(path, sizeof(path), "%s/report.html", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "'%s' report %s --html '%s'", jf_test_cli(), in->args, path);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	assert_well_formed_xml(path);
+	html = jf_test_read_file(path, NULL);
+	assert_self_contained(in->name, html);
+	assert_cell(in->name, html, "instructions", num(item(report, "summary"), "instructions"));
+	assert_cell(in->name, html, "blocks", num(item(report, "summary"), "blocks"));
+	cJSON_ArrayForEach(c, item(item(item(report, "split"), "total"), "instructions"))
+		assert_cell(in->name, html, c->string, (uint64_t)c->valuedouble);
+	cJSON_ArrayForEach(t, item(report, "traces")) {
+		assert_cell(in->name, html, "trace entries", num(t, "entries"));
+		assert_cell(in->name, html, "trace iterations", num(t, "iterations"));
+		assert_cell(in->name, html, "trace exits", num(t, "exits"));
+		assert_cell(in->name, html, "trace instructions", num(t, "instructions"));
+		cJSON_ArrayForEach(g, item(t, "guards")) {
+			assert_cell(in->name, html, "guard exits", num(g, "exits"));
+			assert_cell(in->name, html, "guard passes", num(g, "passes"));
+		}
+	}
+	if (!strstr(html, "Decode:</b> "))
+		fail_msg("%s: the decode errors and losses are not said", in->name);
+	free(html);
+	cJSON_Delete(report);
+}
+
 static int minivm(struct input *in)
 {
 	in->name = "minivm-bridge";
@@ -335,6 +378,16 @@ static void test_timeline(void **state)
 		check_timeline(&in);
 }
 
+static void test_html(void **state)
+{
+	struct input in;
+
+	minivm(&in);
+	check_html(&in);
+	if (coresight(&in))
+		check_html(&in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_folded_coresight),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_timeline),
+		cmocka_unit_test(test_html),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

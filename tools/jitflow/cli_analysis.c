@@ -27,7 +27,7 @@ static void usage(FILE *out, const char *cmd, const char *what)
 {
 	fprintf(out,
 		"usage: jitflow %s [RECORDING_DIR | PERF.DATA | INPUTS] [--json | --csv TABLE | --folded |\n"
-		"       --svg FILE] [--top N] [--tolerance X] [--zone FILE]...\n\n%s\n\n"
+		"       --svg FILE | --html FILE] [--top N] [--tolerance X] [--zone FILE]...\n\n%s\n\n"
 		"  RECORDING_DIR     a folder written by `jitflow record`: its perf.data and the\n"
 		"                    zone files (jit-*.dump) beside it\n"
 		"  PERF.DATA         an Intel PT perf.data file (its zone files: --zone)\n"

@@ -12,7 +12,10 @@ const char jf_cli_views_help[] =
 	"  --folded          folded stacks, `thread;class;region;bytecode-range count`, in\n"
 	"                    instructions (they sum to the report's instruction count), for\n"
 	"                    flamegraph.pl, inferno or speedscope\n"
-	"  --svg FILE        the flame graph of those stacks drawn as an SVG file\n";
+	"  --svg FILE        the flame graph of those stacks drawn as an SVG file\n"
+	"  --html FILE       the whole report as one self-contained HTML file: split charts\n"
+	"                    per thread and iteration, guard exits over time, sortable\n"
+	"                    tables, bytecode heat strips and annotated code per trace\n";
 
 const char jf_cli_timeline_help[] =
 	"  -o FILE           where to write the timeline (Chrome trace-event JSON)\n"
@@ -58,10 +61,13 @@ int jf_cli_views_option(struct jf_cli_views *v, int argc, char **argv, int *i,
 		}
 		return 1;
 	}
-	if (!strcmp(a, "--svg") && !v->timeline_cmd) {
+	if ((!strcmp(a, "--svg") || !strcmp(a, "--html")) && !v->timeline_cmd) {
 		if (need_arg(argc, argv, *i, err))
 			return JF_CLI_BAD_USAGE;
-		v->svg = argv[++*i];
+		if (!strcmp(a, "--svg"))
+			v->svg = argv[++*i];
+		else
+			v->html = argv[++*i];
 		return 1;
 	}
 	return 0;
@@ -110,6 +116,13 @@ static int svg(FILE *out, const struct jf_analysis_result *r, const struct jf_re
 	return 0;
 }
 
+static int html(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m,
+		const struct jf_cli_views *v)
+{
+	jf_report_html(out, r, m);
+	return 0;
+}
+
 static int timeline(FILE *out, const struct jf_analysis_result *r,
 		    const struct jf_report_meta *m, const struct jf_cli_views *v)
 {
@@ -121,6 +134,8 @@ int jf_cli_views_write(const struct jf_cli_views *v, const struct jf_analysis_re
 		       const struct jf_report_meta *m, struct jf_error *err)
 {
 	if (v->timeline && write_file(v->timeline, "-o", timeline, r, m, v, err) < 0)
+		return -1;
+	if (v->html && write_file(v->html, "--html", html, r, m, v, err) < 0)
 		return -1;
 	if (v->svg && write_file(v->svg, "--svg", svg, r, m, v, err) < 0)
 		return -1;

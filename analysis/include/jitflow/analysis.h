@@ -169,6 +169,7 @@ struct jf_analysis_result {
 	int time_is_ns, time_is_synthetic;
 	/* For the views (jitflow/views.h): folded stacks, timeline. */
 	struct jf_stack_result *stacks;   size_t nstacks;
+	struct jf_code_line *code_lines;  size_t ncode_lines; /* by region_key, then offset */
 	struct jf_timeline_result timeline;
 };
 

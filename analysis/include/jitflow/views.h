@@ -39,6 +39,19 @@ struct jf_stack_result {
 	uint64_t insns;
 };
 
+/* An instruction of pc-mapped jitted code that ran, for annotated listings: disassembled
+ * (capstone) when first executed, so the text is of the code that ran even if it was freed
+ * or patched since. */
+struct jf_code_line {
+	uint64_t region_key;         /* trace id, or the region's address */
+	uint64_t addr;
+	uint32_t offset;             /* in its region */
+	uint32_t pc_from, pc_to;     /* the bytecode range of its pc map entry */
+	uint16_t op_kind;
+	uint64_t insns;              /* times executed */
+	char text[56];               /* disassembly ("" when the bytes were not readable) */
+};
+
 /* What ran: a class, and for traces and bridges the runtime's trace id, for other jitted
  * code the region's name. */
 struct jf_activity {
