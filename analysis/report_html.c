@@ -150,25 +150,54 @@ static void split_rows(FILE *out, const struct jf_split_result *s, const char *w
 	}
 }
 
+static uint64_t split_insns(const struct jf_split_result *s)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < JF_SPLIT_COUNT; i++)
+		n += s->insns[i];
+	return n;
+}
+
+static void thread_label(char *buf, size_t size, int32_t tid)
+{
+	if (tid < 0)
+		snprintf(buf, size, "trace source %d", -1 - tid);
+	else
+		snprintf(buf, size, "thread %d", tid);
+}
+
 static void split_section(FILE *out, const struct jf_analysis_result *r)
 {
-	size_t i, n = r->nthreads > 1 ? r->nthreads + 1 : 1;
+	size_t i, n = 1, empty = 0, row;
 	int bars = r->has_time ? 2 : 1;
-	double h = 22.0 * (double)n * bars + 30;
+	double h;
 	char who[64];
 
+	/* Threads (trace sources) where nothing was decoded are named, not drawn. */
+	for (i = 0; r->nthreads > 1 && i < r->nthreads; i++) {
+		if (split_insns(&r->threads[i]))
+			n++;
+		else
+			empty++;
+	}
+	h = 22.0 * (double)n * bars + 30;
 	fprintf(out, "<h2 id=\"split\">Interpreter / jitted / native split</h2>\n");
 	legend(out);
 	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1100\" height=\"%.0f\" "
 		"font-size=\"12\">", h);
-	for (i = 0; i < n; i++) {
+	for (i = 0, row = 0; i < (r->nthreads > 1 ? r->nthreads + 1 : 1); i++) {
 		const struct jf_split_result *s = i == 0 ? &r->total : &r->threads[i - 1];
-		double y = 10 + 22.0 * (double)i * bars;
+		double y = 10 + 22.0 * (double)row * bars;
 
+		if (i > 0 && !split_insns(s))
+			continue;
+		row++;
 		if (i == 0)
 			snprintf(who, sizeof(who), "all threads");
 		else
-			snprintf(who, sizeof(who), "thread %d", s->tid);
+			thread_label(who, sizeof(who), s->tid);
 		fprintf(out, "<text x=\"0\" y=\"%.1f\">%s, instructions</text>", y + 13, who);
 		stacked_bar(out, 200, y, 880, 16, s->insns, who);
 		if (r->has_time) {
@@ -181,10 +210,24 @@ static void split_section(FILE *out, const struct jf_analysis_result *r)
 		r->has_time ? "<th>time</th><th>%</th>" : "");
 	split_rows(out, &r->total, "all", r);
 	for (i = 0; r->nthreads > 1 && i < r->nthreads; i++) {
-		snprintf(who, sizeof(who), "%d", r->threads[i].tid);
+		if (!split_insns(&r->threads[i]))
+			continue;
+		thread_label(who, sizeof(who), r->threads[i].tid);
 		split_rows(out, &r->threads[i], who, r);
 	}
-	fprintf(out, "</tbody></table>\n<p>Transitions (all threads): interpreter&#8594;jitted %"
+	fprintf(out, "</tbody></table>\n");
+	if (empty) {
+		fprintf(out, "<p class=\"na\">No instructions decoded on %zu of %zu threads or trace "
+			"sources:", empty, r->nthreads);
+		for (i = 0; i < r->nthreads; i++) {
+			if (split_insns(&r->threads[i]))
+				continue;
+			thread_label(who, sizeof(who), r->threads[i].tid);
+			fprintf(out, " %s;", who);
+		}
+		fprintf(out, " they are not drawn.</p>\n");
+	}
+	fprintf(out, "<p>Transitions (all threads): interpreter&#8594;jitted %"
 		PRIu64 ", jitted&#8594;interpreter %" PRIu64 " (%" PRIu64 " through guard exits), "
 		"trace&#8594;trace %" PRIu64 ".</p>\n",
 		r->total.transitions[JF_SPLIT_INTERPRETER][JF_SPLIT_JITTED],
@@ -374,8 +417,8 @@ static void traces_table(FILE *out, const struct jf_analysis_result *r)
 
 	fprintf(out, "<h2 id=\"traces\">Traces</h2>\n");
 	if (!r->ntraces) {
-		fprintf(out, "<p class=\"na\">Not available: no traces (no zone records: the runtime "
-			"wrote jitdump only; see the jitted regions below).</p>\n");
+		fprintf(out, "<p class=\"na\">Not available: no traces (the trace came with no zone "
+			"records: a runtime that writes only jitdump, or none).</p>\n");
 		return;
 	}
 	fprintf(out, "<table class=\"sortable\" id=\"traces-table\"><thead><tr><th>id</th>"
