@@ -48,6 +48,7 @@ struct writer {
 	uint64_t origin;
 	int first;
 	size_t spans, instants;
+	double last_end;          /* the previous span's end as a viewer computes it */
 };
 
 static void begin_event(struct writer *w)
@@ -69,9 +70,26 @@ static void flush_span(struct writer *w, int32_t tid, struct span *s)
 	fprintf(w->out, "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"name\":", tid);
 	jf_json_string(w->out, name);
 	fprintf(w->out, ",\"cat\":\"%s\",\"ts\":", jf_split_class_name(jf_split_of(a->cls)));
-	us(w->out, s->start - w->origin);
-	fprintf(w->out, ",\"dur\":");
-	us(w->out, s->end - s->start);
+	{
+		/* Viewers add ts and dur as doubles: where that puts the previous span's end a
+		 * hair after this start, they would nest this span inside it. Such a start is
+		 * written as that end (17 digits, read back exactly), which is the same
+		 * nanosecond. */
+		char ts[32], dur[32];
+		double start;
+
+		snprintf(ts, sizeof(ts), "%" PRIu64 ".%03" PRIu64, (s->start - w->origin) / 1000,
+			 (s->start - w->origin) % 1000);
+		snprintf(dur, sizeof(dur), "%" PRIu64 ".%03" PRIu64, (s->end - s->start) / 1000,
+			 (s->end - s->start) % 1000);
+		start = strtod(ts, NULL);
+		if (start < w->last_end && w->last_end - start < 0.0001) {
+			start = w->last_end;
+			snprintf(ts, sizeof(ts), "%.17g", start);
+		}
+		w->last_end = start + strtod(dur, NULL);
+		fprintf(w->out, "%s,\"dur\":%s", ts, dur);
+	}
 	fprintf(w->out, ",\"args\":{\"class\":\"%s\"}}", jf_code_class_name(a->cls));
 	s->open = 0;
 	w->spans++;
@@ -98,6 +116,7 @@ static void thread_track(struct writer *w, int32_t tid, const struct jf_timeline
 	size_t i = 0;
 	double last_share = -1;
 
+	w->last_end = 0;
 	while (i < s->nentries) {
 		uint64_t win = s->entries[i].bucket * s->width / res * res, cursor = win;
 		uint64_t jitted = 0, all = 0;
@@ -213,7 +232,7 @@ void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
 			const struct jf_report_meta *m, uint64_t resolution)
 {
 	const struct jf_timeline_result *tl = &r->timeline;
-	struct writer w = { out, r, UINT64_MAX, 1, 0, 0 };
+	struct writer w = { out, r, UINT64_MAX, 1, 0, 0, 0 };
 	uint64_t width = 1, skipped = 0;
 	size_t i;
 	int on_time = r->has_time;
