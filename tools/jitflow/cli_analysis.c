@@ -25,6 +25,10 @@ struct options {
 
 static void usage(FILE *out, const char *cmd, const char *what)
 {
+	if (!strcmp(cmd, "timeline")) {
+		jf_cli_timeline_usage(out, what);
+		return;
+	}
 	fprintf(out,
 		"usage: jitflow %s [RECORDING_DIR | PERF.DATA | INPUTS] [--json | --csv TABLE | --folded |\n"
 		"       --svg FILE | --html FILE] [--top N] [--tolerance X] [--zone FILE]...\n\n%s\n\n"
@@ -35,8 +39,7 @@ static void usage(FILE *out, const char *cmd, const char *what)
 		"  --csv TABLE       one table as CSV: %s\n"
 		"  --top N           rows per table in text output (default 10)\n"
 		"  --tolerance X     relative tolerance of a steady state (default 0.05)\n%s\n%s",
-		cmd, what, jf_report_csv_tables,
-		strcmp(cmd, "timeline") ? jf_cli_views_help : jf_cli_timeline_help, jf_cli_inputs_help);
+		cmd, what, jf_report_csv_tables, jf_cli_views_help, jf_cli_inputs_help);
 }
 
 /* Code that no zone record describes, by the file it was mapped from: shared libraries

@@ -17,11 +17,21 @@ const char jf_cli_views_help[] =
 	"                    per thread and iteration, guard exits over time, sortable\n"
 	"                    tables, bytecode heat strips and annotated code per trace\n";
 
-const char jf_cli_timeline_help[] =
-	"  -o FILE           where to write the timeline (Chrome trace-event JSON)\n"
-	"  --resolution N    merge what ran into spans of at least N clock units (ns or\n"
-	"                    ticks of the trace's clock; instructions where the trace has no\n"
-	"                    timing); default and minimum: the analysis's bucket width\n";
+void jf_cli_timeline_usage(FILE *out, const char *what)
+{
+	fprintf(out,
+		"usage: jitflow timeline [RECORDING_DIR | PERF.DATA | INPUTS] -o FILE [--resolution N]\n"
+		"       [--tolerance X] [--zone FILE]...\n\n%s\n\n"
+		"  RECORDING_DIR     a folder written by `jitflow record`: its perf.data and the\n"
+		"                    zone files (jit-*.dump) beside it\n"
+		"  PERF.DATA         an Intel PT perf.data file (its zone files: --zone)\n"
+		"  -o FILE           where to write the timeline (Chrome trace-event JSON)\n"
+		"  --resolution N    merge what ran into spans of at least N clock units (ns or\n"
+		"                    ticks of the trace's clock; instructions where the trace has\n"
+		"                    no timing); default and minimum: the analysis's bucket width\n"
+		"  --tolerance X     relative tolerance of a steady state (default 0.05)\n\n%s",
+		what, jf_cli_inputs_help);
+}
 
 static int need_arg(int argc, char **argv, int i, struct jf_error *err)
 {
@@ -37,6 +47,12 @@ int jf_cli_views_option(struct jf_cli_views *v, int argc, char **argv, int *i,
 {
 	const char *a = argv[*i];
 
+	if (v->timeline_cmd && (!strcmp(a, "--json") || !strcmp(a, "--csv") ||
+				!strcmp(a, "--folded") || !strcmp(a, "--svg") || !strcmp(a, "--html") ||
+				!strcmp(a, "--top"))) {
+		jf_fail(err, "%s is an option of `jitflow report`; timeline writes to -o FILE", a);
+		return JF_CLI_BAD_USAGE;
+	}
 	if (!strcmp(a, "--folded") && !v->timeline_cmd) {
 		v->folded = 1;
 		return 1;

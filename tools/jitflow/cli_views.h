@@ -15,7 +15,12 @@ struct jf_cli_views {
 	uint64_t resolution;       /* timeline: merge spans below this (clock units; 0 = auto) */
 };
 
-extern const char jf_cli_views_help[], jf_cli_timeline_help[];
+#include <stdio.h>
+
+/* Help lines of the view options of report (and the other analysis commands). */
+extern const char jf_cli_views_help[];
+/* The whole --help of `jitflow timeline`; what: its description. */
+void jf_cli_timeline_usage(FILE *out, const char *what);
 
 /* Options at argv[*i]: 1 when taken (*i moves past its argument), 0 when not a view
  * option, JF_CLI_BAD_USAGE (with err) when malformed. */
