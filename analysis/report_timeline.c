@@ -195,6 +195,10 @@ static void code_event(struct writer *w, const struct jf_timeline_event *e, int 
 
 	switch (e->kind) {
 	case JF_TL_COMPILE:
+		/* Stubs, trampolines and caches come with their trace: not events of their own. */
+		if (e->region_kind && e->region_kind != JF_REGION_TRACE &&
+		    e->region_kind != JF_REGION_BRIDGE && e->region_kind != JF_REGION_FUNCTION)
+			return;
 		if (e->id)
 			snprintf(name, sizeof(name), "compiled %s", e->name);
 		else

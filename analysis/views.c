@@ -404,6 +404,7 @@ void jf_views_zone_record(struct jf_analysis *a, const struct jf_zone_record *re
 		if (e) {
 			e->id = rec->u.region_load.trace_id;
 			e->arg = rec->u.region_load.addr;
+			e->region_kind = rec->u.region_load.kind;
 			if (rec->u.region_load.name)
 				snprintf(e->name, sizeof(e->name), "%s", rec->u.region_load.name);
 		}
@@ -610,6 +611,7 @@ int jf_views_merge(struct jf_analysis *a, const struct jf_analysis *later, uint6
 		if (!i && e.describes_only && last && last->kind == JF_TL_COMPILE &&
 		    last->arg == e.arg && !last->id) {
 			last->id = e.id;
+			last->region_kind = e.region_kind;
 			memcpy(last->name, e.name, sizeof(last->name));
 			continue;
 		}

@@ -403,7 +403,8 @@ static void assert_same_views(const struct jf_analysis_result *x,
 	for (i = 0; i < p->nevents; i++)
 		if (p->events[i].kind != q->events[i].kind || p->events[i].time != q->events[i].time ||
 		    p->events[i].has_time != q->events[i].has_time ||
-		    p->events[i].insn_pos != q->events[i].insn_pos || p->events[i].id != q->events[i].id)
+		    p->events[i].insn_pos != q->events[i].insn_pos || p->events[i].id != q->events[i].id ||
+		    p->events[i].region_kind != q->events[i].region_kind)
 			fail_msg("split %d: event %zu differs", split, i);
 }
 

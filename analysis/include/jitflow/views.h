@@ -94,6 +94,7 @@ struct jf_timeline_event {
 	uint8_t has_time;
 	uint8_t describes_only;      /* a REGION_LOAD without its CODE_LOAD before it in this
 	                              * part (merging joins it to the earlier part's event) */
+	uint32_t region_kind;        /* JF_TL_COMPILE: JF_REGION_* (0: jitdump only says) */
 	uint64_t time;               /* the flow clock when it took effect (if has_time) */
 	uint64_t insn_pos;           /* instructions analysed before it */
 	uint64_t id, arg;
