@@ -258,8 +258,9 @@ int jf_views_bytecode_insn(struct jf_analysis *a, int32_t b)
 	if (!vt || b < 0)
 		return 0;
 	if (!vt->bc_valid || vt->bc_index != b) {
-		const struct jf_stack_result *base = &v->stacks[vt->frame_stack];
-		int32_t st = stack_index(v, vt->tid, base->cls, base->region, 1,
+		/* A copy: adding the stack may move the table. */
+		struct jf_stack_result base = v->stacks[vt->frame_stack];
+		int32_t st = stack_index(v, vt->tid, base.cls, base.region, 1,
 					 a->bytecodes[b].pc_from, a->bytecodes[b].pc_to);
 
 		if (st < 0)
@@ -630,6 +631,7 @@ int jf_views_merge(struct jf_analysis *a, const struct jf_analysis *later, uint6
 		v->events[v->nevents++] = e;
 	}
 	v->events_dropped += lv->events_dropped;
+	v->cur = NULL; /* the thread table may have moved; the next block sets it */
 	if (lv->has_time && (!v->has_time || lv->last_time > v->last_time)) {
 		v->has_time = 1;
 		v->last_time = lv->last_time;
