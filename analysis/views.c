@@ -200,11 +200,14 @@ int jf_views_block_begin(struct jf_analysis *a, int32_t tid, const struct live_r
 			 enum jf_code_class cls, int32_t trace, const struct jf_block *b)
 {
 	struct jf_views_state *v = &a->views;
-	struct view_thread *vt = view_thread(v, tid);
+	struct view_thread *vt;
 	const char *name = "";
 	uint64_t gen = a->cfg.map ? jf_codemap_generation(a->cfg.map) : 0;
 	int64_t region = r ? (int64_t)r->region : -1;
 
+	if (!a->cfg.views)
+		return 0;
+	vt = view_thread(v, tid);
 	if (!vt)
 		return -1;
 	v->cur = vt;
@@ -301,9 +304,12 @@ int jf_views_code_line(struct jf_analysis *a, const struct live_region *r,
 {
 	struct jf_views_state *v = &a->views;
 	int created;
-	int32_t i = line_index(v, r->region_key, (uint32_t)(ip - r->start), &created);
+	int32_t i;
 	struct jf_code_line *l;
 
+	if (!a->cfg.views)
+		return 0;
+	i = line_index(v, r->region_key, (uint32_t)(ip - r->start), &created);
 	if (i < 0)
 		return -1;
 	l = &v->lines[i];
@@ -331,8 +337,11 @@ void jf_views_block_end(struct jf_analysis *a, const struct jf_block *b)
 int jf_views_time(struct jf_analysis *a, int32_t tid, int has_from, uint64_t from, uint64_t to)
 {
 	struct jf_views_state *v = &a->views;
-	struct view_thread *vt = view_thread(v, tid);
+	struct view_thread *vt;
 
+	if (!a->cfg.views)
+		return 0;
+	vt = view_thread(v, tid);
 	if (!vt)
 		return -1;
 	if (!v->has_time || to > v->last_time) {
@@ -348,8 +357,11 @@ int jf_views_guard_exit(struct jf_analysis *a, int32_t tid, int has_time, uint64
 			uint32_t guard)
 {
 	struct jf_views_state *v = &a->views;
-	struct view_thread *vt = view_thread(v, tid);
+	struct view_thread *vt;
 
+	if (!a->cfg.views)
+		return 0;
+	vt = view_thread(v, tid);
 	if (!vt)
 		return -1;
 	if (has_time && add_span(a, &vt->by_time, time, time, guard | JF_BUCKET_GUARD, 1) < 0)
@@ -383,6 +395,8 @@ void jf_views_zone_record(struct jf_analysis *a, const struct jf_zone_record *re
 	struct jf_views_state *v = &a->views;
 	struct jf_timeline_event *e;
 
+	if (!a->cfg.views)
+		return;
 	v->generation++;
 	switch (rec->id) {
 	case JF_JITDUMP_CODE_LOAD:

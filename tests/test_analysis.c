@@ -199,7 +199,7 @@ static void run(struct jf_analysis *a, int from, int to)
 static struct jf_analysis *new_analysis(struct jf_codemap *map)
 {
 	/* Few timeline buckets, so that the script's run makes them coarsen several times. */
-	struct jf_analysis_config cfg = { .map = map, .timeline_buckets = 16 };
+	struct jf_analysis_config cfg = { .map = map, .views = 1, .timeline_buckets = 16 };
 	struct jf_analysis *a = jf_analysis_new(&cfg);
 
 	assert_non_null(a);

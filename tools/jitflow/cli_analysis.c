@@ -182,6 +182,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	cfg.map = in.map;
 	cfg.steady_tolerance = o.tolerance;
 	cfg.native_class = native_class;
+	cfg.views = jf_cli_views_wanted(&o.views);
 	cfg.native_ctx = &in;
 	a = jf_analysis_new(&cfg);
 	if (!a) {

@@ -179,6 +179,9 @@ struct jf_analysis_config {
 	struct jf_codemap *map;      /* for walking instructions in pc-mapped regions (may be
 	                              * NULL: no bytecode attribution) */
 	double steady_tolerance;     /* relative; 0 = default 0.05 */
+	int views;                   /* collect the data of jitflow/views.h (stacks, code
+	                              * lines, timeline) for the flame graph, timeline and
+	                              * HTML views; 0: those tables stay empty */
 	uint64_t timeline_buckets;   /* most buckets per timeline series (jitflow/views.h);
 	                              * 0 = JF_TIMELINE_BUCKETS */
 	/* Classifies code no zone record or native range describes (e.g. by the file it
