@@ -280,6 +280,13 @@ void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
 			fprintf(out, "%s\"iteration markers (the runtime wrote none)\"", n++ ? "," : "");
 		if (!on_time)
 			fprintf(out, "%s\"time (no timing packets)\"", n++ ? "," : "");
+		for (i = 0; on_time && i < tl->nthreads; i++) {
+			const struct jf_timeline_thread *t = &tl->threads[i];
+
+			if (!t->by_time.nentries && t->by_insns.nentries)
+				fprintf(out, "%s\"time of thread or trace source %d (no timestamps on "
+					"it: no spans)\"", n++ ? "," : "", t->tid);
+		}
 	}
 	fprintf(out, "],\"decode_errors\":%" PRIu64 ",\"lost_bytes\":%" PRIu64
 		",\"events_dropped\":%" PRIu64 "},\n\"traceEvents\":[", r->decode_errors,
