@@ -94,8 +94,8 @@ static void notes(FILE *out, const struct jf_analysis_result *r)
 		fprintf(out, " <b>Note:</b> time comes from a synthetic instruction-count clock "
 			"(emulated recording), not from hardware.");
 	if (!r->has_zone_records)
-		fprintf(out, " <b>Not available:</b> trace kinds, guards, bridges (the runtime "
-			"wrote no zone records, only jitdump).");
+		fprintf(out, " <b>Not available:</b> trace kinds, guards, bridges (no zone "
+			"records came with the trace: the runtime wrote only jitdump, or none).");
 	else if (!r->has_pc_maps)
 		fprintf(out, " <b>Not available:</b> bytecode ranges (no pc maps).");
 	fprintf(out, "</div>\n");
