@@ -14,6 +14,8 @@ struct jf_analysis *jf_analysis_new(const struct jf_analysis_config *cfg)
 		a->cfg = *cfg;
 	if (a->cfg.steady_tolerance <= 0)
 		a->cfg.steady_tolerance = 0.05;
+	if (a->cfg.timeline_buckets < 2)
+		a->cfg.timeline_buckets = JF_TIMELINE_BUCKETS;
 	if (a->cfg.map) {
 		a->walker = jf_insn_cache_new(a->cfg.map);
 		if (!a->walker) {
@@ -30,6 +32,7 @@ void jf_analysis_free(struct jf_analysis *a)
 		return;
 	jf_insn_cache_free(a->walker);
 	jf_zone_model_free(&a->zm);
+	jf_views_free(&a->views);
 	free(a->traces);
 	free(a->guards);
 	free(a->regions);
@@ -78,6 +81,7 @@ static int start_iteration(struct jf_analysis *a, uint64_t index)
 int jf_analysis_zone_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
 			    const struct jf_zone_record *rec)
 {
+	jf_views_zone_record(a, rec);
 	if (rec->id == JF_ZONE_EVENT && rec->u.event.kind == JF_EVENT_ITERATION) {
 		a->has_zone_records = 1;
 		return start_iteration(a, rec->u.event.arg);

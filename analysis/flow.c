@@ -71,6 +71,7 @@ static void resolve_guard(struct jf_analysis *a, struct thread_state *t, int32_t
 
 		guard->exits++;
 		t->split.guard_exits++;
+		jf_views_guard_exit(a, t->tid, t->has_time, t->last_time, (uint32_t)g);
 		if (jf_index_map_get(&a->trace_by_id, guard->trace_id, &tr))
 			a->traces[tr].exits++;
 	} else {
@@ -135,6 +136,7 @@ static void lose_track(struct jf_analysis *a, struct thread_state *t)
 static void attribute_time(struct jf_analysis *a, struct thread_state *t, uint64_t time,
 			   enum jf_split_class split, int32_t trace)
 {
+	jf_views_time(a, t->tid, t->has_time, t->last_time, time);
 	if (t->has_time && time >= t->last_time) {
 		uint64_t delta = time - t->last_time;
 
@@ -158,6 +160,7 @@ struct walk_ctx {
 	struct jf_analysis *a;
 	const struct live_region *r;
 	size_t hint;
+	enum jf_isa isa;
 };
 
 /* Count one instruction of a pc-mapped region against its bytecode range and op. */
@@ -190,16 +193,19 @@ static void count_insn(void *ctx, uint64_t ip)
 	e = &r->pcs[lo - 1];
 	b = jf_bytecode_index(w->a, r->region_key, e->bytecode_pc, e->bytecode_next);
 	op = jf_op_index(w->a, e->op_kind);
-	if (b >= 0)
+	if (b >= 0) {
 		w->a->bytecodes[b].insns++;
+		jf_views_bytecode_insn(w->a, b);
+	}
 	if (op >= 0)
 		w->a->ops[op].insns++;
+	jf_views_code_line(w->a, r, e, ip, w->isa);
 }
 
 static void count_bytecodes(struct jf_analysis *a, const struct live_region *r,
 			    const struct jf_block *b)
 {
-	struct walk_ctx w = { a, r, 0 };
+	struct walk_ctx w = { a, r, 0, (enum jf_isa)b->isa };
 
 	if (!a->walker || !r->npcs)
 		return;
@@ -238,6 +244,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	if (cls == JF_CLASS_UNKNOWN && !r && a->cfg.native_class)
 		cls = a->cfg.native_class(a->cfg.native_ctx, b->start);
 	split = jf_split_of(cls);
+	jf_views_block_begin(a, t->tid, r, cls, trace, b);
 	a->blocks++;
 	a->insns += b->ninsn;
 	if (cls == JF_CLASS_UNKNOWN)
@@ -296,6 +303,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		count_bytecodes(a, r, b);
 	if (r)
 		jf_points_count(a, r, b);
+	jf_views_block_end(a, b);
 	end_at_guard(a, t, r, b);
 
 	if (!t->has_first) {

@@ -49,6 +49,12 @@ static const char *trace_kind(uint32_t kind)
 	}
 }
 
+/* For the other views (report_views.h): the same words as this report's. */
+const char *jf_report_trace_kind(uint32_t kind)
+{
+	return trace_kind(kind);
+}
+
 static uint64_t split_total_insns(const struct jf_split_result *s)
 {
 	uint64_t n = 0;

@@ -228,7 +228,7 @@ int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 	r->time_is_ns = a->time_is_ns;
 	r->time_is_synthetic = a->time_is_synthetic;
 	classify_warmup(r, a->cfg.steady_tolerance);
-	if (find_retrace(r) < 0)
+	if (find_retrace(r) < 0 || jf_views_result(a, r) < 0)
 		goto oom;
 	return 0;
 oom:
@@ -247,5 +247,6 @@ void jf_analysis_result_free(struct jf_analysis_result *r)
 	free(r->threads);
 	free(r->iterations);
 	free(r->retrace);
+	jf_views_result_free(r);
 	memset(r, 0, sizeof(*r));
 }

@@ -198,7 +198,8 @@ static void run(struct jf_analysis *a, int from, int to)
 
 static struct jf_analysis *new_analysis(struct jf_codemap *map)
 {
-	struct jf_analysis_config cfg = { .map = map };
+	/* Few timeline buckets, so that the script's run makes them coarsen several times. */
+	struct jf_analysis_config cfg = { .map = map, .views = 1, .timeline_buckets = 16 };
 	struct jf_analysis *a = jf_analysis_new(&cfg);
 
 	assert_non_null(a);
@@ -310,9 +311,101 @@ static void test_counts_follow_the_script(void **state)
 	assert_int_equal(r.total.time[JF_SPLIT_JITTED] + r.total.time[JF_SPLIT_INTERPRETER],
 			 r.insns - 21);
 	assert_int_equal(loop->time, loop->insns);
+
+	/* The timeline had to coarsen to 16 buckets; on the clock its amounts per split class
+	 * are the split's time, its guard entries the guard's exits; on the instruction count
+	 * the amounts are the split's instructions. */
+	{
+		const struct jf_timeline_thread *th = &r.timeline.threads[0];
+		uint64_t time[JF_SPLIT_COUNT] = { 0 }, insns[JF_SPLIT_COUNT] = { 0 }, exits = 0;
+		size_t i;
+
+		assert_int_equal(r.timeline.nthreads, 1);
+		assert_true(th->by_time.width > 1);
+		for (i = 0; i < th->by_time.nentries; i++) {
+			const struct jf_bucket_entry *e = &th->by_time.entries[i];
+
+			if (e->what & JF_BUCKET_GUARD)
+				exits += e->amount;
+			else
+				time[jf_split_of(r.timeline.activities[e->what].cls)] += e->amount;
+		}
+		for (i = 0; i < th->by_insns.nentries; i++) {
+			const struct jf_bucket_entry *e = &th->by_insns.entries[i];
+
+			if (!(e->what & JF_BUCKET_GUARD))
+				insns[jf_split_of(r.timeline.activities[e->what].cls)] += e->amount;
+		}
+		for (i = 0; i < JF_SPLIT_COUNT; i++) {
+			assert_int_equal(time[i], r.total.time[i]);
+			assert_int_equal(insns[i], r.total.insns[i]);
+		}
+		assert_int_equal(exits, g->exits);
+	}
 	jf_analysis_result_free(&r);
 	jf_analysis_free(a);
 	jf_codemap_free(map);
+}
+
+/* Amounts of one series summed per activity or guard. */
+static uint64_t series_sum(const struct jf_timeline_series *s, uint32_t what)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < s->nentries; i++)
+		if (s->entries[i].what == what)
+			sum += s->entries[i].amount;
+	return sum;
+}
+
+/* The views' data: stacks, timeline buckets on the clock (exactly, bucket by bucket),
+ * on the instruction count (in sums: the later part's grid is spread over the first's),
+ * and the events. */
+static void assert_same_views(const struct jf_analysis_result *x,
+			      const struct jf_analysis_result *y, int split)
+{
+	const struct jf_timeline_result *p = &x->timeline, *q = &y->timeline;
+	size_t i, j;
+
+	if (x->nstacks != y->nstacks)
+		fail_msg("split %d: %zu stacks, whole %zu", split, x->nstacks, y->nstacks);
+	for (i = 0; i < x->nstacks; i++)
+		if (memcmp(&x->stacks[i], &y->stacks[i], sizeof(x->stacks[i])))
+			fail_msg("split %d: stack %zu (%s) differs", split, i, x->stacks[i].region);
+	if (x->ncode_lines != y->ncode_lines ||
+	    memcmp(x->code_lines, y->code_lines, x->ncode_lines * sizeof(*x->code_lines)))
+		fail_msg("split %d: code lines differ", split);
+	if (p->nactivities != q->nactivities ||
+	    memcmp(p->activities, q->activities, p->nactivities * sizeof(*p->activities)))
+		fail_msg("split %d: activities differ", split);
+	if (p->nthreads != q->nthreads)
+		fail_msg("split %d: timeline threads differ", split);
+	for (i = 0; i < p->nthreads; i++) {
+		const struct jf_timeline_series *a = &p->threads[i].by_time, *b = &q->threads[i].by_time;
+
+		if (a->width != b->width || a->nentries != b->nentries)
+			fail_msg("split %d: time series: width %llu/%llu, %zu/%zu entries", split,
+				 (unsigned long long)a->width, (unsigned long long)b->width,
+				 a->nentries, b->nentries);
+		for (j = 0; j < a->nentries; j++)
+			if (memcmp(&a->entries[j], &b->entries[j], sizeof(a->entries[j])))
+				fail_msg("split %d: time bucket entry %zu differs", split, j);
+		a = &p->threads[i].by_insns;
+		b = &q->threads[i].by_insns;
+		for (j = 0; j < b->nentries; j++)
+			if (series_sum(a, b->entries[j].what) != series_sum(b, b->entries[j].what))
+				fail_msg("split %d: instruction series differs for %x", split,
+					 b->entries[j].what);
+	}
+	if (p->nevents != q->nevents)
+		fail_msg("split %d: %zu events, whole %zu", split, p->nevents, q->nevents);
+	for (i = 0; i < p->nevents; i++)
+		if (p->events[i].kind != q->events[i].kind || p->events[i].time != q->events[i].time ||
+		    p->events[i].has_time != q->events[i].has_time ||
+		    p->events[i].insn_pos != q->events[i].insn_pos || p->events[i].id != q->events[i].id ||
+		    p->events[i].region_kind != q->events[i].region_kind)
+			fail_msg("split %d: event %zu differs", split, i);
 }
 
 static void assert_same(const struct jf_analysis_result *x, const struct jf_analysis_result *y,
@@ -362,6 +455,7 @@ static void assert_same(const struct jf_analysis_result *x, const struct jf_anal
 	}
 	if (x->insns != y->insns || x->blocks != y->blocks)
 		fail_msg("split %d: totals differ", split);
+	assert_same_views(x, y, split);
 }
 
 static void test_two_parts_merge_to_the_whole(void **state)

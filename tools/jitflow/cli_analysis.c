@@ -11,6 +11,7 @@
 
 #include "cli_inputs.h"
 #include "cli_output.h"
+#include "cli_views.h"
 #include "commands.h"
 #include "jitflow/analysis.h"
 #include "jitflow/zone_image.h"
@@ -21,21 +22,26 @@ struct options {
 	size_t top;
 	double tolerance;
 	const char *dir;          /* a recording folder (positional) */
+	struct jf_cli_views views;
 };
 
 static void usage(FILE *out, const char *cmd, const char *what)
 {
+	if (!strcmp(cmd, "timeline")) {
+		jf_cli_timeline_usage(out, what);
+		return;
+	}
 	fprintf(out,
-		"usage: jitflow %s [RECORDING_DIR | PERF.DATA | INPUTS] [--json | --csv TABLE]\n"
-		"       [--top N] [--tolerance X] [--zone FILE]...\n\n%s\n\n"
+		"usage: jitflow %s [RECORDING_DIR | PERF.DATA | INPUTS] [--json | --csv TABLE | --folded |\n"
+		"       --svg FILE | --html FILE] [--top N] [--tolerance X] [--zone FILE]...\n\n%s\n\n"
 		"  RECORDING_DIR     a folder written by `jitflow record`: its perf.data and the\n"
 		"                    zone files (jit-*.dump) beside it\n"
 		"  PERF.DATA         an Intel PT perf.data file (its zone files: --zone)\n"
 		"  --json            the whole result as one JSON object (docs/analysis.md)\n"
 		"  --csv TABLE       one table as CSV: %s\n"
 		"  --top N           rows per table in text output (default 10)\n"
-		"  --tolerance X     relative tolerance of a steady state (default 0.05)\n\n%s",
-		cmd, what, jf_report_csv_tables, jf_cli_inputs_help);
+		"  --tolerance X     relative tolerance of a steady state (default 0.05)\n%s\n%s",
+		cmd, what, jf_report_csv_tables, jf_cli_views_help, jf_cli_inputs_help);
 }
 
 /* Code that no zone record describes, by the file it was mapped from: shared libraries
@@ -82,6 +88,8 @@ static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, c
 		const char *a = argv[i];
 
 		rc = jf_cli_input_option(in, argc, argv, &i, err);
+		if (rc == 0)
+			rc = jf_cli_views_option(&o->views, argc, argv, &i, err);
 		if (rc < 0)
 			return rc;
 		if (rc > 0)
@@ -118,6 +126,8 @@ static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, c
 			       JF_CLI_BAD_USAGE;
 		}
 	}
+	if (jf_cli_views_check(&o->views, err))
+		return JF_CLI_BAD_USAGE;
 	if (o->dir && jf_cli_open_recording(in, o->dir, err) < 0)
 		return -1;
 	return 0;
@@ -127,7 +137,9 @@ static int print(FILE *out, const struct options *o, jf_cli_view_fn view,
 		 const struct jf_analysis_result *r, const struct jf_report_meta *m,
 		 struct jf_error *err)
 {
-	if (o->json) {
+	if (jf_cli_views_wanted(&o->views)) {
+		return jf_cli_views_write(&o->views, r, m, err);
+	} else if (o->json) {
 		jf_report_json(out, r, m);
 	} else if (o->csv) {
 		if (jf_report_csv(out, r, o->csv) < 0)
@@ -179,6 +191,8 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 
 	jf_cli_inputs_init(&in);
 	memset(&o, 0, sizeof(o));
+	/* `timeline` is a view of the same analysis, written to -o FILE. */
+	o.views.timeline_cmd = !strcmp(cmd, "timeline");
 	in.split_blocks = 1;
 	rc = parse(&in, &o, cmd, what, argc, argv, &err);
 	if (rc == 1) {
@@ -194,6 +208,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	cfg.map = in.map;
 	cfg.steady_tolerance = o.tolerance;
 	cfg.native_class = native_class;
+	cfg.views = jf_cli_views_wanted(&o.views);
 	cfg.native_ctx = &in;
 	a = jf_analysis_new(&cfg);
 	if (!a) {

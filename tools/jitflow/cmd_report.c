@@ -61,3 +61,16 @@ int jf_cmd_bytecodes(int argc, char **argv)
 		"traces.",
 		bytecodes_view, argc, argv);
 }
+
+int jf_cmd_timeline(int argc, char **argv)
+{
+	return jf_cli_analysis_main("timeline",
+		"A timeline of the run in Chrome's trace-event JSON format, for Perfetto's UI\n"
+		"(ui.perfetto.dev: Open trace file) or chrome://tracing: a track per thread with\n"
+		"spans for the interpreter, each trace and bridge, jitted regions and native code\n"
+		"(merged below --resolution), guard exits (trace, guard, resume pc, count), code\n"
+		"compiled and freed, bridges attached, iteration marks, and a counter of the jitted\n"
+		"share. Time is the trace's clock; without timing, the instruction count\n"
+		"(the file's otherData says which). Needs -o FILE.",
+		NULL, argc, argv);
+}

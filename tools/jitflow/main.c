@@ -11,6 +11,8 @@ static const struct jf_command commands[] = {
 	{ "guards", "guard exits, passes, failure rates and bridges", jf_cmd_guards },
 	{ "split", "interpreter / jitted / native split per thread and per iteration", jf_cmd_split },
 	{ "bytecodes", "instructions per bytecode range and per op inside jitted code", jf_cmd_bytecodes },
+	{ "timeline", "a timeline of the run for Perfetto / chrome://tracing (trace-event JSON)",
+	  jf_cmd_timeline },
 	{ "check", "compare a report with a baseline: fail on regressions", jf_cmd_check },
 	{ "zone", "list the records of a JIT code-zone file (jitdump + jitflow records)",
 	  jf_cmd_zone },

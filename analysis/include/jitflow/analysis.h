@@ -28,6 +28,7 @@
 #include "jitflow/codemap.h"
 #include "jitflow/error.h"
 #include "jitflow/flow.h"
+#include "jitflow/views.h"
 #include "jitflow/zone.h"
 
 #ifdef __cplusplus
@@ -195,6 +196,10 @@ struct jf_analysis_result {
 	int has_zone_records;             /* extension records (kinds, guards, pc maps) */
 	int has_pc_maps, has_iterations, has_time;
 	int time_is_ns, time_is_synthetic;
+	/* For the views (jitflow/views.h): folded stacks, timeline. */
+	struct jf_stack_result *stacks;   size_t nstacks;
+	struct jf_code_line *code_lines;  size_t ncode_lines; /* by region_key, then offset */
+	struct jf_timeline_result timeline;
 };
 
 struct jf_analysis;
@@ -203,6 +208,11 @@ struct jf_analysis_config {
 	struct jf_codemap *map;      /* for walking instructions in pc-mapped regions (may be
 	                              * NULL: no bytecode attribution) */
 	double steady_tolerance;     /* relative; 0 = default 0.05 */
+	int views;                   /* collect the data of jitflow/views.h (stacks, code
+	                              * lines, timeline) for the flame graph, timeline and
+	                              * HTML views; 0: those tables stay empty */
+	uint64_t timeline_buckets;   /* most buckets per timeline series (jitflow/views.h);
+	                              * 0 = JF_TIMELINE_BUCKETS */
 	/* Classifies code no zone record or native range describes (e.g. by the file it
 	 * was mapped from); NULL: unknown. */
 	enum jf_code_class (*native_class)(void *ctx, uint64_t addr);

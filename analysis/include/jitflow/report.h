@@ -42,6 +42,19 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 int jf_report_csv(FILE *out, const struct jf_analysis_result *r, const char *table);
 extern const char jf_report_csv_tables[]; /* "traces, guards, ..." for help texts */
 
+/* Views (docs/views.md). Folded stacks `thread;class;region;bytecode-range count`, counts
+ * in instructions summing to r->insns; returns -1 when out of memory. */
+int jf_report_folded(FILE *out, const struct jf_analysis_result *r);
+/* The flame graph of the folded stacks as a standalone SVG file. */
+void jf_report_flame_svg(FILE *out, const struct jf_analysis_result *r);
+/* The whole report as one self-contained HTML file (no network; inline SVG, a little
+ * JavaScript to sort tables). */
+void jf_report_html(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
+/* The timeline as Chrome trace-event JSON; spans merged below `resolution` clock units
+ * (0: the analysis's bucket width). */
+void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
+			const struct jf_report_meta *m, uint64_t resolution);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,32 @@
+/* Shared by the view writers (report_folded.c, report_svg.c, report_timeline.c,
+ * report_html.c): stack frames as text, class colours, XML escaping. */
+#ifndef JITFLOW_REPORT_VIEWS_H
+#define JITFLOW_REPORT_VIEWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "jitflow/analysis.h"
+
+#define JF_VIEWS_DEPTH 4 /* thread, class, region, bytecode range */
+
+/* name with ';' and control characters replaced (folded-stack frame syntax). */
+void jf_views_frame_text(char *buf, size_t size, const char *name);
+/* The frames of a stack; frames[3] is "" when the code has no bytecode range. */
+void jf_views_stack_frames(const struct jf_stack_result *s, char frames[JF_VIEWS_DEPTH][128]);
+/* Pointers to r's stacks in frame order (free() the array); NULL when out of memory. */
+const struct jf_stack_result **jf_views_sorted_stacks(const struct jf_analysis_result *r);
+
+/* A trace's kind as the text report names it (report_text.c). */
+const char *jf_report_trace_kind(uint32_t kind);
+/* A fill colour for a code class, and one for a split class. */
+const char *jf_views_class_colour(int code_class);
+const char *jf_views_split_colour(int split_class);
+/* s with & < > " ' escaped for XML text and attributes. */
+void jf_views_xml(FILE *out, const char *s);
+
+/* The flame graph as an <svg> element (with its xmlns, no XML declaration), width px wide. */
+void jf_views_flame_svg(FILE *out, const struct jf_analysis_result *r, int width);
+
+#endif
