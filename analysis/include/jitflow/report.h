@@ -3,6 +3,9 @@
 #ifndef JITFLOW_REPORT_H
 #define JITFLOW_REPORT_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stdio.h>
 
 #include "jitflow/analysis.h"
@@ -38,5 +41,7 @@ extern const char jf_report_csv_tables[]; /* "traces, guards, ..." for help text
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif
