@@ -47,6 +47,11 @@ jitflow_library(jitflow_emit jitflow-emit ${PROJECT_SOURCE_DIR}/cmake/jitflow-em
 # Calls and the address recorded in the MARKER record must both be the library's own
 # jf_emitter_marker, not an executable's PLT entry for it.
 target_link_options(jitflow_emit_shared PRIVATE -Wl,-Bsymbolic-functions)
+# In the build tree beside the module's other outputs (build/imagemap), where tools that
+# load it at run time look.
+set_target_properties(jitflow_emit_shared jitflow_emit_static PROPERTIES
+  LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/imagemap
+  ARCHIVE_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/imagemap)
 foreach(t jitflow_emit_shared jitflow_emit_static)
   target_include_directories(${t} INTERFACE
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/imagemap/include>
