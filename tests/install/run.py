@@ -3,9 +3,10 @@
 - a runtime built against the installed emitter with `pkg-config jitflow-emit` (shared and
   static) and with find_package(jitflow) writes a zone file, which the installed
   `jitflow zone dump` lists with exactly the records the program wrote;
-- a tool built with find_package(jitflow) decodes traces/recorded-fib through libjitflow's
-  public headers alone: the instruction count of Linux perf's decoder (the oracle file's
-  line count) and the same counts as the installed `jitflow stat`;
+- a tool built with find_package(jitflow), and with the static libjitflow.a, decodes
+  traces/recorded-fib through libjitflow's public headers alone: the instruction count of
+  Linux perf's decoder (the oracle file's line count) and the same counts as the
+  installed `jitflow stat`;
 - the shared libraries export exactly the functions and objects their public headers
   declare (the headers' prototypes as gcc -aux-info lists them), in one version node,
   with versioned sonames;
@@ -121,15 +122,28 @@ check(lib_counts["instructions"] == perf_insns,
 for k in ["trace_bytes", "instructions", "blocks", "events", "errors"]:
     check(lib_counts[k] == stat[k], f"libjitflow {k} {lib_counts[k]}, jitflow stat {stat[k]}")
 check(lib_counts["missing_images"] == 0, "libjitflow found every mapped file")
+# The same tool linked with the static libjitflow and what `pkg-config --static` adds.
+decode_static = os.path.join(work, "decode_perf_static")
+static_libs = [f for f in run("pkg-config", "--static", "--libs", "jitflow", env=pc_env).split()
+               if f != "-ljitflow"]
+run(cc, os.path.join(src, "tests/install/decode_perf.c"),
+    *run("pkg-config", "--cflags", "jitflow", env=pc_env).split(), "-l:libjitflow.a",
+    *static_libs, "-o", decode_static)
+check("libjitflow" not in run("readelf", "-d", decode_static), "static build needs no .so")
+static_counts = json.loads(run(decode_static, perf_data, fib))
+check(static_counts == lib_counts, f"static libjitflow: {static_counts}, shared: {lib_counts}")
 
 # --- exported symbols = the public headers' functions and objects
+gcc = shutil.which("gcc") or cc   # -aux-info is gcc's
+
+
 def header_api(headers):
     """Functions (gcc -aux-info) and extern objects the installed headers declare."""
     tu = os.path.join(work, "api.c")
     aux = os.path.join(work, "api.aux")
     with open(tu, "w") as f:
         f.writelines(f'#include "jitflow/{h}"\n' for h in headers)
-    run(cc, "-I", os.path.join(prefix, "include"), "-aux-info", aux, "-fsyntax-only", tu)
+    run(gcc, "-I", os.path.join(prefix, "include"), "-aux-info", aux, "-fsyntax-only", tu)
     funcs = set()
     for line in open(aux):
         m = re.match(r"/\* (\S+):\d+:.. \*/ (.*)", line)
