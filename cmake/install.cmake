@@ -7,7 +7,8 @@ install(TARGETS jitflow RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # jitflow and one per subcommand, whatever subcommands it has.
 set(JITFLOW_MAN_DIR ${PROJECT_BINARY_DIR}/man)
 add_custom_command(OUTPUT ${JITFLOW_MAN_DIR}/jitflow.1
-  COMMAND ${PROJECT_SOURCE_DIR}/cmake/manpages.sh $<TARGET_FILE:jitflow> ${JITFLOW_MAN_DIR}
+  COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=0 # sanitizer builds
+          ${PROJECT_SOURCE_DIR}/cmake/manpages.sh $<TARGET_FILE:jitflow> ${JITFLOW_MAN_DIR}
           ${PROJECT_VERSION}
   DEPENDS jitflow ${PROJECT_SOURCE_DIR}/cmake/manpages.sh
   COMMENT "Man pages from jitflow --help")

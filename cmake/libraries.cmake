@@ -37,7 +37,12 @@ function(jitflow_library name output_name version_script)
     SOVERSION ${JITFLOW_SOVERSION}
     LINK_DEPENDS ${version_script})
   set_target_properties(${name}_static PROPERTIES OUTPUT_NAME ${output_name})
-  target_link_options(${name}_shared PRIVATE -Wl,--version-script=${version_script} -Wl,--no-undefined)
+  target_link_options(${name}_shared PRIVATE -Wl,--version-script=${version_script})
+  # Every symbol resolved at link time (sanitizer builds: their runtime comes with the
+  # executable that loads the library).
+  if(NOT JITFLOW_SANITIZE AND NOT JITFLOW_FUZZ)
+    target_link_options(${name}_shared PRIVATE -Wl,--no-undefined)
+  endif()
 endfunction()
 
 # --- libjitflow-emit
