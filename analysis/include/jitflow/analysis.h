@@ -22,6 +22,9 @@
 #ifndef JITFLOW_ANALYSIS_H
 #define JITFLOW_ANALYSIS_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -253,5 +256,7 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later);
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -3,6 +3,9 @@
 #ifndef JITFLOW_REPORT_H
 #define JITFLOW_REPORT_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stdio.h>
 
 #include "jitflow/analysis.h"
@@ -58,5 +61,7 @@ void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -9,6 +9,9 @@
 #ifndef JITFLOW_CODEMAP_H
 #define JITFLOW_CODEMAP_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,5 +63,7 @@ size_t jf_codemap_count(const struct jf_codemap *map);
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -45,6 +45,9 @@
 #ifndef JITFLOW_CORESIGHT_H
 #define JITFLOW_CORESIGHT_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -159,5 +162,7 @@ struct jf_decoder *jf_cs_snapshot_decoder_open(const char *dir, struct jf_codema
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

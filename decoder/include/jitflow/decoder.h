@@ -11,6 +11,9 @@
 #ifndef JITFLOW_DECODER_H
 #define JITFLOW_DECODER_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stdint.h>
 
 #include "jitflow/error.h"
@@ -59,5 +62,7 @@ struct jf_decode_stats *jf_decoder_stats_mut(struct jf_decoder *dec);
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -5,6 +5,9 @@
 #ifndef JITFLOW_ERROR_H
 #define JITFLOW_ERROR_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stdarg.h>
 
 #ifdef __cplusplus
@@ -30,5 +33,7 @@ int jf_fail_prefix(struct jf_error *err, const char *fmt, ...)
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -10,6 +10,9 @@
 #ifndef JITFLOW_FLOW_H
 #define JITFLOW_FLOW_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -159,5 +162,7 @@ const char *jf_error_phase_name(enum jf_error_phase phase);
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -8,6 +8,9 @@
 #ifndef JITFLOW_INSN_H
 #define JITFLOW_INSN_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,5 +73,7 @@ enum jf_block_end jf_insn_class_to_end(enum jf_insn_class cls);
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

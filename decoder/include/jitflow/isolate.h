@@ -13,6 +13,9 @@
 #ifndef JITFLOW_ISOLATE_H
 #define JITFLOW_ISOLATE_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include "jitflow/decoder.h"
 
 #ifdef __cplusplus
@@ -28,5 +31,7 @@ struct jf_decoder *jf_isolated_decoder_new(struct jf_decoder *inner, const char 
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

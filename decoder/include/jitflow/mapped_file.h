@@ -3,6 +3,9 @@
 #ifndef JITFLOW_MAPPED_FILE_H
 #define JITFLOW_MAPPED_FILE_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,5 +23,7 @@ void jf_unmap_file(struct jf_mapped_file *file);
 
 /* Tell the kernel the mapping is read front to back (larger read-ahead, early reclaim). */
 void jf_mapped_file_sequential(const struct jf_mapped_file *file);
+
+#pragma GCC visibility pop
 
 #endif

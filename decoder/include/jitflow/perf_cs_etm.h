@@ -13,6 +13,9 @@
 #ifndef JITFLOW_PERF_CS_ETM_H
 #define JITFLOW_PERF_CS_ETM_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,5 +49,7 @@ struct jf_decoder *jf_perf_cs_decoder_new(const char *path,
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -12,6 +12,9 @@
 #ifndef JITFLOW_PERF_DATA_H
 #define JITFLOW_PERF_DATA_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -263,5 +266,7 @@ const char *jf_perf_record_name(uint32_t type);
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -6,6 +6,9 @@
 #ifndef JITFLOW_PERF_INTEL_PT_H
 #define JITFLOW_PERF_INTEL_PT_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,5 +63,7 @@ void jf_perf_intel_pt_config(const struct jf_perf_intel_pt *pt, struct jf_pt_con
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

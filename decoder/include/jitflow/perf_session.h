@@ -15,6 +15,9 @@
 #ifndef JITFLOW_PERF_SESSION_H
 #define JITFLOW_PERF_SESSION_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stdint.h>
 
 #include "jitflow/codemap.h"
@@ -61,5 +64,7 @@ struct jf_decoder *jf_perf_pt_decoder_new_opts(const char *path,
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

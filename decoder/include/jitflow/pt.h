@@ -2,6 +2,9 @@
 #ifndef JITFLOW_PT_H
 #define JITFLOW_PT_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,5 +66,7 @@ uint64_t jf_tsc_to_ns(const struct jf_tsc_conversion *conv, uint64_t tsc);
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -19,6 +19,9 @@
 #ifndef JITFLOW_EMITTER_H
 #define JITFLOW_EMITTER_H
 
+/* The API of libjitflow-emit.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -125,5 +128,7 @@ void jf_emitter_marker(uint64_t seq);
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

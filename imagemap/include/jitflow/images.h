@@ -3,6 +3,9 @@
 #ifndef JITFLOW_IMAGES_H
 #define JITFLOW_IMAGES_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stdint.h>
 
 #include "jitflow/codemap.h"
@@ -40,5 +43,7 @@ int jf_load_elf(struct jf_codemap *map, struct jf_symtab *symtab, const char *pa
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -9,6 +9,9 @@
 #ifndef JITFLOW_PERF_IMAGES_H
 #define JITFLOW_PERF_IMAGES_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,5 +69,7 @@ const struct jf_perf_missing_image *jf_perf_images_missing(const struct jf_perf_
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

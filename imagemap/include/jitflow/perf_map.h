@@ -5,6 +5,9 @@
 #ifndef JITFLOW_PERF_MAP_H
 #define JITFLOW_PERF_MAP_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,5 +41,7 @@ int jf_perf_map_next(struct jf_perf_map_reader *r, struct jf_perf_map_entry *e,
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -27,6 +27,9 @@
 #ifndef JITFLOW_PYPYLOG_H
 #define JITFLOW_PYPYLOG_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -130,5 +133,7 @@ const struct jf_pypylog_trace *jf_pypylog_bridge(const struct jf_pypylog *log, u
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

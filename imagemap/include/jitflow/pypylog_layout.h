@@ -23,6 +23,9 @@
 #ifndef JITFLOW_PYPYLOG_LAYOUT_H
 #define JITFLOW_PYPYLOG_LAYOUT_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,5 +67,7 @@ void jf_pypylog_layout_free(struct jf_pypylog_layout *layout);
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -19,6 +19,9 @@
 #ifndef JITFLOW_PYPYLOG_PLACE_H
 #define JITFLOW_PYPYLOG_PLACE_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,5 +70,7 @@ void jf_pypylog_placement_free(struct jf_pypylog_placement *p);
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

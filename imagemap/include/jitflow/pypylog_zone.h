@@ -22,6 +22,9 @@
 #ifndef JITFLOW_PYPYLOG_ZONE_H
 #define JITFLOW_PYPYLOG_ZONE_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stdint.h>
 
 #include "jitflow/error.h"
@@ -45,5 +48,7 @@ int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

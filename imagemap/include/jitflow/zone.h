@@ -10,6 +10,9 @@
 #ifndef JITFLOW_ZONE_H
 #define JITFLOW_ZONE_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -164,5 +167,7 @@ const char *jf_zone_clock_name(uint32_t clock);
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -28,6 +28,9 @@
 #ifndef JITFLOW_ZONE_IMAGE_H
 #define JITFLOW_ZONE_IMAGE_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stdint.h>
 
 #include "jitflow/codemap.h"
@@ -114,5 +117,7 @@ struct jf_decoder *jf_zone_filter_new(struct jf_decoder *inner, struct jf_zone_i
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif
