@@ -198,6 +198,7 @@ static int set_guard(struct jf_analysis *a, const struct jf_zone_record *rec)
 	a->guards[g].branch_addr = rec->u.guard.branch_addr;
 	a->guards[g].stub_addr = rec->u.guard.stub_addr;
 	a->guards[g].resume_pc = rec->u.guard.resume_pc;
+	a->guards[g].flags = rec->u.guard.flags;
 	return jf_index_map_put(&a->zm.guard_by_branch, rec->u.guard.branch_addr, (uint32_t)g);
 }
 

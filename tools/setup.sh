@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake pkg-config gcc clang libipt-dev libopencsd-dev libopencsd-bin libelf-dev
+packages=(cmake pkg-config gcc clang libipt-dev libopencsd-dev libopencsd-bin luajit libelf-dev
           libcapstone-dev libcmocka-dev qemu-user linux-perf nodejs time python3 libcjson-dev)
 missing=()
 for p in "${packages[@]}"; do

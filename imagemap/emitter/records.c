@@ -120,6 +120,13 @@ uint64_t jf_emit_patch(struct jf_emitter *em, uint64_t addr, const void *bytes,
 uint64_t jf_emit_guard(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
 		       uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc)
 {
+	return jf_emit_guard_flags(em, guard_id, trace_id, branch_addr, stub_addr, resume_pc, 0);
+}
+
+uint64_t jf_emit_guard_flags(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
+			     uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc,
+			     uint32_t flags)
+{
 	uint64_t seq;
 
 	if (!em)
@@ -131,7 +138,7 @@ uint64_t jf_emit_guard(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_
 	jf_emit_put_u64(em, branch_addr);
 	jf_emit_put_u64(em, stub_addr);
 	jf_emit_put_u32(em, resume_pc);
-	jf_emit_put_u32(em, 0);
+	jf_emit_put_u32(em, flags);
 	return jf_emit_end(em, seq);
 }
 

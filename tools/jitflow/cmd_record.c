@@ -8,6 +8,7 @@
 
 #include "code_pieces.h"
 #include "commands.h"
+#include "record_env.h"
 #include "recorder.h"
 
 static const char pt_pmu[] = "/sys/bus/event_source/devices/intel_pt";
@@ -31,7 +32,11 @@ static void usage(FILE *out)
 		"  --json        print a one-line JSON summary on stderr when done\n"
 		"  --save-code   also save the executed pages of the program's files in DIR/code/,\n"
 		"                so the recording decodes anywhere (and can be checked in)\n"
-		"  $JITFLOW_QEMU the qemu-x86_64 binary to use\n");
+		"  $JITFLOW_QEMU the qemu-x86_64 binary to use\n\n"
+		"Runtimes describe their code into DIR without extra flags: jitflow sets\n"
+		"JITFLOW_ZONE_DIR=DIR (the zone emitter writes jit-PID.dump there), and for\n"
+		"LuaJIT LUA_INIT (loads jitflow's module) and JITFLOW_EMIT_LIB, each only\n"
+		"when not already set.\n");
 }
 
 static int record_with_perf(const char *dir, int argc, char **argv)
@@ -99,6 +104,10 @@ int jf_cmd_record(int argc, char **argv)
 	opt.argc = argc - i;
 	opt.argv = argv + i;
 
+	if (jf_record_setup_env(opt.out_dir, 1) < 0) {
+		fprintf(stderr, "jitflow record: %s: cannot create directory: %m\n", opt.out_dir);
+		return JF_EXIT_FAIL;
+	}
 	if (!emulate && access(pt_pmu, F_OK) == 0) {
 		if (mkdir(opt.out_dir, 0777) && errno != EEXIST) {
 			fprintf(stderr, "jitflow record: %s: cannot create directory: %m\n",

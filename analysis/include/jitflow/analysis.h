@@ -69,7 +69,10 @@ struct jf_guard_result {
 	uint64_t guard_id, trace_id;
 	uint64_t branch_addr, stub_addr;
 	uint32_t resume_pc;
+	uint32_t flags;             /* enum jf_guard_flags of its GUARD records */
 	uint64_t exits, passes;
+	uint64_t to_bridge;         /* exits that went on to the bridge attached to it (the
+	                             * rest, exits - to_bridge, went to the interpreter) */
 	uint64_t unresolved;        /* branch executed, direction unknown (trace stopped) */
 	uint64_t bridge_id;         /* trace id of the bridge attached to it (0 = none) */
 	uint64_t exits_before_bridge; /* exits until the bridge was attached */

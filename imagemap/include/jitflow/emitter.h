@@ -68,6 +68,12 @@ enum jf_event_kind {
 	                               * not the trace's entry (e.g. entry code runs first) */
 };
 
+enum jf_guard_flags {
+	/* The guard's branch stays in the trace when taken and exits when it falls through
+	 * (to an unconditional jump to the exit stub): LuaJIT's inverted loop branch. */
+	JF_GUARD_EXIT_ON_FALLTHROUGH = 1 << 0,
+};
+
 struct jf_region {
 	const char *name;             /* shown in listings, e.g. "trace 3 (loop at f.mvm:12)" */
 	uint64_t addr;                /* where the code runs */
@@ -109,6 +115,11 @@ uint64_t jf_emit_patch(struct jf_emitter *em, uint64_t addr, const void *bytes,
 		       uint32_t size, const char *reason);
 uint64_t jf_emit_guard(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
 		       uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc);
+/* The same with enum jf_guard_flags. A guard reached by several branches (LuaJIT: every
+ * branch to one exit stub) is one GUARD record per branch with the same ids. */
+uint64_t jf_emit_guard_flags(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
+			     uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc,
+			     uint32_t flags);
 uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
 			const struct jf_pc_map_entry *entries, uint32_t count);
 uint64_t jf_emit_code_object(struct jf_emitter *em, uint64_t id, const char *name,

@@ -92,6 +92,7 @@ struct jf_zone_record {
 		struct {
 			uint64_t guard_id, trace_id, branch_addr, stub_addr;
 			uint32_t resume_pc;
+			uint32_t flags;         /* enum jf_guard_flags (emitter.h) */
 		} guard;
 		struct {
 			uint64_t region_addr;
