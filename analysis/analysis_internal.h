@@ -77,6 +77,11 @@ struct thread_state {
 	enum jf_code_class prev_class;
 	uint64_t prev_region_start;   /* live region of the previous block (0: none) */
 	int32_t prev_trace;
+	/* Inside a call of the emitter: its code, and the library code it calls, until it
+	 * returns to its caller, are instrumentation. */
+	int in_instrumentation;
+	int prev_in_emitter;          /* the previous block was the emitter's own code */
+	uint8_t prev_end;             /* how the previous block ended (enum jf_block_end) */
 	uint64_t prev_fallthrough;    /* where the previous block continues without a branch
 	                               * (0: it ended in one that was taken, or unknown) */
 	/* A guard branch ended the previous block; the next block tells its direction. */

@@ -229,6 +229,26 @@ static void follow_exit(struct jf_analysis *a, struct thread_state *t,
 	}
 }
 
+/* The emitter's code is instrumentation, and so is the native code it calls (libc's
+ * write, memcpy, locks, clocks) until the emitter returns to its caller. */
+static enum jf_code_class instrumentation_call(struct thread_state *t, enum jf_code_class cls)
+{
+	int in_emitter = cls == JF_CLASS_INSTRUMENTATION;
+
+	if (in_emitter)
+		t->in_instrumentation = 1;
+	else if (t->in_instrumentation && t->has_prev && t->prev_in_emitter &&
+		 t->prev_end == JF_END_RETURN)
+		t->in_instrumentation = 0; /* back in its caller */
+	else if (t->in_instrumentation && (cls == JF_CLASS_RUNTIME || cls == JF_CLASS_NATIVE ||
+					   cls == JF_CLASS_KERNEL))
+		cls = JF_CLASS_INSTRUMENTATION;
+	else
+		t->in_instrumentation = 0;
+	t->prev_in_emitter = in_emitter;
+	return cls;
+}
+
 static void count_block(struct jf_analysis *a, struct thread_state *t, const struct jf_flow *f)
 {
 	const struct jf_block *b = &f->u.block;
@@ -239,6 +259,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 
 	if (cls == JF_CLASS_UNKNOWN && !r && a->cfg.native_class)
 		cls = a->cfg.native_class(a->cfg.native_ctx, b->start);
+	cls = instrumentation_call(t, cls);
 	split = jf_split_of(cls);
 	a->blocks++;
 	a->insns += b->ninsn;
@@ -316,6 +337,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	t->has_prev = 1;
 	t->prev_class = cls;
 	t->prev_region_start = r ? r->start : 0;
+	t->prev_end = b->end;
 	t->prev_fallthrough = (b->end == JF_END_NONE || b->end == JF_END_COND ||
 			       b->end == JF_END_COND_NOT_TAKEN) ?
 		(b->next ? b->next : b->last + b->last_size) : 0;

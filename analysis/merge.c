@@ -207,6 +207,9 @@ static void take_end_state(struct jf_analysis *a, const struct jf_analysis *late
 		ta->prev_class = tb->prev_class;
 		ta->prev_region_start = tb->prev_region_start;
 		ta->prev_fallthrough = tb->prev_fallthrough;
+		ta->prev_end = tb->prev_end;
+		ta->prev_in_emitter = tb->prev_in_emitter;
+		ta->in_instrumentation = tb->in_instrumentation;
 		ta->prev_trace = map_trace(a, later, tb->prev_trace);
 		ta->pending_guard = map_guard(a, later, tb->pending_guard);
 		ta->pending_fallthrough = tb->pending_fallthrough;

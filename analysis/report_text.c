@@ -67,7 +67,9 @@ static void split_table(FILE *out, const struct jf_split_result *s, int has_time
 		fprintf(out, " %15s %7s", "time", "%");
 	fputc('\n', out);
 	for (i = 0; i < JF_SPLIT_COUNT; i++) {
-		if (i == JF_SPLIT_UNKNOWN && !s->insns[i])
+		/* shown when there is any: most recordings have no unknown code, and only
+		 * runtimes linked with the emitter have instrumentation */
+		if ((i == JF_SPLIT_UNKNOWN || i == JF_SPLIT_INSTRUMENTATION) && !s->insns[i])
 			continue;
 		fprintf(out, "  %-14s %15" PRIu64 " %6.1f%%", jf_split_class_name(i), s->insns[i],
 			pct(s->insns[i], insns));

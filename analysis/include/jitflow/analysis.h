@@ -49,6 +49,9 @@ enum jf_code_class {
 	                          * GC, deopt) */
 	JF_CLASS_NATIVE,         /* libraries and other native code */
 	JF_CLASS_KERNEL,
+	JF_CLASS_INSTRUMENTATION, /* the zone emitter's code (INTERP_RANGE kind
+	                          * instrumentation) and what it calls until it returns:
+	                          * describing the runtime to jitflow, not running it */
 	JF_CLASS_COUNT,
 };
 
@@ -57,6 +60,7 @@ enum jf_split_class {
 	JF_SPLIT_INTERPRETER = 0,
 	JF_SPLIT_JITTED,         /* traces, bridges, stubs, trampolines, ICs, stencils */
 	JF_SPLIT_NATIVE,         /* the runtime's native code, libraries, kernel */
+	JF_SPLIT_INSTRUMENTATION, /* never counted as native: the emitter's own cost */
 	JF_SPLIT_UNKNOWN,
 	JF_SPLIT_COUNT,
 };

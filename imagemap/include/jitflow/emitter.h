@@ -55,6 +55,8 @@ enum jf_interp_range_kind {
 	JF_INTERP_GC = 5,
 	JF_INTERP_DEOPT = 6,
 	JF_INTERP_RUNTIME = 7,        /* other runtime native code */
+	JF_INTERP_INSTRUMENTATION = 8, /* code that only describes the runtime to jitflow:
+	                               * the emitter itself reports its own code so at open */
 };
 
 enum jf_event_kind {
