@@ -178,16 +178,17 @@ void jf_report_guards(FILE *out, const struct jf_analysis_result *r, const struc
 	if (!idx)
 		return;
 	fprintf(out, "Guards (top %zu of %zu by exits)\n", n, r->nguards);
-	fprintf(out, "  %13s %10s %12s %9s %9s  %s\n", "trace/guard", "exits", "passes", "fail %",
-		"resume pc", "bridge");
+	fprintf(out, "  %13s %10s %10s %12s %9s %9s  %s\n", "trace/guard", "exits", "to interp",
+		"passes", "fail %", "resume pc", "bridge");
 	for (i = 0; i < n; i++) {
 		const struct jf_guard_result *g = &r->guards[idx[i]];
 		uint64_t runs = g->exits + g->passes;
 		char id[32];
 
 		snprintf(id, sizeof(id), "%" PRIu64 "/%" PRIu64, g->trace_id, g->guard_id);
-		fprintf(out, "  %13s %10" PRIu64 " %12" PRIu64 " %8.2f%% %9u  ", id, g->exits,
-			g->passes, pct(g->exits, runs), g->resume_pc);
+		fprintf(out, "  %13s %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %8.2f%% %9u  ", id,
+			g->exits, g->exits - g->to_bridge, g->passes, pct(g->exits, runs),
+			g->resume_pc);
 		if (g->has_bridge)
 			fprintf(out, "bridge %" PRIu64 " after %" PRIu64 " exits (%" PRIu64 " since)",
 				g->bridge_id, g->exits_before_bridge, g->exits - g->exits_before_bridge);
