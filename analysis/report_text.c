@@ -91,6 +91,16 @@ static void transitions(FILE *out, const struct jf_split_result *s)
 			s->transitions[JF_SPLIT_JITTED][JF_SPLIT_NATIVE],
 		s->transitions[JF_SPLIT_NATIVE][JF_SPLIT_INTERPRETER] +
 			s->transitions[JF_SPLIT_NATIVE][JF_SPLIT_JITTED]);
+	if (s->insns[JF_SPLIT_INSTRUMENTATION]) {
+		uint64_t calls = 0;
+		int i;
+
+		for (i = 0; i < JF_SPLIT_COUNT; i++)
+			if (i != JF_SPLIT_INSTRUMENTATION)
+				calls += s->transitions[i][JF_SPLIT_INSTRUMENTATION];
+		fprintf(out, "               into instrumentation (the zone emitter) %" PRIu64 "\n",
+			calls);
+	}
 }
 
 void jf_report_split(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
