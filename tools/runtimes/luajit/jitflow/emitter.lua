@@ -38,6 +38,7 @@ uint64_t jf_emit_event(struct jf_emitter *em, uint32_t kind, uint64_t arg);
 local M = {
 	REGION_TRACE = 2, REGION_BRIDGE = 3, REGION_EXIT_STUB = 4,
 	INTERP_RUNTIME = 7,
+	CLOCK_TSC = 1,
 	EVENT_TRACE_START = 2, EVENT_TRACE_ABORT = 3, EVENT_LOOP_HEADER = 6,
 }
 
@@ -46,7 +47,9 @@ function M.open()
 	local path = os.getenv("JITFLOW_EMIT_LIB")
 	local ok, lib = pcall(ffi.load, path and path ~= "" and path or "jitflow_emit")
 	if not ok then return nil, "cannot load the emitter library: " .. tostring(lib) end
-	local em = lib.jf_emitter_open(nil, 0)
+	-- TSC timestamps: no clock_gettime per record (a system call on many VMs: 4 times
+	-- the cost of the rest of a record in tools/bench/bench_emit)
+	local em = lib.jf_emitter_open(nil, M.CLOCK_TSC)
 	if em == nil then return nil, "cannot open the zone file (JITFLOW_ZONE_DIR or .)" end
 	return lib, em
 end
