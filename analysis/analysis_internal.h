@@ -142,9 +142,23 @@ struct thread_state {
 	enum jf_code_class prev_class;
 	uint64_t prev_region_start;   /* live region of the previous block (0: none) */
 	int32_t prev_trace;
+	/* Inside a call of the emitter: its code, and the library code it calls, until it
+	 * returns to its caller, are instrumentation. */
+	int in_instrumentation;
+	int prev_in_emitter;          /* the previous block was the emitter's own code */
+	uint8_t prev_end;             /* how the previous block ended (enum jf_block_end) */
+	uint64_t prev_fallthrough;    /* where the previous block continues without a branch
+	                               * (0: it ended in one that was taken, or unknown) */
 	/* A guard branch ended the previous block; the next block tells its direction. */
 	int32_t pending_guard;
 	uint64_t pending_fallthrough;
+	/* A guard exited and control has not yet left jitted code or reached a trace's
+	 * entry: if it reaches that guard's bridge, the exit went to the bridge. */
+	int32_t exit_guard;
+	/* This part has not yet seen an exit resolved, a trace entry or unjitted code: a
+	 * bridge entered meanwhile may continue an exit of the part before (merging). */
+	int prefix_open;
+	int32_t prefix_bridge_entry;
 	/* Time is attributed to what ran until the next timestamp. */
 	int has_time;
 	uint64_t last_time;
@@ -158,6 +172,8 @@ struct thread_state {
 	int32_t first_entry_region;   /* ... and of this region */
 	uint64_t first_region_start;
 	int32_t first_trace;          /* the first block's trace */
+	int32_t first_header_trace;   /* the first block counted an iteration of this trace
+	                               * at its loop header (-1: no) */
 	int64_t first_iteration;      /* iterations closed before the first block, or -1 when
 	                               * it ran before any iteration mark */
 	int has_first_time;
@@ -206,6 +222,12 @@ struct jf_analysis {
 	int time_is_ns, time_is_synthetic;
 	struct jf_views_state views;      /* views.c */
 };
+
+/* Whether a guard's branch, taken or falling through, left through its exit. */
+static inline int jf_guard_exited(const struct jf_guard_result *g, int taken)
+{
+	return (g->flags & JF_GUARD_EXIT_ON_FALLTHROUGH) ? !taken : taken;
+}
 
 /* zone_model.c */
 void jf_zone_model_free(struct jf_zone_model *zm);

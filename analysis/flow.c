@@ -24,6 +24,9 @@ struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid)
 	a->threads[i].tid = tid;
 	a->threads[i].split.tid = tid;
 	a->threads[i].pending_guard = -1;
+	a->threads[i].exit_guard = -1;
+	a->threads[i].prefix_open = 1;
+	a->threads[i].prefix_bridge_entry = -1;
 	a->threads[i].prev_trace = -1;
 	/* Until a block says where the thread is, its time is in unknown code. */
 	a->threads[i].time_split = JF_SPLIT_UNKNOWN;
@@ -32,6 +35,7 @@ struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid)
 	a->threads[i].first_trace = -1;
 	a->threads[i].first_entry_trace = -1;
 	a->threads[i].first_entry_region = -1;
+	a->threads[i].first_header_trace = -1;
 	a->cur_thread = i;
 	a->nthreads++;
 	return &a->threads[i];
@@ -62,13 +66,16 @@ void jf_split_add(struct jf_split_result *to, const struct jf_split_result *from
 	to->guard_exits += from->guard_exits;
 }
 
-static void resolve_guard(struct jf_analysis *a, struct thread_state *t, int32_t g, int exited)
+/* taken: the branch did not fall through. */
+static void resolve_guard(struct jf_analysis *a, struct thread_state *t, int32_t g, int taken)
 {
 	struct jf_guard_result *guard = &a->guards[g];
 
-	if (exited) {
+	if (jf_guard_exited(guard, taken)) {
 		uint32_t tr;
 
+		t->exit_guard = g;
+		t->prefix_open = 0;
 		guard->exits++;
 		t->split.guard_exits++;
 		jf_views_guard_exit(a, t->tid, t->has_time, t->last_time, (uint32_t)g);
@@ -125,6 +132,8 @@ static void lose_track(struct jf_analysis *a, struct thread_state *t)
 	if (t->pending_guard >= 0)
 		a->guards[t->pending_guard].unresolved++;
 	t->pending_guard = -1;
+	t->exit_guard = -1;
+	t->prefix_open = 0;
 	t->has_prev = 0;
 	t->prev_region_start = 0;
 	t->prev_trace = -1;
@@ -222,8 +231,11 @@ static void end_at_guard(struct jf_analysis *a, struct thread_state *t,
 		return;
 	if (!jf_index_map_get(&a->zm.guard_by_branch, b->last, &g))
 		return;
-	/* A guard of code freed since: its branch address may hold other code now. */
-	if (!r || (r->region_key != a->guards[g].trace_id && r->cls != JF_CLASS_EXIT_STUB))
+	/* A guard of code freed since: its branch address may hold other code now. A side
+	 * trace's stack check exits through its parent's exit (LuaJIT), so the parent's
+	 * guards may also sit in its children. */
+	if (!r || (r->region_key != a->guards[g].trace_id && r->cls != JF_CLASS_EXIT_STUB &&
+		   !(r->trace >= 0 && a->traces[r->trace].parent_trace == a->guards[g].trace_id)))
 		return;
 	if (b->end == JF_END_COND_TAKEN || b->end == JF_END_COND_NOT_TAKEN) {
 		resolve_guard(a, t, (int32_t)g, b->end == JF_END_COND_TAKEN);
@@ -231,6 +243,60 @@ static void end_at_guard(struct jf_analysis *a, struct thread_state *t,
 	}
 	t->pending_guard = (int32_t)g;
 	t->pending_fallthrough = b->next ? b->next : b->last + b->last_size;
+}
+
+static int is_jitted(enum jf_code_class cls)
+{
+	return cls == JF_CLASS_TRACE || cls == JF_CLASS_BRIDGE || cls == JF_CLASS_EXIT_STUB ||
+	       cls == JF_CLASS_JITTED;
+}
+
+/* After a guard's exit, control goes through its stub (and, after LuaJIT's inverted loop
+ * branch, a jump) to the bridge attached to it or on to the interpreter. Arriving at that
+ * bridge's entry counts the exit as gone to the bridge; any trace's entry or code that is
+ * not jitted ends the exit's path. */
+static void follow_exit(struct jf_analysis *a, struct thread_state *t,
+			const struct live_region *r, enum jf_code_class cls, int32_t trace,
+			uint64_t start)
+{
+	int entry = r && trace >= 0 && start == r->start;
+
+	if (entry && a->traces[trace].kind == JF_REGION_BRIDGE) {
+		const struct jf_trace_result *tr = &a->traces[trace];
+
+		if (t->exit_guard >= 0) {
+			struct jf_guard_result *g = &a->guards[t->exit_guard];
+
+			if (g->trace_id == tr->parent_trace && g->guard_id == tr->parent_guard)
+				g->to_bridge++;
+		} else if (t->prefix_open) {
+			t->prefix_bridge_entry = trace;
+		}
+	}
+	if (entry || !is_jitted(cls)) {
+		t->exit_guard = -1;
+		t->prefix_open = 0;
+	}
+}
+
+/* The emitter's code is instrumentation, and so is the native code it calls (libc's
+ * write, memcpy, locks, clocks) until the emitter returns to its caller. */
+static enum jf_code_class instrumentation_call(struct thread_state *t, enum jf_code_class cls)
+{
+	int in_emitter = cls == JF_CLASS_INSTRUMENTATION;
+
+	if (in_emitter)
+		t->in_instrumentation = 1;
+	else if (t->in_instrumentation && t->has_prev && t->prev_in_emitter &&
+		 t->prev_end == JF_END_RETURN)
+		t->in_instrumentation = 0; /* back in its caller */
+	else if (t->in_instrumentation && (cls == JF_CLASS_RUNTIME || cls == JF_CLASS_NATIVE ||
+					   cls == JF_CLASS_KERNEL))
+		cls = JF_CLASS_INSTRUMENTATION;
+	else
+		t->in_instrumentation = 0;
+	t->prev_in_emitter = in_emitter;
+	return cls;
 }
 
 static void count_block(struct jf_analysis *a, struct thread_state *t, const struct jf_flow *f)
@@ -243,6 +309,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 
 	if (cls == JF_CLASS_UNKNOWN && !r && a->cfg.native_class)
 		cls = a->cfg.native_class(a->cfg.native_ctx, b->start);
+	cls = instrumentation_call(t, cls);
 	split = jf_split_of(cls);
 	jf_views_block_begin(a, t->tid, r, cls, trace, b);
 	a->blocks++;
@@ -254,6 +321,8 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		resolve_guard(a, t, t->pending_guard, b->start != t->pending_fallthrough);
 		t->pending_guard = -1;
 	}
+	if (t->exit_guard >= 0 || t->prefix_open)
+		follow_exit(a, t, r, cls, trace, b->start);
 
 	if (r && b->start == r->start) {
 		int from_outside = !(t->has_prev && t->prev_region_start == r->start);
@@ -275,9 +344,14 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 				t->first_entry_trace = trace;
 		}
 	} else if (r && trace >= 0 && b->start == r->header &&
-		   a->traces[trace].kind != JF_REGION_BRIDGE) {
-		/* A back-edge, or a bridge jumping back into its loop. */
+		   a->traces[trace].kind != JF_REGION_BRIDGE &&
+		   !(t->has_prev && t->prev_fallthrough == b->start)) {
+		/* A back-edge, or a bridge jumping back into its loop; not the fall-through
+		 * from code before the header (LuaJIT's first iteration, which its entry
+		 * counted, can end in a branch right before the loop label). */
 		a->traces[trace].iterations++;
+		if (!t->has_prev && !t->has_first)
+			t->first_header_trace = trace;
 	}
 
 	t->split.insns[split] += b->ninsn;
@@ -317,6 +391,10 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	t->has_prev = 1;
 	t->prev_class = cls;
 	t->prev_region_start = r ? r->start : 0;
+	t->prev_end = b->end;
+	t->prev_fallthrough = (b->end == JF_END_NONE || b->end == JF_END_COND ||
+			       b->end == JF_END_COND_NOT_TAKEN) ?
+		(b->next ? b->next : b->last + b->last_size) : 0;
 	t->prev_trace = trace;
 	if (f->flags & JF_FLOW_HAS_TIME)
 		attribute_time(a, t, f->time, split, trace);

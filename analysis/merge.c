@@ -32,10 +32,11 @@ static int resolve_seam_guard(struct jf_analysis *a, struct thread_state *ta,
 		return 0;
 	g = &a->guards[ta->pending_guard];
 	ta->pending_guard = -1;
-	if (tb->first_start == ta->pending_fallthrough) {
+	if (!jf_guard_exited(g, tb->first_start != ta->pending_fallthrough)) {
 		g->passes++;
 		return 0;
 	}
+	ta->exit_guard = (int32_t)(g - a->guards);
 	g->exits++;
 	ta->split.guard_exits++;
 	jf_views_seam_guard_exit(a, ta->tid, ta->has_time, ta->last_time,
@@ -85,6 +86,7 @@ static int merge_tables(struct jf_analysis *a, const struct jf_analysis *later,
 			d->branch_addr = s->branch_addr;
 			d->stub_addr = s->stub_addr;
 			d->resume_pc = s->resume_pc;
+			d->flags = s->flags;
 			d->code_object = s->code_object;
 		}
 		if (!d->has_bridge && s->has_bridge) {
@@ -99,6 +101,7 @@ static int merge_tables(struct jf_analysis *a, const struct jf_analysis *later,
 		}
 		d->exits += s->exits;
 		d->passes += s->passes;
+		d->to_bridge += s->to_bridge;
 		d->unresolved += s->unresolved;
 	}
 	for (i = 0; i < later->nregions; i++) {
@@ -170,6 +173,23 @@ static void join_seam(struct jf_analysis *a, const struct jf_analysis *later,
 		if (r >= 0)
 			a->regions[r].entries--;
 	}
+	/* tb's first block arrived at a loop header by falling through: no iteration. */
+	if (tb->first_header_trace >= 0 && ta->has_prev &&
+	    ta->prev_fallthrough == tb->first_start) {
+		int32_t t = map_trace(a, later, tb->first_header_trace);
+
+		if (t >= 0)
+			a->traces[t].iterations--;
+	}
+	/* An exit under way at a's end that reached its bridge early in tb's part. */
+	if (ta->exit_guard >= 0 && tb->prefix_bridge_entry >= 0) {
+		struct jf_guard_result *g = &a->guards[ta->exit_guard];
+		int32_t t = map_trace(a, later, tb->prefix_bridge_entry);
+
+		if (t >= 0 && g->trace_id == a->traces[t].parent_trace &&
+		    g->guard_id == a->traces[t].parent_guard)
+			g->to_bridge++;
+	}
 	if (ta->has_prev && tb->has_first) {
 		jf_split_add_transition(&ta->split, ta->prev_class, tb->first_class);
 		if (ta->prev_trace >= 0 && tb->first_region_start &&
@@ -199,10 +219,17 @@ static void take_end_state(struct jf_analysis *a, const struct jf_analysis *late
 		ta->has_prev = tb->has_prev;
 		ta->prev_class = tb->prev_class;
 		ta->prev_region_start = tb->prev_region_start;
+		ta->prev_fallthrough = tb->prev_fallthrough;
+		ta->prev_end = tb->prev_end;
+		ta->prev_in_emitter = tb->prev_in_emitter;
+		ta->in_instrumentation = tb->in_instrumentation;
 		ta->prev_trace = map_trace(a, later, tb->prev_trace);
 		ta->pending_guard = map_guard(a, later, tb->pending_guard);
 		ta->pending_fallthrough = tb->pending_fallthrough;
 	}
+	/* An exit path still open at tb's end is tb's own, or a's when tb never left it. */
+	if (!tb->prefix_open)
+		ta->exit_guard = map_guard(a, later, tb->exit_guard);
 	if (tb->has_time) {
 		ta->has_time = 1;
 		ta->last_time = tb->last_time;
@@ -310,9 +337,12 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 			ta->first_class = tb->first_class;
 			ta->first_region_start = tb->first_region_start;
 			ta->first_trace = map_trace(a, later, tb->first_trace);
+			ta->first_header_trace = map_trace(a, later, tb->first_header_trace);
 			ta->first_iteration = tb->first_iteration;
 			ta->has_first_time = tb->has_first_time;
 			ta->first_time = tb->first_time;
+			ta->prefix_open = tb->prefix_open;
+			ta->prefix_bridge_entry = map_trace(a, later, tb->prefix_bridge_entry);
 		}
 		jf_split_add(&ta->split, &tb->split);
 		take_end_state(a, later, ta, tb);

@@ -10,6 +10,7 @@ const char *jf_code_class_name(enum jf_code_class c)
 		[JF_CLASS_INLINE_CACHE] = "inline cache", [JF_CLASS_STENCIL] = "stencil",
 		[JF_CLASS_JITTED] = "jitted",         [JF_CLASS_RUNTIME] = "runtime native",
 		[JF_CLASS_NATIVE] = "other native",   [JF_CLASS_KERNEL] = "kernel",
+		[JF_CLASS_INSTRUMENTATION] = "instrumentation",
 	};
 	return (unsigned)c < JF_CLASS_COUNT ? names[c] : "unknown";
 }
@@ -19,6 +20,7 @@ const char *jf_split_class_name(enum jf_split_class c)
 	static const char *const names[JF_SPLIT_COUNT] = {
 		[JF_SPLIT_INTERPRETER] = "interpreter", [JF_SPLIT_JITTED] = "jitted",
 		[JF_SPLIT_NATIVE] = "native",           [JF_SPLIT_UNKNOWN] = "unknown",
+		[JF_SPLIT_INSTRUMENTATION] = "instrumentation",
 	};
 	return (unsigned)c < JF_SPLIT_COUNT ? names[c] : "unknown";
 }
@@ -34,6 +36,8 @@ enum jf_split_class jf_split_of(enum jf_code_class c)
 		return JF_SPLIT_JITTED;
 	case JF_CLASS_RUNTIME: case JF_CLASS_NATIVE: case JF_CLASS_KERNEL:
 		return JF_SPLIT_NATIVE;
+	case JF_CLASS_INSTRUMENTATION:
+		return JF_SPLIT_INSTRUMENTATION;
 	default:
 		return JF_SPLIT_UNKNOWN;
 	}

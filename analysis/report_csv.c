@@ -35,7 +35,8 @@ int jf_report_csv(FILE *out, const struct jf_analysis_result *r, const char *tab
 			fputc('\n', out);
 		}
 	} else if (!strcmp(table, "guards")) {
-		fprintf(out, "trace,guard,exits,passes,unresolved,branch,stub,resume_pc,bridge,exits_before_bridge\n");
+		fprintf(out, "trace,guard,exits,passes,unresolved,branch,stub,resume_pc,bridge,exits_before_bridge,"
+			"to_interpreter,to_bridge\n");
 		for (i = 0; i < r->nguards; i++) {
 			const struct jf_guard_result *g = &r->guards[i];
 
@@ -43,9 +44,10 @@ int jf_report_csv(FILE *out, const struct jf_analysis_result *r, const char *tab
 				",0x%" PRIx64 ",%u,", g->trace_id, g->guard_id, g->exits, g->passes,
 				g->unresolved, g->branch_addr, g->stub_addr, g->resume_pc);
 			if (g->has_bridge)
-				fprintf(out, "%" PRIu64 ",%" PRIu64 "\n", g->bridge_id, g->exits_before_bridge);
+				fprintf(out, "%" PRIu64 ",%" PRIu64 ",", g->bridge_id, g->exits_before_bridge);
 			else
-				fprintf(out, ",\n");
+				fprintf(out, ",,");
+			fprintf(out, "%" PRIu64 ",%" PRIu64 "\n", g->exits - g->to_bridge, g->to_bridge);
 		}
 	} else if (!strcmp(table, "split")) {
 		fprintf(out, "tid,class,instructions,time\n");

@@ -53,10 +53,11 @@ static void guard(FILE *out, const struct jf_guard_result *g)
 {
 	uint64_t runs = g->exits + g->passes;
 
-	fprintf(out, "{\"id\":%" PRIu64 ",\"exits\":%" PRIu64 ",\"passes\":%" PRIu64
+	fprintf(out, "{\"id\":%" PRIu64 ",\"exits\":%" PRIu64 ",\"to_interpreter\":%" PRIu64
+		",\"to_bridge\":%" PRIu64 ",\"passes\":%" PRIu64
 		",\"unresolved\":%" PRIu64 ",\"failure_rate\":%.6f,\"branch\":\"0x%" PRIx64
 		"\",\"stub\":\"0x%" PRIx64 "\",\"resume_pc\":%u,\"code_object\":%" PRIu64,
-		g->guard_id, g->exits, g->passes, g->unresolved,
+		g->guard_id, g->exits, g->exits - g->to_bridge, g->to_bridge, g->passes, g->unresolved,
 		runs ? (double)g->exits / (double)runs : 0.0, g->branch_addr, g->stub_addr,
 		g->resume_pc, g->code_object);
 	if (g->kind[0]) {

@@ -85,7 +85,9 @@ static void split_table(FILE *out, const struct jf_split_result *s, int has_time
 		fprintf(out, " %15s %7s", "time", "%");
 	fputc('\n', out);
 	for (i = 0; i < JF_SPLIT_COUNT; i++) {
-		if (i == JF_SPLIT_UNKNOWN && !s->insns[i])
+		/* shown when there is any: most recordings have no unknown code, and only
+		 * runtimes linked with the emitter have instrumentation */
+		if ((i == JF_SPLIT_UNKNOWN || i == JF_SPLIT_INSTRUMENTATION) && !s->insns[i])
 			continue;
 		fprintf(out, "  %-14s %15" PRIu64 " %6.1f%%", jf_split_class_name(i), s->insns[i],
 			pct(s->insns[i], insns));
@@ -107,6 +109,16 @@ static void transitions(FILE *out, const struct jf_split_result *s)
 			s->transitions[JF_SPLIT_JITTED][JF_SPLIT_NATIVE],
 		s->transitions[JF_SPLIT_NATIVE][JF_SPLIT_INTERPRETER] +
 			s->transitions[JF_SPLIT_NATIVE][JF_SPLIT_JITTED]);
+	if (s->insns[JF_SPLIT_INSTRUMENTATION]) {
+		uint64_t calls = 0;
+		int i;
+
+		for (i = 0; i < JF_SPLIT_COUNT; i++)
+			if (i != JF_SPLIT_INSTRUMENTATION)
+				calls += s->transitions[i][JF_SPLIT_INSTRUMENTATION];
+		fprintf(out, "               into instrumentation (the zone emitter) %" PRIu64 "\n",
+			calls);
+	}
 }
 
 void jf_report_split(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
@@ -204,7 +216,8 @@ void jf_report_guards(FILE *out, const struct jf_analysis_result *r, const struc
 	fprintf(out, "  %13s ", "trace/guard");
 	if (kinds)
 		fprintf(out, "%-20s ", "kind");
-	fprintf(out, "%10s %12s %9s %9s  %s\n", "exits", "passes", "fail %", "resume pc", "bridge");
+	fprintf(out, "%10s %10s %12s %9s %9s  %s\n", "exits", "to interp", "passes", "fail %",
+		"resume pc", "bridge");
 	for (i = 0; i < n; i++) {
 		const struct jf_guard_result *g = &r->guards[idx[i]];
 		uint64_t runs = g->exits + g->passes;
@@ -214,8 +227,8 @@ void jf_report_guards(FILE *out, const struct jf_analysis_result *r, const struc
 		fprintf(out, "  %13s ", id);
 		if (kinds)
 			fprintf(out, "%-20s ", g->kind[0] ? g->kind : "-");
-		fprintf(out, "%10" PRIu64 " %12" PRIu64 " %8.2f%% %9u  ", g->exits, g->passes,
-			pct(g->exits, runs), g->resume_pc);
+		fprintf(out, "%10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %8.2f%% %9u  ", g->exits,
+			g->exits - g->to_bridge, g->passes, pct(g->exits, runs), g->resume_pc);
 		if (g->has_bridge)
 			fprintf(out, "bridge %" PRIu64 " after %" PRIu64 " exits (%" PRIu64 " since)",
 				g->bridge_id, g->exits_before_bridge, g->exits - g->exits_before_bridge);

@@ -207,6 +207,7 @@ static int set_guard(struct jf_analysis *a, const struct jf_zone_record *rec)
 		if (kind)
 			snprintf(a->guards[g].kind, sizeof(a->guards[g].kind), "%.31s", kind);
 	}
+	a->guards[g].flags = rec->u.guard.flags;
 	return jf_index_map_put(&a->zm.guard_by_branch, rec->u.guard.branch_addr, (uint32_t)g);
 }
 
@@ -371,7 +372,8 @@ int jf_zone_model_apply(struct jf_analysis *a, const struct jf_zone_reader *read
 	case JF_ZONE_INTERP_RANGE: {
 		uint32_t k = rec->u.interp_range.kind;
 		enum jf_code_class cls = (k == JF_INTERP_EVAL_LOOP || k == JF_INTERP_HANDLER) ?
-			JF_CLASS_INTERPRETER : JF_CLASS_RUNTIME;
+			JF_CLASS_INTERPRETER : k == JF_INTERP_INSTRUMENTATION ?
+			JF_CLASS_INSTRUMENTATION : JF_CLASS_RUNTIME;
 
 		return jf_zone_model_add_native(&a->zm, rec->u.interp_range.start,
 						rec->u.interp_range.end, cls);

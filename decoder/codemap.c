@@ -42,6 +42,7 @@ struct jf_codemap {
 	struct pt_image *image;
 	uint64_t image_generation;
 	size_t last_hit;      /* lookups are very local: try the last hit first */
+	uint64_t copies;      /* in-memory copies made so far (each gets a path of its own) */
 	jf_codemap_fill_fn fill;
 	void *fill_ctx;
 };
@@ -278,10 +279,26 @@ int jf_codemap_add_file(struct jf_codemap *map, const char *path, uint64_t offse
 	return 0;
 }
 
+/* A path that opens fd and that no earlier copy used. libipt's section cache reuses a
+ * section with the same file name, offset, size and address, and fd numbers are reused
+ * once a copy is freed: a patch at an address patched before (a JIT that flushed and
+ * compiled anew at the same addresses) would decode with the old bytes. So each copy's
+ * path spells its serial number in binary between /proc/self/ and fd/N, a bit as "./"
+ * (0) or "fd/../" (1): the same directory, a different name. */
+static void unique_fd_path(char *path, size_t size, uint64_t serial, int fd)
+{
+	size_t n = (size_t)snprintf(path, size, "/proc/self/");
+
+	for (; serial && n < size; serial >>= 1)
+		n += (size_t)snprintf(path + n, size - n, "%s", (serial & 1) ? "fd/../" : "./");
+	if (n < size)
+		snprintf(path + n, size - n, "fd/%d", fd);
+}
+
 int jf_codemap_add_bytes(struct jf_codemap *map, const void *bytes, size_t size,
 			 uint64_t vaddr, const char *name, struct jf_error *err)
 {
-	char path[64];
+	char path[512];
 	struct backing *b;
 	const uint8_t *p = bytes;
 	size_t done = 0;
@@ -304,7 +321,7 @@ int jf_codemap_add_bytes(struct jf_codemap *map, const void *bytes, size_t size,
 		}
 		done += (size_t)n;
 	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	unique_fd_path(path, sizeof(path), ++map->copies, fd);
 	b = backing_get(map, path, err);
 	if (!b) {
 		close(fd);

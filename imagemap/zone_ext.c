@@ -148,7 +148,7 @@ int jf_zone_parse_ext(struct jf_zone_reader *r, struct jf_cursor *c, struct jf_z
 		rec->u.guard.stub_addr = jf_cur_u64(c);
 		rec->u.guard.resume_pc = jf_cur_u32(c);
 		rec->u.guard.op_kind = jf_cur_u16(c);
-		(void)jf_cur_u16(c);
+		rec->u.guard.flags = jf_cur_u16(c);
 		break;
 	case JF_ZONE_PC_MAP:
 		return pc_map(c, rec, err);

@@ -45,6 +45,7 @@ const char *jf_zone_interp_kind_name(uint32_t kind)
 	case JF_INTERP_GC: return "gc";
 	case JF_INTERP_DEOPT: return "deopt";
 	case JF_INTERP_RUNTIME: return "runtime";
+	case JF_INTERP_INSTRUMENTATION: return "instrumentation";
 	}
 	return "unknown";
 }

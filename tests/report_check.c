@@ -68,6 +68,19 @@ int jf_test_report_matches_counters(const char *dir, const char *counters, const
 				 "%.0f and %.0f", name, num(t, "id"), num(mine, "entries"),
 				 num(mine, "iterations"), num(t, "entries"), num(t, "iterations"));
 		traces++;
+		/* Each entry of a bridge is an exit of its guard that went on to it. */
+		if (cJSON_GetObjectItemCaseSensitive(t, "parent_trace")) {
+			const cJSON *parent = by_id(cJSON_GetObjectItemCaseSensitive(report, "traces"),
+						    num(t, "parent_trace"));
+			const cJSON *pg = parent ? by_id(cJSON_GetObjectItemCaseSensitive(parent,
+									       "guards"),
+							 num(t, "parent_guard")) : NULL;
+
+			if (!pg || num(pg, "to_bridge") != num(t, "entries"))
+				fail_msg("%s: bridge %.0f: its guard went to it %.0f times, the runtime "
+					 "counted %.0f entries", name, num(t, "id"),
+					 pg ? num(pg, "to_bridge") : -1, num(t, "entries"));
+		}
 		cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(t, "guards")) {
 			const cJSON *mg = by_id(cJSON_GetObjectItemCaseSensitive(mine, "guards"),
 						num(g, "id"));

@@ -124,9 +124,12 @@ static void write_zone_file(void)
 	nrecords = 0;
 	assert_int_equal(jf_zone_reader_open(&reader, zone_path, &err), 0);
 	while (jf_zone_next(reader, &rec, &err) > 0) {
-		/* The clock, marker and close records carry no code state for this script.
+		/* The clock, marker, close records and the emitter's own code range carry no
+		 * code state for this script.
 		 * Each region load is a CODE_LOAD followed by its REGION_LOAD: keep both. */
-		if (rec.id == JF_ZONE_CLOCK || rec.id == JF_ZONE_MARKER || rec.id == JF_JITDUMP_CODE_CLOSE)
+		if (rec.id == JF_ZONE_CLOCK || rec.id == JF_ZONE_MARKER || rec.id == JF_JITDUMP_CODE_CLOSE ||
+		    (rec.id == JF_ZONE_INTERP_RANGE &&
+		     rec.u.interp_range.kind == JF_INTERP_INSTRUMENTATION))
 			continue;
 		assert_true(nrecords < R_COUNT_MAX);
 		records[nrecords++] = rec;

@@ -54,8 +54,9 @@ static void test_single_thread_file_layout(void **state)
 	assert_string_equal(jf_emitter_path(em), path);
 	assert_true(file_is_mapped_executable(path));
 
-	assert_int_equal(jf_emit_region_load(em, &r), 3); /* CLOCK = 1, MARKER = 2 */
-	assert_int_equal(jf_emit_event(em, JF_EVENT_ITERATION, 7), 4);
+	/* CLOCK = 1, MARKER = 2, INTERP_RANGE (the emitter's own code) = 3 */
+	assert_int_equal(jf_emit_region_load(em, &r), 4);
+	assert_int_equal(jf_emit_event(em, JF_EVENT_ITERATION, 7), 5);
 	jf_emitter_close(em);
 	assert_false(file_is_mapped_executable(path));
 
@@ -91,14 +92,15 @@ static void test_single_thread_file_layout(void **state)
 		off += total;
 	}
 	assert_int_equal(off, size);
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 8);
 	assert_int_equal(ids[0], JF_ZONE_CLOCK);
 	assert_int_equal(ids[1], JF_ZONE_MARKER);
-	assert_int_equal(ids[2], JF_JITDUMP_CODE_LOAD);
-	assert_int_equal(ids[3], JF_ZONE_REGION_LOAD);
-	assert_int_equal(ids[4], JF_ZONE_EVENT);
-	assert_int_equal(ids[5], JF_ZONE_CLOCK);
-	assert_int_equal(ids[6], JF_JITDUMP_CODE_CLOSE);
+	assert_int_equal(ids[2], JF_ZONE_INTERP_RANGE);
+	assert_int_equal(ids[3], JF_JITDUMP_CODE_LOAD);
+	assert_int_equal(ids[4], JF_ZONE_REGION_LOAD);
+	assert_int_equal(ids[5], JF_ZONE_EVENT);
+	assert_int_equal(ids[6], JF_ZONE_CLOCK);
+	assert_int_equal(ids[7], JF_JITDUMP_CODE_CLOSE);
 	free(data);
 }
 

@@ -78,6 +78,7 @@ static void cut_file_of(const char *recording, const char *name, const char *ext
 	struct stat_result whole, part;
 	uint64_t last = 0;
 	size_t size, k, decoded = 0;
+	char *records = NULL;        /* the zone file's records (zone dump --json) */
 	uint8_t *bytes;
 
 	snprintf(dir, sizeof(dir), "%s/cut", jf_test_tmpdir());
@@ -92,10 +93,22 @@ static void cut_file_of(const char *recording, const char *name, const char *ext
 	assert_true(whole.insns > 0);
 	free(whole.out);
 
+	if (kind == CUT_ZONE_FILE) {
+		char cmd[8400];
+
+		snprintf(cmd, sizeof(cmd), "%s zone dump --json %s", jf_test_cli(), whole_path);
+		assert_int_equal(jf_test_run(cmd, &records), 0);
+	}
 	for (k = 0; k < CUTS; k++) {
 		/* From a few bytes to one byte short of the whole file. */
 		size_t n = k == CUTS - 1 ? size - 1 : 1 + (size - 1) * k / (CUTS - 1);
-		char *err;
+		char *err, at[64];
+
+		/* A zone file cut between two records is only shorter: nothing to report.
+		 * Cut inside the record instead. */
+		snprintf(at, sizeof(at), "\"offset\":%zu,", n);
+		while (records && strstr(records, at))
+			snprintf(at, sizeof(at), "\"offset\":%zu,", --n);
 
 		jf_test_write_file(path, bytes, n);
 		stat_recording(dir, kind, extra, &part);
@@ -135,6 +148,7 @@ static void cut_file_of(const char *recording, const char *name, const char *ext
 	}
 	/* Most cuts decode part of the recording. */
 	assert_true(decoded >= CUTS / 2);
+	free(records);
 	free(bytes);
 }
 
@@ -156,7 +170,7 @@ static void test_minivm_zone_file_cut(void **state)
 	char rec[4096];
 
 	recording(rec, sizeof(rec), "minivm-bridge");
-	cut_file_of(rec, "jit-31540.dump", "", CUT_ZONE_FILE);
+	cut_file_of(rec, "jit-30059.dump", "", CUT_ZONE_FILE);
 }
 
 static void test_fib_perf_data_cut(void **state)

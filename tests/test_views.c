@@ -173,10 +173,11 @@ static const cJSON *item(const cJSON *o, const char *key)
 
 static int split_index(const char *cat)
 {
-	static const char *const names[] = { "interpreter", "jitted", "native", "unknown" };
+	static const char *const names[] = { "interpreter", "jitted", "native",
+					      "instrumentation", "unknown" };
 	int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		if (!strcmp(cat, names[i]))
 			return i;
 	fail_msg("span of unknown category '%s'", cat);
@@ -201,10 +202,11 @@ static void check_timeline(const struct input *in)
 	const char *unit = item(report, "time_unit")->valuestring;
 	int timed = strcmp(unit, "none") != 0;
 	char cmd[4096], path[1024], *text;
-	uint64_t spans[4] = { 0 }, exits = 0, want_exits = 0;
+	uint64_t spans[5] = { 0 }, exits = 0, want_exits = 0;
 	struct span_at *at;
 	size_t nat = 0, i;
-	static const char *const split[] = { "interpreter", "jitted", "native", "unknown" };
+	static const char *const split[] = { "interpreter", "jitted", "native",
+					      "instrumentation", "unknown" };
 
 	snprintf(path, sizeof(path), "%s/timeline.json", jf_test_tmpdir());
 	snprintf(cmd, sizeof(cmd), "'%s' timeline %s -o '%s'", jf_test_cli(), in->args, path);
@@ -260,7 +262,7 @@ static void check_timeline(const struct input *in)
 			fail_msg("%s: event of phase '%s'", in->name, ph->valuestring);
 		}
 	}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		const cJSON *total = item(item(report, "split"), "total");
 		uint64_t want = (uint64_t)item(item(total, timed ? "time" : "instructions"),
 					       split[i])->valuedouble;

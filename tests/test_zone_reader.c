@@ -34,19 +34,19 @@ static const char *write_every_record(const char *sub)
 	mkdir(dir, 0755);
 	em = jf_emitter_open(dir, JF_EMIT_CLOCK_MONOTONIC);
 	assert_non_null(em);
-	assert_int_equal(jf_emit_code_object(em, 11, "f", "f.mvm", 12), 3);
-	assert_int_equal(jf_emit_op_name(em, 4, "ADD"), 4);
+	assert_int_equal(jf_emit_code_object(em, 11, "f", "f.mvm", 12), 4);
+	assert_int_equal(jf_emit_op_name(em, 4, "ADD"), 5);
 	assert_int_equal(jf_emit_interp_range(em, JF_INTERP_HANDLER, 0x401000, 0x401080,
-					      "op_add"), 5);
-	assert_int_equal(jf_emit_event(em, JF_EVENT_COMPILE_BEGIN, 7), 6);
-	assert_int_equal(jf_emit_region_load(em, &r), 7);
-	assert_int_equal(jf_emit_guard(em, 5, 7, 0x7f0000010003, 0x7f0000020000, 99), 8);
-	assert_int_equal(jf_emit_pc_map(em, 0x7f0000010000, pcs, 3), 9);
+					      "op_add"), 6);
+	assert_int_equal(jf_emit_event(em, JF_EVENT_COMPILE_BEGIN, 7), 7);
+	assert_int_equal(jf_emit_region_load(em, &r), 8);
+	assert_int_equal(jf_emit_guard(em, 5, 7, 0x7f0000010003, 0x7f0000020000, 99), 9);
+	assert_int_equal(jf_emit_pc_map(em, 0x7f0000010000, pcs, 3), 10);
 	assert_int_equal(jf_emit_patch(em, 0x7f0000010001, patch_bytes, sizeof(patch_bytes),
-				       "guard 5 -> bridge"), 10);
+				       "guard 5 -> bridge"), 11);
 	assert_int_equal(jf_emit_region_move(em, 0x7f0000010000, 0x7f0000030000,
-					     sizeof(trace_code)), 11);
-	assert_int_equal(jf_emit_region_free(em, 0x7f0000030000, sizeof(trace_code)), 12);
+					     sizeof(trace_code)), 12);
+	assert_int_equal(jf_emit_region_free(em, 0x7f0000030000, sizeof(trace_code)), 13);
 	snprintf(path, sizeof(path), "%s", jf_emitter_path(em));
 	jf_emitter_close(em);
 	return path;
@@ -84,8 +84,12 @@ static void test_round_trip_every_record(void **state)
 	next_ok(r, &rec, JF_ZONE_MARKER);
 	assert_int_equal(rec.u.marker.addr, (uint64_t)(uintptr_t)&jf_emitter_marker);
 	assert_int_equal(rec.u.marker.methods, JF_ZONE_MARKER_CALLS);
+	next_ok(r, &rec, JF_ZONE_INTERP_RANGE); /* the emitter's own code */
+	assert_int_equal(rec.u.interp_range.kind, JF_INTERP_INSTRUMENTATION);
+	assert_true(rec.u.interp_range.start <= (uint64_t)(uintptr_t)&jf_emitter_marker &&
+		    (uint64_t)(uintptr_t)&jf_emitter_marker < rec.u.interp_range.end);
 	next_ok(r, &rec, JF_ZONE_CODE_OBJECT);
-	assert_int_equal(rec.seq, 3);
+	assert_int_equal(rec.seq, 4);
 	assert_int_equal(rec.tid, (uint32_t)gettid());
 	assert_int_equal(rec.u.code_object.id, 11);
 	assert_int_equal(rec.u.code_object.line, 12);
@@ -112,7 +116,7 @@ static void test_round_trip_every_record(void **state)
 	assert_memory_equal(rec.u.code_load.code, trace_code, sizeof(trace_code));
 	code_offset = rec.u.code_load.code_offset;
 	next_ok(r, &rec, JF_ZONE_REGION_LOAD);
-	assert_int_equal(rec.seq, 7);
+	assert_int_equal(rec.seq, 8);
 	assert_int_equal(rec.u.region_load.addr, 0x7f0000010000);
 	assert_int_equal(rec.u.region_load.size, sizeof(trace_code));
 	assert_int_equal(rec.u.region_load.kind, JF_REGION_BRIDGE);
@@ -369,7 +373,7 @@ static void test_hostile_files(void **state)
 	/* records out of order: a sequence number going back */
 	off = find_record(orig, size, JF_ZONE_GUARD, 0);
 	FRESH(); set64(d + off + 16, 2);
-	expect_error(d, size, "sequence number 2, expected more than 7 of the record at offset");
+	expect_error(d, size, "sequence number 2, expected more than 8 of the record at offset");
 	/* ... and the message names both records, since either may be the damaged one */
 	{
 		struct jf_error err = { "" };
@@ -378,7 +382,7 @@ static void test_hostile_files(void **state)
 		char want[64];
 
 		assert_int_equal(read_all(d, size, &err, &records), -1);
-		/* the extension record before the GUARD holds sequence number 7 */
+		/* the extension record before the GUARD holds sequence number 8 */
 		prev = previous_ext_record(orig, size, prev);
 		snprintf(want, sizeof(want), "of the record at offset %zu before it", prev);
 		if (!strstr(err.msg, want))
@@ -492,7 +496,7 @@ static void test_ptwrite_only_where_the_cpu_has_it(void **state)
 	mkdir(dir, 0755);
 	em = jf_emitter_open(dir, JF_EMIT_PTWRITE);
 	assert_non_null(em);
-	assert_int_equal(jf_emit_event(em, JF_EVENT_ITERATION, 1), 3); /* would SIGILL if wrong */
+	assert_int_equal(jf_emit_event(em, JF_EVENT_ITERATION, 1), 4); /* would SIGILL if wrong */
 	jf_emitter_flush(em);
 	assert_int_equal(jf_zone_reader_open(&r, jf_emitter_path(em), &err), 0);
 	next_ok(r, &rec, JF_ZONE_CLOCK);

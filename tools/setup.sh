@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # dpkg-dev and file: `cpack -G DEB` (dpkg-shlibdeps); groff-base: the install test renders man pages.
-packages=(cmake pkg-config gcc clang libipt-dev libopencsd-dev libopencsd-bin libelf-dev
+packages=(cmake pkg-config gcc clang libipt-dev libopencsd-dev libopencsd-bin luajit libelf-dev
           libcapstone-dev libcmocka-dev qemu-user linux-perf nodejs time python3 libcjson-dev
           pypy3 dpkg-dev file groff-base)
 missing=()

@@ -6,6 +6,7 @@
 enum { EMPTY = 0 };
 #define DELETED UINT64_MAX
 
+JF_EMIT_CODE
 static size_t slot_of(uint64_t addr, size_t cap)
 {
 	addr ^= addr >> 33;
@@ -16,6 +17,7 @@ static size_t slot_of(uint64_t addr, size_t cap)
 
 /* Rehash without the deleted slots; double only when live entries need it, so freeing
  * and reloading code forever does not grow the table. */
+JF_EMIT_CODE
 static int grow(struct jf_code_index_table *t)
 {
 	size_t live = 0, cap, i;
@@ -54,6 +56,7 @@ static int grow(struct jf_code_index_table *t)
 }
 
 /* Address 0 and UINT64_MAX are never code addresses we can track; they are ignored. */
+JF_EMIT_CODE
 int jf_code_index_put(struct jf_code_index_table *t, uint64_t addr, uint64_t index)
 {
 	size_t s;
@@ -74,6 +77,7 @@ int jf_code_index_put(struct jf_code_index_table *t, uint64_t addr, uint64_t ind
 	return 0;
 }
 
+JF_EMIT_CODE
 static size_t find(const struct jf_code_index_table *t, uint64_t addr)
 {
 	size_t s;
@@ -87,6 +91,7 @@ static size_t find(const struct jf_code_index_table *t, uint64_t addr)
 	return SIZE_MAX;
 }
 
+JF_EMIT_CODE
 int jf_code_index_get(const struct jf_code_index_table *t, uint64_t addr, uint64_t *index)
 {
 	size_t s = find(t, addr);
@@ -97,6 +102,7 @@ int jf_code_index_get(const struct jf_code_index_table *t, uint64_t addr, uint64
 	return 1;
 }
 
+JF_EMIT_CODE
 void jf_code_index_del(struct jf_code_index_table *t, uint64_t addr)
 {
 	size_t s = find(t, addr);
@@ -105,6 +111,7 @@ void jf_code_index_del(struct jf_code_index_table *t, uint64_t addr)
 		t->addr[s] = DELETED; /* keeps probe chains intact; counted in used until grow */
 }
 
+JF_EMIT_CODE
 void jf_code_index_free(struct jf_code_index_table *t)
 {
 	free(t->addr);

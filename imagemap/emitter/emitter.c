@@ -13,11 +13,16 @@
 #include "emitter_internal.h"
 #include "jitflow/zone_format.h"
 
+/* The bounds of the emitter's code section (JF_EMIT_CODE), from the linker. */
+extern const char __start_jitflow_emit_text[] __attribute__((visibility("hidden")));
+extern const char __stop_jitflow_emit_text[] __attribute__((visibility("hidden")));
+
 /* Emitters still open, flushed by the atexit handler. */
 static pthread_mutex_t open_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct jf_emitter *open_list;
 static pthread_once_t atexit_once = PTHREAD_ONCE_INIT;
 
+JF_EMIT_CODE
 int jf_emit_fail(struct jf_emitter *em, const char *what)
 {
 	if (!em->failed) {
@@ -28,6 +33,7 @@ int jf_emit_fail(struct jf_emitter *em, const char *what)
 	return -1;
 }
 
+JF_EMIT_CODE
 static int write_all(struct jf_emitter *em, const uint8_t *p, size_t size)
 {
 	while (size) {
@@ -43,6 +49,7 @@ static int write_all(struct jf_emitter *em, const uint8_t *p, size_t size)
 	return 0;
 }
 
+JF_EMIT_CODE
 static int flush_locked(struct jf_emitter *em)
 {
 	int rc = 0;
@@ -54,6 +61,7 @@ static int flush_locked(struct jf_emitter *em)
 }
 
 /* Fill the buffer, writing it out each time it is full. */
+JF_EMIT_CODE
 void jf_emit_put_slow(struct jf_emitter *em, const void *data, size_t size)
 {
 	const uint8_t *p = data;
@@ -71,6 +79,7 @@ void jf_emit_put_slow(struct jf_emitter *em, const void *data, size_t size)
 }
 
 
+JF_EMIT_CODE
 void jf_emit_put_str(struct jf_emitter *em, const char *s)
 {
 	if (!s)
@@ -78,6 +87,7 @@ void jf_emit_put_str(struct jf_emitter *em, const char *s)
 	jf_emit_put(em, s, strlen(s) + 1);
 }
 
+JF_EMIT_CODE
 static void put_prefix(struct jf_emitter *em, uint32_t id, size_t total)
 {
 	jf_emit_put_u32(em, id);
@@ -85,11 +95,13 @@ static void put_prefix(struct jf_emitter *em, uint32_t id, size_t total)
 	jf_emit_put_u64(em, jf_emit_now(em->flags));
 }
 
+JF_EMIT_CODE
 void jf_emit_begin_jitdump(struct jf_emitter *em, uint32_t id, size_t body_size)
 {
 	put_prefix(em, id, JF_JITDUMP_PREFIX_SIZE + body_size);
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_begin_ext(struct jf_emitter *em, uint32_t id, size_t body_size)
 {
 	uint64_t seq = em->next_seq++;
@@ -102,6 +114,7 @@ uint64_t jf_emit_begin_ext(struct jf_emitter *em, uint32_t id, size_t body_size)
 	return seq;
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_end(struct jf_emitter *em, uint64_t seq)
 {
 	int failed = em->failed;
@@ -120,6 +133,7 @@ uint64_t jf_emit_end(struct jf_emitter *em, uint64_t seq)
 	return seq;
 }
 
+JF_EMIT_CODE
 static void flush_all_at_exit(void)
 {
 	struct jf_emitter *em;
@@ -133,11 +147,13 @@ static void flush_all_at_exit(void)
 	pthread_mutex_unlock(&open_list_lock);
 }
 
+JF_EMIT_CODE
 static void register_atexit(void)
 {
 	atexit(flush_all_at_exit);
 }
 
+JF_EMIT_CODE
 static void write_header(struct jf_emitter *em)
 {
 	jf_emit_put_u32(em, JF_JITDUMP_MAGIC);
@@ -152,6 +168,7 @@ static void write_header(struct jf_emitter *em)
 
 /* A pair of simultaneous clock readings, so a reader can convert timestamps to the trace's
  * clock (and, from the pairs at open and close, derive the tick rate). */
+JF_EMIT_CODE
 static uint64_t emit_clock(struct jf_emitter *em)
 {
 	uint64_t seq, mono, ticks;
@@ -175,6 +192,7 @@ static uint64_t emit_clock(struct jf_emitter *em)
 }
 
 /* Where the marker function is in this process, and which markers follow records. */
+JF_EMIT_CODE
 static uint64_t emit_marker_info(struct jf_emitter *em)
 {
 	uint64_t seq;
@@ -192,6 +210,7 @@ static uint64_t emit_marker_info(struct jf_emitter *em)
 	return jf_emit_end(em, seq);
 }
 
+JF_EMIT_CODE
 struct jf_emitter *jf_emitter_open(const char *dir, unsigned flags)
 {
 	struct jf_emitter *em;
@@ -233,6 +252,9 @@ struct jf_emitter *jf_emitter_open(const char *dir, unsigned flags)
 	}
 	emit_clock(em);
 	emit_marker_info(em);
+	jf_emit_interp_range(em, JF_INTERP_INSTRUMENTATION,
+			     (uint64_t)(uintptr_t)__start_jitflow_emit_text,
+			     (uint64_t)(uintptr_t)__stop_jitflow_emit_text, "jitflow emitter");
 
 	pthread_once(&atexit_once, register_atexit);
 	pthread_mutex_lock(&open_list_lock);
@@ -242,6 +264,7 @@ struct jf_emitter *jf_emitter_open(const char *dir, unsigned flags)
 	return em;
 }
 
+JF_EMIT_CODE
 int jf_emitter_flush(struct jf_emitter *em)
 {
 	int rc;
@@ -254,6 +277,7 @@ int jf_emitter_flush(struct jf_emitter *em)
 	return rc;
 }
 
+JF_EMIT_CODE
 void jf_emitter_close(struct jf_emitter *em)
 {
 	struct jf_emitter **p;
@@ -283,6 +307,7 @@ void jf_emitter_close(struct jf_emitter *em)
 	free(em);
 }
 
+JF_EMIT_CODE
 const char *jf_emitter_error(const struct jf_emitter *em)
 {
 	if (!em)
@@ -290,6 +315,7 @@ const char *jf_emitter_error(const struct jf_emitter *em)
 	return em->error[0] ? em->error : NULL;
 }
 
+JF_EMIT_CODE
 const char *jf_emitter_path(const struct jf_emitter *em)
 {
 	return em ? em->path : NULL;

@@ -43,6 +43,12 @@ struct jf_emitter {
 	uint8_t buffer[JF_EMIT_BUFFER_SIZE];
 };
 
+/* Every function of the emitter lives in one section, whose bounds the linker names
+ * (__start_/__stop_jitflow_emit_text): the emitter reports that range as
+ * instrumentation (INTERP_RANGE kind JF_INTERP_INSTRUMENTATION), so that an analysis
+ * shows its cost apart from the runtime's own code. */
+#define JF_EMIT_CODE __attribute__((section("jitflow_emit_text")))
+
 /* Helpers stay out of the shared library's exported symbols. */
 #pragma GCC visibility push(hidden)
 

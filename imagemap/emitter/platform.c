@@ -13,6 +13,7 @@
 
 #include "emitter_internal.h"
 
+JF_EMIT_CODE
 uint64_t jf_emit_monotonic_ns(void)
 {
 	struct timespec ts;
@@ -22,6 +23,7 @@ uint64_t jf_emit_monotonic_ns(void)
 }
 
 /* The architecture's free-running counter: what a PT/ETM trace timestamps with. */
+JF_EMIT_CODE
 uint64_t jf_emit_ticks(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -38,6 +40,7 @@ uint64_t jf_emit_ticks(void)
 
 /* Counter frequency if the architecture states it (AArch64 does; x86 does not portably:
  * 0 there, and a reader derives it from the two CLOCK records at open and close). */
+JF_EMIT_CODE
 uint64_t jf_emit_tick_hz(void)
 {
 #if defined(__aarch64__)
@@ -50,11 +53,13 @@ uint64_t jf_emit_tick_hz(void)
 #endif
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_now(unsigned flags)
 {
 	return (flags & JF_EMIT_CLOCK_TSC) ? jf_emit_ticks() : jf_emit_monotonic_ns();
 }
 
+JF_EMIT_CODE
 uint32_t jf_emit_tid(void)
 {
 	static __thread uint32_t tid;
@@ -65,6 +70,7 @@ uint32_t jf_emit_tid(void)
 }
 
 /* CPUID.(EAX=14H,ECX=0):EBX[4] says PTWRITE exists. */
+JF_EMIT_CODE
 int jf_emit_cpu_has_ptwrite(void)
 {
 #if defined(__x86_64__)
@@ -82,6 +88,7 @@ int jf_emit_cpu_has_ptwrite(void)
 
 /* PTWRITE r64 (F3 REX.W 0F AE /4 with rax), as bytes so that assemblers without the
  * mnemonic still build it. Only called after jf_emit_cpu_has_ptwrite() said yes. */
+JF_EMIT_CODE
 void jf_emit_ptwrite(uint64_t value)
 {
 #if defined(__x86_64__)
@@ -91,6 +98,7 @@ void jf_emit_ptwrite(uint64_t value)
 #endif
 }
 
+JF_EMIT_CODE
 uint32_t jf_emit_elf_machine(void)
 {
 #if defined(__x86_64__)

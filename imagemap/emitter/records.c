@@ -6,17 +6,20 @@
 #include "emitter_internal.h"
 #include "jitflow/zone_format.h"
 
+JF_EMIT_CODE
 static size_t str_size(const char *s)
 {
 	return (s ? strlen(s) : 0) + 1;
 }
 
 /* A record's total_size is a u32; anything near that is a caller's bug, refused (0). */
+JF_EMIT_CODE
 static int too_big(size_t body)
 {
 	return body > (1u << 30);
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_region_load(struct jf_emitter *em, const struct jf_region *r)
 {
 	uint64_t seq, code_index;
@@ -56,6 +59,7 @@ uint64_t jf_emit_region_load(struct jf_emitter *em, const struct jf_region *r)
 	return jf_emit_end(em, seq);
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_region_free(struct jf_emitter *em, uint64_t addr, uint64_t size)
 {
 	uint64_t seq;
@@ -70,6 +74,7 @@ uint64_t jf_emit_region_free(struct jf_emitter *em, uint64_t addr, uint64_t size
 	return jf_emit_end(em, seq);
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_region_move(struct jf_emitter *em, uint64_t old_addr, uint64_t new_addr,
 			     uint64_t size)
 {
@@ -100,6 +105,7 @@ uint64_t jf_emit_region_move(struct jf_emitter *em, uint64_t old_addr, uint64_t 
 	return jf_emit_end(em, seq);
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_patch(struct jf_emitter *em, uint64_t addr, const void *bytes,
 		       uint32_t size, const char *reason)
 {
@@ -117,8 +123,17 @@ uint64_t jf_emit_patch(struct jf_emitter *em, uint64_t addr, const void *bytes,
 	return jf_emit_end(em, seq);
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_guard(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
 		       uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc)
+{
+	return jf_emit_guard_flags(em, guard_id, trace_id, branch_addr, stub_addr, resume_pc, 0);
+}
+
+JF_EMIT_CODE
+uint64_t jf_emit_guard_flags(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
+			     uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc,
+			     uint32_t flags)
 {
 	uint64_t seq;
 
@@ -131,10 +146,12 @@ uint64_t jf_emit_guard(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_
 	jf_emit_put_u64(em, branch_addr);
 	jf_emit_put_u64(em, stub_addr);
 	jf_emit_put_u32(em, resume_pc);
-	jf_emit_put_u32(em, 0);
+	jf_emit_put_u16(em, 0); /* op_kind: none (runtimes that name guard kinds say so) */
+	jf_emit_put_u16(em, (uint16_t)flags);
 	return jf_emit_end(em, seq);
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
 			const struct jf_pc_map_entry *entries, uint32_t count)
 {
@@ -160,6 +177,7 @@ uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
 	return jf_emit_end(em, seq);
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_code_object(struct jf_emitter *em, uint64_t id, const char *name,
 			     const char *file, uint32_t line)
 {
@@ -178,6 +196,7 @@ uint64_t jf_emit_code_object(struct jf_emitter *em, uint64_t id, const char *nam
 	return jf_emit_end(em, seq);
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_interp_range(struct jf_emitter *em, uint32_t kind, uint64_t start,
 			      uint64_t end, const char *name)
 {
@@ -196,6 +215,7 @@ uint64_t jf_emit_interp_range(struct jf_emitter *em, uint32_t kind, uint64_t sta
 	return jf_emit_end(em, seq);
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_op_name(struct jf_emitter *em, uint16_t op_kind, const char *name)
 {
 	uint64_t seq;
@@ -211,6 +231,7 @@ uint64_t jf_emit_op_name(struct jf_emitter *em, uint16_t op_kind, const char *na
 	return jf_emit_end(em, seq);
 }
 
+JF_EMIT_CODE
 uint64_t jf_emit_event(struct jf_emitter *em, uint32_t kind, uint64_t arg)
 {
 	uint64_t seq;

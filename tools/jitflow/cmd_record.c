@@ -9,6 +9,7 @@
 #include "code_pieces.h"
 #include "commands.h"
 #include "record_pypylog.h"
+#include "record_env.h"
 #include "recorder.h"
 
 static const char pt_pmu[] = "/sys/bus/event_source/devices/intel_pt";
@@ -39,6 +40,10 @@ static void usage(FILE *out)
 		"                so the recording decodes anywhere (and can be checked in)\n"
 		"  $JITFLOW_QEMU the qemu-x86_64 binary to use\n"
 		"  $JITFLOW_QEMU_PLUGIN  the plugin to load (default: found beside jitflow)\n\n"
+		"Runtimes describe their code into DIR without extra flags: jitflow sets\n"
+		"JITFLOW_ZONE_DIR=DIR (the zone emitter writes jit-PID.dump there), and for\n"
+		"LuaJIT LUA_INIT (loads jitflow's module) and JITFLOW_EMIT_LIB, each only\n"
+		"when not already set.\n"
 		"PyPy (PROGRAM named pypy*): PYPYLOG is set to write the JIT's code, addresses,\n"
 		"optimized traces and counters (" JF_PYPYLOG_SECTIONS ")\n"
 		"to DIR/pypylog.log; a PYPYLOG of your own is kept and its file copied there.\n");
@@ -126,6 +131,10 @@ int jf_cmd_record(int argc, char **argv)
 	if (jf_pypylog_plan(&pypy, opt.out_dir, opt.argv[0]) < 0)
 		return JF_EXIT_FAIL;
 
+	if (jf_record_setup_env(opt.out_dir, 1) < 0) {
+		fprintf(stderr, "jitflow record: %s: cannot create directory: %m\n", opt.out_dir);
+		return JF_EXIT_FAIL;
+	}
 	if (!emulate && access(pt_pmu, F_OK) == 0) {
 		if (mkdir(opt.out_dir, 0777) && errno != EEXIST) {
 			fprintf(stderr, "jitflow record: %s: cannot create directory: %m\n",

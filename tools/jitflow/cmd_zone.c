@@ -182,6 +182,8 @@ static void print_fields(struct dump *d, const struct jf_zone_record *rec)
 		field_x(d, "branch", rec->u.guard.branch_addr);
 		field_x(d, "stub", rec->u.guard.stub_addr);
 		field_u(d, "resume_pc", rec->u.guard.resume_pc);
+		if (rec->u.guard.flags)
+			field_u(d, "flags", rec->u.guard.flags);
 		break;
 	case JF_ZONE_PC_MAP:
 		field_x(d, "region", rec->u.pc_map.region_addr);

@@ -53,6 +53,9 @@ enum jf_code_class {
 	                          * GC, deopt) */
 	JF_CLASS_NATIVE,         /* libraries and other native code */
 	JF_CLASS_KERNEL,
+	JF_CLASS_INSTRUMENTATION, /* the zone emitter's code (INTERP_RANGE kind
+	                          * instrumentation) and what it calls until it returns:
+	                          * describing the runtime to jitflow, not running it */
 	JF_CLASS_COUNT,
 };
 
@@ -61,6 +64,7 @@ enum jf_split_class {
 	JF_SPLIT_INTERPRETER = 0,
 	JF_SPLIT_JITTED,         /* traces, bridges, stubs, trampolines, ICs, stencils */
 	JF_SPLIT_NATIVE,         /* the runtime's native code, libraries, kernel */
+	JF_SPLIT_INSTRUMENTATION, /* never counted as native: the emitter's own cost */
 	JF_SPLIT_UNKNOWN,
 	JF_SPLIT_COUNT,
 };
@@ -73,7 +77,10 @@ struct jf_guard_result {
 	uint64_t guard_id, trace_id;
 	uint64_t branch_addr, stub_addr;
 	uint32_t resume_pc;
+	uint32_t flags;             /* enum jf_guard_flags of its GUARD records */
 	uint64_t exits, passes;
+	uint64_t to_bridge;         /* exits that went on to the bridge attached to it (the
+	                             * rest, exits - to_bridge, went to the interpreter) */
 	uint64_t unresolved;        /* branch executed, direction unknown (trace stopped) */
 	uint64_t bridge_id;         /* trace id of the bridge attached to it (0 = none) */
 	uint64_t exits_before_bridge; /* exits until the bridge was attached */

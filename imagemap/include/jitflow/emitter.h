@@ -58,6 +58,8 @@ enum jf_interp_range_kind {
 	JF_INTERP_GC = 5,
 	JF_INTERP_DEOPT = 6,
 	JF_INTERP_RUNTIME = 7,        /* other runtime native code */
+	JF_INTERP_INSTRUMENTATION = 8, /* code that only describes the runtime to jitflow:
+	                               * the emitter itself reports its own code so at open */
 };
 
 enum jf_event_kind {
@@ -69,6 +71,12 @@ enum jf_event_kind {
 	JF_EVENT_LOOP_HEADER = 6,     /* arg = the address of the header of the loop trace
 	                               * loaded last, where its back-edges jump, when that is
 	                               * not the trace's entry (e.g. entry code runs first) */
+};
+
+enum jf_guard_flags {
+	/* The guard's branch stays in the trace when taken and exits when it falls through
+	 * (to an unconditional jump to the exit stub): LuaJIT's inverted loop branch. */
+	JF_GUARD_EXIT_ON_FALLTHROUGH = 1 << 0,
 };
 
 struct jf_region {
@@ -112,6 +120,11 @@ uint64_t jf_emit_patch(struct jf_emitter *em, uint64_t addr, const void *bytes,
 		       uint32_t size, const char *reason);
 uint64_t jf_emit_guard(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
 		       uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc);
+/* The same with enum jf_guard_flags. A guard reached by several branches (LuaJIT: every
+ * branch to one exit stub) is one GUARD record per branch with the same ids. */
+uint64_t jf_emit_guard_flags(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
+			     uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc,
+			     uint32_t flags);
 uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
 			const struct jf_pc_map_entry *entries, uint32_t count);
 uint64_t jf_emit_code_object(struct jf_emitter *em, uint64_t id, const char *name,

@@ -95,7 +95,8 @@ struct jf_zone_record {
 		struct {
 			uint64_t guard_id, trace_id, branch_addr, stub_addr;
 			uint32_t resume_pc;
-			uint16_t op_kind;
+			uint16_t op_kind;       /* named by an OP_NAME record (0: none) */
+			uint16_t flags;         /* enum jf_guard_flags (emitter.h) */
 		} guard;
 		struct {
 			uint64_t region_addr;

@@ -1,0 +1,10 @@
+/* The environment `jitflow record` sets up for the recorded program (record_env.c). */
+#ifndef JITFLOW_TOOLS_RECORD_ENV_H
+#define JITFLOW_TOOLS_RECORD_ENV_H
+
+/* Creates out_dir and sets, where the user has not, JITFLOW_ZONE_DIR (out_dir),
+ * JITFLOW_EMIT_LIB and LUA_INIT (jitflow's LuaJIT module). Returns -1 when out_dir cannot
+ * be created. verbose: say on stderr when LUA_INIT is the user's own. */
+int jf_record_setup_env(const char *out_dir, int verbose);
+
+#endif

@@ -1,0 +1,278 @@
+-- jitflow for LuaJIT 2.1: describes every trace LuaJIT compiles to jitflow's zone file, so
+-- that a hardware control-flow trace (or `jitflow record`) of the program can be decoded
+-- through LuaJIT's machine code and reported per trace and exit.
+--
+--   luajit -l jitflow prog.lua        (jitflow record does this by itself, with LUA_INIT)
+--
+-- It listens to LuaJIT's "trace" VM event (jit.attach) and, through the FFI, calls
+-- jitflow's emitter library. No change to LuaJIT or to the program. Per trace:
+--   * a region with its machine code (jit.util.tracemc): kind trace (root) or bridge
+--     (side trace, with its parent trace and exit), the prototype and line it starts at,
+--     its link type; the loop label as LOOP_HEADER;
+--   * the exit stub groups its exits use (shared by all traces), as exit-stub regions;
+--   * a guard per exit: every branch of its code that goes to that exit's stub, found by
+--     disassembling the code (capstone); an inverted loop branch is a guard that exits
+--     when it falls through;
+--   * after each new trace, every live trace's code is read again and any byte that
+--     changed (LuaJIT patching a parent's exit branches to a new side trace) is written as
+--     a PATCH: nothing about patching is assumed;
+--   * on "flush" every region is freed (the machine code memory is reused).
+-- Trace numbers start again from 1 after a flush: jitflow's trace id is then
+-- number + 2^32 * flushes, and the generation is the flush count.
+--
+-- Not written: pc maps (jit.util gives no machine-code offset for an IR instruction or a
+-- snapshot, so there is no code -> bytecode mapping without changing LuaJIT) and the
+-- guards' resume pcs (0). LuaJIT's interpreter is not described as an interpreter range:
+-- Debian's luajit has no symbols for lj_vm_*, so it shows as the luajit binary's native code.
+local ffi = require("ffi")
+local jutil = require("jit.util")
+local emitter = require("jitflow.emitter")
+local x64 = require("jitflow.x64")
+
+local M = { stats = { traces = 0, side = 0, aborts = 0, flushes = 0, patches = 0,
+		      unexpected_patches = 0, unguarded_exits = 0, guards = 0 } }
+
+local lib, em
+local epoch = 0            -- flushes so far
+local live = {}            -- trace number -> what was emitted for it
+local started = {}         -- trace number -> its "start" event
+local stub_groups = {}     -- exit stub group base address -> size (live)
+local stub_exit = {}       -- exit stub address -> exit number
+local code_objects, next_code_object = {}, 1
+local STUBS_PER_GROUP = 32 -- LuaJIT's EXITSTUBS_PER_GROUP on x86/x64
+
+local function warn(fmt, ...)
+	io.stderr:write("jitflow.lua: ", string.format(fmt, ...), "\n")
+end
+
+local function trace_id(traceno)
+	return traceno + epoch * 4294967296
+end
+
+-- The shared exit stub of an exit number (x86/x64 take the exit number alone).
+local function stub_of(exitno)
+	return jutil.traceexitstub(exitno)
+end
+
+-- A stub group: 32 x (push imm8; jmp short) then push, [mov], jmp to lj_vm_exit_handler.
+local function describe_stub_group(group)
+	local base = stub_of(group * STUBS_PER_GROUP)
+	if not base or stub_groups[base] then return end
+	local bytes = ffi.string(ffi.cast("const char *", base), 4 * STUBS_PER_GROUP + 32)
+	local list, err = x64.instructions(bytes, base, true)
+	if not list then
+		warn("exit stub group %d at 0x%x: %s", group, base, err or "?")
+		return
+	end
+	local size
+	for k = 1, list.n do
+		local b = list.branch[k]
+		if list.off[k] >= 4 * STUBS_PER_GROUP and b and b.kind ~= "jcc" then
+			size = list.off[k] + list.len[k]
+			break
+		end
+	end
+	if not size then
+		warn("exit stub group %d at 0x%x: no jump to the exit handler", group, base)
+		return
+	end
+	for e = 0, STUBS_PER_GROUP - 1 do
+		stub_exit[base + 4 * e] = group * STUBS_PER_GROUP + e
+	end
+	stub_groups[base] = size
+	local r = ffi.new("struct jf_region")
+	local name = string.format("exit stubs %d-%d", group * STUBS_PER_GROUP,
+				   group * STUBS_PER_GROUP + STUBS_PER_GROUP - 1)
+	r.name, r.addr, r.code, r.size = name, base, bytes, size
+	r.kind, r.generation = emitter.REGION_EXIT_STUB, epoch
+	lib.jf_emit_region_load(em, r)
+end
+
+local function code_object(func)
+	local fi = jutil.funcinfo(func)
+	local file, line = fi.source or "?", fi.linedefined or 0
+	local key = file .. ":" .. line
+	if not code_objects[key] then
+		local id = next_code_object
+		next_code_object = id + 1
+		code_objects[key] = id
+		local name = fi.addr and "(C function)" or (line == 0 and "main chunk" or
+			     string.format("function at %s:%d", file:gsub("^@", ""), line))
+		lib.jf_emit_code_object(em, id, name, (file:gsub("^@", "")), line)
+	end
+	return code_objects[key]
+end
+
+local function free_trace(traceno)
+	local t = live[traceno]
+	lib.jf_emit_region_free(em, t.addr, #t.code)
+	live[traceno] = nil
+end
+
+-- The 1-based byte range [i, j] widened to the instructions (list) that hold it.
+local function whole_instructions(list, i, j)
+	local from, to = i, j
+	for k = 1, list.n do
+		local off, len = list.off[k], list.len[k]
+		if off < i and off + len >= i then from = off + 1 end
+		if off < j and off + len >= j then to = off + len end
+	end
+	return from, to
+end
+
+-- Emit what changed in every live trace's code since it was last read: LuaJIT patches a
+-- parent's branches to an exit when a side trace for that exit is compiled.
+local function emit_patches(new_traceno, side_of, side_exit)
+	for traceno, t in pairs(live) do
+		local code = traceno ~= new_traceno and jutil.tracemc(traceno)
+		if code and code ~= t.code and #code == #t.code then
+			local n, i = #code, 1
+			while i <= n do
+				if code:byte(i) ~= t.code:byte(i) then
+					local j = i
+					while j < n and code:byte(j + 1) ~= t.code:byte(j + 1) do j = j + 1 end
+					-- expected: within the rel32 of a branch of this trace to side_exit
+					local ok = false
+					for _, b in ipairs(t.branches) do
+						if b.rel and traceno == side_of and b.exit == side_exit and
+						   i - 1 >= b.rel and j <= b.rel + 4 then ok = true end
+					end
+					local reason = string.format("exit %d of trace %d -> side trace %d",
+						side_exit or -1, traceno, new_traceno)
+					if not ok then
+						M.stats.unexpected_patches = M.stats.unexpected_patches + 1
+						reason = "unexpected change in trace " .. traceno
+						warn("%s at +%d (%d bytes)", reason, i - 1, j - i + 1)
+					end
+					-- whole instructions: a decoder cannot decode one that straddles
+					-- the old bytes and the patch
+					i, j = whole_instructions(t.list, i, j)
+					lib.jf_emit_patch(em, t.addr + i - 1, code:sub(i, j), j - i + 1, reason)
+					M.stats.patches = M.stats.patches + 1
+					i = j + 1
+				else
+					i = i + 1
+				end
+			end
+			t.code = code
+		elseif code and #code ~= #t.code then
+			warn("trace %d changed size (%d -> %d bytes)", traceno, #t.code, #code)
+		end
+	end
+end
+
+local function on_stop(traceno, func)
+	local info = jutil.traceinfo(traceno)
+	local code, addr, loop = jutil.tracemc(traceno)
+	if not info or not code then return end
+	local st = started[traceno] or {}
+	started[traceno] = nil
+	if live[traceno] then free_trace(traceno) end -- a number reused (trace collected)
+	local parent, pexit = st.parent, st.exit
+	for e = 0, info.nexit - 1 do
+		describe_stub_group(math.floor(e / STUBS_PER_GROUP))
+	end
+	if parent then describe_stub_group(math.floor(pexit / STUBS_PER_GROUP)) end
+
+	local list, err = x64.instructions(code, addr)
+	if not list then
+		warn("trace %d: %s; its guards are not described", traceno, err or "?")
+		list = { n = 0, off = {}, len = {}, branch = {} }
+	end
+	local vmstate = x64.vmstate_store(code, list, traceno)
+	local branches, unguarded = x64.exit_branches(list, addr, stub_exit)
+	M.stats.unguarded_exits = M.stats.unguarded_exits + #unguarded
+	for _, u in ipairs(unguarded) do
+		warn("trace %d: jump to exit %d at 0x%x has no branch to count", traceno, u.exit, u.at)
+	end
+
+	local fi = jutil.funcinfo(st.func or func, st.pc)
+	local where = string.format("%s:%d", (fi.source or "?"):gsub("^@", ""),
+				    fi.currentline or fi.linedefined or 0)
+	local id = trace_id(traceno)
+	local r = ffi.new("struct jf_region")
+	local name = parent and string.format("trace %d (side %d/%d) %s -> %s", traceno, parent,
+					      pexit, where, info.linktype)
+			 or string.format("trace %d %s -> %s", traceno, where, info.linktype)
+	r.name, r.addr, r.code, r.size = name, addr, code, #code
+	r.kind = parent and emitter.REGION_BRIDGE or emitter.REGION_TRACE
+	r.generation, r.trace_id = epoch, id
+	r.parent_trace = parent and trace_id(parent) or 0
+	r.parent_guard = pexit or 0
+	r.code_object = code_object(st.func or func)
+	lib.jf_emit_region_load(em, r)
+	if info.linktype == "loop" then
+		-- the loop label is where the back-edge, the last branch into the trace, goes;
+		-- tracemc's loop offset is checked against it (it is stale when LuaJIT moved the
+		-- code to align the loop)
+		local header
+		for k = list.n, 1, -1 do
+			local tgt = list.branch[k] and list.branch[k].target
+			if tgt and tgt >= addr and tgt < addr + #code then header = tgt break end
+		end
+		if header and header ~= addr + (loop or 0) then
+			M.stats.loop_offset_mismatches = (M.stats.loop_offset_mismatches or 0) + 1
+		end
+		if header and header ~= addr then
+			lib.jf_emit_event(em, emitter.EVENT_LOOP_HEADER, header)
+		end
+	end
+	for _, b in ipairs(branches) do
+		local owner, exitno = id, b.exit
+		if vmstate and b.off < vmstate then
+			-- before the trace stores its number: LuaJIT reports the exit in the context
+			-- of the trace running before (a side trace's stack check, its parent exit)
+			owner = parent and trace_id(parent) or 0
+		end
+		if owner ~= 0 then
+			lib.jf_emit_guard_flags(em, exitno, owner, b.branch, stub_of(exitno), 0, b.flags)
+			M.stats.guards = M.stats.guards + 1
+		end
+	end
+	live[traceno] = { addr = addr, code = code, branches = branches, list = list }
+	M.stats.traces = M.stats.traces + 1
+	if parent then M.stats.side = M.stats.side + 1 end
+	emit_patches(traceno, parent, pexit)
+end
+
+local function on_flush()
+	for traceno in pairs(live) do free_trace(traceno) end
+	for base, size in pairs(stub_groups) do lib.jf_emit_region_free(em, base, size) end
+	stub_groups, stub_exit, started = {}, {}, {}
+	epoch = epoch + 1
+	M.stats.flushes = M.stats.flushes + 1
+end
+
+local function on_trace(what, traceno, func, pc, a, b)
+	if what == "start" then
+		started[traceno] = { func = func, pc = pc, parent = a, exit = b }
+		lib.jf_emit_event(em, emitter.EVENT_TRACE_START, trace_id(traceno))
+	elseif what == "stop" then
+		on_stop(traceno, func)
+	elseif what == "abort" then
+		started[traceno] = nil
+		M.stats.aborts = M.stats.aborts + 1
+		lib.jf_emit_event(em, emitter.EVENT_TRACE_ABORT, trace_id(traceno))
+	elseif what == "flush" then
+		on_flush()
+	end
+end
+
+-- Starts describing traces (idempotent). Returns true, or nil and why not.
+function M.start()
+	if em then return true end
+	if jit.arch ~= "x64" then return nil, "only x64 is supported, not " .. jit.arch end
+	local err
+	lib, em = emitter.open()
+	if not lib then
+		err, lib, em = em, nil, nil
+		return nil, err
+	end
+	M.path = ffi.string(lib.jf_emitter_path(em))
+	jit.attach(on_trace, "trace")
+	return true
+end
+
+local ok, err = M.start()
+if not ok then warn("not describing traces: %s", err) end
+return M
