@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake pkg-config gcc clang libipt-dev libopencsd-dev libopencsd-bin libelf-dev
-          libcapstone-dev libcmocka-dev qemu-user linux-perf nodejs time python3 libcjson-dev)
+          libcapstone-dev libcmocka-dev qemu-user linux-perf nodejs time python3 libcjson-dev
+          libarchive-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

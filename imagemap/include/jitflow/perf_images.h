@@ -28,7 +28,8 @@ struct jf_perf_missing_image {
 	int32_t pid;
 	uint64_t addr, len;
 	uint64_t count;           /* how many MMAP records named it */
-	char reason[160];         /* e.g. "not found (also looked in 2 image directories)" */
+	char build_id[41];        /* hex, "" when the recording has none for it */
+	char reason[300];         /* e.g. "not found (also looked in 2 image directories)" */
 };
 
 struct jf_perf_images *jf_perf_images_new(void);
@@ -39,6 +40,18 @@ int jf_perf_images_add_dir(struct jf_perf_images *imgs, const char *dir, struct 
 /* Use file for mappings recorded under name (e.g. "[vdso]" -> a saved copy). */
 int jf_perf_images_add_file(struct jf_perf_images *imgs, const char *name, const char *file,
 			    struct jf_error *err);
+
+/* Find files by build-id in this perf build-id cache (--buildid-dir, an unpacked perf
+ * archive): looked at before the recorded path, as perf does. */
+int jf_perf_images_add_buildid_dir(struct jf_perf_images *imgs, const char *dir,
+				   struct jf_error *err);
+/* Recorded paths lie under dir (perf's --symfs): /usr/lib/x is read as dir/usr/lib/x. */
+int jf_perf_images_set_symfs(struct jf_perf_images *imgs, const char *dir,
+			     struct jf_error *err);
+/* The recording's build-id for files mapped under name (its HEADER_BUILD_ID): how they are
+ * found in the caches, and checked when found by name (a mismatch is reported missing). */
+int jf_perf_images_add_build_id(struct jf_perf_images *imgs, const char *name,
+				const uint8_t *id, size_t size, struct jf_error *err);
 
 /* Code of files with this base name is provided otherwise (a recording's saved code
  * pieces): their mappings load nothing and are not reported missing. */
