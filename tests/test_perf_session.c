@@ -591,6 +591,27 @@ static void build_two_cpus(struct pb *b, int mmap_last)
 	pb_finished_round(b);
 }
 
+/* perf merges the CPUs by time with its own decoder: the same instructions, in the same
+ * order, as ours. */
+static void assert_two_cpus_as_perf(const char *path)
+{
+	char theirs[8192], warnings[256], *side = NULL;
+	struct listing ours;
+
+	if (!have_perf())
+		return;
+	our_listing(path, &ours);
+	assert_int_equal(perf_listing(path, 1, theirs, sizeof(theirs), &side, warnings,
+				      sizeof(warnings)),
+			 0);
+	assert_string_equal(ours.insns, theirs);
+	/* perf counts the truncated AUX record we reported as loss. */
+	assert_non_null(strstr(warnings, "AUX data lost 1 times out of 2"));
+	assert_non_null(strstr(ours.insns, "0 400000\n"));
+	assert_non_null(strstr(ours.insns, "1 400000\n1 400005\n"));
+	free(side);
+}
+
 static void test_per_cpu_time_order(void **state)
 {
 	const char *path = tmp_path("cpus.data");
@@ -644,22 +665,7 @@ static void test_per_cpu_time_order(void **state)
 	assert_true(last_cpu1 >= 0 && lost_at > last_cpu1 && first_cpu0 > lost_at);
 	jf_perf_images_free(imgs);
 
-	/* perf merges the CPUs by time with its own decoder: the same instructions, in the
-	 * same order. */
-	if (have_perf()) {
-		char theirs[8192], warnings[256], *side = NULL;
-		struct listing ours;
-
-		our_listing(path, &ours);
-		assert_int_equal(perf_listing(path, 1, theirs, sizeof(theirs), &side, warnings,
-					      sizeof(warnings)),
-				 0);
-		assert_string_equal(ours.insns, theirs);
-		/* perf counts the truncated AUX record we reported as loss. */
-		assert_non_null(strstr(warnings, "AUX data lost 1 times out of 2"));
-		assert_non_null(strstr(ours.insns, "1 400000\n1 400005\n"));
-		free(side);
-	}
+	assert_two_cpus_as_perf(path);
 	pb_free(&b);
 }
 
@@ -679,19 +685,7 @@ static void test_mmap_after_the_aux_data(void **state)
 	assert_int_equal(res.insns, 2 * LOOP_INSNS);
 	assert_int_equal(jf_perf_images_nmissing(imgs), 0);
 	jf_perf_images_free(imgs);
-	if (have_perf()) {
-		char theirs[8192], warnings[256], *side = NULL;
-		struct listing ours;
-
-		our_listing(path, &ours);
-		assert_int_equal(perf_listing(path, 1, theirs, sizeof(theirs), &side, warnings,
-					      sizeof(warnings)),
-				 0);
-		assert_string_equal(ours.insns, theirs);
-		assert_non_null(strstr(ours.insns, "0 400000\n"));
-		assert_non_null(strstr(ours.insns, "1 400000\n"));
-		free(side);
-	}
+	assert_two_cpus_as_perf(path);
 	pb_free(&b);
 }
 
