@@ -157,7 +157,8 @@ int jf_cs_schedule_build(const struct jf_perf_data *d, struct cs_schedule *s,
 	/* Without times, file order is all there is. */
 	if (timed)
 		place_buffers(s, aux, naux, bufs, nbufs);
-	qsort(s->items, s->n, sizeof(*s->items), item_cmp);
+	if (s->n)
+		qsort(s->items, s->n, sizeof(*s->items), item_cmp);
 	goto done;
 oom:
 	rc = jf_fail(err, "%s: out of memory", jf_perf_data_path(d));
