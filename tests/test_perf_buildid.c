@@ -79,6 +79,33 @@ static unsigned long long stat_insns(const char *h, const char *file, const char
 	return n;
 }
 
+/* stat --json's missing_code: every gap is charged to a missing file with its build-id
+ * (the program starts in the dynamic loader, so that one at least). */
+static void assert_missing_code_charged(const char *file)
+{
+	char cmd[2400], *out, *p;
+	unsigned long long gaps = 0, charged = 0, n;
+
+	snprintf(cmd, sizeof(cmd), "HOME='%s' '%s' stat --json --perf '%s' --symfs '%s' "
+		 "2>/dev/null", empty, jf_test_cli(), file, empty);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	static const char key[] = "\"missing_code\":{\"gaps\":";
+
+	p = strstr(out, key);
+	assert_non_null(p);
+	gaps = strtoull(p + strlen(key), NULL, 10);
+	assert_true(gaps > 0);
+	assert_non_null(strstr(p, "ld-linux-x86-64.so.2\",\"build_id\":\""));
+	/* Each file's ,"gaps":N (the total's is preceded by '{'). */
+	while ((p = strstr(p + 1, ",\"gaps\":"))) {
+		n = strtoull(p + 8, NULL, 10);
+		charged += n;
+	}
+	assert_true(charged == gaps);
+	assert_non_null(strstr(out, "\"kernel_gaps\":0,\"unmapped_gaps\":0"));
+	free(out);
+}
+
 static void test_perf_archive_and_cache(void **state)
 {
 	char file[800], moved[800], args[1600], *w;
@@ -107,10 +134,12 @@ static void test_perf_archive_and_cache(void **state)
 	snprintf(args, sizeof(args), "--buildid-dir '%s/.debug'", home);
 	assert_true(stat_insns(empty, moved, args, &w) == want);
 	free(w);
-	/* Neither: each file is named with the build-id to look for. */
+	/* Neither: each file is named with the build-id to look for, and stat charges the
+	 * gaps where decoding stopped to the file whose code was missing. */
 	assert_true(stat_insns(empty, moved, "", &w) == 0);
 	assert_non_null(strstr(w, "no code for /usr/bin/true, build-id "));
 	free(w);
+	assert_missing_code_charged(moved);
 }
 
 static void test_wrong_file_under_symfs(void **state)
