@@ -110,7 +110,15 @@ int jf_perf_build_ids(const struct jf_perf_data *data, struct jf_perf_build_id *
 			return 0;
 		return jf_perf_build_ids_parse(bytes, size, offset, path, out, n, err);
 	}
-	/* Pipe mode: each entry is a record of its own. */
+	/* Pipe mode: a HEADER_FEATURE record may carry the section; each entry may also be a
+	 * record of its own. */
+	if (jf_perf_data_feature(data, JF_PERF_FEAT_BUILD_ID, &bytes, &size, &offset) &&
+	    parse_into(bytes, size, offset, path, out, n, &cap, err) < 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return -1;
+	}
 	jf_perf_data_begin(data, &cur);
 	while ((rc = jf_perf_data_next_header(data, &cur, &rec, err)) > 0) {
 		if (rec.type != JF_PERF_RECORD_HEADER_BUILD_ID)

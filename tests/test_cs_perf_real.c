@@ -118,7 +118,8 @@ static void decode(const char *file, const char *args, struct listing *l, char *
 	*warnings = jf_test_read_file(errs, NULL);
 }
 
-static void assert_same(const struct listing *ours, const struct listing *perf)
+static void assert_same(const struct listing *ours, const struct listing *perf,
+			const char *whose)
 {
 	unsigned i;
 
@@ -127,7 +128,7 @@ static void assert_same(const struct listing *ours, const struct listing *perf)
 		assert_string_equal(ours->cpu[i] ? ours->cpu[i] : "",
 				    perf->cpu[i] ? perf->cpu[i] : "");
 	assert_true(ours->total == perf->total);
-	fprintf(stderr, "%llu instructions, all equal to perf's\n", ours->total);
+	fprintf(stderr, "%llu instructions, all equal to %s\n", ours->total, whose);
 }
 
 static const char *capture(const char *name)
@@ -153,7 +154,7 @@ static void test_n1_with_archive_beside(void **state)
 	snprintf(gz, sizeof(gz), "%s/expected-perf-6.1-i1i.txt.gz", dir);
 	read_expected(gz, &perf);
 	decode(file, "", &ours, &warnings);
-	assert_same(&ours, &perf);
+	assert_same(&ours, &perf, "perf's");
 	/* Nothing is missing: the binary and the vDSO came from the archive. */
 	assert_null(strstr(warnings, "no code for"));
 	free(warnings);
@@ -177,7 +178,7 @@ static void test_n1_with_archive_option(void **state)
 	snprintf(args, sizeof(args), "--archive '%s/perf.data.tar.bz2'", dir);
 	read_expected(gz, &perf);
 	decode(link, args, &ours, &warnings);
-	assert_same(&ours, &perf);
+	assert_same(&ours, &perf, "perf's");
 	free(warnings);
 	free_listing(&ours);
 	free_listing(&perf);
@@ -189,6 +190,44 @@ static void test_n1_with_archive_option(void **state)
 					 "ea6ce2d9fb131cbdc1775806f2b40306b871d5c0"));
 	free(warnings);
 	free_listing(&ours);
+}
+
+/* Pipe mode (`perf inject -o -` writes it: attrs and features as records): the same
+ * instructions as the normal file, the binary given with --image-dir (a pipe carries no
+ * build-id section here, so the archive cannot be used), the vDSO missing in both. */
+static void test_n1_pipe_mode(void **state)
+{
+	struct listing normal = { 0 }, piped = { 0 };
+	char cmd[8000], file[1200], pipe[800], images[800], args[1000], *w;
+	const char *dir = capture("n1-sort-single");
+
+	(void)state;
+	if (jf_test_run("perf version >/dev/null 2>&1 && command -v bzip2 >/dev/null", NULL)) {
+		fprintf(stderr, "SKIP: perf or bzip2 not installed\n");
+		skip();
+	}
+	snprintf(file, sizeof(file), "%s/perf.data", dir);
+	snprintf(pipe, sizeof(pipe), "%s/n1-pipe.data", jf_test_tmpdir());
+	snprintf(images, sizeof(images), "%s/n1-images", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; perf inject -i '%s' -o - >'%s' 2>/dev/null; mkdir -p '%s'; cd '%s'; "
+		 "tar -xjf '%s/perf.data.tar.bz2' home; "
+		 "ln -sf \"$PWD\"/home/*/target/bubblesort_singlethread/sort/*/elf sort",
+		 file, pipe, images, images, dir);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	snprintf(args, sizeof(args), "--image-dir '%s'", images);
+	decode(pipe, args, &piped, &w);
+	free(w);
+	/* The normal file through a link, so the archive beside it is not found. */
+	snprintf(cmd, sizeof(cmd), "ln -sf '%s' '%s/n1-plain.data'", file, jf_test_tmpdir());
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	snprintf(file, sizeof(file), "%s/n1-plain.data", jf_test_tmpdir());
+	decode(file, args, &normal, &w);
+	free(w);
+	assert_true(piped.total > 60000);
+	assert_same(&piped, &normal, "the normal file's");
+	free_listing(&piped);
+	free_listing(&normal);
 }
 
 /* A sysroot holding file at the path the Android device had it. */
@@ -216,7 +255,7 @@ static void test_simpleperf_with_symfs(void **state)
 	snprintf(args, sizeof(args), "--symfs '%s'", root);
 	read_expected(gz, &perf);
 	decode(file, args, &ours, &warnings);
-	assert_same(&ours, &perf);
+	assert_same(&ours, &perf, "perf's");
 	free(warnings);
 	free_listing(&ours);
 	free_listing(&perf);
@@ -239,6 +278,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_n1_with_archive_beside),
 		cmocka_unit_test(test_n1_with_archive_option),
+		cmocka_unit_test(test_n1_pipe_mode),
 		cmocka_unit_test(test_simpleperf_with_symfs),
 	};
 

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake pkg-config gcc clang libipt-dev libopencsd-dev libopencsd-bin libelf-dev
           libcapstone-dev libcmocka-dev qemu-user linux-perf nodejs time python3 libcjson-dev
-          libarchive-dev)
+          libarchive-dev bzip2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
