@@ -371,6 +371,103 @@ static void test_code_replaced_between_buffers(void **state)
 	 * code replaced at the same address; the program's semantics are the oracle. */
 }
 
+/* Kernel code: an ETM trace at an EL1 address (code B at KBASE, as a JIT in the kernel or
+ * any kernel function would run), a [kernel.kallsyms] MMAP like perf's. With --kernel
+ * (an ELF, a vmlinux, holding B at KBASE) the path decodes; without it the gap is a
+ * kernel loss, located and counted apart from user space by stat. */
+#define KBASE 0xffff800010000000ull
+
+/* n little-endian bytes of v at p. */
+static void le(uint8_t *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* An ELF64 AArch64 executable with one loadable segment: code B at KBASE (file offset
+ * 4096), as in a vmlinux. */
+static void write_vmlinux(const char *path)
+{
+	uint8_t elf[4096 + sizeof(cs_syn_code_b)];
+
+	memset(elf, 0, sizeof(elf));
+	memcpy(elf, "\x7f" "ELF\x02\x01\x01", 7); /* 64-bit, little-endian, version 1 */
+	le(elf + 16, 2, 2);                          /* ET_EXEC */
+	le(elf + 18, 183, 2);                        /* EM_AARCH64 */
+	le(elf + 20, 1, 4);
+	le(elf + 24, KBASE, 8);                      /* entry */
+	le(elf + 32, 64, 8);                         /* program headers at 64 */
+	le(elf + 52, 64, 2);                         /* header size */
+	le(elf + 54, 56, 2);                         /* program header size, count */
+	le(elf + 56, 1, 2);
+	le(elf + 64, 1, 4);                          /* PT_LOAD, R+X */
+	le(elf + 68, 5, 4);
+	le(elf + 72, 4096, 8);                       /* offset, vaddr, paddr */
+	le(elf + 80, KBASE, 8);
+	le(elf + 88, KBASE, 8);
+	le(elf + 96, sizeof(cs_syn_code_b), 8);      /* file and memory size, align */
+	le(elf + 104, sizeof(cs_syn_code_b), 8);
+	le(elf + 112, 4096, 8);
+	memcpy(elf + 4096, cs_syn_code_b, sizeof(cs_syn_code_b));
+	jf_test_write_file(path, elf, sizeof(elf));
+}
+
+static void test_kernel_code(void **state)
+{
+	static const uint8_t trace_k[] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,   /* A-Sync */
+		0x01, 0x00,                                /* Trace Info */
+		0x04,                                      /* Trace On */
+		0x81, 0x31,                                /* Context: EL1, AArch64, NS */
+		0x9d, 0, 0, 0, 0x10, 0, 0x80, 0xff, 0xff,  /* Address KBASE */
+		0xd9,                                      /* Atoms E N */
+	};
+	static const unsigned path_b[] = { 0, 4, 8, 0xc, 0x10, 4, 8, 0xc, 0x10 };
+	char file[600], vmlinux[600], cmd[1400], want[512], *out, *insns;
+	struct pb b;
+	struct pb_sid sid = { PID, PID, 1000, 0 };
+	uint8_t t[256];
+	uint64_t priv[64];
+	size_t n, i, len = 0;
+
+	snprintf(vmlinux, sizeof(vmlinux), "%s/vmlinux", jf_test_tmpdir());
+	write_vmlinux(vmlinux);
+	n = cs_syn_frames(trace_k, sizeof(trace_k), CS_SYN_TRACE_ID, t, sizeof(t));
+	snprintf(file, sizeof(file), "%s/kernel.data", jf_test_tmpdir());
+	pb_init(&b);
+	pb_add_attr(&b, CS_PMU, 0, PB_SAMPLE_STD | PERF_SAMPLE_IP, PB_ATTR_SAMPLE_ID_ALL, 1);
+	pb_mmap(&b, -1, 0, KBASE, 0x1000000, KBASE, 1, "[kernel.kallsyms]_text", &sid);
+	pb_comm(&b, PID, PID, "syn", 1, &sid);
+	auxtrace_info(&b, priv, etm_priv(priv));
+	sid.time = 2000;
+	pb_aux(&b, 0, n, 0, &sid);
+	pb_auxtrace(&b, t, n, 0, 0, PID, 0);
+	pb_write(&b, file);
+	pb_free(&b);
+	for (i = 0; i < sizeof(path_b) / sizeof(path_b[0]); i++)
+		len += (size_t)snprintf(want + len, sizeof(want) - len, "%016llx\n",
+					KBASE + path_b[i]);
+
+	snprintf(cmd, sizeof(cmd), "'%s' decode --perf '%s' --kernel '%s'", jf_test_cli(), file,
+		 vmlinux);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	insns = instruction_lines(out);
+	assert_string_equal(insns, want);
+	free(insns);
+	free(out);
+
+	snprintf(cmd, sizeof(cmd), "'%s' stat --perf '%s' 2>&1", jf_test_cli(), file);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "no code for [kernel.kallsyms]_text"));
+	assert_non_null(strstr(out, "kernel code: give it with --kernel vmlinux"));
+	assert_non_null(strstr(out, "instructions    0\n"));
+	assert_non_null(strstr(out, "  kernel addresses (--kernel): 1 gap (first at offset 0x"));
+	assert_non_null(strstr(out, "ip 0xffff800010000000)"));
+	free(out);
+}
+
 static struct jf_codemap *test_map;
 
 static struct jf_codemap *map_for_pid(void *ctx, int32_t pid)
@@ -524,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_two_cpus_in_one_buffer),
 		cmocka_unit_test(test_mmap_after_the_aux_data),
 		cmocka_unit_test(test_code_replaced_between_buffers),
+		cmocka_unit_test(test_kernel_code),
 		cmocka_unit_test(test_library_offsets_and_missing_code),
 		cmocka_unit_test(test_metadata_layouts),
 		cmocka_unit_test(test_metadata_errors),

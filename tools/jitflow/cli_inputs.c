@@ -317,6 +317,8 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	}
 	if (in->perf_path)
 		return open_perf(in, err);
+	if (jf_cli_load_kernel(in, err) < 0)
+		return NULL;
 	if (in->cs_snapshot) {
 		/* The snapshot's memory dumps join the images of --raw/--elf in one code map. */
 		struct jf_decoder *dec = jf_cs_snapshot_decoder_new(in->cs_snapshot, in->map, err);

@@ -25,15 +25,42 @@ int jf_cli_perf_files_option(struct jf_cli_inputs *in, const char *opt, const ch
 	if (!strcmp(opt, "--symfs"))
 		return jf_perf_images_set_symfs(in->perf_images, val, err) < 0 ? -1 : 1;
 	if (!strcmp(opt, "--kernel")) {
-		/* The kernel's segments at their link addresses; its MMAP then needs nothing. */
+		in->kernel = val;
 		in->nimages++;
-		if (jf_load_elf_spec(in->map, in->symtab, val, err) < 0 ||
-		    jf_perf_images_provided(in->perf_images, "[kernel.kallsyms]", err) < 0 ||
-		    jf_perf_images_provided(in->perf_images, "[kernel.kallsyms]_text", err) < 0)
-			return -1;
 		return 1;
 	}
 	return 0;
+}
+
+/* The kernel's segments at their link addresses (its MMAP then needs nothing), once its
+ * build-id is checked against the recording's [kernel.kallsyms] one. */
+static int load_kernel(struct jf_cli_inputs *in, const struct jf_perf_build_id *ids,
+		       size_t n, struct jf_error *err)
+{
+	uint8_t have[JF_BUILD_ID_MAX];
+	char a[41], b[41];
+	size_t size, i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(ids[i].filename, "[kernel.kallsyms]") ||
+		    !jf_elf_build_id(in->kernel, have, &size) ||
+		    jf_build_id_same(have, size, ids[i].id, ids[i].size))
+			continue;
+		jf_build_id_hex(have, size, a);
+		jf_build_id_hex(ids[i].id, ids[i].size, b);
+		return jf_fail(err, "--kernel %s: build-id %s, but the recording's kernel has %s",
+			       in->kernel, a, b);
+	}
+	if (jf_load_elf_spec(in->map, in->symtab, in->kernel, err) < 0 ||
+	    jf_perf_images_provided(in->perf_images, "[kernel.kallsyms]", err) < 0 ||
+	    jf_perf_images_provided(in->perf_images, "[kernel.kallsyms]_text", err) < 0)
+		return -1;
+	return 0;
+}
+
+int jf_cli_load_kernel(struct jf_cli_inputs *in, struct jf_error *err)
+{
+	return in->kernel ? load_kernel(in, NULL, 0, err) : 0;
 }
 
 static int add_build_ids(struct jf_cli_inputs *in, struct jf_error *err)
@@ -50,6 +77,8 @@ static int add_build_ids(struct jf_cli_inputs *in, struct jf_error *err)
 		for (i = 0; i < n && rc == 0; i++)
 			rc = jf_perf_images_add_build_id(in->perf_images, ids[i].filename,
 							 ids[i].id, ids[i].size, err);
+		if (rc == 0 && in->kernel)
+			rc = load_kernel(in, ids, n, err);
 	}
 	free(ids);
 	jf_perf_data_close(d);

@@ -13,6 +13,8 @@ int jf_cli_perf_files_option(struct jf_cli_inputs *in, const char *opt, const ch
 			     struct jf_error *err);
 /* Once the perf.data is known: its build-ids, the archive, the default cache. */
 int jf_cli_perf_files_prepare(struct jf_cli_inputs *in, struct jf_error *err);
+/* --kernel without a perf.data (no build-id to check it against). */
+int jf_cli_load_kernel(struct jf_cli_inputs *in, struct jf_error *err);
 /* Remove the unpacked archive. */
 void jf_cli_perf_files_fini(struct jf_cli_inputs *in);
 

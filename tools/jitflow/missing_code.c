@@ -54,6 +54,21 @@ void jf_missing_code_count(struct jf_missing_code *m, const struct jf_cli_inputs
 	if (!is_gap(f))
 		return;
 	m->gaps++;
+	snprintf(m->unmapped.name, sizeof(m->unmapped.name), "addresses nothing mapped");
+	if (kernel_address(f->ip)) {
+		/* Apart from user space, with the kernel's build-id when the file has one. */
+		snprintf(m->kernel.name, sizeof(m->kernel.name), "kernel addresses (--kernel)");
+		for (i = 0; i < n; i++) {
+			const struct jf_perf_missing_image *img =
+				jf_perf_images_missing(in->perf_images, i);
+
+			if (!strncmp(img->name, "[kernel.kallsyms]", 17) && img->build_id[0])
+				snprintf(m->kernel.build_id, sizeof(m->kernel.build_id), "%s",
+					 img->build_id);
+		}
+		charge(&m->kernel, f);
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		const struct jf_perf_missing_image *img = jf_perf_images_missing(in->perf_images, i);
 
@@ -62,9 +77,7 @@ void jf_missing_code_count(struct jf_missing_code *m, const struct jf_cli_inputs
 			return;
 		}
 	}
-	snprintf(m->kernel.name, sizeof(m->kernel.name), "kernel addresses");
-	snprintf(m->unmapped.name, sizeof(m->unmapped.name), "addresses nothing mapped");
-	charge(kernel_address(f->ip) ? &m->kernel : &m->unmapped, f);
+	charge(&m->unmapped, f);
 }
 
 static void text_line(const struct jf_missing_place *p, FILE *out)
