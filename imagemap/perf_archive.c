@@ -117,6 +117,7 @@ int jf_perf_archive_unpack(const char *archive, char *dir, size_t cap, struct jf
 		archive_read_free(in);
 		archive_write_free(out);
 		jf_perf_archive_remove(dir);
+		dir[0] = 0;
 		return jf_fail(err, "%s: out of memory", archive);
 	}
 	archive_read_support_filter_all(in);
@@ -125,13 +126,16 @@ int jf_perf_archive_unpack(const char *archive, char *dir, size_t cap, struct jf
 	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_SECURE_NODOTDOT |
 						    ARCHIVE_EXTRACT_SECURE_SYMLINKS);
 	if (archive_read_open_filename(in, archive, 1 << 16) != ARCHIVE_OK)
-		rc = jf_fail(err, "%s: cannot open: %s", archive, archive_error_string(in));
+		rc = jf_fail(err, "%s: not a readable tar archive (expected perf archive's "
+			     "FILE.tar.bz2): %s", archive, archive_error_string(in));
 	else
 		rc = unpack(in, out, archive, dir, err);
 	archive_read_free(in);
 	archive_write_free(out);
-	if (rc < 0)
+	if (rc < 0) {
 		jf_perf_archive_remove(dir);
+		dir[0] = 0;
+	}
 	return rc;
 }
 

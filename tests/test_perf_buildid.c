@@ -206,10 +206,55 @@ static void test_build_id_entries(void **state)
 	pb_free(&b);
 }
 
+/* Archives that are not perf's: clear errors naming the file (and the entry), nothing
+ * written outside the temporary folder. */
+static void test_bad_archives(void **state)
+{
+	static const struct {
+		const char *python, *message;
+	} cases[] = {
+		{ "open(a, 'w').write('not a tarball')", "not a readable tar archive" },
+		{ "t = tarfile.open(a, 'w:bz2'); i = tarfile.TarInfo('../escape'); "
+		  "t.addfile(i, io.BytesIO(b''))", "entry '../escape': path outside" },
+		{ "t = tarfile.open(a, 'w:bz2'); i = tarfile.TarInfo('.build-id/ab/cd'); "
+		  "i.type = tarfile.SYMTYPE; i.linkname = '/etc/passwd'; t.addfile(i)",
+		  "absolute symbolic link" },
+	};
+	char file[700], archive[700], cmd[3000], *out;
+	struct pb b;
+	size_t i;
+
+	(void)state;
+	if (jf_test_run("python3 -c 'import tarfile, bz2' 2>/dev/null", NULL) != 0) {
+		fprintf(stderr, "SKIP: python3 with tarfile and bz2 is needed to write archives\n");
+		skip();
+	}
+	snprintf(file, sizeof(file), "%s/plain.data", jf_test_tmpdir());
+	snprintf(archive, sizeof(archive), "%s/bad.tar.bz2", jf_test_tmpdir());
+	pb_init(&b);
+	pb_add_attr(&b, PB_INTEL_PT_PMU, 0, PB_SAMPLE_STD, PB_ATTR_SAMPLE_ID_ALL, 1);
+	pb_write(&b, file);
+	pb_free(&b);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "python3 -c \"import tarfile, io; a = '%s'; %s\"",
+			 archive, cases[i].python);
+		assert_int_equal(jf_test_run(cmd, NULL), 0);
+		snprintf(cmd, sizeof(cmd), "'%s' stat --perf '%s' --archive '%s' 2>&1",
+			 jf_test_cli(), file, archive);
+		assert_int_equal(jf_test_run(cmd, &out), 1);
+		if (!strstr(out, archive) || !strstr(out, cases[i].message))
+			fail_msg("case %zu: %s", i, out);
+		free(out);
+	}
+	snprintf(cmd, sizeof(cmd), "test ! -e '%s/escape'", jf_test_tmpdir());
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_build_id_entries),
+		cmocka_unit_test(test_bad_archives),
 		cmocka_unit_test(test_perf_archive_and_cache),
 		cmocka_unit_test(test_wrong_file_under_symfs),
 	};
