@@ -136,9 +136,15 @@ static const char *capture(const char *name)
 	static char dir[1024];
 	const char *shared = jf_test_shared_traces();
 
+	struct stat st;
+
 	if (!shared)
 		skip();
 	snprintf(dir, sizeof(dir), "%s/coresight-perf/%s", shared, name);
+	if (stat(dir, &st) != 0) {
+		fprintf(stderr, "SKIP: %s is absent\n", dir);
+		skip();
+	}
 	return dir;
 }
 
