@@ -2,10 +2,13 @@
  * (jitflow/perf_session.h). One code map per process; executable MMAP/MMAP2 of regular
  * files are loaded as file sections at their recorded address; a child process (FORK of a
  * new pid) starts with a copy of its parent's mappings; exec (COMM with the exec flag)
- * empties the process's map. Files are looked up at their recorded path and then in the
- * user's image directories (DIR/full/path, then DIR/basename), as perf does without build
- * ids. What cannot be loaded ([vdso], //anon, [kernel.kallsyms], missing or short files)
- * is listed with the offset of the record that mapped it, for the command to warn about. */
+ * empties the process's map. Files are looked up as perf looks for them: by build-id (the
+ * recording's HEADER_BUILD_ID, or an MMAP2's own) in the build-id caches ([vdso]
+ * included), then at their recorded path (under --symfs when given), then in the user's
+ * image directories (DIR/full/path, then DIR/basename). A file found by name whose ELF
+ * build-id differs from the recorded one is refused. What cannot be loaded (//anon,
+ * [kernel.kallsyms], missing, refused or short files) is listed with the offset of the
+ * record that mapped it and its build-id, for the command to warn about. */
 #ifndef JITFLOW_PERF_IMAGES_H
 #define JITFLOW_PERF_IMAGES_H
 
