@@ -62,6 +62,10 @@ static int unpack(struct archive *in, struct archive *out, const char *archive,
 					   name, err);
 		if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
 			continue; /* devices, fifos: never part of a build-id cache */
+		/* The kernel's entry is its symbol table (kallsyms), no code: megabytes to
+		 * unpack for nothing. */
+		if (!strncmp(name, "[kernel.kallsyms]/", 18))
+			continue;
 		if (sym && sym[0] == '/')
 			return entry_error(NULL, archive, "absolute symbolic link", name, err);
 		if (archive_entry_size(e) > 0)
