@@ -126,17 +126,24 @@ static uint64_t end(struct pb *b, size_t at)
 uint64_t pb_mmap2(struct pb *b, int32_t pid, int32_t tid, uint64_t addr, uint64_t len,
 		  uint64_t pgoff, uint32_t prot, const char *filename, const struct pb_sid *sid)
 {
-	size_t at = begin(b, 10, 0);
+	size_t at = begin(b, 10, b->mmap2_build_id ? 1 << 14 : 0);
 
 	put32(b, (uint32_t)pid);
 	put32(b, (uint32_t)tid);
 	put64(b, addr);
 	put64(b, len);
 	put64(b, pgoff);
-	put32(b, 8);      /* maj */
-	put32(b, 1);      /* min */
-	put64(b, 1234);   /* ino */
-	put64(b, 0);      /* ino_generation */
+	if (b->mmap2_build_id) {
+		uint8_t id[24] = { b->mmap2_build_id_size };
+
+		memcpy(id + 4, b->mmap2_build_id, b->mmap2_build_id_size);
+		put(b, id, sizeof(id));
+	} else {
+		put32(b, 8);      /* maj */
+		put32(b, 1);      /* min */
+		put64(b, 1234);   /* ino */
+		put64(b, 0);      /* ino_generation */
+	}
 	put32(b, prot);
 	put32(b, 2);      /* MAP_PRIVATE */
 	put_string(b, filename);

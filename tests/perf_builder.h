@@ -30,6 +30,8 @@ struct pb {
 	uint8_t *build_ids;       /* HEADER_BUILD_ID entries (pb_build_id) */
 	size_t build_ids_len;
 	int auxtrace_index;       /* write HEADER_AUXTRACE: where each AUXTRACE record is */
+	const uint8_t *mmap2_build_id; /* MMAP2 records carry this id (perf --buildid-mmap) */
+	uint8_t mmap2_build_id_size;
 	uint64_t aux_at[64][2];   /* their offsets (in the data section) and sizes */
 	int naux_at;
 };

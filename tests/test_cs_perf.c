@@ -468,6 +468,54 @@ static void test_kernel_code(void **state)
 	free(out);
 }
 
+/* perf record --buildid-mmap: the MMAP2 carries the build-id, the file is not at its
+ * recorded path, and the cache has perf's old layout (.build-id/ab/cdef... is the file). */
+static void test_build_id_in_mmap2(void **state)
+{
+	static const uint8_t id[20] = { 0xab, 0xcd, 0xef, 1, 2, 3, 4, 5, 6, 7,
+					8, 9, 10, 11, 12, 13, 14, 15, 16, 17 };
+	char file[600], cache[600], cmd[2400], *out, *insns;
+	struct pb b;
+	struct pb_sid sid = { PID, PID, 1000, 0 };
+	uint8_t trace[256];
+	uint64_t priv[64];
+	size_t n;
+
+	write_code_a();
+	snprintf(cache, sizeof(cache), "%s/cache", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/.build-id/ab' && cp '%s' "
+		 "'%s/.build-id/ab/cdef0102030405060708090a0b0c0d0e0f1011'", cache, code_path,
+		 cache);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	n = cs_syn_frames(cs_syn_trace, cs_syn_trace_size, CS_SYN_TRACE_ID, trace, sizeof(trace));
+	snprintf(file, sizeof(file), "%s/bidmmap.data", jf_test_tmpdir());
+	pb_init(&b);
+	b.mmap2_build_id = id;
+	b.mmap2_build_id_size = 20;
+	pb_add_attr(&b, CS_PMU, 0, PB_SAMPLE_STD | PERF_SAMPLE_IP, PB_ATTR_SAMPLE_ID_ALL, 1);
+	pb_comm(&b, PID, PID, "syn", 1, &sid);
+	pb_mmap2(&b, PID, PID, CS_SYN_BASE, 4096, 0, 5, "/elsewhere/syn", &sid);
+	auxtrace_info(&b, priv, etm_priv(priv));
+	pb_aux(&b, 0, n, 0, &sid);
+	pb_auxtrace(&b, trace, n, 0, 0, PID, 0);
+	pb_write(&b, file);
+	pb_free(&b);
+
+	snprintf(cmd, sizeof(cmd), "'%s' decode --perf '%s' --buildid-dir '%s'", jf_test_cli(),
+		 file, cache);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	insns = instruction_lines(out);
+	assert_string_equal(insns, path_a);
+	free(insns);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "HOME='%s' '%s' decode --perf '%s' 2>&1 >/dev/null",
+		 jf_test_tmpdir(), jf_test_cli(), file);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "no code for /elsewhere/syn, build-id "
+				    "abcdef0102030405060708090a0b0c0d0e0f1011"));
+	free(out);
+}
+
 static struct jf_codemap *test_map;
 
 static struct jf_codemap *map_for_pid(void *ctx, int32_t pid)
@@ -622,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_mmap_after_the_aux_data),
 		cmocka_unit_test(test_code_replaced_between_buffers),
 		cmocka_unit_test(test_kernel_code),
+		cmocka_unit_test(test_build_id_in_mmap2),
 		cmocka_unit_test(test_library_offsets_and_missing_code),
 		cmocka_unit_test(test_metadata_layouts),
 		cmocka_unit_test(test_metadata_errors),
