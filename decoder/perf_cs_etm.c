@@ -1,6 +1,8 @@
-/* cs_etm perf.data decoding: records in file order; each AUXTRACE payload goes through
- * the CoreSight backend straight from the file mapping (see perf_cs_etm.h). */
+/* cs_etm perf.data decoding: records in time order (perf_cs_order.h); each AUXTRACE
+ * payload goes through the CoreSight backend straight from the file mapping (see
+ * perf_cs_etm.h). */
 #include "jitflow/perf_cs_etm.h"
+#include "perf_cs_order.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +14,9 @@ struct thread {
 
 struct perf_cs {
 	struct jf_perf_data *data;
-	struct jf_perf_cursor cur;
 	int cut_reported;            /* the file's cut (jf_perf_data_cut_flow) */
+	struct cs_schedule order;    /* every record, in the order they are applied */
+	size_t next_item;
 	struct jf_perf_session_hooks hooks;
 	struct jf_codemap *own_map;  /* when the caller gives no code maps */
 	struct jf_cs_source *sources;
@@ -21,7 +24,6 @@ struct perf_cs {
 	size_t nsources;
 	struct jf_decoder *inner;    /* the AUXTRACE buffer being decoded */
 	uint64_t inner_offset, inner_size;
-	uint64_t aux_flags;          /* of the last AUX record */
 	struct thread *threads;
 	size_t nthreads, cap_threads;
 	struct jf_flow pending;      /* a loss to report before going on */
@@ -73,11 +75,10 @@ static struct jf_codemap *map_for(struct perf_cs *p, int32_t pid)
 }
 
 static int start_buffer(struct perf_cs *p, const struct jf_perf_record *rec,
-			struct jf_error *err)
+			uint32_t aux_flags, struct jf_error *err)
 {
 	struct jf_cs_buffer buf;
 	struct jf_cs_config cfg;
-	struct jf_cs_source *order = NULL;
 	size_t i;
 
 	memset(&buf, 0, sizeof(buf));
@@ -85,24 +86,17 @@ static int start_buffer(struct perf_cs *p, const struct jf_perf_record *rec,
 	buf.data = rec->u.auxtrace.payload;
 	buf.size = rec->u.auxtrace.size;
 	buf.base_offset = rec->u.auxtrace.payload_offset;
-	buf.formatted = !(p->aux_flags & JF_PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW);
+	buf.formatted = !(aux_flags & JF_PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW);
 	buf.frames = JF_CS_FRAMES_ALIGNED;
 	buf.sources = p->sources;
 	buf.nsources = p->nsources;
 	if (!buf.formatted) {
-		/* A raw buffer is one CPU's stream: put that CPU's source first. */
-		order = malloc(p->nsources * sizeof(*order));
-		if (!order)
-			return jf_fail(err, "out of memory");
-		memcpy(order, p->sources, p->nsources * sizeof(*order));
-		for (i = 0; i < p->nsources; i++) {
-			if (p->cpus[i] == rec->u.auxtrace.cpu) {
-				order[0] = p->sources[i];
-				order[i] = p->sources[0];
-				break;
-			}
-		}
-		buf.sources = order;
+		/* A raw buffer (TRBE) is one CPU's stream and nothing else: the other CPUs'
+		 * ETMs write to their own buffers, so they are not missing from this one. */
+		buf.nsources = 1;
+		for (i = 0; i < p->nsources; i++)
+			if (p->cpus[i] == rec->u.auxtrace.cpu)
+				buf.sources = &p->sources[i];
 	}
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.buffers = &buf;
@@ -111,7 +105,6 @@ static int start_buffer(struct perf_cs *p, const struct jf_perf_record *rec,
 	cfg.lookahead = 1;
 	p->inner = jf_cs_decoder_new(&cfg, map_for(p, pid_of(p, (int32_t)rec->u.auxtrace.tid)),
 				     err);
-	free(order);
 	if (!p->inner)
 		return -1;
 	p->inner_offset = rec->u.auxtrace.payload_offset;
@@ -134,15 +127,15 @@ static void lost(struct perf_cs *p, const struct jf_perf_record *rec, uint32_t r
 }
 
 /* Act on one record; *flow may be set (has_pending) for losses. */
-static int handle(struct perf_cs *p, const struct jf_perf_record *rec, struct jf_error *err)
+static int handle(struct perf_cs *p, const struct jf_perf_record *rec, uint32_t aux_flags,
+		  struct jf_error *err)
 {
 	switch (rec->type) {
 	case JF_PERF_RECORD_AUXTRACE:
 		if (!rec->u.auxtrace.size)
 			return 0;
-		return start_buffer(p, rec, err);
+		return start_buffer(p, rec, aux_flags, err);
 	case JF_PERF_RECORD_AUX:
-		p->aux_flags = rec->u.aux.flags;
 		if (rec->u.aux.flags & JF_PERF_AUX_FLAG_TRUNCATED)
 			lost(p, rec, JF_LOST_AUX_TRUNCATED, 0);
 		else if (rec->u.aux.flags & JF_PERF_AUX_FLAG_COLLISION)
@@ -174,6 +167,8 @@ static int pcs_next(void *self, struct jf_flow *flow, struct jf_error *err)
 {
 	struct perf_cs *p = self;
 	struct jf_perf_record rec;
+	const struct cs_item *it;
+	struct jf_perf_cursor cur;
 	int rc;
 
 	for (;;) {
@@ -190,15 +185,21 @@ static int pcs_next(void *self, struct jf_flow *flow, struct jf_error *err)
 			p->inner = NULL;
 			jf_perf_data_release(p->data, p->inner_offset, p->inner_size);
 		}
-		rc = jf_perf_data_next(p->data, &p->cur, &rec, err);
-		if (rc == 0 && !p->cut_reported) {
-			p->cut_reported = 1;
-			if (jf_perf_data_cut_flow(p->data, flow))
-				return 1;
+		if (p->next_item == p->order.n) {
+			if (!p->order.failed) {
+				if (p->cut_reported++ == 0 && jf_perf_data_cut_flow(p->data, flow))
+					return 1;
+				return 0;
+			}
+			*err = p->order.err; /* the file breaks off here */
+			return -1;
 		}
+		it = &p->order.items[p->next_item++];
+		cur.pos = it->offset;
+		rc = jf_perf_data_next(p->data, &cur, &rec, err);
 		if (rc <= 0)
-			return rc;
-		if (handle(p, &rec, err) < 0)
+			return rc < 0 ? -1 : 0; /* read before: cannot fail now */
+		if (handle(p, &rec, it->aux_flags, err) < 0)
 			return -1;
 	}
 }
@@ -208,6 +209,7 @@ static void pcs_free(void *self)
 	struct perf_cs *p = self;
 
 	jf_decoder_free(p->inner);
+	jf_cs_schedule_free(&p->order);
 	jf_perf_data_close(p->data);
 	jf_codemap_free(p->own_map);
 	free(p->sources);
@@ -254,7 +256,8 @@ struct jf_decoder *jf_perf_cs_decoder_new(const char *path,
 		jf_fail_prefix(err, "%s: ", path);
 		goto fail;
 	}
-	jf_perf_data_begin(p->data, &p->cur);
+	if (jf_cs_schedule_build(p->data, &p->order, err) < 0)
+		goto fail;
 	dec = jf_decoder_new(&pcs_ops, p);
 	if (!dec) {
 		jf_fail(err, "out of memory");

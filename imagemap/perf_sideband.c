@@ -5,6 +5,8 @@
  * shared through the kernel's page cache anyway). Code maps are never freed before the
  * images are: a decoder may still hold one. */
 #include "jitflow/perf_images.h"
+#include "jitflow/buildid_cache.h"
+#include "jitflow/perf_buildid.h"
 #include "jitflow/zone.h"
 
 #include <stdio.h>
@@ -29,6 +31,12 @@ struct substitute {
 	char *name, *file;
 };
 
+struct known_id {
+	char *name;
+	uint8_t id[JF_BUILD_ID_MAX];
+	size_t size;
+};
+
 struct jf_perf_images {
 	struct proc *procs;
 	size_t nprocs, cap_procs;
@@ -36,6 +44,11 @@ struct jf_perf_images {
 	size_t ndirs;
 	struct substitute *subs;
 	size_t nsubs;
+	struct known_id *ids;     /* build-ids by recorded name (HEADER_BUILD_ID) */
+	size_t nids;
+	char **caches;            /* build-id caches (--buildid-dir, unpacked archives) */
+	size_t ncaches;
+	char *symfs;              /* --symfs: recorded paths are under this folder */
 	char **provided;          /* base names whose code comes from elsewhere */
 	size_t nprovided;
 	struct jf_perf_missing_image *missing;
@@ -80,6 +93,13 @@ void jf_perf_images_free(struct jf_perf_images *imgs)
 	}
 	for (i = 0; i < imgs->nmissing; i++)
 		free(imgs->missing[i].name);
+	for (i = 0; i < imgs->nids; i++)
+		free(imgs->ids[i].name);
+	for (i = 0; i < imgs->ncaches; i++)
+		free(imgs->caches[i]);
+	free(imgs->ids);
+	free(imgs->caches);
+	free(imgs->symfs);
 	free_maps(&imgs->shared);
 	free(imgs->shared.maps);
 	free(imgs->procs);
@@ -103,6 +123,54 @@ int jf_perf_images_add_dir(struct jf_perf_images *imgs, const char *dir, struct 
 	if (!d[imgs->ndirs])
 		return jf_fail(err, "out of memory");
 	imgs->ndirs++;
+	return 0;
+}
+
+/* Append a copy of s to a string list. */
+static int push_string(char ***list, size_t *n, const char *str, struct jf_error *err)
+{
+	char **v = realloc(*list, (*n + 1) * sizeof(*v));
+
+	if (!v)
+		return jf_fail(err, "out of memory");
+	*list = v;
+	v[*n] = strdup(str);
+	if (!v[*n])
+		return jf_fail(err, "out of memory");
+	(*n)++;
+	return 0;
+}
+
+int jf_perf_images_add_buildid_dir(struct jf_perf_images *imgs, const char *dir,
+				   struct jf_error *err)
+{
+	return push_string(&imgs->caches, &imgs->ncaches, dir, err);
+}
+
+int jf_perf_images_set_symfs(struct jf_perf_images *imgs, const char *dir,
+			     struct jf_error *err)
+{
+	free(imgs->symfs);
+	imgs->symfs = strdup(dir);
+	return imgs->symfs ? 0 : jf_fail(err, "out of memory");
+}
+
+int jf_perf_images_add_build_id(struct jf_perf_images *imgs, const char *name,
+				const uint8_t *id, size_t size, struct jf_error *err)
+{
+	struct known_id *v = realloc(imgs->ids, (imgs->nids + 1) * sizeof(*v));
+
+	if (!v)
+		return jf_fail(err, "out of memory");
+	imgs->ids = v;
+	v += imgs->nids;
+	memset(v, 0, sizeof(*v));
+	v->size = size < JF_BUILD_ID_MAX ? size : JF_BUILD_ID_MAX;
+	memcpy(v->id, id, v->size);
+	v->name = strdup(name);
+	if (!v->name)
+		return jf_fail(err, "out of memory");
+	imgs->nids++;
 	return 0;
 }
 
@@ -173,7 +241,7 @@ struct jf_codemap *jf_perf_images_codemap(struct jf_perf_images *imgs, int32_t p
 }
 
 static void note_missing(struct jf_perf_images *imgs, const struct jf_perf_record *rec,
-			 const char *reason)
+			 const struct known_id *id, const char *reason)
 {
 	struct jf_perf_missing_image *m;
 	size_t i;
@@ -203,6 +271,8 @@ static void note_missing(struct jf_perf_images *imgs, const struct jf_perf_recor
 	m->addr = rec->u.mmap.addr;
 	m->len = rec->u.mmap.len;
 	m->count = 1;
+	if (id)
+		jf_build_id_hex(id->id, id->size, m->build_id);
 	snprintf(m->reason, sizeof(m->reason), "%s", reason);
 	imgs->nmissing++;
 }
@@ -217,11 +287,39 @@ static int regular_file(const char *path, uint64_t *size)
 	return 1;
 }
 
-/* The file to load for a recorded name, in found (PATH_MAX-ish buffer). */
-static int resolve(const struct jf_perf_images *imgs, const char *name, char *found,
-		   size_t cap, uint64_t *size)
+/* Whether a file found by name is the recorded one: a file with a build-id note that
+ * differs is not (perf would not decode with it either); *why says so. */
+static int id_matches(const char *path, const struct known_id *want, char *why, size_t cap)
+{
+	uint8_t have[JF_BUILD_ID_MAX];
+	size_t size = 0;
+	char a[41], b[41];
+
+	if (!want || !jf_elf_build_id(path, have, &size) ||
+	    jf_build_id_same(have, size, want->id, want->size))
+		return 1;
+	jf_build_id_hex(have, size, a);
+	jf_build_id_hex(want->id, want->size, b);
+	snprintf(why, cap, "build-id mismatch: %s has %s, the recording %s", path, a, b);
+	return 0;
+}
+
+/* A candidate path: 1 if it is a regular file with the right build-id. */
+static int candidate(const char *path, const struct known_id *id, uint64_t *size, char *why,
+		     size_t cap)
+{
+	return regular_file(path, size) && id_matches(path, id, why, cap);
+}
+
+/* The file to load for a recorded name, in found (PATH_MAX-ish buffer), in perf's order:
+ * the build-id caches, then the recorded path (under --symfs when given), then jitflow's
+ * image directories. *why is set when a file was found but refused. */
+static int resolve(const struct jf_perf_images *imgs, const char *name,
+		   const struct known_id *id, char *found, size_t cap, uint64_t *size,
+		   char *why, size_t why_cap)
 {
 	const char *base = strrchr(name, '/');
+	char hex[41];
 	size_t i;
 
 	for (i = 0; i < imgs->nsubs; i++) {
@@ -230,21 +328,47 @@ static int resolve(const struct jf_perf_images *imgs, const char *name, char *fo
 			return regular_file(found, size);
 		}
 	}
+	if (id) {
+		jf_build_id_hex(id->id, id->size, hex);
+		for (i = 0; i < imgs->ncaches; i++)
+			if (jf_buildid_cache_find(imgs->caches[i], hex, name, found, cap) &&
+			    regular_file(found, size))
+				return 1;
+	}
 	/* Only absolute paths are files: [vdso], [kernel.kallsyms], //anon, [heap] are
 	 * not. */
 	if (name[0] != '/' || name[1] == '/')
 		return 0;
-	if (snprintf(found, cap, "%s", name) < (int)cap && regular_file(found, size))
+	if (snprintf(found, cap, "%s%s", imgs->symfs ? imgs->symfs : "", name) < (int)cap &&
+	    candidate(found, id, size, why, why_cap))
 		return 1;
 	for (i = 0; i < imgs->ndirs; i++) {
 		if (snprintf(found, cap, "%s%s", imgs->dirs[i], name) < (int)cap &&
-		    regular_file(found, size))
+		    candidate(found, id, size, why, why_cap))
 			return 1;
 		if (base && snprintf(found, cap, "%s/%s", imgs->dirs[i], base + 1) < (int)cap &&
-		    regular_file(found, size))
+		    candidate(found, id, size, why, why_cap))
 			return 1;
 	}
 	return 0;
+}
+
+/* The build-id of a mapping: its own (MMAP2 with a build-id) or the header's. */
+static const struct known_id *id_for(const struct jf_perf_images *imgs,
+				     const struct jf_perf_record *rec, struct known_id *own)
+{
+	size_t i;
+
+	if (rec->type == JF_PERF_RECORD_MMAP2 && rec->u.mmap.build_id_size) {
+		memset(own, 0, sizeof(*own));
+		own->size = rec->u.mmap.build_id_size;
+		memcpy(own->id, rec->u.mmap.build_id, own->size);
+		return own;
+	}
+	for (i = 0; i < imgs->nids; i++)
+		if (!strcmp(imgs->ids[i].name, rec->u.mmap.filename))
+			return &imgs->ids[i];
+	return NULL;
 }
 
 static int add_mapping(struct proc *p, const struct mapping *m, struct jf_error *err)
@@ -310,8 +434,10 @@ int jf_perf_images_provided(struct jf_perf_images *imgs, const char *base_name,
 
 static void on_mmap(struct jf_perf_images *imgs, const struct jf_perf_record *rec)
 {
-	char path[4096], reason[160];
+	char path[4096], reason[300] = "";
 	const char *name = rec->u.mmap.filename, *base;
+	struct known_id own;
+	const struct known_id *id = id_for(imgs, rec, &own);
 	struct jf_error err;
 	struct mapping m;
 	uint64_t fsize;
@@ -319,22 +445,29 @@ static void on_mmap(struct jf_perf_images *imgs, const struct jf_perf_record *re
 
 	if (!rec->u.mmap.exec || rec->u.mmap.len == 0 || is_provided(imgs, name))
 		return;
-	if (!resolve(imgs, name, path, sizeof(path), &fsize)) {
-		if (name[0] != '/' || name[1] == '/')
-			note_missing(imgs, rec, "no file for this mapping (anonymous, vdso or "
-						"kernel); give one to load its code");
-		else if (imgs->ndirs)
-			note_missing(imgs, rec, "file not found (also not in the image "
-						"directories)");
+	if (!resolve(imgs, name, id, path, sizeof(path), &fsize, reason, sizeof(reason))) {
+		if (reason[0])
+			note_missing(imgs, rec, id, reason);
+		else if (!strncmp(name, "[kernel.kallsyms]", 17))
+			note_missing(imgs, rec, id, "kernel code: give it with --kernel vmlinux");
+		else if (name[0] != '/' || name[1] == '/')
+			note_missing(imgs, rec, id,
+				     id ? "not in the build-id caches (--buildid-dir, --archive)"
+					: "no file for this mapping (anonymous or vdso); give one "
+					  "to load its code");
+		else if (imgs->ndirs || imgs->ncaches || imgs->symfs)
+			note_missing(imgs, rec, id, "file not found (not in the build-id caches, "
+					"--symfs or image directories)");
 		else
-			note_missing(imgs, rec, "file not found (use --image-dir)");
+			note_missing(imgs, rec, id, "file not found (use --symfs, --buildid-dir, "
+					"--archive or --image-dir)");
 		return;
 	}
 	if (rec->u.mmap.pgoff >= fsize) {
 		snprintf(reason, sizeof(reason),
 			 "mapped from offset %llu but the file has only %llu bytes",
 			 (unsigned long long)rec->u.mmap.pgoff, (unsigned long long)fsize);
-		note_missing(imgs, rec, reason);
+		note_missing(imgs, rec, id, reason);
 		return;
 	}
 	p = get_proc(imgs, rec->u.mmap.pid);
@@ -349,7 +482,7 @@ static void on_mmap(struct jf_perf_images *imgs, const struct jf_perf_record *re
 	m.size = rec->u.mmap.len < fsize - m.pgoff ? rec->u.mmap.len : fsize - m.pgoff;
 	m.addr = rec->u.mmap.addr;
 	if (add_mapping(p, &m, &err) < 0) {
-		note_missing(imgs, rec, err.msg);
+		note_missing(imgs, rec, id, err.msg);
 		return;
 	}
 	imgs->loaded++;

@@ -10,7 +10,10 @@
 
 #include "test_support.h"
 
-enum { HEADER_SIZE = 104, ATTR_SIZE = 128, ENTRY_SIZE = ATTR_SIZE + 16, FEAT_CPUID = 9 };
+enum {
+	HEADER_SIZE = 104, ATTR_SIZE = 128, ENTRY_SIZE = ATTR_SIZE + 16,
+	FEAT_BUILD_ID = 2, FEAT_CPUID = 9, FEAT_AUXTRACE = 18,
+};
 
 void pb_init(struct pb *b)
 {
@@ -20,6 +23,7 @@ void pb_init(struct pb *b)
 void pb_free(struct pb *b)
 {
 	free(b->data);
+	free(b->build_ids);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -61,6 +65,7 @@ static void put(struct pb *b, const void *p, size_t n)
 
 static void put64(struct pb *b, uint64_t v) { put(b, &v, 8); }
 static void put32(struct pb *b, uint32_t v) { put(b, &v, 4); }
+static void put16(struct pb *b, uint16_t v) { put(b, &v, 2); }
 
 /* Start a record; returns its start index in data. */
 static size_t begin(struct pb *b, uint32_t type, uint16_t misc)
@@ -121,17 +126,24 @@ static uint64_t end(struct pb *b, size_t at)
 uint64_t pb_mmap2(struct pb *b, int32_t pid, int32_t tid, uint64_t addr, uint64_t len,
 		  uint64_t pgoff, uint32_t prot, const char *filename, const struct pb_sid *sid)
 {
-	size_t at = begin(b, 10, 0);
+	size_t at = begin(b, 10, b->mmap2_build_id ? 1 << 14 : 0);
 
 	put32(b, (uint32_t)pid);
 	put32(b, (uint32_t)tid);
 	put64(b, addr);
 	put64(b, len);
 	put64(b, pgoff);
-	put32(b, 8);      /* maj */
-	put32(b, 1);      /* min */
-	put64(b, 1234);   /* ino */
-	put64(b, 0);      /* ino_generation */
+	if (b->mmap2_build_id) {
+		uint8_t id[24] = { b->mmap2_build_id_size };
+
+		memcpy(id + 4, b->mmap2_build_id, b->mmap2_build_id_size);
+		put(b, id, sizeof(id));
+	} else {
+		put32(b, 8);      /* maj */
+		put32(b, 1);      /* min */
+		put64(b, 1234);   /* ino */
+		put64(b, 0);      /* ino_generation */
+	}
 	put32(b, prot);
 	put32(b, 2);      /* MAP_PRIVATE */
 	put_string(b, filename);
@@ -279,6 +291,11 @@ uint64_t pb_auxtrace(struct pb *b, const void *payload, uint64_t size, uint64_t 
 	put32(b, 0);
 	rec = end(b, at);
 	put(b, payload, (size_t)size);
+	if (b->naux_at < 64) {
+		b->aux_at[b->naux_at][0] = at;
+		b->aux_at[b->naux_at][1] = 48; /* perf indexes the record, not its payload */
+		b->naux_at++;
+	}
 	return rec;
 }
 
@@ -305,15 +322,72 @@ uint64_t pb_raw(struct pb *b, uint32_t type, uint16_t misc, const void *body, si
 	return end(b, at);
 }
 
-uint8_t *pb_image(const struct pb *b, size_t *size)
+void pb_build_id(struct pb *b, int32_t pid, uint16_t cpumode, const uint8_t *id, size_t size,
+		 const char *filename)
 {
-	struct pb f;
-	uint64_t doff = data_offset(b), ids_at, feat_at;
-	size_t cpuid_len = b->cpuid ? strlen(b->cpuid) + 1 : 0;
-	size_t cpuid_pad = b->cpuid ? (cpuid_len + 7) / 8 * 8 : 0;
-	uint8_t features[32] = { 0 };
+	struct pb e;
+	size_t name = (strlen(filename) + 1 + 7) / 8 * 8;
+	uint8_t area[24] = { 0 };
+	static const uint8_t zeros[8];
+
+	pb_init(&e);
+	put32(&e, 67);
+	put16(&e, (uint16_t)(cpumode | 1u << 15));
+	put16(&e, (uint16_t)(8 + 4 + 24 + name));
+	put32(&e, (uint32_t)pid);
+	memcpy(area, id, size);
+	area[20] = (uint8_t)size;
+	put(&e, area, sizeof(area));
+	put(&e, filename, strlen(filename) + 1);
+	put(&e, zeros, name - strlen(filename) - 1);
+	b->build_ids = realloc(b->build_ids, b->build_ids_len + e.len);
+	memcpy(b->build_ids + b->build_ids_len, e.data, e.len);
+	b->build_ids_len += e.len;
+	pb_free(&e);
+}
+
+/* The feature sections present, by bit (the table lists them in bit order). */
+static void feature_bodies(const struct pb *b, struct pb body[3], int bits[3], int *n)
+{
+	static const uint8_t zeros[8];
 	int i;
 
+	*n = 0;
+	if (b->build_ids_len) {
+		pb_init(&body[*n]);
+		put(&body[*n], b->build_ids, b->build_ids_len);
+		bits[(*n)++] = FEAT_BUILD_ID;
+	}
+	if (b->cpuid) {
+		size_t len = strlen(b->cpuid) + 1, pad = (len + 7) / 8 * 8;
+
+		pb_init(&body[*n]);
+		put32(&body[*n], (uint32_t)pad);
+		put(&body[*n], b->cpuid, len);
+		put(&body[*n], zeros, pad - len);
+		bits[(*n)++] = FEAT_CPUID;
+	}
+	if (b->auxtrace_index) {
+		pb_init(&body[*n]);
+		put64(&body[*n], (uint64_t)b->naux_at);
+		for (i = 0; i < b->naux_at; i++) {
+			put64(&body[*n], data_offset(b) + b->aux_at[i][0]);
+			put64(&body[*n], b->aux_at[i][1]);
+		}
+		bits[(*n)++] = FEAT_AUXTRACE;
+	}
+}
+
+uint8_t *pb_image(const struct pb *b, size_t *size)
+{
+	struct pb f, body[3];
+	uint64_t doff = data_offset(b), ids_at, feat_at;
+	uint8_t features[32] = { 0 };
+	int i, bits[3], nfeat;
+
+	feature_bodies(b, body, bits, &nfeat);
+	for (i = 0; i < nfeat; i++)
+		features[bits[i] / 8] |= (uint8_t)(1u << (bits[i] % 8));
 	pb_init(&f);
 	put(&f, "PERFILE2", 8);
 	put64(&f, HEADER_SIZE);
@@ -324,8 +398,6 @@ uint8_t *pb_image(const struct pb *b, size_t *size)
 	put64(&f, b->len);
 	put64(&f, 0);                                          /* event_types */
 	put64(&f, 0);
-	if (b->cpuid)
-		features[FEAT_CPUID / 8] |= 1u << (FEAT_CPUID % 8);
 	put(&f, features, sizeof(features));
 	ids_at = HEADER_SIZE + (uint64_t)b->nattrs * ENTRY_SIZE;
 	for (i = 0; i < b->nattrs; i++) {
@@ -347,15 +419,16 @@ uint8_t *pb_image(const struct pb *b, size_t *size)
 		if (b->attrs[i].id)
 			put64(&f, b->attrs[i].id);
 	put(&f, b->data, b->len);
-	if (b->cpuid) {
-		static const uint8_t zeros[8];
-
-		feat_at = doff + b->len + 16;
+	/* The table, then the sections in the same order. */
+	feat_at = doff + b->len + 16ull * (uint64_t)nfeat;
+	for (i = 0; i < nfeat; i++) {
 		put64(&f, feat_at);
-		put64(&f, 4 + cpuid_pad);
-		put32(&f, (uint32_t)cpuid_pad);
-		put(&f, b->cpuid, cpuid_len);
-		put(&f, zeros, cpuid_pad - cpuid_len);
+		put64(&f, body[i].len);
+		feat_at += body[i].len;
+	}
+	for (i = 0; i < nfeat; i++) {
+		put(&f, body[i].data, body[i].len);
+		pb_free(&body[i]);
 	}
 	*size = f.len;
 	return f.data;

@@ -27,6 +27,13 @@ struct pb {
 	int nattrs;
 	const char *cpuid;
 	uint64_t sid_id;          /* the IDENTIFIER written in trailers */
+	uint8_t *build_ids;       /* HEADER_BUILD_ID entries (pb_build_id) */
+	size_t build_ids_len;
+	int auxtrace_index;       /* write HEADER_AUXTRACE: where each AUXTRACE record is */
+	const uint8_t *mmap2_build_id; /* MMAP2 records carry this id (perf --buildid-mmap) */
+	uint8_t mmap2_build_id_size;
+	uint64_t aux_at[64][2];   /* their offsets (in the data section) and sizes */
+	int naux_at;
 };
 
 enum {
@@ -70,6 +77,10 @@ uint64_t pb_time_conv(struct pb *b, uint64_t shift, uint64_t mult, uint64_t zero
 uint64_t pb_finished_round(struct pb *b);
 /* Any record: type, misc and a body (no trailer added). */
 uint64_t pb_raw(struct pb *b, uint32_t type, uint16_t misc, const void *body, size_t len);
+
+/* A HEADER_BUILD_ID entry (perf's build_id_event, with the id's size in misc bit 15). */
+void pb_build_id(struct pb *b, int32_t pid, uint16_t cpumode, const uint8_t *id, size_t size,
+		 const char *filename);
 
 /* The whole file in a malloc'd buffer (*size bytes), or written to path. */
 uint8_t *pb_image(const struct pb *b, size_t *size);

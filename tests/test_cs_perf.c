@@ -160,44 +160,27 @@ static void test_same_as_linux_perf(void **state)
 	free(theirs);
 }
 
-/* Two CPUs' ETMs (trace IDs 0x10 and 0x12) writing to one formatted buffer, both running
- * version A: each CPU's listing is the program's path, in jitflow and in perf. */
-static void test_two_cpus_in_one_buffer(void **state)
+static const uint64_t two_cpus_priv[] = { 0, (uint64_t)CS_PMU << 32 | 2, 0,
+	MAGIC_ETMV4, 0, 0x1, 0x10, 0x28000ea1, 0x4100f403, 0x488, 0, 0xcc,
+	MAGIC_ETMV4, 1, 0x1, 0x12, 0x28000ea1, 0x4100f403, 0x488, 0, 0xcc };
+
+/* Each CPU's listing of file is the program's path, in jitflow (with no error) and in
+ * perf (when installed with OpenCSD). CPU 0 traces as 0x10, CPU 1 as 0x12. perf 6.1
+ * decodes every raw (TRBE) buffer with the first CPU's ETM and names that CPU (fixed in
+ * later perf): for raw buffers only its instructions, in order, are compared. */
+static void assert_both_cpus_run_the_program(const char *file, int raw)
 {
-	const uint64_t priv[] = { 0, (uint64_t)CS_PMU << 32 | 2, 0,
-		MAGIC_ETMV4, 0, 0x1, 0x10, 0x28000ea1, 0x4100f403, 0x488, 0, 0xcc,
-		MAGIC_ETMV4, 1, 0x1, 0x12, 0x28000ea1, 0x4100f403, 0x488, 0, 0xcc };
-	char file[600], cmd[1400], *out, line[64];
-	struct pb b;
-	struct pb_sid sid = { PID, PID, 1000, 0 };
-	uint8_t code[4096], trace[512];
-	size_t n;
+	char cmd[1400], *out, line[64];
 	const char *p;
 	char per_cpu[2][1024] = { "", "" };
 	unsigned cpu;
 	unsigned long long ip;
-	int len, perf_ok;
-
-	memset(code, 0, sizeof(code));
-	memcpy(code, cs_syn_code_a, sizeof(cs_syn_code_a));
-	snprintf(code_path, sizeof(code_path), "%s/code_a.bin", jf_test_tmpdir());
-	jf_test_write_file(code_path, code, sizeof(code));
-	n = cs_syn_frames(cs_syn_trace, cs_syn_trace_size, 0x10, trace, sizeof(trace));
-	n += cs_syn_frames(cs_syn_trace, cs_syn_trace_size, 0x12, trace + n, sizeof(trace) - n);
-	snprintf(file, sizeof(file), "%s/two.data", jf_test_tmpdir());
-	pb_init(&b);
-	pb_add_attr(&b, CS_PMU, 0, PB_SAMPLE_STD | PERF_SAMPLE_IP, PB_ATTR_SAMPLE_ID_ALL, 1);
-	pb_comm(&b, PID, PID, "syn", 1, &sid);
-	pb_mmap2(&b, PID, PID, CS_SYN_BASE, sizeof(code), 0, 5, code_path, &sid);
-	auxtrace_info(&b, priv, sizeof(priv) / 8);
-	pb_aux(&b, 0, n, 0, &sid);
-	pb_auxtrace(&b, trace, n, 0, 0, PID, 0);
-	pb_write(&b, file);
-	pb_free(&b);
+	int len;
 
 	/* jitflow: the ranges of each trace ID are the program's (JSON lines). */
 	snprintf(cmd, sizeof(cmd), "'%s' decode --perf '%s' --format=jsonl", jf_test_cli(), file);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_null(strstr(out, "\"kind\":\"error\""));
 	for (p = out; (p = strstr(p, "{\"kind\":\"range\",\"source\":")); p++) {
 		unsigned src;
 		unsigned long long start, end;
@@ -214,9 +197,7 @@ static void test_two_cpus_in_one_buffer(void **state)
 	assert_string_equal(per_cpu[0], path_a);
 	assert_string_equal(per_cpu[1], path_a);
 
-	/* perf: the same per CPU (CPU 0 traces as 0x10, CPU 1 as 0x12). */
-	perf_ok = jf_test_run("perf version >/dev/null 2>&1", NULL) == 0;
-	if (!perf_ok)
+	if (jf_test_run("perf version >/dev/null 2>&1", NULL) != 0)
 		return;
 	per_cpu[0][0] = per_cpu[1][0] = 0;
 	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=i1i -F cpu,ip 2>/dev/null", file);
@@ -224,13 +205,106 @@ static void test_two_cpus_in_one_buffer(void **state)
 	for (p = out; sscanf(p, " [%u] %llx%n", &cpu, &ip, &len) == 2; p += len) {
 		assert_true(cpu <= 1);
 		snprintf(line, sizeof(line), "%016llx\n", ip);
-		strcat(per_cpu[cpu], line);
+		strcat(per_cpu[raw ? 0 : cpu], line);
 	}
 	free(out);
 	if (!per_cpu[0][0] && !per_cpu[1][0])
 		return; /* perf without OpenCSD */
+	if (raw) {
+		char both[1024];
+
+		snprintf(both, sizeof(both), "%s%s", path_a, path_a);
+		assert_string_equal(per_cpu[0], both);
+		return;
+	}
 	assert_string_equal(per_cpu[0], path_a);
 	assert_string_equal(per_cpu[1], path_a);
+}
+
+static void write_code_a(void)
+{
+	uint8_t code[4096];
+
+	memset(code, 0, sizeof(code));
+	memcpy(code, cs_syn_code_a, sizeof(cs_syn_code_a));
+	snprintf(code_path, sizeof(code_path), "%s/code_a.bin", jf_test_tmpdir());
+	jf_test_write_file(code_path, code, sizeof(code));
+}
+
+/* Two CPUs' ETMs (trace IDs 0x10 and 0x12) writing to one formatted buffer, both running
+ * version A: each CPU's listing is the program's path, in jitflow and in perf. */
+static void test_two_cpus_in_one_buffer(void **state)
+{
+	char file[600];
+	struct pb b;
+	struct pb_sid sid = { PID, PID, 1000, 0 };
+	uint8_t trace[512];
+	size_t n;
+
+	write_code_a();
+	n = cs_syn_frames(cs_syn_trace, cs_syn_trace_size, 0x10, trace, sizeof(trace));
+	n += cs_syn_frames(cs_syn_trace, cs_syn_trace_size, 0x12, trace + n, sizeof(trace) - n);
+	snprintf(file, sizeof(file), "%s/two.data", jf_test_tmpdir());
+	pb_init(&b);
+	pb_add_attr(&b, CS_PMU, 0, PB_SAMPLE_STD | PERF_SAMPLE_IP, PB_ATTR_SAMPLE_ID_ALL, 1);
+	pb_comm(&b, PID, PID, "syn", 1, &sid);
+	pb_mmap2(&b, PID, PID, CS_SYN_BASE, 4096, 0, 5, code_path, &sid);
+	auxtrace_info(&b, two_cpus_priv, sizeof(two_cpus_priv) / 8);
+	pb_aux(&b, 0, n, 0, &sid);
+	pb_auxtrace(&b, trace, n, 0, 0, PID, 0);
+	pb_write(&b, file);
+	pb_free(&b);
+	assert_both_cpus_run_the_program(file, 0);
+}
+
+/* As perf writes it when a thread starts late on another CPU: the AUX data of both CPUs
+ * comes first in the file, the MMAP2 of the code they ran (earlier in time) after it.
+ * Sideband applies at its time, so the code is there when each buffer decodes: in one
+ * formatted buffer (ETR), and in one raw buffer per CPU (TRBE), where the other CPU's
+ * stream is not missing but elsewhere. */
+static void test_mmap_after_the_aux_data(void **state)
+{
+	char file[600];
+	struct pb b;
+	struct pb_sid sid = { PID, PID, 1000, 0 };
+	uint8_t trace[512];
+	size_t n, cpu;
+	int raw;
+
+	write_code_a();
+	for (raw = 0; raw <= 1; raw++) {
+		snprintf(file, sizeof(file), "%s/late%d.data", jf_test_tmpdir(), raw);
+		pb_init(&b);
+		/* perf reads the AUX flags (raw or formatted) only with the index. */
+		b.auxtrace_index = 1;
+		pb_add_attr(&b, CS_PMU, 0, PB_SAMPLE_STD | PERF_SAMPLE_IP, PB_ATTR_SAMPLE_ID_ALL,
+			    1);
+		pb_comm(&b, PID, PID, "syn", 1, &sid);
+		auxtrace_info(&b, two_cpus_priv, sizeof(two_cpus_priv) / 8);
+		if (!raw) {
+			n = cs_syn_frames(cs_syn_trace, cs_syn_trace_size, 0x10, trace,
+					  sizeof(trace));
+			n += cs_syn_frames(cs_syn_trace, cs_syn_trace_size, 0x12, trace + n,
+					   sizeof(trace) - n);
+			sid.time = 3000;
+			pb_aux(&b, 0, n, 0, &sid);
+			pb_auxtrace(&b, trace, n, 0, 0, PID, 0);
+		}
+		for (cpu = 0; raw && cpu < 2; cpu++) {
+			sid.time = 3000 + cpu;
+			sid.cpu = (uint32_t)cpu;
+			pb_aux(&b, 0, cs_syn_trace_size, JF_PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW,
+			       &sid);
+			pb_auxtrace(&b, cs_syn_trace, cs_syn_trace_size, 0, (uint32_t)cpu, PID,
+				    (uint32_t)cpu);
+		}
+		sid.time = 2000;
+		sid.cpu = 1;
+		pb_mmap2(&b, PID, PID, CS_SYN_BASE, 4096, 0, 5, code_path, &sid);
+		pb_write(&b, file);
+		pb_free(&b);
+		assert_both_cpus_run_the_program(file, raw);
+	}
 }
 
 /* JIT-style code replacement between two AUX buffers: a second MMAP2 puts version B at
@@ -295,6 +369,151 @@ static void test_code_replaced_between_buffers(void **state)
 	/* No perf comparison here: perf decodes this file's AUX data after reading all of its
 	 * sideband, with the last mapping (version B) for both buffers, so it cannot follow
 	 * code replaced at the same address; the program's semantics are the oracle. */
+}
+
+/* Kernel code: an ETM trace at an EL1 address (code B at KBASE, as a JIT in the kernel or
+ * any kernel function would run), a [kernel.kallsyms] MMAP like perf's. With --kernel
+ * (an ELF, a vmlinux, holding B at KBASE) the path decodes; without it the gap is a
+ * kernel loss, located and counted apart from user space by stat. */
+#define KBASE 0xffff800010000000ull
+
+/* n little-endian bytes of v at p. */
+static void le(uint8_t *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* An ELF64 AArch64 executable with one loadable segment: code B at KBASE (file offset
+ * 4096), as in a vmlinux. */
+static void write_vmlinux(const char *path)
+{
+	uint8_t elf[4096 + sizeof(cs_syn_code_b)];
+
+	memset(elf, 0, sizeof(elf));
+	memcpy(elf, "\x7f" "ELF\x02\x01\x01", 7); /* 64-bit, little-endian, version 1 */
+	le(elf + 16, 2, 2);                          /* ET_EXEC */
+	le(elf + 18, 183, 2);                        /* EM_AARCH64 */
+	le(elf + 20, 1, 4);
+	le(elf + 24, KBASE, 8);                      /* entry */
+	le(elf + 32, 64, 8);                         /* program headers at 64 */
+	le(elf + 52, 64, 2);                         /* header size */
+	le(elf + 54, 56, 2);                         /* program header size, count */
+	le(elf + 56, 1, 2);
+	le(elf + 64, 1, 4);                          /* PT_LOAD, R+X */
+	le(elf + 68, 5, 4);
+	le(elf + 72, 4096, 8);                       /* offset, vaddr, paddr */
+	le(elf + 80, KBASE, 8);
+	le(elf + 88, KBASE, 8);
+	le(elf + 96, sizeof(cs_syn_code_b), 8);      /* file and memory size, align */
+	le(elf + 104, sizeof(cs_syn_code_b), 8);
+	le(elf + 112, 4096, 8);
+	memcpy(elf + 4096, cs_syn_code_b, sizeof(cs_syn_code_b));
+	jf_test_write_file(path, elf, sizeof(elf));
+}
+
+static void test_kernel_code(void **state)
+{
+	static const uint8_t trace_k[] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,   /* A-Sync */
+		0x01, 0x00,                                /* Trace Info */
+		0x04,                                      /* Trace On */
+		0x81, 0x31,                                /* Context: EL1, AArch64, NS */
+		0x9d, 0, 0, 0, 0x10, 0, 0x80, 0xff, 0xff,  /* Address KBASE */
+		0xd9,                                      /* Atoms E N */
+	};
+	static const unsigned path_b[] = { 0, 4, 8, 0xc, 0x10, 4, 8, 0xc, 0x10 };
+	char file[600], vmlinux[600], cmd[1400], want[512], *out, *insns;
+	struct pb b;
+	struct pb_sid sid = { PID, PID, 1000, 0 };
+	uint8_t t[256];
+	uint64_t priv[64];
+	size_t n, i, len = 0;
+
+	snprintf(vmlinux, sizeof(vmlinux), "%s/vmlinux", jf_test_tmpdir());
+	write_vmlinux(vmlinux);
+	n = cs_syn_frames(trace_k, sizeof(trace_k), CS_SYN_TRACE_ID, t, sizeof(t));
+	snprintf(file, sizeof(file), "%s/kernel.data", jf_test_tmpdir());
+	pb_init(&b);
+	pb_add_attr(&b, CS_PMU, 0, PB_SAMPLE_STD | PERF_SAMPLE_IP, PB_ATTR_SAMPLE_ID_ALL, 1);
+	pb_mmap(&b, -1, 0, KBASE, 0x1000000, KBASE, 1, "[kernel.kallsyms]_text", &sid);
+	pb_comm(&b, PID, PID, "syn", 1, &sid);
+	auxtrace_info(&b, priv, etm_priv(priv));
+	sid.time = 2000;
+	pb_aux(&b, 0, n, 0, &sid);
+	pb_auxtrace(&b, t, n, 0, 0, PID, 0);
+	pb_write(&b, file);
+	pb_free(&b);
+	for (i = 0; i < sizeof(path_b) / sizeof(path_b[0]); i++)
+		len += (size_t)snprintf(want + len, sizeof(want) - len, "%016llx\n",
+					KBASE + path_b[i]);
+
+	snprintf(cmd, sizeof(cmd), "'%s' decode --perf '%s' --kernel '%s'", jf_test_cli(), file,
+		 vmlinux);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	insns = instruction_lines(out);
+	assert_string_equal(insns, want);
+	free(insns);
+	free(out);
+
+	snprintf(cmd, sizeof(cmd), "'%s' stat --perf '%s' 2>&1", jf_test_cli(), file);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "no code for [kernel.kallsyms]_text"));
+	assert_non_null(strstr(out, "kernel code: give it with --kernel vmlinux"));
+	assert_non_null(strstr(out, "instructions    0\n"));
+	assert_non_null(strstr(out, "  kernel addresses (--kernel): 1 gap (first at offset 0x"));
+	assert_non_null(strstr(out, "ip 0xffff800010000000)"));
+	free(out);
+}
+
+/* perf record --buildid-mmap: the MMAP2 carries the build-id, the file is not at its
+ * recorded path, and the cache has perf's old layout (.build-id/ab/cdef... is the file). */
+static void test_build_id_in_mmap2(void **state)
+{
+	static const uint8_t id[20] = { 0xab, 0xcd, 0xef, 1, 2, 3, 4, 5, 6, 7,
+					8, 9, 10, 11, 12, 13, 14, 15, 16, 17 };
+	char file[600], cache[600], cmd[2400], *out, *insns;
+	struct pb b;
+	struct pb_sid sid = { PID, PID, 1000, 0 };
+	uint8_t trace[256];
+	uint64_t priv[64];
+	size_t n;
+
+	write_code_a();
+	snprintf(cache, sizeof(cache), "%s/cache", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/.build-id/ab' && cp '%s' "
+		 "'%s/.build-id/ab/cdef0102030405060708090a0b0c0d0e0f1011'", cache, code_path,
+		 cache);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	n = cs_syn_frames(cs_syn_trace, cs_syn_trace_size, CS_SYN_TRACE_ID, trace, sizeof(trace));
+	snprintf(file, sizeof(file), "%s/bidmmap.data", jf_test_tmpdir());
+	pb_init(&b);
+	b.mmap2_build_id = id;
+	b.mmap2_build_id_size = 20;
+	pb_add_attr(&b, CS_PMU, 0, PB_SAMPLE_STD | PERF_SAMPLE_IP, PB_ATTR_SAMPLE_ID_ALL, 1);
+	pb_comm(&b, PID, PID, "syn", 1, &sid);
+	pb_mmap2(&b, PID, PID, CS_SYN_BASE, 4096, 0, 5, "/elsewhere/syn", &sid);
+	auxtrace_info(&b, priv, etm_priv(priv));
+	pb_aux(&b, 0, n, 0, &sid);
+	pb_auxtrace(&b, trace, n, 0, 0, PID, 0);
+	pb_write(&b, file);
+	pb_free(&b);
+
+	snprintf(cmd, sizeof(cmd), "'%s' decode --perf '%s' --buildid-dir '%s'", jf_test_cli(),
+		 file, cache);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	insns = instruction_lines(out);
+	assert_string_equal(insns, path_a);
+	free(insns);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "HOME='%s' '%s' decode --perf '%s' 2>&1 >/dev/null",
+		 jf_test_tmpdir(), jf_test_cli(), file);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "no code for /elsewhere/syn, build-id "
+				    "abcdef0102030405060708090a0b0c0d0e0f1011"));
+	free(out);
 }
 
 static struct jf_codemap *test_map;
@@ -448,7 +667,10 @@ int main(void)
 		cmocka_unit_test(test_cli_decodes_the_program_path),
 		cmocka_unit_test(test_same_as_linux_perf),
 		cmocka_unit_test(test_two_cpus_in_one_buffer),
+		cmocka_unit_test(test_mmap_after_the_aux_data),
 		cmocka_unit_test(test_code_replaced_between_buffers),
+		cmocka_unit_test(test_kernel_code),
+		cmocka_unit_test(test_build_id_in_mmap2),
 		cmocka_unit_test(test_library_offsets_and_missing_code),
 		cmocka_unit_test(test_metadata_layouts),
 		cmocka_unit_test(test_metadata_errors),

@@ -584,44 +584,81 @@ static void test_perf_agrees_per_thread(void **state)
 	pb_free(&b);
 }
 
+/* Two CPUs running the loop (CPU 1 first in time), with the sideband perf writes; with
+ * mmap_last, the MMAP2 of the code (time 20) comes after the AUX data of both CPUs (in
+ * the same round), as when perf drains the sideband ring late. */
+static void build_two_cpus(struct pb *b, int mmap_last)
+{
+	struct pb_sid sid = { 100, 100, 10, 0 };
+	static uint8_t t0[128], t1[128];
+	size_t n0 = encode_loop(t0, sizeof(t0), 0, 2000);
+	size_t n1 = encode_loop(t1, sizeof(t1), 0, 1000);
+	uint64_t priv[17];
+
+	pb_init(b);
+	pb_add_attr(b, PB_INTEL_PT_PMU, PB_CFG_TSC, PB_SAMPLE_STD | 1u,
+		    PB_ATTR_SAMPLE_ID_ALL | (1u << 8) | (1u << 23), 1);
+	pb_intel_pt_priv(priv, 1, 1, 0, 0); /* ns = tsc */
+	pb_auxtrace_info_intel_pt(b, priv, 17);
+	pb_comm(b, 100, 100, "loop", 1, &sid);
+	sid.time = 20;
+	if (!mmap_last)
+		pb_mmap2(b, 100, 100, CODE_VADDR, 0x1000, 0, 5, code_file(), &sid);
+	/* Out of order inside the round, as perf writes per-CPU buffers one after another. */
+	sid.time = 31;
+	sid.cpu = 1;
+	pb_itrace_start(b, 100, 100, &sid);
+	sid.time = 30;
+	sid.cpu = 0;
+	pb_itrace_start(b, 100, 100, &sid);
+	pb_finished_round(b);
+	pb_auxtrace(b, t0, n0, 0, 0, 100, 0);
+	pb_auxtrace(b, t1, n1, 0, 1, 100, 1);
+	sid.time = 1500;
+	sid.cpu = 0;
+	pb_aux(b, 0, n0, 0x1, &sid); /* TRUNCATED */
+	sid.time = 1600;
+	sid.cpu = 1;
+	pb_aux(b, 0, n1, 0, &sid);
+	if (mmap_last) {
+		sid.time = 20;
+		sid.cpu = 0;
+		pb_mmap2(b, 100, 100, CODE_VADDR, 0x1000, 0, 5, code_file(), &sid);
+	}
+	pb_finished_round(b);
+}
+
+/* perf merges the CPUs by time with its own decoder: the same instructions, in the same
+ * order, as ours. */
+static void assert_two_cpus_as_perf(const char *path)
+{
+	char theirs[8192], warnings[256], *side = NULL;
+	struct listing ours;
+
+	if (!have_perf())
+		return;
+	our_listing(path, &ours);
+	assert_int_equal(perf_listing(path, 1, theirs, sizeof(theirs), &side, warnings,
+				      sizeof(warnings)),
+			 0);
+	assert_string_equal(ours.insns, theirs);
+	/* perf counts the truncated AUX record we reported as loss. */
+	assert_non_null(strstr(warnings, "AUX data lost 1 times out of 2"));
+	assert_non_null(strstr(ours.insns, "0 400000\n"));
+	assert_non_null(strstr(ours.insns, "1 400000\n1 400005\n"));
+	free(side);
+}
+
 static void test_per_cpu_time_order(void **state)
 {
 	const char *path = tmp_path("cpus.data");
 	struct jf_perf_images *imgs = jf_perf_images_new();
-	struct pb_sid sid = { 100, 100, 10, 0 };
-	uint8_t t0[128], t1[128];
-	size_t n0 = encode_loop(t0, sizeof(t0), 0, 2000);
-	size_t n1 = encode_loop(t1, sizeof(t1), 0, 1000);
-	uint64_t priv[17], last_time = 0;
+	uint64_t last_time = 0;
 	struct result res;
 	struct pb b;
 	int i, lost_at = -1, last_cpu1 = -1, first_cpu0 = -1, ctx = 0;
 
-	pb_init(&b);
-	pb_add_attr(&b, PB_INTEL_PT_PMU, PB_CFG_TSC, PB_SAMPLE_STD | 1u,
-		    PB_ATTR_SAMPLE_ID_ALL | (1u << 8) | (1u << 23), 1);
-	pb_intel_pt_priv(priv, 1, 1, 0, 0); /* ns = tsc */
-	pb_auxtrace_info_intel_pt(&b, priv, 17);
-	pb_comm(&b, 100, 100, "loop", 1, &sid);
-	sid.time = 20;
-	pb_mmap2(&b, 100, 100, CODE_VADDR, 0x1000, 0, 5, code_file(), &sid);
-	/* Out of order inside the round, as perf writes per-CPU buffers one after another. */
-	sid.time = 31;
-	sid.cpu = 1;
-	pb_itrace_start(&b, 100, 100, &sid);
-	sid.time = 30;
-	sid.cpu = 0;
-	pb_itrace_start(&b, 100, 100, &sid);
-	pb_finished_round(&b);
-	pb_auxtrace(&b, t0, n0, 0, 0, 100, 0);
-	pb_auxtrace(&b, t1, n1, 0, 1, 100, 1);
-	sid.time = 1500;
-	sid.cpu = 0;
-	pb_aux(&b, 0, n0, 0x1, &sid); /* TRUNCATED */
-	sid.time = 1600;
-	sid.cpu = 1;
-	pb_aux(&b, 0, n1, 0, &sid);
-	pb_finished_round(&b);
+	build_two_cpus(&b, 0);
 	pb_write(&b, path);
 
 	decode(path, imgs, &res);
@@ -665,22 +702,27 @@ static void test_per_cpu_time_order(void **state)
 	assert_true(last_cpu1 >= 0 && lost_at > last_cpu1 && first_cpu0 > lost_at);
 	jf_perf_images_free(imgs);
 
-	/* perf merges the CPUs by time with its own decoder: the same instructions, in the
-	 * same order. */
-	if (have_perf()) {
-		char theirs[8192], warnings[256], *side = NULL;
-		struct listing ours;
+	assert_two_cpus_as_perf(path);
+	pb_free(&b);
+}
 
-		our_listing(path, &ours);
-		assert_int_equal(perf_listing(path, 1, theirs, sizeof(theirs), &side, warnings,
-					      sizeof(warnings)),
-				 0);
-		assert_string_equal(ours.insns, theirs);
-		/* perf counts the truncated AUX record we reported as loss. */
-		assert_non_null(strstr(warnings, "AUX data lost 1 times out of 2"));
-		assert_non_null(strstr(ours.insns, "1 400000\n1 400005\n"));
-		free(side);
-	}
+/* The MMAP2 of the code written after the AUX data of both CPUs (earlier in time): it
+ * applies at its time, so both CPUs decode, to the same instructions as perf's. */
+static void test_mmap_after_the_aux_data(void **state)
+{
+	const char *path = tmp_path("late-mmap.data");
+	struct jf_perf_images *imgs = jf_perf_images_new();
+	struct result res;
+	struct pb b;
+
+	build_two_cpus(&b, 1);
+	pb_write(&b, path);
+	decode(path, imgs, &res);
+	assert_int_equal(res.rc, 0);
+	assert_int_equal(res.insns, 2 * LOOP_INSNS);
+	assert_int_equal(jf_perf_images_nmissing(imgs), 0);
+	jf_perf_images_free(imgs);
+	assert_two_cpus_as_perf(path);
 	pb_free(&b);
 }
 
@@ -864,6 +906,7 @@ int main(void)
 		cmocka_unit_test(test_missing_images_listed),
 		cmocka_unit_test(test_bytes_before_psb),
 		cmocka_unit_test(test_per_cpu_time_order),
+		cmocka_unit_test(test_mmap_after_the_aux_data),
 		cmocka_unit_test(test_lost_records),
 		cmocka_unit_test(test_not_intel_pt),
 		cmocka_unit_test(test_session_malformed),

@@ -1,16 +1,20 @@
 /* libFuzzer target: the input is a perf.data file. It goes through the reader (every
- * record parsed, the intel_pt AUXTRACE_INFO decoded) and through the session decoder over
- * an empty code map, so the framing, the sample_id trailers, the queue scans, the sideband
- * reordering and libipt on arbitrary AUXTRACE payloads all see it. Errors are expected;
+ * record parsed, the intel_pt AUXTRACE_INFO decoded, the build-id entries, the cs_etm
+ * time schedule) and through the session decoder over an empty code map, so the framing,
+ * the sample_id trailers, the queue scans, the sideband reordering and libipt on
+ * arbitrary AUXTRACE payloads all see it. Errors are expected;
  * crashes, hangs, leaks and sanitizer reports are findings. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "jitflow/perf_buildid.h"
 #include "jitflow/perf_data.h"
 #include "jitflow/perf_intel_pt.h"
+#include "perf_cs_order.h"
 #include "jitflow/perf_session.h"
 
 /* Bound the work per input: an AUXTRACE payload of random bytes can hold many flows. */
@@ -38,6 +42,18 @@ static void read_records(const char *path)
 
 			jf_perf_intel_pt_parse(d, &rec, &pt, &err);
 		}
+	}
+	/* The build-id entries (HEADER_BUILD_ID feature, or pipe mode's records). */
+	{
+		struct jf_perf_build_id *ids = NULL;
+		size_t n = 0;
+
+		struct cs_schedule order;
+
+		jf_perf_build_ids(d, &ids, &n, &err);
+		free(ids);
+		if (jf_cs_schedule_build(d, &order, &err) == 0)
+			jf_cs_schedule_free(&order);
 	}
 	jf_perf_data_close(d);
 }

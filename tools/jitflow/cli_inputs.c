@@ -3,6 +3,7 @@
 #include "jitflow/isolate.h"
 #include "cli_output.h"
 #include "code_pieces.h"
+#include "cli_perf_files.h"
 
 #include "jitflow/perf_cs_etm.h"
 
@@ -25,6 +26,11 @@ const char jf_cli_inputs_help[] =
 	"                              its AUX buffers in file order\n"
 	"  --image-dir DIR             with --perf: look for mapped files missing at their\n"
 	"                              recorded path in DIR too (DIR/full/path, DIR/name)\n"
+	"  --buildid-dir DIR           with --perf: perf's build-id cache (default ~/.debug)\n"
+	"  --archive FILE.tar.bz2      with --perf: a `perf archive` tarball of its files\n"
+	"                              (PERF.DATA.tar.bz2 beside the perf.data: found anyway)\n"
+	"  --symfs DIR                 with --perf: recorded paths lie under DIR (a sysroot)\n"
+	"  --kernel FILE               the kernel's code (vmlinux) for kernel addresses\n"
 	"  --cs-snapshot DIR           a CoreSight snapshot folder (snapshot.ini, trace.ini,\n"
 	"                              device .ini files, memory dumps): ETMv4, ETE, PTM, ETMv3\n"
 	"  --raw FILE[:FROM[-TO]]:BASE  code bytes FROM..TO (exclusive) of FILE at address BASE\n"
@@ -63,9 +69,10 @@ static void warn_missing_images(const struct jf_cli_inputs *in)
 		const struct jf_perf_missing_image *m = jf_perf_images_missing(in->perf_images, i);
 
 		fprintf(stderr,
-			"jitflow: warning: %s: offset %llu: no code for %s (pid %d, 0x%llx-0x%llx, "
-			"%llu mapping%s): %s\n",
-			in->perf_path, (unsigned long long)m->record_offset, m->name, m->pid,
+			"jitflow: warning: %s: offset %llu: no code for %s%s%s (pid %d, "
+			"0x%llx-0x%llx, %llu mapping%s): %s\n",
+			in->perf_path, (unsigned long long)m->record_offset, m->name,
+			m->build_id[0] ? ", build-id " : "", m->build_id, m->pid,
 			(unsigned long long)m->addr, (unsigned long long)(m->addr + m->len),
 			(unsigned long long)m->count, m->count == 1 ? "" : "s", m->reason);
 	}
@@ -74,6 +81,7 @@ static void warn_missing_images(const struct jf_cli_inputs *in)
 void jf_cli_inputs_fini(struct jf_cli_inputs *in)
 {
 	warn_missing_images(in);
+	jf_cli_perf_files_fini(in);
 	jf_perf_images_free(in->perf_images);
 	jf_unmap_file(&in->pt_file);
 	jf_cli_zone_discovery_free(in->zone_discovery);
@@ -114,18 +122,24 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 {
 	const char *opt = argv[*i], *val;
 	uint32_t v = 0;
+	int rc;
 
 	if (!strcmp(opt, "--pt") || !strcmp(opt, "--raw") || !strcmp(opt, "--elf") ||
 	    !strcmp(opt, "--perf") || !strcmp(opt, "--image-dir") || !strcmp(opt, "--cs-snapshot") ||
 	    !strcmp(opt, "--cpu") || !strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq") ||
 	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx") ||
-	    !strcmp(opt, "--zone") || !strcmp(opt, "--recording") || !strcmp(opt, "--pypylog")) {
+	    !strcmp(opt, "--zone") || !strcmp(opt, "--recording") || !strcmp(opt, "--pypylog") ||
+	    !strcmp(opt, "--buildid-dir") || !strcmp(opt, "--archive") ||
+	    !strcmp(opt, "--symfs") || !strcmp(opt, "--kernel")) {
 		val = value_of(argc, argv, i, err);
 		if (!val)
 			return JF_CLI_BAD_USAGE;
 	} else {
 		return 0;
 	}
+	rc = jf_cli_perf_files_option(in, opt, val, err);
+	if (rc)
+		return rc;
 	if (!strcmp(opt, "--pt")) {
 		if (in->pt_path) {
 			jf_fail(err, "--pt given twice ('%s' and '%s')", in->pt_path, val);
@@ -205,6 +219,8 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	}
 	opts.end_on_call = in->split_blocks || in->zones;
 	opts.end_on_jump = in->split_blocks;
+	if (jf_cli_perf_files_prepare(in, err) < 0)
+		return NULL;
 	jf_perf_images_use_one_map(in->perf_images, in->map);
 	jf_perf_images_hooks(in->perf_images, &hooks);
 	/* JIT code: --zone files, and the jit-PID.dump files the sideband names. */
@@ -336,6 +352,8 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	}
 	if (in->perf_path)
 		return open_perf(in, err);
+	if (jf_cli_load_kernel(in, err) < 0)
+		return NULL;
 	if (in->cs_snapshot) {
 		/* The snapshot's memory dumps join the images of --raw/--elf in one code map. */
 		struct jf_decoder *dec = jf_cs_snapshot_decoder_new(in->cs_snapshot, in->map, err);

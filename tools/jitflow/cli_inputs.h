@@ -26,6 +26,9 @@ struct jf_cli_inputs {
 	const char *perf_path;        /* --perf: an Intel PT perf.data file */
 	struct jf_perf_images *perf_images; /* its sideband's images (--image-dir) */
 	int cpu_given;                /* --cpu overrides the file's CPUID */
+	const char *archive, *kernel; /* --archive, --kernel, --buildid-dir (cli_perf_files.c) */
+	char archive_dir[4096];       /* where the archive is unpacked (removed at the end) */
+	int buildid_dir_given;
 	struct jf_zone_image *zones;  /* --zone (JIT code zones; NULL without) */
 	char recording_perf[4096];    /* DIR/perf.data of a recording folder */
 	int time_synthetic;           /* its manifest says the timing is synthetic */

@@ -7,6 +7,7 @@
 #include "cli_inputs.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "missing_code.h"
 
 enum { MAX_KINDS = 32 };
 
@@ -21,6 +22,8 @@ struct stat_result {
 	struct tally errors[MAX_KINDS], losses[MAX_KINDS];
 	int nerrors, nlosses;
 	double seconds;
+	struct jf_cli_inputs *in;
+	struct jf_missing_code missing;
 };
 
 static void count(struct tally *t, int *n, const char *name, uint64_t bytes, uint64_t offset)
@@ -48,6 +51,7 @@ static int tally_flow(void *ctx, const struct jf_flow *f, struct jf_error *err)
 {
 	struct stat_result *r = ctx;
 
+	jf_missing_code_count(&r->missing, r->in, f);
 	if (f->kind == JF_FLOW_ERROR)
 		count(r->errors, &r->nerrors, f->u.error.text, 0, f->offset);
 	else if (f->kind == JF_FLOW_LOST)
@@ -74,6 +78,7 @@ static void print_text(const struct jf_decode_stats *s, const struct stat_result
 		printf("  %-28s %" PRIu64 " times, %" PRIu64 " bytes (first at offset 0x%" PRIx64
 		       ")\n", r->losses[i].name, r->losses[i].count, r->losses[i].bytes,
 		       r->losses[i].first_offset);
+	jf_missing_code_print_text(&r->missing, stdout);
 	if (s->has_time)
 		printf("time span       %" PRIu64 " %s%s\n", s->last_time - s->first_time,
 		       s->time_is_ns ? "ns" : "ticks",
@@ -110,6 +115,7 @@ static void print_json(const struct jf_decode_stats *s, const struct stat_result
 	       s->lost_bytes, s->lost_insns);
 	print_tallies("errors_by_kind", r->errors, r->nerrors);
 	print_tallies("losses_by_kind", r->losses, r->nlosses);
+	jf_missing_code_print_json(&r->missing, stdout);
 	if (s->has_time)
 		printf(",\"time\":{\"first\":%" PRIu64 ",\"last\":%" PRIu64 ",\"unit\":\"%s\","
 		       "\"synthetic\":%s}", s->first_time, s->last_time,
@@ -124,7 +130,9 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: jitflow stat INPUTS [--json]\n\n"
 		"Decode a trace and count: instructions, blocks, events, trace bytes, errors by\n"
-		"kind, overflows, bytes and instructions lost, time span, decode speed.\n\n"
+		"kind, overflows, bytes and instructions lost, time span, decode speed; where code\n"
+		"was missing, the gaps by file (with the build-id to look for), kernel addresses\n"
+		"and unmapped addresses.\n\n"
 		"  --json            one JSON object instead of the table\n\n%s",
 		jf_cli_inputs_help);
 }
@@ -163,6 +171,7 @@ int jf_cmd_stat(int argc, char **argv)
 	dec = jf_cli_open_decoder(&in, &err);
 	if (!dec)
 		goto fail;
+	result.in = &in;
 	rc = jf_cli_drain(&in, dec, tally_flow, &result, &err);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc < 0) {

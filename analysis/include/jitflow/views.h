@@ -18,6 +18,9 @@
 #ifndef JITFLOW_VIEWS_H
 #define JITFLOW_VIEWS_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -112,5 +115,7 @@ struct jf_timeline_result {
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif

@@ -1,15 +1,19 @@
 /* CoreSight (cs_etm) perf.data files: the ETM configuration of every CPU from the
  * AUXTRACE_INFO record, and the AUX buffers decoded with the CoreSight backend.
  *
- * Buffers are decoded in file order, each right after the sideband written before it
- * (perf writes AUX data after the events that precede it); the caller's on_record hook
- * sees every sideband record in that order. Flow offsets are FILE offsets (the payload's
- * position plus the index in it), flow.source is the trace ID. Formatted buffers (ETR/ETF
- * sinks) hold all CPUs' streams by trace ID; a buffer whose AUX record says
- * "raw" (TRBE) is the stream of the CPU of its AUXTRACE record. AUX records that report
- * truncated or overwritten data become JF_FLOW_LOST records, PERF_RECORD_LOST too.
- * Not done (yet): merging several CPUs' queues in time order; per-process code maps from
- * traced context IDs (the code map is the one of the AUXTRACE record's thread's process). */
+ * Records are applied in time order (perf_cs_order.h): sideband at its sample time, each
+ * AUXTRACE buffer at the time of the AUX records that announced its data, after the
+ * sideband up to then, so code mapped by records written after the AUX data in the file
+ * still decodes; the caller's on_record hook sees every sideband record in that order.
+ * Flow offsets are FILE offsets (the payload's position plus the index in it),
+ * flow.source is the trace ID. Formatted buffers (ETR/ETF sinks) hold all CPUs' streams
+ * by trace ID; a buffer whose AUX record says "raw" (TRBE) is the stream of the CPU of
+ * its AUXTRACE record and of no other. AUX records that report truncated or overwritten
+ * data become JF_FLOW_LOST records, PERF_RECORD_LOST too.
+ * Not done (yet): interleaving several CPUs' flows by their CoreSight timestamps (buffers
+ * are ordered by their AUX times, each CPU's flows stay in order); per-process code maps
+ * from traced context IDs (the code map is the one of the AUXTRACE record's thread's
+ * process). */
 #ifndef JITFLOW_PERF_CS_ETM_H
 #define JITFLOW_PERF_CS_ETM_H
 

@@ -2,10 +2,13 @@
  * (jitflow/perf_session.h). One code map per process; executable MMAP/MMAP2 of regular
  * files are loaded as file sections at their recorded address; a child process (FORK of a
  * new pid) starts with a copy of its parent's mappings; exec (COMM with the exec flag)
- * empties the process's map. Files are looked up at their recorded path and then in the
- * user's image directories (DIR/full/path, then DIR/basename), as perf does without build
- * ids. What cannot be loaded ([vdso], //anon, [kernel.kallsyms], missing or short files)
- * is listed with the offset of the record that mapped it, for the command to warn about. */
+ * empties the process's map. Files are looked up as perf looks for them: by build-id (the
+ * recording's HEADER_BUILD_ID, or an MMAP2's own) in the build-id caches ([vdso]
+ * included), then at their recorded path (under --symfs when given), then in the user's
+ * image directories (DIR/full/path, then DIR/basename). A file found by name whose ELF
+ * build-id differs from the recorded one is refused. What cannot be loaded (//anon,
+ * [kernel.kallsyms], missing, refused or short files) is listed with the offset of the
+ * record that mapped it and its build-id, for the command to warn about. */
 #ifndef JITFLOW_PERF_IMAGES_H
 #define JITFLOW_PERF_IMAGES_H
 
@@ -31,7 +34,8 @@ struct jf_perf_missing_image {
 	int32_t pid;
 	uint64_t addr, len;
 	uint64_t count;           /* how many MMAP records named it */
-	char reason[160];         /* e.g. "not found (also looked in 2 image directories)" */
+	char build_id[41];        /* hex, "" when the recording has none for it */
+	char reason[300];         /* e.g. "not found (also looked in 2 image directories)" */
 };
 
 struct jf_perf_images *jf_perf_images_new(void);
@@ -42,6 +46,18 @@ int jf_perf_images_add_dir(struct jf_perf_images *imgs, const char *dir, struct 
 /* Use file for mappings recorded under name (e.g. "[vdso]" -> a saved copy). */
 int jf_perf_images_add_file(struct jf_perf_images *imgs, const char *name, const char *file,
 			    struct jf_error *err);
+
+/* Find files by build-id in this perf build-id cache (--buildid-dir, an unpacked perf
+ * archive): looked at before the recorded path, as perf does. */
+int jf_perf_images_add_buildid_dir(struct jf_perf_images *imgs, const char *dir,
+				   struct jf_error *err);
+/* Recorded paths lie under dir (perf's --symfs): /usr/lib/x is read as dir/usr/lib/x. */
+int jf_perf_images_set_symfs(struct jf_perf_images *imgs, const char *dir,
+			     struct jf_error *err);
+/* The recording's build-id for files mapped under name (its HEADER_BUILD_ID): how they are
+ * found in the caches, and checked when found by name (a mismatch is reported missing). */
+int jf_perf_images_add_build_id(struct jf_perf_images *imgs, const char *name,
+				const uint8_t *id, size_t size, struct jf_error *err);
 
 /* Code of files with this base name is provided otherwise (a recording's saved code
  * pieces): their mappings load nothing and are not reported missing. */
