@@ -18,8 +18,9 @@ seconds=${2:-180}
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_pt_decode fuzz_perf_data fuzz_perf_cs_etm fuzz_cs_snapshot
-                                     fuzz_cs_frames fuzz_zone_reader fuzz_zone_image fuzz_qemu_log
-                                     fuzz_zone_retime fuzz_minivm_compile)
+                                     fuzz_cs_frames fuzz_zone_reader fuzz_zone_image fuzz_pypylog
+                                     fuzz_qemu_log fuzz_plugin_stream fuzz_zone_retime
+                                     fuzz_minivm_compile)
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
@@ -41,6 +42,7 @@ seed() { # seed TARGET CORPUS: the repository's own inputs of that kind
     fuzz_zone_reader|fuzz_zone_image|fuzz_zone_retime)
       for f in "$src"/traces/*/*.dump; do cp "$f" "$c/$(basename "$(dirname "$f")").dump"; done ;;
     fuzz_minivm_compile) cp "$src"/tools/minivm/examples/*.mvm "$c"/ 2>/dev/null ;;
+    fuzz_pypylog) cp "$src"/tests/data/pypy/* "$c"/ 2>/dev/null ;;
   esac
   return 0
 }
