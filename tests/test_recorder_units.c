@@ -292,6 +292,19 @@ static int drain(struct pt_query_decoder *q, int status, struct expect_events *e
 	return status;
 }
 
+/* libipt's query decoder over the bytes the stream wrote (config must outlive it). */
+static struct pt_query_decoder *query_decoder(const struct sink *sink, struct pt_config *config)
+{
+	struct pt_query_decoder *q;
+
+	pt_config_init(config);
+	config->begin = sink->data;
+	config->end = sink->data + sink->size;
+	q = pt_qry_alloc_decoder(config);
+	assert_non_null(q);
+	return q;
+}
+
 static void test_pt_stream_decodes_with_libipt(void **state)
 {
 	struct jf_pt_stream *pt = malloc(sizeof(*pt));
@@ -340,11 +353,7 @@ static void test_pt_stream_decodes_with_libipt(void **state)
 	assert_true(pt->stats.mtc > 0);
 	assert_int_equal(pt->stats.ret_compressed, 1);
 
-	pt_config_init(&config);
-	config.begin = sink.data;
-	config.end = sink.data + sink.size;
-	q = pt_qry_alloc_decoder(&config);
-	assert_non_null(q);
+	q = query_decoder(&sink, &config);
 	status = pt_qry_sync_forward(q, &ip);
 	assert_true(status >= 0);
 	status = drain(q, status, &ev);
@@ -399,11 +408,7 @@ static void test_pt_overflow_ip_is_whole(void **state)
 	jf_pt_indirect(pt, 0x4011c0);
 	assert_int_equal(jf_pt_stream_finish(pt), 0);
 
-	pt_config_init(&config);
-	config.begin = sink.data;
-	config.end = sink.data + sink.size;
-	q = pt_qry_alloc_decoder(&config);
-	assert_non_null(q);
+	q = query_decoder(&sink, &config);
 	status = pt_qry_sync_forward(q, &ip);
 	while (status >= 0) {
 		while (status >= 0 && (status & pts_event_pending)) {
