@@ -31,6 +31,8 @@ void jf_index_map_free(struct jf_index_map *m);
 
 /* Grow *array (of elem-sized items, *cap of them) to hold n + 1; zero the new space. */
 int jf_grow(void **array, size_t *cap, size_t n, size_t elem);
+/* qsort, except that an empty table may be NULL, which qsort must not be given. */
+void jf_sort_rows(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 /* FNV-1a over a string, for keying names. */
 uint64_t jf_hash_string(const char *s, uint64_t seed);

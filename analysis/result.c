@@ -135,7 +135,7 @@ static int find_retrace(struct jf_analysis_result *r)
 		if (c.score > 0.5)
 			r->retrace[r->nretrace++] = c;
 	}
-	qsort(r->retrace, r->nretrace, sizeof(*r->retrace), by_score);
+	jf_sort_rows(r->retrace, r->nretrace, sizeof(*r->retrace), by_score);
 	return 0;
 }
 
@@ -161,16 +161,16 @@ int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 	    !DUP(r->points, a->points, a->npoints))
 		goto oom;
 	r->npoints = a->npoints;
-	qsort(r->points, r->npoints, sizeof(*r->points), by_point);
+	jf_sort_rows(r->points, r->npoints, sizeof(*r->points), by_point);
 	r->ntraces = a->ntraces;
 	r->nguards = a->nguards;
 	r->nregions = a->nregions;
 	r->nbytecodes = a->nbytecodes;
 	r->nops = a->nops;
-	qsort(r->traces, r->ntraces, sizeof(*r->traces), by_trace);
-	qsort(r->guards, r->nguards, sizeof(*r->guards), by_guard);
-	qsort(r->bytecodes, r->nbytecodes, sizeof(*r->bytecodes), by_bytecode);
-	qsort(r->ops, r->nops, sizeof(*r->ops), by_op);
+	jf_sort_rows(r->traces, r->ntraces, sizeof(*r->traces), by_trace);
+	jf_sort_rows(r->guards, r->nguards, sizeof(*r->guards), by_guard);
+	jf_sort_rows(r->bytecodes, r->nbytecodes, sizeof(*r->bytecodes), by_bytecode);
+	jf_sort_rows(r->ops, r->nops, sizeof(*r->ops), by_op);
 	for (i = 0, g = 0; i < r->ntraces; i++) {
 		while (g < r->nguards && r->guards[g].trace_id < r->traces[i].trace_id)
 			g++;

@@ -1,4 +1,4 @@
-/* Small containers for the analysis: a u64 -> index map and array growth. */
+/* Small containers for the analysis: a u64 -> index map, array growth and sorting. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,4 +113,10 @@ uint64_t jf_hash_string(const char *s, uint64_t seed)
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
 	return h;
+}
+
+void jf_sort_rows(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
 }

@@ -720,7 +720,7 @@ int jf_views_result(const struct jf_analysis *a, struct jf_analysis_result *r)
 	if (!DUP_ARRAY(r->code_lines, v->lines, v->nlines))
 		return -1;
 	r->ncode_lines = v->nlines;
-	qsort(r->code_lines, r->ncode_lines, sizeof(*r->code_lines), by_line);
+	jf_sort_rows(r->code_lines, r->ncode_lines, sizeof(*r->code_lines), by_line);
 	tl->nactivities = v->nacts;
 	tl->nevents = v->nevents;
 	tl->events_dropped = v->events_dropped;

@@ -238,7 +238,7 @@ static int set_pc_map(struct jf_analysis *a, const struct jf_zone_reader *reader
 		pcs[i].bytecode_pc = e.bytecode_pc;
 		pcs[i].op_kind = e.op_kind;
 	}
-	qsort(pcs, n, sizeof(*pcs), by_offset);
+	jf_sort_rows(pcs, n, sizeof(*pcs), by_offset);
 	/* A bytecode range runs to the next entry's pc when that is further on. */
 	for (i = 0; i < n; i++) {
 		uint32_t next = i + 1 < n ? pcs[i + 1].bytecode_pc : pcs[i].bytecode_pc;

@@ -59,7 +59,8 @@ static void put(struct pb *b, const void *p, size_t n)
 		if (!b->data)
 			fail_msg("out of memory");
 	}
-	memcpy(b->data + b->len, p, n);
+	if (n)
+		memcpy(b->data + b->len, p, n);
 	b->len += n;
 }
 
