@@ -293,7 +293,8 @@ static int dump_line(struct parser *p, const char *s, const char *e)
 
 /* ---- jit-backend-addr ---- */
 
-static struct jf_pypylog_trace *new_trace(struct parser *p)
+/* A new loop (key: its number) or bridge (key: the guard descr it hangs off). */
+static struct jf_pypylog_trace *new_trace(struct parser *p, int loop, uint64_t key)
 {
 	struct jf_pypylog *log = p->log;
 	struct jf_pypylog_trace *t = PUSH(log, log->traces, log->ntraces);
@@ -304,6 +305,11 @@ static struct jf_pypylog_trace *new_trace(struct parser *p)
 	t->tsc = p->depth ? p->stack_tsc[p->depth - 1] : 0;
 	t->line = p->line;
 	t->name = "";
+	t->kind = loop ? JF_PYPY_LOOP : JF_PYPY_BRIDGE;
+	if (loop)
+		t->number = key;
+	else
+		t->guard = key;
 	return t;
 }
 
@@ -335,14 +341,9 @@ static int addr_line(struct parser *p, const char *s, const char *e)
 			p->addr_trace = -1;
 			return 0;
 		}
-		t = new_trace(p);
+		t = new_trace(p, loop, key);
 		if (!t)
 			return -1;
-		t->kind = loop ? JF_PYPY_LOOP : JF_PYPY_BRIDGE;
-		if (loop)
-			t->number = key;
-		else
-			t->guard = key;
 		t->start = start;
 		t->end = end;
 		if (loop && q + 2 < has && q[0] == ' ' && q[1] == '(' && has[-1] == ')') {
@@ -419,15 +420,8 @@ static int opt_header(struct parser *p, const char *s, const char *e)
 	if (p->opt_trace < 0) {
 		/* logged without its addresses (jit-backend-addr not enabled or cut): keep the
 		 * ops, they still name guards and labels */
-		struct jf_pypylog_trace *t = new_trace(p);
-
-		if (!t)
+		if (!new_trace(p, loop, key))
 			return -1;
-		t->kind = loop ? JF_PYPY_LOOP : JF_PYPY_BRIDGE;
-		if (loop)
-			t->number = key;
-		else
-			t->guard = key;
 		p->opt_trace = (long)log->ntraces - 1;
 	}
 	log->traces[p->opt_trace].first_op = log->nops;
