@@ -21,6 +21,19 @@ typedef int (*jit_fn)(int);
 
 static int flush_each;
 
+/* Placing a record by its timestamp (perf inject --jit; jitflow with a zone file but no
+ * markers) cannot tell which of two versions at one address ran when they run closer
+ * together than the trace's time resolution: a block's time is that of the timing packet
+ * the decoder last read, which can lead the block by a full TNT packet (up to 47 branches)
+ * or lag it by a stretch without packets. The program leaves ~5000 instructions between
+ * each change of the code and the runs on either side of it, so that timestamp placement
+ * has a right answer to be checked against. */
+static void settle(void)
+{
+	for (volatile int i = 0; i < 1000; i++)
+		;
+}
+
 static void load(struct jf_emitter *em, uint8_t *page, const uint8_t *code, size_t size,
 		 const char *name, uint32_t generation)
 {
@@ -34,6 +47,7 @@ static void load(struct jf_emitter *em, uint8_t *page, const uint8_t *code, size
 		fprintf(stderr, "jit: %s\n", jf_emitter_error(em));
 	if (flush_each)
 		jf_emitter_flush(em);
+	settle();
 }
 
 int main(int argc, char **argv)
@@ -60,6 +74,7 @@ int main(int argc, char **argv)
 	fn = (jit_fn)(uintptr_t)page;
 	for (i = 0; i < RUNS_A; i++)
 		sum += fn(i);
+	settle();
 	jf_emit_region_free(em, (uint64_t)(uintptr_t)page, sizeof(code_a));
 	load(em, page, code_b, sizeof(code_b), "version B", 2);
 	for (i = 0; i < RUNS_B; i++)
