@@ -16,6 +16,7 @@ struct jf_analysis *jf_analysis_new(const struct jf_analysis_config *cfg)
 		a->cfg.steady_tolerance = 0.05;
 	if (a->cfg.timeline_buckets < 2)
 		a->cfg.timeline_buckets = JF_TIMELINE_BUCKETS;
+	a->last_loaded_trace = -1;
 	if (a->cfg.map) {
 		a->walker = jf_insn_cache_new(a->cfg.map);
 		if (!a->walker) {
@@ -86,7 +87,25 @@ int jf_analysis_zone_record(struct jf_analysis *a, const struct jf_zone_reader *
 		a->has_zone_records = 1;
 		return start_iteration(a, rec->u.event.arg);
 	}
+	/* The runtime's trace events are counted where they took effect in the flow. */
+	if (rec->id == JF_ZONE_EVENT) {
+		a->trace_starts += rec->u.event.kind == JF_EVENT_TRACE_START;
+		a->trace_aborts += rec->u.event.kind == JF_EVENT_TRACE_ABORT;
+		a->trace_flushes += rec->u.event.kind == JF_EVENT_TRACE_FLUSH;
+	}
 	return jf_analysis_replay_record(a, reader, rec);
+}
+
+/* How the trace loaded last ends: arg = enum jf_trace_link | target trace id << 8. */
+static void set_trace_link(struct jf_analysis *a, uint64_t arg)
+{
+	struct jf_trace_result *t;
+
+	if (a->last_loaded_trace < 0)
+		return;
+	t = &a->traces[a->last_loaded_trace];
+	t->link = (uint32_t)(arg & 0xff);
+	t->link_trace = arg >> 8;
 }
 
 /* The header of the loop trace holding addr moves from its entry to addr. */
@@ -110,8 +129,14 @@ void jf_analysis_set_clock(struct jf_analysis *a, int time_is_ns, int time_is_sy
 int jf_analysis_replay_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
 			      const struct jf_zone_record *rec)
 {
-	/* A loop header is code state; the other events mark points of the flow. */
-	if (rec->id == JF_ZONE_EVENT)
+	/* A loop header, a trace's link and the runtime are code state; the other events
+	 * mark points of the flow. */
+	if (rec->id == JF_ZONE_EVENT) {
+		if (rec->u.event.kind == JF_EVENT_TRACE_LINK)
+			set_trace_link(a, rec->u.event.arg);
+		if (rec->u.event.kind == JF_EVENT_RUNTIME)
+			a->runtime = (uint32_t)rec->u.event.arg;
 		return rec->u.event.kind == JF_EVENT_LOOP_HEADER ? set_loop_header(a, rec->u.event.arg) : 0;
+	}
 	return jf_zone_model_apply(a, reader, rec);
 }

@@ -222,6 +222,9 @@ struct jf_analysis {
 	struct jf_problem_site problems[JF_PROBLEM_SITES_MAX]; size_t nproblems;
 	int has_zone_records, has_pc_maps, has_iterations, has_time;
 	int time_is_ns, time_is_synthetic;
+	uint32_t runtime;                 /* enum jf_runtime */
+	uint64_t trace_starts, trace_aborts, trace_flushes;
+	int32_t last_loaded_trace;        /* a TRACE_LINK event describes this trace (-1: none) */
 	struct jf_views_state views;      /* views.c */
 };
 

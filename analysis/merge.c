@@ -65,6 +65,8 @@ static int merge_tables(struct jf_analysis *a, const struct jf_analysis *later,
 			d->parent_trace = s->parent_trace;
 			d->parent_guard = s->parent_guard;
 			d->code_object = s->code_object;
+			d->link = s->link;
+			d->link_trace = s->link_trace;
 			memcpy(d->name, s->name, sizeof(d->name));
 		}
 		d->entries += s->entries;
@@ -375,6 +377,11 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 	for (i = 0; i < later->nproblems && a->nproblems < JF_PROBLEM_SITES_MAX; i++)
 		a->problems[a->nproblems++] = later->problems[i];
 	a->has_zone_records |= later->has_zone_records;
+	if (later->runtime)
+		a->runtime = later->runtime;
+	a->trace_starts += later->trace_starts;
+	a->trace_aborts += later->trace_aborts;
+	a->trace_flushes += later->trace_flushes;
 	a->has_pc_maps |= later->has_pc_maps;
 	a->has_time |= later->has_time;
 	return 0;

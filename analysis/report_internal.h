@@ -10,4 +10,11 @@
 void jf_report_pypy(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
 void jf_report_pypy_json(FILE *out, const struct jf_analysis_result *r);
 
+/* report_luajit.c: LuaJIT's words, for results whose records declare JF_RUNTIME_LUAJIT. */
+int jf_report_is_luajit(const struct jf_analysis_result *r);
+void jf_report_luajit_events(FILE *out, const struct jf_analysis_result *r);
+void jf_report_luajit_traces(FILE *out, const struct jf_analysis_result *r, size_t top);
+void jf_report_luajit_exits(FILE *out, const struct jf_analysis_result *r, size_t top);
+void jf_report_luajit_json(FILE *out, const struct jf_analysis_result *r); /* nothing else */
+
 #endif

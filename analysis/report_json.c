@@ -197,5 +197,6 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 			r->retrace[i].top_guard_share, r->retrace[i].bridge_share);
 	fprintf(out, "]");
 	jf_report_pypy_json(out, r);
+	jf_report_luajit_json(out, r);
 	fprintf(out, "}\n");
 }

@@ -166,6 +166,10 @@ void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struc
 {
 	size_t *idx, i, n = r->ntraces < top_of(m) ? r->ntraces : top_of(m);
 
+	if (jf_report_is_luajit(r)) {
+		jf_report_luajit_traces(out, r, top_of(m));
+		return;
+	}
 	if (!r->ntraces) {
 		if (r->has_zone_records)
 			fprintf(out, "Traces: none\n");
@@ -200,6 +204,10 @@ void jf_report_guards(FILE *out, const struct jf_analysis_result *r, const struc
 	size_t *idx, i, n = r->nguards < top_of(m) ? r->nguards : top_of(m);
 	int kinds;
 
+	if (jf_report_is_luajit(r)) {
+		jf_report_luajit_exits(out, r, top_of(m));
+		return;
+	}
 	if (!r->nguards) {
 		fprintf(out, "Guards: none described\n");
 		return;

@@ -222,6 +222,10 @@ int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 	memcpy(r->problems, a->problems, sizeof(r->problems));
 	r->nproblems = a->nproblems;
 	r->has_zone_records = a->has_zone_records;
+	r->runtime = a->runtime;
+	r->trace_starts = a->trace_starts;
+	r->trace_aborts = a->trace_aborts;
+	r->trace_flushes = a->trace_flushes;
 	r->has_pc_maps = a->has_pc_maps;
 	r->has_iterations = a->has_iterations;
 	r->has_time = a->has_time;

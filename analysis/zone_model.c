@@ -145,6 +145,7 @@ static int describe_region(struct jf_analysis *a, const struct jf_zone_record *r
 			return -1;
 		tr = &a->traces[t];
 		r->trace = t;
+		a->last_loaded_trace = t;
 		tr->kind = kind;
 		tr->parent_trace = rec->u.region_load.parent_trace;
 		tr->parent_guard = rec->u.region_load.parent_guard;

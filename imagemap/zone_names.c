@@ -59,6 +59,26 @@ const char *jf_zone_event_kind_name(uint32_t kind)
 	case JF_EVENT_COMPILE_BEGIN: return "compile-begin";
 	case JF_EVENT_COMPILE_END: return "compile-end";
 	case JF_EVENT_LOOP_HEADER: return "loop-header";
+	case JF_EVENT_TRACE_FLUSH: return "trace-flush";
+	case JF_EVENT_TRACE_LINK: return "trace-link";
+	case JF_EVENT_RUNTIME: return "runtime";
+	}
+	return "unknown";
+}
+
+/* LuaJIT's own words (jit.util.traceinfo's linktype), which the other runtimes share. */
+const char *jf_zone_trace_link_name(uint32_t link)
+{
+	switch (link) {
+	case JF_LINK_NONE: return "none";
+	case JF_LINK_LOOP: return "loop";
+	case JF_LINK_TRACE: return "root";
+	case JF_LINK_RETURN: return "return";
+	case JF_LINK_INTERPRETER: return "interpreter";
+	case JF_LINK_TAIL_CALL: return "tail-recursion";
+	case JF_LINK_UP_RECURSION: return "up-recursion";
+	case JF_LINK_DOWN_RECURSION: return "down-recursion";
+	case JF_LINK_STITCH: return "stitch";
 	}
 	return "unknown";
 }

@@ -1,23 +1,62 @@
--- The oracle for LuaJIT recordings: LuaJIT's own count of trace exits that reached its
--- exit handler, from the "texit" VM event, per (flushes so far, trace, exit).
+-- The oracle for LuaJIT recordings: what LuaJIT itself reports through its VM events.
 --   luajit texit_counts.lua OUT PROGRAM.lua
--- runs PROGRAM and writes one line per (flushes, trace, exit): "F T E COUNT".
+-- runs PROGRAM and writes to OUT:
+--   "F T E COUNT AFTER"    exits of trace T through exit E that reached LuaJIT's exit
+--                          handler ("texit" events), F = flushes before the trace; AFTER
+--                          of them came after a side trace for that exit was compiled;
+--   "trace F T P E LINK L" every trace compiled ("trace" event "stop"): its parent trace
+--                          P and exit E (0 0 for a root trace, from its "start" event)
+--                          and jit.util.traceinfo's linktype and link;
+--   "event WHAT COUNT"     "trace" events by kind: start, stop, abort, flush.
 local out, prog = arg[1], arg[2]
-local counts, flushes = {}, 0
+local jutil = require("jit.util")
+local counts, after, flushes, events, traces = {}, {}, 0, {}, {}
+local started, side_of = {}, {}
 jit.attach(function(traceno, exitno)
 	local key = flushes .. " " .. traceno .. " " .. exitno
 	counts[key] = (counts[key] or 0) + 1
+	if side_of[key] then after[key] = (after[key] or 0) + 1 end
 end, "texit")
--- LuaJIT keeps one handler per event, and the "trace" one is jitflow's: flushes are
--- counted where the program asks for them (the test programs never fill the code memory,
--- which would flush on its own).
-local flush = jit.flush
-jit.flush = function(...)
-	if select("#", ...) == 0 then flushes = flushes + 1 end
-	return flush(...)
-end
+-- LuaJIT keeps one handler per event, and when jitflow's module is loaded the "trace"
+-- one is its: this one counts, then hands the event on.
+local jitflow = package.loaded.jitflow
+jit.attach(function(what, traceno, func, pc, parent, exitno)
+	events[what] = (events[what] or 0) + 1
+	if what == "start" then
+		started[traceno] = { parent or 0, exitno or 0 }
+	elseif what == "stop" then
+		local info = jutil.traceinfo(traceno)
+		local s = started[traceno] or { 0, 0 }
+		traces[#traces + 1] = string.format("trace %d %d %d %d %s %d", flushes, traceno,
+			s[1], s[2], info.linktype, info.link or 0)
+		if s[1] ~= 0 then side_of[flushes .. " " .. s[1] .. " " .. s[2]] = traceno end
+	elseif what == "flush" then
+		flushes = flushes + 1
+		side_of = {}
+	end
+	if jitflow and jitflow.on_trace then
+		return jitflow.on_trace(what, traceno, func, pc, parent, exitno)
+	end
+end, "trace")
 dofile(prog)
 jit.off() -- no trace of this file's own loop below (its exits would not be counted)
+-- in a stable order, so that the file can be kept beside a recording
+local function numeric(a, b)
+	local x, y = {}, {}
+	for n in a:gmatch("%d+") do x[#x + 1] = tonumber(n) end
+	for n in b:gmatch("%d+") do y[#y + 1] = tonumber(n) end
+	for i = 1, math.min(#x, #y) do
+		if x[i] ~= y[i] then return x[i] < y[i] end
+	end
+	return #x < #y
+end
+local lines, names = {}, {}
+for key, n in pairs(counts) do lines[#lines + 1] = key .. " " .. n .. " " .. (after[key] or 0) end
+table.sort(lines, numeric)
+for what in pairs(events) do names[#names + 1] = what end
+table.sort(names)
 local f = assert(io.open(out, "w"))
-for key, n in pairs(counts) do f:write(key, " ", n, "\n") end
+for _, line in ipairs(lines) do f:write(line, "\n") end
+for _, line in ipairs(traces) do f:write(line, "\n") end
+for _, what in ipairs(names) do f:write("event ", what, " ", events[what], "\n") end
 f:close()

@@ -1,7 +1,9 @@
 /* A recording's code pieces: the pages of mapped files that the trace executed, saved as
  * DIR/code/NAME@ADDRESS.bin, so that a recording decodes on a machine where those files
  * are not at their recorded path, or differ (a rebuilt binary), and stays small enough to
- * check in. JIT code is not saved: the zone files beside the recording hold it. */
+ * check in. Only the bytes of instructions that ran are kept; the rest of each page is
+ * zeros (a decoder reads no other byte, and zeros compress to nothing in git or xz). JIT
+ * code is not saved: the zone files beside the recording hold it. */
 #include "code_pieces.h"
 
 #include <dirent.h>
@@ -17,39 +19,88 @@
 
 enum { PAGE = 4096 };
 
-/* The set of executed pages: open addressing over page numbers (+1, 0 = empty). */
-struct page_set {
-	uint64_t *slot;
-	size_t mask, used;
+/* The set of executed pages: open addressing over page numbers (+1, 0 = empty), each
+ * with a bitmap of its executed bytes (bits[map]). */
+struct page_slot {
+	uint64_t page;
+	uint32_t map;
 };
 
-static int page_add(struct page_set *s, uint64_t page)
+struct page_set {
+	struct page_slot *slot;
+	size_t mask, used;
+	uint8_t (*bits)[PAGE / 8];
+	size_t bits_cap;
+};
+
+/* The bitmap of page (added when missing), or NULL when out of memory. */
+static uint8_t *page_bits(struct page_set *s, uint64_t page)
 {
 	size_t i;
 
 	if ((s->used + 1) * 2 > s->mask + 1) {
-		struct page_set bigger = { 0 };
-		size_t cap = s->slot ? (s->mask + 1) * 2 : 1024, j;
+		size_t cap = s->slot ? (s->mask + 1) * 2 : 1024, j, k;
+		struct page_slot *bigger = calloc(cap, sizeof(*bigger));
 
-		bigger.slot = calloc(cap, sizeof(*bigger.slot));
-		if (!bigger.slot)
-			return -1;
-		bigger.mask = cap - 1;
+		if (!bigger)
+			return NULL;
 		for (j = 0; s->slot && j <= s->mask; j++) {
-			if (s->slot[j])
-				page_add(&bigger, s->slot[j] - 1);
+			if (!s->slot[j].page)
+				continue;
+			for (k = (size_t)(s->slot[j].page * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+			     bigger[k].page; k = (k + 1) & (cap - 1))
+				;
+			bigger[k] = s->slot[j];
 		}
 		free(s->slot);
-		*s = bigger;
+		s->slot = bigger;
+		s->mask = cap - 1;
 	}
-	for (i = (size_t)(page * 0x9e3779b97f4a7c15ull >> 20) & s->mask; s->slot[i];
+	for (i = (size_t)((page + 1) * 0x9e3779b97f4a7c15ull >> 20) & s->mask; s->slot[i].page;
 	     i = (i + 1) & s->mask) {
-		if (s->slot[i] == page + 1)
-			return 0;
+		if (s->slot[i].page == page + 1)
+			return s->bits[s->slot[i].map];
 	}
-	s->slot[i] = page + 1;
-	s->used++;
+	if (s->used == s->bits_cap) {
+		size_t cap = s->bits_cap ? s->bits_cap * 2 : 256;
+		void *more = realloc(s->bits, cap * sizeof(*s->bits));
+
+		if (!more)
+			return NULL;
+		s->bits = more;
+		s->bits_cap = cap;
+	}
+	memset(s->bits[s->used], 0, sizeof(*s->bits));
+	s->slot[i].page = page + 1;
+	s->slot[i].map = (uint32_t)s->used;
+	return s->bits[s->used++];
+}
+
+/* Bytes [from, to) ran. */
+static int mark_executed(struct page_set *s, uint64_t from, uint64_t to)
+{
+	for (; from < to; from++) {
+		uint8_t *bits = page_bits(s, from / PAGE);
+
+		if (!bits)
+			return -1;
+		bits[(from % PAGE) / 8] |= (uint8_t)(1u << (from % 8));
+	}
 	return 0;
+}
+
+/* Zero the bytes of buf (n bytes at addr, within one page) that did not run. */
+static void keep_executed(struct page_set *s, uint64_t addr, uint8_t *buf, size_t n)
+{
+	const uint8_t *bits = page_bits(s, addr / PAGE); /* present: the page ran */
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t off = (addr + i) % PAGE;
+
+		if (!bits || !(bits[off / 8] & (1u << (off % 8))))
+			buf[i] = 0;
+	}
 }
 
 static int by_value(const void *a, const void *b)
@@ -60,8 +111,8 @@ static int by_value(const void *a, const void *b)
 }
 
 /* Write the bytes of [start, end) that the code map has, as pieces named by their file. */
-static int write_pieces(struct jf_cli_inputs *in, const char *codedir, uint64_t start,
-			uint64_t end, int *written, struct jf_error *err)
+static int write_pieces(struct jf_cli_inputs *in, struct page_set *pages, const char *codedir,
+			uint64_t start, uint64_t end, int *written, struct jf_error *err)
 {
 	static uint8_t buf[PAGE];
 
@@ -85,6 +136,7 @@ static int write_pieces(struct jf_cli_inputs *in, const char *codedir, uint64_t 
 		while (start < end && jf_codemap_lookup(in->map, start, &section) == name &&
 		       (n = jf_codemap_read(in->map, start, buf,
 					    (size_t)(((start & ~(uint64_t)(PAGE - 1)) + PAGE) - start))) > 0) {
+			keep_executed(pages, start, buf, n);
 			if (fwrite(buf, 1, n, f) != n) {
 				fclose(f);
 				return jf_fail(err, "%s: write failed", path);
@@ -113,22 +165,24 @@ int jf_save_code_pieces(const char *dir, struct jf_error *err)
 	snprintf(perf, sizeof(perf), "%s/perf.data", dir);
 	snprintf(codedir, sizeof(codedir), "%s/code", dir);
 	in.perf_path = perf;
+	/* Blocks end at every jump and call, so that each one's bytes are contiguous: a block
+	 * running through a direct jump would otherwise span (and save) every page between
+	 * its start and its last instruction. */
+	in.split_blocks = 1;
 	if (jf_cli_add_recording_zones(&in, dir, err) < 0)
 		goto out;
 	dec = jf_cli_open_decoder(&in, err);
 	if (!dec)
 		goto out;
 	while ((rc = jf_decoder_next(dec, &f, err)) > 0) {
-		uint64_t p;
+		const struct jf_block *b = &f.u.block;
 
 		if (f.kind != JF_FLOW_BLOCK)
 			continue;
-		/* The last instruction may run into the next page. */
-		for (p = f.u.block.start / PAGE; p <= (f.u.block.last + 15) / PAGE; p++) {
-			if (page_add(&pages, p) < 0) {
-				rc = jf_fail(err, "out of memory");
-				goto out;
-			}
+		/* Where the end is unknown, the longest an instruction can be. */
+		if (mark_executed(&pages, b->start, b->next > b->last ? b->next : b->last + 15) < 0) {
+			rc = jf_fail(err, "out of memory");
+			goto out;
 		}
 	}
 	if (rc < 0)
@@ -141,8 +195,8 @@ int jf_save_code_pieces(const char *dir, struct jf_error *err)
 		goto out;
 	}
 	for (i = 0; pages.slot && i <= pages.mask; i++) {
-		if (pages.slot[i])
-			sorted[n++] = pages.slot[i] - 1;
+		if (pages.slot[i].page)
+			sorted[n++] = pages.slot[i].page - 1;
 	}
 	qsort(sorted, n, sizeof(*sorted), by_value);
 	if (mkdir(codedir, 0777) && errno != EEXIST) {
@@ -154,7 +208,7 @@ int jf_save_code_pieces(const char *dir, struct jf_error *err)
 
 		while (j < n && sorted[j] == sorted[j - 1] + 1)
 			j++;
-		if (write_pieces(&in, codedir, sorted[i] * PAGE, (sorted[j - 1] + 1) * PAGE,
+		if (write_pieces(&in, &pages, codedir, sorted[i] * PAGE, (sorted[j - 1] + 1) * PAGE,
 				 &written, err) < 0)
 			goto out;
 		i = j;
@@ -166,6 +220,7 @@ out:
 	jf_decoder_free(dec);
 	jf_cli_inputs_fini(&in);
 	free(pages.slot);
+	free(pages.bits);
 	free(sorted);
 	return rc;
 }

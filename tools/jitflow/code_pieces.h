@@ -5,7 +5,8 @@
 #include "cli_inputs.h"
 
 /* Decode the recording in dir and save the pages it executed in each mapped file as
- * dir/code/NAME@ADDRESS.bin (hexadecimal address). */
+ * dir/code/NAME@ADDRESS.bin (hexadecimal address), with the bytes of no instruction that
+ * ran set to zero. */
 int jf_save_code_pieces(const char *dir, struct jf_error *err);
 
 /* Load dir/code/ pieces into in's code map; files they name are then not read from their

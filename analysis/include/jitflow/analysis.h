@@ -107,6 +107,8 @@ struct jf_trace_result {
 	uint64_t time;              /* flow clock units spent in it (see time_unit) */
 	uint64_t exits;             /* sum of its guards' exits */
 	uint64_t code_object;
+	uint32_t link;              /* enum jf_trace_link: how it ends when it runs through */
+	uint64_t link_trace;        /* ... and for JF_LINK_TRACE, the trace it goes to */
 	char name[96];
 	uint32_t guard_first, guard_count; /* its guards: guards[guard_first ...] after
 	                                    * jf_analysis_result sorts them */
@@ -204,6 +206,10 @@ struct jf_analysis_result {
 	uint64_t decode_errors, lost_bytes, lost_events, overflows, image_misses;
 	struct jf_problem_site problems[JF_PROBLEM_SITES_MAX]; size_t nproblems;
 	int has_zone_records;             /* extension records (kinds, guards, pc maps) */
+	uint32_t runtime;                 /* enum jf_runtime the records declared (0: none) */
+	/* The runtime's trace events (zone EVENT records) that took effect in the flow:
+	 * recordings started, aborted, and flushes of all traces. */
+	uint64_t trace_starts, trace_aborts, trace_flushes;
 	int has_pc_maps, has_iterations, has_time;
 	int time_is_ns, time_is_synthetic;
 	/* For the views (jitflow/views.h): folded stacks, timeline. */

@@ -71,6 +71,35 @@ enum jf_event_kind {
 	JF_EVENT_LOOP_HEADER = 6,     /* arg = the address of the header of the loop trace
 	                               * loaded last, where its back-edges jump, when that is
 	                               * not the trace's entry (e.g. entry code runs first) */
+	JF_EVENT_TRACE_FLUSH = 7,     /* every trace was thrown away (their REGION_FREEs come
+	                               * first); arg = flushes so far, this one included */
+	JF_EVENT_TRACE_LINK = 8,      /* how the trace loaded last ends (it follows the
+	                               * trace's REGION_LOAD): arg = enum jf_trace_link in
+	                               * bits 0-7, the trace id it goes to in bits 8-63 (0:
+	                               * none) */
+	JF_EVENT_RUNTIME = 9,         /* arg = enum jf_runtime: whose words reports use for
+	                               * trace and guard ids (written once, first) */
+};
+
+/* JF_EVENT_TRACE_LINK: where a trace goes when it runs to its end (LuaJIT's link types). */
+enum jf_trace_link {
+	JF_LINK_NONE = 0,             /* not said (or the trace never ends: LuaJIT "none") */
+	JF_LINK_LOOP = 1,             /* back to its own loop header */
+	JF_LINK_TRACE = 2,            /* to another trace's entry (LuaJIT "root") */
+	JF_LINK_RETURN = 3,           /* returns to the caller's frame in the interpreter */
+	JF_LINK_INTERPRETER = 4,      /* to the interpreter */
+	JF_LINK_TAIL_CALL = 5,        /* tail-recursion: back to its own start */
+	JF_LINK_UP_RECURSION = 6,
+	JF_LINK_DOWN_RECURSION = 7,
+	JF_LINK_STITCH = 8,           /* to the interpreter for a call, continued by a trace */
+	JF_LINK_COUNT,
+};
+
+/* JF_EVENT_RUNTIME */
+enum jf_runtime {
+	JF_RUNTIME_GENERIC = 0,
+	JF_RUNTIME_LUAJIT = 1,        /* trace id = LuaJIT's trace number + 2^32 x the
+	                               * flushes before it; guard id = exit number */
 };
 
 enum jf_guard_flags {

@@ -163,6 +163,7 @@ const char *jf_zone_record_name(uint32_t id);
 const char *jf_zone_region_kind_name(uint32_t kind);
 const char *jf_zone_interp_kind_name(uint32_t kind);
 const char *jf_zone_event_kind_name(uint32_t kind);
+const char *jf_zone_trace_link_name(uint32_t link); /* enum jf_trace_link */
 const char *jf_zone_clock_name(uint32_t clock);
 
 #ifdef __cplusplus

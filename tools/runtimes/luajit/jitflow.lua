@@ -8,7 +8,8 @@
 -- jitflow's emitter library. No change to LuaJIT or to the program. Per trace:
 --   * a region with its machine code (jit.util.tracemc): kind trace (root) or bridge
 --     (side trace, with its parent trace and exit), the prototype and line it starts at,
---     its link type; the loop label as LOOP_HEADER;
+--     its link type (a TRACE_LINK event: loop, root = to another trace, return,
+--     interpreter, tail-recursion, ...); the loop label as LOOP_HEADER;
 --   * the exit stub groups its exits use (shared by all traces), as exit-stub regions;
 --   * a guard per exit: every branch of its code that goes to that exit's stub, found by
 --     disassembling the code (capstone); an inverted loop branch is a guard that exits
@@ -16,7 +17,9 @@
 --   * after each new trace, every live trace's code is read again and any byte that
 --     changed (LuaJIT patching a parent's exit branches to a new side trace) is written as
 --     a PATCH: nothing about patching is assumed;
---   * on "flush" every region is freed (the machine code memory is reused).
+--   * on "flush" every region is freed (the machine code memory is reused) and a
+--     TRACE_FLUSH event written; "start" and "abort" are TRACE_START / TRACE_ABORT events;
+--   * first of all, a RUNTIME event (LuaJIT), so that reports use LuaJIT's words.
 -- Trace numbers start again from 1 after a flush: jitflow's trace id is then
 -- number + 2^32 * flushes, and the generation is the flush count.
 --
@@ -201,6 +204,10 @@ local function on_stop(traceno, func)
 	r.parent_guard = pexit or 0
 	r.code_object = code_object(st.func or func)
 	lib.jf_emit_region_load(em, r)
+	local link = emitter.LINK[info.linktype] or 0
+	local target = link == emitter.LINK.root and info.link and info.link > 0 and
+		       trace_id(info.link) or 0
+	lib.jf_emit_event(em, emitter.EVENT_TRACE_LINK, link + target * 256)
 	if info.linktype == "loop" then
 		-- the loop label is where the back-edge, the last branch into the trace, goes;
 		-- tracemc's loop offset is checked against it (it is stale when LuaJIT moved the
@@ -241,6 +248,7 @@ local function on_flush()
 	stub_groups, stub_exit, started = {}, {}, {}
 	epoch = epoch + 1
 	M.stats.flushes = M.stats.flushes + 1
+	lib.jf_emit_event(em, emitter.EVENT_TRACE_FLUSH, epoch)
 end
 
 local function on_trace(what, traceno, func, pc, a, b)
@@ -269,9 +277,14 @@ function M.start()
 		return nil, err
 	end
 	M.path = ffi.string(lib.jf_emitter_path(em))
+	lib.jf_emit_event(em, emitter.EVENT_RUNTIME, emitter.RUNTIME_LUAJIT)
 	jit.attach(on_trace, "trace")
 	return true
 end
+
+-- LuaJIT keeps one handler per VM event: a harness that wants the "trace" events too
+-- attaches a function of its own that calls this one.
+M.on_trace = on_trace
 
 local ok, err = M.start()
 if not ok then warn("not describing traces: %s", err) end
