@@ -169,23 +169,24 @@ void jf_report_luajit_exits(FILE *out, const struct jf_analysis_result *r, size_
 	free(key);
 	if (!idx)
 		return;
-	fprintf(out, "Exits (top %zu of %zu by exits taken; \"to interp\" reached LuaJIT's exit "
-		     "handler, before and after the side trace was attached)\n", n, r->nguards);
-	fprintf(out, "  %6s %4s %9s %9s %8s %10s %8s %10s  %s\n", "trace", "exit", "exits",
-		"passes", "fail %", "to interp", "to side", "interp aft", "side trace");
+	fprintf(out, "Exits (top %zu of %zu by exits taken: to LuaJIT's exit handler (the "
+		     "interpreter) before the side trace was attached, to it, and after)\n", n,
+		r->nguards);
+	fprintf(out, "  %6s %4s %9s %9s %8s %13s %8s %12s  %s\n", "trace", "exit", "exits",
+		"passes", "fail %", "interp before", "to side", "interp after", "side trace");
 	for (i = 0; i < n; i++) {
 		const struct jf_guard_result *g = &r->guards[idx[i]];
 		struct exit_split s = split_exits(g);
 		char id[32], side[32];
 
-		fprintf(out, "  %6s %4" PRIu64 " %9" PRIu64 " %9" PRIu64 " %7.2f%% %10" PRIu64,
+		fprintf(out, "  %6s %4" PRIu64 " %9" PRIu64 " %9" PRIu64 " %7.2f%% %13" PRIu64,
 			trace_name(id, sizeof(id), g->trace_id), g->guard_id, g->exits, g->passes,
 			pct(g->exits, g->exits + g->passes), s.interp_before);
 		if (g->has_bridge)
-			fprintf(out, " %8" PRIu64 " %10" PRIu64 "  trace %s", s.to_side,
+			fprintf(out, " %8" PRIu64 " %12" PRIu64 "  trace %s", s.to_side,
 				s.interp_after, trace_name(side, sizeof(side), g->bridge_id));
 		else
-			fprintf(out, " %8s %10s  -", "-", "-");
+			fprintf(out, " %8s %12s  -", "-", "-");
 		if (g->unresolved)
 			fprintf(out, "  [%" PRIu64 " with unknown direction]", g->unresolved);
 		fputc('\n', out);

@@ -260,10 +260,12 @@ void jf_report_retrace(FILE *out, const struct jf_analysis_result *r, const stru
 	fprintf(out, "Retrace candidates (the recorded path is not the common one)\n");
 	for (i = 0; i < r->nretrace && i < top_of(m); i++) {
 		const struct jf_retrace_candidate *c = &r->retrace[i];
+		int luajit = jf_report_is_luajit(r);
 
-		fprintf(out, "  trace %" PRIu64 ": %.0f%% of iterations leave through guard %" PRIu64
-			", %.0f%% of its instructions run in bridges\n", c->trace_id,
-			100 * c->top_guard_share, c->top_guard, 100 * c->bridge_share);
+		fprintf(out, "  trace %" PRIu64 ": %.0f%% of iterations leave through %s %" PRIu64
+			", %.0f%% of its instructions run in %s\n", c->trace_id,
+			100 * c->top_guard_share, luajit ? "exit" : "guard", c->top_guard,
+			100 * c->bridge_share, luajit ? "side traces" : "bridges");
 	}
 }
 

@@ -1,7 +1,9 @@
 /* The recordings checked into traces/: each decodes on any machine (from its saved code
- * and zone files), its report says exactly what the runtime counted itself, it decodes
+ * and zone files), its report says exactly what the runtime counted itself (minivm's
+ * counters, LuaJIT's texit and trace events), it decodes
  * exactly the instructions the recorder counted, and it still prints the expected report
  * (a regression check of the output format). */
+#include "luajit_check.h"
 #include "report_check.h"
 #include "test_support.h"
 
@@ -9,18 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void check_recording(const char *name)
+/* Every instruction the recorder ran (manifest.json in dir), decoded, nothing lost. */
+static void check_decodes_all(const char *dir, const char *name)
 {
-	char dir[1024], path[1200], cmd[4096], *got, *want, *stat, *manifest;
+	char path[1200], cmd[4096], *stat, *manifest;
 	const char *n;
 
-	snprintf(dir, sizeof(dir), "%s/traces/%s", jf_test_source_dir(), name);
-
-	/* The oracle: the runtime's own counters. */
-	snprintf(path, sizeof(path), "%s/counters.json", dir);
-	jf_test_report_matches_counters(dir, path, name);
-
-	/* Every instruction the recorder ran, decoded. */
 	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s' --json", jf_test_cli(), dir);
 	assert_int_equal(jf_test_run(cmd, &stat), 0);
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
@@ -32,27 +28,68 @@ static void check_recording(const char *name)
 	if (!strstr(stat, path))
 		fail_msg("%s: the recorder ran %s but jitflow stat says %s", name, n, stat);
 	assert_non_null(strstr(stat, "\"lost_bytes\":0,"));
-
-	/* The report as it was when the recording was checked in. */
-	snprintf(cmd, sizeof(cmd), "'%s' report '%s'", jf_test_cli(), dir);
-	assert_int_equal(jf_test_run(cmd, &got), 0);
-	snprintf(path, sizeof(path), "%s/expected-report.txt", dir);
-	want = jf_test_read_file(path, NULL);
-	/* The report names its source by the path given; compare from the second line. */
-	if (strcmp(strchr(got, '\n'), strchr(want, '\n')))
-		fail_msg("%s: the report differs from expected-report.txt:\n%s", name, got);
-	free(got);
-	free(want);
 	free(stat);
 	free(manifest);
 }
 
+/* The report of dir as it was when the recording was checked in (expected). */
+static void check_expected_report(const char *dir, const char *expected, const char *name)
+{
+	char cmd[4096], *got, *want;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s'", jf_test_cli(), dir);
+	assert_int_equal(jf_test_run(cmd, &got), 0);
+	want = jf_test_read_file(expected, NULL);
+	/* The report names its source by the path given; compare from the second line. */
+	if (strcmp(strchr(got, '\n'), strchr(want, '\n')))
+		fail_msg("%s: the report differs from %s:\n%s", name, expected, got);
+	free(got);
+	free(want);
+}
+
+static void check_recording(const char *name)
+{
+	char dir[1024], path[1200];
+
+	snprintf(dir, sizeof(dir), "%s/traces/%s", jf_test_source_dir(), name);
+
+	/* The oracle: the runtime's own counters. */
+	snprintf(path, sizeof(path), "%s/counters.json", dir);
+	jf_test_report_matches_counters(dir, path, name);
+	check_decodes_all(dir, name);
+	snprintf(path, sizeof(path), "%s/expected-report.txt", dir);
+	check_expected_report(dir, path, name);
+}
+
+/* A LuaJIT recording is kept as recording.tar.xz (its perf.data and saved code are
+ * several times smaller so): unpacked into the temporary folder, then checked against
+ * LuaJIT's own events recorded at the same time (texit.txt), decoded whole, and
+ * compared with the expected report. Needs no luajit. */
+static void check_luajit_recording(const char *name)
+{
+	char src[1024], dir[1024], path[1200], cmd[4096];
+
+	snprintf(src, sizeof(src), "%s/traces/%s", jf_test_source_dir(), name);
+	snprintf(dir, sizeof(dir), "%s/%s", jf_test_tmpdir(), name);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && tar -xJf '%s/recording.tar.xz' -C '%s'", dir,
+		 src, dir);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+
+	snprintf(path, sizeof(path), "%s/texit.txt", src);
+	assert_true(jf_test_luajit_report_matches(dir, path, name) > 0);
+	check_decodes_all(dir, name);
+	snprintf(path, sizeof(path), "%s/expected-report.txt", src);
+	check_expected_report(dir, path, name);
+}
+
 static void test_minivm_bridge(void **state) { check_recording("minivm-bridge"); }
+static void test_luajit_side_trace(void **state) { check_luajit_recording("luajit-side-trace"); }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_minivm_bridge),
+		cmocka_unit_test(test_luajit_side_trace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

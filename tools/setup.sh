@@ -6,10 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # dpkg-dev and file: `cpack -G DEB` (dpkg-shlibdeps); groff-base: the install test renders
-# man pages; libarchive-dev and bzip2: perf archive tarballs.
+# man pages; libarchive-dev and bzip2: perf archive tarballs; xz-utils: the LuaJIT recording
+# in traces/ is kept as a .tar.xz.
 packages=(cmake pkg-config gcc clang libipt-dev libopencsd-dev libopencsd-bin luajit libelf-dev
           libcapstone-dev libcmocka-dev qemu-user linux-perf nodejs time python3 libcjson-dev
-          pypy3 dpkg-dev file groff-base libarchive-dev bzip2)
+          pypy3 dpkg-dev file groff-base libarchive-dev bzip2 xz-utils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
