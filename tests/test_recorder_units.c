@@ -236,6 +236,49 @@ static void test_classify(void **state)
 	}
 }
 
+/* libgcc's unwinder (run by every LuaJIT trace abort) holds CET shadow-stack instructions
+ * that capstone 4 cannot decode; they are NOPs without CET, and the branch after them
+ * must still be the block's exit. Bytes from _Unwind_RaiseException. */
+static void test_shadow_stack_nops(void **state)
+{
+	static const uint8_t rdssp_je[] = { 0xf3, 0x48, 0x0f, 0x1e, 0xc8,  /* rdsspq %rax */
+					    0x48, 0x85, 0xc0,              /* test %rax,%rax */
+					    0x74, 0x26 };                  /* je +0x26 */
+	static const uint8_t incssp_jmp[] = { 0xf3, 0x48, 0x0f, 0xae, 0xe9, /* incsspq %rcx */
+					      0xeb, 0x0b };                 /* jmp +0xb */
+	static const uint8_t rdssp_only[] = { 0x90, 0xf3, 0x0f, 0x1e, 0xc8 }; /* nop; rdsspd */
+	struct jf_block_map *m = jf_block_map_new();
+	const struct jf_block *b;
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(jf_block_map_translated(m, 0x17000, rdssp_je, sizeof(rdssp_je)), 0);
+	b = jf_block_map_executed(m, 0x17000, 0, 0);
+	assert_non_null(b);
+	assert_int_equal(b->ninsn, 3);
+	assert_int_equal(b->exit, JF_EXIT_COND);
+	assert_int_equal(b->last_ip, 0x17008);
+	assert_int_equal(b->target, 0x17030);
+
+	assert_int_equal(jf_block_map_translated(m, 0x18000, incssp_jmp, sizeof(incssp_jmp)), 0);
+	b = jf_block_map_executed(m, 0x18000, 0, 0);
+	assert_non_null(b);
+	assert_int_equal(b->ninsn, 2);
+	assert_int_equal(b->exit, JF_EXIT_JUMP);
+	assert_int_equal(b->target, 0x18012);
+
+	assert_int_equal(jf_block_map_translated(m, 0x19000, rdssp_only, sizeof(rdssp_only)), 0);
+	b = jf_block_map_executed(m, 0x19000, 0, 0);
+	assert_non_null(b);
+	assert_int_equal(b->ninsn, 2);
+	assert_int_equal(b->exit, JF_EXIT_NONE);
+	assert_int_equal(b->last_ip, 0x19001);
+	assert_int_equal(b->next_ip, 0x19005);
+	assert_int_equal(jf_block_map_undecodable(m), 0);
+	assert_int_equal(jf_block_map_prefix_size(m, 0x17000, rdssp_je, sizeof(rdssp_je), 2), 8);
+	jf_block_map_free(m);
+}
+
 /* ---- PT stream, decoded by libipt ---- */
 
 struct sink {
@@ -681,6 +724,7 @@ int main(void)
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_plugin_stream),
 		cmocka_unit_test(test_plugin_stream_truncated_and_corrupt),
+		cmocka_unit_test(test_shadow_stack_nops),
 		cmocka_unit_test(test_pt_stream_decodes_with_libipt),
 		cmocka_unit_test(test_pt_overflow_ip_is_whole),
 		cmocka_unit_test(test_zone_retime),

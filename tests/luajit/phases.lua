@@ -25,3 +25,10 @@ for i = 1, 30 do
 	end
 end
 print(s, v, m)
+
+-- A loop LuaJIT cannot compile (it creates a closure: NYI), so its recordings abort (and
+-- LuaJIT unwinds through libgcc's unwinder, whose CET instructions the recorder must
+-- step over) until LuaJIT stops trying.
+local f
+for i = 1, 100 do f = function() return i end end
+print(f())

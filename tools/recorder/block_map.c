@@ -226,6 +226,47 @@ static void classify(const cs_insn *insn, struct jf_block *b)
 		b->target = (uint64_t)x86->operands[0].imm;
 }
 
+/* Capstone 4 does not know the CET shadow-stack instructions that libgcc's unwinder runs
+ * (rdssp: F3 [REX] 0F 1E /1, incssp: F3 [REX] 0F AE /5, register forms), so a block holding
+ * one would lose its branch; without CET (and under QEMU) they do nothing. The length of
+ * such an instruction at code, or 0. */
+static size_t shadow_stack_nop_length(const uint8_t *code, size_t left)
+{
+	size_t i = 1;
+	unsigned op, reg;
+
+	if (!left || code[0] != 0xf3)
+		return 0;
+	if (i < left && (code[i] & 0xf0) == 0x40)
+		i++; /* REX */
+	if (i + 3 > left || code[i] != 0x0f || code[i + 2] >> 6 != 3)
+		return 0;
+	op = code[i + 1];
+	reg = (code[i + 2] >> 3) & 7;
+	return (op == 0x1e && reg == 1) || (op == 0xae && reg == 5) ? i + 3 : 0;
+}
+
+/* The next instruction as cs_disasm_iter gives it, stepping over one that capstone does
+ * not know but that does nothing (*known = 0 then, insn untouched). 0 at the end or at
+ * bytes that are no instruction. */
+static int next_insn(csh cs, const uint8_t **code, size_t *left, uint64_t *ip, cs_insn *insn,
+		     int *known)
+{
+	size_t n;
+
+	*known = 1;
+	if (cs_disasm_iter(cs, code, left, ip, insn))
+		return 1;
+	n = shadow_stack_nop_length(*code, *left);
+	if (!n)
+		return 0;
+	*code += n;
+	*left -= n;
+	*ip += n;
+	*known = 0;
+	return 1;
+}
+
 size_t jf_block_classify_insn(const uint8_t *bytes, size_t size, uint64_t ip,
 			      struct jf_block *out)
 {
@@ -254,15 +295,27 @@ int jf_block_map_translated(struct jf_block_map *m, uint64_t pc, const uint8_t *
 	const uint8_t *code = bytes;
 	size_t left = size;
 	uint64_t ip = pc;
-	int ok = 0;
+	int ok = 0, known;
 
 	memset(&b, 0, sizeof(b));
 	b.pc = pc;
 	b.size = (uint32_t)size;
 	if (m->cs_ok && (insn = cs_malloc(m->cs)) != NULL) {
-		while (left && cs_disasm_iter(m->cs, &code, &left, &ip, insn)) {
+		while (left) {
+			uint64_t at = ip;
+
+			if (!next_insn(m->cs, &code, &left, &ip, insn, &known))
+				break;
 			b.ninsn++;
-			classify(insn, &b);
+			if (known) {
+				classify(insn, &b);
+			} else { /* a NOP capstone does not know */
+				b.exit = JF_EXIT_NONE;
+				b.last_is_rep = 0;
+				b.target = 0;
+				b.last_ip = at;
+				b.next_ip = ip;
+			}
 		}
 		ok = left == 0 && b.ninsn > 0;
 		cs_free(insn, 1);
@@ -293,10 +346,11 @@ size_t jf_block_map_prefix_size(struct jf_block_map *m, uint64_t pc, const uint8
 	uint64_t ip = pc;
 	cs_insn *insn;
 	uint32_t n = 0;
+	int known;
 
 	if (!m->cs_ok || (insn = cs_malloc(m->cs)) == NULL)
 		return size;
-	while (n < ninsn && left && cs_disasm_iter(m->cs, &code, &left, &ip, insn))
+	while (n < ninsn && left && next_insn(m->cs, &code, &left, &ip, insn, &known))
 		n++;
 	cs_free(insn, 1);
 	if (n == ninsn)
