@@ -236,6 +236,18 @@ static void test_classify(void **state)
 	}
 }
 
+/* The block of one translation of bytes at pc, as its execution finds it. */
+static const struct jf_block *translated_block(struct jf_block_map *m, uint64_t pc,
+					       const uint8_t *bytes, size_t size)
+{
+	const struct jf_block *b;
+
+	assert_int_equal(jf_block_map_translated(m, pc, bytes, size), 0);
+	b = jf_block_map_executed(m, pc, 0, 0);
+	assert_non_null(b);
+	return b;
+}
+
 /* libgcc's unwinder (run by every LuaJIT trace abort) holds CET shadow-stack instructions
  * that capstone 4 cannot decode; they are NOPs without CET, and the branch after them
  * must still be the block's exit. Bytes from _Unwind_RaiseException. */
@@ -252,24 +264,16 @@ static void test_shadow_stack_nops(void **state)
 
 	(void)state;
 	assert_non_null(m);
-	assert_int_equal(jf_block_map_translated(m, 0x17000, rdssp_je, sizeof(rdssp_je)), 0);
-	b = jf_block_map_executed(m, 0x17000, 0, 0);
-	assert_non_null(b);
+	b = translated_block(m, 0x17000, rdssp_je, sizeof(rdssp_je));
 	assert_int_equal(b->ninsn, 3);
 	assert_int_equal(b->exit, JF_EXIT_COND);
 	assert_int_equal(b->last_ip, 0x17008);
 	assert_int_equal(b->target, 0x17030);
-
-	assert_int_equal(jf_block_map_translated(m, 0x18000, incssp_jmp, sizeof(incssp_jmp)), 0);
-	b = jf_block_map_executed(m, 0x18000, 0, 0);
-	assert_non_null(b);
+	b = translated_block(m, 0x18000, incssp_jmp, sizeof(incssp_jmp));
 	assert_int_equal(b->ninsn, 2);
 	assert_int_equal(b->exit, JF_EXIT_JUMP);
 	assert_int_equal(b->target, 0x18012);
-
-	assert_int_equal(jf_block_map_translated(m, 0x19000, rdssp_only, sizeof(rdssp_only)), 0);
-	b = jf_block_map_executed(m, 0x19000, 0, 0);
-	assert_non_null(b);
+	b = translated_block(m, 0x19000, rdssp_only, sizeof(rdssp_only));
 	assert_int_equal(b->ninsn, 2);
 	assert_int_equal(b->exit, JF_EXIT_NONE);
 	assert_int_equal(b->last_ip, 0x19001);
