@@ -4,4 +4,8 @@ local s = 0
 for i = 1, 2000 do
 	if i <= 1000 then s = s + i else s = s - 1 end
 end
-print(s)
+-- A loop LuaJIT cannot compile (it creates a closure: NYI), so its recordings abort
+-- until LuaJIT stops trying.
+local f
+for i = 1, 300 do f = function() return i end end
+print(s, f())
