@@ -1,6 +1,7 @@
 /* Instruction lengths, classes and direct targets, decoded by capstone and cached by
  * address until the code map changes. */
 #include "jitflow/insn.h"
+#include "jitflow/x86_cet.h"
 
 #include <capstone/capstone.h>
 #include <stdio.h>
@@ -129,6 +130,24 @@ static int ptwrite_length(const uint8_t *b, size_t n, enum jf_isa isa)
 	return m < 0 ? -1 : (int)(i + 2 + (size_t)m);
 }
 
+size_t jf_x86_shadow_stack_nop(const uint8_t *b, size_t n, const char **name)
+{
+	size_t i = 1;
+	unsigned op, reg;
+
+	if (!n || b[0] != 0xf3)
+		return 0;
+	if (i < n && (b[i] & 0xf0) == 0x40)
+		i++; /* REX */
+	if (i + 3 > n || b[i] != 0x0f || b[i + 2] >> 6 != 3)
+		return 0;
+	op = b[i + 1];
+	reg = (b[i + 2] >> 3) & 7;
+	if (name)
+		*name = op == 0x1e ? "rdssp" : "incssp";
+	return (op == 0x1e && reg == 1) || (op == 0xae && reg == 5) ? i + 3 : 0;
+}
+
 static void classify_x86(csh h, const cs_insn *insn, struct jf_insn_info *info)
 {
 	const cs_x86 *x86 = &insn->detail->x86;
@@ -233,6 +252,12 @@ static int decode(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip,
 	if (isa <= JF_ISA_X86_64 && (len = ptwrite_length(bytes, n, isa)) > 0) {
 		info->size = (uint8_t)len;
 		info->cls = JF_INSN_PTWRITE;
+		return 0;
+	}
+	left = n;
+	if (isa == JF_ISA_X86_64 && (left = jf_x86_shadow_stack_nop(bytes, n, NULL)) > 0) {
+		info->size = (uint8_t)left;
+		info->cls = JF_INSN_OTHER;
 		return 0;
 	}
 	left = n;
@@ -372,6 +397,7 @@ size_t jf_insn_disasm(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, cha
 	size_t n = jf_codemap_read(c->map, ip, bytes, sizeof(bytes)), left;
 	uint64_t addr = ip;
 	cs_insn *insn;
+	const char *name;
 	int len;
 
 	if (bufsize)
@@ -385,6 +411,11 @@ size_t jf_insn_disasm(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, cha
 	if (len > 0) {
 		snprintf(buf, bufsize, "ptwrite");
 		return (size_t)len;
+	}
+	left = isa == JF_ISA_X86_64 ? jf_x86_shadow_stack_nop(bytes, n, &name) : 0;
+	if (left > 0) {
+		snprintf(buf, bufsize, "%s", name);
+		return left;
 	}
 	left = n;
 	if (!cs_disasm_iter(c->cs[isa], &code, &left, &addr, insn))

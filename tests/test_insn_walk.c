@@ -1,6 +1,7 @@
 /* The instruction walker (jitflow/insn.h) over hand-encoded x86-64 code: instruction
  * lengths, classes and direct targets as the encodings define them, blocks expanded by
- * following direct jumps and calls, PTWRITE (unknown to capstone 4), and reconstruction
+ * following direct jumps and calls, PTWRITE and the CET shadow-stack instructions of
+ * libgcc's unwinder (unknown to capstone 4), and reconstruction
  * failures reported where they happen. */
 #include "test_support.h"
 
@@ -110,6 +111,37 @@ static void test_next_ip(void **state)
 	next = 7;
 	assert_int_equal(jf_insn_next_ip(c, JF_ISA_X86_64, 0x9000, &next), -1);
 	assert_int_equal(next, 7);
+	jf_insn_cache_free(c);
+	jf_codemap_free(map);
+}
+
+/* rdssp and incssp (libgcc's _Unwind_RaiseException): instructions of known length. */
+static void test_shadow_stack_nops(void **state)
+{
+	static const uint8_t unwind[] = {
+		/* 0x2000 */ 0xf3, 0x48, 0x0f, 0x1e, 0xc8, /* rdsspq rax */
+		/* 0x2005 */ 0x48, 0x85, 0xc0,             /* test rax, rax */
+		/* 0x2008 */ 0x74, 0x05,                   /* je 0x200f */
+		/* 0x200a */ 0xf3, 0x48, 0x0f, 0xae, 0xe9, /* incsspq rcx */
+		/* 0x200f */ 0xc3,                         /* ret */
+	};
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_insn_cache *c;
+	struct jf_error err;
+	char text[64];
+
+	(void)state;
+	assert_non_null(map);
+	assert_int_equal(jf_codemap_add_bytes(map, unwind, sizeof(unwind), 0x2000, "unwind", &err), 0);
+	c = jf_insn_cache_new(map);
+	expect_insn(c, 0x2000, 5, JF_INSN_OTHER, 0);
+	expect_insn(c, 0x2005, 3, JF_INSN_OTHER, 0);
+	expect_insn(c, 0x2008, 2, JF_INSN_COND, 0x200f);
+	expect_insn(c, 0x200a, 5, JF_INSN_OTHER, 0);
+	assert_int_equal(jf_insn_disasm(c, JF_ISA_X86_64, 0x2000, text, sizeof(text)), 5);
+	assert_string_equal(text, "rdssp");
+	assert_int_equal(jf_insn_disasm(c, JF_ISA_X86_64, 0x200a, text, sizeof(text)), 5);
+	assert_string_equal(text, "incssp");
 	jf_insn_cache_free(c);
 	jf_codemap_free(map);
 }
@@ -226,6 +258,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lengths_classes_targets),
 		cmocka_unit_test(test_next_ip),
+		cmocka_unit_test(test_shadow_stack_nops),
 		cmocka_unit_test(test_block_walk_follows_direct_branches),
 		cmocka_unit_test(test_block_walk_mismatch),
 		cmocka_unit_test(test_block_walk_missing_bytes),

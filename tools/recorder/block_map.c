@@ -1,5 +1,6 @@
 /* Translation blocks keyed by (pc, flags, cflags), classified with capstone. */
 #include "block_map.h"
+#include "jitflow/x86_cet.h"
 
 #include <capstone/capstone.h>
 #include <stdlib.h>
@@ -226,26 +227,6 @@ static void classify(const cs_insn *insn, struct jf_block *b)
 		b->target = (uint64_t)x86->operands[0].imm;
 }
 
-/* Capstone 4 does not know the CET shadow-stack instructions that libgcc's unwinder runs
- * (rdssp: F3 [REX] 0F 1E /1, incssp: F3 [REX] 0F AE /5, register forms), so a block holding
- * one would lose its branch; without CET (and under QEMU) they do nothing. The length of
- * such an instruction at code, or 0. */
-static size_t shadow_stack_nop_length(const uint8_t *code, size_t left)
-{
-	size_t i = 1;
-	unsigned op, reg;
-
-	if (!left || code[0] != 0xf3)
-		return 0;
-	if (i < left && (code[i] & 0xf0) == 0x40)
-		i++; /* REX */
-	if (i + 3 > left || code[i] != 0x0f || code[i + 2] >> 6 != 3)
-		return 0;
-	op = code[i + 1];
-	reg = (code[i + 2] >> 3) & 7;
-	return (op == 0x1e && reg == 1) || (op == 0xae && reg == 5) ? i + 3 : 0;
-}
-
 /* The next instruction as cs_disasm_iter gives it, stepping over one that capstone does
  * not know but that does nothing (*known = 0 then, insn untouched). 0 at the end or at
  * bytes that are no instruction. */
@@ -257,7 +238,7 @@ static int next_insn(csh cs, const uint8_t **code, size_t *left, uint64_t *ip, c
 	*known = 1;
 	if (cs_disasm_iter(cs, code, left, ip, insn))
 		return 1;
-	n = shadow_stack_nop_length(*code, *left);
+	n = jf_x86_shadow_stack_nop(*code, *left, NULL); /* capstone 4 does not know them */
 	if (!n)
 		return 0;
 	*code += n;
