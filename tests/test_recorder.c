@@ -163,6 +163,65 @@ static void test_fib_recursion(void **state)
 	assert_jitflow_decode_matches_perf(1);
 }
 
+/* perf's instruction samples (--itrace=i1i) of the run: all, or those in symbol sym. */
+static long perf_instructions_in(const char *sym)
+{
+	char cmd[4096], *out = NULL;
+	long n;
+
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=i1i -F ip %s%s "
+		 "2>/dev/null | wc -l", dir_of_run, sym ? "-S " : "", sym ? sym : "");
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	n = strtol(out, NULL, 10);
+	free(out);
+	return n;
+}
+
+/* --filter=START-END around fib: perf decodes the filtered recording without an error;
+ * every instruction in it is one of fib's, exactly as many as perf finds in fib in the
+ * unfiltered recording; the 21890 recursive calls stay inside the filter (branches), the
+ * call from main enters it (TIP.PGE) and the last return leaves it (TIP.PGD). */
+static void test_range_filter(void **state)
+{
+	char options[128], *out = NULL;
+	unsigned long long start = symbol("fib", "fib"), end;
+	long in_fib;
+
+	(void)state;
+	{
+		char cmd[4096];
+
+		snprintf(cmd, sizeof(cmd), "nm -S %s | awk '$4 == \"fib\" { print $2 }'",
+			 program("fib"));
+		assert_int_equal(jf_test_run(cmd, &out), 0);
+		end = start + strtoull(out, NULL, 16);
+		free(out);
+	}
+	assert_int_equal(record("fib", &out), 0);
+	free(out);
+	in_fib = perf_instructions_in("fib");
+	assert_true(in_fib > 21891);
+	snprintf(options, sizeof(options), "--filter=%llx-%llx", start, end);
+	assert_int_equal(record_with("fib", options, &out), 0);
+	assert_string_equal(out, "fib(20)=6765\n");
+	free(out);
+	assert_no_perf_errors();
+	assert_int_equal(perf_instructions_in(NULL), in_fib);
+	assert_int_equal(perf_instructions_in("fib"), in_fib);
+	/* 21890 recursive calls and the start of the trace (perf's "tr strt" 0 => fib) */
+	assert_int_equal(branches_to(start, 0), 21891);
+	{
+		char cmd[4096];
+
+		snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=b -F flags,addr "
+			 "2>/dev/null | grep -c 'tr strt\\|tr end'", dir_of_run);
+		assert_int_equal(jf_test_run(cmd, &out), 0);
+		assert_string_equal(out, "2\n"); /* into fib from main, back out to main */
+		free(out);
+	}
+	assert_jitflow_decode_matches_perf(1);
+}
+
 /* For a PIE: where the program was loaded (its MMAP2's start minus the file offset; the
  * text segment's address equals its offset in the file, as the linker lays PIEs out). */
 static unsigned long long pie_base(const char *name)
@@ -534,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_cli_errors),
 		cmocka_unit_test(test_fib_recursion),
 		cmocka_unit_test(test_fib_without_timing),
+		cmocka_unit_test(test_range_filter),
 		cmocka_unit_test(test_several_buffers),
 		cmocka_unit_test(test_position_independent),
 		cmocka_unit_test(test_branches_and_indirect_calls),
