@@ -9,6 +9,7 @@
  * with a low JIT threshold so it compiles early. Skipped where pypy3 is not installed.
  * Takes a minute or a few: PyPy starts up with about 70 million instructions. */
 #include "json_check.h"
+#include "pypy_counts.h"
 #include "test_support.h"
 
 #include <cjson/cJSON.h>
@@ -17,64 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* jitflow's count for one line of jit-backend-counts, or -1 when it has none. */
-static double jitflow_count(const cJSON *pypy, char kind, const char *id)
-{
-	const cJSON *t, *l;
-	const cJSON *loops = cJSON_GetObjectItemCaseSensitive(pypy, "loops");
-	const cJSON *bridges = cJSON_GetObjectItemCaseSensitive(pypy, "bridges");
-
-	if (kind == 'e') {
-		cJSON_ArrayForEach(t, loops)
-			if (jf_test_num(t, "id") == strtod(id, NULL))
-				return jf_test_num(t, "entries");
-	} else if (kind == 'b') {
-		cJSON_ArrayForEach(t, bridges)
-			if (!strcmp(jf_test_str(t, "id"), id))
-				return jf_test_num(t, "entries");
-	} else {
-		int pass;
-
-		for (pass = 0; pass < 2; pass++)
-			cJSON_ArrayForEach(t, (pass ? bridges : loops))
-				cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(t, "labels"))
-					if (!strcmp(jf_test_str(l, "token"), id))
-						return jf_test_num(l, "passes");
-	}
-	return -1;
-}
-
-/* Each bridge is entered exactly when its guard exits after the bridge was attached. */
-static void bridges_match_their_guards(const cJSON *pypy)
-{
-	const cJSON *b, *t, *g;
-	int pass;
-
-	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(pypy, "bridges")) {
-		int found = 0;
-
-		for (pass = 0; pass < 2; pass++)
-			cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(pypy, pass ? "bridges" :
-									       "loops"))
-				cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(t, "guards")) {
-					if (strcmp(jf_test_str(g, "id"), jf_test_str(b, "parent_guard")))
-						continue;
-					found = 1;
-					assert_int_equal(jf_test_num(g, "exits") - jf_test_num(g, "exits_before_bridge"),
-							 jf_test_num(b, "entries"));
-				}
-		assert_true(found);
-	}
-}
-
 static void test_counts_equal_pypys_own(void **state)
 {
 	const char *tmp = jf_test_tmpdir();
-	char cmd[8192], path[4096], line[512];
+	char cmd[8192], path[4096];
 	cJSON *manifest, *stat, *report;
 	const cJSON *pypy, *b;
-	FILE *counts;
-	int in_counts = 0, compared = 0, bridges_of_bridges = 0;
+	int bridges_of_bridges = 0;
 
 	(void)state;
 	if (jf_test_run("command -v pypy3 >/dev/null", NULL) != 0) {
@@ -100,37 +50,8 @@ static void test_counts_equal_pypys_own(void **state)
 	assert_non_null(pypy);
 
 	snprintf(path, sizeof(path), "%s/rec/pypylog.log", tmp);
-	counts = fopen(path, "r");
-	assert_non_null(counts);
-	while (fgets(line, sizeof(line), counts)) {
-		char id[64];
-		unsigned long long n;
-		double got;
-		char kind = 0;
-
-		if (strstr(line, "{jit-backend-counts"))
-			in_counts = 1;
-		else if (strstr(line, "jit-backend-counts}"))
-			in_counts = 0;
-		if (!in_counts)
-			continue;
-		if (sscanf(line, "entry %63[0-9]:%llu", id, &n) == 2)
-			kind = 'e';
-		else if (sscanf(line, "TargetToken(%63[0-9]):%llu", id, &n) == 2)
-			kind = 'l';
-		else if (sscanf(line, "bridge %63[0-9]:%llu", id, &n) == 2)
-			kind = 'b';
-		if (!kind)
-			continue;
-		got = jitflow_count(pypy, kind, id);
-		if (got != (double)n)
-			fail_msg("PyPy counts %s %s:%llu, jitflow %.0f", kind == 'e' ? "entry" :
-				 kind == 'l' ? "TargetToken" : "bridge", id, n, got);
-		compared++;
-	}
-	fclose(counts);
-	assert_true(compared >= 20);
-	bridges_match_their_guards(pypy);
+	assert_true(jf_test_pypy_counts_match(pypy, path) >= 20);
+	jf_test_pypy_bridges_match_guards(pypy);
 	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(pypy, "bridges"))
 		bridges_of_bridges += jf_test_num(b, "parent") > 1000000; /* parent is a bridge (a descr) */
 	assert_true(bridges_of_bridges > 0);
