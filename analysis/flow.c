@@ -459,6 +459,22 @@ int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *f)
 		a->overflows++;
 		lose_track(a, t);
 		break;
+	case JF_FLOW_DISABLED:
+		/* A branch that left an IP filter's ranges (TIP.PGD with its target): a guard
+		 * branch's direction is its target. Only then is at 0 and the IP known. */
+		if (t->pending_guard >= 0 && !(f->flags & JF_FLOW_IP_SUPPRESSED) && !f->u.disabled.at) {
+			resolve_guard(a, t, t->pending_guard, f->ip != t->pending_fallthrough);
+			t->pending_guard = -1;
+		}
+		break;
+	case JF_FLOW_ENABLED:
+		/* Tracing starts again elsewhere than where it stopped: code ran untraced in
+		 * between (outside an IP filter, e.g. the interpreter before a loop's entry).
+		 * The block before says nothing about how the next one was reached: a region
+		 * start reached now is an entry from outside. */
+		if (!f->u.enabled.resumed && !(f->flags & JF_FLOW_STATUS_UPDATE) && t->has_prev)
+			lose_track(a, t);
+		break;
 	default:
 		break;
 	}

@@ -7,8 +7,10 @@
  * The program (tests/data/pypy/phases.py) has a phase change, a polymorphic call site
  * (guard_class failing into bridges), nested loops and bridges of bridges; PyPy runs it
  * with a low JIT threshold so it compiles early. Skipped where pypy3 is not installed.
- * Takes a minute or a few: PyPy starts up with about 70 million instructions. */
+ * Takes a minute or a few: PyPy starts up with about 70 million instructions. Recorded
+ * twice: whole, and with --filter=jit (only the JIT's code traced). */
 #include "json_check.h"
+#include "pypy_counts.h"
 #include "test_support.h"
 
 #include <cjson/cJSON.h>
@@ -17,126 +19,64 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* jitflow's count for one line of jit-backend-counts, or -1 when it has none. */
-static double jitflow_count(const cJSON *pypy, char kind, const char *id)
-{
-	const cJSON *t, *l;
-	const cJSON *loops = cJSON_GetObjectItemCaseSensitive(pypy, "loops");
-	const cJSON *bridges = cJSON_GetObjectItemCaseSensitive(pypy, "bridges");
-
-	if (kind == 'e') {
-		cJSON_ArrayForEach(t, loops)
-			if (jf_test_num(t, "id") == strtod(id, NULL))
-				return jf_test_num(t, "entries");
-	} else if (kind == 'b') {
-		cJSON_ArrayForEach(t, bridges)
-			if (!strcmp(jf_test_str(t, "id"), id))
-				return jf_test_num(t, "entries");
-	} else {
-		int pass;
-
-		for (pass = 0; pass < 2; pass++)
-			cJSON_ArrayForEach(t, (pass ? bridges : loops))
-				cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(t, "labels"))
-					if (!strcmp(jf_test_str(l, "token"), id))
-						return jf_test_num(l, "passes");
-	}
-	return -1;
-}
-
-/* Each bridge is entered exactly when its guard exits after the bridge was attached. */
-static void bridges_match_their_guards(const cJSON *pypy)
-{
-	const cJSON *b, *t, *g;
-	int pass;
-
-	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(pypy, "bridges")) {
-		int found = 0;
-
-		for (pass = 0; pass < 2; pass++)
-			cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(pypy, pass ? "bridges" :
-									       "loops"))
-				cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(t, "guards")) {
-					if (strcmp(jf_test_str(g, "id"), jf_test_str(b, "parent_guard")))
-						continue;
-					found = 1;
-					assert_int_equal(jf_test_num(g, "exits") - jf_test_num(g, "exits_before_bridge"),
-							 jf_test_num(b, "entries"));
-				}
-		assert_true(found);
-	}
-}
-
-static void test_counts_equal_pypys_own(void **state)
+/* Record phases.py into TMP/rec with the recorder options given and compare. */
+static void check_phases(const char *options, const char *rec)
 {
 	const char *tmp = jf_test_tmpdir();
-	char cmd[8192], path[4096], line[512];
+	char cmd[8192], path[4096];
 	cJSON *manifest, *stat, *report;
-	const cJSON *pypy, *b;
-	FILE *counts;
-	int in_counts = 0, compared = 0, bridges_of_bridges = 0;
+	const cJSON *pypy, *b, *filter;
+	int bridges_of_bridges = 0;
 
-	(void)state;
 	if (jf_test_run("command -v pypy3 >/dev/null", NULL) != 0) {
 		printf("pypy3 is not installed: skipped\n");
 		skip();
 	}
 	snprintf(cmd, sizeof(cmd), "cp '%s/tests/data/pypy/phases.py' '%s/' && cd '%s' && "
-		 "'%s' record -o rec -- pypy3 --jit threshold=200,trace_eagerness=20 phases.py "
-		 "> phases.out", jf_test_source_dir(), tmp, tmp, jf_test_cli());
+		 "'%s' record %s -o %s -- pypy3 --jit threshold=200,trace_eagerness=20 phases.py "
+		 "> %s.out", jf_test_source_dir(), tmp, tmp, jf_test_cli(), options, rec, rec);
 	assert_int_equal(jf_test_run(cmd, NULL), 0);
 
-	snprintf(path, sizeof(path), "%s/rec/manifest.json", tmp);
+	snprintf(path, sizeof(path), "%s/%s/manifest.json", tmp, rec);
 	manifest = jf_test_json_file(path);
-	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s/rec' --json", jf_test_cli(), tmp);
+	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s/%s' --json", jf_test_cli(), tmp, rec);
 	stat = jf_test_run_json(cmd);
-	assert_int_equal(jf_test_num(stat, "instructions"), jf_test_num(manifest, "instructions"));
+	/* Every instruction traced is decoded: all QEMU ran, or those inside the filter. */
+	filter = cJSON_GetObjectItemCaseSensitive(manifest, "filter");
+	assert_int_equal(jf_test_num(stat, "instructions"),
+			 filter ? jf_test_num(filter, "traced_instructions") :
+			 jf_test_num(manifest, "instructions"));
 	assert_int_equal(jf_test_num(stat, "errors"), 0);
 	assert_int_equal(jf_test_num(stat, "lost_bytes"), 0);
 
-	snprintf(cmd, sizeof(cmd), "'%s' report '%s/rec' --json", jf_test_cli(), tmp);
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s/%s' --json", jf_test_cli(), tmp, rec);
 	report = jf_test_run_json(cmd);
 	pypy = cJSON_GetObjectItemCaseSensitive(report, "pypy");
 	assert_non_null(pypy);
 
-	snprintf(path, sizeof(path), "%s/rec/pypylog.log", tmp);
-	counts = fopen(path, "r");
-	assert_non_null(counts);
-	while (fgets(line, sizeof(line), counts)) {
-		char id[64];
-		unsigned long long n;
-		double got;
-		char kind = 0;
-
-		if (strstr(line, "{jit-backend-counts"))
-			in_counts = 1;
-		else if (strstr(line, "jit-backend-counts}"))
-			in_counts = 0;
-		if (!in_counts)
-			continue;
-		if (sscanf(line, "entry %63[0-9]:%llu", id, &n) == 2)
-			kind = 'e';
-		else if (sscanf(line, "TargetToken(%63[0-9]):%llu", id, &n) == 2)
-			kind = 'l';
-		else if (sscanf(line, "bridge %63[0-9]:%llu", id, &n) == 2)
-			kind = 'b';
-		if (!kind)
-			continue;
-		got = jitflow_count(pypy, kind, id);
-		if (got != (double)n)
-			fail_msg("PyPy counts %s %s:%llu, jitflow %.0f", kind == 'e' ? "entry" :
-				 kind == 'l' ? "TargetToken" : "bridge", id, n, got);
-		compared++;
-	}
-	fclose(counts);
-	assert_true(compared >= 20);
-	bridges_match_their_guards(pypy);
+	snprintf(path, sizeof(path), "%s/%s/pypylog.log", tmp, rec);
+	assert_true(jf_test_pypy_counts_match(pypy, path) >= 20);
+	jf_test_pypy_bridges_match_guards(pypy);
 	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(pypy, "bridges"))
 		bridges_of_bridges += jf_test_num(b, "parent") > 1000000; /* parent is a bridge (a descr) */
 	assert_true(bridges_of_bridges > 0);
 	cJSON_Delete(manifest);
 	cJSON_Delete(stat);
 	cJSON_Delete(report);
+}
+
+static void test_counts_equal_pypys_own(void **state)
+{
+	(void)state;
+	check_phases("", "rec");
+}
+
+/* The same with only PyPy's JIT code traced (--filter=jit): each entry from the
+ * interpreter is a TIP.PGE at the loop's entry, every other count is unchanged. */
+static void test_counts_through_filter(void **state)
+{
+	(void)state;
+	check_phases("--filter=jit", "filtered");
 }
 
 /* PYPYLOG is set for programs named pypy*, into the recording folder; a user's own is
@@ -177,6 +117,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pypylog_is_set_or_kept),
 		cmocka_unit_test(test_counts_equal_pypys_own),
+		cmocka_unit_test(test_counts_through_filter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

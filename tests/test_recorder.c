@@ -163,6 +163,65 @@ static void test_fib_recursion(void **state)
 	assert_jitflow_decode_matches_perf(1);
 }
 
+/* perf's instruction samples (--itrace=i1i) of the run: all, or those in symbol sym. */
+static long perf_instructions_in(const char *sym)
+{
+	char cmd[4096], *out = NULL;
+	long n;
+
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=i1i -F ip %s%s "
+		 "2>/dev/null | wc -l", dir_of_run, sym ? "-S " : "", sym ? sym : "");
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	n = strtol(out, NULL, 10);
+	free(out);
+	return n;
+}
+
+/* --filter=START-END around fib: perf decodes the filtered recording without an error;
+ * every instruction in it is one of fib's, exactly as many as perf finds in fib in the
+ * unfiltered recording; the 21890 recursive calls stay inside the filter (branches), the
+ * call from main enters it (TIP.PGE) and the last return leaves it (TIP.PGD). */
+static void test_range_filter(void **state)
+{
+	char options[128], *out = NULL;
+	unsigned long long start = symbol("fib", "fib"), end;
+	long in_fib;
+
+	(void)state;
+	{
+		char cmd[4096];
+
+		snprintf(cmd, sizeof(cmd), "nm -S %s | awk '$4 == \"fib\" { print $2 }'",
+			 program("fib"));
+		assert_int_equal(jf_test_run(cmd, &out), 0);
+		end = start + strtoull(out, NULL, 16);
+		free(out);
+	}
+	assert_int_equal(record("fib", &out), 0);
+	free(out);
+	in_fib = perf_instructions_in("fib");
+	assert_true(in_fib > 21891);
+	snprintf(options, sizeof(options), "--filter=%llx-%llx", start, end);
+	assert_int_equal(record_with("fib", options, &out), 0);
+	assert_string_equal(out, "fib(20)=6765\n");
+	free(out);
+	assert_no_perf_errors();
+	assert_int_equal(perf_instructions_in(NULL), in_fib);
+	assert_int_equal(perf_instructions_in("fib"), in_fib);
+	/* 21890 recursive calls and the start of the trace (perf's "tr strt" 0 => fib) */
+	assert_int_equal(branches_to(start, 0), 21891);
+	{
+		char cmd[4096];
+
+		snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=b -F flags,addr "
+			 "2>/dev/null | grep -c 'tr strt\\|tr end'", dir_of_run);
+		assert_int_equal(jf_test_run(cmd, &out), 0);
+		assert_string_equal(out, "2\n"); /* into fib from main, back out to main */
+		free(out);
+	}
+	assert_jitflow_decode_matches_perf(1);
+}
+
 /* For a PIE: where the program was loaded (its MMAP2's start minus the file offset; the
  * text segment's address equals its offset in the file, as the linker lays PIEs out). */
 static unsigned long long pie_base(const char *name)
@@ -336,7 +395,7 @@ static void test_threads(void **state)
  * rewritten at the same address and run again. After `perf inject --jit` (which reads the
  * zone file the recorder copied and put on the trace's clock), perf's instruction samples
  * inside the page are exactly the instructions the program ran there, split by version. */
-static void check_jit(const char *variant, const char *args)
+static void check_jit(const char *variant, const char *options, const char *args)
 {
 	char cmd[4096], *out = NULL, zone_dir[600];
 	unsigned long long page;
@@ -345,9 +404,9 @@ static void check_jit(const char *variant, const char *args)
 
 	snprintf(zone_dir, sizeof(zone_dir), "%s/%s-zone", jf_test_tmpdir(), variant);
 	snprintf(dir_of_run, sizeof(dir_of_run), "%s/%s", jf_test_tmpdir(), variant);
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s && JITFLOW_ZONE_DIR=%s %s record --emulate -o %s "
-		 "-- %s %s 2>%s.err", zone_dir, zone_dir, jf_test_cli(), dir_of_run, program("jit"),
-		 args, dir_of_run);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && JITFLOW_ZONE_DIR=%s %s record --emulate %s -o %s "
+		 "-- %s %s 2>%s.err", zone_dir, zone_dir, jf_test_cli(), options, dir_of_run,
+		 program("jit"), args, dir_of_run);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
 	assert_non_null(strstr(out, "jit_instructions=350"));
 	page = strtoull(strstr(out, "page=") + 5, NULL, 16);
@@ -403,7 +462,7 @@ static void check_jit(const char *variant, const char *args)
 static void test_jit_rewrite(void **state)
 {
 	(void)state;
-	check_jit("jit", "");
+	check_jit("jit", "", "");
 }
 
 /* The same JIT writing like a plain jitdump writer (no marker calls; each record written
@@ -413,10 +472,40 @@ static void test_jit_without_markers(void **state)
 	char cmd[4096], *out = NULL;
 
 	(void)state;
-	check_jit("jit-nomarkers", "--no-markers");
+	check_jit("jit-nomarkers", "", "--no-markers");
 	snprintf(cmd, sizeof(cmd), "cat %s/manifest.json", dir_of_run);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
 	assert_non_null(strstr(out, "each record is dated by the write() that completed it"));
+	free(out);
+}
+
+/* --filter=jit: only the JIT's page is traced (Intel PT's address-range filtering). perf
+ * decodes it without an error, and every instruction it decodes is one of the 350 that the
+ * program ran in its page; jitflow enters each version as often as the program called it
+ * (100 and 50), each call coming back into the trace with a TIP.PGE. (The marker function
+ * lies outside the filter: the zone file is dated by its writes.) */
+static void test_jit_filtered(void **state)
+{
+	char cmd[4096], *out = NULL;
+
+	(void)state;
+	check_jit("jit-filtered", "--filter=jit", "--no-markers");
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.jit.data --itrace=i1i -F ip 2>/dev/null "
+		 "| wc -l", dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_int_equal(strtol(out, NULL, 10), 350);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "grep -o '\"traced_instructions\": [0-9]*' %s/manifest.json "
+		 "| head -1", dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_string_equal(out, "\"traced_instructions\": 350\n");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s report --perf %s/perf.data --zone %s/jit-*.dump --json | "
+		 "grep -o '\"name\":\"version [AB]\",\"addr\"[^}]*\"entries\":[0-9]*' | "
+		 "sed 's/\"name\":\"\\([^\"]*\\)\".*\"entries\":/\\1 /'", jf_test_cli(),
+		 dir_of_run, dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_string_equal(out, "version A 100\nversion B 50\n"); /* the regions */
 	free(out);
 }
 
@@ -491,6 +580,11 @@ static void test_cli_errors(void **state)
 	assert_int_equal(jf_test_run(cmd, &out), 1);
 	assert_non_null(strstr(out, "script.sh: offset 0: expected an ELF file"));
 	free(out);
+	snprintf(cmd, sizeof(cmd), "%s record --emulate --filter=jit,4000-zz -- true 2>&1",
+		 jf_test_cli());
+	assert_int_equal(jf_test_run(cmd, &out), 2);
+	assert_non_null(strstr(out, "--filter: '4000-zz' is neither 'jit' nor a range START-END"));
+	free(out);
 }
 
 int main(void)
@@ -499,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_cli_errors),
 		cmocka_unit_test(test_fib_recursion),
 		cmocka_unit_test(test_fib_without_timing),
+		cmocka_unit_test(test_range_filter),
 		cmocka_unit_test(test_several_buffers),
 		cmocka_unit_test(test_position_independent),
 		cmocka_unit_test(test_branches_and_indirect_calls),
@@ -507,6 +602,7 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_jit_rewrite),
 		cmocka_unit_test(test_jit_without_markers),
+		cmocka_unit_test(test_jit_filtered),
 		cmocka_unit_test(test_fork_reported),
 		cmocka_unit_test(test_killed_program),
 		cmocka_unit_test(test_system_program),

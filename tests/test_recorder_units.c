@@ -327,6 +327,15 @@ static int drain(struct pt_query_decoder *q, int status, struct expect_events *e
 			assert_int_equal(e.variant.async_disabled.at,
 					 ev->list[ev->next].variant.async_disabled.at);
 			break;
+		case ptev_disabled: /* with an IP when one is expected (an IP filter's edge) */
+			assert_int_equal(e.ip_suppressed, !ev->list[ev->next].variant.disabled.ip);
+			if (!e.ip_suppressed)
+				assert_int_equal(e.variant.disabled.ip,
+						 ev->list[ev->next].variant.disabled.ip);
+			break;
+		case ptev_overflow:
+			assert_int_equal(e.ip_suppressed, ev->list[ev->next].ip_suppressed);
+			break;
 		case ptev_ptwrite:
 			assert_int_equal(e.variant.ptwrite.payload,
 					 ev->list[ev->next].variant.ptwrite.payload);
@@ -428,6 +437,82 @@ static void test_pt_stream_decodes_with_libipt(void **state)
 		assert_int_equal(taken, i % 3 == 0);
 	}
 	/* The FUP + TIP.PGD of the asynchronous disable. */
+	status = drain(q, status, &ev);
+	assert_int_equal(ev.next, 5);
+	pt_qry_free_decoder(q);
+	free(sink.data);
+	free(pt);
+}
+
+/* The IP filter's packets (--filter): a branch out of it is a TIP.PGD with its target,
+ * after the TNT bits before it; no MTC while it keeps tracing off, and a PSB+ whose TSC
+ * dates the next TIP.PGE; an overflow outside it is an OVF alone, then TIP.PGE. */
+static void test_pt_filter_edges(void **state)
+{
+	struct jf_pt_stream *pt = malloc(sizeof(*pt));
+	struct sink sink = { 0 };
+	struct pt_config config;
+	struct pt_query_decoder *q;
+	struct pt_event events[5];
+	struct expect_events ev = { events, 5, 0 };
+	uint64_t ip, tsc = 0;
+	int status, taken;
+
+	(void)state;
+	memset(events, 0, sizeof(events));
+	events[0].type = ptev_enabled;
+	events[0].variant.enabled.ip = 0x7f0000001000;
+	events[1].type = ptev_disabled;
+	events[1].variant.disabled.ip = 0x401000;
+	events[2].type = ptev_enabled;
+	events[2].variant.enabled.ip = 0x7f0000001040;
+	events[3].type = ptev_overflow;
+	events[3].ip_suppressed = 1;
+	events[4].type = ptev_enabled;
+	events[4].variant.enabled.ip = 0x7f0000002000;
+
+	assert_int_equal(jf_pt_stream_init(pt, collect, &sink, 1), 0);
+	pt->filtered = 1;
+	jf_pt_advance(pt, 10);
+	jf_pt_enable(pt, 0x7f0000001000);
+	jf_pt_cond(pt, 1);
+	jf_pt_filter_disable(pt, 0x401000);     /* e.g. a call out of the JIT's code */
+	jf_pt_advance(pt, 100000);              /* ~195 MTC periods outside the filter */
+	assert_int_equal(pt->stats.mtc, 0);
+	jf_pt_enable(pt, 0x7f0000001040);
+	assert_int_equal(pt->stats.psb, 2);
+	jf_pt_overflow_outside(pt);
+	jf_pt_enable(pt, 0x7f0000002000);
+	assert_int_equal(jf_pt_stream_finish(pt), 0);
+	assert_int_equal(pt->stats.tip_pgd, 1);
+	assert_int_equal(pt->stats.tip_pge, 3);
+
+	q = query_decoder(&sink, &config);
+	status = pt_qry_sync_forward(q, &ip);
+	assert_true(status >= 0);
+	status = drain(q, status, &ev);
+	assert_int_equal(ev.next, 1);
+	status = pt_qry_cond_branch(q, &taken);
+	assert_true(status >= 0);
+	assert_int_equal(taken, 1);
+	/* TIP.PGD with its IP, then TIP.PGE at the PSB's TSC; then OVF and TIP.PGE. */
+	while (status >= 0 && (status & pts_event_pending) && ev.next < 3) {
+		struct pt_event e;
+
+		status = pt_qry_event(q, &e, sizeof(e));
+		assert_true(status >= 0);
+		if (e.type == ptev_disabled) {
+			assert_false(e.ip_suppressed);
+			assert_int_equal(e.variant.disabled.ip, 0x401000);
+			ev.next = 2;
+		} else if (e.type == ptev_enabled && ev.next == 2) {
+			assert_int_equal(e.variant.enabled.ip, 0x7f0000001040);
+			tsc = e.tsc;
+			ev.next = 3;
+		}
+	}
+	assert_int_equal(ev.next, 3);
+	assert_int_equal(tsc, (100000 + JF_PT_CLOCK_BASE) * JF_PT_TSC_PER_INSN);
 	status = drain(q, status, &ev);
 	assert_int_equal(ev.next, 5);
 	pt_qry_free_decoder(q);
@@ -731,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_shadow_stack_nops),
 		cmocka_unit_test(test_pt_stream_decodes_with_libipt),
 		cmocka_unit_test(test_pt_overflow_ip_is_whole),
+		cmocka_unit_test(test_pt_filter_edges),
 		cmocka_unit_test(test_zone_retime),
 		cmocka_unit_test(test_zone_retime_by_writes),
 	};

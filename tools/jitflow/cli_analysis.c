@@ -155,7 +155,7 @@ static int print(FILE *out, const struct options *o, jf_cli_view_fn view,
 static void describe_inputs(const struct jf_cli_inputs *in, const struct jf_analysis_result *r,
 			    struct jf_report_meta *m)
 {
-	static char code_note[512];
+	static char code_note[512], filter_note[512];
 
 	m->zone_files_known = 1;
 	if (in->zones) {
@@ -165,6 +165,14 @@ static void describe_inputs(const struct jf_cli_inputs *in, const struct jf_anal
 	if (in->recording_dir && !in->recording_has_manifest)
 		m->notes[m->nnotes++] = "the recording has no manifest.json: whether its clock is "
 					"synthetic is not known, so time is given in ticks";
+	if (in->recording_dir && in->recording_filter[0]) {
+		snprintf(filter_note, sizeof(filter_note),
+			 "recorded with --filter=%s: only the %" PRIu64 " of %" PRIu64 " instructions "
+			 "inside it were traced; the time split and transitions cover traced code "
+			 "only (code outside it, such as an interpreter, is not in the trace)",
+			 in->recording_filter, in->recording_traced, in->recording_insns);
+		m->notes[m->nnotes++] = filter_note;
+	}
 	if (in->recording_dir && !in->recording_has_code && (r->image_misses || r->decode_errors)) {
 		snprintf(code_note, sizeof(code_note),
 			 "the recording has no saved code (%s/code/ is missing), so the program's "

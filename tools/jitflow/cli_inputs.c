@@ -267,24 +267,32 @@ int jf_cli_add_recording_zones(struct jf_cli_inputs *in, const char *dir, struct
 	return rc;
 }
 
-/* Whether the recording's manifest says its timing packets are synthetic (`jitflow record`
- * under QEMU derives them from an instruction count). */
-static int manifest_says_synthetic(const char *dir)
+/* What the recording's manifest says about the trace: whether its timing packets are
+ * synthetic (`jitflow record` under QEMU derives them from an instruction count), and
+ * whether an IP filter (--filter) left code out of it. */
+static void read_manifest(struct jf_cli_inputs *in, const char *dir)
 {
 	char path[4096];
 	struct jf_mapped_file f;
-	cJSON *doc, *synthetic;
-	int yes;
+	cJSON *doc, *synthetic, *filter, *spec, *n;
 
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
 	if (jf_map_file(&f, path, NULL) < 0)
-		return 0;
+		return;
 	doc = f.data ? cJSON_ParseWithLength((const char *)f.data, f.size) : NULL;
 	synthetic = cJSON_GetObjectItemCaseSensitive(doc, "synthetic");
-	yes = cJSON_GetObjectItemCaseSensitive(synthetic, "timing") != NULL;
+	in->time_synthetic = cJSON_GetObjectItemCaseSensitive(synthetic, "timing") != NULL;
+	filter = cJSON_GetObjectItemCaseSensitive(doc, "filter");
+	spec = cJSON_GetObjectItemCaseSensitive(filter, "spec");
+	if (cJSON_IsString(spec)) {
+		snprintf(in->recording_filter, sizeof(in->recording_filter), "%s", spec->valuestring);
+		n = cJSON_GetObjectItemCaseSensitive(filter, "traced_instructions");
+		in->recording_traced = cJSON_IsNumber(n) ? (uint64_t)n->valuedouble : 0;
+		n = cJSON_GetObjectItemCaseSensitive(doc, "instructions");
+		in->recording_insns = cJSON_IsNumber(n) ? (uint64_t)n->valuedouble : 0;
+	}
 	cJSON_Delete(doc);
 	jf_unmap_file(&f);
-	return yes;
 }
 
 static int has_file(const char *dir, const char *name)
@@ -314,7 +322,7 @@ int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_e
 		return jf_fail(err, "%s: a recording folder and another trace given: one at a time", dir);
 	snprintf(in->recording_perf, sizeof(in->recording_perf), "%s/perf.data", dir);
 	in->perf_path = in->recording_perf;
-	in->time_synthetic = manifest_says_synthetic(dir);
+	read_manifest(in, dir);
 	in->recording_dir = dir;
 	in->recording_has_manifest = has_file(dir, "manifest.json");
 	in->recording_has_code = has_file(dir, "code");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "jitflow/json_out.h"
+#include "record_filter.h"
 
 static void packet_counts(FILE *f, const struct jf_pt_stats *s)
 {
@@ -53,14 +54,23 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 	fprintf(f, "  \"seconds\": %.3f,\n  \"recorder_cpu_seconds\": %.3f,\n"
 		"  \"qemu_cpu_seconds\": %.3f,\n", res->seconds, res->recorder_cpu_seconds,
 		res->qemu_cpu_seconds);
+	if (st->filter) {
+		fprintf(f, "  \"filter\": {\"spec\": ");
+		jf_json_string(f, st->filter->spec);
+		fprintf(f, ", \"traced_instructions\": %llu, \"jit_mappings\": %u, "
+			"\"jit_mappings_dropped\": %llu},\n", (unsigned long long)st->traced,
+			st->filter->nranges - st->filter->nfixed,
+			(unsigned long long)st->filter->dropped);
+	}
 	fprintf(f, "  \"threads\": [");
 	for (i = 0; i < st->nthreads; i++) {
 		const struct jf_record_thread *t = st->threads[i];
 
 		fprintf(f, "%s\n    {\"tid\": %d, \"queue\": %u, \"instructions\": %llu, "
-			"\"blocks\": %llu, \"pt_bytes\": %llu, \"async_events\": %llu, "
+			"\"traced_instructions\": %llu, \"blocks\": %llu, \"pt_bytes\": %llu, \"async_events\": %llu, "
 			"\"lost_events\": %llu, \"marker_calls\": %llu, \"packets\": ",
 			first ? "" : ",", t->tid, t->queue, (unsigned long long)t->instructions,
+			(unsigned long long)t->traced,
 			(unsigned long long)t->blocks, (unsigned long long)t->stats.bytes,
 			(unsigned long long)t->async_events, (unsigned long long)t->lost_events,
 			(unsigned long long)t->marker_calls);
@@ -103,7 +113,16 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 		"which is the k of the thread's k-th zone extension record" :
 		"none: jf_emitter_marker calls show as blocks at its address");
 	fprintf(f, "    \"interruptions\": \"signals delivered between blocks become FUP+TIP.PGD/"
-		"TIP.PGE at the interrupted instruction, or OVF when the log cannot say where\"\n");
+		"TIP.PGE at the interrupted instruction, or OVF when the log cannot say where\"%s\n",
+		st->filter ? "," : "");
+	if (st->filter)
+		fprintf(f, "    \"filter\": \"an IP filter as Intel PT's address ranges (--filter): only "
+			"blocks that start inside it are traced ('jit': anonymous executable memory, "
+			"each mapping from its mmap on); a branch leaving it writes TIP.PGD with its "
+			"target (no TNT bit or TIP for the branch), the first block back inside TIP.PGE. "
+			"Unlike hardware, no MTC is written outside the filter: a PSB+ before the next "
+			"TIP.PGE dates it instead. Positions in jit-code.txt and instruction counts "
+			"of the trace are of traced instructions only\"\n");
 	fprintf(f, "  },\n  \"not_followed\": [");
 	for (i = 0; i < st->nnotes; i++) {
 		fputs(i ? ",\n    " : "\n    ", f);

@@ -233,6 +233,13 @@ void jf_pt_advance(struct jf_pt_stream *s, uint64_t now)
 		return;
 	/* MTC whenever CTC bit mtc_period changes, carrying CTC[period+7:period]. */
 	period = (now + JF_PT_CLOCK_BASE) >> JF_PT_MTC_PERIOD;
+	if (period != s->last_mtc && s->filtered && !s->enabled) {
+		/* Hardware goes on writing MTCs outside the filter (2 bytes per 512
+		 * instructions: most of a filtered recording); one PSB+ at the next TIP.PGE
+		 * carries the time instead. */
+		s->mtc_skipped = 1;
+		return;
+	}
 	if (period != s->last_mtc) {
 		struct pt_packet pkt;
 
@@ -249,8 +256,9 @@ void jf_pt_enable(struct jf_pt_stream *s, uint64_t ip)
 {
 	if (s->enabled)
 		return;
-	if (!s->stats.psb)
+	if (!s->stats.psb || (s->mtc_skipped && s->timing))
 		psb(s, ip);
+	s->mtc_skipped = 0;
 	cyc(s);
 	mode_exec(s);
 	ip_packet(s, ppt_tip_pge, ip, 0);
@@ -258,33 +266,40 @@ void jf_pt_enable(struct jf_pt_stream *s, uint64_t ip)
 	s->enabled = 1;
 }
 
-void jf_pt_disable(struct jf_pt_stream *s)
+/* TIP.PGD (with ip, or without: suppressed), after a FUP at fup_ip when not 0. */
+static void pgd(struct jf_pt_stream *s, uint64_t fup_ip, uint64_t ip, int suppressed)
 {
 	if (!s->enabled)
 		return;
 	flush_tnt(s);
 	cyc(s);
-	ip_packet(s, ppt_tip_pgd, 0, 1);
+	if (fup_ip) {
+		ip_packet(s, ppt_fup, fup_ip, 0);
+		s->stats.fup++;
+	}
+	ip_packet(s, ppt_tip_pgd, ip, suppressed);
 	s->stats.tip_pgd++;
 	s->enabled = 0;
 	s->ret_depth = 0;
 }
+
+void jf_pt_disable(struct jf_pt_stream *s)
+{
+	pgd(s, 0, 0, 1);
+}
+
+void jf_pt_filter_disable(struct jf_pt_stream *s, uint64_t ip)
+{
+	pgd(s, 0, ip, 0);
+}
+
 
 void jf_pt_async_disable(struct jf_pt_stream *s, uint64_t ip)
 {
-	if (!s->enabled)
-		return;
-	flush_tnt(s);
-	cyc(s);
-	ip_packet(s, ppt_fup, ip, 0);
-	s->stats.fup++;
-	ip_packet(s, ppt_tip_pgd, 0, 1);
-	s->stats.tip_pgd++;
-	s->enabled = 0;
-	s->ret_depth = 0;
+	pgd(s, ip, 0, 1);
 }
 
-void jf_pt_overflow(struct jf_pt_stream *s, uint64_t ip)
+void jf_pt_overflow_outside(struct jf_pt_stream *s)
 {
 	flush_tnt(s);
 	simple(s, ppt_ovf);
@@ -292,6 +307,12 @@ void jf_pt_overflow(struct jf_pt_stream *s, uint64_t ip)
 	s->ret_depth = 0;
 	/* A decoder forgets the last IP at an overflow: the FUP after it must stand alone. */
 	s->last_ip = 0;
+	s->enabled = 0;
+}
+
+void jf_pt_overflow(struct jf_pt_stream *s, uint64_t ip)
+{
+	jf_pt_overflow_outside(s);
 	s->enabled = 1;
 	ip_packet(s, ppt_fup, ip, 0);
 	s->stats.fup++;

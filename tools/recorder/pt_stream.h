@@ -57,6 +57,10 @@ struct jf_pt_stream {
 	void *sink_ctx;
 	int timing;              /* emit TSC/TMA/MTC/CYC/CBR */
 	int enabled;             /* between TIP.PGE and TIP.PGD */
+	int filtered;            /* an IP filter is set: while it keeps tracing off, no MTC
+	                          * is written; the next TIP.PGE comes after a PSB+ (whose
+	                          * TSC dates it) when MTCs were left out */
+	int mtc_skipped;
 	uint64_t last_ip;        /* for IP compression; 0 after PSB */
 	uint64_t tnt_bits;       /* pending TNT bits, oldest in the highest position */
 	unsigned tnt_count;
@@ -85,6 +89,11 @@ void jf_pt_advance(struct jf_pt_stream *s, uint64_t now);
 void jf_pt_enable(struct jf_pt_stream *s, uint64_t ip);
 /* Leaving user space through a system call: TIP.PGD without an IP. */
 void jf_pt_disable(struct jf_pt_stream *s);
+/* A branch left the IP filter's ranges for ip (outside): TIP.PGD with ip; the branch
+ * itself writes no TNT bit or TIP, as in hardware. */
+void jf_pt_filter_disable(struct jf_pt_stream *s, uint64_t ip);
+/* Data was lost while the IP filter keeps tracing off: OVF alone; TIP.PGE follows. */
+void jf_pt_overflow_outside(struct jf_pt_stream *s);
 /* Asynchronous exit at ip (a signal arrived between instructions): FUP + TIP.PGD. */
 void jf_pt_async_disable(struct jf_pt_stream *s, uint64_t ip);
 /* Data was lost; tracing resumes at ip: OVF + FUP. */

@@ -1,14 +1,22 @@
 /* Consecutive blocks of a thread -> PT packets: branches, system calls, blocks QEMU stopped
  * before running them, and signals (see record_state.h). */
+#include "record_filter.h"
 #include "record_internal.h"
 #include "record_jitcode.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether the block at pc is traced (inside the IP filter, or no filter). */
+static int inside(struct jf_record_state *st, uint64_t pc)
+{
+	return !st->filter || jf_rec_filter_has(st->filter, pc);
+}
+
 /* Something happened between prev and the block at pc that the log does not show (a
- * signal delivered between blocks). known_ip: where the thread was interrupted, or 0. */
-static void interruption(struct jf_record_thread *t, uint64_t known_ip, uint64_t pc)
+ * signal delivered between blocks). known_ip: where the thread was interrupted, or 0.
+ * in: pc is inside the IP filter. */
+static void interruption(struct jf_record_thread *t, uint64_t known_ip, uint64_t pc, int in)
 {
 	static const char *const kinds[] = { "no branch", "conditional branch", "jump", "call",
 					     "indirect jump", "indirect call", "return",
@@ -19,68 +27,102 @@ static void interruption(struct jf_record_thread *t, uint64_t known_ip, uint64_t
 		jf_rec_note(st, "thread %d: after the block at %#llx (ends with a %s at %#llx) came %#llx: "
 		     "%s at PT offset %llu", t->tid, (unsigned long long)t->prev.pc,
 		     kinds[t->prev.exit < 9 ? t->prev.exit : 8], (unsigned long long)t->prev.last_ip,
-		     (unsigned long long)pc, "direction unknown, reported as an overflow (OVF)",
-		     (unsigned long long)t->pt->stats.bytes);
+		     (unsigned long long)pc, in ? "direction unknown, reported as an overflow (OVF)" :
+		     "direction unknown, outside the IP filter: tracing stops at that branch "
+		     "(TIP.PGD without an IP)", (unsigned long long)t->pt->stats.bytes);
 	if (known_ip) {
 		jf_pt_async_disable(t->pt, known_ip);
-		jf_pt_enable(t->pt, pc);
+		if (in)
+			jf_pt_enable(t->pt, pc);
 		t->async_events++;
-	} else {
+	} else if (in) {
 		jf_pt_overflow(t->pt, pc);
 		t->lost_events++;
+	} else {
+		/* A decoder binds a TIP.PGD without an IP to the next branch that needs
+		 * trace: the branch whose direction is unknown. */
+		jf_pt_disable(t->pt);
+		t->async_events++;
 	}
 }
 
 /* The packets for leaving prev and arriving at pc. Returns 1 when the block at pc only
- * continues prev's last instruction (a rep string operation's next iteration). */
-static int transition(struct jf_record_thread *t, const struct jf_block *prev, uint64_t pc)
+ * continues prev's last instruction (a rep string operation's next iteration).
+ * With an IP filter: a block outside writes nothing; the first one back inside a
+ * TIP.PGE; a branch from inside to outside (in = 0) only a TIP.PGD with its target. */
+static int transition(struct jf_record_thread *t, const struct jf_block *prev, uint64_t pc,
+		      int in)
 {
 	struct jf_pt_stream *pt = t->pt;
 
+	if (prev->exit == JF_EXIT_NONE && pc != prev->next_ip && prev->last_is_rep &&
+	    pc == prev->last_ip)
+		return 1;
+	if (!t->prev_inside) {
+		if (in)
+			jf_pt_enable(pt, pc);
+		return 0;
+	}
 	switch (prev->exit) {
 	case JF_EXIT_NONE:
-		if (pc == prev->next_ip)
-			return 0;
-		if (prev->last_is_rep && pc == prev->last_ip)
-			return 1;
-		interruption(t, prev->next_ip, pc);
+		if (pc != prev->next_ip)
+			interruption(t, prev->next_ip, pc, in);
+		else if (!in)
+			jf_pt_filter_disable(pt, pc);
 		return 0;
 	case JF_EXIT_COND:
-		if (pc == prev->target)
-			jf_pt_cond(pt, 1);
-		else if (pc == prev->next_ip)
-			jf_pt_cond(pt, 0);
+		if (pc != prev->target && pc != prev->next_ip)
+			interruption(t, 0, pc, in); /* which way it went is unknown */
+		else if (!in)
+			jf_pt_filter_disable(pt, pc);
 		else
-			interruption(t, 0, pc); /* which way it went is unknown */
+			jf_pt_cond(pt, pc == prev->target);
 		return 0;
 	case JF_EXIT_JUMP:
 		if (pc != prev->target)
-			interruption(t, prev->target, pc);
+			interruption(t, prev->target, pc, in);
+		else if (!in)
+			jf_pt_filter_disable(pt, pc);
 		return 0;
 	case JF_EXIT_CALL:
+		if (pc == prev->target && !in) {
+			jf_pt_filter_disable(pt, pc);
+			return 0;
+		}
 		jf_pt_call(pt, prev->next_ip);
 		if (pc != prev->target)
-			interruption(t, prev->target, pc);
+			interruption(t, prev->target, pc, in);
 		return 0;
 	case JF_EXIT_IND_CALL:
+		if (!in) {
+			jf_pt_filter_disable(pt, pc);
+			return 0;
+		}
 		jf_pt_call(pt, prev->next_ip);
 		jf_pt_indirect(pt, pc);
 		return 0;
 	case JF_EXIT_IND_JUMP:
-		jf_pt_indirect(pt, pc);
+		if (in)
+			jf_pt_indirect(pt, pc);
+		else
+			jf_pt_filter_disable(pt, pc);
 		return 0;
 	case JF_EXIT_RET:
-		jf_pt_return(pt, pc);
+		if (in)
+			jf_pt_return(pt, pc);
+		else
+			jf_pt_filter_disable(pt, pc);
 		return 0;
 	case JF_EXIT_SYSCALL:
 		/* Into the kernel and back: to the next instruction, or to a signal handler,
 		 * or (rt_sigreturn) to wherever the signal interrupted the thread. */
 		jf_pt_disable(pt);
-		jf_pt_enable(pt, pc);
+		if (in)
+			jf_pt_enable(pt, pc);
 		return 0;
 	case JF_EXIT_FAULT:
 	default:
-		interruption(t, prev->last_ip, pc);
+		interruption(t, prev->last_ip, pc, in);
 		return 0;
 	}
 }
@@ -90,13 +132,19 @@ static void run_block(struct jf_record_state *st, struct jf_record_thread *t, ui
 		      const struct jf_block *b)
 {
 	uint64_t ninsn;
+	int in = inside(st, pc);
 
 	jf_pt_advance(t->pt, st->clock);
 	if (!t->started) {
-		jf_pt_enable(t->pt, pc);
+		if (in)
+			jf_pt_enable(t->pt, pc);
 		t->started = 1;
 	} else if (!t->have_prev) {
-		jf_pt_overflow(t->pt, pc); /* after a block we could not classify */
+		/* after a block we could not classify */
+		if (in)
+			jf_pt_overflow(t->pt, pc);
+		else
+			jf_pt_overflow_outside(t->pt);
 		t->lost_events++;
 	}
 	if (!b) {
@@ -120,8 +168,8 @@ static void run_block(struct jf_record_state *st, struct jf_record_thread *t, ui
 		 * runs it now; if not, something (a signal) took the thread away from it. */
 		t->resume_at_last = 0;
 		if (pc != t->last_pc)
-			interruption(t, t->last_pc, pc);
-	} else if (t->have_prev && transition(t, &t->prev, pc) && ninsn) {
+			interruption(t, t->last_pc, pc, in);
+	} else if (t->have_prev && transition(t, &t->prev, pc, in) && ninsn) {
 		ninsn--;
 	}
 	t->last_pc = pc;
@@ -150,6 +198,11 @@ static void run_block(struct jf_record_state *st, struct jf_record_thread *t, ui
 	jf_pt_boundary(t->pt, pc);
 	st->clock += ninsn;
 	t->instructions += ninsn;
+	if (in) {
+		t->traced += ninsn;
+		st->traced += ninsn;
+	}
+	t->prev_inside = in;
 	t->prev = *b;
 	t->have_prev = 1;
 }
@@ -177,7 +230,16 @@ void jf_rec_replay_deferred(struct jf_record_state *st, struct jf_record_thread 
 	const struct jf_block *from = &t->defer_from;
 	size_t i;
 
-	if (resolved) {
+	if (resolved && !t->prev_inside) {
+		/* The interrupted block was outside the IP filter: nothing to write. */
+		t->have_prev = 0;
+		t->started = 0;
+	} else if (resolved && !inside(st, resume)) {
+		jf_pt_filter_disable(t->pt, resume);
+		t->async_events++;
+		t->have_prev = 0;
+		t->started = 0;
+	} else if (resolved) {
 		switch (from->exit) {
 		case JF_EXIT_COND:
 			jf_pt_cond(t->pt, resume == from->target);
@@ -318,6 +380,10 @@ void jf_rec_on_stopped(void *ctx, uint64_t pc)
 	/* Take back what the block was counted for; the branch that led to it stays. */
 	st->clock -= t->last_ninsn;
 	t->instructions -= t->last_ninsn;
+	if (t->prev_inside) {
+		t->traced -= t->last_ninsn;
+		st->traced -= t->last_ninsn;
+	}
 	t->resume_at_last = 1;
 	st->stopped_blocks++;
 }

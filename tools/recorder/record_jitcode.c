@@ -175,7 +175,7 @@ void jf_rec_jitcode_exec(struct jf_record_state *st, struct jf_record_thread *t,
 		fputs("# jitflow jit-code 1\n", jc->out);
 	}
 	fprintf(jc->out, "%d %llu %llx ", t->tid ? t->tid : st->pid,
-		(unsigned long long)t->instructions, (unsigned long long)pc);
+		(unsigned long long)t->traced, (unsigned long long)pc);
 	for (i = 0; i < s->size; i++)
 		fprintf(jc->out, "%02x", s->bytes[i]);
 	fputc('\n', jc->out);

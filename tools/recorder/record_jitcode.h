@@ -7,7 +7,8 @@
  *     TID POSITION PC HEX
  *
  * POSITION is the number of instructions the thread had run (in the recording) before the
- * block. QEMU retranslates code after it is written to, so the first run of new bytes at
+ * block; with an IP filter (--filter), those it ran inside the filter, i.e. its position in
+ * its trace. QEMU retranslates code after it is written to, so the first run of new bytes at
  * an address always shows here, exactly placed. A JIT log that lists code writes but
  * dates them with a clock the recording does not have (PyPy's PYPYLOG under QEMU) is
  * placed by comparing its bytes with these (imagemap/pypylog_place.c). */
@@ -26,7 +27,7 @@ void jf_rec_jitcode_region(struct jf_record_state *st, uint64_t addr, uint64_t l
 /* QEMU translated the block at pc. */
 void jf_rec_jitcode_translation(struct jf_record_state *st, uint64_t pc, const uint8_t *bytes,
 				size_t size);
-/* Thread t is about to run the block at pc (t->instructions not yet counted). */
+/* Thread t is about to run the block at pc (t->traced not yet counted). */
 void jf_rec_jitcode_exec(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc);
 /* Close the file; how many blocks it lists. */
 uint64_t jf_rec_jitcode_finish(struct jf_record_state *st);

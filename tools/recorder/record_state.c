@@ -63,6 +63,7 @@ void jf_record_state_free(struct jf_record_state *st)
 	}
 	free(st->threads);
 	free(st->by_cpu);
+	free(st->filter);
 
 	for (i = 0; i < JF_RECORD_MAX_FDS; i++)
 		free(st->fd_paths[i]);

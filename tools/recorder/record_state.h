@@ -16,6 +16,7 @@
 #include "qemu_log.h"
 
 struct jf_record_state;
+struct jf_rec_filter;
 
 struct jf_deferred {
 	uint64_t pc;
@@ -45,6 +46,9 @@ struct jf_record_thread {
 	size_t ndeferred, deferred_cap;
 	struct jf_block prev;      /* the block it ran last */
 	uint64_t instructions, blocks, aux_offset;
+	uint64_t traced;           /* the instructions inside the IP filter (all without one):
+	                            * the thread's position in its trace */
+	int prev_inside;           /* the block it ran last was inside the IP filter */
 	uint64_t start_clock;      /* the instruction clock when it appeared */
 	uint64_t *marker_times;    /* perf time of each jf_emitter_marker call, in order */
 	size_t nmarker_times, marker_times_cap;
@@ -92,6 +96,7 @@ struct jf_record_state {
 	uint64_t exec_seq;         /* exec lines seen */
 
 	uint64_t clock;            /* instructions executed so far, all threads */
+	uint64_t traced;           /* ... of which inside the IP filter */
 	uint64_t blocks_executed, unknown_blocks, log_lines, garbage_lines, stopped_blocks;
 	uint64_t signals, syscalls, mmap_records, marker_calls, interruptions_noted;
 
@@ -127,6 +132,7 @@ struct jf_record_state {
 	} zone_writes[JF_RECORD_MAX_ZONE_FILES];
 	unsigned nzone_writes;
 	struct jf_rec_jitcode *jitcode; /* anonymous executable code (record_jitcode.c) */
+	struct jf_rec_filter *filter;   /* --filter (record_filter.h); NULL: trace everything */
 	int jitcode_failed;
 	char *notes[JF_RECORD_MAX_NOTES]; /* what was not followed (fork, execve, ...) */
 	unsigned nnotes;

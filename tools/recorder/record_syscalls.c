@@ -1,5 +1,6 @@
 /* What the strace lines of the log say: files opened and mapped executable (MMAP2, zone
  * files), new threads, forks and execs. */
+#include "record_filter.h"
 #include "record_internal.h"
 #include "record_jitcode.h"
 
@@ -55,6 +56,8 @@ void jf_rec_mmap(struct jf_record_state *st, uint64_t addr, uint64_t len, uint32
 		/* anonymous executable memory: JIT code, described by zone files or a JIT
 		 * log; what runs there is listed in jit-code.txt */
 		jf_rec_jitcode_region(st, addr, len);
+		if (st->filter)
+			jf_rec_filter_anon_exec(st->filter, addr, len);
 		return;
 	}
 	if (is_zone_file(st->fd_paths[fd])) {

@@ -83,6 +83,7 @@ struct jf_record_thread *jf_rec_thread_for(struct jf_record_state *st, unsigned 
 		free(t);
 		return NULL;
 	}
+	t->pt->filtered = st->filter != NULL;
 	t->cpu = cpu;
 	t->start_clock = st->clock;
 	t->queue = st->nthreads; /* one AUX buffer per thread */

@@ -25,6 +25,7 @@
 #include "pt_stream.h"
 #include "plugin_stream.h"
 #include "qemu_log.h"
+#include "record_filter.h"
 #include "record_internal.h"
 #include "record_plugin.h"
 
@@ -264,6 +265,15 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 	if (!st)
 		return -1;
 	st->marker_ptw = opt->marker_ptw;
+	if (opt->filter) {
+		st->filter = malloc(sizeof(*st->filter));
+		if (!st->filter) {
+			jf_fail(err, "out of memory");
+			goto out_state;
+		}
+		if (jf_rec_filter_parse(st->filter, opt->filter, err))
+			goto out_state;
+	}
 	if (!realpath(opt->out_dir, st->out_dir)) {
 		jf_fail(err, "%s: %m", opt->out_dir);
 		goto out_state;
@@ -381,6 +391,7 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 			goto out_sig;
 	}
 	res->instructions = st->clock;
+	res->traced = st->traced;
 	res->blocks = st->blocks_executed;
 	res->pt_bytes = st->perf.aux_bytes;
 	res->threads = st->nthreads;

@@ -31,6 +31,8 @@ struct jf_record_options {
 	int marker_ptw;           /* PTW packets at jf_emitter_marker calls (default off:
 	                           * hardware writes PTW only for a PTWRITE instruction, and
 	                           * libipt-based decoders reject PTW anywhere else) */
+	const char *filter;       /* IP filter (record_filter.h): "jit", "START-END", a
+	                           * comma-separated list of them; NULL: trace everything */
 	int argc;                 /* the program and its arguments */
 	char **argv;
 };
@@ -38,6 +40,7 @@ struct jf_record_options {
 struct jf_record_result {
 	int exit_status;          /* the program's, as a shell reports it (128+signal) */
 	uint64_t instructions, blocks, pt_bytes, threads;
+	uint64_t traced;          /* the instructions inside the IP filter (all without one) */
 	double seconds;
 	double recorder_cpu_seconds;  /* this process (log parsing, encoding, writing) */
 	double qemu_cpu_seconds;      /* QEMU, emulating and printing its log */

@@ -1,0 +1,97 @@
+/* PyPy's counters against jitflow's report (pypy_counts.h). */
+#include "pypy_counts.h"
+
+#include "json_check.h"
+#include "test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* jitflow's count for one line of jit-backend-counts, or -1 when it has none. */
+static double jitflow_count(const cJSON *pypy, char kind, const char *id)
+{
+	const cJSON *t, *l;
+	const cJSON *loops = cJSON_GetObjectItemCaseSensitive(pypy, "loops");
+	const cJSON *bridges = cJSON_GetObjectItemCaseSensitive(pypy, "bridges");
+
+	if (kind == 'e') {
+		cJSON_ArrayForEach(t, loops)
+			if (jf_test_num(t, "id") == strtod(id, NULL))
+				return jf_test_num(t, "entries");
+	} else if (kind == 'b') {
+		cJSON_ArrayForEach(t, bridges)
+			if (!strcmp(jf_test_str(t, "id"), id))
+				return jf_test_num(t, "entries");
+	} else {
+		int pass;
+
+		for (pass = 0; pass < 2; pass++)
+			cJSON_ArrayForEach(t, (pass ? bridges : loops))
+				cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(t, "labels"))
+					if (!strcmp(jf_test_str(l, "token"), id))
+						return jf_test_num(l, "passes");
+	}
+	return -1;
+}
+
+/* Each bridge is entered exactly when its guard exits after the bridge was attached. */
+void jf_test_pypy_bridges_match_guards(const cJSON *pypy)
+{
+	const cJSON *b, *t, *g;
+	int pass;
+
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(pypy, "bridges")) {
+		int found = 0;
+
+		for (pass = 0; pass < 2; pass++)
+			cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(pypy, pass ? "bridges" :
+									       "loops"))
+				cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(t, "guards")) {
+					if (strcmp(jf_test_str(g, "id"), jf_test_str(b, "parent_guard")))
+						continue;
+					found = 1;
+					assert_int_equal(jf_test_num(g, "exits") - jf_test_num(g, "exits_before_bridge"),
+							 jf_test_num(b, "entries"));
+				}
+		assert_true(found);
+	}
+}
+
+int jf_test_pypy_counts_match(const cJSON *pypy, const char *path)
+{
+	char line[512];
+	int in_counts = 0, compared = 0;
+	FILE *counts = fopen(path, "r");
+
+	if (!counts)
+		fail_msg("%s: cannot open", path);
+	while (fgets(line, sizeof(line), counts)) {
+		char id[64];
+		unsigned long long n;
+		double got;
+		char kind = 0;
+
+		if (strstr(line, "{jit-backend-counts"))
+			in_counts = 1;
+		else if (strstr(line, "jit-backend-counts}"))
+			in_counts = 0;
+		if (!in_counts)
+			continue;
+		if (sscanf(line, "entry %63[0-9]:%llu", id, &n) == 2)
+			kind = 'e';
+		else if (sscanf(line, "TargetToken(%63[0-9]):%llu", id, &n) == 2)
+			kind = 'l';
+		else if (sscanf(line, "bridge %63[0-9]:%llu", id, &n) == 2)
+			kind = 'b';
+		if (!kind)
+			continue;
+		got = jitflow_count(pypy, kind, id);
+		if (got != (double)n)
+			fail_msg("PyPy counts %s %s:%llu, jitflow %.0f", kind == 'e' ? "entry" :
+				 kind == 'l' ? "TargetToken" : "bridge", id, n, got);
+		compared++;
+	}
+	fclose(counts);
+	return compared;
+}
