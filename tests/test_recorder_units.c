@@ -449,28 +449,22 @@ static void test_pt_stream_decodes_with_libipt(void **state)
  * dates the next TIP.PGE; an overflow outside it is an OVF alone, then TIP.PGE. */
 static void test_pt_filter_edges(void **state)
 {
+	const struct pt_event events[] = {
+		{ .type = ptev_enabled, .variant.enabled.ip = 0x7f0000001000 },
+		{ .type = ptev_disabled, .variant.disabled.ip = 0x401000 },
+		{ .type = ptev_enabled, .variant.enabled.ip = 0x7f0000001040 },
+		{ .type = ptev_overflow, .ip_suppressed = 1 },
+		{ .type = ptev_enabled, .variant.enabled.ip = 0x7f0000002000 },
+	};
+	struct expect_events ev = { events, 5, 0 };
 	struct jf_pt_stream *pt = malloc(sizeof(*pt));
 	struct sink sink = { 0 };
 	struct pt_config config;
 	struct pt_query_decoder *q;
-	struct pt_event events[5];
-	struct expect_events ev = { events, 5, 0 };
 	uint64_t ip, tsc = 0;
 	int status, taken;
 
 	(void)state;
-	memset(events, 0, sizeof(events));
-	events[0].type = ptev_enabled;
-	events[0].variant.enabled.ip = 0x7f0000001000;
-	events[1].type = ptev_disabled;
-	events[1].variant.disabled.ip = 0x401000;
-	events[2].type = ptev_enabled;
-	events[2].variant.enabled.ip = 0x7f0000001040;
-	events[3].type = ptev_overflow;
-	events[3].ip_suppressed = 1;
-	events[4].type = ptev_enabled;
-	events[4].variant.enabled.ip = 0x7f0000002000;
-
 	assert_int_equal(jf_pt_stream_init(pt, collect, &sink, 1), 0);
 	pt->filtered = 1;
 	jf_pt_advance(pt, 10);

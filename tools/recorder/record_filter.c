@@ -60,16 +60,15 @@ int jf_rec_filter_parse(struct jf_rec_filter *f, const char *spec, struct jf_err
 	return 0;
 }
 
-void jf_rec_filter_anon_exec(struct jf_rec_filter *f, uint64_t addr, uint64_t len)
+int jf_rec_filter_anon_exec(struct jf_rec_filter *f, uint64_t addr, uint64_t len)
 {
 	if (!f->jit || !len)
-		return;
-	if (f->nranges == JF_REC_FILTER_MAX) {
-		f->dropped++;
-		return;
-	}
+		return 0;
+	if (f->nranges == JF_REC_FILTER_MAX)
+		return ++f->dropped == 1;
 	f->start[f->nranges] = addr;
 	f->end[f->nranges++] = addr + len;
+	return 0;
 }
 
 int jf_rec_filter_has(struct jf_rec_filter *f, uint64_t pc)

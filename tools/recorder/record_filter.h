@@ -32,8 +32,9 @@ struct jf_rec_filter {
 /* Parse spec ("jit", "0x401000-0x402000", "jit,400000-401000"). 0, or -1 with err
  * naming the item that is not understood. */
 int jf_rec_filter_parse(struct jf_rec_filter *f, const char *spec, struct jf_error *err);
-/* An anonymous executable mapping appeared (kept only for a jit filter). */
-void jf_rec_filter_anon_exec(struct jf_rec_filter *f, uint64_t addr, uint64_t len);
+/* An anonymous executable mapping appeared (kept only for a jit filter). Returns 1 the
+ * first time one cannot be kept (the filter is full), else 0. */
+int jf_rec_filter_anon_exec(struct jf_rec_filter *f, uint64_t addr, uint64_t len);
 /* Whether a block starting at pc is traced. */
 int jf_rec_filter_has(struct jf_rec_filter *f, uint64_t pc);
 

@@ -56,8 +56,10 @@ void jf_rec_mmap(struct jf_record_state *st, uint64_t addr, uint64_t len, uint32
 		/* anonymous executable memory: JIT code, described by zone files or a JIT
 		 * log; what runs there is listed in jit-code.txt */
 		jf_rec_jitcode_region(st, addr, len);
-		if (st->filter)
-			jf_rec_filter_anon_exec(st->filter, addr, len);
+		if (st->filter && jf_rec_filter_anon_exec(st->filter, addr, len))
+			jf_rec_note(st, "--filter: more than %d ranges: the anonymous executable "
+				    "mapping at %#llx and later ones are not traced", JF_REC_FILTER_MAX,
+				    (unsigned long long)addr);
 		return;
 	}
 	if (is_zone_file(st->fd_paths[fd])) {
