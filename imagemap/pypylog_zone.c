@@ -19,6 +19,7 @@ struct out {
 	/* where the record being written applies */
 	uint64_t stamp;
 	uint32_t tid;
+	const struct jf_tsc_conversion *conv; /* TSC stamps -> flow time (NULL: kept) */
 };
 
 static void put(struct out *o, const void *p, size_t n)
@@ -367,7 +368,7 @@ static void stamp(struct out *o, const struct jf_pypylog_dump *d,
 		  const struct jf_pypylog_placement *place, size_t di)
 {
 	if (!place) {
-		o->stamp = d->tsc;
+		o->stamp = o->conv ? jf_tsc_to_ns(o->conv, d->tsc) : d->tsc;
 		return;
 	}
 	if (place->at[di].placed) {
@@ -424,7 +425,7 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 	if (!kinds)
 		return -1;
 	o->tid = place ? (uint32_t)place->first_tid : 0;
-	header(o, !place);
+	header(o, !place && !o->conv);
 	/* Guard kinds first (they apply before any code). */
 	for (i = 0; i < lay->nguards; i++)
 		kind_of(kinds, lay->guards[i].op->name);
@@ -503,7 +504,8 @@ fail:
 }
 
 int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
-			  const struct jf_pypylog_placement *place, const char *out_path,
+			  const struct jf_pypylog_placement *place,
+			  const struct jf_tsc_conversion *conv, const char *out_path,
 			  struct jf_pypylog_zone_stats *stats, struct jf_error *err)
 {
 	struct out o = { 0 };
@@ -511,6 +513,7 @@ int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_
 	int rc = 0;
 
 	memset(stats, 0, sizeof(*stats));
+	o.conv = place ? NULL : conv;
 	if (build(log, lay, place, &o, stats) < 0) {
 		free(o.buf);
 		return jf_fail(err, "out of memory writing %s", out_path);
