@@ -18,8 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* jitflow's count for one line of jit-backend-counts, or -1 when it has none. */
-static double jitflow_count(const cJSON *pypy, char kind, const char *id)
+/* jitflow's count for one line of jit-backend-counts, or -1 when it has none. A
+ * TargetToken id is a Python object's address, which PyPy reuses once a loop is freed:
+ * the nth line of one token (from 0) is the nth label with it, loops in number order
+ * (PyPy writes them so) and then bridges. */
+static double jitflow_count(const cJSON *pypy, char kind, const char *id, int nth)
 {
 	const cJSON *t, *l;
 	const cJSON *loops = cJSON_GetObjectItemCaseSensitive(pypy, "loops");
@@ -39,7 +42,7 @@ static double jitflow_count(const cJSON *pypy, char kind, const char *id)
 		for (pass = 0; pass < 2; pass++)
 			cJSON_ArrayForEach(t, (pass ? bridges : loops))
 				cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(t, "labels"))
-					if (!strcmp(jf_test_str(l, "token"), id))
+					if (!strcmp(jf_test_str(l, "token"), id) && !nth--)
 						return jf_test_num(l, "passes");
 	}
 	return -1;
@@ -73,9 +76,9 @@ static void bridges_match_their_guards(const cJSON *pypy)
 static int counts_equal_pypys(const cJSON *report, const char *log_path)
 {
 	const cJSON *pypy = cJSON_GetObjectItemCaseSensitive(report, "pypy");
-	char line[512];
+	char line[512], seen[1024][64];
 	FILE *counts;
-	int in_counts = 0, compared = 0;
+	int in_counts = 0, compared = 0, nseen = 0;
 
 	assert_non_null(pypy);
 	counts = fopen(log_path, "r");
@@ -100,7 +103,17 @@ static int counts_equal_pypys(const cJSON *report, const char *log_path)
 			kind = 'b';
 		if (!kind)
 			continue;
-		got = jitflow_count(pypy, kind, id);
+		if (kind == 'l') {
+			int i, nth = 0;
+
+			for (i = 0; i < nseen; i++)
+				nth += !strcmp(seen[i], id);
+			assert_true(nseen < 1024);
+			snprintf(seen[nseen++], sizeof(seen[0]), "%s", id);
+			got = jitflow_count(pypy, kind, id, nth);
+		} else {
+			got = jitflow_count(pypy, kind, id, 0);
+		}
 		if (got != (double)n)
 			fail_msg("%s: PyPy counts %s %s:%llu, jitflow %.0f", log_path,
 				 kind == 'e' ? "entry" : kind == 'l' ? "TargetToken" : "bridge", id, n,
@@ -111,21 +124,20 @@ static int counts_equal_pypys(const cJSON *report, const char *log_path)
 	return compared;
 }
 
-static void assert_decoded_whole(const char *inputs, double instructions)
+/* Every instruction the recorder counted decoded, no error, nothing lost. */
+static void assert_decoded_whole(const cJSON *report, double instructions)
 {
-	char cmd[8192 + 64];
-	cJSON *stat;
+	const cJSON *summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
 
-	snprintf(cmd, sizeof(cmd), "'%s' stat %s --json", jf_test_cli(), inputs);
-	stat = jf_test_run_json(cmd);
-	assert_int_equal(jf_test_num(stat, "instructions"), instructions);
-	assert_int_equal(jf_test_num(stat, "errors"), 0);
-	assert_int_equal(jf_test_num(stat, "lost_bytes"), 0);
-	cJSON_Delete(stat);
+	assert_int_equal(jf_test_num(summary, "instructions"), instructions);
+	assert_int_equal(jf_test_num(summary, "decode_errors"), 0);
+	assert_int_equal(jf_test_num(summary, "lost_bytes"), 0);
 }
 
-/* One recording for every test here: PyPy's start-up alone is ~70 M instructions. */
+/* One recording for every test here, and one report of it: PyPy's start-up alone is
+ * ~70 M instructions. */
 static int pypy_installed;
+static cJSON *phases_report;
 
 static int record_phases(void **state)
 {
@@ -139,7 +151,18 @@ static int record_phases(void **state)
 	snprintf(cmd, sizeof(cmd), "cp '%s/tests/data/pypy/phases.py' '%s/' && cd '%s' && "
 		 "'%s' record -o rec -- pypy3 --jit threshold=200,trace_eagerness=20 phases.py "
 		 "> phases.out", jf_test_source_dir(), tmp, tmp, jf_test_cli());
-	return jf_test_run(cmd, NULL) == 0 ? 0 : -1;
+	if (jf_test_run(cmd, NULL) != 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s/rec' --json", jf_test_cli(), tmp);
+	phases_report = jf_test_run_json(cmd);
+	return phases_report ? 0 : -1;
+}
+
+static int free_report(void **state)
+{
+	(void)state;
+	cJSON_Delete(phases_report);
+	return 0;
 }
 
 static void skip_without_pypy(void)
@@ -153,20 +176,16 @@ static void skip_without_pypy(void)
 static void test_counts_equal_pypys_own(void **state)
 {
 	const char *tmp = jf_test_tmpdir();
-	char cmd[8192], path[4096];
-	cJSON *manifest, *report;
-	const cJSON *pypy, *b;
+	char path[4096];
+	cJSON *manifest;
+	const cJSON *report = phases_report, *pypy, *b;
 	int bridges_of_bridges = 0;
 
 	(void)state;
 	skip_without_pypy();
 	snprintf(path, sizeof(path), "%s/rec/manifest.json", tmp);
 	manifest = jf_test_json_file(path);
-	snprintf(cmd, sizeof(cmd), "--recording '%s/rec'", tmp);
-	assert_decoded_whole(cmd, jf_test_num(manifest, "instructions"));
-
-	snprintf(cmd, sizeof(cmd), "'%s' report '%s/rec' --json", jf_test_cli(), tmp);
-	report = jf_test_run_json(cmd);
+	assert_decoded_whole(report, jf_test_num(manifest, "instructions"));
 	pypy = cJSON_GetObjectItemCaseSensitive(report, "pypy");
 	snprintf(path, sizeof(path), "%s/rec/pypylog.log", tmp);
 	assert_true(counts_equal_pypys(report, path) >= 20);
@@ -175,7 +194,6 @@ static void test_counts_equal_pypys_own(void **state)
 		bridges_of_bridges += jf_test_num(b, "parent") > 1000000; /* parent is a bridge (a descr) */
 	assert_true(bridges_of_bridges > 0);
 	cJSON_Delete(manifest);
-	cJSON_Delete(report);
 }
 
 /* `--pypylog` with a perf.data and no jit-code.txt, as on Intel PT hardware: the log's
@@ -230,6 +248,124 @@ static void test_tsc_stamps_place_writes(void **state)
 	cJSON_Delete(report);
 }
 
+/* Freed loops (tests/data/pypy/frees.py): PyPy frees loops (jit-summary, from a PYPYLOG of
+ * the test's own, which the recorder keeps) and assembles new ones into their memory (the
+ * log's addresses); the trace decodes whole and every counter equals PyPy's. */
+static void test_freed_loops_reused_memory(void **state)
+{
+	const char *tmp = jf_test_tmpdir();
+	char cmd[8192], path[4096], line[512];
+	unsigned long long lo[256], hi[256], a, b, boot;
+	unsigned n, freed = 0;
+	size_t nloops = 0, i, reused = 0;
+	cJSON *manifest, *report;
+	FILE *log;
+
+	(void)state;
+	skip_without_pypy();
+	snprintf(cmd, sizeof(cmd), "cp '%s/tests/data/pypy/frees.py' '%s/' && cd '%s' && "
+		 "PYPYLOG=jit-backend-dump,jit-backend-addr,jit-log-opt,jit-backend-counts,"
+		 "jit-summary:frees.log '%s' record -o frees -- pypy3 --jit threshold=200 "
+		 "frees.py > frees.out", jf_test_source_dir(), tmp, tmp, jf_test_cli());
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	snprintf(path, sizeof(path), "%s/frees/pypylog.log", tmp);
+	log = fopen(path, "r");
+	assert_non_null(log);
+	while (fgets(line, sizeof(line), log)) {
+		const char *has = strstr(line, ") has address 0x");
+
+		sscanf(line, "Freed # of loops: %u", &freed);
+		if (strncmp(line, "Loop ", 5) || !has ||
+		    sscanf(has, ") has address %llx to %llx (bootstrap %llx)", &a, &b, &boot) != 3)
+			continue;
+		for (i = 0; i < nloops; i++)
+			if (boot < hi[i] && lo[i] < b)
+				break;
+		reused += i < nloops;
+		assert_true(nloops < 256);
+		lo[nloops] = boot;
+		hi[nloops++] = b;
+	}
+	fclose(log);
+	printf("PyPy freed %u loops; %zu of %zu loops were assembled over an earlier one\n",
+	       freed, reused, nloops);
+	assert_true(freed > 0);
+	assert_true(reused > 0);
+
+	snprintf(path, sizeof(path), "%s/frees/manifest.json", tmp);
+	manifest = jf_test_json_file(path);
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s/frees' --json", jf_test_cli(), tmp);
+	report = jf_test_run_json(cmd);
+	assert_decoded_whole(report, jf_test_num(manifest, "instructions"));
+	snprintf(path, sizeof(path), "%s/frees/pypylog.log", tmp);
+	n = (unsigned)counts_equal_pypys(report, path);
+	assert_true(n >= 3 * nloops);
+	cJSON_Delete(manifest);
+	cJSON_Delete(report);
+}
+
+/* The line of phases.py where `def NAME` is (1-based), the nth such line (from 0), or 0. */
+static unsigned def_line(const char *source, const char *name, int nth)
+{
+	char line[512], def[96];
+	unsigned n = 0;
+	FILE *f = fopen(source, "r");
+
+	assert_non_null(f);
+	snprintf(def, sizeof(def), "def %s(", name);
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, def) && !nth--) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* `jitflow bytecodes` groups by Python code object (CODE_OBJECT records from the merge
+ * points): each one's file is phases.py and its line the `def` line of that function in
+ * the program text; poly, nested and the three f methods (inlined into poly) all show. */
+static void test_code_objects_are_the_programs_functions(void **state)
+{
+	const char *tmp = jf_test_tmpdir();
+	char source[4096];
+	const cJSON *b, *co;
+	int poly = 0, nested = 0, methods = 0;
+
+	(void)state;
+	skip_without_pypy();
+	snprintf(source, sizeof(source), "%s/phases.py", tmp);
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(phases_report, "bytecodes")) {
+		const char *name, *file;
+		double line;
+
+		co = cJSON_GetObjectItemCaseSensitive(b, "code_object");
+		if (!co)
+			continue;
+		name = jf_test_str(co, "name");
+		file = jf_test_str(co, "file");
+		line = jf_test_num(co, "line");
+		if (strcmp(file, source))
+			continue; /* PyPy's own library code (os.py ...) */
+		if (!strcmp(name, "f")) {
+			assert_true(line == def_line(source, "f", 0) || line == def_line(source, "f", 1) ||
+				    line == def_line(source, "f", 2));
+			methods |= 1 << (line == def_line(source, "f", 0) ? 0 :
+					 line == def_line(source, "f", 1) ? 1 : 2);
+		} else {
+			assert_true(line > 0);
+			assert_int_equal(line, def_line(source, name, 0));
+			poly += !strcmp(name, "poly");
+			nested += !strcmp(name, "nested");
+		}
+	}
+	assert_true(poly > 0);
+	assert_true(nested > 0);
+	assert_int_equal(methods, 7);
+}
+
 /* PYPYLOG is set for programs named pypy*, into the recording folder; a user's own is
  * kept and its file copied there. Checked with a stand-in named pypy-env (env, which
  * prints the environment), which runs in a moment under QEMU. */
@@ -269,7 +405,9 @@ int main(void)
 		cmocka_unit_test(test_pypylog_is_set_or_kept),
 		cmocka_unit_test(test_counts_equal_pypys_own),
 		cmocka_unit_test(test_tsc_stamps_place_writes),
+		cmocka_unit_test(test_code_objects_are_the_programs_functions),
+		cmocka_unit_test(test_freed_loops_reused_memory),
 	};
 
-	return cmocka_run_group_tests(tests, record_phases, NULL);
+	return cmocka_run_group_tests(tests, record_phases, free_report);
 }

@@ -12,8 +12,10 @@
  *   guards               GUARD (branch and stub from jitflow/pypylog_layout.h, the op's
  *                        name as op_kind, the bytecode index of the merge point before it)
  *   counters             POINT (entry N, TargetToken(T), bridge B)
- *   bytecodes            CODE_OBJECT per Python code object, PC_MAP per trace (the
- *                        merge points, at the code offset of the first op after them that
+ *   bytecodes            CODE_OBJECT per Python code object (FUNCTION, FILE, first
+ *                        line from "FUNCTION;FILE:FIRSTLINE-LINE"), PC_MAP per trace with
+ *                        JF_PC_MAP_CODE_OBJECTS (each merge point's code object and
+ *                        bytecode index, at the code offset of the first op after it that
  *                        has one)
  *
  * When each write applies (jitflow/pypylog_place.h): at the exact position where its bytes
