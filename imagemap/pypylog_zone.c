@@ -264,14 +264,15 @@ static uint32_t resume_pc(const struct jf_pypylog *log, const struct jf_pypylog_
 static void pc_map(const struct jf_pypylog *log, const struct jf_pypylog_trace *t,
 		   struct out *o, struct kinds *kinds)
 {
-	const struct jf_pypylog_op *ops = &log->ops[t->first_op];
+	const struct jf_pypylog_op *ops;
 	uint32_t count = 0, pass, pc = 0, last_pc = 0, last_offset = 0;
 	uint16_t code = 0, last_code = 0;
 	size_t i;
 	int started;
 
-	if (!t->gc_table || t->entry < t->gc_table)
+	if (!t->nops || !t->gc_table || t->entry < t->gc_table)
 		return;
+	ops = &log->ops[t->first_op];
 	/* pass 0 counts the entries, pass 1 writes them */
 	for (pass = 0; pass < 2; pass++) {
 		if (pass) {
@@ -476,6 +477,7 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 	for (i = 0; i < kinds->n; i++) {
 		if (kinds->code_object[i]) {
 			code_object_record(o, (uint16_t)(i + 1), kinds->name[i], kinds->len[i]);
+			st->code_objects++;
 			continue;
 		}
 		ext(o, JF_ZONE_OP_NAME, JF_ZONE_OP_NAME_FIXED + kinds->len[i] + 1);
