@@ -393,6 +393,34 @@ static void zone_dates_by_tsc_and_names_code_objects(void **state)
 	free(text);
 }
 
+/* `--pypylog FILE` on the command line: it needs an Intel PT trace to date the writes, one
+ * log at a time; with a perf.data the report says the writes were placed by TSC stamps.
+ * (traces/minivm-bridge is an Intel PT recording without PyPy: nothing of the log runs.) */
+static void cli_pypylog_input(void **state)
+{
+	char cmd[8192], *out;
+	const char *src = jf_test_source_dir();
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "'%s' report --pypylog '%s/tests/data/pypy/loop.pypylog' 2>&1",
+		 jf_test_cli(), src);
+	assert_int_not_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "loop.pypylog: PyPy's log needs an Intel PT trace (--perf "
+				    "or --pt)"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "'%s' report --pypylog a.log --pypylog b.log 2>&1",
+		 jf_test_cli());
+	assert_int_not_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "b.log: one PyPy log at a time"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "'%s' report --pypylog '%s/tests/data/pypy/loop.pypylog' "
+		 "--perf '%s/traces/minivm-bridge/perf.data' 2>&1", jf_test_cli(), src, src);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "decode errors 0,"));
+	assert_non_null(strstr(out, "PyPy's code writes placed by their TSC stamps"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +431,7 @@ int main(void)
 		cmocka_unit_test(layout_matches_pypys_own_patches),
 		cmocka_unit_test(layout_matches_every_bridge_patch),
 		cmocka_unit_test(zone_dates_by_tsc_and_names_code_objects),
+		cmocka_unit_test(cli_pypylog_input),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
