@@ -53,6 +53,7 @@ struct live_region {
 	struct pc_entry *pcs;    /* sorted by code_offset */
 	uint32_t npcs;
 	uint64_t region_key;     /* trace id, or start address */
+	int pc_code_objects;     /* its pc map's kinds are code objects (JF_PC_MAP_CODE_OBJECTS) */
 	uint64_t header;         /* where a loop trace's iterations begin (default: start) */
 };
 
@@ -68,6 +69,12 @@ struct jf_zone_model {
 	size_t last_hit;
 	struct jf_index_map guard_by_branch; /* live guards: branch address -> guard index */
 	struct { uint16_t kind; char name[48]; } *op_names; size_t nop_names, op_names_cap;
+	struct jf_code_object_name { /* CODE_OBJECT records */
+		uint64_t id;
+		uint32_t line;
+		char name[64], file[160];
+	} *code_objects;
+	size_t ncode_objects, code_objects_cap;
 	struct { uint64_t addr; uint32_t point; } *points; /* live points by address */
 	size_t npoints, points_cap;
 };
@@ -243,6 +250,10 @@ enum jf_code_class jf_zone_model_native_at(struct jf_zone_model *zm, uint64_t ad
 int jf_zone_model_add_native(struct jf_zone_model *zm, uint64_t start, uint64_t end,
 			     enum jf_code_class cls);
 const char *jf_zone_model_op_name(struct jf_zone_model *zm, uint16_t kind);
+const struct jf_code_object_name *jf_zone_model_code_object(const struct jf_zone_model *zm,
+							     uint64_t id);
+int jf_zone_model_set_code_object(struct jf_zone_model *zm,
+				  const struct jf_code_object_name *co);
 
 /* Lookups that create a table entry when missing; return its index or -1. */
 int32_t jf_trace_index(struct jf_analysis *a, uint64_t trace_id);

@@ -172,6 +172,28 @@ struct walk_ctx {
 	enum jf_isa isa;
 };
 
+/* The bytecode range of a pc map entry that names its code object: one row per code
+ * object and range, across every trace that runs it (inlined or not). */
+static int32_t code_object_bytecode(struct jf_analysis *a, const struct pc_entry *e)
+{
+	int32_t b;
+	const struct jf_code_object_name *co;
+
+	if (!e->op_kind)
+		return -1; /* code before the trace's first merge point: no function says */
+	b = jf_bytecode_index(a, JF_BYTECODE_CODE_OBJECT | e->op_kind, e->bytecode_pc,
+			      e->bytecode_next);
+	if (b >= 0 && !a->bytecodes[b].code_name[0] &&
+	    (co = jf_zone_model_code_object(&a->zm, e->op_kind))) {
+		snprintf(a->bytecodes[b].code_name, sizeof(a->bytecodes[b].code_name), "%s",
+			 co->name);
+		snprintf(a->bytecodes[b].code_file, sizeof(a->bytecodes[b].code_file), "%s",
+			 co->file);
+		a->bytecodes[b].code_line = co->line;
+	}
+	return b;
+}
+
 /* Count one instruction of a pc-mapped region against its bytecode range and op. */
 static void count_insn(void *ctx, uint64_t ip)
 {
@@ -200,8 +222,13 @@ static void count_insn(void *ctx, uint64_t ip)
 		return; /* before the first entry: no bytecode says */
 	w->hint = lo - 1;
 	e = &r->pcs[lo - 1];
-	b = jf_bytecode_index(w->a, r->region_key, e->bytecode_pc, e->bytecode_next);
-	op = jf_op_index(w->a, e->op_kind);
+	if (r->pc_code_objects) {
+		b = code_object_bytecode(w->a, e);
+		op = -1; /* the kind is the code object, not an op */
+	} else {
+		b = jf_bytecode_index(w->a, r->region_key, e->bytecode_pc, e->bytecode_next);
+		op = jf_op_index(w->a, e->op_kind);
+	}
 	if (b >= 0) {
 		w->a->bytecodes[b].insns++;
 		jf_views_bytecode_insn(w->a, b);

@@ -125,6 +125,11 @@ static int merge_tables(struct jf_analysis *a, const struct jf_analysis *later,
 			return -1;
 		a->bytecodes[b].insns += s->insns;
 		a->bytecodes[b].time += s->time;
+		if (!a->bytecodes[b].code_name[0]) {
+			memcpy(a->bytecodes[b].code_name, s->code_name, sizeof(s->code_name));
+			memcpy(a->bytecodes[b].code_file, s->code_file, sizeof(s->code_file));
+			a->bytecodes[b].code_line = s->code_line;
+		}
 	}
 	for (i = 0; i < later->nops; i++) {
 		int32_t o = jf_op_index(a, later->ops[i].op_kind);
@@ -143,6 +148,10 @@ static int merge_tables(struct jf_analysis *a, const struct jf_analysis *later,
 		a->points[p].addr = s->addr;
 		a->points[p].passes += s->passes;
 	}
+	for (i = 0; i < later->zm.ncode_objects; i++)
+		if (!jf_zone_model_code_object(&a->zm, later->zm.code_objects[i].id) &&
+		    jf_zone_model_set_code_object(&a->zm, &later->zm.code_objects[i]) < 0)
+			return -1;
 	for (i = 0; i < later->zm.nop_names; i++) {
 		if (!jf_zone_model_op_name(&a->zm, later->zm.op_names[i].kind) &&
 		    jf_grow((void **)&a->zm.op_names, &a->zm.op_names_cap, a->zm.nop_names,

@@ -167,10 +167,21 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 			r->regions[i].entries);
 	}
 	fprintf(out, "],\"bytecodes\":[");
-	for (i = 0; i < r->nbytecodes; i++)
+	for (i = 0; i < r->nbytecodes; i++) {
+		const struct jf_bytecode_result *b = &r->bytecodes[i];
+
 		fprintf(out, "%s{\"region\":%" PRIu64 ",\"pc_from\":%u,\"pc_to\":%u,"
-			"\"instructions\":%" PRIu64 "}", i ? "," : "", r->bytecodes[i].region_key,
-			r->bytecodes[i].pc_from, r->bytecodes[i].pc_to, r->bytecodes[i].insns);
+			"\"instructions\":%" PRIu64, i ? "," : "", b->region_key, b->pc_from,
+			b->pc_to, b->insns);
+		if (b->code_name[0]) {
+			fprintf(out, ",\"code_object\":{\"name\":");
+			jf_json_string(out, b->code_name);
+			fprintf(out, ",\"file\":");
+			jf_json_string(out, b->code_file);
+			fprintf(out, ",\"line\":%u}", b->code_line);
+		}
+		fputc('}', out);
+	}
 	fprintf(out, "],\"ops\":[");
 	for (i = 0; i < r->nops; i++) {
 		fprintf(out, "%s{\"kind\":%u,\"name\":", i ? "," : "", r->ops[i].op_kind);

@@ -283,7 +283,13 @@ void jf_report_bytecodes(FILE *out, const struct jf_analysis_result *r, const st
 
 		for (j = i; j < r->nbytecodes && r->bytecodes[j].region_key == key; j++)
 			total += r->bytecodes[j].insns;
-		fprintf(out, "  trace/region %" PRIu64 "  (%" PRIu64 " instructions)\n", key, total);
+		if (r->bytecodes[i].code_name[0])
+			fprintf(out, "  %s  %s:%u  (%" PRIu64 " instructions, all traces)\n",
+				r->bytecodes[i].code_name, r->bytecodes[i].code_file,
+				r->bytecodes[i].code_line, total);
+		else
+			fprintf(out, "  trace/region %" PRIu64 "  (%" PRIu64 " instructions)\n", key,
+				total);
 		for (; i < j; i++) {
 			const struct jf_bytecode_result *b = &r->bytecodes[i];
 

@@ -16,6 +16,7 @@ void jf_zone_model_free(struct jf_zone_model *zm)
 	free(zm->live);
 	free(zm->natives);
 	free(zm->op_names);
+	free(zm->code_objects);
 	free(zm->points);
 	jf_index_map_free(&zm->guard_by_branch);
 	memset(zm, 0, sizeof(*zm));
@@ -240,17 +241,56 @@ static int set_pc_map(struct jf_analysis *a, const struct jf_zone_reader *reader
 		pcs[i].op_kind = e.op_kind;
 	}
 	jf_sort_rows(pcs, n, sizeof(*pcs), by_offset);
-	/* A bytecode range runs to the next entry's pc when that is further on. */
+	/* A bytecode range runs to the next entry's pc when that is further on (in the same
+	 * code object, when the kinds are code objects). */
 	for (i = 0; i < n; i++) {
-		uint32_t next = i + 1 < n ? pcs[i + 1].bytecode_pc : pcs[i].bytecode_pc;
+		int same = i + 1 < n && (!(rec->u.pc_map.flags & JF_PC_MAP_CODE_OBJECTS) ||
+					 pcs[i + 1].op_kind == pcs[i].op_kind);
+		uint32_t next = same ? pcs[i + 1].bytecode_pc : pcs[i].bytecode_pc;
 
 		pcs[i].bytecode_next = next > pcs[i].bytecode_pc ? next : pcs[i].bytecode_pc;
 	}
 	free(r->pcs);
 	r->pcs = pcs;
 	r->npcs = n;
+	r->pc_code_objects = (rec->u.pc_map.flags & JF_PC_MAP_CODE_OBJECTS) != 0;
 	a->has_pc_maps = 1;
 	return 0;
+}
+
+const struct jf_code_object_name *jf_zone_model_code_object(const struct jf_zone_model *zm,
+							     uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < zm->ncode_objects; i++)
+		if (zm->code_objects[i].id == id)
+			return &zm->code_objects[i];
+	return NULL;
+}
+
+int jf_zone_model_set_code_object(struct jf_zone_model *zm, const struct jf_code_object_name *co)
+{
+	struct jf_code_object_name *known =
+		(struct jf_code_object_name *)jf_zone_model_code_object(zm, co->id);
+
+	if (!known) {
+		if (jf_grow((void **)&zm->code_objects, &zm->code_objects_cap, zm->ncode_objects,
+			    sizeof(*zm->code_objects)) < 0)
+			return -1;
+		known = &zm->code_objects[zm->ncode_objects++];
+	}
+	*known = *co;
+	return 0;
+}
+
+static int set_code_object(struct jf_zone_model *zm, const struct jf_zone_record *rec)
+{
+	struct jf_code_object_name co = { rec->u.code_object.id, rec->u.code_object.line, "", "" };
+
+	snprintf(co.name, sizeof(co.name), "%s", rec->u.code_object.name ? rec->u.code_object.name : "");
+	snprintf(co.file, sizeof(co.file), "%s", rec->u.code_object.file ? rec->u.code_object.file : "");
+	return jf_zone_model_set_code_object(zm, &co);
 }
 
 static int set_op_name(struct jf_zone_model *zm, uint16_t kind, const char *name)
@@ -370,6 +410,8 @@ int jf_zone_model_apply(struct jf_analysis *a, const struct jf_zone_reader *read
 		return set_pc_map(a, reader, rec);
 	case JF_ZONE_OP_NAME:
 		return set_op_name(&a->zm, rec->u.op_name.op_kind, rec->u.op_name.name);
+	case JF_ZONE_CODE_OBJECT:
+		return set_code_object(&a->zm, rec);
 	case JF_ZONE_INTERP_RANGE: {
 		uint32_t k = rec->u.interp_range.kind;
 		enum jf_code_class cls = (k == JF_INTERP_EVAL_LOOP || k == JF_INTERP_HANDLER) ?

@@ -153,3 +153,36 @@ void jf_perf_intel_pt_config(const struct jf_perf_intel_pt *pt, struct jf_pt_con
 	cfg->nom_freq = (uint8_t)(pt->max_non_turbo_ratio <= 0xff ? pt->max_non_turbo_ratio : 0);
 	cfg->conv = pt->conv;
 }
+
+int jf_perf_tsc_conversion(const char *path, struct jf_tsc_conversion *conv,
+			   struct jf_error *err)
+{
+	struct jf_perf_data *data = jf_perf_data_open(path, err);
+	struct jf_perf_cursor cur, at;
+	struct jf_perf_record rec;
+	struct jf_perf_intel_pt pt;
+	int rc;
+
+	memset(conv, 0, sizeof(*conv));
+	if (!data)
+		return -1;
+	jf_perf_data_begin(data, &cur);
+	for (;;) {
+		at = cur;
+		rc = jf_perf_data_next_header(data, &cur, &rec, err);
+		if (rc <= 0)
+			break;
+		if (rec.type != JF_PERF_RECORD_AUXTRACE_INFO)
+			continue;
+		rc = jf_perf_data_next(data, &at, &rec, err) < 0 ||
+		     jf_perf_intel_pt_parse(data, &rec, &pt, err) < 0 ? -1 : 1;
+		if (rc > 0)
+			*conv = pt.conv;
+		break;
+	}
+	jf_perf_data_close(data);
+	if (rc == 0)
+		return jf_fail(err, "%s: no AUXTRACE_INFO record; expected an Intel PT recording "
+			       "(perf record -e intel_pt//)", path);
+	return rc < 0 ? -1 : 0;
+}

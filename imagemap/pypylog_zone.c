@@ -19,6 +19,7 @@ struct out {
 	/* where the record being written applies */
 	uint64_t stamp;
 	uint32_t tid;
+	const struct jf_tsc_conversion *conv; /* TSC stamps -> flow time (NULL: kept) */
 };
 
 static void put(struct out *o, const void *p, size_t n)
@@ -164,6 +165,7 @@ static void trace_name(const struct jf_pypylog_trace *t, char *buf, size_t size)
 struct kinds {
 	const char *name[4096];
 	size_t len[4096];
+	uint8_t code_object[4096]; /* a Python code object (CODE_OBJECT), not an op name */
 	size_t n;
 };
 
@@ -191,8 +193,41 @@ static uint16_t code_object_of(struct kinds *k, const char *code)
 {
 	const char *colon = strrchr(code, ':');
 	const char *dash = colon ? strchr(colon, '-') : NULL;
+	uint16_t id = kind_of_n(k, code, dash ? (size_t)(dash - code) : strlen(code));
 
-	return kind_of_n(k, code, dash ? (size_t)(dash - code) : strlen(code));
+	if (id)
+		k->code_object[id - 1] = 1;
+	return id;
+}
+
+/* CODE_OBJECT for "FUNCTION;FILE:FIRSTLINE" (PyPy 3's merge point names); a name in
+ * another shape is kept whole as the function's name, with no file or line. */
+static void code_object_record(struct out *o, uint16_t id, const char *s, size_t len)
+{
+	const char *semi = memchr(s, ';', len), *colon = NULL, *p;
+	unsigned long line = 0;
+
+	for (p = semi ? semi : s; p < s + len; p++)
+		if (*p == ':')
+			colon = p;
+	if (semi && colon)
+		for (p = colon + 1; p < s + len && *p >= '0' && *p <= '9' && line < 0xffffffffu / 10; p++)
+			line = line * 10 + (unsigned long)(*p - '0');
+	if (!semi || !colon || p != s + len || colon == s + len - 1) {
+		semi = s + len;
+		colon = s + len;
+		line = 0;
+	}
+	ext(o, JF_ZONE_CODE_OBJECT, JF_ZONE_CODE_OBJECT_FIXED + (size_t)(semi - s) + 1 +
+	    (size_t)(colon > semi ? colon - semi - 1 : 0) + 1);
+	u64(o, id);
+	u32(o, (uint32_t)line);
+	u32(o, 0);
+	put(o, s, (size_t)(semi - s));
+	put(o, "", 1);
+	if (colon > semi)
+		put(o, semi + 1, (size_t)(colon - semi - 1));
+	put(o, "", 1);
 }
 
 /* ---- one trace's description: guards, points ---- */
@@ -223,19 +258,21 @@ static uint32_t resume_pc(const struct jf_pypylog *log, const struct jf_pypylog_
 }
 
 /* The trace's pc map: from each op's code on ("+N" counts from the trace's first byte,
- * its gc table), the bytecode index of the outermost frame's last merge point, and, as
- * the op kind, the Python code object whose code it is (the innermost frame's). */
+ * its gc table), the last merge point's bytecode index and, as the entry's kind, its
+ * Python code object (CODE_OBJECT ids, JF_PC_MAP_CODE_OBJECTS): the frame running there,
+ * an inlined function's own bytecode inside its caller's loop. */
 static void pc_map(const struct jf_pypylog *log, const struct jf_pypylog_trace *t,
 		   struct out *o, struct kinds *kinds)
 {
-	const struct jf_pypylog_op *ops = &log->ops[t->first_op];
+	const struct jf_pypylog_op *ops;
 	uint32_t count = 0, pass, pc = 0, last_pc = 0, last_offset = 0;
 	uint16_t code = 0, last_code = 0;
 	size_t i;
 	int started;
 
-	if (!t->gc_table || t->entry < t->gc_table)
+	if (!t->nops || !t->gc_table || t->entry < t->gc_table)
 		return;
+	ops = &log->ops[t->first_op];
 	/* pass 0 counts the entries, pass 1 writes them */
 	for (pass = 0; pass < 2; pass++) {
 		if (pass) {
@@ -245,7 +282,7 @@ static void pc_map(const struct jf_pypylog *log, const struct jf_pypylog_trace *
 			    JF_ZONE_PC_MAP_ENTRY_SIZE);
 			u64(o, t->entry);
 			u32(o, count);
-			u32(o, 0);
+			u32(o, JF_PC_MAP_CODE_OBJECTS);
 		}
 		started = 0;
 		pc = 0;
@@ -255,8 +292,7 @@ static void pc_map(const struct jf_pypylog *log, const struct jf_pypylog_trace *
 			uint64_t addr = t->gc_table + op->offset;
 
 			if (op->kind == JF_PYPY_OP_MERGE_POINT && op->bytecode_name) {
-				if (op->depth == 0)
-					pc = op->bytecode;
+				pc = op->bytecode;
 				code = code_object_of(kinds, op->code);
 				continue;
 			}
@@ -367,7 +403,7 @@ static void stamp(struct out *o, const struct jf_pypylog_dump *d,
 		  const struct jf_pypylog_placement *place, size_t di)
 {
 	if (!place) {
-		o->stamp = d->tsc;
+		o->stamp = o->conv ? jf_tsc_to_ns(o->conv, d->tsc) : d->tsc;
 		return;
 	}
 	if (place->at[di].placed) {
@@ -424,7 +460,7 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 	if (!kinds)
 		return -1;
 	o->tid = place ? (uint32_t)place->first_tid : 0;
-	header(o, !place);
+	header(o, !place && !o->conv);
 	/* Guard kinds first (they apply before any code). */
 	for (i = 0; i < lay->nguards; i++)
 		kind_of(kinds, lay->guards[i].op->name);
@@ -439,6 +475,11 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 		u32(o, 0);
 	}
 	for (i = 0; i < kinds->n; i++) {
+		if (kinds->code_object[i]) {
+			code_object_record(o, (uint16_t)(i + 1), kinds->name[i], kinds->len[i]);
+			st->code_objects++;
+			continue;
+		}
 		ext(o, JF_ZONE_OP_NAME, JF_ZONE_OP_NAME_FIXED + kinds->len[i] + 1);
 		u16(o, (uint16_t)(i + 1));
 		u16(o, 0);
@@ -503,7 +544,8 @@ fail:
 }
 
 int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
-			  const struct jf_pypylog_placement *place, const char *out_path,
+			  const struct jf_pypylog_placement *place,
+			  const struct jf_tsc_conversion *conv, const char *out_path,
 			  struct jf_pypylog_zone_stats *stats, struct jf_error *err)
 {
 	struct out o = { 0 };
@@ -511,6 +553,7 @@ int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_
 	int rc = 0;
 
 	memset(stats, 0, sizeof(*stats));
+	o.conv = place ? NULL : conv;
 	if (build(log, lay, place, &o, stats) < 0) {
 		free(o.buf);
 		return jf_fail(err, "out of memory writing %s", out_path);

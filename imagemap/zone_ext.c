@@ -103,7 +103,7 @@ static int pc_map(struct jf_cursor *c, struct jf_zone_record *rec, struct jf_err
 {
 	rec->u.pc_map.region_addr = jf_cur_u64(c);
 	rec->u.pc_map.count = jf_cur_u32(c);
-	(void)jf_cur_u32(c);
+	rec->u.pc_map.flags = jf_cur_u32(c);
 	if (!c->ok)
 		return short_record(rec, err);
 	if (rec->u.pc_map.count > c->left / JF_ZONE_PC_MAP_ENTRY_SIZE)

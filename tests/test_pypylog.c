@@ -8,6 +8,9 @@
 
 #include "jitflow/pypylog.h"
 #include "jitflow/pypylog_layout.h"
+#include "jitflow/pypylog_zone.h"
+#include "jitflow/zone.h"
+#include "jitflow/zone_format.h"
 #include "test_support.h"
 
 static char *data_file(const char *name, size_t *size)
@@ -331,6 +334,93 @@ static void layout_matches_every_bridge_patch(void **state)
 	free(text);
 }
 
+/* The zone file of the real log: without a placement, each write is dated by its section's
+ * TSC stamp converted with the trace's conversion (0x2e067ed83b834 is the first dump
+ * section's stamp in the log's text), or kept as TSC with ARCH_TIMESTAMP; the code objects
+ * are loop.py's functions with the lines of their `def` in tests/data/pypy/loop.py (run: 5,
+ * A.f: 2, B.f: 4); the pc maps say their kinds are code objects. */
+static void zone_dates_by_tsc_and_names_code_objects(void **state)
+{
+	size_t size;
+	char *text = real_log(&size), path[4096];
+	struct jf_pypylog *log = parse(text, size);
+	struct jf_pypylog_layout *lay;
+	struct jf_pypylog_zone_stats st;
+	struct jf_tsc_conversion conv = { .valid = 1, .time_shift = 3, .time_mult = 1,
+					  .time_zero = 1000 };
+	struct jf_zone_reader *r;
+	struct jf_zone_record rec;
+	struct jf_error err;
+	int pass, loads, run = 0, f2 = 0, f4 = 0, maps = 0;
+
+	(void)state;
+	assert_int_equal(jf_pypylog_layout(log, &lay, &err), 0);
+	snprintf(path, sizeof(path), "%s/pypylog.zone", jf_test_tmpdir());
+	for (pass = 0; pass < 2; pass++) {
+		assert_int_equal(jf_pypylog_write_zone(log, lay, NULL, pass ? NULL : &conv, path, &st,
+						       &err), 0);
+		assert_int_equal(jf_zone_reader_open(&r, path, &err), 0);
+		assert_int_equal(jf_zone_reader_header(r)->arch_timestamp, pass);
+		loads = 0;
+		while (jf_zone_next(r, &rec, &err) == 1) {
+			if (rec.id == JF_JITDUMP_CODE_LOAD && !loads++)
+				assert_int_equal(rec.timestamp, pass ? 0x2e067ed83b834ull :
+						 (0x2e067ed83b834ull >> 3) + 1000);
+			if (rec.id == JF_ZONE_PC_MAP) {
+				assert_true(rec.u.pc_map.flags & JF_PC_MAP_CODE_OBJECTS);
+				maps++;
+			}
+			if (rec.id != JF_ZONE_CODE_OBJECT)
+				continue;
+			if (strcmp(rec.u.code_object.file, "/tmp/pypy/loop.py"))
+				continue; /* PyPy's library */
+			if (!strcmp(rec.u.code_object.name, "run"))
+				run += rec.u.code_object.line == 5;
+			else if (!strcmp(rec.u.code_object.name, "f"))
+				rec.u.code_object.line == 2 ? f2++ : rec.u.code_object.line == 4 ? f4++ : fail();
+			else
+				fail_msg("code object %s", rec.u.code_object.name);
+		}
+		jf_zone_reader_close(r);
+	}
+	assert_int_equal(run, 2);
+	assert_int_equal(f2, 2);
+	assert_int_equal(f4, 2);
+	assert_true(maps > 0);
+	assert_true(st.code_objects >= 3);
+	jf_pypylog_layout_free(lay);
+	jf_pypylog_free(log);
+	free(text);
+}
+
+/* `--pypylog FILE` on the command line: it needs an Intel PT trace to date the writes, one
+ * log at a time; with a perf.data the report says the writes were placed by TSC stamps.
+ * (traces/minivm-bridge is an Intel PT recording without PyPy: nothing of the log runs.) */
+static void cli_pypylog_input(void **state)
+{
+	char cmd[8192], *out;
+	const char *src = jf_test_source_dir();
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "'%s' report --pypylog '%s/tests/data/pypy/loop.pypylog' 2>&1",
+		 jf_test_cli(), src);
+	assert_int_not_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "loop.pypylog: PyPy's log needs an Intel PT trace (--perf "
+				    "or --pt)"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "'%s' report --pypylog a.log --pypylog b.log 2>&1",
+		 jf_test_cli());
+	assert_int_not_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "b.log: one PyPy log at a time"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "'%s' report --pypylog '%s/tests/data/pypy/loop.pypylog' "
+		 "--perf '%s/traces/minivm-bridge/perf.data' 2>&1", jf_test_cli(), src, src);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "decode errors 0,"));
+	assert_non_null(strstr(out, "PyPy's code writes placed by their TSC stamps"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +430,8 @@ int main(void)
 		cmocka_unit_test(unknown_sections_are_skipped),
 		cmocka_unit_test(layout_matches_pypys_own_patches),
 		cmocka_unit_test(layout_matches_every_bridge_patch),
+		cmocka_unit_test(zone_dates_by_tsc_and_names_code_objects),
+		cmocka_unit_test(cli_pypylog_input),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include "jitflow/pypylog.h"
 #include "jitflow/pypylog_layout.h"
 #include "jitflow/pypylog_place.h"
+#include "jitflow/pypylog_zone.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -36,8 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sink += strlen(log->traces[i].name) + log->traces[i].first_op + log->traces[i].nops;
 	for (i = 0; i < log->nops; i++)
 		sink += strlen(log->ops[i].name) + (log->ops[i].code ? strlen(log->ops[i].code) : 0);
-	if (jf_pypylog_layout(log, &lay, &err) == 0)
+	if (jf_pypylog_layout(log, &lay, &err) == 0) {
+		/* the zone writer parses code object names and TSC-converts the stamps */
+		struct jf_tsc_conversion conv = { .valid = 1, .time_shift = 3, .time_mult = 1 };
+		struct jf_pypylog_zone_stats st;
+
+		jf_pypylog_write_zone(log, lay, NULL, &conv, "/dev/null", &st, &err);
 		jf_pypylog_layout_free(lay);
+	}
 	if (nul && size - log_size > 1) {
 		FILE *f = fmemopen((void *)(nul + 1), size - log_size - 1, "r");
 

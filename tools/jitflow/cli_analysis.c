@@ -11,6 +11,7 @@
 
 #include "cli_inputs.h"
 #include "cli_output.h"
+#include "cli_pypylog.h"
 #include "cli_views.h"
 #include "commands.h"
 #include "jitflow/analysis.h"
@@ -162,6 +163,8 @@ static void describe_inputs(const struct jf_cli_inputs *in, const struct jf_anal
 		m->zone_files = jf_zone_image_stats(in->zones)->files;
 		m->zone_ext_files = jf_zone_image_stats(in->zones)->ext_files;
 	}
+	if (in->pypy && in->pypy->placement)
+		m->notes[m->nnotes++] = in->pypy->placement;
 	if (in->recording_dir && !in->recording_has_manifest)
 		m->notes[m->nnotes++] = "the recording has no manifest.json: whether its clock is "
 					"synthetic is not known, so time is given in ticks";

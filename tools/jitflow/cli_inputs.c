@@ -47,7 +47,8 @@ const char jf_cli_inputs_help[] =
 	"  --pypylog FILE              PyPy's JIT log (PYPYLOG=" "jit-backend-dump,jit-backend-addr,\n"
 	"                              jit-log-opt,jit-backend-counts:FILE): loops, bridges,\n"
 	"                              guards and counters; its code writes apply at PyPy's\n"
-	"                              TSC stamps\n"
+	"                              TSC stamps, converted with the trace's TSC conversion\n"
+	"                              (as fine as the trace's timing)\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                              timing parameters (as libipt names them)\n";
 
@@ -180,8 +181,12 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 		return jf_cli_add_zone(in, val, err) < 0 ? -1 : 1;
 	if (!strcmp(opt, "--recording"))
 		return jf_cli_open_recording(in, val, err) < 0 ? -1 : 1;
-	if (!strcmp(opt, "--pypylog"))
-		return jf_cli_add_pypylog(in, val, NULL, err) < 0 ? -1 : 1;
+	if (!strcmp(opt, "--pypylog")) {
+		if (in->pypylog_path || in->pypy)
+			return jf_fail(err, "%s: one PyPy log at a time", val);
+		in->pypylog_path = val;
+		return 1;
+	}
 	if (!strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq")) {
 		if (parse_u32(opt, val, 0xff, &v, err) < 0)
 			return JF_CLI_BAD_USAGE;
@@ -357,6 +362,13 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	if (!!in->pt_path + !!in->perf_path + !!in->cs_snapshot > 1) {
 		jf_fail(err, "more than one of --pt, --perf and --cs-snapshot given: decode one trace at a time");
 		return NULL;
+	}
+	if (in->pypylog_path) {
+		const char *log = in->pypylog_path;
+
+		in->pypylog_path = NULL; /* read once */
+		if (jf_cli_add_pypylog(in, log, NULL, err) < 0)
+			return NULL;
 	}
 	if (in->perf_path)
 		return open_perf(in, err);

@@ -44,6 +44,8 @@ struct jf_cli_inputs {
 	 * trace's entry to start a block). */
 	int split_blocks;
 	struct jf_cli_pypy *pypy;     /* --pypylog or a recording's pypylog.log (NULL: none) */
+	const char *pypylog_path;     /* --pypylog: read when the decoder is opened, once the
+	                               * trace (and so its TSC conversion) is known */
 };
 
 /* Help text for the input options, for each subcommand's --help. */

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "cli_inputs.h"
+#include "jitflow/perf_cs_etm.h"
+#include "jitflow/perf_intel_pt.h"
 #include "jitflow/pypylog_zone.h"
 
 static void tell_problems(const char *what, uint64_t n, const char (*msgs)[192], size_t kept)
@@ -22,11 +24,35 @@ static void tell_problems(const char *what, uint64_t n, const char (*msgs)[192],
 		fprintf(stderr, "jitflow: %s: %" PRIu64 " problems in all\n", what, n);
 }
 
+/* The conversion that puts PyPy's TSC stamps on the flows' clock. */
+static int trace_tsc_conversion(const struct jf_cli_inputs *in, const char *log_path,
+				struct jf_tsc_conversion *conv, struct jf_error *err)
+{
+	uint32_t auxtrace = 0;
+
+	if (in->perf_path) {
+		if (jf_perf_auxtrace_type(in->perf_path, &auxtrace, err) < 0)
+			return -1;
+		if (auxtrace == JF_PERF_AUXTRACE_CS_ETM)
+			return jf_fail(err, "%s: PyPy's TSC stamps cannot be dated in a CoreSight "
+				       "trace (%s); use an Intel PT recording", log_path,
+				       in->perf_path);
+		return jf_perf_tsc_conversion(in->perf_path, conv, err);
+	}
+	if (in->pt_path) {
+		*conv = in->pt.conv; /* a raw stream's flows are dated in TSC (no conversion) */
+		return 0;
+	}
+	return jf_fail(err, "%s: PyPy's log needs an Intel PT trace (--perf or --pt) to date its "
+		       "code writes", log_path);
+}
+
 int jf_cli_add_pypylog(struct jf_cli_inputs *in, const char *log_path, const char *jit_code_path,
 		       struct jf_error *err)
 {
 	struct jf_cli_pypy *p;
 	struct jf_pypylog_zone_stats st;
+	struct jf_tsc_conversion conv;
 	const char *tmp = getenv("TMPDIR");
 
 	if (in->pypy)
@@ -45,6 +71,15 @@ int jf_cli_add_pypylog(struct jf_cli_inputs *in, const char *log_path, const cha
 			return -1;
 		tell_problems("placing PyPy's code writes", p->place->unexplained + p->place->bad_lines,
 			      p->place->problem, p->place->nproblems);
+		p->placement = "PyPy's code writes placed exactly, at the blocks that first ran "
+			       "their bytes (the recorder's jit-code.txt)";
+	} else {
+		if (trace_tsc_conversion(in, log_path, &conv, err) < 0)
+			return -1;
+		p->placement = "PyPy's code writes placed by their TSC stamps (on the trace's "
+			       "clock): only as fine as the trace's timing, so code rewritten at "
+			       "an address and run within that distance may decode with the "
+			       "other version's bytes";
 	}
 	snprintf(p->dir, sizeof(p->dir), "%s/jitflow-pypy-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(p->dir)) {
@@ -52,7 +87,8 @@ int jf_cli_add_pypylog(struct jf_cli_inputs *in, const char *log_path, const cha
 		return jf_fail(err, "cannot create a temporary folder: %m");
 	}
 	snprintf(p->zone, sizeof(p->zone), "%s/pypylog.zone", p->dir);
-	if (jf_pypylog_write_zone(p->log, p->layout, p->place, p->zone, &st, err) < 0)
+	if (jf_pypylog_write_zone(p->log, p->layout, p->place, jit_code_path ? NULL : &conv,
+				  p->zone, &st, err) < 0)
 		return -1;
 	return jf_cli_add_zone(in, p->zone, err);
 }

@@ -16,11 +16,14 @@ struct jf_cli_pypy {
 	struct jf_pypylog_layout *layout;
 	struct jf_pypylog_placement *place; /* NULL: placed by PyPy's TSC stamps */
 	char dir[4096], zone[4096 + 32];     /* the temporary folder and zone file */
+	const char *placement;               /* how its writes were placed, for the report */
 };
 
 /* Read log_path; place its writes with jit_code_path (a recording's jit-code.txt) when it
- * is not NULL, else by TSC; add the zone file to in. Problems go to stderr, one line each
- * (the first few), with their counts. */
+ * is not NULL, else by their TSC stamps converted onto the trace's clock (the perf.data's
+ * TSC conversion; a raw --pt trace's flows are in TSC already); add the zone file to in.
+ * The trace must be known by then (see jf_cli_inputs.pypylog_path). Problems go to
+ * stderr, one line each (the first few), with their counts. */
 int jf_cli_add_pypylog(struct jf_cli_inputs *in, const char *log_path, const char *jit_code_path,
 		       struct jf_error *err);
 void jf_cli_pypy_free(struct jf_cli_pypy *p);

@@ -116,10 +116,17 @@ struct jf_trace_result {
 
 /* Instructions per region and bytecode range (pc maps), and per op/stencil kind. */
 struct jf_bytecode_result {
-	uint64_t region_key;        /* trace id, or the region's address when it has none */
+	uint64_t region_key;        /* trace id, or the region's address when it has none;
+	                             * JF_BYTECODE_CODE_OBJECT | id for a code object's */
 	uint32_t pc_from, pc_to;    /* bytecode range [from, to) (to == from: one pc) */
 	uint64_t insns, time;
+	/* Pc maps whose entries name code objects (PyPy: the Python function, inlined ones
+	 * too): the range is in this function, across all traces. Empty name: none. */
+	char code_name[64], code_file[160];
+	uint32_t code_line;         /* the function's first line */
 };
+
+#define JF_BYTECODE_CODE_OBJECT (1ull << 63)
 
 struct jf_op_result {
 	uint16_t op_kind;

@@ -60,6 +60,14 @@ int jf_perf_parse_cpuid(const char *cpuid, uint16_t *family, uint8_t *model,
  * base_offset and source are left to the caller. */
 void jf_perf_intel_pt_config(const struct jf_perf_intel_pt *pt, struct jf_pt_config *cfg);
 
+/* The TSC -> perf time conversion of the Intel PT perf.data at path: its AUXTRACE_INFO's,
+ * which is what the decoder dates flows with, so that a TSC stamped by the traced program
+ * (a JIT's log) lands on the flows' clock. 0 with *conv (conv->valid 0 when the recording
+ * has none: times then stay TSC, as the flows' do), or -1 with err (unreadable, or no
+ * intel_pt AUXTRACE_INFO). Reads record headers only, up to that record. */
+int jf_perf_tsc_conversion(const char *path, struct jf_tsc_conversion *conv,
+			   struct jf_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,13 +12,18 @@
  *   guards               GUARD (branch and stub from jitflow/pypylog_layout.h, the op's
  *                        name as op_kind, the bytecode index of the merge point before it)
  *   counters             POINT (entry N, TargetToken(T), bridge B)
- *   bytecodes            CODE_OBJECT per Python code object, PC_MAP per trace (the
- *                        merge points, at the code offset of the first op after them that
+ *   bytecodes            CODE_OBJECT per Python code object (FUNCTION, FILE, first
+ *                        line from "FUNCTION;FILE:FIRSTLINE-LINE"), PC_MAP per trace with
+ *                        JF_PC_MAP_CODE_OBJECTS (each merge point's code object and
+ *                        bytecode index, at the code offset of the first op after it that
  *                        has one)
  *
  * When each write applies (jitflow/pypylog_place.h): at the exact position where its bytes
  * first ran, from a recording's jit-code.txt (MARKER with JF_ZONE_MARKER_POSITION); without
- * one, at PyPy's own TSC stamp (jitdump ARCH_TIMESTAMP), as on real hardware. */
+ * one, at PyPy's own TSC stamp, as on real hardware, where PyPy's rdtsc is the clock of the
+ * trace's TSC packets: converted with the trace's TSC conversion onto the decoder's flow
+ * time (or, with no conversion given, kept as TSC with jitdump's ARCH_TIMESTAMP flag).
+ * A stamp places a write only as finely as the trace's timing (docs/recorder.md). */
 #ifndef JITFLOW_PYPYLOG_ZONE_H
 #define JITFLOW_PYPYLOG_ZONE_H
 
@@ -28,6 +33,7 @@
 #include <stdint.h>
 
 #include "jitflow/error.h"
+#include "jitflow/pt.h"
 #include "jitflow/pypylog.h"
 #include "jitflow/pypylog_layout.h"
 #include "jitflow/pypylog_place.h"
@@ -40,9 +46,11 @@ struct jf_pypylog_zone_stats {
 	uint64_t loads, helpers, patches, frees, guards, points, code_objects, foreign;
 };
 
-/* Write the zone file to out_path. place may be NULL (TSC stamps). */
+/* Write the zone file to out_path. place may be NULL: then each write is dated by its
+ * section's TSC stamp, converted with conv (NULL: left as TSC, ARCH_TIMESTAMP). */
 int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
-			  const struct jf_pypylog_placement *place, const char *out_path,
+			  const struct jf_pypylog_placement *place,
+			  const struct jf_tsc_conversion *conv, const char *out_path,
 			  struct jf_pypylog_zone_stats *stats, struct jf_error *err);
 
 #ifdef __cplusplus

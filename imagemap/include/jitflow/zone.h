@@ -101,6 +101,7 @@ struct jf_zone_record {
 		struct {
 			uint64_t region_addr;
 			uint32_t count;
+			uint32_t flags;         /* JF_PC_MAP_* (zone_format.h) */
 			const uint8_t *entries; /* read with jf_zone_pc_map_entry */
 		} pc_map;
 		struct { uint16_t op_kind; const char *name; } op_name;

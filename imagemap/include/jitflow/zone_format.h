@@ -60,7 +60,7 @@ enum jf_zone_id {
 	JF_ZONE_GUARD = JF_ZONE_ID_BASE + 6,        /* guard_id, trace_id, branch, stub (u64),
 	                                              * resume_pc u32, op_kind u16 (named by
 	                                              * OP_NAME, 0: none), reserved u16 */
-	JF_ZONE_PC_MAP = JF_ZONE_ID_BASE + 7,       /* region u64, count u32, reserved u32,
+	JF_ZONE_PC_MAP = JF_ZONE_ID_BASE + 7,       /* region u64, count u32, flags u32,
 	                                              * count x {offset u32, pc u32, op u32,
 	                                              * depth u16, kind u16} */
 	JF_ZONE_OP_NAME = JF_ZONE_ID_BASE + 8,      /* op_kind u16, reserved u16+u32, name\0 */
@@ -105,6 +105,13 @@ enum jf_zone_clock {
 	JF_ZONE_CLOCK_MONOTONIC = 0, /* CLOCK_MONOTONIC nanoseconds (perf record -k 1) */
 	JF_ZONE_CLOCK_TSC = 1,       /* x86 time-stamp counter (rdtsc) */
 	JF_ZONE_CLOCK_ARM_CNTVCT = 2, /* AArch64 virtual counter (CNTVCT_EL0) */
+};
+
+/* JF_ZONE_PC_MAP.flags. */
+enum {
+	JF_PC_MAP_CODE_OBJECTS = 1 << 0, /* each entry's kind is the id of a CODE_OBJECT record
+	                                  * (the function whose bytecode pc it is: code inlined
+	                                  * into a trace), not an OP_NAME */
 };
 
 /* JF_ZONE_MARKER.methods: how record positions show in the trace. */
