@@ -2,6 +2,7 @@
  * jitdump header, and whether PTWRITE exists. Kept apart so the record code stays
  * portable. */
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,9 +55,22 @@ uint64_t jf_emit_tick_hz(void)
 }
 
 JF_EMIT_CODE
-uint64_t jf_emit_now(unsigned flags)
+uint64_t jf_emit_now(int clock_tsc)
 {
-	return (flags & JF_EMIT_CLOCK_TSC) ? jf_emit_ticks() : jf_emit_monotonic_ns();
+	return clock_tsc ? jf_emit_ticks() : jf_emit_monotonic_ns();
+}
+
+/* clock_gettime(CLOCK_MONOTONIC) is a call into the vDSO where the kernel maps one; without
+ * it (QEMU user mode, some sandboxes) every call is a system call. Where the architecture
+ * has a counter the emitter then timestamps with it instead. */
+JF_EMIT_CODE
+int jf_emit_monotonic_is_cheap(void)
+{
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
+	return getauxval(AT_SYSINFO_EHDR) != 0;
+#else
+	return 1; /* no counter to fall back on */
+#endif
 }
 
 JF_EMIT_CODE

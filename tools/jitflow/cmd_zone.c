@@ -279,6 +279,23 @@ static void print_summary(struct dump *d)
 			PRIu64 ", frees of unknown ranges %" PRIu64 "\n", s->records,
 			s->by_id[JF_JITDUMP_CODE_LOAD], s->unknown, s->unwinding_skipped,
 			s->time_backwards, s->free_unknown);
+	/* Records are listed in seq order; say when that is not the file's order, and where
+	 * seqs repeat or are missing (records lost or damaged). */
+	if (s->runs <= 1 && !s->seq_duplicates && !s->seq_gaps)
+		return;
+	if (d->json)
+		fprintf(d->out, "{\"order\":true,\"runs\":%" PRIu64 ",\"seq_duplicates\":%" PRIu64
+			",\"first_duplicate_offset\":%" PRIu64 ",\"seq_gaps\":%" PRIu64
+			",\"seq_missing\":%" PRIu64 ",\"first_gap_offset\":%" PRIu64
+			",\"first_gap_after_seq\":%" PRIu64 "}\n", s->runs, s->seq_duplicates,
+			s->first_duplicate_offset, s->seq_gaps, s->seq_missing, s->first_gap_offset,
+			s->first_gap_after);
+	else
+		fprintf(d->out, "listed in seq order from %" PRIu64 " runs of the file; seq "
+			"duplicates %" PRIu64 " (first at offset %" PRIu64 "), seqs missing %" PRIu64
+			" in %" PRIu64 " gaps (first after seq %" PRIu64 ", before offset %" PRIu64
+			")\n", s->runs, s->seq_duplicates, s->first_duplicate_offset, s->seq_missing,
+			s->seq_gaps, s->first_gap_after, s->first_gap_offset);
 }
 
 static int zone_dump(int argc, char **argv)
