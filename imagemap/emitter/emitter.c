@@ -79,17 +79,11 @@ JF_EMIT_CODE
 uint64_t jf_emit_begin_ext(struct jf_emitter *em, struct jf_emit_tbuf *tb, uint32_t id,
 			   size_t body_size)
 {
-	/* The only shared write of a record: an atomic add gives the global order. */
-	uint64_t seq = atomic_fetch_add_explicit(&em->next_seq, 1, memory_order_relaxed);
-	struct {
-		uint64_t seq;
-		uint32_t tid;
-		uint16_t version, reserved;
-	} ext = { seq, tb->tid, JF_ZONE_EXT_VERSION, 0 };
+	struct jf_emit_ext_prefix p;
 
-	put_prefix(em, tb, id, JF_JITDUMP_PREFIX_SIZE + JF_ZONE_EXT_PREFIX_SIZE + body_size);
-	jf_emit_put(em, tb, &ext, sizeof(ext));
-	return seq;
+	jf_emit_ext_prefix(em, tb, &p, id, body_size);
+	jf_emit_put(em, tb, &p, sizeof(p));
+	return p.seq;
 }
 
 JF_EMIT_CODE

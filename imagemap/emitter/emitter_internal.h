@@ -10,7 +10,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
 #include "jitflow/emitter.h"
+#include "jitflow/zone_format.h"
 
 enum {
 	/* Each thread appends its records here; the buffer goes to the file when it is full
@@ -77,19 +82,70 @@ struct jf_emitter {
 #pragma GCC visibility push(hidden)
 
 /* Clock, thread and CPU feature helpers (platform.c). */
-uint64_t jf_emit_now(int clock_tsc);
 int jf_emit_monotonic_is_cheap(void);
 uint32_t jf_emit_tid(void);
 int jf_emit_cpu_has_ptwrite(void);
 uint32_t jf_emit_elf_machine(void);
 uint64_t jf_emit_monotonic_ns(void);
-uint64_t jf_emit_ticks(void);
 uint64_t jf_emit_tick_hz(void);
-void jf_emit_ptwrite(uint64_t value);
 
-/* Thread buffers (thread_buffer.c). jf_emit_begin takes the calling thread's buffer
- * (registering it on first use) and marks it busy; NULL when out of memory. */
-struct jf_emit_tbuf *jf_emit_begin(struct jf_emitter *em);
+/* The architecture's free-running counter: what a PT/ETM trace timestamps with. Inline:
+ * every record reads it. */
+static inline uint64_t jf_emit_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#elif defined(__aarch64__)
+	uint64_t v;
+
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return jf_emit_monotonic_ns();
+#endif
+}
+
+static inline uint64_t jf_emit_now(int clock_tsc)
+{
+	return clock_tsc ? jf_emit_ticks() : jf_emit_monotonic_ns();
+}
+void jf_emit_ptwrite(uint64_t value);
+void jf_emit_yield(void);
+
+/* Thread buffers (thread_buffers.c). jf_emit_begin takes the calling thread's buffer
+ * (registering it on first use) and marks it busy; NULL when out of memory. The common
+ * case, inline: the thread's most recent emitter is this one. */
+enum { JF_EMIT_TLS_SLOTS = 8 };
+
+struct jf_emit_tls_slot {
+	uint64_t em_id;
+	struct jf_emit_tbuf *tb;
+};
+
+extern __thread struct jf_emit_tls_slot jf_emit_tls_slots[JF_EMIT_TLS_SLOTS];
+extern __thread unsigned jf_emit_tls_used;
+
+struct jf_emit_tbuf *jf_emit_begin_slow(struct jf_emitter *em);
+
+static inline void jf_emit_acquire(struct jf_emit_tbuf *tb)
+{
+	/* Only a flush from another thread holds it, briefly. */
+	while (atomic_exchange_explicit(&tb->busy, 1, memory_order_acquire))
+		jf_emit_yield();
+}
+
+static inline struct jf_emit_tbuf *jf_emit_begin(struct jf_emitter *em)
+{
+	struct jf_emit_tbuf *tb;
+
+	if (jf_emit_tls_used && jf_emit_tls_slots[0].em_id == em->id) {
+		tb = jf_emit_tls_slots[0].tb;
+		jf_emit_acquire(tb);
+		return tb;
+	}
+	return jf_emit_begin_slow(em);
+}
+
 /* Write tb's contents to the file; the caller holds tb->busy (and file_lock when
  * tb->file_locked). */
 void jf_emit_tbuf_write(struct jf_emitter *em, struct jf_emit_tbuf *tb);
@@ -135,6 +191,30 @@ static inline void jf_emit_put_u64(struct jf_emitter *em, struct jf_emit_tbuf *t
 
 /* with its NUL; NULL = "" */
 void jf_emit_put_str(struct jf_emitter *em, struct jf_emit_tbuf *tb, const char *s);
+/* The 32 bytes every extension record starts with: jitdump prefix + extension prefix. */
+struct jf_emit_ext_prefix {
+	uint32_t id, total_size;
+	uint64_t timestamp;
+	uint64_t seq;
+	uint32_t tid;
+	uint16_t version, reserved;
+};
+
+/* Fill p for a record of body_size bytes after it, taking the next sequence number: the
+ * only write a record makes to memory that threads share (an atomic add). */
+static inline void jf_emit_ext_prefix(struct jf_emitter *em, const struct jf_emit_tbuf *tb,
+				      struct jf_emit_ext_prefix *p, uint32_t id,
+				      size_t body_size)
+{
+	p->id = id;
+	p->total_size = (uint32_t)(sizeof(*p) + body_size);
+	p->timestamp = jf_emit_now(em->clock_tsc);
+	p->seq = atomic_fetch_add_explicit(&em->next_seq, 1, memory_order_relaxed);
+	p->tid = tb->tid;
+	p->version = JF_ZONE_EXT_VERSION;
+	p->reserved = 0;
+}
+
 /* Start a jitflow extension record: jitdump prefix + extension prefix. body_size counts
  * the bytes after the extension prefix. Returns the record's sequence number. */
 uint64_t jf_emit_begin_ext(struct jf_emitter *em, struct jf_emit_tbuf *tb, uint32_t id,
@@ -142,9 +222,27 @@ uint64_t jf_emit_begin_ext(struct jf_emitter *em, struct jf_emit_tbuf *tb, uint3
 /* Start one of perf's records (no sequence number of its own). */
 void jf_emit_begin_jitdump(struct jf_emitter *em, struct jf_emit_tbuf *tb, uint32_t id,
 			   size_t body_size);
+/* The call's records outgrew the buffer: write the rest and give back the file. */
+void jf_emit_end_locked(struct jf_emitter *em, struct jf_emit_tbuf *tb);
+
 /* Record finished: release the buffer, then make its position visible in the trace.
  * Returns seq, or 0 if the emitter has failed. */
-uint64_t jf_emit_end(struct jf_emitter *em, struct jf_emit_tbuf *tb, uint64_t seq);
+static inline uint64_t jf_emit_end(struct jf_emitter *em, struct jf_emit_tbuf *tb,
+				   uint64_t seq)
+{
+	if (tb->file_locked)
+		jf_emit_end_locked(em, tb);
+	atomic_store_explicit(&tb->busy, 0, memory_order_release);
+	if (atomic_load_explicit(&em->failed, memory_order_relaxed))
+		return 0;
+	/* After the record, on the thread that made the change: from here on the trace runs
+	 * over the described code. */
+	if (!(em->flags & JF_EMIT_NO_MARKER_CALLS))
+		jf_emitter_marker(seq);
+	if (em->use_ptwrite)
+		jf_emit_ptwrite(seq);
+	return seq;
+}
 int jf_emit_fail(struct jf_emitter *em, const char *what);
 
 /* code_index table (code_index.c). */

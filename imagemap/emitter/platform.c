@@ -3,6 +3,7 @@
  * portable. */
 #include <stdint.h>
 #include <sys/auxv.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,22 +24,6 @@ uint64_t jf_emit_monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The architecture's free-running counter: what a PT/ETM trace timestamps with. */
-JF_EMIT_CODE
-uint64_t jf_emit_ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __rdtsc();
-#elif defined(__aarch64__)
-	uint64_t v;
-
-	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
-	return v;
-#else
-	return jf_emit_monotonic_ns();
-#endif
-}
-
 /* Counter frequency if the architecture states it (AArch64 does; x86 does not portably:
  * 0 there, and a reader derives it from the two CLOCK records at open and close). */
 JF_EMIT_CODE
@@ -52,12 +37,6 @@ uint64_t jf_emit_tick_hz(void)
 #else
 	return 0;
 #endif
-}
-
-JF_EMIT_CODE
-uint64_t jf_emit_now(int clock_tsc)
-{
-	return clock_tsc ? jf_emit_ticks() : jf_emit_monotonic_ns();
 }
 
 /* clock_gettime(CLOCK_MONOTONIC) is a call into the vDSO where the kernel maps one; without
@@ -126,4 +105,10 @@ uint32_t jf_emit_elf_machine(void)
 #else
 	return 0;
 #endif
+}
+
+JF_EMIT_CODE
+void jf_emit_yield(void)
+{
+	sched_yield();
 }

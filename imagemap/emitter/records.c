@@ -12,6 +12,29 @@ static size_t str_size(const char *s)
 	return (s ? strlen(s) : 0) + 1;
 }
 
+/* A record of a fixed size, the common case (events, guards, frees): assembled on the
+ * stack and appended as one copy. Always inlined, so that each copy is of a constant
+ * size. */
+#define EMIT_FIXED(em, id, body) emit_fixed(em, id, &(body), sizeof(body))
+
+JF_EMIT_CODE
+static inline __attribute__((always_inline)) uint64_t
+emit_fixed(struct jf_emitter *em, uint32_t id, const void *body, size_t size)
+{
+	struct jf_emit_tbuf *tb = jf_emit_begin(em);
+	struct {
+		struct jf_emit_ext_prefix p;
+		uint8_t body[48];
+	} rec;
+
+	if (!tb)
+		return 0;
+	jf_emit_ext_prefix(em, tb, &rec.p, id, size);
+	memcpy(rec.body, body, size);
+	jf_emit_put(em, tb, &rec, sizeof(rec.p) + size);
+	return jf_emit_end(em, tb, rec.p.seq);
+}
+
 /* A record's total_size is a u32; anything near that is a caller's bug, refused (0). */
 JF_EMIT_CODE
 static int too_big(size_t body)
@@ -155,22 +178,16 @@ uint64_t jf_emit_guard_flags(struct jf_emitter *em, uint64_t guard_id, uint64_t 
 			     uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc,
 			     uint32_t flags)
 {
-	struct jf_emit_tbuf *tb;
-	uint64_t seq;
+	struct {
+		uint64_t guard_id, trace_id, branch_addr, stub_addr;
+		uint32_t resume_pc;
+		uint16_t op_kind, flags; /* op_kind: none (runtimes that name guard kinds say so) */
+	} body = { guard_id, trace_id, branch_addr, stub_addr, resume_pc, 0, (uint16_t)flags };
+	_Static_assert(sizeof(body) == JF_ZONE_GUARD_FIXED, "GUARD body");
 
 	if (!em)
 		return 0;
-	if (!(tb = jf_emit_begin(em)))
-		return 0;
-	seq = jf_emit_begin_ext(em, tb, JF_ZONE_GUARD, JF_ZONE_GUARD_FIXED);
-	jf_emit_put_u64(em, tb, guard_id);
-	jf_emit_put_u64(em, tb, trace_id);
-	jf_emit_put_u64(em, tb, branch_addr);
-	jf_emit_put_u64(em, tb, stub_addr);
-	jf_emit_put_u32(em, tb, resume_pc);
-	jf_emit_put_u16(em, tb, 0); /* op_kind: none (runtimes that name guard kinds say so) */
-	jf_emit_put_u16(em, tb, (uint16_t)flags);
-	return jf_emit_end(em, tb, seq);
+	return EMIT_FIXED(em, JF_ZONE_GUARD, body);
 }
 
 JF_EMIT_CODE
@@ -264,16 +281,13 @@ uint64_t jf_emit_op_name(struct jf_emitter *em, uint16_t op_kind, const char *na
 JF_EMIT_CODE
 uint64_t jf_emit_event(struct jf_emitter *em, uint32_t kind, uint64_t arg)
 {
-	struct jf_emit_tbuf *tb;
-	uint64_t seq;
+	struct {
+		uint32_t kind, reserved;
+		uint64_t arg;
+	} body = { kind, 0, arg };
+	_Static_assert(sizeof(body) == JF_ZONE_EVENT_FIXED, "EVENT body");
 
 	if (!em)
 		return 0;
-	if (!(tb = jf_emit_begin(em)))
-		return 0;
-	seq = jf_emit_begin_ext(em, tb, JF_ZONE_EVENT, JF_ZONE_EVENT_FIXED);
-	jf_emit_put_u32(em, tb, kind);
-	jf_emit_put_u32(em, tb, 0);
-	jf_emit_put_u64(em, tb, arg);
-	return jf_emit_end(em, tb, seq);
+	return EMIT_FIXED(em, JF_ZONE_EVENT, body);
 }

@@ -6,23 +6,15 @@
  * A thread finds its buffer through a small thread-local cache keyed by the emitter's id.
  * Buffers are flushed when full, by jf_emitter_flush / jf_emitter_close, when their thread
  * exits (a pthread key destructor) and at process exit (atexit). */
-#include <sched.h>
 #include <stdlib.h>
 
 #include "emitter_internal.h"
 
-enum { TLS_SLOTS = 8 };
-
-struct tls_slot {
-	uint64_t em_id;
-	struct jf_emit_tbuf *tb;
-};
-
 /* This thread's buffers, most recently used first. A thread that uses more emitters than
  * slots forgets the oldest; its buffer stays on that emitter's list (found again by tid,
  * flushed at flush/close/exit). */
-static __thread struct tls_slot tls_slots[TLS_SLOTS];
-static __thread unsigned tls_used;
+__thread struct jf_emit_tls_slot jf_emit_tls_slots[JF_EMIT_TLS_SLOTS];
+__thread unsigned jf_emit_tls_used;
 
 /* Emitters still open, flushed by the atexit handler and searched by the thread-exit
  * destructor (an emitter closed meanwhile has freed its buffers). */
@@ -30,13 +22,6 @@ static pthread_mutex_t open_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct jf_emitter *open_list;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
-
-JF_EMIT_CODE
-static void acquire(struct jf_emit_tbuf *tb)
-{
-	while (atomic_exchange_explicit(&tb->busy, 1, memory_order_acquire))
-		sched_yield(); /* only a flush from another thread holds it, briefly */
-}
 
 JF_EMIT_CODE
 static void release(struct jf_emit_tbuf *tb)
@@ -84,26 +69,11 @@ void jf_emit_put_slow(struct jf_emitter *em, struct jf_emit_tbuf *tb, const void
 }
 
 JF_EMIT_CODE
-uint64_t jf_emit_end(struct jf_emitter *em, struct jf_emit_tbuf *tb, uint64_t seq)
+void jf_emit_end_locked(struct jf_emitter *em, struct jf_emit_tbuf *tb)
 {
-	unsigned flags = em->flags;
-	int ptw = em->use_ptwrite;
-
-	if (tb->file_locked) {
-		jf_emit_tbuf_write(em, tb);
-		tb->file_locked = 0;
-		pthread_mutex_unlock(&em->file_lock);
-	}
-	release(tb);
-	if (atomic_load_explicit(&em->failed, memory_order_relaxed))
-		return 0;
-	/* After the record, on the thread that made the change: from here on the trace runs
-	 * over the described code. */
-	if (!(flags & JF_EMIT_NO_MARKER_CALLS))
-		jf_emitter_marker(seq);
-	if (ptw)
-		jf_emit_ptwrite(seq);
-	return seq;
+	jf_emit_tbuf_write(em, tb);
+	tb->file_locked = 0;
+	pthread_mutex_unlock(&em->file_lock);
 }
 
 /* Write out and free one buffer, taken off its emitter's list (tbufs_lock held). */
@@ -118,7 +88,7 @@ static void retire_locked(struct jf_emitter *em, struct jf_emit_tbuf *tb)
 			break;
 		}
 	}
-	acquire(tb);
+	jf_emit_acquire(tb);
 	jf_emit_tbuf_write(em, tb);
 	free(tb);
 }
@@ -131,19 +101,19 @@ static void thread_exit(void *unused)
 
 	(void)unused;
 	pthread_mutex_lock(&open_list_lock);
-	for (i = 0; i < tls_used; i++) {
+	for (i = 0; i < jf_emit_tls_used; i++) {
 		struct jf_emitter *em;
 
 		for (em = open_list; em; em = em->next_open) {
-			if (em->id != tls_slots[i].em_id)
+			if (em->id != jf_emit_tls_slots[i].em_id)
 				continue;
 			pthread_mutex_lock(&em->tbufs_lock);
-			retire_locked(em, tls_slots[i].tb);
+			retire_locked(em, jf_emit_tls_slots[i].tb);
 			pthread_mutex_unlock(&em->tbufs_lock);
 			break;
 		}
 	}
-	tls_used = 0;
+	jf_emit_tls_used = 0;
 	pthread_mutex_unlock(&open_list_lock);
 }
 
@@ -195,15 +165,15 @@ void jf_emit_unregister_open(struct jf_emitter *em)
 JF_EMIT_CODE
 static struct jf_emit_tbuf *lookup_slow(struct jf_emitter *em)
 {
-	struct tls_slot slot = { em->id, NULL };
+	struct jf_emit_tls_slot slot = { em->id, NULL };
 	uint32_t tid = jf_emit_tid();
 	unsigned i;
 
-	for (i = 1; i < tls_used; i++) {
-		if (tls_slots[i].em_id == em->id) {
-			slot = tls_slots[i];
-			memmove(&tls_slots[1], &tls_slots[0], i * sizeof(slot));
-			tls_slots[0] = slot;
+	for (i = 1; i < jf_emit_tls_used; i++) {
+		if (jf_emit_tls_slots[i].em_id == em->id) {
+			slot = jf_emit_tls_slots[i];
+			memmove(&jf_emit_tls_slots[1], &jf_emit_tls_slots[0], i * sizeof(slot));
+			jf_emit_tls_slots[0] = slot;
 			return slot.tb;
 		}
 	}
@@ -224,24 +194,21 @@ static struct jf_emit_tbuf *lookup_slow(struct jf_emitter *em)
 		return NULL;
 	}
 	pthread_once(&once, init_once);
-	pthread_setspecific(exit_key, tls_slots); /* any non-NULL value: run thread_exit */
-	if (tls_used < TLS_SLOTS)
-		tls_used++;
-	memmove(&tls_slots[1], &tls_slots[0], (tls_used - 1) * sizeof(slot));
-	tls_slots[0] = slot;
+	pthread_setspecific(exit_key, jf_emit_tls_slots); /* any non-NULL value: run thread_exit */
+	if (jf_emit_tls_used < JF_EMIT_TLS_SLOTS)
+		jf_emit_tls_used++;
+	memmove(&jf_emit_tls_slots[1], &jf_emit_tls_slots[0], (jf_emit_tls_used - 1) * sizeof(slot));
+	jf_emit_tls_slots[0] = slot;
 	return slot.tb;
 }
 
 JF_EMIT_CODE
-struct jf_emit_tbuf *jf_emit_begin(struct jf_emitter *em)
+struct jf_emit_tbuf *jf_emit_begin_slow(struct jf_emitter *em)
 {
-	struct jf_emit_tbuf *tb;
+	struct jf_emit_tbuf *tb = lookup_slow(em);
 
-	if (tls_used && tls_slots[0].em_id == em->id)
-		tb = tls_slots[0].tb;
-	else if (!(tb = lookup_slow(em)))
-		return NULL;
-	acquire(tb);
+	if (tb)
+		jf_emit_acquire(tb);
 	return tb;
 }
 
@@ -252,7 +219,7 @@ int jf_emit_flush_all(struct jf_emitter *em)
 
 	pthread_mutex_lock(&em->tbufs_lock);
 	for (tb = em->tbufs; tb; tb = tb->next) {
-		acquire(tb);
+		jf_emit_acquire(tb);
 		jf_emit_tbuf_write(em, tb);
 		release(tb);
 	}
