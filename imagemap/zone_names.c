@@ -59,6 +59,8 @@ const char *jf_zone_event_kind_name(uint32_t kind)
 	case JF_EVENT_COMPILE_BEGIN: return "compile-begin";
 	case JF_EVENT_COMPILE_END: return "compile-end";
 	case JF_EVENT_LOOP_HEADER: return "loop-header";
+	case JF_EVENT_INSTRUMENTATION_BEGIN: return "instrumentation-begin";
+	case JF_EVENT_INSTRUMENTATION_END: return "instrumentation-end";
 	}
 	return "unknown";
 }

@@ -71,6 +71,11 @@ enum jf_event_kind {
 	JF_EVENT_LOOP_HEADER = 6,     /* arg = the address of the header of the loop trace
 	                               * loaded last, where its back-edges jump, when that is
 	                               * not the trace's entry (e.g. entry code runs first) */
+	/* The writing thread now runs code that only describes the runtime to jitflow (a
+	 * handler of a Lua module that feeds the emitter): everything it executes until
+	 * INSTRUMENTATION_END is instrumentation, whatever code it is. arg = 0. */
+	JF_EVENT_INSTRUMENTATION_BEGIN = 7,
+	JF_EVENT_INSTRUMENTATION_END = 8,
 };
 
 enum jf_guard_flags {

@@ -40,6 +40,7 @@ local M = {
 	INTERP_RUNTIME = 7,
 	CLOCK_TSC = 1,
 	EVENT_TRACE_START = 2, EVENT_TRACE_ABORT = 3, EVENT_LOOP_HEADER = 6,
+	EVENT_INSTRUMENTATION_BEGIN = 7, EVENT_INSTRUMENTATION_END = 8,
 }
 
 -- Returns the library and an open emitter, or nil and why not.
