@@ -91,20 +91,15 @@ uint64_t jf_emit_region_load(struct jf_emitter *em, const struct jf_region *r)
 JF_EMIT_CODE
 uint64_t jf_emit_region_free(struct jf_emitter *em, uint64_t addr, uint64_t size)
 {
-	struct jf_emit_tbuf *tb;
-	uint64_t seq;
+	struct { uint64_t addr, size; } body = { addr, size };
 
+	_Static_assert(sizeof(body) == JF_ZONE_REGION_FREE_FIXED, "REGION_FREE body");
 	if (!em)
 		return 0;
-	if (!(tb = jf_emit_begin(em)))
-		return 0;
-	seq = jf_emit_begin_ext(em, tb, JF_ZONE_REGION_FREE, JF_ZONE_REGION_FREE_FIXED);
-	jf_emit_put_u64(em, tb, addr);
-	jf_emit_put_u64(em, tb, size);
 	pthread_mutex_lock(&em->index_lock);
 	jf_code_index_del(&em->code_index, addr);
 	pthread_mutex_unlock(&em->index_lock);
-	return jf_emit_end(em, tb, seq);
+	return EMIT_FIXED(em, JF_ZONE_REGION_FREE, body);
 }
 
 JF_EMIT_CODE
