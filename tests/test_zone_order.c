@@ -259,6 +259,22 @@ static void test_missing_and_duplicated_runs_are_located(void **state)
 	assert_int_equal(st.first_gap_offset, region_load_at);
 	assert_int_equal(st.seq_duplicates, 1);
 	assert_int_equal(st.first_duplicate_offset, second_clock_at);
+
+	/* `jitflow zone dump` says so, and where */
+	{
+		char path[600], cmd[1400], want[200], *listing;
+
+		snprintf(path, sizeof(path), "%s/lost-and-doubled.dump", jf_test_tmpdir());
+		jf_test_write_file(path, out, at);
+		snprintf(cmd, sizeof(cmd), "'%s' zone dump '%s'", jf_test_cli(), path);
+		assert_int_equal(jf_test_run(cmd, &listing), 0);
+		snprintf(want, sizeof(want), "seq duplicates 1 (first at offset %zu); seqs missing "
+			 "2 in 1 gaps (first after seq 3, before offset %zu)\n", second_clock_at,
+			 region_load_at);
+		if (!strstr(listing, want))
+			fail_msg("expected '%s' in:\n%s", want, listing);
+		free(listing);
+	}
 	free(out);
 	free(f.data);
 }
