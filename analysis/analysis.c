@@ -41,6 +41,7 @@ void jf_analysis_free(struct jf_analysis *a)
 	free(a->ops);
 	free(a->points);
 	free(a->threads);
+	free(a->instrumented);
 	free(a->sources);
 	free(a->iters);
 	jf_index_map_free(&a->trace_by_id);
@@ -129,14 +130,24 @@ void jf_analysis_set_clock(struct jf_analysis *a, int time_is_ns, int time_is_sy
 int jf_analysis_replay_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
 			      const struct jf_zone_record *rec)
 {
-	/* A loop header, a trace's link and the runtime are code state; the other events
-	 * mark points of the flow. */
+	/* A loop header, a trace's link, the runtime and being inside instrumentation are
+	 * state; the other events mark points of the flow. */
 	if (rec->id == JF_ZONE_EVENT) {
-		if (rec->u.event.kind == JF_EVENT_TRACE_LINK)
+		switch (rec->u.event.kind) {
+		case JF_EVENT_LOOP_HEADER:
+			return set_loop_header(a, rec->u.event.arg);
+		case JF_EVENT_TRACE_LINK:
 			set_trace_link(a, rec->u.event.arg);
-		if (rec->u.event.kind == JF_EVENT_RUNTIME)
+			return 0;
+		case JF_EVENT_RUNTIME:
 			a->runtime = (uint32_t)rec->u.event.arg;
-		return rec->u.event.kind == JF_EVENT_LOOP_HEADER ? set_loop_header(a, rec->u.event.arg) : 0;
+			return 0;
+		case JF_EVENT_INSTRUMENTATION_BEGIN:
+		case JF_EVENT_INSTRUMENTATION_END:
+			return jf_instrumentation_event(a, (int32_t)rec->tid,
+							rec->u.event.kind == JF_EVENT_INSTRUMENTATION_BEGIN);
+		}
+		return 0;
 	}
 	return jf_zone_model_apply(a, reader, rec);
 }

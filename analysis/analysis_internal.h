@@ -214,6 +214,10 @@ struct jf_analysis {
 	struct jf_index_map point_by_key;
 
 	struct thread_state *threads;     size_t nthreads, threads_cap;
+	/* Threads between INSTRUMENTATION_BEGIN and _END events (a runtime's handlers that
+	 * only feed the emitter): all they run is instrumentation. Kept by tid apart from
+	 * the thread states, since a record may name a thread before its first block. */
+	int32_t *instrumented;            size_t ninstrumented, instrumented_cap;
 	/* Which thread runs on each trace source (CPU, AUX queue or CoreSight trace id): flows
 	 * of several sources arrive interleaved in time order, and each belongs to the thread
 	 * its own source last named in a context record. */
@@ -272,6 +276,8 @@ void jf_points_count(struct jf_analysis *a, const struct live_region *r, const s
 
 /* flow.c */
 struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid);
+/* An INSTRUMENTATION_BEGIN / _END event of thread tid (flow.c). */
+int jf_instrumentation_event(struct jf_analysis *a, int32_t tid, int begin);
 void jf_split_add_transition(struct jf_split_result *s, enum jf_code_class from,
 			     enum jf_code_class to);
 /* to += from, field by field (the tid stays to's). */

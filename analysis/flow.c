@@ -326,6 +326,31 @@ static enum jf_code_class instrumentation_call(struct thread_state *t, enum jf_c
 	return cls;
 }
 
+static int instrumented_index(const struct jf_analysis *a, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < a->ninstrumented; i++)
+		if (a->instrumented[i] == tid)
+			return (int)i;
+	return -1;
+}
+
+int jf_instrumentation_event(struct jf_analysis *a, int32_t tid, int begin)
+{
+	int i = instrumented_index(a, tid);
+
+	if (begin && i < 0) {
+		if (jf_grow((void **)&a->instrumented, &a->instrumented_cap, a->ninstrumented,
+			    sizeof(*a->instrumented)) < 0)
+			return -1;
+		a->instrumented[a->ninstrumented++] = tid;
+	} else if (!begin && i >= 0) {
+		a->instrumented[i] = a->instrumented[--a->ninstrumented];
+	}
+	return 0;
+}
+
 static void count_block(struct jf_analysis *a, struct thread_state *t, const struct jf_flow *f)
 {
 	const struct jf_block *b = &f->u.block;
@@ -337,6 +362,8 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	if (cls == JF_CLASS_UNKNOWN && !r && a->cfg.native_class)
 		cls = a->cfg.native_class(a->cfg.native_ctx, b->start);
 	cls = instrumentation_call(t, cls);
+	if (a->ninstrumented && instrumented_index(a, t->tid) >= 0)
+		cls = JF_CLASS_INSTRUMENTATION;
 	split = jf_split_of(cls);
 	jf_views_block_begin(a, t->tid, r, cls, trace, b);
 	a->blocks++;

@@ -385,6 +385,15 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 	a->image_misses += later->image_misses;
 	for (i = 0; i < later->nproblems && a->nproblems < JF_PROBLEM_SITES_MAX; i++)
 		a->problems[a->nproblems++] = later->problems[i];
+	/* Threads inside instrumentation at the end are those of the later part (which
+	 * replayed the zone records before it, so it knew those at its start). */
+	if (later->ninstrumented && jf_grow((void **)&a->instrumented, &a->instrumented_cap,
+					    later->ninstrumented - 1, sizeof(*a->instrumented)) < 0)
+		return -1;
+	if (later->ninstrumented)
+		memcpy(a->instrumented, later->instrumented,
+		       later->ninstrumented * sizeof(*a->instrumented));
+	a->ninstrumented = later->ninstrumented;
 	a->has_zone_records |= later->has_zone_records;
 	if (later->runtime)
 		a->runtime = later->runtime;

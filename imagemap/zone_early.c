@@ -12,7 +12,8 @@
 
 #include "zone_image_internal.h"
 
-int jf_zone_early_note(struct jf_zone_stream *s, const struct jf_zone_record *rec)
+int jf_zone_early_note(struct jf_zone_stream *s, const struct jf_zone_record *rec,
+		       uint64_t ordinal)
 {
 	struct jf_zone_load *v;
 
@@ -28,7 +29,7 @@ int jf_zone_early_note(struct jf_zone_stream *s, const struct jf_zone_record *re
 		s->loads_cap = cap;
 	}
 	v = &s->loads[s->nloads++];
-	v->offset = rec->offset;
+	v->ordinal = ordinal;
 	v->addr = rec->u.code_load.addr;
 	v->size = rec->u.code_load.size;
 	v->code = rec->u.code_load.code;
@@ -50,7 +51,7 @@ size_t jf_zone_early_fill(void *ctx, uint64_t vaddr, void *buf, size_t size)
 			const struct jf_zone_load *l = &s->loads[j];
 			uint64_t n;
 
-			if (l->offset < s->next.offset || vaddr < l->addr || vaddr - l->addr >= l->size)
+			if (l->ordinal < s->read_records - 1 || vaddr < l->addr || vaddr - l->addr >= l->size)
 				continue;
 			n = l->size - (vaddr - l->addr);
 			if (n > size)

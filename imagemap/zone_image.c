@@ -69,8 +69,7 @@ static int survey(struct jf_zone_stream *s, struct jf_error *err)
 		return -1;
 	s->survey = r;
 	while ((rc = jf_zone_next(r, &rec, err)) == 1) {
-		s->whole_records++;
-		if (jf_zone_early_note(s, &rec) < 0)
+		if (jf_zone_early_note(s, &rec, s->whole_records++) < 0)
 			return jf_fail(err, "%s: out of memory indexing code loads", s->path);
 		if (rec.id > JF_ZONE_ID_BASE && rec.id <= JF_ZONE_ID_LAST)
 			s->has_ext = 1;

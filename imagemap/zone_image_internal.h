@@ -45,7 +45,7 @@ void jf_zone_regions_fini(struct jf_zone_regions *rs);
 /* One zone file being applied. */
 /* A CODE_LOAD of a stream, for reading its code before it applies (zone_early.c). */
 struct jf_zone_load {
-	uint64_t offset;             /* of the record in the file */
+	uint64_t ordinal;            /* the record's place in the reader's (seq) order */
 	uint64_t addr, size;
 	const uint8_t *code;         /* in the survey reader's mapping */
 };
@@ -92,7 +92,8 @@ int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum 
 		       struct jf_error *err);
 
 /* zone_early.c */
-int jf_zone_early_note(struct jf_zone_stream *s, const struct jf_zone_record *rec);
+int jf_zone_early_note(struct jf_zone_stream *s, const struct jf_zone_record *rec,
+		       uint64_t ordinal);
 size_t jf_zone_early_fill(void *ctx, uint64_t vaddr, void *buf, size_t size);
 
 #endif

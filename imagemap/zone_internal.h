@@ -43,6 +43,17 @@ size_t jf_live_remove(struct jf_live_set *s, uint64_t start, uint64_t end);
 uint64_t jf_live_take(struct jf_live_set *s, uint64_t start);
 void jf_live_free(struct jf_live_set *s);
 
+/* A stretch of the file whose extension records are in seq order (zone_order.c). */
+struct jf_zone_run {
+	size_t start, end;           /* file range */
+	size_t pos;                  /* its next record */
+	uint64_t key;                /* seq of the next extension record (UINT64_MAX: none) */
+};
+
+/* Runs are kept for the whole read: a bound on a hostile file's cost. A thread's buffer is
+ * 64 KiB, so this is a file of at least 4 GiB written by threads taking turns. */
+enum { JF_ZONE_MAX_RUNS = 1 << 16 };
+
 struct jf_zone_reader {
 	struct jf_mapped_file file;  /* data/size also set for in-memory readers */
 	int mapped;
@@ -52,7 +63,10 @@ struct jf_zone_reader {
 	size_t pos;                  /* next record's offset */
 	int done, failed;
 	uint64_t last_seq, last_timestamp;
-	size_t last_seq_offset;     /* where the record with last_seq starts */
+	/* Reading in seq order: a heap of runs by their next seq (zone_order.c). */
+	struct jf_zone_run *runs;
+	size_t nruns, runs_cap;
+	size_t scan_end;             /* the walk at open stopped here (file end, or damage) */
 	/* the previous record if it was a CODE_LOAD: a REGION_LOAD must follow its own */
 	int have_load;
 	uint64_t load_addr, load_size, load_index, load_code_offset;
@@ -65,5 +79,13 @@ struct jf_zone_reader {
  * or -1 with err set (the caller prefixes file and offset). */
 int jf_zone_parse_ext(struct jf_zone_reader *r, struct jf_cursor *c, struct jf_zone_record *rec,
 		      struct jf_error *err);
+
+/* zone_order.c: cut the file (from r->pos) into runs; the offset of the next record in
+ * seq order (scan_end when all runs are read); move past the record just read there;
+ * count duplicate and missing sequence numbers. */
+int jf_zone_order_scan(struct jf_zone_reader *r, struct jf_error *err);
+size_t jf_zone_order_next(struct jf_zone_reader *r);
+void jf_zone_order_advance(struct jf_zone_reader *r, size_t size, int was_ext);
+void jf_zone_order_check(struct jf_zone_reader *r, const struct jf_zone_record *rec);
 
 #endif

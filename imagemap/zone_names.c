@@ -62,6 +62,8 @@ const char *jf_zone_event_kind_name(uint32_t kind)
 	case JF_EVENT_TRACE_FLUSH: return "trace-flush";
 	case JF_EVENT_TRACE_LINK: return "trace-link";
 	case JF_EVENT_RUNTIME: return "runtime";
+	case JF_EVENT_INSTRUMENTATION_BEGIN: return "instrumentation-begin";
+	case JF_EVENT_INSTRUMENTATION_END: return "instrumentation-end";
 	}
 	return "unknown";
 }

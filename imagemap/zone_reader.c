@@ -44,7 +44,7 @@ static int read_header(struct jf_zone_reader *r, struct jf_error *err)
 		return jf_fail(err, "%s: offset 32: unknown header flags 0x%" PRIx64, r->name,
 			       r->header.flags);
 	r->pos = total;
-	return 0;
+	return jf_zone_order_scan(r, err);
 }
 
 static int finish_open(struct jf_zone_reader *r, struct jf_zone_reader **out,
@@ -101,6 +101,7 @@ void jf_zone_reader_close(struct jf_zone_reader *r)
 	if (r->mapped)
 		jf_unmap_file(&r->file);
 	jf_live_free(&r->live);
+	free(r->runs);
 	free(r->name);
 	free(r);
 }
@@ -249,14 +250,7 @@ static int parse_record(struct jf_zone_reader *r, struct jf_cursor *c,
 				       jf_zone_record_name(rec->id), version,
 				       JF_ZONE_EXT_VERSION);
 	}
-	if (rec->seq <= r->last_seq)
-		return jf_fail(err, "%s record has sequence number %" PRIu64 ", expected more "
-			       "than %" PRIu64 " of the record at offset %zu before it (one of the "
-			       "two is damaged, or records are out of order)",
-			       jf_zone_record_name(rec->id), rec->seq, r->last_seq,
-			       r->last_seq_offset);
-	r->last_seq = rec->seq;
-	r->last_seq_offset = r->pos;
+	jf_zone_order_check(r, rec);
 	rc = jf_zone_parse_ext(r, c, rec, err);
 	if (rec->id != JF_ZONE_REGION_LOAD)
 		r->have_load = 0;
@@ -265,7 +259,7 @@ static int parse_record(struct jf_zone_reader *r, struct jf_cursor *c,
 
 size_t jf_zone_reader_offset(const struct jf_zone_reader *r)
 {
-	return r->pos;
+	return r->failed ? r->pos : jf_zone_order_next((struct jf_zone_reader *)r);
 }
 
 int jf_zone_next(struct jf_zone_reader *r, struct jf_zone_record *rec, struct jf_error *err)
@@ -276,6 +270,7 @@ int jf_zone_next(struct jf_zone_reader *r, struct jf_zone_record *rec, struct jf
 	if (r->failed)
 		return jf_fail(err, "%s: reading stopped at offset %zu after an earlier error",
 			       r->name, r->pos);
+	r->pos = jf_zone_order_next(r);
 	if (r->pos >= r->file.size)
 		return 0;
 	memset(rec, 0, sizeof(*rec));
@@ -305,7 +300,7 @@ int jf_zone_next(struct jf_zone_reader *r, struct jf_zone_record *rec, struct jf
 		r->failed = 1;
 		return jf_fail_prefix(err, "%s: offset %zu: ", r->name, r->pos);
 	}
-	r->pos += rec->size;
+	jf_zone_order_advance(r, rec->size, rec->id > JF_ZONE_ID_BASE && rec->id <= JF_ZONE_ID_LAST);
 	return 1;
 }
 

@@ -4,7 +4,8 @@
  * is what a decoder would report for this run (blocks end at every branch). The expected
  * numbers follow from the script: the loop runs ITERS iterations per entry, its guard
  * fails on the last, and after BRIDGE_AFTER failures a bridge takes the guard's exits.
- * Then the merge property: for every split point, analysing the two parts and merging
+ * A handler bracketed by INSTRUMENTATION_BEGIN / _END runs interpreter code that counts
+ * as instrumentation. Then the merge property: for every split point, analysing the two parts and merging
  * gives exactly the result of the whole. */
 #include "test_support.h"
 
@@ -25,6 +26,8 @@ enum {
 	STUB = 0x10100,         /* the guard's exit stub [0x10100, 0x10110) */
 	BRIDGE = 0x11000,       /* bridge 8 on guard 3: [0x11000, 0x11010) */
 	ENTRIES = 6, ITERS = 5, BRIDGE_AFTER = 3,
+	HANDLER_INSNS = 16,     /* interpreter code run between INSTRUMENTATION_BEGIN/_END */
+	AFTER_HANDLER = 10,     /* interpreter code after it, before the trace is entered */
 };
 
 struct step {
@@ -64,7 +67,8 @@ static void add_record(int n)
 
 /* Records, in the order the emitter writes them (see write_zone_file). */
 enum { R_INTERP, R_TRACE_CODE, R_TRACE, R_GUARD, R_STUB_CODE, R_STUB, R_PCMAP, R_OPNAME,
-       R_ITER0, R_BRIDGE_CODE, R_BRIDGE, R_PATCH, R_COUNT_MAX = 64 };
+       R_ITER0, R_BRIDGE_CODE, R_BRIDGE, R_PATCH, R_HANDLER_BEGIN, R_HANDLER_END,
+       R_COUNT_MAX = 64 };
 
 static char zone_path[512];
 static struct jf_zone_record records[R_COUNT_MAX];
@@ -116,6 +120,8 @@ static void write_zone_file(void)
 	r.parent_guard = 3;
 	assert_true(jf_emit_region_load(em, &r));
 	assert_true(jf_emit_patch(em, GUARD_BRANCH, code, 2, "guard 3 -> bridge 8"));
+	assert_true(jf_emit_event(em, JF_EVENT_INSTRUMENTATION_BEGIN, 0));
+	assert_true(jf_emit_event(em, JF_EVENT_INSTRUMENTATION_END, 0));
 	snprintf(zone_path, sizeof(zone_path), "%s", jf_emitter_path(em));
 	jf_emitter_close(em);
 
@@ -134,7 +140,9 @@ static void write_zone_file(void)
 		assert_true(nrecords < R_COUNT_MAX);
 		records[nrecords++] = rec;
 	}
-	assert_int_equal(nrecords, R_PATCH + 1);
+	assert_int_equal(nrecords, R_HANDLER_END + 1);
+	/* The script's flow names no thread: it is source 0's, tid -1 (see jf_thread). */
+	records[R_HANDLER_BEGIN].tid = records[R_HANDLER_END].tid = (uint32_t)-1;
 	assert_int_equal(records[R_TRACE].id, JF_ZONE_REGION_LOAD);
 	assert_int_equal(records[R_PCMAP].id, JF_ZONE_PC_MAP);
 }
@@ -180,6 +188,12 @@ static void build_script(void)
 		}
 		script_entry(e >= BRIDGE_AFTER);
 	}
+	/* At the end, where it changes no transition the counts below expect: a handler
+	 * bracketed as instrumentation, then interpreter code again. */
+	add_record(R_HANDLER_BEGIN);
+	add_block(INTERP + 0x100, INTERP + 0x100 + HANDLER_INSNS - 1, JF_END_RETURN);
+	add_record(R_HANDLER_END);
+	add_block(INTERP + 0x200, INTERP + 0x200 + AFTER_HANDLER - 1, JF_END_JUMP);
 }
 
 /* Steps [from, to); zone records before `from` are replayed as state. */
@@ -282,7 +296,10 @@ static void test_counts_follow_the_script(void **state)
 	assert_int_equal(loop->insns, loop_insns);
 	assert_int_equal(r.total.insns[JF_SPLIT_JITTED],
 			 loop_insns + bridged * 5 + BRIDGE_AFTER * 4);
-	assert_int_equal(r.total.insns[JF_SPLIT_INTERPRETER], 21 + ENTRIES * 10);
+	assert_int_equal(r.total.insns[JF_SPLIT_INTERPRETER], 21 + AFTER_HANDLER + ENTRIES * 10);
+	assert_int_equal(r.total.insns[JF_SPLIT_INSTRUMENTATION], HANDLER_INSNS);
+	assert_int_equal(r.total.transitions[JF_SPLIT_JITTED][JF_SPLIT_INSTRUMENTATION], 1);
+	assert_int_equal(r.total.transitions[JF_SPLIT_INSTRUMENTATION][JF_SPLIT_INTERPRETER], 1);
 	assert_int_equal(r.total.by_class[JF_CLASS_EXIT_STUB], BRIDGE_AFTER * 4);
 	/* interpreter -> jitted at every entry; jitted -> interpreter after every exit
 	 * but the last (the trace ends inside the bridge). */
@@ -311,8 +328,9 @@ static void test_counts_follow_the_script(void **state)
 	/* The script's clock is one tick per instruction, stamped at the end of each block:
 	 * time adds up to the instructions after the first timestamp (the first block's
 	 * 21 instructions ran before any time was known). */
-	assert_int_equal(r.total.time[JF_SPLIT_JITTED] + r.total.time[JF_SPLIT_INTERPRETER],
-			 r.insns - 21);
+	assert_int_equal(r.total.time[JF_SPLIT_JITTED] + r.total.time[JF_SPLIT_INTERPRETER] +
+			 r.total.time[JF_SPLIT_INSTRUMENTATION], r.insns - 21);
+	assert_int_equal(r.total.time[JF_SPLIT_INSTRUMENTATION], HANDLER_INSNS);
 	assert_int_equal(loop->time, loop->insns);
 
 	/* The timeline had to coarsen to 16 buckets; on the clock its amounts per split class

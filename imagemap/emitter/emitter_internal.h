@@ -1,17 +1,26 @@
-/* Internals shared by the emitter's files: the emitter object, its buffer, and the
- * helpers that append one record to it. Runtimes never see this. */
+/* Internals shared by the emitter's files: the emitter object, the per-thread record
+ * buffers, and the helpers that append one record to the calling thread's buffer.
+ * Runtimes never see this. */
 #ifndef JITFLOW_EMITTER_INTERNAL_H
 #define JITFLOW_EMITTER_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
 #include "jitflow/emitter.h"
+#include "jitflow/zone_format.h"
 
 enum {
-	JF_EMIT_BUFFER_SIZE = 64 * 1024, /* records are appended here, written when full */
+	/* Each thread appends its records here; the buffer goes to the file when it is full
+	 * and on jf_emitter_flush / jf_emitter_close / thread and process exit. */
+	JF_EMIT_BUFFER_SIZE = 64 * 1024,
 	JF_EMIT_ERROR_MAX = 256,
 };
 
@@ -24,23 +33,43 @@ struct jf_code_index_table {
 	size_t cap, used;
 };
 
+/* One thread's buffer for one emitter. Only its thread appends to it; a flush from
+ * another thread (jf_emitter_flush, close, exit) takes `busy` first, which the owner holds
+ * while it appends a record: an uncontended exchange on the owner's own cache line, not a
+ * lock shared by the threads. */
+struct jf_emit_tbuf {
+	atomic_int busy;
+	uint32_t tid;
+	int file_locked;          /* a record group outgrew the buffer: the owner holds
+	                           * em->file_lock until the group is complete, so the group
+	                           * stays contiguous in the file */
+	size_t fill;
+	struct jf_emit_tbuf *next; /* the emitter's list (em->tbufs_lock) */
+	uint8_t data[JF_EMIT_BUFFER_SIZE];
+};
+
 struct jf_emitter {
-	pthread_mutex_t lock;     /* guards everything below */
+	uint64_t id;              /* unique per process: thread caches key on it, never on
+	                           * the address, which a later emitter may reuse */
 	int fd;
 	unsigned flags;           /* enum jf_emit_flags */
+	int clock_tsc;            /* timestamps are arch counter ticks (ARCH_TIMESTAMP):
+	                           * asked for, or CLOCK_MONOTONIC would be a system call */
 	int use_ptwrite;          /* JF_EMIT_PTWRITE asked for and the CPU has it */
 	void *marker_map;         /* the PROT_EXEC mapping perf's sideband records */
 	size_t marker_map_size;
-	uint64_t next_seq;
-	uint64_t next_code_index;
+	atomic_uint_fast64_t next_seq; /* the global order of extension records */
 	uint32_t pid;
-	size_t fill;
-	int failed;               /* a write failed: error[] says why */
+	atomic_int failed;        /* a write failed: error[] says why */
 	char error[JF_EMIT_ERROR_MAX];
 	char *path;
+	pthread_mutex_t file_lock;   /* writes to fd (a buffer at a time, never a record) */
+	pthread_mutex_t tbufs_lock;  /* the list of thread buffers */
+	struct jf_emit_tbuf *tbufs;
+	pthread_mutex_t index_lock;  /* code_index and next_code_index (loads, moves, frees) */
+	uint64_t next_code_index;
 	struct jf_code_index_table code_index;
 	struct jf_emitter *next_open; /* list flushed at exit */
-	uint8_t buffer[JF_EMIT_BUFFER_SIZE];
 };
 
 /* Every function of the emitter lives in one section, whose bounds the linker names
@@ -53,53 +82,167 @@ struct jf_emitter {
 #pragma GCC visibility push(hidden)
 
 /* Clock, thread and CPU feature helpers (platform.c). */
-uint64_t jf_emit_now(unsigned flags);
+int jf_emit_monotonic_is_cheap(void);
 uint32_t jf_emit_tid(void);
 int jf_emit_cpu_has_ptwrite(void);
 uint32_t jf_emit_elf_machine(void);
 uint64_t jf_emit_monotonic_ns(void);
-uint64_t jf_emit_ticks(void);
 uint64_t jf_emit_tick_hz(void);
-void jf_emit_ptwrite(uint64_t value);
 
-/* Record assembly (emitter.c); the caller holds em->lock. Appending is inline: a field is
- * a store into the buffer, the buffer is written out only when it fills. */
-void jf_emit_put_slow(struct jf_emitter *em, const void *data, size_t size);
-
-static inline void jf_emit_put(struct jf_emitter *em, const void *data, size_t size)
+/* The architecture's free-running counter: what a PT/ETM trace timestamps with. Inline:
+ * every record reads it. */
+static inline uint64_t jf_emit_ticks(void)
 {
-	if (size < sizeof(em->buffer) - em->fill) {
-		memcpy(em->buffer + em->fill, data, size);
-		em->fill += size;
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#elif defined(__aarch64__)
+	uint64_t v;
+
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return jf_emit_monotonic_ns();
+#endif
+}
+
+static inline uint64_t jf_emit_now(int clock_tsc)
+{
+	return clock_tsc ? jf_emit_ticks() : jf_emit_monotonic_ns();
+}
+void jf_emit_ptwrite(uint64_t value);
+void jf_emit_yield(void);
+
+/* Thread buffers (thread_buffers.c). jf_emit_begin takes the calling thread's buffer
+ * (registering it on first use) and marks it busy; NULL when out of memory. The common
+ * case, inline: the thread's most recent emitter is this one. */
+enum { JF_EMIT_TLS_SLOTS = 8 };
+
+struct jf_emit_tls_slot {
+	uint64_t em_id;
+	struct jf_emit_tbuf *tb;
+};
+
+extern __thread struct jf_emit_tls_slot jf_emit_tls_slots[JF_EMIT_TLS_SLOTS];
+extern __thread unsigned jf_emit_tls_used;
+
+struct jf_emit_tbuf *jf_emit_begin_slow(struct jf_emitter *em);
+
+static inline void jf_emit_acquire(struct jf_emit_tbuf *tb)
+{
+	/* Only a flush from another thread holds it, briefly. */
+	while (atomic_exchange_explicit(&tb->busy, 1, memory_order_acquire))
+		jf_emit_yield();
+}
+
+static inline struct jf_emit_tbuf *jf_emit_begin(struct jf_emitter *em)
+{
+	struct jf_emit_tbuf *tb;
+
+	if (jf_emit_tls_used && jf_emit_tls_slots[0].em_id == em->id) {
+		tb = jf_emit_tls_slots[0].tb;
+		jf_emit_acquire(tb);
+		return tb;
+	}
+	return jf_emit_begin_slow(em);
+}
+
+/* Write tb's contents to the file; the caller holds tb->busy (and file_lock when
+ * tb->file_locked). */
+void jf_emit_tbuf_write(struct jf_emitter *em, struct jf_emit_tbuf *tb);
+/* Flush every thread's buffer (waiting for a record being appended to finish). */
+int jf_emit_flush_all(struct jf_emitter *em);
+/* Flush and free every thread buffer: the emitter is closing. */
+void jf_emit_tbufs_free(struct jf_emitter *em);
+/* The list of open emitters (flushed at process exit, searched at thread exit). */
+void jf_emit_register_open(struct jf_emitter *em);
+void jf_emit_unregister_open(struct jf_emitter *em);
+int jf_emit_write_all(struct jf_emitter *em, const uint8_t *p, size_t size);
+
+/* Record assembly. Appending is inline: a field is a store into the thread's buffer, which
+ * is written out only when it fills. */
+void jf_emit_put_slow(struct jf_emitter *em, struct jf_emit_tbuf *tb, const void *data,
+		      size_t size);
+
+static inline void jf_emit_put(struct jf_emitter *em, struct jf_emit_tbuf *tb,
+			       const void *data, size_t size)
+{
+	if (size < sizeof(tb->data) - tb->fill) {
+		memcpy(tb->data + tb->fill, data, size);
+		tb->fill += size;
 	} else {
-		jf_emit_put_slow(em, data, size);
+		jf_emit_put_slow(em, tb, data, size);
 	}
 }
 
-static inline void jf_emit_put_u16(struct jf_emitter *em, uint16_t v)
+static inline void jf_emit_put_u16(struct jf_emitter *em, struct jf_emit_tbuf *tb, uint16_t v)
 {
-	jf_emit_put(em, &v, sizeof(v));
+	jf_emit_put(em, tb, &v, sizeof(v));
 }
 
-static inline void jf_emit_put_u32(struct jf_emitter *em, uint32_t v)
+static inline void jf_emit_put_u32(struct jf_emitter *em, struct jf_emit_tbuf *tb, uint32_t v)
 {
-	jf_emit_put(em, &v, sizeof(v));
+	jf_emit_put(em, tb, &v, sizeof(v));
 }
 
-static inline void jf_emit_put_u64(struct jf_emitter *em, uint64_t v)
+static inline void jf_emit_put_u64(struct jf_emitter *em, struct jf_emit_tbuf *tb, uint64_t v)
 {
-	jf_emit_put(em, &v, sizeof(v));
+	jf_emit_put(em, tb, &v, sizeof(v));
 }
 
-void jf_emit_put_str(struct jf_emitter *em, const char *s); /* with its NUL; NULL = "" */
+/* with its NUL; NULL = "" */
+void jf_emit_put_str(struct jf_emitter *em, struct jf_emit_tbuf *tb, const char *s);
+/* The 32 bytes every extension record starts with: jitdump prefix + extension prefix. */
+struct jf_emit_ext_prefix {
+	uint32_t id, total_size;
+	uint64_t timestamp;
+	uint64_t seq;
+	uint32_t tid;
+	uint16_t version, reserved;
+};
+
+/* Fill p for a record of body_size bytes after it, taking the next sequence number: the
+ * only write a record makes to memory that threads share (an atomic add). */
+static inline void jf_emit_ext_prefix(struct jf_emitter *em, const struct jf_emit_tbuf *tb,
+				      struct jf_emit_ext_prefix *p, uint32_t id,
+				      size_t body_size)
+{
+	p->id = id;
+	p->total_size = (uint32_t)(sizeof(*p) + body_size);
+	p->timestamp = jf_emit_now(em->clock_tsc);
+	p->seq = atomic_fetch_add_explicit(&em->next_seq, 1, memory_order_relaxed);
+	p->tid = tb->tid;
+	p->version = JF_ZONE_EXT_VERSION;
+	p->reserved = 0;
+}
+
 /* Start a jitflow extension record: jitdump prefix + extension prefix. body_size counts
  * the bytes after the extension prefix. Returns the record's sequence number. */
-uint64_t jf_emit_begin_ext(struct jf_emitter *em, uint32_t id, size_t body_size);
+uint64_t jf_emit_begin_ext(struct jf_emitter *em, struct jf_emit_tbuf *tb, uint32_t id,
+			   size_t body_size);
 /* Start one of perf's records (no sequence number of its own). */
-void jf_emit_begin_jitdump(struct jf_emitter *em, uint32_t id, size_t body_size);
-/* Record finished: release the lock, then make its position visible in the trace. Returns
- * seq, or 0 if the emitter has failed. */
-uint64_t jf_emit_end(struct jf_emitter *em, uint64_t seq);
+void jf_emit_begin_jitdump(struct jf_emitter *em, struct jf_emit_tbuf *tb, uint32_t id,
+			   size_t body_size);
+/* The call's records outgrew the buffer: write the rest and give back the file. */
+void jf_emit_end_locked(struct jf_emitter *em, struct jf_emit_tbuf *tb);
+
+/* Record finished: release the buffer, then make its position visible in the trace.
+ * Returns seq, or 0 if the emitter has failed. */
+static inline uint64_t jf_emit_end(struct jf_emitter *em, struct jf_emit_tbuf *tb,
+				   uint64_t seq)
+{
+	if (tb->file_locked)
+		jf_emit_end_locked(em, tb);
+	atomic_store_explicit(&tb->busy, 0, memory_order_release);
+	if (atomic_load_explicit(&em->failed, memory_order_relaxed))
+		return 0;
+	/* After the record, on the thread that made the change: from here on the trace runs
+	 * over the described code. */
+	if (!(em->flags & JF_EMIT_NO_MARKER_CALLS))
+		jf_emitter_marker(seq);
+	if (em->use_ptwrite)
+		jf_emit_ptwrite(seq);
+	return seq;
+}
 int jf_emit_fail(struct jf_emitter *em, const char *what);
 
 /* code_index table (code_index.c). */

@@ -2,6 +2,8 @@
  * jitdump header, and whether PTWRITE exists. Kept apart so the record code stays
  * portable. */
 #include <stdint.h>
+#include <sys/auxv.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,22 +24,6 @@ uint64_t jf_emit_monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The architecture's free-running counter: what a PT/ETM trace timestamps with. */
-JF_EMIT_CODE
-uint64_t jf_emit_ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __rdtsc();
-#elif defined(__aarch64__)
-	uint64_t v;
-
-	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
-	return v;
-#else
-	return jf_emit_monotonic_ns();
-#endif
-}
-
 /* Counter frequency if the architecture states it (AArch64 does; x86 does not portably:
  * 0 there, and a reader derives it from the two CLOCK records at open and close). */
 JF_EMIT_CODE
@@ -53,10 +39,17 @@ uint64_t jf_emit_tick_hz(void)
 #endif
 }
 
+/* clock_gettime(CLOCK_MONOTONIC) is a call into the vDSO where the kernel maps one; without
+ * it (QEMU user mode, some sandboxes) every call is a system call. Where the architecture
+ * has a counter the emitter then timestamps with it instead. */
 JF_EMIT_CODE
-uint64_t jf_emit_now(unsigned flags)
+int jf_emit_monotonic_is_cheap(void)
 {
-	return (flags & JF_EMIT_CLOCK_TSC) ? jf_emit_ticks() : jf_emit_monotonic_ns();
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
+	return getauxval(AT_SYSINFO_EHDR) != 0;
+#else
+	return 1; /* no counter to fall back on */
+#endif
 }
 
 JF_EMIT_CODE
@@ -112,4 +105,10 @@ uint32_t jf_emit_elf_machine(void)
 #else
 	return 0;
 #endif
+}
+
+JF_EMIT_CODE
+void jf_emit_yield(void)
+{
+	sched_yield();
 }

@@ -14,9 +14,13 @@ static void usage(FILE *out)
 		"usage: jitflow zone dump FILE [--json]\n\n"
 		"List every record of a zone file: a perf jitdump file (jit-PID.dump, as V8\n"
 		"--perf-prof, CPython -X perf_jit or jitflow's emitter write it) with jitflow's\n"
-		"extension records (docs/zone-format.md). Both byte orders are read.\n\n"
+		"extension records (docs/zone-format.md). Both byte orders are read. Records\n"
+		"are listed in sequence order (threads' records reach the file out of order),\n"
+		"each with its file offset; when that is not the file's order, or seqs repeat\n"
+		"or are missing, a last line says how often and where first.\n\n"
 		"  --json, --format=jsonl   one JSON object per line: a \"header\" object, one per\n"
-		"                           record (\"record\": its type), a \"summary\" object\n\n"
+		"                           record (\"record\": its type), a \"summary\" object,\n"
+		"                           and an \"order\" object when the above applies\n\n"
 		"Code bytes are summarised (size and file offset), not printed. Exit status 1\n"
 		"with a one-line reason (file, offset, what was expected) on a malformed file;\n"
 		"the records before it are still listed.\n");
@@ -279,6 +283,28 @@ static void print_summary(struct dump *d)
 			PRIu64 ", frees of unknown ranges %" PRIu64 "\n", s->records,
 			s->by_id[JF_JITDUMP_CODE_LOAD], s->unknown, s->unwinding_skipped,
 			s->time_backwards, s->free_unknown);
+	/* Records are listed in seq order; say when that is not the file's order, and where
+	 * seqs repeat or are missing (records lost or damaged). */
+	if (s->runs <= 1 && !s->seq_duplicates && !s->seq_gaps)
+		return;
+	if (d->json)
+		fprintf(d->out, "{\"order\":true,\"runs\":%" PRIu64 ",\"seq_duplicates\":%" PRIu64
+			",\"first_duplicate_offset\":%" PRIu64 ",\"seq_gaps\":%" PRIu64
+			",\"seq_missing\":%" PRIu64 ",\"first_gap_offset\":%" PRIu64
+			",\"first_gap_after_seq\":%" PRIu64 "}\n", s->runs, s->seq_duplicates,
+			s->first_duplicate_offset, s->seq_gaps, s->seq_missing, s->first_gap_offset,
+			s->first_gap_after);
+	if (d->json)
+		return;
+	fprintf(d->out, "listed in seq order from %" PRIu64 " runs of the file", s->runs);
+	if (s->seq_duplicates)
+		fprintf(d->out, "; seq duplicates %" PRIu64 " (first at offset %" PRIu64 ")",
+			s->seq_duplicates, s->first_duplicate_offset);
+	if (s->seq_gaps)
+		fprintf(d->out, "; seqs missing %" PRIu64 " in %" PRIu64 " gaps (first after seq %"
+			PRIu64 ", before offset %" PRIu64 ")", s->seq_missing, s->seq_gaps,
+			s->first_gap_after, s->first_gap_offset);
+	fputc('\n', d->out);
 }
 
 static int zone_dump(int argc, char **argv)

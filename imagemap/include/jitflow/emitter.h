@@ -11,8 +11,14 @@
  * shows; with JF_EMIT_PTWRITE it also executes PTWRITE with the sequence number where the
  * CPU has it. A decoder then applies the record at that exact point of the trace.
  *
- * Thread-safe; records are buffered (no allocation per record on the hot path) and the
- * file is flushed by jf_emitter_flush, jf_emitter_close and at process exit.
+ * Thread-safe without a shared lock: each thread appends its records to a buffer of its
+ * own (no allocation per record; the emitter's one mutex is taken only by loads, moves
+ * and frees, for perf's code indexes), and the global order is the sequence number, from
+ * an atomic counter. Buffers reach the file when full, on jf_emitter_flush and
+ * jf_emitter_close, when their thread exits and at process exit, so the file holds each
+ * thread's records in seq order but threads interleaved out of seq order; readers order
+ * by seq (docs/zone-format.md, "Ordering"). A record reads the arch counter, or
+ * CLOCK_MONOTONIC only where that is no system call (see JF_EMIT_CLOCK_MONOTONIC).
  *
  * Every call returns the record's sequence number (>0), or 0 when the record could not be
  * written (the emitter then stays usable; jf_emitter_error says why). */
@@ -32,7 +38,10 @@ extern "C" {
 struct jf_emitter;
 
 enum jf_emit_flags {
-	JF_EMIT_CLOCK_MONOTONIC = 0,   /* timestamps from CLOCK_MONOTONIC (perf's default) */
+	JF_EMIT_CLOCK_MONOTONIC = 0,   /* timestamps from CLOCK_MONOTONIC (perf's default)
+	                               * through the vDSO; where there is none (a system
+	                               * call per record) from the arch counter instead,
+	                               * which the header then says (ARCH_TIMESTAMP) */
 	JF_EMIT_CLOCK_TSC = 1 << 0,    /* timestamps from rdtsc (jitdump ARCH_TIMESTAMP) */
 	JF_EMIT_PTWRITE = 1 << 1,      /* also execute PTWRITE(seq) where the CPU has it */
 	JF_EMIT_NO_MARKER_CALLS = 1 << 2, /* do not call jf_emitter_marker */
@@ -79,6 +88,11 @@ enum jf_event_kind {
 	                               * none) */
 	JF_EVENT_RUNTIME = 9,         /* arg = enum jf_runtime: whose words reports use for
 	                               * trace and guard ids (written once, first) */
+	/* The writing thread now runs code that only describes the runtime to jitflow (a
+	 * handler of a Lua module that feeds the emitter): everything it executes until
+	 * INSTRUMENTATION_END is instrumentation, whatever code it is. arg = 0. */
+	JF_EVENT_INSTRUMENTATION_BEGIN = 10,
+	JF_EVENT_INSTRUMENTATION_END = 11,
 };
 
 /* JF_EVENT_TRACE_LINK: where a trace goes when it runs to its end (LuaJIT's link types). */

@@ -1,5 +1,6 @@
 /* Reading zone files: perf jitdump (jit-PID.dump) with jitflow's extension records
- * (docs/zone-format.md). The reader maps the file and walks it record by record; strings
+ * (docs/zone-format.md). The reader maps the file and returns its records in sequence
+ * order (threads' buffers reach the file out of order; see zone_order.c); strings
  * and code bytes point into the mapping (valid until jf_zone_reader_close). Both byte
  * orders are read (the header's magic tells). Unknown record ids and UNWINDING_INFO are
  * skipped and counted.
@@ -121,6 +122,15 @@ struct jf_zone_stats {
 	uint64_t unwinding_skipped;
 	uint64_t time_backwards;   /* records whose timestamp is before the previous one's */
 	uint64_t free_unknown;     /* REGION_FREE / MOVE of a range with no live region */
+	/* Records are returned in seq order; the file holds them in `runs` stretches of
+	 * increasing seq (one per thread buffer written out of order; 1 for one thread). */
+	uint64_t runs;
+	uint64_t seq_duplicates;   /* extension records whose seq the one before also had */
+	uint64_t first_duplicate_offset;
+	uint64_t seq_gaps;         /* places where seqs are missing (records lost) ... */
+	uint64_t seq_missing;      /* ... how many in all */
+	uint64_t first_gap_offset; /* the record after the first gap */
+	uint64_t first_gap_after;  /* the last seq before it */
 };
 
 /* Converts a zone timestamp to the trace's clock (e.g. TSC -> perf time). */
@@ -139,8 +149,9 @@ const struct jf_zone_stats *jf_zone_reader_stats(const struct jf_zone_reader *r)
 const char *jf_zone_reader_path(const struct jf_zone_reader *r);
 void jf_zone_reader_set_time_fn(struct jf_zone_reader *r, jf_zone_time_fn fn, void *ctx);
 
-/* The next record: 1 = rec filled, 0 = end of file, -1 = error (err says where and what;
- * the reader stops there: after a bad size nothing later can be trusted). Unknown ids and
+/* The next record in seq order: 1 = rec filled, 0 = end of file, -1 = error (err says
+ * where and what; the reader stops there: after a bad size nothing later can be trusted,
+ * and a bad size is reported after every whole record before it was returned). Unknown ids and
  * UNWINDING_INFO are returned too (with their id) so that a dump can list them; they carry
  * no decoded fields. */
 int jf_zone_next(struct jf_zone_reader *r, struct jf_zone_record *rec, struct jf_error *err);

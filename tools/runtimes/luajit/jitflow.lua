@@ -25,7 +25,8 @@
 --
 -- Not written: pc maps (jit.util gives no machine-code offset for an IR instruction or a
 -- snapshot, so there is no code -> bytecode mapping without changing LuaJIT) and the
--- guards' resume pcs (0). LuaJIT's interpreter is not described as an interpreter range:
+-- guards' resume pcs (0). The handler is bracketed by INSTRUMENTATION_BEGIN / _END events:
+-- what it runs is instrumentation in jitflow's reports. LuaJIT's interpreter is not described as an interpreter range:
 -- Debian's luajit has no symbols for lj_vm_*, so it shows as the luajit binary's native code.
 local ffi = require("ffi")
 local jutil = require("jit.util")
@@ -251,7 +252,7 @@ local function on_flush()
 	lib.jf_emit_event(em, emitter.EVENT_TRACE_FLUSH, epoch)
 end
 
-local function on_trace(what, traceno, func, pc, a, b)
+local function handle_trace(what, traceno, func, pc, a, b)
 	if what == "start" then
 		started[traceno] = { func = func, pc = pc, parent = a, exit = b }
 		lib.jf_emit_event(em, emitter.EVENT_TRACE_START, trace_id(traceno))
@@ -264,6 +265,16 @@ local function on_trace(what, traceno, func, pc, a, b)
 	elseif what == "flush" then
 		on_flush()
 	end
+end
+
+-- The handler runs in LuaJIT's interpreter and in capstone, only to feed the emitter: it
+-- is bracketed by INSTRUMENTATION_BEGIN / _END so that jitflow counts all of it as
+-- instrumentation, not as the program's interpreted or native time.
+local function on_trace(what, traceno, func, pc, a, b)
+	lib.jf_emit_event(em, emitter.EVENT_INSTRUMENTATION_BEGIN, 0)
+	local ok, err = pcall(handle_trace, what, traceno, func, pc, a, b)
+	lib.jf_emit_event(em, emitter.EVENT_INSTRUMENTATION_END, 0)
+	if not ok then error(err, 0) end
 end
 
 -- Starts describing traces (idempotent). Returns true, or nil and why not.

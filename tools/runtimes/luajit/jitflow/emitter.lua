@@ -41,6 +41,7 @@ local M = {
 	CLOCK_TSC = 1,
 	EVENT_TRACE_START = 2, EVENT_TRACE_ABORT = 3, EVENT_LOOP_HEADER = 6,
 	EVENT_TRACE_FLUSH = 7, EVENT_TRACE_LINK = 8, EVENT_RUNTIME = 9,
+	EVENT_INSTRUMENTATION_BEGIN = 10, EVENT_INSTRUMENTATION_END = 11,
 	RUNTIME_LUAJIT = 1,
 	-- enum jf_trace_link, by jit.util.traceinfo's linktype
 	LINK = { none = 0, loop = 1, root = 2, ["return"] = 3, interpreter = 4,
