@@ -51,14 +51,14 @@ for i in $(seq 1 "$runs"); do
 			n++
 		}
 		END { printf "%s %s\n", (n == 8 && !bad) ? "exact" : "NOT-EXACT", (n == 8 && !tidbad) ? "tids-right" : "TIDS-WRONG" }' "$tmp/out")
-	secs=$(echo "$end - $start" | bc)
+	secs=$(awk "BEGIN { print $end - $start }")
 	printf "recording %2d: %s, perf errors %s, signals written as OVF %s (perf saw %s), after an indirect branch whose target never ran %s, %.2f s\n" \
 		"$i" "$verdict" "$errors" "$ovf" "$perf_ovf" "$nr" "$secs"
 	[ "$perf_ovf" = "$ovf" ] || errors=$((errors + 1))
 	case "$verdict" in exact*) [ "$errors" = 0 ] && exact=$((exact + 1)) ;; esac
 	case "$verdict" in *tids-right) tids_right=$((tids_right + 1)) ;; esac
 	overflows=$((overflows + ovf)); never_ran=$((never_ran + nr))
-	total_s=$(echo "$total_s + $secs" | bc)
+	total_s=$(awk "BEGIN { print $total_s + $secs }")
 	if [ "$verdict" != "exact tids-right" ] || [ "$errors" != 0 ]; then
 		cp -r "$dir" "/tmp/signal-stress-failed-$i"
 		cp "$tmp/out" "$tmp/counts" "/tmp/signal-stress-failed-$i/"
@@ -66,5 +66,5 @@ for i in $(seq 1 "$runs"); do
 	fi
 done
 printf "%d of %d recordings exact (backend %s), tids right in %d; signals written as OVF: %d; after an indirect branch whose target never ran: %d; mean %.2f s a recording\n" \
-	"$exact" "$runs" "$backend" "$tids_right" "$overflows" "$never_ran" "$(echo "$total_s / $runs" | bc -l)"
+	"$exact" "$runs" "$backend" "$tids_right" "$overflows" "$never_ran" "$(awk "BEGIN { print $total_s / $runs }")"
 [ "$exact" = "$runs" ]
