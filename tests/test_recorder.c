@@ -139,13 +139,9 @@ static void assert_jitflow_decode_matches_perf(int same_sequence)
 static long printed(const char *out, const char *key)
 {
 	char pattern[64];
-	const char *p;
 
 	snprintf(pattern, sizeof(pattern), "%s=", key);
-	p = strstr(out, pattern);
-	if (!p)
-		fail_msg("the program did not print %s: %s", key, out);
-	return strtol(p + strlen(pattern), NULL, 10);
+	return jf_test_number_after(out, pattern);
 }
 
 static void test_fib_recursion(void **state)

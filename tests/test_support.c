@@ -114,6 +114,15 @@ int jf_test_run(const char *cmd, char **out)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+long jf_test_number_after(const char *text, const char *prefix)
+{
+	const char *p = strstr(text, prefix);
+
+	if (!p)
+		fail_msg("'%s' not found in: %.2000s", prefix, text);
+	return strtol(p + strlen(prefix), NULL, 10);
+}
+
 int jf_test_have_perf_and_qemu(void)
 {
 	char *out = NULL;

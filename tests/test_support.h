@@ -34,6 +34,10 @@ void jf_test_write_file(const char *path, const void *data, size_t size);
  * the exit status (or -1). */
 int jf_test_run(const char *cmd, char **out);
 
+/* The number right after the first `prefix` in text ("tick=" in a program's output,
+ * "\"instructions\": " in a manifest); fails the test when prefix is absent. */
+long jf_test_number_after(const char *text, const char *prefix);
+
 /* Whether Linux perf and qemu-x86_64 are installed (the recorder's tests need both);
  * prints why the test is skipped when not. */
 int jf_test_have_perf_and_qemu(void);

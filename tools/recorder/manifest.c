@@ -67,13 +67,14 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 		const struct jf_record_thread *t = st->threads[i];
 
 		fprintf(f, "%s\n    {\"tid\": %d, \"queue\": %u, \"instructions\": %llu, "
-			"\"traced_instructions\": %llu, \"blocks\": %llu, \"pt_bytes\": %llu, \"async_events\": %llu, "
-			"\"lost_events\": %llu, \"marker_calls\": %llu, \"packets\": ",
+			"\"traced_instructions\": %llu, \"blocks\": %llu, \"pt_bytes\": %llu, "
+			"\"async_events\": %llu, \"lost_events\": %llu, \"marker_calls\": %llu, "
+			"\"handler_entries\": %llu, \"packets\": ",
 			first ? "" : ",", t->tid, t->queue, (unsigned long long)t->instructions,
 			(unsigned long long)t->traced,
 			(unsigned long long)t->blocks, (unsigned long long)t->stats.bytes,
 			(unsigned long long)t->async_events, (unsigned long long)t->lost_events,
-			(unsigned long long)t->marker_calls);
+			(unsigned long long)t->marker_calls, (unsigned long long)t->handler_entries);
 		packet_counts(f, &t->stats);
 		fputc('}', f);
 		first = 0;
@@ -83,6 +84,14 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 		"\"fork_mixed_stretches\": %llu},\n",
 		(unsigned long long)st->mmap_records, (unsigned long long)st->syscalls,
 		(unsigned long long)st->signals, (unsigned long long)st->fork_mixed);
+	/* How exactly signals were placed: handler entries known from rt_sigaction (plugin),
+	 * deliveries whose interrupted branch target never ran (handler left by longjmp),
+	 * deliveries written as an OVF, and transfers at no handler. */
+	fprintf(f, "  \"signals\": {\"handlers_known\": %s, \"handlers\": %u, "
+		"\"target_never_ran\": %llu, \"written_as_overflow\": %llu, "
+		"\"unexplained_transfers\": %llu},\n", st->exact_signals ? "true" : "false",
+		st->nhandler_set, (unsigned long long)st->signals_target_unknown,
+		(unsigned long long)st->signals_lost, (unsigned long long)st->unexplained_transfers);
 	/* What QEMU sent: log lines, or the plugin's records (which have no unparsed ones: a
 	 * corrupt record stops the stream and is named in not_followed). */
 	fprintf(f, "  \"%s\": {\"%s\": %llu, \"unparsed_lines\": %llu, "

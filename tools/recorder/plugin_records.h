@@ -54,7 +54,9 @@ struct jf_prec_execs {
 };
 
 /* A system call as the guest made it (x86-64: number and six arguments). The string is
- * execve's file name, read from guest memory; empty otherwise. A forked child process
+ * execve's file name, read from guest memory; for rt_sigaction with a new action, the
+ * JF_PREC_SIGACTION_SIZE bytes of the kernel's struct sigaction that its second argument
+ * points to (handler, flags, restorer, mask: 8 bytes each), binary; empty otherwise. A forked child process
  * (not recorded) sends only its execve calls, with vcpu = JF_PREC_OTHER_PROCESS. */
 #define JF_PREC_OTHER_PROCESS 0xffffffffu
 struct jf_prec_syscall {
@@ -78,6 +80,7 @@ struct jf_prec_syscall_ret {
 };
 
 enum {
+	JF_PREC_SIGACTION_SIZE = 32,   /* x86-64 kernel struct sigaction */
 	JF_PREC_MAX_PAYLOAD = 1 << 20, /* larger is corrupt */
 	JF_PREC_MAX_STRING = 4096,
 	JF_PREC_MAX_VCPUS = 4096,      /* the plugin keeps a buffer for this many */
@@ -86,7 +89,8 @@ enum {
 /* x86-64 Linux system call numbers the recorder acts on. */
 enum jf_x86_64_syscall {
 	JF_SYS_WRITE = 1, JF_SYS_OPEN = 2, JF_SYS_CLOSE = 3, JF_SYS_MMAP = 9,
-	JF_SYS_RT_SIGACTION = 13, JF_SYS_PWRITE64 = 18, JF_SYS_WRITEV = 20,
+	JF_SYS_RT_SIGACTION = 13, JF_SYS_RT_SIGRETURN = 15, JF_SYS_PWRITE64 = 18,
+	JF_SYS_WRITEV = 20,
 	JF_SYS_CLONE = 56, JF_SYS_FORK = 57, JF_SYS_VFORK = 58, JF_SYS_EXECVE = 59,
 	JF_SYS_EXIT = 60, JF_SYS_EXIT_GROUP = 231, JF_SYS_OPENAT = 257,
 	JF_SYS_EXECVEAT = 322, JF_SYS_CLONE3 = 435,

@@ -218,7 +218,7 @@ static void run_block(struct jf_record_state *st, struct jf_record_thread *t, ui
 
 enum { MAX_DEFERRED_BLOCKS = 1 << 20 };
 
-static int unknown_successor(const struct jf_block *b)
+int jf_rec_unknown_successor(const struct jf_block *b)
 {
 	return b->exit == JF_EXIT_COND || b->exit == JF_EXIT_IND_JUMP ||
 	       b->exit == JF_EXIT_IND_CALL || b->exit == JF_EXIT_RET;
@@ -260,20 +260,34 @@ void jf_rec_replay_deferred(struct jf_record_state *st, struct jf_record_thread 
 		t->have_prev = 0;
 		t->started = 0; /* the handler's first block re-enables tracing */
 		t->pt->enabled = 0;
+	} else if (st->exact_signals && from->exit != JF_EXIT_COND) {
+		/* The handler did not return (a longjmp out of it, or the thread's end): the
+		 * indirect branch's target was never run and is not known. The branch is
+		 * written as leaving the traced context (TIP.PGD without an IP), which
+		 * decoders follow without a loss: no instruction is missing. */
+		if (from->exit == JF_EXIT_IND_CALL)
+			jf_pt_call(t->pt, from->next_ip);
+		jf_pt_disable(t->pt);
+		st->signals_target_unknown++;
+		if (st->interruptions_noted++ < 8)
+			jf_rec_note(st, "thread %d: a signal interrupted the block at %#llx right after "
+			     "its indirect branch and the handler did not return: the branch is "
+			     "written as leaving the traced context (its target never ran)", t->tid,
+			     (unsigned long long)from->pc);
+		t->have_prev = 0;
+		t->started = 0; /* the handler's first block re-enables tracing */
 	} else {
 		t->have_prev = 0; /* an OVF before the handler: where it interrupted is lost */
+		st->signals_lost++;
 		if (st->interruptions_noted++ < 8)
 			jf_rec_note(st, "thread %d: a signal interrupted the block at %#llx and the "
 			     "handler did not return where the log could see it: reported as an "
 			     "overflow (OVF)", t->tid, (unsigned long long)from->pc);
 	}
 	t->deferring = 0;
+	t->handler_depth = 0;
 	for (i = 0; i < t->ndeferred; i++) {
-		if (i == 0 && resolved)
-			t->started = 0;
 		run_block(st, t, t->deferred[i].pc, &t->deferred[i].block);
-		if (i == 0 && resolved)
-			t->started = 1;
 	}
 	t->ndeferred = 0;
 }
@@ -284,7 +298,7 @@ static void defer_block(struct jf_record_state *st, struct jf_record_thread *t, 
 {
 	const struct jf_block *from = &t->defer_from;
 
-	if (t->ndeferred > 0) {
+	if (t->ndeferred > 0 && !st->exact_signals) {
 		const struct jf_deferred *last = &t->deferred[t->ndeferred - 1];
 
 		/* After a system call, a block that is not the call's next instruction is a
@@ -345,7 +359,7 @@ void jf_rec_exec_block(struct jf_record_state *st, const struct jf_qlog_exec *e,
 	}
 	if (t->signal_arrived) {
 		t->signal_arrived = 0;
-		if (!t->resume_at_last && t->have_prev && unknown_successor(&t->prev) && b) {
+		if (!t->resume_at_last && t->have_prev && jf_rec_unknown_successor(&t->prev) && b) {
 			t->deferring = 1;
 			t->defer_from = t->prev;
 			t->ndeferred = 0;

@@ -32,6 +32,19 @@ void jf_rec_on_signal(void *ctx, const char *name);
 void jf_rec_replay_deferred(struct jf_record_state *st, struct jf_record_thread *t,
 			    uint64_t resume, int resolved);
 
+/* Whether the block after b is unknown until something else says (conditional and
+ * indirect branches, returns). */
+int jf_rec_unknown_successor(const struct jf_block *b);
+
+/* record_signals.c: signals known exactly (plugin backend) */
+/* rt_sigaction installed handler (0, 1: SIG_DFL, SIG_IGN) for signum. */
+void jf_rec_sigaction(struct jf_record_state *st, unsigned signum, uint64_t handler);
+/* Whether the block at pc cannot follow prev by prev's own exit. */
+int jf_rec_cannot_follow(const struct jf_block *prev, uint64_t pc);
+/* Before thread t's block at pc runs: a handler's entry (a delivery), the resumption
+ * after rt_sigreturn (t->sigreturned), or neither. */
+void jf_rec_exact_signal(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc);
+
 /* record_syscalls.c: the log's strace lines, and what they (or the plugin's system call
  * records, record_plugin.c) say */
 void jf_rec_on_syscall(void *ctx, const char *name, const char *args);

@@ -28,8 +28,10 @@ struct jf_record_plugin *jf_record_plugin_new(struct jf_record_state *st)
 {
 	struct jf_record_plugin *p = calloc(1, sizeof(*p));
 
-	if (p)
+	if (p) {
 		p->st = st;
+		st->exact_signals = 1; /* rt_sigaction and rt_sigreturn come as records */
+	}
 	return p;
 }
 
@@ -109,25 +111,6 @@ static struct jf_record_thread *thread_on(struct jf_record_state *st, unsigned v
 	return t;
 }
 
-/* Whether the block at pc can follow prev by prev's own exit; a block that cannot is an
- * asynchronous transfer (a signal delivered between the two). Indirect branches, returns
- * and faults can go anywhere and system calls come back anywhere (a signal handler,
- * rt_sigreturn's resumption): the flow handles those itself. */
-static int cannot_follow(const struct jf_block *prev, uint64_t pc)
-{
-	switch (prev->exit) {
-	case JF_EXIT_NONE:
-		return pc != prev->next_ip && !(prev->last_is_rep && pc == prev->last_ip);
-	case JF_EXIT_COND:
-		return pc != prev->target && pc != prev->next_ip;
-	case JF_EXIT_JUMP:
-	case JF_EXIT_CALL:
-		return pc != prev->target;
-	default:
-		return 0;
-	}
-}
-
 static void on_execs(void *ctx, unsigned vcpu, int tid, const uint32_t *ids, size_t n)
 {
 	struct jf_record_plugin *p = ctx;
@@ -150,11 +133,7 @@ static void on_execs(void *ctx, unsigned vcpu, int tid, const uint32_t *ids, siz
 		}
 		e.pc = b->pc;
 		e.flags = ids[i];
-		if (t->have_prev && !t->deferring && !t->resume_at_last &&
-		    cannot_follow(&t->prev, e.pc)) {
-			st->signals++;
-			t->signal_arrived = 1;
-		}
+		jf_rec_exact_signal(st, t, e.pc);
 		jf_rec_exec_block(st, &e, b);
 	}
 }
@@ -187,6 +166,18 @@ static void on_syscall(void *ctx, const struct jf_prec_syscall *s, const char *s
 	switch (s->num) {
 	case JF_SYS_CLOSE:
 		jf_rec_file_closed(st, (long)s->args[0]);
+		break;
+	case JF_SYS_RT_SIGACTION:
+		if (s->string_len == JF_PREC_SIGACTION_SIZE) {
+			uint64_t handler;
+
+			memcpy(&handler, string, sizeof(handler));
+			jf_rec_sigaction(st, (unsigned)s->args[0], handler);
+		}
+		break;
+	case JF_SYS_RT_SIGRETURN:
+		if (t)
+			t->sigreturned = 1;
 		break;
 	case JF_SYS_EXIT:
 		if (t) {

@@ -41,6 +41,10 @@ struct jf_record_thread {
 	int signal_arrived;        /* QEMU printed a signal for it: the next block is its
 	                            * handler */
 	int deferring;             /* waiting for the handler to return (record_state.c) */
+	int sigreturned;           /* made rt_sigreturn: its next block is where the
+	                            * handler's frame resumed it (or a new delivery) */
+	unsigned handler_depth;    /* handlers nested in the stretch it waits on */
+	uint64_t handler_entries;  /* deliveries seen (exact with the plugin) */
 	struct jf_block defer_from; /* the block the signal came after */
 	struct jf_deferred *deferred;
 	size_t ndeferred, deferred_cap;
@@ -59,7 +63,8 @@ struct jf_record_thread {
 	unsigned clone_k;          /* made by the k-th thread-creating clone (0: unknown) */
 };
 
-enum { JF_RECORD_MAX_FDS = 4096, JF_RECORD_MAX_ZONE_FILES = 16, JF_RECORD_MAX_NOTES = 32 };
+enum { JF_RECORD_MAX_FDS = 4096, JF_RECORD_MAX_ZONE_FILES = 16, JF_RECORD_MAX_NOTES = 32,
+       JF_RECORD_MAX_SIGNALS = 65, JF_RECORD_MAX_HANDLERS = 256 };
 
 struct jf_record_state {
 	char program[4096];
@@ -99,6 +104,15 @@ struct jf_record_state {
 	uint64_t traced;           /* ... of which inside the IP filter */
 	uint64_t blocks_executed, unknown_blocks, log_lines, garbage_lines, stopped_blocks;
 	uint64_t signals, syscalls, mmap_records, marker_calls, interruptions_noted;
+	/* Signals (record_signals.c). exact_signals: handler entries are known from the
+	 * handlers rt_sigaction installed and returns from rt_sigreturn (plugin backend). */
+	int exact_signals;
+	uint64_t handler_set[JF_RECORD_MAX_HANDLERS]; /* every handler installed, sorted */
+	unsigned nhandler_set;
+	uint64_t handlers_dropped;
+	uint64_t signals_target_unknown; /* after an indirect branch, handler never returned */
+	uint64_t signals_lost;           /* written as an OVF */
+	uint64_t unexplained_transfers;  /* blocks that follow from nothing, not at a handler */
 
 	/* System calls whose result is still to come, newest last. Results print on the
 	 * call's own line unless another thread logs in between; then the " = result" line

@@ -117,6 +117,10 @@ void jf_rec_thread_exit(struct jf_record_state *st, struct jf_record_thread *t)
 {
 	if (t->exited)
 		return;
+	/* Still waiting for a handler to return (it left by longjmp): the wait ends here,
+	 * while the thread's stream is open. */
+	if (t->deferring)
+		jf_rec_replay_deferred(st, t, 0, 0);
 	t->exited = 1;
 	jf_pt_advance(t->pt, st->clock);
 	if (t->have_prev && t->prev.exit == JF_EXIT_SYSCALL)

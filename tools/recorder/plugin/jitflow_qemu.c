@@ -234,6 +234,33 @@ static size_t guest_string(uint64_t addr, char *out, size_t size)
 	return len;
 }
 
+/* size bytes at a guest address into out, page by page (an unmapped page fails the whole
+ * read). Returns whether all of them were read. */
+static int guest_read(uint64_t addr, void *out, size_t size)
+{
+	uint8_t *o = out;
+
+	if (!guest_base_known || !addr)
+		return 0;
+	while (size) {
+		size_t part = 4096 - (addr & 4095);
+		struct iovec local, remote;
+
+		if (part > size)
+			part = size;
+		local.iov_base = o;
+		local.iov_len = part;
+		remote.iov_base = (void *)(uintptr_t)(addr + (uint64_t)guest_base);
+		remote.iov_len = part;
+		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)part)
+			return 0;
+		o += part;
+		addr += part;
+		size -= part;
+	}
+	return 1;
+}
+
 static void write_child_record(struct jf_prec_syscall *s, const char *str)
 {
 	uint8_t rec[sizeof(struct jf_prec_head) + sizeof(*s) + 256];
@@ -267,6 +294,8 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 		s.string_len = (uint32_t)guest_string(a1, str, sizeof(str));
 	else if (num == JF_SYS_EXECVEAT)
 		s.string_len = (uint32_t)guest_string(a2, str, sizeof(str));
+	else if (num == JF_SYS_RT_SIGACTION && guest_read(a2, str, JF_PREC_SIGACTION_SIZE))
+		s.string_len = JF_PREC_SIGACTION_SIZE; /* the handler the recorder must know */
 	s.tid = (int32_t)syscall(SYS_gettid);
 	if (getpid() != recorded_pid) {
 		/* A forked child's QEMU records nothing but the program it runs next. One
