@@ -44,8 +44,9 @@ static uint8_t *read_file(const char *path, size_t *size)
 	return buf;
 }
 
-/* FILE[:FROM[-TO]]:BASE, ptxed's --raw syntax. */
-static int add_raw(struct pt_image *image, char *arg)
+/* FILE[:FROM[-TO]]:BASE, ptxed's --raw syntax; added through an image section cache, as
+ * ptxed adds it. */
+static int add_raw(struct pt_image *image, struct pt_image_section_cache *iscache, char *arg)
 {
 	char *base_s = strrchr(arg, ':'), *range, *end;
 	uint64_t base, from = 0, to = 0;
@@ -66,7 +67,21 @@ static int add_raw(struct pt_image *image, char *arg)
 		if (*end)
 			return -1;
 	}
-	rc = pt_image_add_file(image, arg, from, to ? to - from : UINT64_MAX, NULL, base);
+	if (!to) {
+		FILE *f = fopen(arg, "rb");
+
+		if (!f || fseek(f, 0, SEEK_END) < 0 || ftell(f) <= (long)from) {
+			if (f)
+				fclose(f);
+			fprintf(stderr, "libipt_block_stat: cannot read %s\n", arg);
+			return -1;
+		}
+		to = (uint64_t)ftell(f);
+		fclose(f);
+	}
+	rc = pt_iscache_add_file(iscache, arg, from, to - from, base);
+	if (rc >= 0)
+		rc = pt_image_add_cached(image, iscache, rc, NULL);
 	if (rc < 0)
 		fprintf(stderr, "libipt_block_stat: %s: %s\n", arg, pt_errstr(pt_errcode(rc)));
 	return rc;
@@ -74,6 +89,7 @@ static int add_raw(struct pt_image *image, char *arg)
 
 int main(int argc, char **argv)
 {
+	struct pt_image_section_cache *iscache = pt_iscache_alloc("bench");
 	struct pt_image *image = pt_image_alloc("bench");
 	struct pt_block_decoder *dec;
 	struct pt_config config;
@@ -84,7 +100,7 @@ int main(int argc, char **argv)
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--raw") && i + 1 < argc) {
-			if (add_raw(image, argv[++i]) < 0)
+			if (add_raw(image, iscache, argv[++i]) < 0)
 				return usage();
 		} else if (!strcmp(argv[i], "--pt") && i + 1 < argc) {
 			trace = read_file(argv[++i], &size);
@@ -154,6 +170,7 @@ int main(int argc, char **argv)
 	       errors);
 	pt_blk_free_decoder(dec);
 	pt_image_free(image);
+	pt_iscache_free(iscache);
 	free(trace);
 	return 0;
 }
