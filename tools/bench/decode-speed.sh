@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Decode speed of jitflow against libipt's block decoder and Linux perf, on the same inputs
 # in the same run (issue 14):
-#   tools/bench/decode-speed.sh [-b BUILD] [-r RUNS] [-t TIMES] [-j N] [RECORDING_DIR...]
+#   tools/bench/decode-speed.sh [-b BUILD] [-r RUNS] [-t TIMES] [RECORDING_DIR...]
 #
 # 1. The real Intel PT capture ../shared/traces/intel-pt/foo concatenated TIMES times
 #    (default 2400: 70 MB, 283 M instructions; each copy starts with a PSB), decoded by
@@ -19,7 +19,6 @@
 #               still gives the whole path)
 #    perf cannot see code that is only in a zone file (JIT code), so it decodes fewer
 #    instructions than jitflow there; its count is printed beside its time.
-# With -j N, `jitflow stat` and `report` get `-j N` (when they take it).
 #
 # Each command runs RUNS times (default 3), interleaved, so that all tools see the same
 # load (other processes share this machine). Printed per tool: the median wall time, the
@@ -29,13 +28,12 @@
 # Benchmarks are not tests: nothing here fails on a slow result.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-build=build runs=3 times=2400 jobs=
-while getopts b:r:t:j: opt; do
+build=build runs=3 times=2400
+while getopts b:r:t: opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	r) runs=$OPTARG ;;
 	t) times=$OPTARG ;;
-	j) jobs=$OPTARG ;;
 	*) sed -n '2,30p' "$0" >&2; exit 2 ;;
 	esac
 done
@@ -43,8 +41,6 @@ shift $((OPTIND - 1))
 jf="$build/tools/jitflow"
 [ -x "$jf" ] || { echo "decode-speed: $jf not built" >&2; exit 1; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-jopt=()
-[ -n "$jobs" ] && jopt=(-j "$jobs")
 
 # run NAME COMMAND...: one timed run, appended to $tmp/NAME as "wall cpu rss_kib"
 run() {
@@ -101,8 +97,8 @@ if [ -d "$shared" ]; then
 	rm -f "$tmp"/libipt "$tmp"/stat "$tmp"/report
 	for ((r = 0; r < runs; r++)); do
 		run libipt "${libipt[@]}"
-		run stat "$jf" stat "${jopt[@]}" "${inputs[@]}"
-		run report "$jf" report "${jopt[@]}" "${inputs[@]}"
+		run stat "$jf" stat "${inputs[@]}"
+		run report "$jf" report "${inputs[@]}"
 	done
 	grep -q "insn: $insns\." "$tmp/out.libipt" ||
 		echo "  (libipt decoded a different count: $(grep insn "$tmp/out.libipt"))"
@@ -121,8 +117,8 @@ for dir in "$@"; do
 	echo "$dir: $bytes bytes of Intel PT, $insns instructions"
 	rm -f "$tmp"/stat "$tmp"/report "$tmp"/perf-i "$tmp"/perf-b
 	for ((r = 0; r < runs; r++)); do
-		run stat "$jf" stat "${jopt[@]}" --recording "$dir"
-		run report "$jf" report "${jopt[@]}" "$dir"
+		run stat "$jf" stat --recording "$dir"
+		run report "$jf" report "$dir"
 		run perf-i perf script -i "$dir/perf.data" --itrace=i1i -F ip
 		run perf-b perf script -i "$dir/perf.data" --itrace=b -F ip,addr
 	done
