@@ -66,6 +66,9 @@ struct jf_zone_model {
 	struct live_region *live;     size_t nlive, live_cap;
 	struct native_range *natives; size_t nnatives, natives_cap;
 	int natives_sorted;
+	/* jf_zone_model_native_at's answers by address (blocks start at few addresses, and
+	 * each lookup searches nested ranges); cleared when a range is added. */
+	struct { uint64_t addr; uint32_t cls, valid; } native_memo[256];
 	size_t last_hit;
 	struct jf_index_map guard_by_branch; /* live guards: branch address -> guard index */
 	struct { uint16_t kind; char name[48]; } *op_names; size_t nop_names, op_names_cap;

@@ -170,6 +170,10 @@ struct walk_ctx {
 	const struct live_region *r;
 	size_t hint;
 	enum jf_isa isa;
+	/* The pc entry of the last instruction and its table indices: the instructions of one
+	 * bytecode follow each other, and the indices stay valid for the whole walk. */
+	const struct pc_entry *last;
+	int32_t last_b, last_op;
 };
 
 /* The bytecode range of a pc map entry that names its code object: one row per code
@@ -222,13 +226,19 @@ static void count_insn(void *ctx, uint64_t ip)
 		return; /* before the first entry: no bytecode says */
 	w->hint = lo - 1;
 	e = &r->pcs[lo - 1];
-	if (r->pc_code_objects) {
-		b = code_object_bytecode(w->a, e);
-		op = -1; /* the kind is the code object, not an op */
-	} else {
-		b = jf_bytecode_index(w->a, r->region_key, e->bytecode_pc, e->bytecode_next);
-		op = jf_op_index(w->a, e->op_kind);
+	if (e != w->last) {
+		w->last = e;
+		if (r->pc_code_objects) {
+			w->last_b = code_object_bytecode(w->a, e);
+			w->last_op = -1; /* the kind is the code object, not an op */
+		} else {
+			w->last_b = jf_bytecode_index(w->a, r->region_key, e->bytecode_pc,
+						      e->bytecode_next);
+			w->last_op = jf_op_index(w->a, e->op_kind);
+		}
 	}
+	b = w->last_b;
+	op = w->last_op;
 	if (b >= 0) {
 		w->a->bytecodes[b].insns++;
 		jf_views_bytecode_insn(w->a, b);
@@ -241,7 +251,7 @@ static void count_insn(void *ctx, uint64_t ip)
 static void count_bytecodes(struct jf_analysis *a, const struct live_region *r,
 			    const struct jf_block *b)
 {
-	struct walk_ctx w = { a, r, 0, (enum jf_isa)b->isa };
+	struct walk_ctx w = { a, r, 0, (enum jf_isa)b->isa, NULL, -1, -1 };
 
 	if (!a->walker || !r->npcs)
 		return;

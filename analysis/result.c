@@ -8,6 +8,13 @@
 #define DUP(dst, src, n) \
 	((n) ? ((dst) = malloc((n) * sizeof(*(dst)))) && memcpy((dst), (src), (n) * sizeof(*(dst))) : 1)
 
+static int by_value(const void *x, const void *y)
+{
+	uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
+
+	return p < q ? -1 : p > q;
+}
+
 static int by_trace(const void *x, const void *y)
 {
 	const struct jf_trace_result *p = x, *q = y;
@@ -67,16 +74,8 @@ static void classify_warmup(struct jf_analysis_result *r, double tolerance)
 		return;
 	for (i = 0; i < tail; i++)
 		v[i] = r->has_time ? r->iterations[n - tail + i].time : r->iterations[n - tail + i].insns;
-	for (i = 1; i < tail; i++) { /* insertion sort: tails are short */
-		uint64_t x = v[i];
-		size_t j = i;
-
-		while (j > 0 && v[j - 1] > x) {
-			v[j] = v[j - 1];
-			j--;
-		}
-		v[j] = x;
-	}
+	/* A long run has hundreds of thousands of iterations: sort in n log n. */
+	jf_sort_rows(v, tail, sizeof(*v), by_value);
 	median = v[tail / 2];
 	free(v);
 #define VALUE(k) ((double)(r->has_time ? r->iterations[k].time : r->iterations[k].insns))

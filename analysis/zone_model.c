@@ -333,6 +333,7 @@ int jf_zone_model_add_native(struct jf_zone_model *zm, uint64_t start, uint64_t 
 	zm->natives[zm->nnatives].cls = cls;
 	zm->nnatives++;
 	zm->natives_sorted = 0;
+	memset(zm->native_memo, 0, sizeof(zm->native_memo));
 	return 0;
 }
 
@@ -352,6 +353,10 @@ enum jf_code_class jf_zone_model_native_at(struct jf_zone_model *zm, uint64_t ad
 	enum jf_code_class best = JF_CLASS_UNKNOWN;
 	uint64_t best_size = UINT64_MAX;
 	size_t lo = 0, hi = zm->nnatives;
+	size_t slot = (size_t)(addr ^ addr >> 8) % (sizeof(zm->native_memo) / sizeof(zm->native_memo[0]));
+
+	if (zm->native_memo[slot].valid && zm->native_memo[slot].addr == addr)
+		return (enum jf_code_class)zm->native_memo[slot].cls;
 
 	/* An empty table is NULL: qsort must not be handed that (UBSan says so). */
 	if (!zm->natives_sorted && zm->nnatives > 1) {
@@ -378,6 +383,9 @@ enum jf_code_class jf_zone_model_native_at(struct jf_zone_model *zm, uint64_t ad
 		if (zm->nnatives - lo > 64)
 			break;
 	}
+	zm->native_memo[slot].addr = addr;
+	zm->native_memo[slot].cls = (uint32_t)best;
+	zm->native_memo[slot].valid = 1;
 	return best;
 }
 

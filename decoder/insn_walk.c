@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_INSN = 16, INITIAL_SLOTS = 1 << 12 };
+enum { MAX_INSN = 16, INITIAL_SLOTS = 1 << 12, RECENT_SLOTS = 1 << 11 };
 
 struct slot {
 	uint64_t ip;
@@ -20,6 +20,9 @@ struct slot {
 struct jf_insn_cache {
 	struct jf_codemap *map;
 	uint64_t generation;
+	/* The hot instructions (block ends, loop bodies) in a small direct-mapped table that
+	 * stays in the CPU's cache; the big table behind it holds every instruction seen. */
+	struct slot recent[RECENT_SLOTS];
 	struct slot *slots;
 	size_t mask, used;
 	csh cs[JF_ISA_T32 + 1];  /* one capstone handle per ISA, opened on first use */
@@ -298,22 +301,33 @@ static int grow(struct jf_insn_cache *c)
 int jf_insn_at(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, struct jf_insn_info *info)
 {
 	uint64_t gen = jf_codemap_generation(c->map);
+	struct slot *recent = &c->recent[(ip ^ ip >> 11) & (RECENT_SLOTS - 1)];
 	size_t j;
 
 	if (gen != c->generation) {
 		memset(c->slots, 0, (c->mask + 1) * sizeof(*c->slots));
+		memset(c->recent, 0, sizeof(c->recent));
 		c->used = 0;
 		c->generation = gen;
+	}
+	if (recent->used && recent->ip == ip && recent->isa == isa) {
+		*info = recent->info;
+		return info->cls == JF_INSN_ERROR ? -1 : 0;
 	}
 	j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
 	while (c->slots[j].used) {
 		if (c->slots[j].ip == ip && c->slots[j].isa == isa) {
 			*info = c->slots[j].info;
+			*recent = c->slots[j];
 			return info->cls == JF_INSN_ERROR ? -1 : 0;
 		}
 		j = (j + 1) & c->mask;
 	}
 	decode(c, isa, ip, info);
+	recent->ip = ip;
+	recent->isa = (uint8_t)isa;
+	recent->info = *info;
+	recent->used = 1;
 	/* Keep the table at most half full; a failed grow only costs speed. */
 	if ((c->used + 1) * 2 > c->mask + 1 && grow(c) == 0) {
 		j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;

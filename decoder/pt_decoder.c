@@ -14,6 +14,7 @@
 #include "pt_status_check.h"
 
 #include <intel-pt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -57,11 +58,12 @@ enum { RELEASE_STEP = 8 << 20, RELEASE_LAG = 1 << 20 };
  * that follows it, never go back more than a packet or two). */
 static void release_consumed(struct pt_backend *b, uint64_t offset)
 {
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t from, to;
+	uintptr_t page, from, to;
 
-	if (!b->cfg.release_consumed || offset < b->released + RELEASE_STEP + RELEASE_LAG)
+	/* Called for every block: the cheap test first. */
+	if (offset < b->released + RELEASE_STEP + RELEASE_LAG || !b->cfg.release_consumed)
 		return;
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	from = ((uintptr_t)b->cfg.trace + b->released + page - 1) & ~(page - 1);
 	to = ((uintptr_t)b->cfg.trace + offset - RELEASE_LAG) & ~(page - 1);
 	if (to > from)
@@ -82,7 +84,14 @@ static void init_flow(struct pt_backend *b, struct jf_flow *f, enum jf_flow_kind
 	uint64_t tsc;
 	uint32_t lost_mtc, lost_cyc;
 
-	memset(f, 0, sizeof(*f));
+	/* Every field a consumer may read is set: the header here, the union's member by the
+	 * caller. Zeroing the whole record (most of it a 64-byte error text) for every block
+	 * cost a tenth of the decode. */
+	memset(f, 0, offsetof(struct jf_flow, u));
+	if (kind == JF_FLOW_BLOCK)
+		memset(&f->u.block, 0, sizeof(f->u.block));
+	else
+		memset(&f->u, 0, sizeof(f->u));
 	f->kind = (uint16_t)kind;
 	f->source = b->cfg.source;
 	if (pt_blk_time(b->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc) {

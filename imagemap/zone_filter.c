@@ -248,19 +248,33 @@ static void annotate_error(struct zone_filter *zf, struct jf_flow *f)
 	zi->stats.mismatches++;
 }
 
+/* Called for every flow: each part is cleared as it is taken (nothing applied here makes
+ * anything due), not the whole record copied and zeroed. */
 static int apply_due(struct zone_filter *zf, struct jf_error *err)
 {
-	struct due d = zf->due;
+	struct due *d = &zf->due;
 
-	memset(&zf->due, 0, sizeof(zf->due));
-	if (d.time && apply_until(zf->zi, d.time_value, d.first_time, err))
-		return -1;
-	if (d.marker && apply_marker_call(zf, &d.block, err))
-		return -1;
-	if (d.ptwrite && apply_ptwrite(zf->zi, d.ptwrite_seq, err))
-		return -1;
-	if (d.position && apply_positions(zf->zi, d.tid, d.count, d.count_before, err))
-		return -1;
+	if (d->time) {
+		d->time = 0;
+		if (apply_until(zf->zi, d->time_value, d->first_time, err))
+			return -1;
+		d->first_time = 0;
+	}
+	if (d->marker) {
+		d->marker = 0;
+		if (apply_marker_call(zf, &d->block, err))
+			return -1;
+	}
+	if (d->ptwrite) {
+		d->ptwrite = 0;
+		if (apply_ptwrite(zf->zi, d->ptwrite_seq, err))
+			return -1;
+	}
+	if (d->position) {
+		d->position = 0;
+		if (apply_positions(zf->zi, d->tid, d->count, d->count_before, err))
+			return -1;
+	}
 	return 0;
 }
 

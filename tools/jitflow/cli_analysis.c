@@ -48,9 +48,8 @@ static void usage(FILE *out, const char *cmd, const char *what)
 /* Code that no zone record describes, by the file it was mapped from: shared libraries
  * (lib*.so*, ld-*.so*) are other native code, other files the runtime's own; the upper
  * half of the address space is the kernel's. */
-static enum jf_code_class native_class(void *ctx, uint64_t addr)
+static enum jf_code_class classify_native(struct jf_cli_inputs *in, uint64_t addr)
 {
-	struct jf_cli_inputs *in = ctx;
 	const char *name = jf_codemap_lookup(in->map, addr, NULL);
 
 	if (addr >= 0xffff800000000000ull)
@@ -60,6 +59,33 @@ static enum jf_code_class native_class(void *ctx, uint64_t addr)
 	if (!strncmp(name, "lib", 3) || !strncmp(name, "ld-", 3) || strstr(name, ".so"))
 		return JF_CLASS_NATIVE;
 	return JF_CLASS_RUNTIME;
+}
+
+/* The analysis asks for every block outside the zone records: its answers by address,
+ * for as long as the code map stays the same (a name lookup and string compares per block
+ * were a tenth of a report). */
+struct native_memo {
+	struct jf_cli_inputs *in;
+	uint64_t generation;
+	struct { uint64_t addr; enum jf_code_class cls; int valid; } slot[256];
+};
+
+static enum jf_code_class native_class(void *ctx, uint64_t addr)
+{
+	struct native_memo *m = ctx;
+	uint64_t gen = m->in->map ? jf_codemap_generation(m->in->map) : 0;
+	size_t i = (size_t)(addr ^ addr >> 8) % (sizeof(m->slot) / sizeof(m->slot[0]));
+
+	if (gen != m->generation) {
+		memset(m->slot, 0, sizeof(m->slot));
+		m->generation = gen;
+	}
+	if (!m->slot[i].valid || m->slot[i].addr != addr) {
+		m->slot[i].addr = addr;
+		m->slot[i].cls = classify_native(m->in, addr);
+		m->slot[i].valid = 1;
+	}
+	return m->slot[i].cls;
 }
 
 static int feed_record(void *ctx, const struct jf_zone_reader *reader,
@@ -198,6 +224,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	struct jf_report_meta meta;
 	struct jf_decoder *dec = NULL;
 	const struct jf_decode_stats *st;
+	static struct native_memo natives;
 	int rc, status = JF_EXIT_FAIL;
 
 	jf_cli_inputs_init(&in);
@@ -220,7 +247,9 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	cfg.steady_tolerance = o.tolerance;
 	cfg.native_class = native_class;
 	cfg.views = jf_cli_views_wanted(&o.views);
-	cfg.native_ctx = &in;
+	natives.in = &in;
+	natives.generation = (uint64_t)-1;
+	cfg.native_ctx = &natives;
 	a = jf_analysis_new(&cfg);
 	if (!a) {
 		jf_fail(&err, "out of memory");

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Decode speed of jitflow against libipt's block decoder and Linux perf, on the same inputs
+# in the same run (issue 14):
+#   tools/bench/decode-speed.sh [-b BUILD] [-r RUNS] [-t TIMES] [RECORDING_DIR...]
+#
+# 1. The real Intel PT capture ../shared/traces/intel-pt/foo concatenated TIMES times
+#    (default 2400: 70 MB, 283 M instructions; each copy starts with a PSB), decoded by
+#      libipt   `ptxed --block-decoder --quiet --stat` when PTXED names a ptxed binary
+#               (libipt built with Intel XED, which Debian lacks); otherwise
+#               BUILD/tools/libipt_block_stat, our program that drives libipt's block
+#               decoder exactly as ptxed --quiet --stat does (tools/bench/libipt_block_stat.c)
+#      stat     jitflow stat
+#      report   jitflow report (the whole analysis)
+# 2. Each RECORDING_DIR (written by `jitflow record`), decoded by
+#      stat     jitflow stat --recording DIR
+#      report   jitflow report DIR
+#      perf-i   perf script --itrace=i1i -F ip (every instruction: the same work as stat)
+#      perf-b   perf script --itrace=b -F ip,addr (every branch: perf's cheapest mode that
+#               still gives the whole path)
+#    perf cannot see code that is only in a zone file (JIT code), so it decodes fewer
+#    instructions than jitflow there; its count is printed beside its time.
+#
+# Each command runs RUNS times (default 3), interleaved, so that all tools see the same
+# load (other processes share this machine). Printed per tool: the median wall time, the
+# median CPU time (user + system, less sensitive to other processes than wall time), MB of
+# trace and instructions per CPU second, peak RSS; then the ratios of the medians, and
+# the median of each run's own ratio (both tools measured under the same load).
+# Benchmarks are not tests: nothing here fails on a slow result.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=build runs=3 times=2400
+while getopts b:r:t: opt; do
+	case $opt in
+	b) build=$OPTARG ;;
+	r) runs=$OPTARG ;;
+	t) times=$OPTARG ;;
+	*) sed -n '2,30p' "$0" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+jf="$build/tools/jitflow"
+[ -x "$jf" ] || { echo "decode-speed: $jf not built" >&2; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# run NAME COMMAND...: one timed run, appended to $tmp/NAME as "wall cpu rss_kib"
+run() {
+	local name=$1; shift
+	/usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" > "$tmp/out.$name" 2> /dev/null || {
+		echo "decode-speed: $name failed: $*" >&2; exit 1; }
+	awk '{ printf "%s %.3f %s\n", $1, $2 + $3, $4 }' "$tmp/time" >> "$tmp/$name"
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# report NAME BYTES INSNS: the line of one tool
+report() {
+	local name=$1 bytes=$2 insns=$3 wall cpu rss
+	wall=$(cut -d' ' -f1 "$tmp/$name" | median)
+	cpu=$(cut -d' ' -f2 "$tmp/$name" | median)
+	rss=$(cut -d' ' -f3 "$tmp/$name" | sort -g | tail -1)
+	awk -v n="$name" -v w="$wall" -v c="$cpu" -v r="$rss" -v b="$bytes" -v i="$insns" 'BEGIN {
+		if (c <= 0) c = 0.001
+		printf "  %-8s wall %7.2f s  cpu %7.2f s  %8.2f MB/s  %8.2f M insn/s  peak RSS %6.1f MiB\n",
+		       n, w, c, b / c / 1e6, i / c / 1e6, r / 1024 }'
+}
+
+# ratio A B: how many times faster A is than B, by CPU time (median of per-run ratios)
+ratio() {
+	local a=$1 b=$2 per
+	per=$(paste -d' ' "$tmp/$a" "$tmp/$b" | awk '{ print ($2 > 0 ? $5 / $2 : 0) }' | median)
+	printf "  %-6s is %5.2fx as fast as %-6s (CPU time; per-run ratios: median %.2fx; wall: %.2fx)\n" \
+		"$a" "$(awk -v x="$(cut -d' ' -f2 "$tmp/$b" | median)" -v y="$(cut -d' ' -f2 "$tmp/$a" | median)" 'BEGIN { print (y > 0 ? x / y : 0) }')" \
+		"$b" "$per" \
+		"$(awk -v x="$(cut -d' ' -f1 "$tmp/$b" | median)" -v y="$(cut -d' ' -f1 "$tmp/$a" | median)" 'BEGIN { print (y > 0 ? x / y : 0) }')"
+}
+
+json_field() { # FILE KEY: a number from jitflow's one-line JSON
+	grep -o "\"$2\":[0-9]*" "$1" | head -1 | cut -d: -f2
+}
+
+shared=../shared/traces/intel-pt/foo
+if [ -d "$shared" ]; then
+	for ((i = 0; i < times; i++)); do cat "$shared/trace"; done > "$tmp/trace"
+	bytes=$(stat -c %s "$tmp/trace")
+	inputs=(--raw "$shared/data:0x7ffff7819000" --pt "$tmp/trace")
+	if [ -n "${PTXED:-}" ]; then
+		libipt=("$PTXED" --block-decoder --quiet --stat "${inputs[@]}")
+		libipt_name="ptxed --block-decoder --quiet --stat"
+	else
+		libipt=("$build/tools/libipt_block_stat" "${inputs[@]}")
+		libipt_name="libipt_block_stat (libipt's block decoder as ptxed --quiet --stat drives it)"
+	fi
+	"$jf" stat --json "${inputs[@]}" > "$tmp/stat.json"
+	insns=$(json_field "$tmp/stat.json" instructions)
+	echo "foo x$times: $bytes bytes of real Intel PT, $insns instructions"
+	echo "  libipt = $libipt_name"
+	rm -f "$tmp"/libipt "$tmp"/stat "$tmp"/report
+	for ((r = 0; r < runs; r++)); do
+		run libipt "${libipt[@]}"
+		run stat "$jf" stat "${inputs[@]}"
+		run report "$jf" report "${inputs[@]}"
+	done
+	grep -q "insn: $insns\." "$tmp/out.libipt" ||
+		echo "  (libipt decoded a different count: $(grep insn "$tmp/out.libipt"))"
+	for t in libipt stat report; do report $t "$bytes" "$insns"; done
+	ratio stat libipt
+	ratio report libipt
+	ratio stat report
+else
+	echo "decode-speed: $shared not found (needs ../shared/traces); skipping the real capture" >&2
+fi
+
+for dir in "$@"; do
+	"$jf" stat --json --recording "$dir" > "$tmp/stat.json"
+	insns=$(json_field "$tmp/stat.json" instructions)
+	bytes=$(json_field "$tmp/stat.json" trace_bytes)
+	echo "$dir: $bytes bytes of Intel PT, $insns instructions"
+	rm -f "$tmp"/stat "$tmp"/report "$tmp"/perf-i "$tmp"/perf-b
+	for ((r = 0; r < runs; r++)); do
+		run stat "$jf" stat --recording "$dir"
+		run report "$jf" report "$dir"
+		run perf-i perf script -i "$dir/perf.data" --itrace=i1i -F ip
+		run perf-b perf script -i "$dir/perf.data" --itrace=b -F ip,addr
+	done
+	for t in stat report perf-i perf-b; do report $t "$bytes" "$insns"; done
+	echo "  perf-i listed $(wc -l < "$tmp/out.perf-i") instructions, perf-b $(wc -l < "$tmp/out.perf-b") branches"
+	ratio report stat
+	ratio stat perf-i
+	ratio report perf-i
+	ratio report perf-b
+done
