@@ -444,6 +444,76 @@ static void test_pt_stream_decodes_with_libipt(void **state)
 	free(pt);
 }
 
+/* The clock a thread's packets carry, as libipt reads it: exact at every branch, while
+ * the thread runs (across MTC periods) and after it waited while other threads ran
+ * (a few periods, and more than an MTC's 8 bits can count). A thread's blocks dated late
+ * would be merged after other threads' blocks that ran after them (issue 15: a zone
+ * record that one thread wrote applied before another thread's run of the old code). */
+static void test_pt_stream_time_after_waits(void **state)
+{
+	static const uint64_t gaps[] = { 3, 700, 3000, 40000, 300000, 5, 1 << 20 };
+	struct jf_pt_stream *pt = malloc(sizeof(*pt));
+	struct sink sink = { 0 };
+	struct pt_config config;
+	struct pt_query_decoder *q;
+	uint64_t ip, tsc, clock = 100, at[2 * 7 * 50];
+	uint32_t lost_mtc, lost_cyc;
+	size_t n = 0, i, k;
+	int status;
+
+	(void)state;
+	assert_int_equal(jf_pt_stream_init(pt, collect, &sink, 1), 0);
+	jf_pt_advance(pt, clock);
+	jf_pt_enable(pt, 0x401000);
+	for (i = 0; i < sizeof(gaps) / sizeof(gaps[0]); i++) {
+		/* the thread runs: a branch every 37 instructions */
+		for (k = 0; k < 50; k++) {
+			jf_pt_advance(pt, clock += 37);
+			jf_pt_indirect(pt, 0x401000 + k);
+			at[n++] = clock;
+		}
+		/* a system call; the thread comes back after others ran gaps[i] instructions */
+		jf_pt_disable(pt);
+		jf_pt_advance(pt, clock += gaps[i]);
+		jf_pt_enable(pt, 0x401000);
+	}
+	assert_int_equal(jf_pt_stream_finish(pt), 0);
+
+	q = query_decoder(&sink, &config);
+	config.cpuid_0x15_eax = 1; /* as the recording's AUXTRACE_INFO says */
+	config.cpuid_0x15_ebx = JF_PT_TSC_PER_INSN;
+	config.mtc_freq = JF_PT_MTC_PERIOD;
+	config.nom_freq = JF_PT_NONTURBO_RATIO;
+	pt_qry_free_decoder(q);
+	q = pt_qry_alloc_decoder(&config);
+	assert_non_null(q);
+	status = pt_qry_sync_forward(q, &ip);
+	assert_true(status >= 0);
+	for (i = 0; i < n;) {
+		struct pt_event ev;
+
+		if (status & pts_event_pending) {
+			status = pt_qry_event(q, &ev, sizeof(ev));
+			assert_true(status >= 0);
+			continue;
+		}
+		status = pt_qry_indirect_branch(q, &ip);
+		if (status < 0)
+			fail_msg("branch %zu: %s", i, pt_errstr(pt_errcode(status)));
+		assert_int_equal(ip, 0x401000 + i % 50);
+		assert_true(pt_qry_time(q, &tsc, &lost_mtc, &lost_cyc) >= 0);
+		if (tsc != (at[i] + JF_PT_CLOCK_BASE) * JF_PT_TSC_PER_INSN)
+			fail_msg("branch %zu (after a wait of %llu): time %llu, the clock was %llu", i,
+				 (unsigned long long)(i >= 50 ? gaps[i / 50 - 1] : 0),
+				 (unsigned long long)(tsc / JF_PT_TSC_PER_INSN - JF_PT_CLOCK_BASE),
+				 (unsigned long long)at[i]);
+		i++;
+	}
+	pt_qry_free_decoder(q);
+	free(sink.data);
+	free(pt);
+}
+
 /* The IP filter's packets (--filter): a branch out of it is a TIP.PGD with its target,
  * after the TNT bits before it; no MTC while it keeps tracing off, and a PSB+ whose TSC
  * dates the next TIP.PGE; an overflow outside it is an OVF alone, then TIP.PGE. */
@@ -809,6 +879,7 @@ int main(void)
 		cmocka_unit_test(test_plugin_stream_truncated_and_corrupt),
 		cmocka_unit_test(test_shadow_stack_nops),
 		cmocka_unit_test(test_pt_stream_decodes_with_libipt),
+		cmocka_unit_test(test_pt_stream_time_after_waits),
 		cmocka_unit_test(test_pt_overflow_ip_is_whole),
 		cmocka_unit_test(test_pt_filter_edges),
 		cmocka_unit_test(test_zone_retime),

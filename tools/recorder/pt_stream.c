@@ -184,32 +184,39 @@ static uint64_t tsc_now(const struct jf_pt_stream *s)
 	return (s->now + JF_PT_CLOCK_BASE) * JF_PT_TSC_PER_INSN;
 }
 
-/* PSB+: PSB, TSC, TMA, CBR, MODE.EXEC, FUP (when tracing), PSBEND. */
-static void psb(struct jf_pt_stream *s, uint64_t ip)
+/* TSC, TMA and CBR: the whole time, now; MTC and CYC count on from here. Outside PSB+ the
+ * CBR also makes decoders forget the MTC they calibrate cycles against (libipt), which
+ * lies too many periods back to be told apart from a later one. */
+static void full_time(struct jf_pt_stream *s)
 {
 	struct pt_packet pkt;
 
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_tsc;
+	pkt.payload.tsc.tsc = tsc_now(s);
+	emit(s, &pkt);
+	s->stats.tsc++;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_tma;
+	pkt.payload.tma.ctc = (uint16_t)(s->now + JF_PT_CLOCK_BASE); /* 1 tick/insn */
+	pkt.payload.tma.fc = 0;
+	emit(s, &pkt);
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_cbr;
+	pkt.payload.cbr.ratio = JF_PT_CBR;
+	emit(s, &pkt);
+	s->last_cyc = s->now;
+	s->last_mtc = (s->now + JF_PT_CLOCK_BASE) >> JF_PT_MTC_PERIOD;
+}
+
+/* PSB+: PSB, TSC, TMA, CBR, MODE.EXEC, FUP (when tracing), PSBEND. */
+static void psb(struct jf_pt_stream *s, uint64_t ip)
+{
 	flush_tnt(s);
 	simple(s, ppt_psb);
 	s->stats.psb++;
-	if (s->timing) {
-		memset(&pkt, 0, sizeof(pkt));
-		pkt.type = ppt_tsc;
-		pkt.payload.tsc.tsc = tsc_now(s);
-		emit(s, &pkt);
-		s->stats.tsc++;
-		memset(&pkt, 0, sizeof(pkt));
-		pkt.type = ppt_tma;
-		pkt.payload.tma.ctc = (uint16_t)(s->now + JF_PT_CLOCK_BASE); /* 1 tick/insn */
-		pkt.payload.tma.fc = 0;
-		emit(s, &pkt);
-		memset(&pkt, 0, sizeof(pkt));
-		pkt.type = ppt_cbr;
-		pkt.payload.cbr.ratio = JF_PT_CBR;
-		emit(s, &pkt);
-		s->last_cyc = s->now;
-		s->last_mtc = (s->now + JF_PT_CLOCK_BASE) >> JF_PT_MTC_PERIOD;
-	}
+	if (s->timing)
+		full_time(s);
 	s->last_ip = 0;
 	/* Decoders start a fresh call stack at every PSB: never compress across one. */
 	s->ret_depth = 0;
@@ -224,32 +231,58 @@ static void psb(struct jf_pt_stream *s, uint64_t ip)
 
 void jf_pt_advance(struct jf_pt_stream *s, uint64_t now)
 {
-	uint64_t period;
+	uint64_t period, boundary;
+	struct pt_packet pkt;
 
 	if (now < s->now)
 		return;
-	s->now = now;
-	if (!s->timing || !s->stats.psb)
+	if (!s->timing || !s->stats.psb) {
+		s->now = now;
 		return;
-	/* MTC whenever CTC bit mtc_period changes, carrying CTC[period+7:period]. */
+	}
 	period = (now + JF_PT_CLOCK_BASE) >> JF_PT_MTC_PERIOD;
-	if (period != s->last_mtc && s->filtered && !s->enabled) {
+	if (period == s->last_mtc) {
+		s->now = now;
+		return;
+	}
+	if (s->filtered && !s->enabled) {
 		/* Hardware goes on writing MTCs outside the filter (2 bytes per 512
 		 * instructions: most of a filtered recording); one PSB+ at the next TIP.PGE
 		 * carries the time instead. */
+		s->now = now;
 		s->mtc_skipped = 1;
 		return;
 	}
-	if (period != s->last_mtc) {
-		struct pt_packet pkt;
-
-		s->last_mtc = period;
-		memset(&pkt, 0, sizeof(pkt));
-		pkt.type = ppt_mtc;
-		pkt.payload.mtc.ctc = (uint8_t)period;
-		emit(s, &pkt);
-		s->stats.mtc++;
+	/* Branches before now go out with the time they had. */
+	flush_tnt(s);
+	s->now = now;
+	/* A thread that waited while others ran: an MTC's 8 bits cannot say how many periods
+	 * went by (decoders correct one wrap-around), so the whole time. */
+	if (period - s->last_mtc >= (1u << 7)) {
+		full_time(s);
+		return;
 	}
+	/* MTC whenever CTC bit mtc_period changes, carrying CTC[period+7:period]. libipt
+	 * counts the cycles of the CYC packets after an MTC from the MTC's time, the moment
+	 * the bit changed: so a CYC first brings the cycle count to that moment, which this
+	 * thread may have slept through. Without it the cycles of the wait counted twice,
+	 * and the thread's blocks were dated late by up to the wait, behind other threads'
+	 * blocks that ran after them (test_recorder_units, test_jit_threads). */
+	boundary = (period << JF_PT_MTC_PERIOD) - JF_PT_CLOCK_BASE;
+	if (boundary > s->last_cyc) {
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = ppt_cyc;
+		pkt.payload.cyc.value = boundary - s->last_cyc;
+		emit(s, &pkt);
+		s->stats.cyc++;
+		s->last_cyc = boundary;
+	}
+	s->last_mtc = period;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_mtc;
+	pkt.payload.mtc.ctc = (uint8_t)period;
+	emit(s, &pkt);
+	s->stats.mtc++;
 }
 
 void jf_pt_enable(struct jf_pt_stream *s, uint64_t ip)

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Random minivm programs recorded and checked against minivm's own counters.
+
+Each seed gives one program and one set of JIT options: 1-3 functions whose hot loops hold
+branches on the loop counter (guards that fail now and then, so bridges are compiled),
+nested loops up to three deep, calls between the functions, and a top-level loop that
+calls them with changing arguments and calls jit_flush() every few iterations; options
+with low --hot and --bridge thresholds and often a small --code-size, so that traces are
+flushed (by jit_flush() or because code memory is full) and compiled again at the same
+addresses, bridges and patched exit stubs included.
+
+Every program runs under `jitflow record`; `jitflow report --json` must give, for every
+trace minivm compiled, its entries and iterations, for every guard its exits, and for
+every bridge the exits of its parent guard that went on to it, exactly as minivm's
+compiled code counted them (--counters), with no decode error and no data lost; and the
+program's output must be the same as in a native run.
+
+usage: random_programs.py MINIVM JITFLOW FIRST[-LAST] [--keep DIR]
+Exit status 0 when every program matched, 1 otherwise (each difference is printed),
+77 when QEMU is not installed."""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def generate(seed):
+    """The program text and minivm options of one seed."""
+    rnd = random.Random(seed)
+
+    def condition(var):
+        m = rnd.randint(2, 9)
+        return "%s %% %d == %d" % (var, m, rnd.randint(0, m - 1))
+
+    def statement(var, depth, callable_functions):
+        c = rnd.random()
+        if c < 0.45:
+            return "if (%s) { s = s + %d; } else { s = s - %d; }" % (
+                condition(var), rnd.randint(1, 5), rnd.randint(1, 3))
+        if c < 0.6:
+            # a branch that changes with the function's argument: a phase change
+            return "if (k %% 2 == %d) { if (%s) { s = s + 3; } }" % (
+                rnd.randint(0, 1), condition(var))
+        if c < 0.72 and callable_functions:
+            return "s = s + g%d(%s %% 5, 3);" % (rnd.randrange(callable_functions), var)
+        if c < 0.88 and depth < 2:
+            inner = "j%d" % depth
+            body = " ".join(statement(inner, depth + 1, callable_functions)
+                            for _ in range(rnd.randint(1, 2)))
+            return "%s = 0; while (%s < %d + k %% 3) { %s %s = %s + 1; }" % (
+                inner, inner, rnd.randint(2, 8), body, inner, inner)
+        return "s = s + %s %% %d;" % (var, rnd.randint(2, 7))
+
+    functions = rnd.randint(1, 3)
+    lines = []
+    for f in range(functions):
+        body = " ".join(statement("i", 0, f) for _ in range(rnd.randint(1, 4)))
+        lines.append("func g%d(k, n) {\n  var i = 0; var s = 0; var j0 = 0; var j1 = 0;\n"
+                     "  while (i < n) { %s i = i + 1; }\n  return s;\n}" % (f, body))
+    period = rnd.randint(1, 6)
+    calls = " ".join("t = t + g%d(o, %d + o * %d);" % (f, rnd.randint(10, 120), rnd.randint(0, 6))
+                     for f in range(functions) if f == functions - 1 or rnd.random() < 0.8)
+    lines.append("var o = 0;\nvar t = 0;\nwhile (o < %d) {\n  %s\n"
+                 "  if (o %% %d == %d) { jit_flush(); }\n  o = o + 1;\n}\nprint t;" % (
+                     rnd.randint(4, 16), calls, period, rnd.randint(0, period - 1)))
+    options = ["--hot=%d" % rnd.randint(2, 30), "--bridge=%d" % rnd.randint(1, 6),
+               "--code-size=%d" % rnd.choice([256, 512, 1024, 2048, 4096, 16384, 1048576])]
+    return "\n".join(lines) + "\n", options
+
+
+def by_id(items):
+    return {x["id"]: x for x in items}
+
+
+def compare(report, truth):
+    """Differences between jitflow's report and minivm's counters, and the numbers of
+    traces and guards compared."""
+    bad = []
+    summary = report["summary"]
+    if summary["decode_errors"] or summary["lost_bytes"]:
+        bad.append("%d decode errors, %d bytes lost" % (summary["decode_errors"],
+                                                         summary["lost_bytes"]))
+    mine = by_id(report["traces"])
+    guards = 0
+    for t in truth["traces"]:
+        m = mine.get(t["id"])
+        if m is None:
+            bad.append("trace %d (%s) is not in the report" % (t["id"], t["kind"]))
+            continue
+        if (m["entries"], m["iterations"]) != (t["entries"], t["iterations"]):
+            bad.append("trace %d (%s): entries %d iterations %d, minivm counted %d and %d"
+                       % (t["id"], t["kind"], m["entries"], m["iterations"], t["entries"],
+                          t["iterations"]))
+        if "parent_trace" in t:
+            parent = by_id(mine.get(t["parent_trace"], {}).get("guards", []))
+            pg = parent.get(t["parent_guard"])
+            if pg is None or pg["to_bridge"] != t["entries"]:
+                bad.append("bridge %d: its guard went to it %s times, minivm counted %d "
+                           "entries" % (t["id"], pg and pg["to_bridge"], t["entries"]))
+        mg = by_id(m.get("guards", []))
+        for g in t["guards"]:
+            exits = mg.get(g["id"], {}).get("exits", 0)
+            if exits != g["exits"]:
+                bad.append("trace %d guard %d: %d exits, minivm counted %d" % (
+                    t["id"], g["id"], exits, g["exits"]))
+            guards += 1
+    return bad, len(truth["traces"]), guards
+
+
+def run_seed(minivm, jitflow, seed, work):
+    """(differences, traces, guards, bridges) of one seed, recorded in folder work."""
+    program, options = generate(seed)
+    path = os.path.join(work, "p.mvm")
+    with open(path, "w") as f:
+        f.write(program)
+    native = subprocess.run([minivm, *options, path], capture_output=True, text=True)
+    zones = os.path.join(work, "zones")
+    os.makedirs(zones, exist_ok=True)
+    counters = os.path.join(work, "counters.json")
+    rec = os.path.join(work, "rec")
+    recorded = subprocess.run([jitflow, "record", "-o", rec, "--", minivm, *options,
+                               "--counters", counters, "--zone-dir", zones, path],
+                              capture_output=True, text=True)
+    if recorded.returncode != 0 or native.returncode != 0:
+        return ["minivm exited with %d natively and %d recorded: %s" % (
+            native.returncode, recorded.returncode, recorded.stderr.strip()[-300:])], 0, 0, 0
+    bad = []
+    if recorded.stdout != native.stdout:
+        bad.append("output differs from the native run")
+    report = subprocess.run([jitflow, "report", rec, "--json"], capture_output=True, text=True)
+    if report.returncode != 0:
+        return bad + ["jitflow report failed: " + report.stderr.strip()], 0, 0, 0
+    with open(counters) as f:
+        truth = json.load(f)
+    more, traces, guards = compare(json.loads(report.stdout), truth)
+    bridges = sum(1 for t in truth["traces"] if t["kind"] == "bridge")
+    return bad + more, traces, guards, bridges
+
+
+def main():
+    args = sys.argv[1:]
+    keep = None
+    if "--keep" in args:
+        i = args.index("--keep")
+        keep = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 3:
+        sys.exit(__doc__)
+    minivm, jitflow, seeds = args
+    first, _, last = seeds.partition("-")
+    first, last = int(first), int(last or first)
+    if shutil.which("qemu-x86_64") is None:
+        print("SKIP: qemu-x86_64 is not installed")
+        sys.exit(77)
+    failed = programs = traces = guards = bridges = 0
+    started = time.time()
+    for seed in range(first, last + 1):
+        work = tempfile.mkdtemp(prefix="minivm-random-%d-" % seed)
+        bad, t, g, b = run_seed(minivm, jitflow, seed, work)
+        programs += 1
+        traces += t
+        guards += g
+        bridges += b
+        options = " ".join(generate(seed)[1])
+        if bad:
+            failed += 1
+            print("seed %d (%s): %d differences" % (seed, options, len(bad)))
+            for line in bad[:20]:
+                print("  " + line)
+        else:
+            print("seed %d (%s): %d traces (%d bridges), %d guards exact" % (
+                seed, options, t, b, g))
+        sys.stdout.flush()
+        if keep and bad:
+            shutil.copytree(work, os.path.join(keep, "seed-%d" % seed), dirs_exist_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d programs, %d with differences; %d traces (%d bridges) and %d guards compared; "
+          "%.0f s" % (programs, failed, traces, bridges, guards, time.time() - started))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
