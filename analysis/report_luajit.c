@@ -76,6 +76,11 @@ void jf_report_luajit_events(FILE *out, const struct jf_analysis_result *r)
 		compiled(r, JF_REGION_TRACE) + compiled(r, JF_REGION_BRIDGE),
 		compiled(r, JF_REGION_TRACE), compiled(r, JF_REGION_BRIDGE), r->trace_starts,
 		r->trace_aborts, r->trace_flushes);
+	/* The module names LuaJIT's interpreter only where its lj_vm_* symbols can be found
+	 * (Debian's luajit has none): otherwise say what the split cannot tell apart. */
+	if (!r->total.insns[JF_SPLIT_INTERPRETER])
+		fprintf(out, "  Not told apart: LuaJIT's interpreter (lj_vm_*, without symbols in "
+			     "this build) and the rest of its native code: counted as native\n");
 }
 
 /* Indexes of n rows ordered by a key, largest first; ties in table order. */
