@@ -39,6 +39,7 @@ struct jf_codemap {
 	struct backing *backings;
 	uint64_t generation;
 	struct pt_image_section_cache *iscache;
+	size_t iscache_added; /* sections added to iscache since it was made */
 	struct pt_image *image;
 	uint64_t image_generation;
 	size_t last_hit;      /* lookups are very local: try the last hit first */
@@ -415,6 +416,37 @@ static int read_missing(uint8_t *buffer, size_t size, const struct pt_asid *asid
 	return n ? (int)n : -pte_nomap;
 }
 
+/* libipt's section cache counts its sections in 16 bits, keeps every one it was given and
+ * looks through all of them for each new one; a JIT that loads and frees code for long (a
+ * minivm program with 59562 code regions) would fill it, slower and slower. So a new cache
+ * starts with the live sections only once it holds twice the live sections and
+ * ISCACHE_SLACK more (never more than ISCACHE_MAX). */
+enum { ISCACHE_SLACK = 4096, ISCACHE_MAX = 60000 };
+
+static int renew_iscache_if_full(struct jf_codemap *map, struct jf_error *err)
+{
+	struct pt_image_section_cache *fresh;
+	size_t i, adding = 0, limit;
+
+	for (i = 0; i < map->count; i++)
+		adding += map->sec[i].isid <= 0;
+	limit = 2 * map->count + ISCACHE_SLACK;
+	if (limit > ISCACHE_MAX)
+		limit = ISCACHE_MAX;
+	if (map->iscache_added + adding <= limit || map->count >= limit)
+		return 0;
+	fresh = pt_iscache_alloc("jitflow");
+	if (!fresh)
+		return jf_fail(err, "out of memory");
+	/* The current image holds references of its own to the sections it maps. */
+	pt_iscache_free(map->iscache);
+	map->iscache = fresh;
+	map->iscache_added = 0;
+	for (i = 0; i < map->count; i++)
+		map->sec[i].isid = 0;
+	return 0;
+}
+
 struct pt_image *jf_codemap_pt_image(struct jf_codemap *map, struct jf_error *err)
 {
 	struct pt_image *image;
@@ -422,6 +454,8 @@ struct pt_image *jf_codemap_pt_image(struct jf_codemap *map, struct jf_error *er
 
 	if (map->image && map->image_generation == map->generation)
 		return map->image;
+	if (renew_iscache_if_full(map, err) < 0)
+		return NULL;
 	image = pt_image_alloc("jitflow");
 	if (!image) {
 		jf_fail(err, "out of memory");
@@ -443,6 +477,7 @@ struct pt_image *jf_codemap_pt_image(struct jf_codemap *map, struct jf_error *er
 				pt_image_free(image);
 				return NULL;
 			}
+			map->iscache_added++;
 		}
 		rc = pt_image_add_cached(image, map->iscache, s->isid, NULL);
 		if (rc < 0) {

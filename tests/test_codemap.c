@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "jitflow/codemap.h"
+#include "codemap_pt.h" /* the decoder's libipt image of the map */
 
 static void test_add_read_and_overlap(void **state)
 {
@@ -73,11 +74,36 @@ static void test_file_sections_and_bad_ranges(void **state)
 	jf_codemap_free(map);
 }
 
+/* A JIT that keeps replacing its code: libipt's section cache holds at most 65535 sections
+ * and never lets one go, so the map starts new caches long before one fills (found with a
+ * minivm program that loaded and freed 59562 regions: "libipt cannot add section ...
+ * out of memory"). Every image still builds and reads the newest bytes. */
+static void test_many_generations_of_code(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err;
+	uint8_t code[16], buf[16];
+	uint32_t i;
+
+	for (i = 0; i < 70000; i++) { /* more than libipt's cache can hold */
+		memset(code, (int)(i & 0xff), sizeof(code));
+		memcpy(code, &i, sizeof(i));
+		assert_int_equal(jf_codemap_add_bytes(map, code, sizeof(code), 0x7000, "jit", &err), 0);
+		if (!jf_codemap_pt_image(map, &err))
+			fail_msg("generation %u: %s", i, err.msg);
+	}
+	assert_int_equal(jf_codemap_count(map), 1);
+	assert_int_equal(jf_codemap_read(map, 0x7000, buf, sizeof(buf)), sizeof(buf));
+	assert_memory_equal(buf, code, sizeof(code));
+	jf_codemap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_read_and_overlap),
 		cmocka_unit_test(test_file_sections_and_bad_ranges),
+		cmocka_unit_test(test_many_generations_of_code),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
