@@ -505,6 +505,33 @@ static void test_jit_filtered(void **state)
 	free(out);
 }
 
+/* `jitflow record` killed (SIGKILL) while it writes: the perf.data it leaves has the
+ * header written when the recording began (data size 0: an unfinished recording), so its
+ * records up to the cut decode, without errors, and the cut is reported where the file
+ * ends, never as a silent short count. fib(40) runs for minutes under the recorder; it is
+ * killed once 2 MB of the file are written (and its QEMU with it: "[q]" keeps pkill from
+ * matching the shell that runs it). */
+static void test_killed_recording(void **state)
+{
+	char cmd[4096], *out = NULL;
+	const char *tmp = jf_test_tmpdir();
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && { '%s' record -o killed -- '%s' 40 >/dev/null 2>&1 & pid=$!; "
+		 "for i in $(seq 600); do s=$(stat -c %%s killed/perf.data 2>/dev/null || echo 0); "
+		 "[ \"$s\" -gt 2000000 ] && break; sleep 0.1; done; kill -9 $pid; wait $pid; "
+		 "pkill -9 -f '[q]emu-x86_64.*recprog_fib 40'; true; }", tmp, jf_test_cli(),
+		 program("fib"));
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s/killed' --json", jf_test_cli(), tmp);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	if (jf_test_number_after(out, "\"instructions\":") < 1000000 ||
+	    jf_test_number_after(out, "\"errors\":") != 0 || !strstr(out, "\"file-cut\""))
+		fail_msg("the killed recording: %s", out);
+	free(out);
+}
+
 /* fork and posix_spawn: the children are not followed, and the manifest says so. */
 static void test_fork_reported(void **state)
 {
@@ -600,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_jit_without_markers),
 		cmocka_unit_test(test_jit_filtered),
 		cmocka_unit_test(test_fork_reported),
+		cmocka_unit_test(test_killed_recording),
 		cmocka_unit_test(test_killed_program),
 		cmocka_unit_test(test_system_program),
 	};

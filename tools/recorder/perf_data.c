@@ -389,6 +389,46 @@ static void write_feature(struct jf_perf_writer *w, int feat, const struct jf_pe
 	}
 }
 
+/* The file header, the event's id and its attribute, at the start of the file. */
+static void write_file_header(struct jf_perf_writer *w, uint64_t data_size,
+			      const uint64_t bits[4])
+{
+	struct perf_event_attr attr;
+
+	if (fseek(w->f, 0, SEEK_SET) == 0) {
+		uint64_t header[13] = { 0 };
+		uint64_t ids_section[2] = { IDS_OFFSET, 8 };
+		uint64_t id = EVENT_ID;
+
+		memcpy(&header[0], "PERFILE2", 8);
+		header[1] = HEADER_SIZE;
+		header[2] = FILE_ATTR_SIZE;
+		header[3] = ATTRS_OFFSET;
+		header[4] = FILE_ATTR_SIZE;
+		header[5] = w->data_start;
+		header[6] = data_size;
+		header[7] = 0; /* event_types: unused */
+		header[8] = 0;
+		memcpy(&header[9], bits, 4 * sizeof(bits[0]));
+		fwrite(header, sizeof(header), 1, w->f);
+		fwrite(&id, 8, 1, w->f);
+		fill_attr(&attr, w->timing);
+		fwrite(&attr, ATTR_SIZE, 1, w->f);
+		fwrite(ids_section, sizeof(ids_section), 1, w->f);
+	} else {
+		w->failed = 1;
+	}
+}
+
+void jf_perf_write_unfinished_header(struct jf_perf_writer *w)
+{
+	static const uint64_t no_features[4];
+
+	write_file_header(w, 0, no_features);
+	if (fseek(w->f, (long)w->pos, SEEK_SET) || fflush(w->f))
+		w->failed = 1;
+}
+
 int jf_perf_close(struct jf_perf_writer *w, const struct jf_perf_info *info,
 		  struct jf_error *err)
 {
@@ -398,7 +438,6 @@ int jf_perf_close(struct jf_perf_writer *w, const struct jf_perf_info *info,
 	enum { NFEAT = sizeof(features) / sizeof(features[0]) };
 	uint64_t sections[NFEAT][2];
 	uint64_t data_size = w->pos - w->data_start, table, bits[4] = { 0 };
-	struct perf_event_attr attr;
 	size_t i;
 	int rc = 0;
 
@@ -420,30 +459,7 @@ int jf_perf_close(struct jf_perf_writer *w, const struct jf_perf_info *info,
 	else
 		w->failed = 1;
 
-	/* File header, the event's id and its attribute. */
-	if (fseek(w->f, 0, SEEK_SET) == 0) {
-		uint64_t header[13] = { 0 };
-		uint64_t ids_section[2] = { IDS_OFFSET, 8 };
-		uint64_t id = EVENT_ID;
-
-		memcpy(&header[0], "PERFILE2", 8);
-		header[1] = HEADER_SIZE;
-		header[2] = FILE_ATTR_SIZE;
-		header[3] = ATTRS_OFFSET;
-		header[4] = FILE_ATTR_SIZE;
-		header[5] = w->data_start;
-		header[6] = data_size;
-		header[7] = 0; /* event_types: unused */
-		header[8] = 0;
-		memcpy(&header[9], bits, sizeof(bits));
-		fwrite(header, sizeof(header), 1, w->f);
-		fwrite(&id, 8, 1, w->f);
-		fill_attr(&attr, w->timing);
-		fwrite(&attr, ATTR_SIZE, 1, w->f);
-		fwrite(ids_section, sizeof(ids_section), 1, w->f);
-	} else {
-		w->failed = 1;
-	}
+	write_file_header(w, data_size, bits);
 	if (fclose(w->f) || w->failed)
 		rc = jf_fail(err, "%s: write failed", w->path);
 	free(w->index);

@@ -66,6 +66,11 @@ void jf_perf_finished_round(struct jf_perf_writer *w);
 /* No recording after all: close and remove the file. */
 void jf_perf_abandon(struct jf_perf_writer *w);
 
+/* A header that reads as an unfinished recording (data size 0: "read to the end of the
+ * file", as perf and jitflow do), written as soon as the attribute is known, so that a
+ * recorder killed before jf_perf_close leaves a file whose records up to the cut decode. */
+void jf_perf_write_unfinished_header(struct jf_perf_writer *w);
+
 /* Writes the header features and the file header; closes the file. */
 int jf_perf_close(struct jf_perf_writer *w, const struct jf_perf_info *info,
 		  struct jf_error *err);

@@ -100,6 +100,7 @@ void jf_record_state_begin(struct jf_record_state *st, int pid)
 
 	st->pid = pid;
 	st->perf.timing = st->timing;
+	jf_perf_write_unfinished_header(&st->perf);
 	jf_perf_auxtrace_info(&st->perf);
 	jf_perf_comm(&st->perf, pid, pid, base ? base + 1 : st->program, 1, jf_pt_perf_time(0));
 	if (st->image.is_static_exec) {
