@@ -108,3 +108,32 @@ int jf_test_pypy_counts_match(const cJSON *pypy, const char *path)
 	fclose(counts);
 	return compared;
 }
+
+int jf_test_pypy_filtered_recording_matches(const char *dir, const char *counts_path)
+{
+	char cmd[4096], path[4096];
+	cJSON *manifest, *stat, *report;
+	const cJSON *pypy;
+	int compared;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	manifest = jf_test_json_file(path);
+	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s' --json", jf_test_cli(), dir);
+	stat = jf_test_run_json(cmd);
+	assert_int_equal(jf_test_num(stat, "instructions"),
+			 jf_test_num(cJSON_GetObjectItemCaseSensitive(manifest, "filter"),
+				     "traced_instructions"));
+	assert_int_equal(jf_test_num(stat, "errors"), 0);
+	assert_int_equal(jf_test_num(stat, "lost_bytes"), 0);
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	pypy = cJSON_GetObjectItemCaseSensitive(report, "pypy");
+	assert_non_null(pypy);
+	compared = jf_test_pypy_counts_match(pypy, counts_path);
+	jf_test_pypy_bridges_match_guards(pypy);
+	cJSON_Delete(manifest);
+	cJSON_Delete(stat);
+	cJSON_Delete(report);
+	return compared;
+}
