@@ -401,11 +401,6 @@ size_t jf_codemap_count(const struct jf_codemap *map)
 	return map->count;
 }
 
-struct pt_image_section_cache *jf_codemap_iscache(struct jf_codemap *map)
-{
-	return map->iscache;
-}
-
 /* libipt asks here for what no section holds. */
 static int read_missing(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
 			void *context)

@@ -6,9 +6,6 @@
 
 #include "jitflow/codemap.h"
 
-/* The image section cache that owns libipt's sections (and their block caches). */
-struct pt_image_section_cache *jf_codemap_iscache(struct jf_codemap *map);
-
 /* A pt_image with the map's current sections. The previous image returned stays valid only
  * until this is called after a change: callers must re-fetch and pt_blk_set_image before
  * decoding on whenever jf_codemap_generation() changed. */
