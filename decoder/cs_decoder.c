@@ -5,6 +5,7 @@
  * makes OpenCSD stop and keep its state until we FLUSH it. So memory stays constant
  * whatever the trace length, and decoding runs only as far as the consumer has read. */
 #include "cs_internal.h"
+#include "isolate_child.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ struct cs_decoder {
 
 	struct jf_cs_tree tree;
 	int tree_open;
+	uint32_t number;           /* of the current buffer in an isolating child */
 	size_t pos;                /* next byte of the current buffer to feed */
 	int waiting;               /* OpenCSD answered WAIT: FLUSH before feeding more */
 	int eot_sent;
@@ -127,6 +129,7 @@ static int open_buffer(struct cs_decoder *d, struct jf_error *err)
 	if (jf_cs_tree_open(&d->tree, b, d->map, err) < 0)
 		return -1;
 	d->tree_open = 1;
+	d->number = jf_isolate_buffer_opened();
 	d->pos = 0;
 	d->waiting = 0;
 	d->eot_sent = 0;
@@ -282,6 +285,52 @@ static void release_consumed(struct cs_decoder *d, const struct jf_cs_buffer *b)
 	d->released = d->pos - RELEASE_LAG;
 }
 
+/* In an isolating child, bytes an earlier child crashed on (isolate_child.h): reset the
+ * tree and go on at to, the bytes between reported as lost to the crash. */
+static void skip_crash(struct cs_decoder *d, enum jf_isolate_op op, uint64_t to)
+{
+	const struct jf_cs_buffer *b = &d->buffers[d->cur].cfg;
+	uint32_t used = 0;
+
+	ocsd_dt_process_data(d->tree.handle, OCSD_OP_RESET, 0, 0, NULL, &used);
+	if (to > b->size)
+		to = b->size;
+	if (to > d->pos && room(d)) {
+		struct jf_flow *f = push(d);
+
+		f->kind = JF_FLOW_LOST;
+		f->flags = JF_FLOW_IP_SUPPRESSED;
+		f->source = d->tree.nids ? d->tree.ids[0] : 0;
+		f->offset = b->base_offset + d->pos;
+		f->u.lost.bytes = to - d->pos;
+		f->u.lost.reason = JF_LOST_DECODER_CRASH;
+	}
+	d->pos = (size_t)to;
+	d->waiting = 0;
+	if (op == JF_ISOLATE_EOT)
+		d->eot_sent = 1; /* the end crashed: the buffer is over */
+}
+
+/* Say where the coming call is; 1 when it must not be made (skipped, see skip_crash). */
+static int before_call(struct cs_decoder *d, enum jf_isolate_op op, size_t *n)
+{
+	const struct jf_cs_buffer *b = &d->buffers[d->cur].cfg;
+	struct jf_isolate_spot where;
+	uint64_t to = 0;
+
+	if (!jf_isolate_child)
+		return 0;
+	memset(&where, 0, sizeof(where));
+	where.unit = b->formatted ? 16 : 1;
+	where.size = b->size;
+	where.base = b->base_offset;
+	where.source = d->tree.nids ? d->tree.ids[0] : 0;
+	if (!jf_isolate_before_call(d->number, op, d->pos, n, &where, &to))
+		return 0;
+	skip_crash(d, op, to);
+	return 1;
+}
+
 /* One call into OpenCSD (or one buffer transition). */
 static int step(struct cs_decoder *d, struct jf_error *err)
 {
@@ -297,17 +346,27 @@ static int step(struct cs_decoder *d, struct jf_error *err)
 		return -1;
 	fed_from = d->pos;
 	if (d->waiting) {
+		size_t none = 0;
+
+		if (before_call(d, JF_ISOLATE_FLUSH, &none))
+			return 0;
 		resp = ocsd_dt_process_data(d->tree.handle, OCSD_OP_FLUSH, 0, 0, NULL, &used);
 	} else if (d->pos < b->size) {
 		size_t n = b->size - d->pos;
 
 		if (n > FEED_CHUNK)
 			n = FEED_CHUNK;
+		if (before_call(d, JF_ISOLATE_DATA, &n))
+			return 0;
 		resp = ocsd_dt_process_data(d->tree.handle, OCSD_OP_DATA, d->pos, (uint32_t)n,
 					    b->data + d->pos, &used);
 		d->pos += used;
 		release_consumed(d, b);
 	} else if (!d->eot_sent) {
+		size_t none = 0;
+
+		if (before_call(d, JF_ISOLATE_EOT, &none))
+			return 0;
 		d->eot_sent = 1;
 		resp = ocsd_dt_process_data(d->tree.handle, OCSD_OP_EOT, 0, 0, NULL, &used);
 	} else {
@@ -317,6 +376,7 @@ static int step(struct cs_decoder *d, struct jf_error *err)
 		d->cur++;
 		return 0;
 	}
+	jf_isolate_after_call();
 	if (OCSD_DATA_RESP_IS_FATAL(resp)) {
 		ocsd_trc_index_t index = 0;
 

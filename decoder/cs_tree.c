@@ -2,6 +2,7 @@
  * source), one packet decoder per source configured from its registers, and code bytes
  * from the code map through a callback accessor. */
 #include "cs_internal.h"
+#include "isolate_child.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -42,7 +43,10 @@ static uint32_t read_code(const void *ctx, const ocsd_vaddr_t address,
 
 	(void)space;
 	while (got < want) {
-		size_t n = jf_codemap_read(map, address + got, buf + got, want - got);
+		/* A child decoding in lockstep reads the parent's map as it is now. */
+		size_t n = jf_isolate_child && jf_isolate_child->remote
+				   ? jf_isolate_child->read(address + got, buf + got, want - got)
+				   : jf_codemap_read(map, address + got, buf + got, want - got);
 
 		if (n == 0)
 			break;
@@ -182,7 +186,9 @@ int jf_cs_tree_add_source(struct jf_cs_tree *tree, const struct jf_cs_source *sr
 
 int jf_cs_tree_sync_memory(struct jf_cs_tree *tree, struct jf_error *err)
 {
-	uint64_t gen = jf_codemap_generation(tree->map);
+	uint64_t gen = jf_isolate_child && jf_isolate_child->remote
+			       ? jf_isolate_child->generation
+			       : jf_codemap_generation(tree->map);
 	ocsd_err_t e;
 
 	if (tree->has_accessor && gen == tree->generation)

@@ -59,6 +59,7 @@ const char *jf_lost_reason_name(enum jf_lost_reason reason)
 		[JF_LOST_OVERFLOW] = "overflow",
 		[JF_LOST_RECORDS] = "lost-records",
 		[JF_LOST_FILE_CUT] = "file-cut",
+		[JF_LOST_DECODER_CRASH] = "decoder-crash",
 	};
 	return NAME(names, reason);
 }

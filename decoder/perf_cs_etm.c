@@ -3,6 +3,7 @@
  * perf_cs_etm.h). */
 #include "jitflow/perf_cs_etm.h"
 #include "perf_cs_order.h"
+#include "jitflow/isolate.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,7 @@ static int start_buffer(struct perf_cs *p, const struct jf_perf_record *rec,
 {
 	struct jf_cs_buffer buf;
 	struct jf_cs_config cfg;
+	struct jf_codemap *map;
 	size_t i;
 
 	memset(&buf, 0, sizeof(buf));
@@ -103,8 +105,11 @@ static int start_buffer(struct perf_cs *p, const struct jf_perf_record *rec,
 	cfg.nbuffers = 1;
 	/* The sideband may change the code map between records: decode lazily. */
 	cfg.lookahead = 1;
-	p->inner = jf_cs_decoder_new(&cfg, map_for(p, pid_of(p, (int32_t)rec->u.auxtrace.tid)),
-				     err);
+	map = map_for(p, pid_of(p, (int32_t)rec->u.auxtrace.tid));
+	/* OpenCSD 1.3.3 crashes on some corrupt streams: it decodes in a child process that
+	 * reads this map as the sideband leaves it, record by record (isolate.h). */
+	p->inner = jf_isolated_decoder_lockstep(jf_cs_decoder_new(&cfg, map, err), map,
+						"OpenCSD", err);
 	if (!p->inner)
 		return -1;
 	p->inner_offset = rec->u.auxtrace.payload_offset;

@@ -382,10 +382,11 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 			return NULL;
 		in->trace_bytes = jf_decoder_stats(dec)->trace_bytes;
 		/* OpenCSD 1.3.3 crashes on some corrupt streams: decode in a child process so
-		 * that such a trace gives a located error, not a crash. Zone files change the
-		 * code map while decoding, which a child would not see. */
+		 * that such a trace gives a located error and goes on after it, not a crash.
+		 * Zone files change the code map while decoding: then the child decodes in
+		 * lockstep and reads this process's map (see isolate.h). */
 		if (in->zones)
-			return dec;
+			return jf_isolated_decoder_lockstep(dec, in->map, "OpenCSD", err);
 		return jf_isolated_decoder_new(dec, "OpenCSD", err);
 	}
 	if (!in->pt_path) {

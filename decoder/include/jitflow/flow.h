@@ -95,6 +95,8 @@ enum jf_lost_reason {
 	JF_LOST_RECORDS,     /* perf: PERF_RECORD_LOST(_SAMPLES) */
 	JF_LOST_FILE_CUT,    /* the file ends before its data does (offset: where it ends;
 	                      * bytes: how many more its header promised, 0 if unknown) */
+	JF_LOST_DECODER_CRASH, /* the decoding library crashed on these bytes (isolated in a
+	                      * child process, see isolate.h): skipped to the next sync point */
 };
 
 enum jf_error_phase {
