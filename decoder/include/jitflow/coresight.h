@@ -34,6 +34,8 @@
  *   EVENT, SWTRACE, SYNC_MARKER, MEMTRANS, CUSTOM -> JF_FLOW_OTHER, named after the element
  * Decode failures reported by OpenCSD become JF_FLOW_ERROR records with the trace offset;
  * the tree is reset and decoding goes on at the next frame (formatted) or byte (raw).
+ * OpenCSD crashing is handled the same way when the decoder runs isolated (isolate.h):
+ * the crashing frame or byte is skipped (JF_FLOW_LOST, JF_LOST_DECODER_CRASH).
  *
  * Memory: code is read from the code map through OpenCSD's callback accessor. OpenCSD
  * 1.3.3 caches memory pages by address only, so whenever jf_codemap_generation() changes

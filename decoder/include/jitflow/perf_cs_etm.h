@@ -9,7 +9,10 @@
  * flow.source is the trace ID. Formatted buffers (ETR/ETF sinks) hold all CPUs' streams
  * by trace ID; a buffer whose AUX record says "raw" (TRBE) is the stream of the CPU of
  * its AUXTRACE record and of no other. AUX records that report truncated or overwritten
- * data become JF_FLOW_LOST records, PERF_RECORD_LOST too.
+ * data become JF_FLOW_LOST records, PERF_RECORD_LOST too. Each AUXTRACE buffer is
+ * decoded by OpenCSD in a child process in lockstep (isolate.h), reading the code map as
+ * the sideband and the caller leave it: a crash of OpenCSD is a located error and a loss,
+ * and decoding goes on.
  * Not done (yet): interleaving several CPUs' flows by their CoreSight timestamps (buffers
  * are ordered by their AUX times, each CPU's flows stay in order); per-process code maps
  * from traced context IDs (the code map is the one of the AUXTRACE record's thread's
