@@ -243,8 +243,7 @@ static int plan_restart(struct isolated *s, const struct jf_isolate_spot *at)
 	struct jf_isolate_plan *p = &s->plan;
 	uint64_t unit = at->unit ? at->unit : 1;
 
-	if (!at->in_call || at->replaying || s->children >= MAX_CHILDREN ||
-	    p->nskips >= JF_ISOLATE_MAX_SKIPS)
+	if (!at->in_call || s->children >= MAX_CHILDREN || p->nskips >= JF_ISOLATE_MAX_SKIPS)
 		return -1;
 	if (at->op == JF_ISOLATE_DATA && at->len > unit && !at->narrowed) {
 		p->narrowing = 1;
@@ -261,9 +260,14 @@ static int plan_restart(struct isolated *s, const struct jf_isolate_spot *at)
 		k->done = 0;
 		p->narrowing = 0;
 	}
+	/* A child that crashes while replaying (OpenCSD reading memory it does not own may
+	 * crash one time and not the next) skips that spot too; what it would have sent
+	 * there, the parent has had already, so the send point stays. */
+	if (!at->replaying) {
+		p->send_buffer = at->buffer;
+		p->send_from = at->pos;
+	}
 	p->replaying = 1;
-	p->send_buffer = at->buffer;
-	p->send_from = at->pos;
 	return 0;
 }
 

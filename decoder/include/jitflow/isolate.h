@@ -13,8 +13,10 @@
  *     time to find the unit that crashes, resets OpenCSD's decode tree there and goes on
  *     after it (at the next frame boundary, where OpenCSD searches the next A-sync itself):
  *     a JF_FLOW_LOST record (JF_LOST_DECODER_CRASH) says which bytes were skipped;
- *   - each crash moves further on; after a bounded number of children (a trace that
- *     crashes the library again and again) the stream ends with "decoding stopped".
+ *   - each crash moves further on (a crash while replaying, which a library reading
+ *     memory it does not own can have one time and not the next, is skipped too); after a
+ *     bounded number of children (a trace that crashes the library again and again) the
+ *     stream ends with "decoding stopped".
  * Only the CoreSight backend reports its position to the child (decoder/isolate_child.h),
  * so only its crashes are resumed; any other inner decoder ends at its first crash.
  *
