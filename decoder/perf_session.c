@@ -1,5 +1,6 @@
 /* A perf.data Intel PT session: AUX queues decoded buffer by buffer and merged with the
- * sideband in time order (a k-way merge on each source's next key).
+ * sideband in time order (a k-way merge on each source's next key; for a queue, the time
+ * its decoder has reached: see session_next).
  *
  * Streaming: a queue keeps only a cursor to its next AUXTRACE record and the decoder of its
  * current buffer, which runs over the payload in the file mapping. The sideband keeps the
@@ -520,12 +521,34 @@ static uint64_t peek_key(const struct session *s, const struct queue *q)
 	return q->key;
 }
 
+/* The queue holding a decoded flow, if any (at most one: see session_next). */
+static struct queue *held_queue(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nq; i++)
+		if (s->q[i].have_peek)
+			return &s->q[i];
+	return NULL;
+}
+
+/* The merge. Queues are ordered by the time their decoder has reached (q->key: the time
+ * after the queue's last flow, or its buffer's first TSC), which is a lower bound on the
+ * time of the queue's next flow, and only the chosen queue's next flow is decoded. That
+ * flow is then returned before any other queue decodes on; it waits only for the sideband
+ * dated before it (an MMAP applies before code at the same time). So no flow is decoded
+ * ahead of another queue's earlier flows: a zone record that a flow of thread A makes due
+ * (a marker call, a PTWRITE, a position) applies before any other thread's flow that
+ * starts after A's flow started is decoded. (A look-ahead of one flow per queue, ordered
+ * by that flow's own time, let another thread's flow read code bytes before such a
+ * record changed them; see docs/reliability.md.) This is the order perf's decoder uses
+ * too: it runs the queue with the lowest timestamp until it passes the next queue's. */
 static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 {
 	struct session *s = self;
 
 	for (;;) {
-		struct queue *best = NULL;
+		struct queue *best = NULL, *held;
 		uint64_t best_key = 0;
 		int sideband = 0;
 		size_t i;
@@ -543,18 +566,30 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 			sideband = 1;
 			best_key = s->heap[0].key;
 		}
+		held = held_queue(s);
+		if (held) {
+			uint64_t k = peek_key(s, held);
+
+			/* Ties go to the sideband. */
+			if (sideband && best_key <= k) {
+				jf_sb_deliver(s);
+				continue;
+			}
+			*flow = held->peek;
+			held->have_peek = 0;
+			held->key = k;
+			return 1;
+		}
 		for (i = 0; i < s->nq; i++) {
 			struct queue *q = &s->q[i];
-			uint64_t k;
 
-			if (q->state == Q_DONE && !q->have_peek)
+			if (q->state == Q_DONE)
 				continue;
-			k = q->have_peek ? peek_key(s, q) : q->key;
 			/* Ties go to the sideband, so that an MMAP applies before code at the
 			 * same time is decoded. */
-			if ((!sideband && !best) || k < best_key) {
+			if ((!sideband && !best) || q->key < best_key) {
 				best = q;
-				best_key = k;
+				best_key = q->key;
 				sideband = 0;
 			}
 		}
@@ -573,12 +608,6 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 					return 1;
 			}
 			return 0;
-		}
-		if (best->have_peek) {
-			*flow = best->peek;
-			best->have_peek = 0;
-			best->key = best_key;
-			return 1;
 		}
 		switch (best->state) {
 		case Q_IDLE:

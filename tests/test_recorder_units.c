@@ -26,7 +26,16 @@ struct seen {
 	unsigned cpu;
 	uint32_t cflags;
 	char syscall[64], result[64];
+	char order[64];               /* one letter a callback: e exec, s system call, r result */
 };
+
+static void note(struct seen *s, char what)
+{
+	size_t n = strlen(s->order);
+
+	if (n + 1 < sizeof(s->order))
+		s->order[n] = what;
+}
 
 static void on_tb(void *ctx, uint64_t pc, const uint8_t *bytes, size_t size)
 {
@@ -42,6 +51,7 @@ static void on_exec(void *ctx, const struct jf_qlog_exec *e)
 {
 	struct seen *s = ctx;
 
+	note(s, 'e');
 	s->execs++;
 	s->exec_pc = e->pc;
 	s->cpu = e->cpu;
@@ -53,6 +63,7 @@ static void on_syscall(void *ctx, const char *name, const char *args)
 	struct seen *s = ctx;
 
 	(void)args;
+	note(s, 's');
 	s->syscalls++;
 	snprintf(s->syscall, sizeof(s->syscall), "%s", name);
 }
@@ -61,6 +72,7 @@ static void on_result(void *ctx, const char *r)
 {
 	struct seen *s = ctx;
 
+	note(s, 'r');
 	s->results++;
 	snprintf(s->result, sizeof(s->result), "%s", r);
 }
@@ -151,6 +163,10 @@ static void test_log_glued_and_split_lines(void **state)
 		"Stopped execution of TB chain before 0x7fcfb804d4c0 [0000000000460c92] clone\n");
 	assert_int_equal(s.execs, 1);
 	assert_int_equal(s.exec_pc, 0x460b12);
+	/* The clone first, then the new thread's block glued after it (a thread's first block
+	 * before the clone that made it got the next thread's id in the recorder), then
+	 * set_robust_list and the two results. */
+	assert_string_equal(s.order, "sesrr");
 	assert_int_equal(s.syscalls, 2);
 	assert_int_equal(s.results, 2); /* set_robust_list's own, then the clone's */
 	assert_string_equal(s.result, "6966");

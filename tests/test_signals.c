@@ -7,7 +7,10 @@
  *   - sigstress: 8 threads started back to back, signals to each (pthread_kill and a
  *     per-thread timer), siglongjmp out of a handler, a fork: every thread's calls and
  *     handler entries exact, under its own thread id, in each of a few recordings
- *     (tools/bench/signal-stress.sh runs 50).
+ *     (tools/bench/signal-stress.sh runs 50);
+ *   - threadstart: 4 threads started back to back: every thread's calls under its own
+ *     thread id (tools/bench/tid-check.sh runs 30 per backend);
+ *   - sigjmp_timer: a process-wide timer's handler leaving a busy loop by siglongjmp.
  * Skips when perf or qemu-x86_64 is missing. */
 #include "test_support.h"
 
@@ -15,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { STRESS_RECORDINGS = 3, STRESS_WORKERS = 8 };
+enum { STRESS_RECORDINGS = 3, STRESS_WORKERS = 8, TID_RECORDINGS = 3, TID_WORKERS = 4 };
 
 static const char *program(const char *name)
 {
@@ -200,11 +203,77 @@ static void test_threads_with_signals(void **state)
 	}
 }
 
+/* threadstart: 4 workers started back to back, worker K calling work() 1000 (K + 1)
+ * times; each worker's calls under the tid it printed, in perf and in jitflow, in each of
+ * a few recordings (tools/bench/tid-check.sh runs 30 per backend). */
+static void test_threads_started_together(void **state)
+{
+	int i;
+
+	(void)state;
+	for (i = 0; i < TID_RECORDINGS; i++) {
+		char dir[600], *out, *c;
+		const char *line;
+		int workers = 0;
+
+		snprintf(dir, sizeof(dir), "%s/threadstart-%d", jf_test_tmpdir(), i);
+		out = record("threadstart", dir);
+		assert_no_perf_errors(dir);
+		c = counts("threadstart", dir, "work");
+		for (line = strstr(out, "worker "); line; line = strstr(line + 1, "worker ")) {
+			int k, tid;
+			long work;
+
+			assert_int_equal(sscanf(line, "worker %d tid=%d work=%ld", &k, &tid, &work), 3);
+			assert_int_equal(work, 1000 * (k + 1));
+			assert_int_equal(count_of(c, "perf", tid, "work", "calls"), work);
+			assert_int_equal(count_of(c, "jitflow", tid, "work", "blocks"), work);
+			workers++;
+		}
+		assert_int_equal(workers, TID_WORKERS);
+		free(out);
+		free(c);
+	}
+}
+
+/* sigjmp_timer: a process-wide timer whose handler leaves by siglongjmp out of a busy
+ * loop of indirect calls (the program that once seemed to hang under the recorder: it
+ * was the program's own race, see docs/reliability.md). It ends, every handler entry is
+ * a trace start at the handler in perf and a block in jitflow, as many as it counted, and
+ * both decoders count the same calls of each op. */
+static void test_timer_longjmp_out_of_busy_loop(void **state)
+{
+	static const char *const ops[] = { "op_a", "op_b" };
+	char dir[600], *out, *c;
+	long hits;
+	size_t i;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/sigjmp_timer", jf_test_tmpdir());
+	out = record("sigjmp_timer", dir);
+	hits = printed(out, "on_alrm");
+	free(out);
+	assert_true(hits >= 20);
+	assert_no_perf_errors(dir);
+	c = counts("sigjmp_timer", dir, "on_alrm op_a op_b");
+	assert_int_equal(count_of(c, "perf", 0, "on_alrm", "starts"), hits);
+	assert_int_equal(count_of(c, "jitflow", 0, "on_alrm", "blocks"), hits);
+	for (i = 0; i < 2; i++) {
+		long calls = count_of(c, "perf", 0, ops[i], "calls");
+
+		assert_true(calls > 0);
+		assert_int_equal(count_of(c, "jitflow", 0, ops[i], "blocks"), calls);
+	}
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_signals_after_indirect_branches),
 		cmocka_unit_test(test_threads_with_signals),
+		cmocka_unit_test(test_threads_started_together),
+		cmocka_unit_test(test_timer_longjmp_out_of_busy_loop),
 	};
 
 	if (!jf_test_have_perf_and_qemu())

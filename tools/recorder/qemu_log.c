@@ -120,9 +120,8 @@ static void translation_line(struct jf_qlog_parser *p, const char *line)
 }
 
 /* "Trace 0: 0x7fde00000100 [0000000000000000/00000000004014f0/1040c0b3/00000200] sym" */
-static int exec_record(struct jf_qlog_parser *p, const char *s)
+static int parse_exec(const char *s, struct jf_qlog_exec *e)
 {
-	struct jf_qlog_exec e;
 	uint64_t cs_base, pc, flags, cflags, host;
 	char *end;
 	unsigned long cpu;
@@ -140,19 +139,28 @@ static int exec_record(struct jf_qlog_parser *p, const char *s)
 	if (!parse_hex(&s, &cs_base) || *s++ != '/' || !parse_hex(&s, &pc) || *s++ != '/' ||
 	    !parse_hex(&s, &flags) || *s++ != '/' || !parse_hex(&s, &cflags) || *s != ']')
 		return -1;
-	e.cpu = (unsigned)cpu;
-	e.pc = pc;
-	e.flags = (uint32_t)flags;
-	e.cflags = (uint32_t)cflags;
+	e->cpu = (unsigned)cpu;
+	e->pc = pc;
+	e->flags = (uint32_t)flags;
+	e->cflags = (uint32_t)cflags;
+	return 0;
+}
+
+static int exec_record(struct jf_qlog_parser *p, const char *s)
+{
+	struct jf_qlog_exec e;
+
+	if (parse_exec(s, &e))
+		return -1;
 	if (p->cb.exec)
 		p->cb.exec(p->cb.ctx, &e);
 	return 0;
 }
 
 /* "Stopped execution of TB chain before 0x7fcfb804d4c0 [0000000000460c92] clone" */
-static int stopped_record(struct jf_qlog_parser *p, const char *s)
+static int parse_stopped(const char *s, uint64_t *pc)
 {
-	uint64_t host, pc;
+	uint64_t host;
 
 	s += strlen(STOPPED);
 	if (s[0] == '0' && s[1] == 'x')
@@ -160,7 +168,16 @@ static int stopped_record(struct jf_qlog_parser *p, const char *s)
 	if (!parse_hex(&s, &host) || s[0] != ' ' || s[1] != '[')
 		return -1;
 	s += 2;
-	if (!parse_hex(&s, &pc) || *s != ']')
+	if (!parse_hex(&s, pc) || *s != ']')
+		return -1;
+	return 0;
+}
+
+static int stopped_record(struct jf_qlog_parser *p, const char *s)
+{
+	uint64_t pc;
+
+	if (parse_stopped(s, &pc))
 		return -1;
 	if (p->cb.stopped)
 		p->cb.stopped(p->cb.ctx, pc);
@@ -275,10 +292,38 @@ static int fast_exec(struct jf_qlog_parser *p, const char *s, size_t len)
 	return 0;
 }
 
+/* What is left of a line that is not a whole exec or translation record: a signal, a
+ * system call's result, a system call (whole or its beginning), or nothing (the line was
+ * only glued records). */
+static void fragment(struct jf_qlog_parser *p, char *line)
+{
+	if (!strncmp(line, "--- SIG", 7)) {
+		char *sp = strchr(line + 4, ' ');
+
+		if (sp)
+			*sp = '\0';
+		if (p->cb.signal)
+			p->cb.signal(p->cb.ctx, line + 4);
+		return;
+	}
+	if (!strncmp(line, " = ", 3)) {
+		if (p->cb.syscall_result)
+			p->cb.syscall_result(p->cb.ctx, line + 3);
+		return;
+	}
+	if (isdigit((unsigned char)line[0]) && !syscall_record(p, line))
+		return;
+	if (line[0] == '\0')
+		return;
+	garbage(p, line);
+}
+
 void jf_qlog_line(struct jf_qlog_parser *p, const char *text, size_t len)
 {
 	char line[LINE_MAX_KEPT + 1];
-	char *trace;
+	char *trace, *stopped;
+	struct jf_qlog_exec glued_exec;
+	uint64_t stopped_pc = 0;
 
 	if (!p->in_translation && len > 6 && !memcmp(text, "Trace ", 6) &&
 	    fast_exec(p, text, len) == 0)
@@ -321,39 +366,27 @@ void jf_qlog_line(struct jf_qlog_parser *p, const char *text, size_t len)
 			garbage(p, line);
 		return;
 	}
-	/* A strace fragment may have an exec record glued to its end. */
-	trace = strstr(line, "Stopped execution of TB chain before ");
-	if (trace && trace != line) {
-		if (stopped_record(p, trace) == 0)
-			*trace = '\0';
-	}
+	/* A strace fragment may have another thread's exec records glued to its end (QEMU
+	 * writes a system call's name and arguments before the call and its result after).
+	 * They were written after the fragment, so they are delivered after it: a thread's
+	 * first block glued to the clone that made it must not come before that clone. */
+	stopped = strstr(line, STOPPED);
+	if (stopped && (stopped == line || parse_stopped(stopped, &stopped_pc)))
+		stopped = NULL;
 	trace = strstr(line, "Trace ");
-	if (trace && trace != line) {
-		if (exec_record(p, trace)) {
-			trace = NULL;
-		} else {
-			*trace = '\0';
-		}
-	}
-	if (!strncmp(line, "--- SIG", 7)) {
-		char *sp = strchr(line + 4, ' ');
-
-		if (sp)
-			*sp = '\0';
-		if (p->cb.signal)
-			p->cb.signal(p->cb.ctx, line + 4);
-		return;
-	}
-	if (!strncmp(line, " = ", 3)) {
-		if (p->cb.syscall_result)
-			p->cb.syscall_result(p->cb.ctx, line + 3);
-		return;
-	}
-	if (isdigit((unsigned char)line[0]) && !syscall_record(p, line))
-		return;
-	if (line[0] == '\0')
-		return; /* only the glued exec record */
-	garbage(p, line);
+	if (trace && (trace == line || parse_exec(trace, &glued_exec)))
+		trace = NULL;
+	if (stopped)
+		*stopped = '\0';
+	if (trace)
+		*trace = '\0';
+	fragment(p, line);
+	if (stopped && (!trace || stopped < trace) && p->cb.stopped)
+		p->cb.stopped(p->cb.ctx, stopped_pc);
+	if (trace && p->cb.exec)
+		p->cb.exec(p->cb.ctx, &glued_exec);
+	if (stopped && trace && trace < stopped && p->cb.stopped)
+		p->cb.stopped(p->cb.ctx, stopped_pc);
 }
 
 void jf_qlog_finish(struct jf_qlog_parser *p)

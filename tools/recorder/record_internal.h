@@ -14,6 +14,8 @@ void jf_rec_note(struct jf_record_state *st, const char *fmt, ...)
 struct jf_record_thread *jf_rec_thread_for(struct jf_record_state *st, unsigned cpu);
 void jf_rec_announce(struct jf_record_state *st, struct jf_record_thread *t);
 void jf_rec_new_tid(struct jf_record_state *st, int tid);
+/* Whether tid names a thread already (a clone cannot return it). */
+int jf_rec_tid_in_use(const struct jf_record_state *st, int tid);
 /* A thread-creating clone call was printed (before QEMU creates the thread). */
 void jf_rec_clone_line(struct jf_record_state *st);
 void jf_rec_thread_exit(struct jf_record_state *st, struct jf_record_thread *t);

@@ -251,10 +251,15 @@ void jf_rec_on_syscall_result(void *ctx, const char *result)
 	/* Which waiting call this result completes: normally the newest. But a thread id
 	 * (above the process id, below Linux's PID_MAX_LIMIT) belongs to the newest waiting
 	 * clone, and a clone returns nothing else in the parent; so other values go to the
-	 * newest other call. */
+	 * newest other call. gettid returns thread ids too: an id that names a thread
+	 * already cannot be a clone's, nor can the result that follows a gettid call (QEMU
+	 * writes a call and its result together unless another thread writes in between). */
 	pick = st->npending - 1;
 	if (end != result) {
-		int tid_like = value > st->pid && value < (1 << 22), found = 0;
+		int tid_like = value > st->pid && value < (1 << 22) &&
+			       !jf_rec_tid_in_use(st, (int)value) &&
+			       strcmp(st->pending[pick].name, "gettid");
+		int found = 0;
 
 		for (i = st->npending; i-- > 0 && !found;) {
 			int is_clone = !strcmp(st->pending[i].name, "clone");

@@ -47,7 +47,7 @@ static int grow(void *array_ptr, unsigned *cap, unsigned need)
 	return 0;
 }
 
-static int tid_in_use(const struct jf_record_state *st, int tid)
+int jf_rec_tid_in_use(const struct jf_record_state *st, int tid)
 {
 	unsigned i;
 
@@ -172,7 +172,7 @@ void jf_rec_new_tid(struct jf_record_state *st, int tid)
 {
 	unsigned i, k = ++st->clone_results;
 
-	if (tid_in_use(st, tid))
+	if (jf_rec_tid_in_use(st, tid))
 		return;
 	/* The thread the k-th clone made, if it already ran ... */
 	for (i = 1; i < st->nthreads; i++) {

@@ -4,10 +4,13 @@
  * queue per CPU with per-CPU mmaps, one per thread otherwise). Each AUXTRACE buffer is
  * decoded with the Intel PT backend straight from the file mapping, with flow offsets that
  * are FILE offsets and source = the CPU (per-CPU) or the queue index (per-thread). The
- * queues are merged in time order, and the sideband (MMAP, COMM, SWITCH, AUX, LOST, ...)
- * is interleaved with them in time order: the caller's on_record hook sees every sideband
- * record before any flow later than it is returned, and thread context and data loss
- * become flow records of their own.
+ * queues are merged in time order, by the time each queue's decoder has reached (where its
+ * next flow starts), and only the chosen queue's next flow is decoded: whatever the caller
+ * changes in the code map after a flow applies to every flow of every queue that starts
+ * later. The sideband (MMAP, COMM, SWITCH, AUX, LOST, ...) is interleaved with them in
+ * time order: the caller's on_record hook sees every sideband record before any flow
+ * later than it is returned, and thread context and data loss become flow records of
+ * their own.
  *
  * Without usable timestamps (no TSC in the trace, no time conversion, or sideband without
  * times) the order is the file's: a buffer's flows come after the sideband written before
