@@ -32,6 +32,7 @@ void jf_analysis_free(struct jf_analysis *a)
 	if (!a)
 		return;
 	jf_insn_cache_free(a->walker);
+	jf_block_memo_free(a->memo);
 	jf_zone_model_free(&a->zm);
 	jf_views_free(&a->views);
 	free(a->traces);
@@ -43,7 +44,7 @@ void jf_analysis_free(struct jf_analysis *a)
 	free(a->threads);
 	free(a->instrumented);
 	free(a->sources);
-	free(a->iters);
+	jf_iteration_series_unref(a->iters);
 	jf_index_map_free(&a->trace_by_id);
 	jf_index_map_free(&a->guard_by_id);
 	jf_index_map_free(&a->region_by_key);
@@ -59,20 +60,24 @@ int jf_analysis_add_native(struct jf_analysis *a, uint64_t start, uint64_t end,
 	return jf_zone_model_add_native(&a->zm, start, end, cls);
 }
 
+int jf_close_iteration(struct jf_analysis *a, const struct iteration_acc *acc)
+{
+	struct jf_iteration_result it;
+
+	if (!a->iters && !(a->iters = jf_iteration_series_new()))
+		return -1;
+	it.index = acc->index;
+	it.insns = acc->insns;
+	it.time = acc->time;
+	memcpy(it.insns_by_split, acc->by_split, sizeof(it.insns_by_split));
+	return jf_iteration_series_append(a->iters, &it);
+}
+
 /* An iteration mark closes the iteration under way and opens the next. */
 static int start_iteration(struct jf_analysis *a, uint64_t index)
 {
-	if (a->cur.open) {
-		struct jf_iteration_result *it;
-
-		if (jf_grow((void **)&a->iters, &a->iters_cap, a->niters, sizeof(*a->iters)) < 0)
-			return -1;
-		it = &a->iters[a->niters++];
-		it->index = a->cur.index;
-		it->insns = a->cur.insns;
-		it->time = a->cur.time;
-		memcpy(it->insns_by_split, a->cur.by_split, sizeof(it->insns_by_split));
-	}
+	if (a->cur.open && jf_close_iteration(a, &a->cur) < 0)
+		return -1;
 	memset(&a->cur, 0, sizeof(a->cur));
 	a->cur.open = 1;
 	a->cur.index = index;
@@ -135,6 +140,7 @@ int jf_analysis_replay_record(struct jf_analysis *a, const struct jf_zone_reader
 	if (rec->id == JF_ZONE_EVENT) {
 		switch (rec->u.event.kind) {
 		case JF_EVENT_LOOP_HEADER:
+			a->model_generation++;
 			return set_loop_header(a, rec->u.event.arg);
 		case JF_EVENT_TRACE_LINK:
 			set_trace_link(a, rec->u.event.arg);
@@ -149,5 +155,6 @@ int jf_analysis_replay_record(struct jf_analysis *a, const struct jf_zone_reader
 		}
 		return 0;
 	}
+	a->model_generation++;
 	return jf_zone_model_apply(a, reader, rec);
 }

@@ -125,8 +125,10 @@ struct jf_analysis;
 struct live_region;
 int jf_views_block_begin(struct jf_analysis *a, int32_t tid, const struct live_region *r,
 			 enum jf_code_class cls, int32_t trace, const struct jf_block *b);
-int jf_views_bytecode_insn(struct jf_analysis *a, int32_t bytecode);
-/* Instruction ip of pc-mapped region r ran, under pc map entry e. */
+/* n instructions of the block being counted ran under bytecode range row `bytecode`. */
+int jf_views_bytecode_insns(struct jf_analysis *a, int32_t bytecode, uint32_t n);
+/* Instruction ip of pc-mapped region r ran, under pc map entry e: its code line row, or
+ * -1 (views off, or no memory). */
 int jf_views_code_line(struct jf_analysis *a, const struct live_region *r,
 		       const struct pc_entry *e, uint64_t ip, enum jf_isa isa);
 void jf_views_block_end(struct jf_analysis *a, const struct jf_block *b);
@@ -229,7 +231,7 @@ struct jf_analysis {
 	size_t cur_thread;
 
 	struct iteration_acc pre, cur;    /* before the first iteration; the current one */
-	struct jf_iteration_result *iters; size_t niters, iters_cap;
+	struct jf_iteration_series *iters; /* closed iterations (iterations.c), NULL until one */
 
 	uint64_t insns, blocks, decode_errors, lost_bytes, lost_events, overflows;
 	uint64_t image_misses;
@@ -240,6 +242,9 @@ struct jf_analysis {
 	uint64_t trace_starts, trace_aborts, trace_flushes;
 	int32_t last_loaded_trace;        /* a TRACE_LINK event describes this trace (-1: none) */
 	struct jf_views_state views;      /* views.c */
+	/* Zone records that changed the code model (regions, guards, pc maps, headers). */
+	uint64_t model_generation;
+	struct jf_block_memo *memo;       /* bytecodes.c */
 };
 
 /* Whether a guard's branch, taken or falling through, left through its exit. */
@@ -276,6 +281,26 @@ int32_t jf_point_index(struct jf_analysis *a, uint64_t trace_id, uint64_t point_
 		       uint32_t kind);
 int jf_points_add(struct jf_analysis *a, const struct jf_zone_record *rec);
 void jf_points_count(struct jf_analysis *a, const struct live_region *r, const struct jf_block *b);
+
+/* bytecodes.c: count block b of pc-mapped region r per bytecode range, op, code line */
+struct jf_block_memo;
+void jf_count_bytecodes(struct jf_analysis *a, const struct live_region *r,
+			const struct jf_block *b);
+void jf_block_memo_reset(struct jf_block_memo *m);
+void jf_block_memo_free(struct jf_block_memo *m);
+
+/* iterations.c: a series of iteration rows, spilled to a temporary file when long */
+struct jf_iteration_series *jf_iteration_series_new(void);
+struct jf_iteration_series *jf_iteration_series_ref(struct jf_iteration_series *s);
+void jf_iteration_series_unref(struct jf_iteration_series *s);
+size_t jf_iteration_series_count(const struct jf_iteration_series *s); /* 0 for NULL */
+int jf_iteration_series_append(struct jf_iteration_series *s,
+			       const struct jf_iteration_result *row);
+int jf_iteration_series_get(struct jf_iteration_series *s, size_t i,
+			    struct jf_iteration_result *row);
+int jf_iteration_series_add_time(struct jf_iteration_series *s, size_t i, uint64_t delta);
+/* Append a's current iteration (acc) as a closed row. */
+int jf_close_iteration(struct jf_analysis *a, const struct iteration_acc *acc);
 
 /* flow.c */
 struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid);

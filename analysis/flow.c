@@ -165,100 +165,6 @@ static void attribute_time(struct jf_analysis *a, struct thread_state *t, uint64
 	a->has_time = 1;
 }
 
-struct walk_ctx {
-	struct jf_analysis *a;
-	const struct live_region *r;
-	size_t hint;
-	enum jf_isa isa;
-	/* The pc entry of the last instruction and its table indices: the instructions of one
-	 * bytecode follow each other, and the indices stay valid for the whole walk. */
-	const struct pc_entry *last;
-	int32_t last_b, last_op;
-};
-
-/* The bytecode range of a pc map entry that names its code object: one row per code
- * object and range, across every trace that runs it (inlined or not). */
-static int32_t code_object_bytecode(struct jf_analysis *a, const struct pc_entry *e)
-{
-	int32_t b;
-	const struct jf_code_object_name *co;
-
-	if (!e->op_kind)
-		return -1; /* code before the trace's first merge point: no function says */
-	b = jf_bytecode_index(a, JF_BYTECODE_CODE_OBJECT | e->op_kind, e->bytecode_pc,
-			      e->bytecode_next);
-	if (b >= 0 && !a->bytecodes[b].code_name[0] &&
-	    (co = jf_zone_model_code_object(&a->zm, e->op_kind))) {
-		snprintf(a->bytecodes[b].code_name, sizeof(a->bytecodes[b].code_name), "%s",
-			 co->name);
-		snprintf(a->bytecodes[b].code_file, sizeof(a->bytecodes[b].code_file), "%s",
-			 co->file);
-		a->bytecodes[b].code_line = co->line;
-	}
-	return b;
-}
-
-/* Count one instruction of a pc-mapped region against its bytecode range and op. */
-static void count_insn(void *ctx, uint64_t ip)
-{
-	struct walk_ctx *w = ctx;
-	const struct live_region *r = w->r;
-	uint64_t off = ip - r->start;
-	size_t lo = 0, hi = r->npcs;
-	const struct pc_entry *e;
-	int32_t b, op;
-
-	/* Instructions come in order: try the entry that matched last first. */
-	if (w->hint < r->npcs && r->pcs[w->hint].code_offset <= off &&
-	    (w->hint + 1 == r->npcs || r->pcs[w->hint + 1].code_offset > off)) {
-		lo = w->hint + 1;
-	} else {
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (r->pcs[mid].code_offset <= off)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-	}
-	if (lo == 0)
-		return; /* before the first entry: no bytecode says */
-	w->hint = lo - 1;
-	e = &r->pcs[lo - 1];
-	if (e != w->last) {
-		w->last = e;
-		if (r->pc_code_objects) {
-			w->last_b = code_object_bytecode(w->a, e);
-			w->last_op = -1; /* the kind is the code object, not an op */
-		} else {
-			w->last_b = jf_bytecode_index(w->a, r->region_key, e->bytecode_pc,
-						      e->bytecode_next);
-			w->last_op = jf_op_index(w->a, e->op_kind);
-		}
-	}
-	b = w->last_b;
-	op = w->last_op;
-	if (b >= 0) {
-		w->a->bytecodes[b].insns++;
-		jf_views_bytecode_insn(w->a, b);
-	}
-	if (op >= 0)
-		w->a->ops[op].insns++;
-	jf_views_code_line(w->a, r, e, ip, w->isa);
-}
-
-static void count_bytecodes(struct jf_analysis *a, const struct live_region *r,
-			    const struct jf_block *b)
-{
-	struct walk_ctx w = { a, r, 0, (enum jf_isa)b->isa, NULL, -1, -1 };
-
-	if (!a->walker || !r->npcs)
-		return;
-	if (jf_block_walk(a->walker, b, count_insn, &w, NULL) < 0)
-		a->image_misses++;
-}
-
 static void end_at_guard(struct jf_analysis *a, struct thread_state *t,
 			 const struct live_region *r, const struct jf_block *b)
 {
@@ -438,7 +344,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 			t->split.trace_to_trace++;
 	}
 	if (r && r->npcs)
-		count_bytecodes(a, r, b);
+		jf_count_bytecodes(a, r, b);
 	if (r)
 		jf_points_count(a, r, b);
 	jf_views_block_end(a, b);
@@ -450,7 +356,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		t->first_class = cls;
 		t->first_region_start = r ? r->start : 0;
 		t->first_trace = trace;
-		t->first_iteration = a->cur.open ? (int64_t)a->niters : -1;
+		t->first_iteration = a->cur.open ? (int64_t)jf_iteration_series_count(a->iters) : -1;
 	}
 	t->has_prev = 1;
 	t->prev_class = cls;

@@ -267,20 +267,16 @@ static int merge_iterations(struct jf_analysis *a, const struct jf_analysis *lat
 	add_iteration_counts(a->cur.open ? &a->cur : &a->pre, &later->pre);
 	if (!later->cur.open)
 		return 0;
-	if (a->cur.open) {
-		if (jf_grow((void **)&a->iters, &a->iters_cap, a->niters, sizeof(*a->iters)) < 0)
+	if (a->cur.open && jf_close_iteration(a, &a->cur) < 0)
+		return -1;
+	for (i = 0; i < jf_iteration_series_count(later->iters); i++) {
+		struct jf_iteration_result row;
+
+		if (!a->iters && !(a->iters = jf_iteration_series_new()))
 			return -1;
-		a->iters[a->niters].index = a->cur.index;
-		a->iters[a->niters].insns = a->cur.insns;
-		a->iters[a->niters].time = a->cur.time;
-		memcpy(a->iters[a->niters].insns_by_split, a->cur.by_split,
-		       sizeof(a->cur.by_split));
-		a->niters++;
-	}
-	for (i = 0; i < later->niters; i++) {
-		if (jf_grow((void **)&a->iters, &a->iters_cap, a->niters, sizeof(*a->iters)) < 0)
+		if (jf_iteration_series_get(later->iters, i, &row) < 0 ||
+		    jf_iteration_series_append(a->iters, &row) < 0)
 			return -1;
-		a->iters[a->niters++] = later->iters[i];
 	}
 	a->cur = later->cur;
 	a->has_iterations = 1;
@@ -288,15 +284,16 @@ static int merge_iterations(struct jf_analysis *a, const struct jf_analysis *lat
 }
 
 /* Add a seam's time to the iteration that the later part's first block belongs to. */
-static void seam_iteration_time(struct jf_analysis *a, int64_t first_iteration, size_t base,
-				uint64_t delta)
+static int seam_iteration_time(struct jf_analysis *a, int64_t first_iteration, size_t base,
+			       uint64_t delta)
 {
-	if (first_iteration >= 0 && base + (size_t)first_iteration < a->niters)
-		a->iters[base + first_iteration].time += delta;
-	else if (a->cur.open)
+	if (first_iteration >= 0 && base + (size_t)first_iteration < jf_iteration_series_count(a->iters))
+		return jf_iteration_series_add_time(a->iters, base + (size_t)first_iteration, delta);
+	if (a->cur.open)
 		a->cur.time += delta;
 	else
 		a->pre.time += delta;
+	return 0;
 }
 
 int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
@@ -306,6 +303,8 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 	uint32_t *seam_exits;
 	int rc;
 
+	/* Rows may move and the code model is the later part's: forget remembered blocks. */
+	a->model_generation++;
 	/* Guards left undecided by a's part are settled first: whether such an exit came
 	 * before a bridge attached in the later part depends on it. */
 	seam_exits = calloc(a->nguards ? a->nguards : 1, sizeof(*seam_exits));
@@ -359,7 +358,7 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 		take_end_state(a, later, ta, tb);
 	}
 	/* The later part's iterations follow a's closed ones and its current one. */
-	base = a->niters + (a->cur.open && later->cur.open ? 1 : 0);
+	base = jf_iteration_series_count(a->iters) + (a->cur.open && later->cur.open ? 1 : 0);
 	for (i = 0; i < later->nthreads; i++) {
 		/* A first block before the later part's first mark joins a's current iteration. */
 		if (seams[i] && later->threads[i].first_iteration < 0)
@@ -370,8 +369,11 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 		return -1;
 	}
 	for (i = 0; i < later->nthreads; i++) {
-		if (seams[i] && later->threads[i].first_iteration >= 0)
-			seam_iteration_time(a, later->threads[i].first_iteration, base, seams[i]);
+		if (seams[i] && later->threads[i].first_iteration >= 0 &&
+		    seam_iteration_time(a, later->threads[i].first_iteration, base, seams[i]) < 0) {
+			free(seams);
+			return -1;
+		}
 	}
 	free(seams);
 	if (jf_views_merge(a, later, a->insns) < 0)

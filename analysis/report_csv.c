@@ -81,10 +81,13 @@ int jf_report_csv(FILE *out, const struct jf_analysis_result *r, const char *tab
 		}
 	} else if (!strcmp(table, "iterations")) {
 		fprintf(out, "index,instructions,time,jitted_instructions\n");
-		for (i = 0; i < r->niterations; i++)
-			fprintf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-				r->iterations[i].index, r->iterations[i].insns, r->iterations[i].time,
-				r->iterations[i].insns_by_split[JF_SPLIT_JITTED]);
+		for (i = 0; i < r->niterations; i++) {
+			struct jf_iteration_result it;
+
+			jf_analysis_iteration(r, i, &it);
+			fprintf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", it.index,
+				it.insns, it.time, it.insns_by_split[JF_SPLIT_JITTED]);
+		}
 	} else {
 		return -1;
 	}

@@ -240,6 +240,7 @@ static void iterations_section(FILE *out, const struct jf_analysis_result *r)
 {
 	size_t per, cols, c, i;
 	uint64_t max = 0;
+	struct jf_iteration_result it;
 
 	fprintf(out, "<h2 id=\"iterations\">Iterations</h2>\n");
 	if (!r->niterations) {
@@ -251,16 +252,18 @@ static void iterations_section(FILE *out, const struct jf_analysis_result *r)
 	for (c = 0; c < cols; c++) {
 		uint64_t sum = 0;
 
-		for (i = c * per; i < (c + 1) * per && i < r->niterations; i++)
-			sum += r->iterations[i].insns;
+		for (i = c * per; i < (c + 1) * per && i < r->niterations; i++) {
+			jf_analysis_iteration(r, i, &it);
+			sum += it.insns;
+		}
 		if (sum > max)
 			max = sum;
 	}
 	fprintf(out, "<p>%zu iterations; warm-up class: <b>%s</b>", r->niterations,
 		jf_warmup_name(r->warmup));
-	if (r->warmup == JF_WARMUP_FLAT || r->warmup == JF_WARMUP_WARMUP ||
-	    r->warmup == JF_WARMUP_SLOWDOWN)
-		fprintf(out, ", steady from iteration %" PRIu64, r->iterations[r->steady_from].index);
+	if ((r->warmup == JF_WARMUP_FLAT || r->warmup == JF_WARMUP_WARMUP ||
+	     r->warmup == JF_WARMUP_SLOWDOWN) && jf_analysis_iteration(r, r->steady_from, &it) == 0)
+		fprintf(out, ", steady from iteration %" PRIu64, it.index);
 	fprintf(out, ". Instructions per iteration%s, by class.</p>\n",
 		per > 1 ? " (summed over groups of iterations)" : "");
 	legend(out);
@@ -271,9 +274,16 @@ static void iterations_section(FILE *out, const struct jf_analysis_result *r)
 		double x = 40 + 1050.0 * (double)c / (double)cols, w = 1050.0 / (double)cols, y = 200;
 		int k;
 
-		for (i = c * per; i < (c + 1) * per && i < r->niterations; i++)
+		uint64_t first_index = 0, last_index = 0;
+
+		for (i = c * per; i < (c + 1) * per && i < r->niterations; i++) {
+			jf_analysis_iteration(r, i, &it);
+			if (i == c * per)
+				first_index = it.index;
+			last_index = it.index;
 			for (k = 0; k < JF_SPLIT_COUNT; k++)
-				v[k] += r->iterations[i].insns_by_split[k];
+				v[k] += it.insns_by_split[k];
+		}
 		for (k = 0; k < JF_SPLIT_COUNT; k++)
 			sum += v[k];
 		for (k = 0; k < JF_SPLIT_COUNT; k++) {
@@ -286,8 +296,7 @@ static void iterations_section(FILE *out, const struct jf_analysis_result *r)
 				"fill=\"%s\"><title>iterations %" PRIu64 "-%" PRIu64 ": %s %" PRIu64
 				" of %" PRIu64 " instructions</title></rect>", x, y,
 				w > 1.5 ? w - 0.5 : w, h, jf_views_split_colour(k),
-				r->iterations[c * per].index,
-				r->iterations[i - 1].index, jf_split_class_name(k), v[k], sum);
+				first_index, last_index, jf_split_class_name(k), v[k], sum);
 		}
 		if ((r->warmup == JF_WARMUP_WARMUP || r->warmup == JF_WARMUP_SLOWDOWN ||
 		     r->warmup == JF_WARMUP_FLAT) && r->steady_from >= c * per &&
@@ -296,10 +305,15 @@ static void iterations_section(FILE *out, const struct jf_analysis_result *r)
 				"stroke-dasharray=\"4 3\"/><text x=\"%.2f\" y=\"14\">steady</text>",
 				x, x, x + 3);
 	}
-	fprintf(out, "<text x=\"40\" y=\"216\">iteration %" PRIu64 "</text><text x=\"1090\" "
-		"y=\"216\" text-anchor=\"end\">iteration %" PRIu64 "</text><text x=\"0\" y=\"12\">%"
-		PRIu64 "</text></svg>\n", r->iterations[0].index,
-		r->iterations[r->niterations - 1].index, max);
+	{
+		struct jf_iteration_result last;
+
+		jf_analysis_iteration(r, 0, &it);
+		jf_analysis_iteration(r, r->niterations - 1, &last);
+		fprintf(out, "<text x=\"40\" y=\"216\">iteration %" PRIu64 "</text><text x=\"1090\" "
+			"y=\"216\" text-anchor=\"end\">iteration %" PRIu64 "</text><text x=\"0\" "
+			"y=\"12\">%" PRIu64 "</text></svg>\n", it.index, last.index, max);
+	}
 }
 
 /* ---- guard exits over time ---------------------------------------------------------- */

@@ -102,6 +102,7 @@ static void problems(FILE *out, const struct jf_analysis_result *r)
 void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
 	size_t i, j;
+	struct jf_iteration_result it;
 
 	fprintf(out, "{\"jitflow_report\":1,\"source\":");
 	jf_json_string(out, m && m->source ? m->source : "");
@@ -189,15 +190,16 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 		fprintf(out, ",\"instructions\":%" PRIu64 "}", r->ops[i].insns);
 	}
 	fprintf(out, "],\"iterations\":[");
-	for (i = 0; i < r->niterations; i++)
+	for (i = 0; i < r->niterations; i++) {
+		jf_analysis_iteration(r, i, &it);
 		fprintf(out, "%s{\"index\":%" PRIu64 ",\"instructions\":%" PRIu64 ",\"time\":%" PRIu64
-			",\"jitted_instructions\":%" PRIu64 "}", i ? "," : "", r->iterations[i].index,
-			r->iterations[i].insns, r->iterations[i].time,
-			r->iterations[i].insns_by_split[JF_SPLIT_JITTED]);
+			",\"jitted_instructions\":%" PRIu64 "}", i ? "," : "", it.index, it.insns,
+			it.time, it.insns_by_split[JF_SPLIT_JITTED]);
+	}
 	fprintf(out, "],\"warmup\":{\"class\":\"%s\",\"steady_from\":", jf_warmup_name(r->warmup));
-	if (r->warmup == JF_WARMUP_FLAT || r->warmup == JF_WARMUP_WARMUP ||
-	    r->warmup == JF_WARMUP_SLOWDOWN)
-		fprintf(out, "%" PRIu64 "}", r->iterations[r->steady_from].index);
+	if ((r->warmup == JF_WARMUP_FLAT || r->warmup == JF_WARMUP_WARMUP ||
+	     r->warmup == JF_WARMUP_SLOWDOWN) && jf_analysis_iteration(r, r->steady_from, &it) == 0)
+		fprintf(out, "%" PRIu64 "}", it.index);
 	else
 		fprintf(out, "null}");
 	fprintf(out, ",\"retrace_candidates\":[");

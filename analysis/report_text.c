@@ -313,27 +313,26 @@ void jf_report_bytecodes(FILE *out, const struct jf_analysis_result *r, const st
 void jf_report_iterations(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
 	size_t i;
+	struct jf_iteration_result row;
+	const struct jf_iteration_result *it = &row;
 
 	if (!r->niterations) {
 		fprintf(out, "Iterations: none marked (the runtime wrote no iteration events)\n");
 		return;
 	}
 	fprintf(out, "Iterations: %zu, %s", r->niterations, jf_warmup_name(r->warmup));
-	if (r->warmup == JF_WARMUP_WARMUP || r->warmup == JF_WARMUP_SLOWDOWN ||
-	    r->warmup == JF_WARMUP_FLAT)
-		fprintf(out, " (steady from iteration %" PRIu64 ")",
-			r->iterations[r->steady_from].index);
+	if ((r->warmup == JF_WARMUP_WARMUP || r->warmup == JF_WARMUP_SLOWDOWN ||
+	     r->warmup == JF_WARMUP_FLAT) && jf_analysis_iteration(r, r->steady_from, &row) == 0)
+		fprintf(out, " (steady from iteration %" PRIu64 ")", row.index);
 	fputc('\n', out);
 	fprintf(out, "  %9s %14s %14s %9s\n", "iteration", "instructions", r->has_time ? "time" : "",
 		"jitted %");
 	for (i = 0; i < r->niterations; i++) {
-		const struct jf_iteration_result *it = &r->iterations[i];
-
 		if (r->niterations > 2 * top_of(m) && i == top_of(m)) {
 			fprintf(out, "  ...\n");
 			i = r->niterations - top_of(m);
-			it = &r->iterations[i];
 		}
+		jf_analysis_iteration(r, i, &row);
 		fprintf(out, "  %9" PRIu64 " %14" PRIu64 " %14" PRIu64 " %8.1f%%\n", it->index,
 			it->insns, it->time, pct(it->insns_by_split[JF_SPLIT_JITTED], it->insns));
 	}

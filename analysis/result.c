@@ -8,13 +8,6 @@
 #define DUP(dst, src, n) \
 	((n) ? ((dst) = malloc((n) * sizeof(*(dst)))) && memcpy((dst), (src), (n) * sizeof(*(dst))) : 1)
 
-static int by_value(const void *x, const void *y)
-{
-	uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
-
-	return p < q ? -1 : p > q;
-}
-
 static int by_trace(const void *x, const void *y)
 {
 	const struct jf_trace_result *p = x, *q = y;
@@ -56,34 +49,71 @@ static int by_score(const void *x, const void *y)
 	return p->score > q->score ? -1 : p->score < q->score;
 }
 
+/* The value the warmup class looks at: time when the trace has it, else instructions. */
+static uint64_t iteration_value(const struct jf_analysis_result *r, size_t i, int *failed)
+{
+	struct jf_iteration_result it;
+
+	if (jf_analysis_iteration(r, i, &it) < 0)
+		*failed = 1;
+	return r->has_time ? it.time : it.insns;
+}
+
+/* The k-th smallest (from 0) of the values of rows [from, n), exactly, in bounded memory:
+ * the series may be longer than memory allows, so instead of sorting, the answer is found
+ * 16 bits at a time from the top, each pass counting the values that share the bits found
+ * so far. */
+static uint64_t kth_value(const struct jf_analysis_result *r, size_t from, size_t n, uint64_t k,
+			  int *failed)
+{
+	enum { BITS = 16, DIGITS = 1 << BITS };
+	uint64_t *count = malloc(DIGITS * sizeof(*count)), prefix = 0;
+	int shift;
+
+	if (!count) {
+		*failed = 1;
+		return 0;
+	}
+	for (shift = 64 - BITS; shift >= 0; shift -= BITS) {
+		uint64_t high_mask = shift + BITS >= 64 ? 0 : ~0ull << (shift + BITS);
+		size_t i, d;
+
+		memset(count, 0, DIGITS * sizeof(*count));
+		for (i = from; i < n; i++) {
+			uint64_t v = iteration_value(r, i, failed);
+
+			if ((v & high_mask) == prefix)
+				count[(v >> shift) & (DIGITS - 1)]++;
+		}
+		for (d = 0; d < DIGITS - 1 && k >= count[d]; d++)
+			k -= count[d];
+		prefix |= (uint64_t)d << shift;
+	}
+	free(count);
+	return prefix;
+}
+
 /* Steady state: from the first iteration after which every value stays within tolerance
  * of the median of the last third. Flat when that is the first iteration; warmup when the
  * iterations before were slower, slowdown when faster; no steady state when even the last
  * third strays. */
-static void classify_warmup(struct jf_analysis_result *r, double tolerance)
+static int classify_warmup(struct jf_analysis_result *r, double tolerance)
 {
 	size_t n = r->niterations, tail = n / 3, i, from;
-	uint64_t *v, median;
+	uint64_t median;
 	double before = 0;
+	int failed = 0;
 
 	r->warmup = JF_WARMUP_UNKNOWN;
 	if (n < 6)
-		return;
-	v = malloc(tail * sizeof(*v));
-	if (!v)
-		return;
-	for (i = 0; i < tail; i++)
-		v[i] = r->has_time ? r->iterations[n - tail + i].time : r->iterations[n - tail + i].insns;
-	/* A long run has hundreds of thousands of iterations: sort in n log n. */
-	jf_sort_rows(v, tail, sizeof(*v), by_value);
-	median = v[tail / 2];
-	free(v);
-#define VALUE(k) ((double)(r->has_time ? r->iterations[k].time : r->iterations[k].insns))
+		return 0;
+	median = kth_value(r, n - tail, n, tail / 2, &failed);
+#define VALUE(k) ((double)iteration_value(r, (k), &failed))
 #define STEADY(k) (VALUE(k) >= (double)median * (1 - tolerance) && VALUE(k) <= (double)median * (1 + tolerance))
 	for (i = n - tail; i < n; i++) {
 		if (!STEADY(i)) {
 			r->warmup = JF_WARMUP_NO_STEADY_STATE;
-			return;
+			return failed ? -1 : 0;
 		}
 	}
 	from = n - tail;
@@ -92,13 +122,14 @@ static void classify_warmup(struct jf_analysis_result *r, double tolerance)
 	r->steady_from = from;
 	if (from == 0) {
 		r->warmup = JF_WARMUP_FLAT;
-		return;
+		return failed ? -1 : 0;
 	}
 	for (i = 0; i < from; i++)
 		before += VALUE(i);
 	r->warmup = before / (double)from > (double)median ? JF_WARMUP_WARMUP : JF_WARMUP_SLOWDOWN;
 #undef STEADY
 #undef VALUE
+	return failed ? -1 : 0;
 }
 
 /* Traces whose iterations mostly leave through one guard, or whose instructions mostly run
@@ -195,20 +226,19 @@ int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 	}
 	r->nthreads = a->nthreads;
 
-	/* The iteration under way when the trace ended is the last one. */
-	r->iterations = calloc(a->niters + 1, sizeof(*r->iterations));
-	if (!r->iterations)
-		goto oom;
-	if (a->niters)
-		memcpy(r->iterations, a->iters, a->niters * sizeof(*a->iters));
-	r->niterations = a->niters;
+	/* The result shares the analysis' series (no copy); the iteration under way when the
+	 * trace ended is the last one. */
+	r->iteration_series = jf_iteration_series_ref(a->iters);
+	r->niterations = jf_iteration_series_count(a->iters);
 	if (a->cur.open) {
-		struct jf_iteration_result *it = &r->iterations[r->niterations++];
+		struct jf_iteration_result *it = &r->open_iteration;
 
 		it->index = a->cur.index;
 		it->insns = a->cur.insns;
 		it->time = a->cur.time;
 		memcpy(it->insns_by_split, a->cur.by_split, sizeof(it->insns_by_split));
+		r->has_open_iteration = 1;
+		r->niterations++;
 	}
 
 	r->insns = a->insns;
@@ -230,8 +260,7 @@ int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 	r->has_time = a->has_time;
 	r->time_is_ns = a->time_is_ns;
 	r->time_is_synthetic = a->time_is_synthetic;
-	classify_warmup(r, a->cfg.steady_tolerance);
-	if (find_retrace(r) < 0 || jf_views_result(a, r) < 0)
+	if (classify_warmup(r, a->cfg.steady_tolerance) < 0 || find_retrace(r) < 0 || jf_views_result(a, r) < 0)
 		goto oom;
 	return 0;
 oom:
@@ -248,7 +277,7 @@ void jf_analysis_result_free(struct jf_analysis_result *r)
 	free(r->ops);
 	free(r->points);
 	free(r->threads);
-	free(r->iterations);
+	jf_iteration_series_unref(r->iteration_series);
 	free(r->retrace);
 	jf_views_result_free(r);
 	memset(r, 0, sizeof(*r));

@@ -252,8 +252,8 @@ int jf_views_block_begin(struct jf_analysis *a, int32_t tid, const struct live_r
 	return add_span(a, &vt->by_insns, v->block_pos, v->block_pos + b->ninsn, vt->frame_act, b->ninsn);
 }
 
-/* One instruction of the block attributed to bytecode range b. */
-int jf_views_bytecode_insn(struct jf_analysis *a, int32_t b)
+/* n instructions of the block attributed to bytecode range b. */
+int jf_views_bytecode_insns(struct jf_analysis *a, int32_t b, uint32_t n)
 {
 	struct jf_views_state *v = &a->views;
 	struct view_thread *vt = v->cur;
@@ -272,8 +272,8 @@ int jf_views_bytecode_insn(struct jf_analysis *a, int32_t b)
 		vt->bc_index = b;
 		vt->bc_stack = (uint32_t)st;
 	}
-	v->stacks[vt->bc_stack].insns++;
-	v->attributed++;
+	v->stacks[vt->bc_stack].insns += n;
+	v->attributed += n;
 	return 0;
 }
 
@@ -308,7 +308,7 @@ int jf_views_code_line(struct jf_analysis *a, const struct live_region *r,
 	struct jf_code_line *l;
 
 	if (!a->cfg.views)
-		return 0;
+		return -1;
 	i = line_index(v, r->region_key, (uint32_t)(ip - r->start), &created);
 	if (i < 0)
 		return -1;
@@ -322,7 +322,7 @@ int jf_views_code_line(struct jf_analysis *a, const struct live_region *r,
 			jf_insn_disasm(a->walker, isa, ip, l->text, sizeof(l->text));
 	}
 	l->insns++;
-	return 0;
+	return i;
 }
 
 void jf_views_block_end(struct jf_analysis *a, const struct jf_block *b)
@@ -397,7 +397,9 @@ void jf_views_zone_record(struct jf_analysis *a, const struct jf_zone_record *re
 
 	if (!a->cfg.views)
 		return;
-	v->generation++;
+	/* Frames depend on the code model; an iteration mark leaves it as it is. */
+	if (rec->id != JF_ZONE_EVENT || rec->u.event.kind != JF_EVENT_ITERATION)
+		v->generation++;
 	switch (rec->id) {
 	case JF_JITDUMP_CODE_LOAD:
 		e = new_event(a, JF_TL_COMPILE);

@@ -465,8 +465,11 @@ static void assert_same(const struct jf_analysis_result *x, const struct jf_anal
 	if (x->nbytecodes != y->nbytecodes || x->niterations != y->niterations)
 		fail_msg("split %d: bytecode or iteration tables differ in size", split);
 	for (i = 0; i < x->niterations; i++) {
-		if (x->iterations[i].insns != y->iterations[i].insns ||
-		    x->iterations[i].time != y->iterations[i].time)
+		struct jf_iteration_result p, q;
+
+		assert_int_equal(jf_analysis_iteration(x, i, &p), 0);
+		assert_int_equal(jf_analysis_iteration(y, i, &q), 0);
+		if (p.insns != q.insns || p.time != q.time)
 			fail_msg("split %d: iteration %zu differs", split, i);
 	}
 	for (i = 0; i < x->nregions; i++) {
@@ -506,6 +509,68 @@ static void test_two_parts_merge_to_the_whole(void **state)
 	jf_analysis_result_free(&expect);
 	jf_analysis_free(whole);
 	jf_codemap_free(map);
+}
+
+/* A long iteration series goes to a temporary file in $TMPDIR and reads back exactly: 10000
+ * iterations (several of the series' in-memory chunks), the first 1000 of 50 instructions
+ * and the rest of 10, each a block run after its mark. The warmup class (median of the
+ * last third, found without sorting) is warmup, steady from row 1000; the file is unlinked
+ * at once, so the folder stays empty. */
+static void test_long_iteration_series_spills_and_reads_back(void **state)
+{
+	enum { N = 10000, WARM = 1000 };
+	struct jf_analysis_config cfg = { .views = 0 };
+	struct jf_analysis *a;
+	struct jf_analysis_result r;
+	struct jf_zone_record rec;
+	struct jf_flow f;
+	char dir[4096], cmd[4200];
+	const char *old = getenv("TMPDIR");
+	char *saved = old ? strdup(old) : NULL;
+	size_t i;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/iterations-tmp", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	setenv("TMPDIR", dir, 1);
+	a = jf_analysis_new(&cfg);
+	assert_non_null(a);
+	memset(&rec, 0, sizeof(rec));
+	rec.id = JF_ZONE_EVENT;
+	rec.u.event.kind = JF_EVENT_ITERATION;
+	memset(&f, 0, sizeof(f));
+	f.kind = JF_FLOW_BLOCK;
+	for (i = 0; i < N; i++) {
+		rec.u.event.arg = 100 + i;
+		assert_int_equal(jf_analysis_zone_record(a, NULL, &rec), 0);
+		f.u.block.start = f.ip = 0x1000;
+		f.u.block.ninsn = i < WARM ? 50 : 10;
+		f.u.block.last = 0x1000 + f.u.block.ninsn - 1;
+		assert_int_equal(jf_analysis_flow(a, &f), 0);
+	}
+	assert_int_equal(jf_analysis_result(a, &r), 0);
+	assert_int_equal(r.niterations, N);
+	for (i = 0; i < N; i++) {
+		struct jf_iteration_result it;
+
+		assert_int_equal(jf_analysis_iteration(&r, i, &it), 0);
+		assert_int_equal(it.index, 100 + i);
+		assert_int_equal(it.insns, i < WARM ? 50 : 10);
+	}
+	assert_int_equal(jf_analysis_iterations_error(&r), 0);
+	assert_int_equal(r.warmup, JF_WARMUP_WARMUP);
+	assert_int_equal(r.steady_from, WARM);
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s')\"", dir);
+	assert_int_equal(system(cmd), 0);
+	jf_analysis_result_free(&r);
+	jf_analysis_free(a);
+	if (saved) {
+		setenv("TMPDIR", saved, 1);
+		free(saved);
+	} else {
+		unsetenv("TMPDIR");
+	}
 }
 
 /* Two threads on two trace sources run the same script, their flows interleaved block by
@@ -561,6 +626,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_interleaved_sources_are_separate_threads),
 		cmocka_unit_test(test_counts_follow_the_script),
+		cmocka_unit_test(test_long_iteration_series_spills_and_reads_back),
 		cmocka_unit_test(test_two_parts_merge_to_the_whole),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

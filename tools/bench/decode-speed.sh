@@ -6,7 +6,8 @@
 # 1. The real Intel PT capture ../shared/traces/intel-pt/foo concatenated TIMES times
 #    (default 2400: 70 MB, 283 M instructions; each copy starts with a PSB), decoded by
 #      libipt   `ptxed --block-decoder --quiet --stat` when PTXED names a ptxed binary
-#               (libipt built with Intel XED, which Debian lacks); otherwise
+#               (libipt built with Intel XED, which Debian lacks; docs/performance.md
+#               gives the commands that build it outside the repository); otherwise
 #               BUILD/tools/libipt_block_stat, our program that drives libipt's block
 #               decoder exactly as ptxed --quiet --stat does (tools/bench/libipt_block_stat.c)
 #      stat     jitflow stat

@@ -158,6 +158,11 @@ struct jf_iteration_result {
 	uint64_t insns_by_split[JF_SPLIT_COUNT];
 };
 
+/* The rows of a jf_iteration_result per iteration mark. A long run marks millions of
+ * iterations, so the series is kept in a temporary file (unlinked, in $TMPDIR) beyond a
+ * few thousand rows; read it with jf_analysis_iteration. */
+struct jf_iteration_series;
+
 enum jf_warmup_kind {
 	JF_WARMUP_UNKNOWN = 0,       /* too few iterations */
 	JF_WARMUP_FLAT,
@@ -204,7 +209,10 @@ struct jf_analysis_result {
 	struct jf_point_result *points;   size_t npoints; /* by trace, kind, address */
 	struct jf_split_result total;
 	struct jf_split_result *threads;  size_t nthreads;
-	struct jf_iteration_result *iterations; size_t niterations;
+	/* One row per iteration, the last one the iteration under way when the trace ended:
+	 * read them with jf_analysis_iteration. */
+	struct jf_iteration_series *iteration_series; size_t niterations;
+	struct jf_iteration_result open_iteration; int has_open_iteration;
 	enum jf_warmup_kind warmup;
 	uint64_t steady_from;             /* first steady iteration (index in the array) */
 	struct jf_retrace_candidate *retrace; size_t nretrace;
@@ -268,6 +276,12 @@ void jf_analysis_set_clock(struct jf_analysis *a, int time_is_ns, int time_is_sy
 /* The result so far (a snapshot; the analysis may go on). */
 int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *out);
 void jf_analysis_result_free(struct jf_analysis_result *r);
+/* Row i (< niterations) of the result's iteration series; 0, or -1 when it could not be
+ * read back from its temporary file (the row is then zeros, and
+ * jf_analysis_iterations_error gives the errno). */
+int jf_analysis_iteration(const struct jf_analysis_result *r, size_t i,
+			  struct jf_iteration_result *row);
+int jf_analysis_iterations_error(const struct jf_analysis_result *r);
 
 /* Merge the analysis of the part of the trace after `a`'s into `a`: afterwards `a` holds
  * the analysis of both parts, as if one analysis had seen them in order. */
