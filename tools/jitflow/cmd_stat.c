@@ -143,7 +143,8 @@ static void usage(FILE *out)
 		"Decode a trace and count: instructions, blocks, events, trace bytes, errors by\n"
 		"kind, overflows, bytes and instructions lost, time span, decode speed; where code\n"
 		"was missing, the gaps by file (with the build-id to look for), kernel addresses\n"
-		"and unmapped addresses.\n\n"
+		"and unmapped addresses. \"decode threads\" says how many threads decoded (with\n"
+		"-j: segments, seams joined and seams decoded on serially, or why one thread).\n\n"
 		"  --json            one JSON object instead of the table\n\n%s",
 		jf_cli_inputs_help);
 }
