@@ -159,6 +159,41 @@ static void test_seams_decoded_on(void **state)
 	compare(inputs, split_jobs, 2, "JITFLOW_PT_NO_JOINS=1", 1);
 }
 
+/* Bytes without a PSB before the trace (lost until the first sync point), a stretch of
+ * zeros in it, and its end cut in the middle of a packet. */
+static void test_edges(void **state)
+{
+	const char *dir = jf_test_shared_traces();
+	char path[1024], out[1024], inputs[4096];
+	size_t n, i, at = 0;
+	unsigned char *one, *all;
+	unsigned seed = 9;
+
+	if (!dir)
+		skip();
+	snprintf(path, sizeof(path), "%s/intel-pt/foo/trace", dir);
+	one = jf_test_read_file(path, &n);
+	all = calloc(1, 10000 + 3 * n + 20000);
+	assert_non_null(all);
+	for (i = 0; i < 10000; i++) {
+		seed = seed * 1103515245u + 12345u;
+		all[at++] = (unsigned char)(seed >> 24);
+	}
+	memcpy(all + at, one, n);
+	at += n + 20000; /* zeros */
+	memcpy(all + at, one, n);
+	at += n;
+	memcpy(all + at, one, n);
+	at += n / 2 + 1;
+	snprintf(out, sizeof(out), "%s/foo-edges.pt", jf_test_tmpdir());
+	jf_test_write_file(out, all, at);
+	snprintf(inputs, sizeof(inputs), "--raw '%s/intel-pt/foo/data:0x7ffff7819000' --pt '%s'",
+		 dir, out);
+	compare(inputs, split_jobs, 2, "", 1);
+	free(one);
+	free(all);
+}
+
 /* A trace shorter than one segment and the recordings in traces/ (perf.data, which is
  * decoded by one thread whatever -j says; stat says why). */
 static void test_recordings(void **state)
@@ -204,6 +239,7 @@ int main(void)
 		cmocka_unit_test(test_foo_damaged),
 		cmocka_unit_test(test_unzip),
 		cmocka_unit_test(test_seams_decoded_on),
+		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_recordings),
 	};
 
