@@ -73,7 +73,8 @@ foreach(t jitflow_shared jitflow_static)
     "$<BUILD_INTERFACE:${JITFLOW_INCLUDE_DIRS}>"
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${t} PRIVATE jitflow::ipt jitflow::opencsd_c_api PkgConfig::OPENCSD
-                        PkgConfig::CAPSTONE PkgConfig::LIBELF PkgConfig::LIBARCHIVE)
+                        PkgConfig::CAPSTONE PkgConfig::LIBELF PkgConfig::LIBARCHIVE
+                        Threads::Threads)
 endforeach()
 set_target_properties(jitflow_shared PROPERTIES EXPORT_NAME jitflow)
 

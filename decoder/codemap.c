@@ -40,6 +40,7 @@ struct jf_codemap {
 	uint64_t generation;
 	struct pt_image_section_cache *iscache;
 	size_t iscache_added; /* sections added to iscache since it was made */
+	uint64_t iscache_limit; /* bytes of sections it keeps mapped (libipt's LRU) */
 	struct pt_image *image;
 	uint64_t image_generation;
 	size_t last_hit;      /* lookups are very local: try the last hit first */
@@ -401,6 +402,41 @@ size_t jf_codemap_count(const struct jf_codemap *map)
 	return map->count;
 }
 
+enum { CLONE_KEEP_MAPPED = 64 << 20 };
+
+struct jf_codemap *jf_codemap_clone(const struct jf_codemap *map, struct jf_error *err)
+{
+	struct jf_codemap *copy;
+	size_t i;
+
+	if (map->fill) {
+		jf_fail(err, "a code map with a fill callback cannot be copied");
+		return NULL;
+	}
+	copy = jf_codemap_new();
+	if (!copy) {
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	/* A copy serves decoders that come and go (one per segment of a trace): libipt unmaps
+	 * a section, and frees its block cache, when the last decoder using it goes, unless
+	 * the section cache keeps it mapped. */
+	copy->iscache_limit = CLONE_KEEP_MAPPED;
+	pt_iscache_set_limit(copy->iscache, CLONE_KEEP_MAPPED);
+	/* The sections do not overlap, so adding them in order rebuilds the same list; the
+	 * files are mapped anew (in-memory copies through their /proc/self/fd path). */
+	for (i = 0; i < map->count; i++) {
+		const struct section *s = &map->sec[i];
+
+		if (jf_codemap_add_file(copy, s->backing->file.path, s->offset, s->size, s->vaddr,
+					s->name, err) < 0) {
+			jf_codemap_free(copy);
+			return NULL;
+		}
+	}
+	return copy;
+}
+
 /* libipt asks here for what no section holds. */
 static int read_missing(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
 			void *context)
@@ -437,6 +473,8 @@ static int renew_iscache_if_full(struct jf_codemap *map, struct jf_error *err)
 	pt_iscache_free(map->iscache);
 	map->iscache = fresh;
 	map->iscache_added = 0;
+	if (map->iscache_limit)
+		pt_iscache_set_limit(fresh, map->iscache_limit);
 	for (i = 0; i < map->count; i++)
 		map->sec[i].isid = 0;
 	return 0;

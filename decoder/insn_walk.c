@@ -4,6 +4,7 @@
 #include "jitflow/x86_cet.h"
 
 #include <capstone/capstone.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,21 @@ struct jf_insn_cache {
 	csh cs[JF_ISA_T32 + 1];  /* one capstone handle per ISA, opened on first use */
 	cs_insn *insn[JF_ISA_T32 + 1];
 };
+
+/* Capstone 4 sorts some of its global tables on first use, inside cs_disasm_iter, without
+ * a lock: two threads decoding at once (pt_parallel.c) would sort the same table at the
+ * same time. Capstone is called only when the cache misses, so one lock costs little. */
+static pthread_mutex_t capstone_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t disasm(csh h, const uint8_t **code, size_t *left, uint64_t *addr, cs_insn *insn)
+{
+	size_t n;
+
+	pthread_mutex_lock(&capstone_lock);
+	n = cs_disasm_iter(h, code, left, addr, insn);
+	pthread_mutex_unlock(&capstone_lock);
+	return n;
+}
 
 struct jf_insn_cache *jf_insn_cache_new(struct jf_codemap *map)
 {
@@ -66,6 +82,7 @@ static int open_isa(struct jf_insn_cache *c, enum jf_isa isa)
 {
 	cs_arch arch;
 	cs_mode mode;
+	cs_err rc;
 
 	if (c->cs[isa])
 		return 0;
@@ -78,7 +95,10 @@ static int open_isa(struct jf_insn_cache *c, enum jf_isa isa)
 	case JF_ISA_T32: arch = CS_ARCH_ARM; mode = CS_MODE_THUMB; break;
 	default: return -1;
 	}
-	if (cs_open(arch, mode, &c->cs[isa]) != CS_ERR_OK)
+	pthread_mutex_lock(&capstone_lock);
+	rc = cs_open(arch, mode, &c->cs[isa]);
+	pthread_mutex_unlock(&capstone_lock);
+	if (rc != CS_ERR_OK)
 		return -1;
 	cs_option(c->cs[isa], CS_OPT_DETAIL, CS_OPT_ON);
 	c->insn[isa] = cs_malloc(c->cs[isa]);
@@ -264,7 +284,7 @@ static int decode(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip,
 		return 0;
 	}
 	left = n;
-	if (cs_disasm_iter(c->cs[isa], &code, &left, &addr, c->insn[isa])) {
+	if (disasm(c->cs[isa], &code, &left, &addr, c->insn[isa])) {
 		info->size = (uint8_t)c->insn[isa]->size;
 		if (isa <= JF_ISA_X86_64)
 			classify_x86(c->cs[isa], c->insn[isa], info);
@@ -432,7 +452,7 @@ size_t jf_insn_disasm(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, cha
 		return left;
 	}
 	left = n;
-	if (!cs_disasm_iter(c->cs[isa], &code, &left, &addr, insn))
+	if (!disasm(c->cs[isa], &code, &left, &addr, insn))
 		return 0;
 	if (insn->op_str[0])
 		snprintf(buf, bufsize, "%s %s", insn->mnemonic, insn->op_str);

@@ -59,3 +59,13 @@ void jf_mapped_file_sequential(const struct jf_mapped_file *file)
 	if (file->data)
 		madvise((void *)file->data, file->size, MADV_SEQUENTIAL);
 }
+
+void jf_mapped_release(const uint8_t *data, uint64_t from, uint64_t to)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t first = ((uintptr_t)data + from + page - 1) & ~(page - 1);
+	uintptr_t last = ((uintptr_t)data + to) & ~(page - 1);
+
+	if (last > first)
+		madvise((void *)first, last - first, MADV_DONTNEED);
+}

@@ -12,16 +12,16 @@
 #include "codemap_pt.h"
 #include "pt_events.h"
 #include "pt_status_check.h"
+#include "pt_wrap.h"
 
 #include <intel-pt.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jitflow/insn.h"
+#include "jitflow/mapped_file.h"
 
 enum state {
 	ST_SYNC,      /* next: pt_blk_sync_forward */
@@ -35,6 +35,7 @@ struct pt_backend {
 	uint64_t image_generation;
 	struct pt_block_decoder *dec;
 	struct jf_insn_cache *insns;
+	int own_insns;          /* insns is ours to free (not cfg.insns) */
 	enum state state;
 	int status;             /* libipt status flags of the last successful call */
 	/* The last block libipt filled in; the reference decoder locates errors with it, so
@@ -50,6 +51,10 @@ struct pt_backend {
 	/* An inconsistency found but not reported yet: libipt's pending events go first. */
 	struct jf_pt_violation violation;
 	int has_violation;
+	/* join_cache_splits: a block that may go on in the next one, and a record read after
+	 * it that did not join it. */
+	struct jf_flow held, after;
+	int has_held, has_after;
 };
 
 enum { RELEASE_STEP = 8 << 20, RELEASE_LAG = 1 << 20 };
@@ -58,16 +63,10 @@ enum { RELEASE_STEP = 8 << 20, RELEASE_LAG = 1 << 20 };
  * that follows it, never go back more than a packet or two). */
 static void release_consumed(struct pt_backend *b, uint64_t offset)
 {
-	uintptr_t page, from, to;
-
 	/* Called for every block: the cheap test first. */
 	if (offset < b->released + RELEASE_STEP + RELEASE_LAG || !b->cfg.release_consumed)
 		return;
-	page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	from = ((uintptr_t)b->cfg.trace + b->released + page - 1) & ~(page - 1);
-	to = ((uintptr_t)b->cfg.trace + offset - RELEASE_LAG) & ~(page - 1);
-	if (to > from)
-		madvise((void *)from, to - from, MADV_DONTNEED);
+	jf_mapped_release(b->cfg.trace, b->released, offset - RELEASE_LAG);
 	b->released = offset - RELEASE_LAG;
 }
 
@@ -358,10 +357,8 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 	return 1;
 }
 
-static int pt_next(void *self, struct jf_flow *f, struct jf_error *err)
+static int next_record(struct pt_backend *b, struct jf_flow *f, struct jf_error *err)
 {
-	struct pt_backend *b = self;
-
 	for (;;) {
 		int rc;
 
@@ -384,6 +381,79 @@ static int pt_next(void *self, struct jf_flow *f, struct jf_error *err)
 	}
 }
 
+/* A block that ended without a branch, which the next block may continue. */
+static int may_go_on(const struct jf_flow *f)
+{
+	return f->kind == JF_FLOW_BLOCK && f->u.block.end == JF_END_NONE && f->u.block.next &&
+	       !(f->u.block.flags & JF_BLOCK_TRUNCATED);
+}
+
+/* Whether block g is the rest of block f, cut only by libipt's cache: it starts where f
+ * ends, decoded at the same trace position and time, in the same mode. */
+static int continues(const struct jf_flow *f, const struct jf_flow *g)
+{
+	return g->kind == JF_FLOW_BLOCK && g->u.block.start == f->u.block.next &&
+	       g->offset == f->offset && g->time == f->time && g->flags == f->flags &&
+	       g->u.block.isa == f->u.block.isa &&
+	       (g->u.block.flags & JF_BLOCK_SPECULATIVE) == (f->u.block.flags & JF_BLOCK_SPECULATIVE) &&
+	       f->u.block.ninsn + (uint64_t)g->u.block.ninsn <= UINT32_MAX;
+}
+
+static int pt_next(void *self, struct jf_flow *f, struct jf_error *err)
+{
+	struct pt_backend *b = self;
+	struct jf_flow *h = &b->held;
+	int rc;
+
+	if (!b->cfg.join_cache_splits)
+		return next_record(b, f, err);
+	if (b->has_after) {
+		b->has_after = 0;
+		*f = b->after;
+		return 1;
+	}
+	if (!b->has_held) {
+		rc = next_record(b, f, err);
+		if (rc <= 0 || !may_go_on(f))
+			return rc;
+		*h = *f;
+		b->has_held = 1;
+	}
+	for (;;) {
+		rc = next_record(b, f, err);
+		if (rc < 0)
+			return rc;
+		if (rc > 0 && continues(h, f)) {
+			h->u.block.last = f->u.block.last;
+			h->u.block.next = f->u.block.next;
+			h->u.block.ninsn += f->u.block.ninsn;
+			h->u.block.end = f->u.block.end;
+			h->u.block.last_size = f->u.block.last_size;
+			h->u.block.flags = f->u.block.flags;
+			if (may_go_on(h))
+				continue;
+			b->has_held = 0;
+			*f = *h;
+			return 1;
+		}
+		/* f starts something else: the held block is whole. */
+		if (rc > 0 && may_go_on(f)) {
+			struct jf_flow whole = *h;
+
+			*h = *f;
+			*f = whole;
+			return 1;
+		}
+		b->has_held = 0;
+		if (rc > 0) {
+			b->after = *f;
+			b->has_after = 1;
+		}
+		*f = *h;
+		return 1;
+	}
+}
+
 static void pt_free(void *self)
 {
 	struct pt_backend *b = self;
@@ -391,7 +461,8 @@ static void pt_free(void *self)
 	if (b->dec)
 		pt_blk_free_decoder(b->dec);
 	jf_pt_check_free(b->check);
-	jf_insn_cache_free(b->insns);
+	if (b->own_insns)
+		jf_insn_cache_free(b->insns);
 	free(b);
 }
 
@@ -402,7 +473,6 @@ struct jf_decoder *jf_pt_decoder_new(const struct jf_pt_config *cfg, struct jf_c
 {
 	struct pt_backend *b = calloc(1, sizeof(*b));
 	struct pt_config config;
-	struct jf_decoder *dec;
 	int rc;
 
 	if (!b) {
@@ -411,7 +481,11 @@ struct jf_decoder *jf_pt_decoder_new(const struct jf_pt_config *cfg, struct jf_c
 	}
 	b->cfg = *cfg;
 	b->map = map;
-	b->insns = jf_insn_cache_new(map);
+	b->insns = cfg->insns;
+	if (!b->insns) {
+		b->insns = jf_insn_cache_new(map);
+		b->own_insns = 1;
+	}
 	if (!b->insns) {
 		pt_free(b);
 		jf_fail(err, "out of memory");
@@ -460,7 +534,19 @@ struct jf_decoder *jf_pt_decoder_new(const struct jf_pt_config *cfg, struct jf_c
 		b->image_generation = (uint64_t)-1;
 	}
 	b->resync_at = -1;
-	dec = jf_decoder_new(&pt_ops, b);
+	if (cfg->has_sync_at && cfg->size) {
+		b->resync_at = (int64_t)cfg->sync_at;
+		b->unaccounted = cfg->sync_at;
+		b->released = cfg->sync_at;
+	}
+	return jf_pt_wrap(&pt_ops, b, cfg, err);
+}
+
+struct jf_decoder *jf_pt_wrap(const struct jf_decoder_ops *ops, void *self,
+			      const struct jf_pt_config *cfg, struct jf_error *err)
+{
+	struct jf_decoder *dec = jf_decoder_new(ops, self);
+
 	if (!dec) {
 		jf_fail(err, "out of memory");
 		return NULL;

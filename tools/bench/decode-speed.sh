@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Decode speed of jitflow against libipt's block decoder and Linux perf, on the same inputs
 # in the same run (issue 14):
-#   tools/bench/decode-speed.sh [-b BUILD] [-r RUNS] [-t TIMES] [RECORDING_DIR...]
+#   tools/bench/decode-speed.sh [-b BUILD] [-r RUNS] [-t TIMES] [-j JOBS] [RECORDING_DIR...]
 #
 # 1. The real Intel PT capture ../shared/traces/intel-pt/foo concatenated TIMES times
 #    (default 2400: 70 MB, 283 M instructions; each copy starts with a PSB), decoded by
@@ -10,8 +10,11 @@
 #               gives the commands that build it outside the repository); otherwise
 #               BUILD/tools/libipt_block_stat, our program that drives libipt's block
 #               decoder exactly as ptxed --quiet --stat does (tools/bench/libipt_block_stat.c)
-#      stat     jitflow stat
-#      report   jitflow report (the whole analysis)
+#      stat     jitflow stat -j 1 (one thread)
+#      report   jitflow report -j 1 (the whole analysis)
+#      stat-jN, report-jN  the same with -j JOBS (default 2): segments decoded by JOBS
+#               threads; compared with one thread by wall time (what threads save) and
+#               CPU time (what splitting costs)
 # 2. Each RECORDING_DIR (written by `jitflow record`), decoded by
 #      stat     jitflow stat --recording DIR
 #      report   jitflow report DIR
@@ -29,12 +32,13 @@
 # Benchmarks are not tests: nothing here fails on a slow result.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-build=build runs=3 times=2400
-while getopts b:r:t: opt; do
+build=build runs=3 times=2400 jobs=2
+while getopts b:r:t:j: opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	r) runs=$OPTARG ;;
 	t) times=$OPTARG ;;
+	j) jobs=$OPTARG ;;
 	*) sed -n '2,30p' "$0" >&2; exit 2 ;;
 	esac
 done
@@ -75,6 +79,16 @@ ratio() {
 		"$(awk -v x="$(cut -d' ' -f1 "$tmp/$b" | median)" -v y="$(cut -d' ' -f1 "$tmp/$a" | median)" 'BEGIN { print (y > 0 ? x / y : 0) }')"
 }
 
+# speedup A B: how many times less wall time A took than B (medians; per-run median)
+speedup() {
+	local a=$1 b=$2 per
+	per=$(paste -d' ' "$tmp/$a" "$tmp/$b" | awk '{ print ($1 > 0 ? $4 / $1 : 0) }' | median)
+	printf "  %-9s took %5.2fx less wall time than %-6s (per-run ratios: median %.2fx); CPU time %.2fx of it\n" \
+		"$a" "$(awk -v x="$(cut -d' ' -f1 "$tmp/$b" | median)" -v y="$(cut -d' ' -f1 "$tmp/$a" | median)" 'BEGIN { print (y > 0 ? x / y : 0) }')" \
+		"$b" "$per" \
+		"$(awk -v x="$(cut -d' ' -f2 "$tmp/$b" | median)" -v y="$(cut -d' ' -f2 "$tmp/$a" | median)" 'BEGIN { print (x > 0 ? y / x : 0) }')"
+}
+
 json_field() { # FILE KEY: a number from jitflow's one-line JSON
 	grep -o "\"$2\":[0-9]*" "$1" | head -1 | cut -d: -f2
 }
@@ -95,18 +109,27 @@ if [ -d "$shared" ]; then
 	insns=$(json_field "$tmp/stat.json" instructions)
 	echo "foo x$times: $bytes bytes of real Intel PT, $insns instructions"
 	echo "  libipt = $libipt_name"
-	rm -f "$tmp"/libipt "$tmp"/stat "$tmp"/report
+	echo "  load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	rm -f "$tmp"/libipt "$tmp"/stat "$tmp"/report "$tmp/stat-j$jobs" "$tmp/report-j$jobs"
 	for ((r = 0; r < runs; r++)); do
 		run libipt "${libipt[@]}"
-		run stat "$jf" stat "${inputs[@]}"
-		run report "$jf" report "${inputs[@]}"
+		run stat "$jf" stat -j 1 "${inputs[@]}"
+		run report "$jf" report -j 1 "${inputs[@]}"
+		run "stat-j$jobs" "$jf" stat -j "$jobs" "${inputs[@]}"
+		run "report-j$jobs" "$jf" report -j "$jobs" "${inputs[@]}"
 	done
+	echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	cmp -s "$tmp/out.report" "$tmp/out.report-j$jobs" ||
+		echo "  (report -j $jobs differs from report -j 1!)"
+	grep threads "$tmp/out.stat-j$jobs" | sed 's/^/  stat -j '"$jobs"': /'
 	grep -q "insn: $insns\." "$tmp/out.libipt" ||
 		echo "  (libipt decoded a different count: $(grep insn "$tmp/out.libipt"))"
-	for t in libipt stat report; do report $t "$bytes" "$insns"; done
+	for t in libipt stat report "stat-j$jobs" "report-j$jobs"; do report $t "$bytes" "$insns"; done
 	ratio stat libipt
 	ratio report libipt
 	ratio stat report
+	speedup "stat-j$jobs" stat
+	speedup "report-j$jobs" report
 else
 	echo "decode-speed: $shared not found (needs ../shared/traces); skipping the real capture" >&2
 fi

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,12 @@ const char jf_cli_inputs_help[] =
 	"                              TSC stamps, converted with the trace's TSC conversion\n"
 	"                              (as fine as the trace's timing)\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
-	"                              timing parameters (as libipt names them)\n";
+	"                              timing parameters (as libipt names them)\n"
+	"  -j N, --jobs N              decode with N threads (default: the cores available):\n"
+	"                              a raw Intel PT stream (--pt without --zone) is cut at\n"
+	"                              PSBs and its segments decoded at once, with the same\n"
+	"                              output as one thread; other inputs use one thread\n"
+	"  --segment-size BYTES        with -j: trace bytes per segment (default 64K; K, M)\n";
 
 void jf_cli_inputs_init(struct jf_cli_inputs *in)
 {
@@ -118,6 +124,25 @@ static int parse_u32(const char *opt, const char *s, uint32_t max, uint32_t *out
 	return 0;
 }
 
+/* A byte count with an optional K or M suffix, at least 4096 (a PSB interval or so). */
+static int parse_size(const char *opt, const char *s, uint64_t *out, struct jf_error *err)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (*end == 'K' || *end == 'k')
+		v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20, end++;
+	if (errno || end == s || *end || v < 4096 || v > (1ull << 40))
+		return jf_fail(err, "%s: expected a size from 4096 bytes (K, M suffixes), got '%s'",
+			       opt, s);
+	*out = v;
+	return 0;
+}
+
 int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 			struct jf_error *err)
 {
@@ -131,13 +156,26 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	    !strcmp(opt, "--cpuid-0x15.eax") || !strcmp(opt, "--cpuid-0x15.ebx") ||
 	    !strcmp(opt, "--zone") || !strcmp(opt, "--recording") || !strcmp(opt, "--pypylog") ||
 	    !strcmp(opt, "--buildid-dir") || !strcmp(opt, "--archive") ||
-	    !strcmp(opt, "--symfs") || !strcmp(opt, "--kernel")) {
+	    !strcmp(opt, "--symfs") || !strcmp(opt, "--kernel") || !strcmp(opt, "-j") ||
+	    !strcmp(opt, "--jobs") || !strcmp(opt, "--segment-size")) {
 		val = value_of(argc, argv, i, err);
 		if (!val)
 			return JF_CLI_BAD_USAGE;
 	} else {
 		return 0;
 	}
+	if (!strcmp(opt, "-j") || !strcmp(opt, "--jobs")) {
+		if (parse_u32(opt, val, 1024, &v, err) < 0)
+			return JF_CLI_BAD_USAGE;
+		if (v == 0) {
+			jf_fail(err, "%s: expected 1 or more threads, got '%s'", opt, val);
+			return JF_CLI_BAD_USAGE;
+		}
+		in->jobs = (int)v;
+		return 1;
+	}
+	if (!strcmp(opt, "--segment-size"))
+		return parse_size(opt, val, &in->segment_size, err) < 0 ? JF_CLI_BAD_USAGE : 1;
 	rc = jf_cli_perf_files_option(in, opt, val, err);
 	if (rc)
 		return rc;
@@ -357,8 +395,59 @@ int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error 
 	return 0;
 }
 
+static int cores_available(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	return 1;
+}
+
+/* -j N asked for threads that this input cannot use. */
+static void fall_back(struct jf_cli_inputs *in, const char *why)
+{
+	in->jobs_used = 1;
+	if (in->jobs > 1)
+		in->serial_reason = why;
+}
+
+/* A raw stream: blocks end at every direct call and jump whatever the thread count, so
+ * that where they end does not depend on how the trace was split (pt_parallel.h). */
+static struct jf_decoder *open_pt_parallel(struct jf_cli_inputs *in, struct jf_error *err)
+{
+	struct jf_pt_parallel_options opt;
+
+	in->pt.end_on_call = 1;
+	in->pt.end_on_jump = 1;
+	in->pt.join_cache_splits = 1;
+	memset(&opt, 0, sizeof(opt));
+	opt.jobs = in->jobs;
+	opt.segment_size = in->segment_size;
+	/* For tests of the path taken where segments do not join (docs/performance.md). */
+	opt.no_joins = getenv("JITFLOW_PT_NO_JOINS") != NULL;
+	in->jobs_used = in->jobs;
+	return jf_pt_parallel_decoder_new(&in->pt, in->map, &opt, &in->parallel, err);
+}
+
+void jf_cli_describe_jobs(const struct jf_cli_inputs *in, char *buf, size_t size)
+{
+	const struct jf_pt_parallel_report *r = &in->parallel;
+
+	if (in->serial_reason)
+		snprintf(buf, size, "1 (-j %d not applied: %s)", in->jobs, in->serial_reason);
+	else if (r->segments)
+		snprintf(buf, size, "%d (%llu segments, %llu seams joined, %llu decoded on serially)",
+			 in->jobs_used, (unsigned long long)r->segments,
+			 (unsigned long long)r->joins, (unsigned long long)r->serial);
+	else
+		snprintf(buf, size, "1");
+}
+
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)
 {
+	if (!in->jobs)
+		in->jobs = cores_available();
 	if (!!in->pt_path + !!in->perf_path + !!in->cs_snapshot > 1) {
 		jf_fail(err, "more than one of --pt, --perf and --cs-snapshot given: decode one trace at a time");
 		return NULL;
@@ -370,11 +459,14 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 		if (jf_cli_add_pypylog(in, log, NULL, err) < 0)
 			return NULL;
 	}
-	if (in->perf_path)
+	if (in->perf_path) {
+		fall_back(in, "perf.data inputs are decoded by one thread");
 		return open_perf(in, err);
+	}
 	if (jf_cli_load_kernel(in, err) < 0)
 		return NULL;
 	if (in->cs_snapshot) {
+		fall_back(in, "CoreSight is decoded by one thread");
 		/* The snapshot's memory dumps join the images of --raw/--elf in one code map. */
 		struct jf_decoder *dec = jf_cs_snapshot_decoder_new(in->cs_snapshot, in->map, err);
 
@@ -405,12 +497,12 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	in->pt.trace = in->pt_file.data;
 	in->pt.size = in->pt_file.size;
 	in->pt.release_consumed = 1;
-	in->pt.end_on_call = in->split_blocks;
-	in->pt.end_on_jump = in->split_blocks;
 	if (!in->zones)
-		return jf_pt_decoder_new(&in->pt, in->map, err);
-	/* A marker call must start a block of its own for the zone filter to see it. */
+		return open_pt_parallel(in, err);
 	in->pt.end_on_call = 1;
+	in->pt.end_on_jump = in->split_blocks;
+	/* A marker call must start a block of its own for the zone filter to see it. */
+	fall_back(in, "zone files change the code map as the trace goes");
 	return jf_zone_filter_new(jf_pt_decoder_new(&in->pt, in->map, err), in->zones, err);
 }
 

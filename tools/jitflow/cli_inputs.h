@@ -10,6 +10,7 @@
 #include "jitflow/mapped_file.h"
 #include "jitflow/perf_images.h"
 #include "jitflow/pt.h"
+#include "jitflow/pt_parallel.h"
 #include "jitflow/zone_image.h"
 #include "cli_zones.h"
 
@@ -46,6 +47,12 @@ struct jf_cli_inputs {
 	struct jf_cli_pypy *pypy;     /* --pypylog or a recording's pypylog.log (NULL: none) */
 	const char *pypylog_path;     /* --pypylog: read when the decoder is opened, once the
 	                               * trace (and so its TSC conversion) is known */
+	/* Parallel decode (-j N, --segment-size BYTES) and what it did. */
+	int jobs;                     /* decoding threads asked for (0: the cores available) */
+	uint64_t segment_size;        /* trace bytes per segment (0: the default) */
+	int jobs_used;                /* threads that decoded (1: one decoder) */
+	const char *serial_reason;    /* why -j N > 1 decoded with one thread (NULL: it did not) */
+	struct jf_pt_parallel_report parallel;
 };
 
 /* Help text for the input options, for each subcommand's --help. */
@@ -79,6 +86,10 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
 		 int (*fn)(void *ctx, const struct jf_flow *f, struct jf_error *err), void *ctx,
 		 struct jf_error *err);
+
+/* One line on how many threads decoded, for stat ("4 threads, 12 segments, ..." or
+ * "1 (-j 2 not applied: ...)"). */
+void jf_cli_describe_jobs(const struct jf_cli_inputs *in, char *buf, size_t size);
 
 /* The total number of trace bytes (for progress), 0 if unknown. */
 uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in);

@@ -22,6 +22,7 @@ struct stat_result {
 	struct tally errors[MAX_KINDS], losses[MAX_KINDS];
 	int nerrors, nlosses;
 	double seconds;
+	char jobs[160];
 	struct jf_cli_inputs *in;
 	struct jf_missing_code missing;
 };
@@ -85,6 +86,7 @@ static void print_text(const struct jf_decode_stats *s, const struct stat_result
 		       s->time_is_synthetic ? " (synthetic: instruction-count clock)" : "");
 	else
 		printf("time span       unknown (no timing packets)\n");
+	printf("decode threads  %s\n", r->jobs);
 	printf("decode time     %.3f s\n", r->seconds);
 	if (r->seconds > 0)
 		printf("decode speed    %.1f MB/s, %.1f M instructions/s\n",
@@ -122,7 +124,16 @@ static void print_json(const struct jf_decode_stats *s, const struct stat_result
 		       s->time_is_ns ? "ns" : "ticks", s->time_is_synthetic ? "true" : "false");
 	else
 		printf(",\"time\":null");
-	printf(",\"decode_seconds\":%.6f}\n", r->seconds);
+	printf(",\"decode_threads\":{\"threads\":%d,\"segments\":%llu,\"joined\":%llu,"
+	       "\"serial\":%llu,\"not_applied\":", r->in->parallel.segments ? r->in->jobs_used : 1,
+	       (unsigned long long)r->in->parallel.segments,
+	       (unsigned long long)r->in->parallel.joins,
+	       (unsigned long long)r->in->parallel.serial);
+	if (r->in->serial_reason)
+		jf_json_string(stdout, r->in->serial_reason);
+	else
+		printf("null");
+	printf("},\"decode_seconds\":%.6f}\n", r->seconds);
 }
 
 static void usage(FILE *out)
@@ -132,7 +143,8 @@ static void usage(FILE *out)
 		"Decode a trace and count: instructions, blocks, events, trace bytes, errors by\n"
 		"kind, overflows, bytes and instructions lost, time span, decode speed; where code\n"
 		"was missing, the gaps by file (with the build-id to look for), kernel addresses\n"
-		"and unmapped addresses.\n\n"
+		"and unmapped addresses. \"decode threads\" says how many threads decoded (with\n"
+		"-j: segments, seams joined and seams decoded on serially, or why one thread).\n\n"
 		"  --json            one JSON object instead of the table\n\n%s",
 		jf_cli_inputs_help);
 }
@@ -179,6 +191,7 @@ int jf_cmd_stat(int argc, char **argv)
 		goto fail;
 	}
 	result.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	jf_cli_describe_jobs(&in, result.jobs, sizeof(result.jobs));
 	if (json)
 		print_json(jf_decoder_stats(dec), &result);
 	else

@@ -57,6 +57,11 @@ void jf_codemap_set_fill(struct jf_codemap *map, jf_codemap_fill_fn fill, void *
  * that they are stale. */
 uint64_t jf_codemap_generation(const struct jf_codemap *map);
 
+/* A map with the same sections, and caches of its own, for another thread to decode with
+ * (a code map is not safe to share between threads). Maps with a fill callback are not
+ * copied (NULL, message in err). */
+struct jf_codemap *jf_codemap_clone(const struct jf_codemap *map, struct jf_error *err);
+
 /* Number of sections. */
 size_t jf_codemap_count(const struct jf_codemap *map);
 

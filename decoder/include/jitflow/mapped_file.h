@@ -24,6 +24,11 @@ void jf_unmap_file(struct jf_mapped_file *file);
 /* Tell the kernel the mapping is read front to back (larger read-ahead, early reclaim). */
 void jf_mapped_file_sequential(const struct jf_mapped_file *file);
 
+/* Let the kernel drop the whole pages of [data + from, data + to) of a file mapping (read
+ * again from the file if touched later), so that resident memory does not grow with the
+ * part of a trace already decoded. */
+void jf_mapped_release(const uint8_t *data, uint64_t from, uint64_t to);
+
 #pragma GCC visibility pop
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "jitflow/codemap.h"
 #include "jitflow/decoder.h"
+#include "jitflow/insn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,10 +46,26 @@ struct jf_pt_config {
 	 * block there instead (e.g. so that a call to the zone emitter's marker function
 	 * starts a block of its own). */
 	int end_on_call, end_on_jump;
+	/* libipt 2.0 also ends a block where its block cache already knows the next
+	 * instruction, so where such blocks end depends on what was decoded before. This joins
+	 * a block that ends without a branch to the block right after it (same place in the
+	 * trace, nothing between them), so that blocks end only at branches and events
+	 * whatever the cache held; with end_on_call and end_on_jump, block boundaries are then
+	 * the same however the trace is split (pt_parallel.h). */
+	int join_cache_splits;
 
 	/* The trace is a file mapping: let the kernel drop pages already decoded, so that
 	 * resident memory does not grow with the length of the trace. */
 	int release_consumed;
+
+	/* Start at the PSB at this offset instead of at the first one (with has_sync_at): a
+	 * segment of a trace split for parallel decoding (pt_parallel.h). Bytes before it are
+	 * another segment's, not lost. */
+	uint64_t sync_at;
+	int has_sync_at;
+	/* An instruction cache over the same map to use instead of one of the decoder's own
+	 * (NULL: its own), so that decoders run one after another share what they learnt. */
+	struct jf_insn_cache *insns;
 };
 
 /* Parse "FAMILY/MODEL[/STEPPING]" (decimal or 0x-hex), or "none". */

@@ -1,0 +1,39 @@
+/* Internal: flow records kept in memory in trace order, blocks in 64 bytes (the header and
+ * the block, not the whole union), the others whole. */
+#ifndef JITFLOW_FLOW_BUFFER_H
+#define JITFLOW_FLOW_BUFFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jitflow/flow.h"
+
+struct jf_flow_buffer {
+	uint8_t *data;
+	size_t len, cap;     /* bytes */
+	size_t count;        /* records */
+};
+
+/* Bytes a record of this kind takes in a buffer. */
+size_t jf_flow_record_size(const struct jf_flow *f);
+
+int jf_flow_buffer_push(struct jf_flow_buffer *b, const struct jf_flow *f);
+void jf_flow_buffer_clear(struct jf_flow_buffer *b);
+void jf_flow_buffer_fini(struct jf_flow_buffer *b);
+
+/* The record at byte position pos (< len); the next one is at pos + its record size.
+ * Only the record's own bytes may be read: copy it out with jf_flow_buffer_get. */
+static inline const struct jf_flow *jf_flow_buffer_at(const struct jf_flow_buffer *b,
+						      size_t pos)
+{
+	return (const struct jf_flow *)(const void *)(b->data + pos);
+}
+
+/* Copy the record at pos into *f; returns the position of the next record. */
+size_t jf_flow_buffer_get(const struct jf_flow_buffer *b, size_t pos, struct jf_flow *f);
+
+/* Whether the records at pa in a and pb in b are the same flow. */
+int jf_flow_buffer_same(const struct jf_flow_buffer *a, size_t pa, const struct jf_flow_buffer *b,
+			size_t pb);
+
+#endif

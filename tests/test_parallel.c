@@ -1,0 +1,247 @@
+/* `-j N`: a trace decoded by several threads gives byte for byte the output of one thread
+ * (`decode`, `decode --blocks`, `stat`, `report`), at several segment sizes, on the real
+ * Intel PT captures in ../shared/traces (concatenated, so that they have many segments;
+ * Unzip with its real decode errors; foo with bytes overwritten, so that decoders fail and
+ * resynchronise inside segments and across seams) and on every recording in traces/.
+ * The oracle is the single decoder, whose instructions test_pt_shared checks against
+ * libipt's reference decoder. Where the threads did not run the test says so rather
+ * than pass on a serial decode: the split is checked in stat's "decode threads" line. */
+#include "test_support.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* stat's lines about how it decoded (threads, time, speed) differ by design. */
+static void drop_decode_lines(char *text)
+{
+	char *in = text, *out = text;
+
+	while (*in) {
+		char *eol = strchr(in, '\n');
+		size_t n = eol ? (size_t)(eol - in + 1) : strlen(in);
+
+		if (strncmp(in, "decode ", 7) != 0) {
+			memmove(out, in, n);
+			out += n;
+		}
+		in += n;
+	}
+	*out = 0;
+}
+
+static char *run(const char *env, const char *cmd, const char *inputs, const char *jobs)
+{
+	char line[4096], *out = NULL;
+
+	snprintf(line, sizeof(line), "%s '%s' %s %s %s 2>&1", env, jf_test_cli(), cmd, inputs,
+		 jobs);
+	assert_int_equal(jf_test_run(line, &out), 0);
+	return out;
+}
+
+static const char *const commands[] = {
+	"decode", "decode --blocks --format=jsonl", "stat", "report", "report --json",
+};
+
+/* Every command with -j 1, then with each of jobs (and env); with want_split, stat must
+ * say that the threads decoded segments. */
+static void compare(const char *inputs, const char *const *jobs, size_t njobs, const char *env,
+		    int want_split)
+{
+	size_t c, j;
+
+	for (c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
+		char *want = run("", commands[c], inputs, "-j 1");
+
+		if (!strcmp(commands[c], "stat"))
+			drop_decode_lines(want);
+		for (j = 0; j < njobs; j++) {
+			char *got = run(env, commands[c], inputs, jobs[j]);
+
+			if (!strcmp(commands[c], "stat")) {
+				const char *threads = strstr(got, "decode threads  ");
+
+				assert_non_null(threads);
+				if (want_split && !strstr(threads, "segments")) {
+					fail_msg("%s %s: not decoded in parallel: %.80s", inputs,
+						 jobs[j], threads);
+				}
+				drop_decode_lines(got);
+			}
+			if (strcmp(want, got) != 0)
+				fail_msg("jitflow %s %s %s %s: output differs from -j 1", commands[c],
+					 inputs, jobs[j], env);
+			free(got);
+		}
+		free(want);
+	}
+}
+
+static const char *const split_jobs[] = {
+	"-j 2 --segment-size 4096", "-j 3 --segment-size 4096", "-j 2 --segment-size 5600",
+	"-j 3 --segment-size 16K", "-j 2",
+};
+
+/* name's trace concatenated times (with bytes overwritten when damage is set), written to
+ * the temporary folder; returns the inputs for it. */
+static void concatenated(const char *name, const char *base, int times, int damage,
+			 char *inputs, size_t size)
+{
+	const char *dir = jf_test_shared_traces();
+	char path[1024], out[1024];
+	size_t n, total, i;
+	unsigned char *one, *all;
+	unsigned seed = 5;
+
+	snprintf(path, sizeof(path), "%s/intel-pt/%s/trace", dir, name);
+	one = jf_test_read_file(path, &n);
+	total = n * (size_t)times;
+	all = malloc(total);
+	assert_non_null(all);
+	for (i = 0; i < (size_t)times; i++)
+		memcpy(all + i * n, one, n);
+	/* A fixed pseudo-random sequence: the same damage every run. */
+	for (i = 0; damage && i < 40; i++) {
+		seed = seed * 1103515245u + 12345u;
+		all[(seed >> 8) % total] = (unsigned char)(seed >> 24);
+	}
+	snprintf(out, sizeof(out), "%s/%s-%d%s.pt", jf_test_tmpdir(), name, times,
+		 damage ? "-damaged" : "");
+	jf_test_write_file(out, all, total);
+	snprintf(inputs, size, "--raw '%s/intel-pt/%s/data:%s' --pt '%s'", dir, name, base, out);
+	free(one);
+	free(all);
+}
+
+static void test_foo(void **state)
+{
+	char inputs[4096];
+
+	if (!jf_test_shared_traces())
+		skip();
+	concatenated("foo", "0x7ffff7819000", 4, 0, inputs, sizeof(inputs));
+	compare(inputs, split_jobs, 5, "", 1);
+}
+
+static void test_foo_damaged(void **state)
+{
+	char inputs[4096];
+
+	if (!jf_test_shared_traces())
+		skip();
+	concatenated("foo", "0x7ffff7819000", 4, 1, inputs, sizeof(inputs));
+	compare(inputs, split_jobs, 3, "", 1);
+}
+
+static void test_unzip(void **state)
+{
+	char inputs[4096];
+
+	if (!jf_test_shared_traces())
+		skip();
+	concatenated("Unzip", "0x400000", 6, 0, inputs, sizeof(inputs));
+	compare(inputs, split_jobs, 3, "", 1);
+}
+
+/* Seams that do not join: the calling thread decodes the next segment on with the
+ * previous segment's decoder state (made again by decoding that segment a second time). */
+static void test_seams_decoded_on(void **state)
+{
+	char inputs[4096];
+
+	if (!jf_test_shared_traces())
+		skip();
+	concatenated("Unzip", "0x400000", 4, 0, inputs, sizeof(inputs));
+	compare(inputs, split_jobs, 3, "JITFLOW_PT_NO_JOINS=1", 1);
+	concatenated("foo", "0x7ffff7819000", 2, 1, inputs, sizeof(inputs));
+	compare(inputs, split_jobs, 2, "JITFLOW_PT_NO_JOINS=1", 1);
+}
+
+/* Bytes without a PSB before the trace (lost until the first sync point), a stretch of
+ * zeros in it, and its end cut in the middle of a packet. */
+static void test_edges(void **state)
+{
+	const char *dir = jf_test_shared_traces();
+	char path[1024], out[1024], inputs[4096];
+	size_t n, i, at = 0;
+	unsigned char *one, *all;
+	unsigned seed = 9;
+
+	if (!dir)
+		skip();
+	snprintf(path, sizeof(path), "%s/intel-pt/foo/trace", dir);
+	one = jf_test_read_file(path, &n);
+	all = calloc(1, 10000 + 3 * n + 20000);
+	assert_non_null(all);
+	for (i = 0; i < 10000; i++) {
+		seed = seed * 1103515245u + 12345u;
+		all[at++] = (unsigned char)(seed >> 24);
+	}
+	memcpy(all + at, one, n);
+	at += n + 20000; /* zeros */
+	memcpy(all + at, one, n);
+	at += n;
+	memcpy(all + at, one, n);
+	at += n / 2 + 1;
+	snprintf(out, sizeof(out), "%s/foo-edges.pt", jf_test_tmpdir());
+	jf_test_write_file(out, all, at);
+	snprintf(inputs, sizeof(inputs), "--raw '%s/intel-pt/foo/data:0x7ffff7819000' --pt '%s'",
+		 dir, out);
+	compare(inputs, split_jobs, 2, "", 1);
+	free(one);
+	free(all);
+}
+
+/* A trace shorter than one segment and the recordings in traces/ (perf.data, which is
+ * decoded by one thread whatever -j says; stat says why). */
+static void test_recordings(void **state)
+{
+	static const char *const jobs[] = { "-j 2 --segment-size 4096", "-j 3" };
+	char dir[1024], inputs[2048], path[2048];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/traces", jf_test_source_dir());
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s/perf.data", dir, e->d_name);
+		f = fopen(path, "rb");
+		if (!f)
+			continue;
+		fclose(f);
+		snprintf(inputs, sizeof(inputs), "--recording '%s/%s'", dir, e->d_name);
+		compare(inputs, jobs, 2, "", 0);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 3);
+	{
+		char line[4096], *out = NULL;
+
+		snprintf(line, sizeof(line), "'%s' stat --recording '%s/recorded-fib' -j 2",
+			 jf_test_cli(), dir);
+		assert_int_equal(jf_test_run(line, &out), 0);
+		assert_non_null(strstr(out, "decode threads  1 (-j 2 not applied: perf.data"));
+		free(out);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_foo),
+		cmocka_unit_test(test_foo_damaged),
+		cmocka_unit_test(test_unzip),
+		cmocka_unit_test(test_seams_decoded_on),
+		cmocka_unit_test(test_edges),
+		cmocka_unit_test(test_recordings),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
