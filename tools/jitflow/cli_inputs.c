@@ -52,7 +52,7 @@ const char jf_cli_inputs_help[] =
 	"                              (as fine as the trace's timing)\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                              timing parameters (as libipt names them)\n"
-	"  -j N, --jobs N              decode with N threads (default: the cores available):\n"
+	"  -j N, --jobs N              decode with N threads (default 1; 0: the cores available):\n"
 	"                              a raw Intel PT stream (--pt without --zone) is cut at\n"
 	"                              PSBs and its segments decoded at once, with the same\n"
 	"                              output as one thread; other inputs use one thread\n"
@@ -143,6 +143,16 @@ static int parse_size(const char *opt, const char *s, uint64_t *out, struct jf_e
 	return 0;
 }
 
+/* The cores this process may run on (for -j 0). */
+static int cores_available(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	return 1;
+}
+
 int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 			struct jf_error *err)
 {
@@ -167,11 +177,7 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	if (!strcmp(opt, "-j") || !strcmp(opt, "--jobs")) {
 		if (parse_u32(opt, val, 1024, &v, err) < 0)
 			return JF_CLI_BAD_USAGE;
-		if (v == 0) {
-			jf_fail(err, "%s: expected 1 or more threads, got '%s'", opt, val);
-			return JF_CLI_BAD_USAGE;
-		}
-		in->jobs = (int)v;
+		in->jobs = v ? (int)v : cores_available();
 		return 1;
 	}
 	if (!strcmp(opt, "--segment-size"))
@@ -395,15 +401,6 @@ int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error 
 	return 0;
 }
 
-static int cores_available(void)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		return CPU_COUNT(&set);
-	return 1;
-}
-
 /* -j N asked for threads that this input cannot use. */
 static void fall_back(struct jf_cli_inputs *in, const char *why)
 {
@@ -446,8 +443,10 @@ void jf_cli_describe_jobs(const struct jf_cli_inputs *in, char *buf, size_t size
 
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)
 {
+	/* One thread unless asked: two threads cost ~1.5x the CPU of one today
+	 * (docs/performance.md, "Parallel decode"), so they only pay on idle cores. */
 	if (!in->jobs)
-		in->jobs = cores_available();
+		in->jobs = 1;
 	if (!!in->pt_path + !!in->perf_path + !!in->cs_snapshot > 1) {
 		jf_fail(err, "more than one of --pt, --perf and --cs-snapshot given: decode one trace at a time");
 		return NULL;
