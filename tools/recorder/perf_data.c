@@ -156,7 +156,8 @@ int jf_perf_open(struct jf_perf_writer *w, const char *path, struct jf_error *er
 	if (!w->f)
 		return jf_fail(err, "%s: cannot create: %m", path);
 	w->path = strdup(path);
-	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+	/* 64 KiB: what a recorder killed (SIGKILL) loses of what it was given, at most */
+	setvbuf(w->f, NULL, _IOFBF, 64 << 10);
 	put(w, zeros, sizeof(zeros)); /* header, ids and attrs are written at close */
 	w->data_start = w->pos;
 	return 0;
