@@ -282,6 +282,18 @@ static void walk_zone(const uint8_t *d, size_t size, struct zone_walk *w)
 	}
 }
 
+/* A fresh copy of the minivm recording; its zone file's bytes, path and walk. */
+static uint8_t *minivm_zone_file(char path[4200], size_t *size, struct zone_walk *w)
+{
+	uint8_t *d;
+
+	copy_recording("minivm-bridge");
+	snprintf(path, 4200, "%s/jit-30059.dump", dir);
+	d = jf_test_read_file(path, size);
+	walk_zone(d, *size, w);
+	return d;
+}
+
 static void test_zone_records(void **state)
 {
 	char path[4200], args[8400];
@@ -290,12 +302,9 @@ static void test_zone_records(void **state)
 	struct zone_walk w;
 
 	(void)state;
-	copy_recording("minivm-bridge");
-	snprintf(path, sizeof(path), "%s/jit-30059.dump", dir);
+	d = minivm_zone_file(path, &size, &w);
 	snprintf(args, sizeof(args), "zone dump '%s' --json", path);
 	measure_limit(args);
-	d = jf_test_read_file(path, &size);
-	walk_zone(d, size, &w);
 	{
 		const struct field fields[] = {
 			{ "jitdump header size", 4, 8, NULL, 0 },
@@ -346,12 +355,9 @@ static void test_zone_image(void **state)
 	struct zone_walk w;
 
 	(void)state;
-	copy_recording("minivm-bridge");
-	snprintf(path, sizeof(path), "%s/jit-30059.dump", dir);
+	d = minivm_zone_file(path, &size, &w);
 	snprintf(args, sizeof(args), "stat --recording '%s' --json", dir);
 	measure_limit(args);
-	d = jf_test_read_file(path, &size);
-	walk_zone(d, size, &w);
 	grown = calloc(1, size + 512);
 	assert_non_null(grown);
 	memcpy(grown, d, size);

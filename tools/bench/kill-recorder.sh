@@ -12,7 +12,8 @@
 # A header-only file (killed before the first record) must fail with one clear line
 # naming the file, or decode to 0 instructions.
 #   tools/bench/kill-recorder.sh [BUILD_DIR] [RUNS] [MAX_MS]
-# Prints one line per recording and a summary; exits 1 if any fails.
+# Prints one line per recording and a summary; exits 1 if any fails. KEEP=DIR keeps the
+# recordings that fail there.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=$(realpath "${1:-build}")
@@ -96,7 +97,11 @@ for i in $(seq 1 "$runs"); do
 	else
 		verdict="FAIL(stat: $(head -c 200 "$tmp/stat.err"))"
 	fi
-	case $verdict in FAIL*) failed=$((failed + 1)) ;; esac
+	case $verdict in FAIL*)
+		failed=$((failed + 1))
+		[ -z "${KEEP:-}" ] || { mkdir -p "$KEEP" && cp -r "$dir" "$KEEP/kill-$i"; }
+		;;
+	esac
 	printf '%3d kill at %4d ms: %9d bytes, jitflow %10d insns, perf %10d (diff %d), errors %s, cut %s: %s\n' \
 		"$i" "$ms" "$size" "$insns" "$perf_insns" $((insns - perf_insns)) "$errors" "$cut" \
 		"$verdict"

@@ -116,13 +116,17 @@ int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
 			jf_rec_note(st, "zone file %s: %zu marker calls had no record", st->zone_files[i],
 			     res.markers_unmatched);
 		out = open(dest, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (out < 0)
+		if (out < 0) {
 			rc = jf_fail(err, "%s: cannot create: %m", dest);
-		else if (write_all(out, data, size, &written))
-			rc = jf_fail(err, "%s: cannot write: %m (%zu of its %zu bytes written)",
-				     dest, written, size);
-		if (out >= 0)
-			close(out);
+		} else if (write_all(out, data, size, &written) ? (close(out), 1) : close(out) != 0) {
+			/* A zone file cut short would stop every decode of the recording; without
+			 * it the JIT code is reported missing. The program's own file is whole. */
+			rc = jf_fail(err, "%s: cannot write: %m (%zu of its %zu bytes written; "
+				     "removed: the recording decodes without it, its JIT code "
+				     "reported missing; the program's own %s is whole)",
+				     dest, written, size, st->zone_files[i]);
+			unlink(dest);
+		}
 		free(data);
 	}
 	free(markers);

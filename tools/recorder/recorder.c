@@ -357,6 +357,16 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 	}
 	res->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
 			   WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	res->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	if (res->term_signal)
+		/* QEMU is the program: a signal from outside (SIGKILL) stops it anywhere, and
+		 * what it had not yet reported never reaches the recorder. */
+		jf_rec_note(st, "the program was killed by signal %d (%s): the recording ends "
+			    "with the last block QEMU reported; unless the program raised the "
+			    "signal itself (abort), it stopped somewhere inside that block, which "
+			    "the instruction count here holds whole and the trace cannot end (a "
+			    "decoder counts up to that block's instructions fewer)",
+			    res->term_signal, strsignal(res->term_signal));
 	if (plugin_path) {
 		if (!jf_record_plugin_started(plugin)) {
 			rc = NO_PLUGIN;
