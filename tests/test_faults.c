@@ -161,8 +161,8 @@ static void test_zone_file_disk_full(void **state)
 	assert_int_equal(jf_test_run(cmd, &out), 0);
 	perf_size = strtol(out, NULL, 10);
 	free(out);
-	/* The perf.data, its page rounding and one more page: the zone file (~2 pages)
-	 * cannot follow it whole. */
+	/* The perf.data's pages and one more, which jit-code.txt (written before the zone
+	 * files are copied) takes: no room is left for the zone file. */
 	if (mount_tmpfs("full-zone", (unsigned)((perf_size + 4095) / 4096 + 1) * 4) < 0)
 		skip();
 	snprintf(dir, sizeof(dir), "%s/rec", tmpfs);

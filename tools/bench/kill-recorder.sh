@@ -52,6 +52,7 @@ perf_copy() {
 		read -r -a w <<< "$(od -An -t u2 -j "$pos" -N 16 "$to")"
 		[ "${w[3]}" -ge 8 ] || break
 		if [ "${w[0]}" = 71 ] && [ "${w[1]}" = 0 ]; then
+			[ $((pos + 48)) -le "$size" ] || break # its header cut: perf stops there
 			last=$pos
 			pos=$((pos + w[3] + w[4] + (w[5] << 16) + (w[6] << 32)))
 		else
