@@ -193,13 +193,14 @@ static void test_zone_file_disk_full(void **state)
 }
 
 /* The recorded program killed (SIGKILL) from outside, while jitflow record goes on: exit
- * status 128 + 9 and a line saying so; the recording is finished by the recorder, decodes
+ * status 128 + 9 and a line saying so (and the report says so); the recording is
+ * finished by the recorder, decodes
  * with no error, jitflow and perf count the same instructions, and the manifest's count
  * (which holds the last block whole, the block the program was stopped inside) exceeds
  * it by at most that one block. */
 static void test_program_killed(void **state)
 {
-	char cmd[16384], dir[1100], err_path[1200], *err_text, *manifest;
+	char cmd[16384], dir[1100], err_path[1200], *out = NULL, *err_text, *manifest;
 	char perf_data[1200], manifest_path[1200];
 	struct decoded d;
 	long recorded;
@@ -223,7 +224,13 @@ static void test_program_killed(void **state)
 	manifest = jf_test_read_file(manifest_path, NULL);
 	assert_non_null(strstr(manifest, "\"exit_status\": 137"));
 	assert_non_null(strstr(manifest, "the program was killed by signal 9"));
+	assert_non_null(strstr(manifest, "\"killed_by_signal\": 9"));
 	free(manifest);
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s'", jf_test_cli(), dir);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	if (!strstr(out, "the recorded program was killed by signal 9"))
+		fail_msg("the report does not say the program was killed: %s", out);
+	free(out);
 	recorded = manifest_instructions(dir);
 	stat_recording(dir, &d);
 	snprintf(perf_data, sizeof(perf_data), "%s/perf.data", dir);

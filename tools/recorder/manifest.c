@@ -49,6 +49,8 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 		jf_json_string(f, opt->argv[i]);
 	}
 	fprintf(f, "],\n  \"exit_status\": %d,\n  \"pid\": %d,\n", res->exit_status, st->pid);
+	if (res->term_signal)
+		fprintf(f, "  \"killed_by_signal\": %d,\n", res->term_signal);
 	fprintf(f, "  \"instructions\": %llu,\n  \"blocks\": %llu,\n  \"pt_bytes\": %llu,\n",
 		(unsigned long long)res->instructions, (unsigned long long)res->blocks,
 		(unsigned long long)res->pt_bytes);
