@@ -41,9 +41,9 @@ le64() {
 # gets the size of what is there. And perf reads an AUXTRACE payload the cut left partial
 # with its full size, past the end of the file: the bytes it then decodes are not in the
 # file (its count changes from run to run), so the copy's last AUXTRACE record gets the
-# size of the bytes present.
+# size of the bytes present, and a PSB the cut left partial is blanked (partial_psb).
 perf_copy() {
-	local from=$1 size=$2 to=$3 data_off pos last=-1 w
+	local from=$1 size=$2 to=$3 data_off pos last=-1 w k
 	cp "$from" "$to"
 	data_off=$(od -An -t u8 -j 40 -N 8 "$to" | tr -d ' ')
 	le64 $((size - data_off)) | dd of="$to" bs=1 seek=48 conv=notrunc status=none
@@ -62,7 +62,28 @@ perf_copy() {
 	if [ "$last" -ge 0 ] && [ "$pos" -gt "$size" ]; then
 		le64 $((size - last - 48)) | dd of="$to" bs=1 seek=$((last + 8)) conv=notrunc \
 			status=none
+		# A PSB the cut left partial becomes PAD packets (0x00), which perf skips.
+		k=$(partial_psb "$to" "$size")
+		head -c "$k" /dev/zero | dd of="$to" bs=1 seek=$((size - k)) conv=notrunc \
+			status=none
 	fi
+}
+
+# How many bytes at the end of the file are the start of a PSB (02 82 02 82 ...) that the
+# cut left partial: perf, after its "Bad packet", reads their 0x82 bytes as TNT packets
+# and decodes instructions from them.
+partial_psb() {
+	local file=$1 size=$2 k tail
+	tail=$(tail -c 15 "$file" | od -An -tx1 | tr -d ' \n')
+	for k in 15 14 13 12 11 10 9 8 7 6 5 4 3 2 1; do
+		[ $((k * 2)) -le "${#tail}" ] || continue
+		if [ "${tail: -$((k * 2))}" = "$(printf '0282%.0s' 1 2 3 4 5 6 7 8 | cut -c1-$((k * 2)))" ]
+		then
+			echo "$k"
+			return
+		fi
+	done
+	echo 0
 }
 
 for i in $(seq 1 "$runs"); do
