@@ -380,17 +380,18 @@ static int frame(const struct jf_perf_data *d, struct jf_perf_cursor *cur,
 	r->raw = raw;
 	if (r->size < RECORD_HEADER_SIZE)
 		return jf_fail(err,
-			       "%s: offset %llu: record size %u; expected at least the 8-byte "
-			       "header",
-			       d->file.path, (unsigned long long)pos, r->size);
+			       "%s: offset %llu: %s record (type %u) of size %u; expected at least "
+			       "the 8-byte header",
+			       d->file.path, (unsigned long long)pos, jf_perf_record_name(r->type),
+			       r->type, r->size);
 	if (r->size > end - pos && d->cut)
 		return 0; /* a record cut in half: the data ends before it */
 	if (r->size > end - pos)
 		return jf_fail(err,
-			       "%s: offset %llu: %s record of %u bytes runs past the end of the "
-			       "data section at %llu",
-			       d->file.path, (unsigned long long)pos,
-			       jf_perf_record_name(r->type), r->size, (unsigned long long)end);
+			       "%s: offset %llu: %s record (type %u) of %u bytes runs past the end "
+			       "of the data section at %llu",
+			       d->file.path, (unsigned long long)pos, jf_perf_record_name(r->type),
+			       r->type, r->size, (unsigned long long)end);
 	next = pos + r->size;
 	if (r->type == JF_PERF_RECORD_AUXTRACE) {
 		if (r->size < AUXTRACE_RECORD_SIZE)

@@ -106,11 +106,21 @@ static int prescan(struct session *s, const char *path, struct jf_error *err)
 			n->state = Q_IDLE;
 		}
 	}
-	if (!have_info)
+	if (!have_info) {
+		uint64_t begin, end;
+
+		jf_perf_data_range(s->data, &begin, &end);
+		if (begin == end)
+			return jf_fail(err,
+				       "%s: offset %llu: no records: the data section is empty (a "
+				       "recording cut or never finished: its recorder stopped "
+				       "before writing any)",
+				       path, (unsigned long long)end);
 		return jf_fail(err,
 			       "%s: no AUXTRACE_INFO record; expected an Intel PT recording "
 			       "(perf record -e intel_pt//)",
 			       path);
+	}
 	/* Per-CPU queues are sources by CPU number, per-thread ones by queue index. */
 	{
 		size_t i;

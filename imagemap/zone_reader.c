@@ -288,7 +288,9 @@ int jf_zone_next(struct jf_zone_reader *r, struct jf_zone_record *rec, struct jf
 	if (rec->size < JF_JITDUMP_PREFIX_SIZE || rec->size > left) {
 		r->failed = 1;
 		return jf_fail(err, "%s: offset %zu: record size %" PRIu32 " is outside 16..%zu "
-			       "(bytes left in the file)", r->name, r->pos, rec->size, left);
+			       "(bytes left in the file); the record's id is %" PRIu32 " (%s)",
+			       r->name, r->pos, rec->size, left, rec->id,
+			       jf_zone_record_name(rec->id));
 	}
 	c.left = rec->size - JF_JITDUMP_PREFIX_SIZE;
 	if (rec->timestamp < r->last_timestamp)

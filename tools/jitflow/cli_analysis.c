@@ -182,7 +182,7 @@ static int print(FILE *out, const struct options *o, jf_cli_view_fn view,
 static void describe_inputs(const struct jf_cli_inputs *in, const struct jf_analysis_result *r,
 			    struct jf_report_meta *m)
 {
-	static char code_note[512], filter_note[512];
+	static char code_note[512], filter_note[512], killed_note[512];
 
 	m->zone_files_known = 1;
 	if (in->zones) {
@@ -194,6 +194,15 @@ static void describe_inputs(const struct jf_cli_inputs *in, const struct jf_anal
 	if (in->recording_dir && !in->recording_has_manifest)
 		m->notes[m->nnotes++] = "the recording has no manifest.json: whether its clock is "
 					"synthetic is not known, so time is given in ticks";
+	if (in->recording_dir && in->recording_killed_by) {
+		snprintf(killed_note, sizeof(killed_note),
+			 "the recorded program was killed by signal %d (%s): the trace ends where "
+			 "QEMU last reported, and unless the program raised the signal itself it "
+			 "stopped inside the last block, which no trace can end (the recorder's "
+			 "count holds that block whole)",
+			 in->recording_killed_by, strsignal(in->recording_killed_by));
+		m->notes[m->nnotes++] = killed_note;
+	}
 	if (in->recording_dir && in->recording_filter[0]) {
 		snprintf(filter_note, sizeof(filter_note),
 			 "recorded with --filter=%s: only the %" PRIu64 " of %" PRIu64 " instructions "

@@ -340,6 +340,8 @@ static void read_manifest(struct jf_cli_inputs *in, const char *dir)
 		n = cJSON_GetObjectItemCaseSensitive(doc, "instructions");
 		in->recording_insns = cJSON_IsNumber(n) ? (uint64_t)n->valuedouble : 0;
 	}
+	n = cJSON_GetObjectItemCaseSensitive(doc, "killed_by_signal");
+	in->recording_killed_by = cJSON_IsNumber(n) ? (int)n->valuedouble : 0;
 	cJSON_Delete(doc);
 	jf_unmap_file(&f);
 }

@@ -38,6 +38,7 @@ struct jf_cli_inputs {
 	int recording_has_code;       /* ... has code/ (the program's saved pages) */
 	char recording_filter[256];   /* ... was recorded with --filter=this ("": without) */
 	uint64_t recording_insns, recording_traced; /* ... instructions run, and traced */
+	int recording_killed_by;      /* ... the signal that killed its program (0: none) */
 	struct jf_cli_zone_discovery *zone_discovery; /* zone files named by --perf's MMAPs */
 	char **zone_names;            /* base names of the zone files given */
 	size_t nzone_names;

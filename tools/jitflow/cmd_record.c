@@ -199,5 +199,9 @@ int jf_cmd_record(int argc, char **argv)
 			opt.out_dir, (unsigned long long)res.instructions, traced,
 			(unsigned long long)res.threads, (unsigned long long)res.pt_bytes,
 			opt.timing ? "synthetic timing" : "no timing", res.seconds);
+	if (res.term_signal)
+		fprintf(stderr, "jitflow record: %s was killed by signal %d (%s); the recording "
+			"holds what ran up to it (manifest.json says how its end is counted)\n",
+			opt.argv[0], res.term_signal, strsignal(res.term_signal));
 	return res.exit_status;
 }

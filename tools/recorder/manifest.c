@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jitflow/json_out.h"
 #include "record_filter.h"
@@ -48,6 +49,8 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 		jf_json_string(f, opt->argv[i]);
 	}
 	fprintf(f, "],\n  \"exit_status\": %d,\n  \"pid\": %d,\n", res->exit_status, st->pid);
+	if (res->term_signal)
+		fprintf(f, "  \"killed_by_signal\": %d,\n", res->term_signal);
 	fprintf(f, "  \"instructions\": %llu,\n  \"blocks\": %llu,\n  \"pt_bytes\": %llu,\n",
 		(unsigned long long)res->instructions, (unsigned long long)res->blocks,
 		(unsigned long long)res->pt_bytes);
@@ -138,7 +141,11 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 		jf_json_string(f, st->notes[i]);
 	}
 	fprintf(f, "%s]\n}\n", st->nnotes ? "\n  " : "");
-	if (fclose(f))
-		return jf_fail(err, "%s: write failed", path);
+	if (ferror(f) | fclose(f)) {
+		jf_fail(err, "%s: write failed: %m (removed: a half manifest is no manifest); the "
+			"recording's perf.data and zone files decode without it", path);
+		unlink(path);
+		return -1;
+	}
 	return 0;
 }

@@ -1,7 +1,10 @@
 /* perf.data writer (see perf_data.h). */
 #include "perf_data.h"
 
+#include <errno.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -54,10 +57,18 @@ static uint64_t pt_config(int timing)
 	return config;
 }
 
+/* After the first failed write (a full disk) the rest is not written: the file then ends
+ * where the disk filled up, and the data after it is counted in pos but not kept. */
 static void put(struct jf_perf_writer *w, const void *data, size_t size)
 {
-	if (size && fwrite(data, 1, size, w->f) != size)
+	if (size && !w->failed && fwrite(data, 1, size, w->f) != size) {
 		w->failed = 1;
+		w->write_errno = errno;
+		w->failed_at = w->pos;
+		fprintf(stderr, "jitflow record: %s: write failed at offset %llu: %s; the "
+			"recording stops there (the program runs on)\n", w->path,
+			(unsigned long long)w->pos, strerror(errno));
+	}
 	w->pos += size;
 }
 
@@ -145,7 +156,8 @@ int jf_perf_open(struct jf_perf_writer *w, const char *path, struct jf_error *er
 	if (!w->f)
 		return jf_fail(err, "%s: cannot create: %m", path);
 	w->path = strdup(path);
-	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+	/* 64 KiB: what a recorder killed (SIGKILL) loses of what it was given, at most */
+	setvbuf(w->f, NULL, _IOFBF, 64 << 10);
 	put(w, zeros, sizeof(zeros)); /* header, ids and attrs are written at close */
 	w->data_start = w->pos;
 	return 0;
@@ -420,13 +432,59 @@ static void write_file_header(struct jf_perf_writer *w, uint64_t data_size,
 	}
 }
 
-void jf_perf_write_unfinished_header(struct jf_perf_writer *w)
+/* The header with this data size and no features, on disk before anything else is
+ * written (the file position stays at the end). */
+static void write_header_now(struct jf_perf_writer *w, uint64_t data_size)
 {
 	static const uint64_t no_features[4];
 
-	write_file_header(w, 0, no_features);
-	if (fseek(w->f, (long)w->pos, SEEK_SET) || fflush(w->f))
+	if (fflush(w->f) && !w->failed) {
 		w->failed = 1;
+		w->write_errno = errno;
+		w->failed_at = w->pos;
+		return;
+	}
+	write_file_header(w, data_size, no_features);
+	if (fseek(w->f, (long)w->pos, SEEK_SET) || fflush(w->f)) {
+		if (!w->failed) {
+			w->write_errno = errno;
+			w->failed_at = 0;
+		}
+		w->failed = 1;
+	}
+}
+
+void jf_perf_write_unfinished_header(struct jf_perf_writer *w)
+{
+	write_header_now(w, 0);
+}
+
+/* The disk filled up (or another write failed): only the header is rewritten, with the
+ * data size the recording would have had and no features, so that a reader sees a file
+ * cut at the failure and says how much is missing. */
+static int close_failed(struct jf_perf_writer *w, uint64_t data_size, struct jf_error *err)
+{
+	static const uint64_t no_features[4];
+	struct stat sb;
+	long long written = -1;
+
+	__fpurge(w->f); /* what the disk refused is not tried again by fseek's flush */
+	write_file_header(w, data_size, no_features);
+	fclose(w->f);
+	w->f = NULL;
+	if (stat(w->path, &sb) == 0)
+		written = (long long)sb.st_size;
+	jf_fail(err,
+		"%s: write failed at offset %llu: %s; %lld of the recording's %llu bytes are in "
+		"the file, and its records up to there decode (the rest is reported lost, as "
+		"a cut file)",
+		w->path, (unsigned long long)w->failed_at, strerror(w->write_errno), written,
+		(unsigned long long)w->pos);
+	free(w->index);
+	free(w->path);
+	w->index = NULL;
+	w->path = NULL;
+	return -1;
 }
 
 int jf_perf_close(struct jf_perf_writer *w, const struct jf_perf_info *info,
@@ -441,6 +499,13 @@ int jf_perf_close(struct jf_perf_writer *w, const struct jf_perf_info *info,
 	size_t i;
 	int rc = 0;
 
+	/* First the data size, on disk before the features follow the data: killed from
+	 * here on, the file reads as a whole recording without features (with data size 0,
+	 * the features would read as records after the last one). */
+	if (!w->failed)
+		write_header_now(w, data_size);
+	if (w->failed)
+		return close_failed(w, data_size, err);
 	/* Feature table right after the data, then each feature's bytes. */
 	table = w->pos;
 	for (i = 0; i < NFEAT; i++) {

@@ -32,6 +32,8 @@ struct jf_perf_writer {
 	size_t index_len, index_cap;
 	uint64_t records, aux_bytes;
 	int failed;
+	int write_errno;              /* why the first failed write failed (ENOSPC: disk full) */
+	uint64_t failed_at;           /* the file offset of the first byte that failed */
 	int timing;                   /* the PT config has tsc, mtc and cyc set */
 };
 
@@ -71,7 +73,11 @@ void jf_perf_abandon(struct jf_perf_writer *w);
  * recorder killed before jf_perf_close leaves a file whose records up to the cut decode. */
 void jf_perf_write_unfinished_header(struct jf_perf_writer *w);
 
-/* Writes the header features and the file header; closes the file. */
+/* Writes the header features and the file header; closes the file. After a failed write
+ * (a full disk) nothing more is written but the header, which then promises the data size
+ * the recording would have had: readers see the file as cut where the disk filled up and
+ * report how much is missing. The error names the file, the offset, the reason and how
+ * much of the file was written. */
 int jf_perf_close(struct jf_perf_writer *w, const struct jf_perf_info *info,
 		  struct jf_error *err);
 

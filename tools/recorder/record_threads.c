@@ -13,7 +13,7 @@ static int thread_sink(void *ctx, const uint8_t *bytes, size_t size)
 	jf_perf_aux(&st->perf, st->pid, t->tid ? t->tid : -1, t->queue, t->aux_offset, bytes,
 		    size, jf_pt_perf_time(st->clock));
 	t->aux_offset += size;
-	return st->perf.failed ? -1 : 0;
+	return 0; /* a failed write (full disk) is the perf writer's to report, at its close */
 }
 
 void jf_rec_announce(struct jf_record_state *st, struct jf_record_thread *t)

@@ -1,6 +1,7 @@
 /* Zone files the program wrote, copied into the recording with timestamps on its clock. */
 #include "record_internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -41,6 +42,26 @@ static uint8_t *slurp(const char *path, size_t *size)
 	return data;
 }
 
+/* write() until done; on failure (a full disk: a short write, then ENOSPC) -1 with errno
+ * set and *written the bytes that did go out. */
+static int write_all(int fd, const uint8_t *data, size_t size, size_t *written)
+{
+	*written = 0;
+	while (*written < size) {
+		ssize_t n = write(fd, data + *written, size - *written);
+
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		*written += (size_t)n;
+	}
+	return 0;
+}
+
 int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
 			      struct jf_error *err)
 {
@@ -61,7 +82,7 @@ int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
 		struct jf_error why = { { 0 } };
 		char dest[PATH_MAX];
 		uint8_t *data;
-		size_t size = 0;
+		size_t size = 0, written = 0;
 		int out;
 
 		base = base ? base + 1 : st->zone_files[i];
@@ -95,10 +116,17 @@ int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
 			jf_rec_note(st, "zone file %s: %zu marker calls had no record", st->zone_files[i],
 			     res.markers_unmatched);
 		out = open(dest, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (out < 0 || write(out, data, size) != (ssize_t)size)
-			rc = jf_fail(err, "%s: cannot write: %m", dest);
-		if (out >= 0)
-			close(out);
+		if (out < 0) {
+			rc = jf_fail(err, "%s: cannot create: %m", dest);
+		} else if (write_all(out, data, size, &written) ? (close(out), 1) : close(out) != 0) {
+			/* A zone file cut short would stop every decode of the recording; without
+			 * it the JIT code is reported missing. The program's own file is whole. */
+			rc = jf_fail(err, "%s: cannot write: %m (%zu of its %zu bytes written; "
+				     "removed: the recording decodes without it, its JIT code "
+				     "reported missing; the program's own %s is whole)",
+				     dest, written, size, st->zone_files[i]);
+			unlink(dest);
+		}
 		free(data);
 	}
 	free(markers);

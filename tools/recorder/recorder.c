@@ -252,7 +252,7 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 	int reader_ok = 0;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 	pid_t child;
-	int fd, status = 0, child_done = 0, rc = -1;
+	int fd, status = 0, child_done = 0, rc = -1, ended, write_failed = 0;
 	double t0;
 
 	memset(res, 0, sizeof(*res));
@@ -357,6 +357,16 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 	}
 	res->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
 			   WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	res->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	if (res->term_signal)
+		/* QEMU is the program: a signal from outside (SIGKILL) stops it anywhere, and
+		 * what it had not yet reported never reaches the recorder. */
+		jf_rec_note(st, "the program was killed by signal %d (%s): the recording ends "
+			    "with the last block QEMU reported; unless the program raised the "
+			    "signal itself (abort), it stopped somewhere inside that block, which "
+			    "the instruction count here holds whole and the trace cannot end (a "
+			    "decoder counts up to that block's instructions fewer)",
+			    res->term_signal, strsignal(res->term_signal));
 	if (plugin_path) {
 		if (!jf_record_plugin_started(plugin)) {
 			rc = NO_PLUGIN;
@@ -387,14 +397,31 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 			info.hostname = uts.nodename;
 			info.osrelease = uts.release;
 		}
-		if (jf_record_state_end(st, &info) || jf_perf_close(&st->perf, &info, err))
-			goto out_sig;
+		ended = jf_record_state_end(st, &info);
+		if (jf_perf_close(&st->perf, &info, err)) {
+			/* A full disk: the perf.data that is there stays (it decodes up to the
+			 * failure); the zone files and the manifest are still tried. */
+			write_failed = 1;
+		} else if (ended) {
+			jf_fail(err, "%s: the PT encoder failed; the file decodes up to its last "
+				"whole record", perf_path);
+			write_failed = 1;
+		}
 	}
 	res->instructions = st->clock;
 	res->traced = st->traced;
 	res->blocks = st->blocks_executed;
 	res->pt_bytes = st->perf.aux_bytes;
 	res->threads = st->nthreads;
+	if (write_failed) {
+		struct jf_error later = { 0 };
+
+		if (jf_record_copy_zone_files(st, opt->out_dir, &later))
+			fprintf(stderr, "jitflow record: %s\n", later.msg);
+		if (jf_manifest_write(st, opt, res, &later))
+			fprintf(stderr, "jitflow record: %s\n", later.msg);
+		goto out_sig;
+	}
 	if (jf_record_copy_zone_files(st, opt->out_dir, err) ||
 	    jf_manifest_write(st, opt, res, err))
 		goto out_sig;

@@ -39,6 +39,7 @@ struct jf_record_options {
 
 struct jf_record_result {
 	int exit_status;          /* the program's, as a shell reports it (128+signal) */
+	int term_signal;          /* the signal that ended the program (0: it exited) */
 	uint64_t instructions, blocks, pt_bytes, threads;
 	uint64_t traced;          /* the instructions inside the IP filter (all without one) */
 	double seconds;
