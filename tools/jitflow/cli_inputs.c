@@ -1,6 +1,7 @@
 #include "cli_inputs.h"
 #include "cli_pypylog.h"
 #include "jitflow/isolate.h"
+#include "jitflow/pt_fast.h"
 #include "cli_output.h"
 #include "code_pieces.h"
 #include "cli_perf_files.h"
@@ -406,6 +407,8 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	in->pt.release_consumed = 1;
 	in->pt.end_on_call = in->split_blocks;
 	in->pt.end_on_jump = in->split_blocks;
+	if (!in->zones && in->count_only)
+		return jf_pt_fast_counter_new(&in->pt, in->map, err);
 	if (!in->zones)
 		return jf_pt_decoder_new(&in->pt, in->map, err);
 	/* A marker call must start a block of its own for the zone filter to see it. */

@@ -133,7 +133,12 @@ static void usage(FILE *out)
 		"kind, overflows, bytes and instructions lost, time span, decode speed; where code\n"
 		"was missing, the gaps by file (with the build-id to look for), kernel addresses\n"
 		"and unmapped addresses.\n\n"
-		"  --json            one JSON object instead of the table\n\n%s",
+		"  --json            one JSON object instead of the table\n"
+		"  --decoder=KIND    fast (default): for a raw Intel PT trace (--pt) without zones,\n"
+		"                    count with libipt's query decoder and a block cache, handing\n"
+		"                    over to libipt's block decoder at the last PSB for anything it\n"
+		"                    does not model (same counts; blocks are cut at every branch);\n"
+		"                    libipt-block: libipt's block decoder throughout\n\n%s",
 		jf_cli_inputs_help);
 }
 
@@ -147,6 +152,7 @@ int jf_cmd_stat(int argc, char **argv)
 	int i, rc, json = 0;
 
 	jf_cli_inputs_init(&in);
+	in.count_only = 1;
 	for (i = 1; i < argc; i++) {
 		rc = jf_cli_input_option(&in, argc, argv, &i, &err);
 		if (rc == JF_CLI_BAD_USAGE)
@@ -161,6 +167,10 @@ int jf_cmd_stat(int argc, char **argv)
 			return JF_EXIT_OK;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
+		} else if (!strcmp(argv[i], "--decoder=fast")) {
+			in.count_only = 1;
+		} else if (!strcmp(argv[i], "--decoder=libipt-block")) {
+			in.count_only = 0;
 		} else {
 			fprintf(stderr, "jitflow stat: unknown option '%s' (see --help)\n", argv[i]);
 			jf_cli_inputs_fini(&in);
