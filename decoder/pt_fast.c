@@ -30,7 +30,7 @@
 enum {
 	RETSTACK_SIZE = 64,        /* libipt's return stack: the 64 latest calls */
 	QUEUE_MAX = 16384,         /* flow records held back for one PSB stretch */
-	BLOCK_CACHE_LOG2 = 16,     /* 64 Ki blocks (3 MiB) */
+	BLOCK_CACHE_LOG2 = 15,     /* 32 Ki blocks, two per set (1.5 MiB) */
 	MAX_WALK = 1 << 20,        /* instructions walked to bind one disable event */
 };
 
@@ -471,7 +471,7 @@ static int query_indirect(struct fast *f)
 /* Follow one block and the query that ends it. Returns 0, or 1 if not modelled. */
 static int next_block(struct fast *f)
 {
-	const struct jf_fast_block *b = jf_fast_block_at(f->blocks, f->isa, f->ip);
+	const struct jf_fast_block *b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
 	int taken, status;
 
 	f->insns_n += b->ninsn;

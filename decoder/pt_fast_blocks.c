@@ -7,7 +7,7 @@
 struct jf_fast_blocks {
 	struct jf_insn_cache *insns;
 	struct jf_codemap *map;
-	uint64_t mask;
+	unsigned shift;
 	uint64_t filled;
 	struct jf_fast_block *slots;
 };
@@ -26,7 +26,7 @@ struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf
 	}
 	c->insns = insns;
 	c->map = map;
-	c->mask = ((uint64_t)1 << log2_slots) - 1;
+	c->shift = 64 - log2_slots;
 	return c;
 }
 
@@ -45,8 +45,8 @@ uint64_t jf_fast_blocks_filled(const struct jf_fast_blocks *c)
 
 static uint64_t slot_of(const struct jf_fast_blocks *c, uint64_t ip)
 {
-	/* Blocks start at branch targets: mix the low bits, which differ most. */
-	return ((ip * 0x9e3779b97f4a7c15ull) >> 40) & c->mask;
+	/* Fibonacci hashing: the top bits of the product depend on all bits of ip. */
+	return (ip * 0x9e3779b97f4a7c15ull) >> c->shift;
 }
 
 /* Decode the block at ip from the code bytes, the way libipt's block decoder walks
@@ -112,14 +112,23 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 	}
 }
 
-const struct jf_fast_block *jf_fast_block_at(struct jf_fast_blocks *c, enum jf_isa isa,
-					     uint64_t ip)
+static int holds(const struct jf_fast_block *b, enum jf_isa isa, uint64_t ip, uint64_t gen)
 {
-	struct jf_fast_block *b = &c->slots[slot_of(c, ip)];
-	uint64_t gen = jf_codemap_generation(c->map);
+	return b->start == ip && b->gen == gen && b->isa == (uint8_t)isa && b->ninsn;
+}
 
-	if (b->start == ip && b->gen == gen && b->isa == (uint8_t)isa && b->ninsn)
+const struct jf_fast_block *jf_fast_block_at(struct jf_fast_blocks *c, enum jf_isa isa,
+					     uint64_t ip, uint64_t gen)
+{
+	/* Two ways per set: the newer block in the first, the older in the second, so that
+	 * two hot blocks that hash alike do not evict each other on every visit. */
+	struct jf_fast_block *b = &c->slots[slot_of(c, ip) & ~(uint64_t)1];
+
+	if (holds(b, isa, ip, gen))
 		return b;
+	if (holds(b + 1, isa, ip, gen))
+		return b + 1;
+	b[1] = b[0];
 	fill(c, b, isa, ip);
 	b->gen = gen;
 	c->filled++;

@@ -50,9 +50,10 @@ struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf
 					  unsigned log2_slots);
 void jf_fast_blocks_free(struct jf_fast_blocks *c);
 
-/* The block starting at ip in mode isa, decoded now if it is not cached. Never NULL. */
+/* The block starting at ip in mode isa in version gen of the code map (which must be its
+ * current version: jf_codemap_generation), decoded now if it is not cached. Never NULL. */
 const struct jf_fast_block *jf_fast_block_at(struct jf_fast_blocks *c, enum jf_isa isa,
-					     uint64_t ip);
+					     uint64_t ip, uint64_t gen);
 
 /* How many blocks were decoded from code bytes (the rest were cache hits). */
 uint64_t jf_fast_blocks_filled(const struct jf_fast_blocks *c);
