@@ -275,11 +275,40 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 {
 	struct jf_insn_info in;
 	uint64_t n = 0;
+	int inside = 0; /* to may lie ahead in the block being walked: step by instruction */
 
 	for (;;) {
 		if (has_to && f->ip == to)
 			break;
-		if (n == MAX_WALK || jf_insn_at(f->insns, f->isa, f->ip, &in) < 0)
+		if (!inside) {
+			/* Whole cached blocks at once where the walk cannot stop inside them. */
+			const struct jf_fast_block *b =
+				jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
+			int end = b->end;
+
+			/* to may lie inside if it is in the range of a straight block, or anywhere
+			 * along a block that follows jumps. */
+			inside = has_to && (!b->straight || (to > b->start && to <= b->last));
+			if (!inside && end != JF_FAST_BAD && end != JF_FAST_UNHANDLED) {
+				if (end != JF_FAST_CALL && end != JF_FAST_CONTINUE && !bind_branch)
+					return 1;
+				n += b->ninsn;
+				if (end == JF_FAST_CONTINUE) {
+					f->ip = b->next;
+					continue;
+				}
+				if ((end == JF_FAST_CALL && b->target != b->next) ||
+				    end == JF_FAST_CALL_IND)
+					push_return(f, b->next);
+				if (end == JF_FAST_CALL) {
+					f->ip = b->target;
+					continue;
+				}
+				f->ip = b->last;
+				break;
+			}
+		}
+		if (n >= MAX_WALK || jf_insn_at(f->insns, f->isa, f->ip, &in) < 0)
 			return 1;
 		n++;
 		switch ((enum jf_insn_class)in.cls) {
@@ -288,11 +317,13 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 			continue;
 		case JF_INSN_JUMP:
 			f->ip = in.target;
+			inside = 0;
 			continue;
 		case JF_INSN_CALL:
 			if (in.target != f->ip + in.size)
 				push_return(f, f->ip + in.size);
 			f->ip = in.target;
+			inside = 0;
 			continue;
 		case JF_INSN_CALL_INDIRECT:
 			push_return(f, f->ip + in.size);

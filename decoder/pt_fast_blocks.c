@@ -59,6 +59,7 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 	b->isa = (uint8_t)isa;
 	b->ninsn = 0;
 	b->target = 0;
+	b->straight = 1;
 	for (;;) {
 		if (jf_insn_at(c->insns, isa, ip, &in) < 0) {
 			b->end = JF_FAST_BAD;
@@ -77,6 +78,7 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 			break;
 		case JF_INSN_JUMP:
 			ip = in.target;
+			b->straight = 0;
 			break;
 		case JF_INSN_COND:
 			b->end = JF_FAST_COND;

@@ -32,6 +32,7 @@ struct jf_fast_block {
 	uint8_t isa;       /* ...and the execution mode */
 	uint8_t end;       /* enum jf_fast_end */
 	uint8_t last_size; /* size of the last instruction (0 for JF_FAST_BAD) */
+	uint8_t straight;  /* no jump followed: the instructions are [start, last] in order */
 	uint32_t ninsn;    /* instructions, the last one included (not for JF_FAST_BAD) */
 	uint64_t last;     /* address of the last instruction (for BAD: the bad address) */
 	uint64_t next;     /* address after the last instruction (fall-through, return) */

@@ -9,7 +9,8 @@
 #               (libipt built with Intel XED, which Debian lacks); otherwise
 #               BUILD/tools/libipt_block_stat, our program that drives libipt's block
 #               decoder exactly as ptxed --quiet --stat does (tools/bench/libipt_block_stat.c)
-#      stat     jitflow stat
+#      stat     jitflow stat (its fast counting path, the default: decoder/pt_fast.c)
+#      stat-blk jitflow stat --decoder=libipt-block (libipt's block decoder throughout)
 #      report   jitflow report (the whole analysis)
 # 2. Each RECORDING_DIR (written by `jitflow record`), decoded by
 #      stat     jitflow stat --recording DIR
@@ -94,16 +95,21 @@ if [ -d "$shared" ]; then
 	insns=$(json_field "$tmp/stat.json" instructions)
 	echo "foo x$times: $bytes bytes of real Intel PT, $insns instructions"
 	echo "  libipt = $libipt_name"
-	rm -f "$tmp"/libipt "$tmp"/stat "$tmp"/report
+	rm -f "$tmp"/libipt "$tmp"/stat "$tmp"/stat-blk "$tmp"/report
 	for ((r = 0; r < runs; r++)); do
 		run libipt "${libipt[@]}"
 		run stat "$jf" stat "${inputs[@]}"
+		run stat-blk "$jf" stat --decoder=libipt-block "${inputs[@]}"
 		run report "$jf" report "${inputs[@]}"
 	done
 	grep -q "insn: $insns\." "$tmp/out.libipt" ||
 		echo "  (libipt decoded a different count: $(grep insn "$tmp/out.libipt"))"
-	for t in libipt stat report; do report $t "$bytes" "$insns"; done
+	grep -q "^instructions *$insns\$" "$tmp/out.stat-blk" ||
+		echo "  (stat --decoder=libipt-block decoded a different count)"
+	for t in libipt stat stat-blk report; do report $t "$bytes" "$insns"; done
 	ratio stat libipt
+	ratio stat-blk libipt
+	ratio stat stat-blk
 	ratio report libipt
 	ratio stat report
 else
