@@ -24,6 +24,8 @@
 #include <intel-pt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "jitflow/insn.h"
 
@@ -72,6 +74,7 @@ struct fast {
 	uint64_t skip_insns;        /* ...whose first instructions and non-block records... */
 	uint64_t skip_records;      /* ...were already counted here */
 	uint64_t committed_records; /* non-block records released so far */
+	uint64_t released;          /* trace bytes below this were given back to the kernel */
 	int done;
 	struct jf_pt_fast_report report;
 };
@@ -165,6 +168,23 @@ static struct jf_flow *queue_flow(struct fast *f, enum jf_flow_kind kind, uint64
 	return fl;
 }
 
+/* Give the pages of a mapped trace well behind the last PSB back to the kernel, so that
+ * resident memory does not grow with the trace (a hand-over reads them again). */
+static void release_behind(struct fast *f, uint64_t offset)
+{
+	enum { STEP = 8 << 20, LAG = 1 << 20 };
+	uintptr_t page, from, to;
+
+	if (!f->cfg.release_consumed || offset < f->released + STEP + LAG)
+		return;
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	from = ((uintptr_t)f->cfg.trace + f->released + page - 1) & ~(page - 1);
+	to = ((uintptr_t)f->cfg.trace + offset - LAG) & ~(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	f->released = offset - LAG;
+}
+
 /* The stretch decoded here: count it and release its records. */
 static void commit(struct fast *f, uint64_t new_restart)
 {
@@ -185,6 +205,7 @@ static void commit(struct fast *f, uint64_t new_restart)
 	f->committed_records += f->pending.n;
 	f->report.fast_bytes = new_restart;
 	f->restart = new_restart;
+	release_behind(f, new_restart);
 	/* The ready queue is empty whenever decoding runs. */
 	tmp = f->ready;
 	f->ready = f->pending;
