@@ -76,6 +76,11 @@ void jf_decoder_free(struct jf_decoder *dec)
 	free(dec);
 }
 
+void *jf_decoder_backend(struct jf_decoder *dec, const struct jf_decoder_ops *ops)
+{
+	return dec && dec->ops == ops ? dec->self : NULL;
+}
+
 const struct jf_decode_stats *jf_decoder_stats(const struct jf_decoder *dec)
 {
 	return &dec->stats;

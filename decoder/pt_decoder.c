@@ -11,6 +11,7 @@
 #include "jitflow/pt.h"
 #include "codemap_pt.h"
 #include "pt_events.h"
+#include "pt_libipt_config.h"
 #include "pt_status_check.h"
 #include "pt_wrap.h"
 
@@ -473,7 +474,6 @@ struct jf_decoder *jf_pt_decoder_new(const struct jf_pt_config *cfg, struct jf_c
 {
 	struct pt_backend *b = calloc(1, sizeof(*b));
 	struct pt_config config;
-	int rc;
 
 	if (!b) {
 		jf_fail(err, "out of memory");
@@ -491,29 +491,9 @@ struct jf_decoder *jf_pt_decoder_new(const struct jf_pt_config *cfg, struct jf_c
 		jf_fail(err, "out of memory");
 		return NULL;
 	}
-	pt_config_init(&config);
-	/* libipt wants a non-const buffer but never writes to it. An empty trace may have no
-	 * buffer at all (NULL + 0 is undefined behaviour); it is never given to libipt. */
-	config.begin = (uint8_t *)cfg->trace;
-	config.end = cfg->size ? (uint8_t *)cfg->trace + cfg->size : config.begin;
-	config.cpuid_0x15_eax = cfg->cpuid_0x15_eax;
-	config.cpuid_0x15_ebx = cfg->cpuid_0x15_ebx;
-	config.mtc_freq = cfg->mtc_freq;
-	config.nom_freq = cfg->nom_freq;
-	config.flags.variant.block.end_on_call = cfg->end_on_call ? 1 : 0;
-	config.flags.variant.block.end_on_jump = cfg->end_on_jump ? 1 : 0;
-	if (cfg->cpu_family) {
-		config.cpu.vendor = pcv_intel;
-		config.cpu.family = cfg->cpu_family;
-		config.cpu.model = cfg->cpu_model;
-		config.cpu.stepping = cfg->cpu_stepping;
-		rc = pt_cpu_errata(&config.errata, &config.cpu);
-		if (rc < 0) {
-			pt_free(b);
-			jf_fail(err, "cpu %u/%u/%u: %s", cfg->cpu_family, cfg->cpu_model,
-				cfg->cpu_stepping, pt_errstr(pt_errcode(rc)));
-			return NULL;
-		}
+	if (jf_pt_libipt_config(cfg, &config, err) < 0) {
+		pt_free(b);
+		return NULL;
 	}
 	if (cfg->size == 0) {
 		/* libipt rejects an empty buffer; an empty trace simply has no flow. */

@@ -15,6 +15,7 @@
 #include "jitflow/decoder.h"
 #include "jitflow/insn.h"
 #include "jitflow/pt.h"
+#include "jitflow/pt_fast.h"
 
 /* The code the seeds in corpus_pt/ were written for (tests/test_pt_encoded.c): a loop with
  * direct and indirect calls and jumps, returns and syscalls; 32-bit and 64-bit code for
@@ -59,6 +60,37 @@ static void count_insn(void *ctx, uint64_t ip)
 {
 	(void)ip;
 	++*(uint64_t *)ctx;
+}
+
+/* The fast counting path (pt_fast.c) must count exactly what the block decoder decoded. */
+static void same_counts_fast(const struct jf_pt_config *cfg, const struct jf_decode_stats *ref)
+{
+	struct jf_error err;
+	struct jf_decoder *dec = jf_pt_fast_counter_new(cfg, map, &err);
+	const struct jf_decode_stats *st;
+	struct jf_flow f;
+	uint64_t records = 0;
+	int rc;
+
+	if (!dec)
+		abort();
+	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
+		if (++records > 64 * (uint64_t)cfg->size + 64)
+			abort();
+	}
+	st = jf_decoder_stats(dec);
+	if (rc < 0 || st->insns != ref->insns || st->events != ref->events ||
+	    st->errors != ref->errors || st->overflows != ref->overflows ||
+	    st->lost_bytes != ref->lost_bytes || st->has_time != ref->has_time ||
+	    st->first_time != ref->first_time || st->last_time != ref->last_time) {
+		fprintf(stderr, "fuzz_pt_decode: the fast path counts %llu instructions, %llu events, "
+			"%llu errors; the block decoder %llu, %llu, %llu\n",
+			(unsigned long long)st->insns, (unsigned long long)st->events,
+			(unsigned long long)st->errors, (unsigned long long)ref->insns,
+			(unsigned long long)ref->events, (unsigned long long)ref->errors);
+		abort();
+	}
+	jf_decoder_free(dec);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -114,6 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	st = jf_decoder_stats(dec);
 	if (st->lost_bytes > size || st->trace_bytes != size)
 		abort();
+	same_counts_fast(&cfg, st);
 	jf_decoder_free(dec);
 	return 0;
 }

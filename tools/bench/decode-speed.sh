@@ -10,11 +10,12 @@
 #               gives the commands that build it outside the repository); otherwise
 #               BUILD/tools/libipt_block_stat, our program that drives libipt's block
 #               decoder exactly as ptxed --quiet --stat does (tools/bench/libipt_block_stat.c)
-#      stat     jitflow stat -j 1 (one thread)
+#      stat     jitflow stat -j 1 (its fast counting path, the default: decoder/pt_fast.c)
+#      stat-blk jitflow stat -j 1 --decoder=libipt-block (libipt's block decoder throughout)
 #      report   jitflow report -j 1 (the whole analysis)
-#      stat-jN, report-jN  the same with -j JOBS (default 2): segments decoded by JOBS
-#               threads; compared with one thread by wall time (what threads save) and
-#               CPU time (what splitting costs)
+#      stat-jN, report-jN  stat --decoder=libipt-block and report with -j JOBS (default 2):
+#               segments decoded by JOBS threads; compared with one thread by wall time
+#               (what threads save) and CPU time (what splitting costs)
 # 2. Each RECORDING_DIR (written by `jitflow record`), decoded by
 #      stat     jitflow stat --recording DIR
 #      report   jitflow report DIR
@@ -110,12 +111,13 @@ if [ -d "$shared" ]; then
 	echo "foo x$times: $bytes bytes of real Intel PT, $insns instructions"
 	echo "  libipt = $libipt_name"
 	echo "  load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-	rm -f "$tmp"/libipt "$tmp"/stat "$tmp"/report "$tmp/stat-j$jobs" "$tmp/report-j$jobs"
+	rm -f "$tmp"/libipt "$tmp"/stat "$tmp"/stat-blk "$tmp"/report "$tmp/stat-j$jobs" "$tmp/report-j$jobs"
 	for ((r = 0; r < runs; r++)); do
 		run libipt "${libipt[@]}"
 		run stat "$jf" stat -j 1 "${inputs[@]}"
+		run stat-blk "$jf" stat -j 1 --decoder=libipt-block "${inputs[@]}"
 		run report "$jf" report -j 1 "${inputs[@]}"
-		run "stat-j$jobs" "$jf" stat -j "$jobs" "${inputs[@]}"
+		run "stat-j$jobs" "$jf" stat --decoder=libipt-block -j "$jobs" "${inputs[@]}"
 		run "report-j$jobs" "$jf" report -j "$jobs" "${inputs[@]}"
 	done
 	echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -124,11 +126,15 @@ if [ -d "$shared" ]; then
 	grep threads "$tmp/out.stat-j$jobs" | sed 's/^/  stat -j '"$jobs"': /'
 	grep -q "insn: $insns\." "$tmp/out.libipt" ||
 		echo "  (libipt decoded a different count: $(grep insn "$tmp/out.libipt"))"
-	for t in libipt stat report "stat-j$jobs" "report-j$jobs"; do report $t "$bytes" "$insns"; done
+	grep -q "^instructions *$insns\$" "$tmp/out.stat-blk" ||
+		echo "  (stat --decoder=libipt-block decoded a different count)"
+	for t in libipt stat stat-blk report "stat-j$jobs" "report-j$jobs"; do report $t "$bytes" "$insns"; done
 	ratio stat libipt
+	ratio stat-blk libipt
+	ratio stat stat-blk
 	ratio report libipt
 	ratio stat report
-	speedup "stat-j$jobs" stat
+	speedup "stat-j$jobs" stat-blk
 	speedup "report-j$jobs" report
 else
 	echo "decode-speed: $shared not found (needs ../shared/traces); skipping the real capture" >&2

@@ -1,6 +1,7 @@
 #include "cli_inputs.h"
 #include "cli_pypylog.h"
 #include "jitflow/isolate.h"
+#include "jitflow/pt_fast.h"
 #include "cli_output.h"
 #include "code_pieces.h"
 #include "cli_perf_files.h"
@@ -498,6 +499,10 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	in->pt.trace = in->pt_file.data;
 	in->pt.size = in->pt_file.size;
 	in->pt.release_consumed = 1;
+	/* stat on one thread counts with the fast path (decoder/pt_fast.c); -j N decodes
+	 * segments with libipt's block decoder on N threads. */
+	if (!in->zones && in->count_only && in->jobs <= 1)
+		return jf_pt_fast_counter_new(&in->pt, in->map, err);
 	if (!in->zones)
 		return open_pt_parallel(in, err);
 	in->pt.end_on_call = 1;

@@ -45,6 +45,9 @@ struct jf_cli_inputs {
 	/* Blocks end at every direct call and jump (the analysis needs arrivals at a
 	 * trace's entry to start a block). */
 	int split_blocks;
+	/* The consumer only counts (stat): blocks need not be returned, so a raw Intel PT
+	 * trace without zones may take the fast counting path (jitflow/pt_fast.h). */
+	int count_only;
 	struct jf_cli_pypy *pypy;     /* --pypylog or a recording's pypylog.log (NULL: none) */
 	const char *pypylog_path;     /* --pypylog: read when the decoder is opened, once the
 	                               * trace (and so its TSC conversion) is known */

@@ -145,7 +145,13 @@ static void usage(FILE *out)
 		"was missing, the gaps by file (with the build-id to look for), kernel addresses\n"
 		"and unmapped addresses. \"decode threads\" says how many threads decoded (with\n"
 		"-j: segments, seams joined and seams decoded on serially, or why one thread).\n\n"
-		"  --json            one JSON object instead of the table\n\n%s",
+		"  --json            one JSON object instead of the table\n"
+		"  --decoder=KIND    fast (default): for a raw Intel PT trace (--pt) without zones,\n"
+		"                    on one thread, count with libipt's query decoder and a block\n"
+		"                    cache, handing over to libipt's block decoder at the last PSB\n"
+		"                    for anything it does not model (same counts; blocks are cut\n"
+		"                    at every branch); libipt-block: libipt's block decoder\n"
+		"                    throughout (with -j N: on N threads)\n\n%s",
 		jf_cli_inputs_help);
 }
 
@@ -159,6 +165,7 @@ int jf_cmd_stat(int argc, char **argv)
 	int i, rc, json = 0;
 
 	jf_cli_inputs_init(&in);
+	in.count_only = 1;
 	for (i = 1; i < argc; i++) {
 		rc = jf_cli_input_option(&in, argc, argv, &i, &err);
 		if (rc == JF_CLI_BAD_USAGE)
@@ -173,6 +180,10 @@ int jf_cmd_stat(int argc, char **argv)
 			return JF_EXIT_OK;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
+		} else if (!strcmp(argv[i], "--decoder=fast")) {
+			in.count_only = 1;
+		} else if (!strcmp(argv[i], "--decoder=libipt-block")) {
+			in.count_only = 0;
 		} else {
 			fprintf(stderr, "jitflow stat: unknown option '%s' (see --help)\n", argv[i]);
 			jf_cli_inputs_fini(&in);

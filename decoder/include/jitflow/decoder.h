@@ -58,6 +58,8 @@ void jf_decoder_free(struct jf_decoder *dec);
 const struct jf_decode_stats *jf_decoder_stats(const struct jf_decoder *dec);
 /* Backends report the bytes they were given and clock facts here. */
 struct jf_decode_stats *jf_decoder_stats_mut(struct jf_decoder *dec);
+/* The backend state given to jf_decoder_new, if dec was made with ops; else NULL. */
+void *jf_decoder_backend(struct jf_decoder *dec, const struct jf_decoder_ops *ops);
 
 #ifdef __cplusplus
 }

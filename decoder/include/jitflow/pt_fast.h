@@ -1,0 +1,46 @@
+/* Intel PT fast counting path (issue 14): the counts `jitflow stat` prints, without
+ * libipt's block decoder on the common path. */
+#ifndef JITFLOW_PT_FAST_H
+#define JITFLOW_PT_FAST_H
+
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
+#include "jitflow/pt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A decoder over cfg->trace that gives the same instruction count, events, errors, losses
+ * and time span as jf_pt_decoder_new, but does not return blocks: it adds their
+ * instructions and number to the decoder's statistics (jf_decoder_stats) instead. Every
+ * other flow record (events, errors, losses, the end) is returned as
+ * jf_pt_decoder_new returns it.
+ *
+ * It follows the trace with libipt's query decoder and a cache of blocks decoded from the
+ * code bytes. Each stretch between two PSBs is held back until the next PSB; whatever it
+ * does not model (an error, an event other than tracing on/off, execution mode and
+ * timing, a change of the code map) makes it decode from the last PSB it reached on with
+ * jf_pt_decoder_new's decoder, so that the result stays that of the block decoder. Blocks
+ * are counted as this path cuts them (at every conditional, indirect and far branch and
+ * direct call), which is not always where libipt's block decoder cuts them. */
+struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
+					  struct jf_codemap *map, struct jf_error *err);
+
+/* How the last decode went: bytes decoded by the fast path, and where (trace offset) it
+ * handed over to libipt's block decoder (-1: never). For tests and benchmarks. */
+struct jf_pt_fast_report {
+	uint64_t fast_bytes;
+	int64_t fallback_at;
+	uint64_t blocks_decoded; /* blocks decoded from code bytes (cache misses) */
+};
+void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,733 @@
+/* Intel PT fast counting path (issue 14): libipt's query decoder for the packets, a block
+ * cache for the code, and libipt's block decoder (pt_decoder.c) for everything else.
+ *
+ * libipt's block decoder spends most of its time per block: finding the section, its
+ * block cache, the event checks. For counting, a block's instructions only depend on its
+ * start address and the code map version, so they are decoded once (pt_fast_blocks.c) and
+ * each later visit costs one lookup and the trace query that ends it (a TNT bit or a TIP,
+ * from pt_qry_cond_branch / pt_qry_indirect_branch). Return compression keeps libipt's
+ * call stack rules; tracing on/off, execution mode and timing events are handled where
+ * they occur, exactly as the block decoder handles them, and returned as it returns them.
+ *
+ * Exactness comes from handing over rather than guessing: whatever this path does not
+ * model (a decode error, an overflow, an interrupt, paging, PTWRITE, a code map change...)
+ * makes it drop what it decoded since the last PSB and let jf_pt_decoder_new's decoder
+ * decode the rest of the trace from that PSB on. To make that possible, nothing decoded
+ * after a PSB is returned (or counted) before the next PSB is reached. The consistency
+ * checks libipt 2.0 lacks (pt_status_check.c) run here too; a violation hands over. */
+#include "jitflow/pt_fast.h"
+#include "pt_events.h"
+#include "pt_fast_blocks.h"
+#include "pt_libipt_config.h"
+#include "pt_status_check.h"
+
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "jitflow/insn.h"
+
+enum {
+	RETSTACK_SIZE = 64,        /* libipt's return stack: the 64 latest calls */
+	QUEUE_MAX = 16384,         /* flow records held back for one PSB stretch */
+	BLOCK_CACHE_LOG2 = 15,     /* 32 Ki blocks, two per set (1.5 MiB) */
+	MAX_WALK = 1 << 20,        /* instructions walked to bind one disable event */
+};
+
+/* Flow records held back until their stretch of trace is known to decode here. */
+struct queue {
+	struct jf_flow *flows;
+	size_t n, pos;
+};
+
+struct fast {
+	struct jf_pt_config cfg;
+	struct jf_codemap *map;
+	uint64_t generation;        /* the code map version decoding started with */
+	struct pt_query_decoder *qry;
+	struct pt_packet_decoder *psbs; /* finds PSBs (restart points) */
+	struct jf_pt_check *check;
+	struct jf_insn_cache *insns;
+	struct jf_fast_blocks *blocks;
+	struct jf_decode_stats *stats;
+
+	/* libipt's block decoder state, for what this path models */
+	uint64_t ip;
+	int enabled;
+	int skd022;                 /* the CPU has erratum SKD022 (async disables) */
+	enum jf_isa isa;
+	int status;                 /* the last query's status flags */
+	uint64_t ret[RETSTACK_SIZE + 1];
+	uint8_t top, bottom;
+
+	/* the stretch since the last PSB reached: not public yet */
+	uint64_t restart;           /* its PSB: where the block decoder would take over */
+	uint64_t next_psb;          /* the PSB after it (the trace size if none) */
+	uint64_t insns_n, blocks_n; /* instructions and blocks decoded in it */
+	uint64_t tmin, tmax;        /* time span of its blocks */
+	int has_time;
+	struct queue pending, ready;
+
+	struct jf_decoder *old;     /* after handing over: the block decoder... */
+	uint64_t skip_insns;        /* ...whose first instructions and non-block records... */
+	uint64_t skip_records;      /* ...were already counted here */
+	uint64_t committed_records; /* non-block records released so far */
+	uint64_t released;          /* trace bytes below this were given back to the kernel */
+	int done;
+	struct jf_pt_fast_report report;
+};
+
+static uint64_t qry_offset(struct fast *f)
+{
+	uint64_t off = 0;
+
+	pt_qry_get_offset(f->qry, &off);
+	return off;
+}
+
+/* The first PSB after offset, or the trace size. */
+static uint64_t psb_after(struct fast *f, uint64_t offset)
+{
+	uint64_t at;
+
+	if (offset + 1 >= f->cfg.size || pt_pkt_sync_set(f->psbs, offset + 1) < 0 ||
+	    pt_pkt_sync_forward(f->psbs) < 0 || pt_pkt_get_sync_offset(f->psbs, &at) < 0)
+		return f->cfg.size;
+	return at;
+}
+
+/* The IP the FUP of the PSB+ at psb gives (where execution was when the PSB was made).
+ * Returns 1 with *ip, 0 if the PSB+ has no FUP (tracing off), -1 if it cannot tell. A PSB
+ * resets IP compression, so a FUP inside PSB+ carries a whole (sign-extended) address. */
+static int psb_fup(struct fast *f, uint64_t psb, uint64_t *ip)
+{
+	struct pt_packet p;
+
+	if (pt_pkt_sync_set(f->psbs, psb) < 0)
+		return -1;
+	while (pt_pkt_next(f->psbs, &p, sizeof(p)) >= 0) {
+		if (p.type == ppt_psbend)
+			return 0;
+		if (p.type != ppt_fup)
+			continue;
+		if (p.payload.ip.ipc == pt_ipc_sext_48)
+			*ip = (uint64_t)((int64_t)(p.payload.ip.ip << 16) >> 16);
+		else if (p.payload.ip.ipc == pt_ipc_full)
+			*ip = p.payload.ip.ip;
+		else
+			return -1;
+		return 1;
+	}
+	return -1;
+}
+
+/* The time libipt's block decoder gives a record made now (0: none). */
+static uint64_t time_now(struct fast *f)
+{
+	uint64_t tsc;
+	uint32_t lost_mtc, lost_cyc;
+
+	if (pt_qry_time(f->qry, &tsc, &lost_mtc, &lost_cyc) < 0 || !tsc)
+		return 0;
+	return jf_tsc_to_ns(&f->cfg.conv, tsc);
+}
+
+static void note_block_time(struct fast *f)
+{
+	uint64_t t = time_now(f);
+
+	/* pt_decoder.c stamps each block with the decoder's time, if it has one. */
+	if (!t)
+		return;
+	if (!f->has_time || t < f->tmin)
+		f->tmin = t;
+	if (!f->has_time || t > f->tmax)
+		f->tmax = t;
+	f->has_time = 1;
+}
+
+static struct jf_flow *queue_flow(struct fast *f, enum jf_flow_kind kind, uint64_t offset)
+{
+	struct jf_flow *fl;
+	uint64_t t;
+
+	if (f->pending.n == QUEUE_MAX)
+		return NULL;
+	fl = &f->pending.flows[f->pending.n++];
+	memset(fl, 0, sizeof(*fl));
+	fl->kind = (uint16_t)kind;
+	fl->source = f->cfg.source;
+	fl->offset = f->cfg.base_offset + offset;
+	t = time_now(f);
+	if (t) {
+		fl->time = t;
+		fl->flags |= JF_FLOW_HAS_TIME;
+	}
+	return fl;
+}
+
+/* Give the pages of a mapped trace well behind the last PSB back to the kernel, so that
+ * resident memory does not grow with the trace (a hand-over reads them again). */
+static void release_behind(struct fast *f, uint64_t offset)
+{
+	enum { STEP = 8 << 20, LAG = 1 << 20 };
+	uintptr_t page, from, to;
+
+	if (!f->cfg.release_consumed || offset < f->released + STEP + LAG)
+		return;
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	from = ((uintptr_t)f->cfg.trace + f->released + page - 1) & ~(page - 1);
+	to = ((uintptr_t)f->cfg.trace + offset - LAG) & ~(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	f->released = offset - LAG;
+}
+
+/* The stretch decoded here: count it and release its records. */
+static void commit(struct fast *f, uint64_t new_restart)
+{
+	struct jf_decode_stats *s = f->stats;
+	struct queue tmp;
+
+	s->insns += f->insns_n;
+	s->blocks += f->blocks_n;
+	if (f->has_time) {
+		if (!s->has_time || f->tmin < s->first_time)
+			s->first_time = f->tmin;
+		if (!s->has_time || f->tmax > s->last_time)
+			s->last_time = f->tmax;
+		s->has_time = 1;
+	}
+	f->insns_n = f->blocks_n = 0;
+	f->has_time = 0;
+	f->committed_records += f->pending.n;
+	f->report.fast_bytes = new_restart;
+	f->restart = new_restart;
+	release_behind(f, new_restart);
+	/* The ready queue is empty whenever decoding runs. */
+	tmp = f->ready;
+	f->ready = f->pending;
+	f->ready.pos = 0;
+	f->pending = tmp;
+	f->pending.n = f->pending.pos = 0;
+}
+
+static void free_fast_state(struct fast *f)
+{
+	if (f->qry)
+		pt_qry_free_decoder(f->qry);
+	if (f->psbs)
+		pt_pkt_free_decoder(f->psbs);
+	jf_pt_check_free(f->check);
+	jf_fast_blocks_free(f->blocks);
+	jf_insn_cache_free(f->insns);
+	f->qry = NULL;
+	f->psbs = NULL;
+	f->check = NULL;
+	f->blocks = NULL;
+	f->insns = NULL;
+}
+
+/* Something this path does not model: drop what was decoded since the last PSB reached
+ * and let libipt's block decoder go on from there. It decodes from the start of the trace
+ * (a decoder synchronising at that PSB would not be in the state the serial decode is in
+ * there: its call stack, and the events of that PSB+ differ) and the records up to that
+ * point, which were already counted here, are skipped. */
+static int hand_over(struct fast *f, struct jf_error *err)
+{
+	f->pending.n = 0;
+	f->insns_n = f->blocks_n = 0;
+	f->has_time = 0;
+	f->report.fallback_at = (int64_t)f->restart;
+	f->report.blocks_decoded = jf_fast_blocks_filled(f->blocks);
+	f->skip_insns = f->stats->insns;
+	f->skip_records = f->committed_records;
+	f->old = jf_pt_decoder_new(&f->cfg, f->map, err);
+	free_fast_state(f);
+	return f->old ? 0 : -1;
+}
+
+/* The block decoder's next record after the point this path reached. */
+static int next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err)
+{
+	int rc;
+
+	while ((rc = jf_decoder_next(f->old, flow, err)) > 0) {
+		if (flow->kind != JF_FLOW_BLOCK) {
+			if (!f->skip_records)
+				return rc;
+			f->skip_records--;
+		} else if (flow->u.block.ninsn <= f->skip_insns) {
+			f->skip_insns -= flow->u.block.ninsn;
+		} else {
+			/* Only with a PSB inside a block, which libipt does not decode. */
+			flow->u.block.ninsn -= (uint32_t)f->skip_insns;
+			f->skip_insns = 0;
+			return rc;
+		}
+	}
+	return rc;
+}
+
+/* libipt's return stack (pt_retstack.c's rules): the latest 64 return addresses. */
+static void push_return(struct fast *f, uint64_t ip)
+{
+	f->ret[f->top] = ip;
+	f->top = (uint8_t)(f->top == RETSTACK_SIZE ? 0 : f->top + 1);
+	if (f->bottom == f->top)
+		f->bottom = (uint8_t)(f->bottom == RETSTACK_SIZE ? 0 : f->bottom + 1);
+}
+
+static int pop_return(struct fast *f, uint64_t *ip)
+{
+	if (f->top == f->bottom)
+		return -1;
+	f->top = (uint8_t)(!f->top ? RETSTACK_SIZE : f->top - 1);
+	*ip = f->ret[f->top];
+	return 0;
+}
+
+/* Walk without trace, as libipt's block decoder does to bind an event: to the IP to (if
+ * has_to), or, if bind_branch, to the first instruction that would need trace (which
+ * executed). Returns 0, or 1 if neither is reached (not modelled). */
+static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
+{
+	struct jf_insn_info in;
+	uint64_t n = 0;
+	int inside = 0; /* to may lie ahead in the block being walked: step by instruction */
+
+	for (;;) {
+		if (has_to && f->ip == to)
+			break;
+		if (!inside) {
+			/* Whole cached blocks at once where the walk cannot stop inside them. */
+			const struct jf_fast_block *b =
+				jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
+			int end = b->end;
+
+			/* to may lie inside if it is in the range of a straight block, or anywhere
+			 * along a block that follows jumps. */
+			inside = has_to && (!b->straight || (to > b->start && to <= b->last));
+			if (!inside && end != JF_FAST_BAD && end != JF_FAST_UNHANDLED) {
+				if (end != JF_FAST_CALL && end != JF_FAST_CONTINUE && !bind_branch)
+					return 1;
+				n += b->ninsn;
+				if (end == JF_FAST_CONTINUE) {
+					f->ip = b->next;
+					continue;
+				}
+				if ((end == JF_FAST_CALL && b->target != b->next) ||
+				    end == JF_FAST_CALL_IND)
+					push_return(f, b->next);
+				if (end == JF_FAST_CALL) {
+					f->ip = b->target;
+					continue;
+				}
+				f->ip = b->last;
+				break;
+			}
+		}
+		if (n >= MAX_WALK || jf_insn_at(f->insns, f->isa, f->ip, &in) < 0)
+			return 1;
+		n++;
+		switch ((enum jf_insn_class)in.cls) {
+		case JF_INSN_OTHER:
+			f->ip += in.size;
+			continue;
+		case JF_INSN_JUMP:
+			f->ip = in.target;
+			inside = 0;
+			continue;
+		case JF_INSN_CALL:
+			if (in.target != f->ip + in.size)
+				push_return(f, f->ip + in.size);
+			f->ip = in.target;
+			inside = 0;
+			continue;
+		case JF_INSN_CALL_INDIRECT:
+			push_return(f, f->ip + in.size);
+			/* fall through */
+		case JF_INSN_COND:
+		case JF_INSN_RETURN:
+		case JF_INSN_JUMP_INDIRECT:
+		case JF_INSN_FAR:
+			if (!bind_branch)
+				return 1;
+			break;
+		default:
+			return 1;
+		}
+		break;
+	}
+	/* After a disable, where tracing resumes is told by the enable event; libipt's
+	 * guess is not needed for counting. */
+	f->insns_n += n;
+	if (n)
+		f->blocks_n++;
+	note_block_time(f);
+	return 0;
+}
+
+/* Before PSB+'s status updates, libipt's block decoder walks (without trace) to the IP
+ * they are bound to, the FUP's; a decoder synchronising at that PSB starts there. So those
+ * instructions belong before the PSB. Returns 0, or 1 if not modelled. */
+static int reach_psb(struct fast *f, uint64_t psb)
+{
+	uint64_t ip;
+	int fup = psb_fup(f, psb, &ip);
+
+	if (fup < 0 || fup != f->enabled)
+		return 1;
+	return fup ? walk_to(f, ip, 1, 0) : 0;
+}
+
+/* An event with an IP applies there: walk to it while tracing (libipt errs if that needs
+ * trace; so do we, by handing over). Returns 0, or 1 if not modelled. */
+static int bind_to_ip(struct fast *f, const struct pt_event *ev, uint64_t ip)
+{
+	if (ev->ip_suppressed)
+		return 0;
+	return !f->enabled || walk_to(f, ip, 1, 0);
+}
+
+/* Apply one event as libipt's block decoder does. Returns 0, or 1 if not modelled. */
+static int apply_event(struct fast *f, const struct pt_event *ev)
+{
+	switch (ev->type) {
+	case ptev_enabled:
+		if (ev->status_update || ev->ip_suppressed || f->enabled)
+			return 1;
+		f->ip = ev->variant.enabled.ip;
+		f->enabled = 1;
+		return 0;
+	case ptev_disabled:
+		/* A TIP.PGD binds to the branch that left the traced region: its target, or
+		 * the first instruction that needs trace. */
+		if (ev->status_update || !f->enabled ||
+		    walk_to(f, ev->variant.disabled.ip, !ev->ip_suppressed, 1))
+			return 1;
+		f->enabled = 0;
+		return 0;
+	case ptev_async_disabled:
+		/* FUP + TIP.PGD: tracing stopped at the FUP's IP (erratum SKD022 aside). */
+		if (ev->status_update || !f->enabled || f->skd022 ||
+		    walk_to(f, ev->variant.async_disabled.at, 1, 0))
+			return 1;
+		f->enabled = 0;
+		return 0;
+	case ptev_async_branch:
+		/* FUP + TIP: an interrupt or exception at the FUP's IP. */
+		if (ev->status_update || !f->enabled ||
+		    walk_to(f, ev->variant.async_branch.from, 1, 0))
+			return 1;
+		f->ip = ev->variant.async_branch.to;
+		return 0;
+	case ptev_exec_mode: {
+		enum jf_isa isa = jf_pt_isa(ev->variant.exec_mode.mode);
+
+		if (bind_to_ip(f, ev, ev->variant.exec_mode.ip))
+			return 1;
+		/* libipt diagnoses a status update that contradicts the mode it knows. */
+		if (ev->status_update && f->enabled && f->isa != JF_ISA_UNKNOWN && f->isa != isa)
+			return 1;
+		f->isa = isa;
+		return 0;
+	}
+	/* These bind to their IP (libipt walks there without trace) or apply at once without
+	 * one, and change nothing that is counted: the transaction state only marks blocks
+	 * speculative, the address space is the code map's. */
+	case ptev_tsx:
+		return bind_to_ip(f, ev, ev->variant.tsx.ip);
+	case ptev_async_paging:
+		return bind_to_ip(f, ev, ev->variant.async_paging.ip);
+	case ptev_async_vmcs:
+		return bind_to_ip(f, ev, ev->variant.async_vmcs.ip);
+	case ptev_cbr:
+	case ptev_mnt:
+	case ptev_pwre:
+	case ptev_pwrx:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* Whether the checks libipt 2.0 lacks (pt_status_check.c) find an inconsistency in the
+ * packets before offset: checked before anything is released, so that the block decoder
+ * reports it from the last PSB on. */
+static int violation_before(struct fast *f, uint64_t offset)
+{
+	struct jf_pt_violation v;
+
+	return jf_pt_check_advance(f->check, offset, &v);
+}
+
+/* Fetch and apply the pending event. Returns 0, 1 if not modelled. */
+static int next_event(struct fast *f)
+{
+	struct pt_event ev;
+	struct jf_flow *fl;
+	uint64_t offset;
+	int status;
+
+	status = pt_qry_event(f->qry, &ev, sizeof(ev));
+	if (status < 0)
+		return 1;
+	f->status = status;
+	offset = qry_offset(f);
+	if (ev.status_update && offset > f->next_psb) {
+		/* The first record of a PSB+: all before that PSB decoded here. With more than
+		 * one PSB passed (tracing off in between), restart at the last of them. */
+		uint64_t psb = f->next_psb, after;
+
+		while ((after = psb_after(f, psb)) < offset)
+			psb = after;
+		if (violation_before(f, offset) || reach_psb(f, psb))
+			return 1;
+		commit(f, psb);
+		f->next_psb = after;
+	}
+	if (apply_event(f, &ev))
+		return 1;
+	fl = queue_flow(f, JF_FLOW_OTHER, offset);
+	if (!fl)
+		return 1;
+	jf_pt_event_flow(&ev, &f->cfg.conv, fl);
+	return 0;
+}
+
+/* A conditional branch's or compressed return's TNT bit, or a TIP. Returns 0, or 1 if the
+ * query failed (an error: the block decoder reports it). */
+static int query_cond(struct fast *f, int *taken)
+{
+	int status = pt_qry_cond_branch(f->qry, taken);
+
+	if (status < 0)
+		return 1;
+	f->status = status;
+	return 0;
+}
+
+static int query_indirect(struct fast *f)
+{
+	int status = pt_qry_indirect_branch(f->qry, &f->ip);
+
+	if (status < 0 || (status & pts_ip_suppressed))
+		return 1;
+	f->status = status;
+	return 0;
+}
+
+/* Follow one block and the query that ends it. Returns 0, or 1 if not modelled. */
+static int next_block(struct fast *f)
+{
+	const struct jf_fast_block *b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
+	int taken, status;
+
+	f->insns_n += b->ninsn;
+	f->blocks_n++;
+	switch ((enum jf_fast_end)b->end) {
+	case JF_FAST_COND:
+		if (query_cond(f, &taken))
+			return 1;
+		f->ip = taken ? b->target : b->next;
+		break;
+	case JF_FAST_CALL:
+		/* A call to the next instruction (position-independent code) is no call. */
+		if (b->target != b->next)
+			push_return(f, b->next);
+		f->ip = b->target;
+		return 0;
+	case JF_FAST_CONTINUE:
+		f->ip = b->next;
+		return 0;
+	case JF_FAST_CALL_IND:
+		push_return(f, b->next);
+		if (query_indirect(f))
+			return 1;
+		break;
+	case JF_FAST_RETURN:
+		/* A compressed return is a taken TNT bit; otherwise a TIP follows. */
+		status = pt_qry_cond_branch(f->qry, &taken);
+		if (status >= 0) {
+			if (!taken || pop_return(f, &f->ip))
+				return 1;
+			f->status = status;
+		} else if (status != -pte_bad_query || query_indirect(f)) {
+			return 1;
+		}
+		break;
+	case JF_FAST_INDIRECT:
+	case JF_FAST_FAR:
+		if (query_indirect(f))
+			return 1;
+		break;
+	default:
+		return 1;
+	}
+	note_block_time(f);
+	return 0;
+}
+
+/* The end of the trace, as pt_decoder.c reports it. */
+static int finish(struct fast *f)
+{
+	if (violation_before(f, f->cfg.size))
+		return 1;
+	if (f->enabled && !queue_flow(f, JF_FLOW_END, qry_offset(f)))
+		return 1;
+	commit(f, f->cfg.size);
+	f->done = 1;
+	return 0;
+}
+
+/* Decode until a stretch is committed, the trace ends or this path hands over. */
+static int decode(struct fast *f, struct jf_error *err)
+{
+	while (!f->old && !f->done && f->ready.n == 0) {
+		int unmodelled;
+
+		if (f->status & pts_event_pending) {
+			unmodelled = next_event(f);
+		} else if (f->status & pts_eos) {
+			unmodelled = finish(f);
+		} else if (!f->enabled || f->isa == JF_ISA_UNKNOWN ||
+			   jf_codemap_generation(f->map) != f->generation) {
+			unmodelled = 1;
+		} else {
+			unmodelled = next_block(f);
+		}
+		if (unmodelled)
+			return hand_over(f, err);
+	}
+	return 0;
+}
+
+/* Synchronise at the first PSB, as pt_decoder.c does; a trace without one, or an error
+ * there, is the block decoder's to report. */
+static int start(struct fast *f, struct jf_error *err)
+{
+	uint64_t at;
+	int status;
+
+	status = pt_qry_sync_forward(f->qry, &f->ip);
+	if (status < 0 || pt_qry_get_sync_offset(f->qry, &at) < 0)
+		return hand_over(f, err);
+	f->status = status;
+	f->enabled = !(status & pts_ip_suppressed);
+	jf_pt_check_sync(f->check, at);
+	if (at > 0) {
+		struct jf_flow *fl = queue_flow(f, JF_FLOW_LOST, 0);
+
+		fl->flags |= JF_FLOW_IP_SUPPRESSED;
+		fl->u.lost.bytes = at;
+		fl->u.lost.reason = JF_LOST_NO_SYNC;
+	}
+	f->restart = 0;
+	f->next_psb = at;
+	return 0;
+}
+
+static int fast_next(void *self, struct jf_flow *flow, struct jf_error *err)
+{
+	struct fast *f = self;
+
+	for (;;) {
+		if (f->ready.pos < f->ready.n) {
+			*flow = f->ready.flows[f->ready.pos++];
+			return 1;
+		}
+		f->ready.n = f->ready.pos = 0;
+		if (f->old)
+			return next_after_hand_over(f, flow, err);
+		if (f->done)
+			return 0;
+		if (decode(f, err) < 0)
+			return -1;
+	}
+}
+
+static void fast_free(void *self)
+{
+	struct fast *f = self;
+
+	free_fast_state(f);
+	jf_decoder_free(f->old);
+	free(f->pending.flows);
+	free(f->ready.flows);
+	free(f);
+}
+
+static const struct jf_decoder_ops fast_ops = { fast_next, fast_free };
+
+void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report *out)
+{
+	struct fast *f = jf_decoder_backend(dec, &fast_ops);
+
+	memset(out, 0, sizeof(*out));
+	out->fallback_at = -1;
+	if (f) {
+		*out = f->report;
+		if (f->blocks)
+			out->blocks_decoded = jf_fast_blocks_filled(f->blocks);
+	}
+}
+
+static int setup(struct fast *f, struct jf_error *err)
+{
+	struct pt_config config;
+
+	if (jf_pt_libipt_config(&f->cfg, &config, err) < 0)
+		return -1;
+	f->pending.flows = calloc(QUEUE_MAX, sizeof(struct jf_flow));
+	f->ready.flows = calloc(QUEUE_MAX, sizeof(struct jf_flow));
+	f->insns = jf_insn_cache_new(f->map);
+	f->blocks = f->insns ? jf_fast_blocks_new(f->insns, f->map, BLOCK_CACHE_LOG2) : NULL;
+	f->check = jf_pt_check_new(f->cfg.trace, f->cfg.size);
+	f->qry = pt_qry_alloc_decoder(&config);
+	f->psbs = pt_pkt_alloc_decoder(&config);
+	if (!f->pending.flows || !f->ready.flows || !f->blocks || !f->check || !f->qry || !f->psbs)
+		return jf_fail(err, "out of memory (fast Intel PT decoder)");
+	f->generation = jf_codemap_generation(f->map);
+	f->skd022 = config.errata.skd022;
+	return 0;
+}
+
+struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
+					  struct jf_codemap *map, struct jf_error *err)
+{
+	struct fast *f;
+	struct jf_decoder *dec;
+
+	/* An empty trace has nothing to count fast. */
+	if (cfg->size == 0)
+		return jf_pt_decoder_new(cfg, map, err);
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	f->cfg = *cfg;
+	f->map = map;
+	f->report.fallback_at = -1;
+	if (setup(f, err) < 0) {
+		fast_free(f);
+		return NULL;
+	}
+	dec = jf_decoder_new(&fast_ops, f);
+	if (!dec) {
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	f->stats = jf_decoder_stats_mut(dec);
+	f->stats->trace_bytes = cfg->size;
+	f->stats->time_is_ns = cfg->conv.valid;
+	f->stats->time_is_synthetic = cfg->time_is_synthetic;
+	if (start(f, err) < 0) {
+		jf_decoder_free(dec);
+		return NULL;
+	}
+	return dec;
+}

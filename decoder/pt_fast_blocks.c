@@ -1,0 +1,138 @@
+/* The fast Intel PT path's block cache: one decode of the code bytes per block and code
+ * map version, then one lookup. */
+#include "pt_fast_blocks.h"
+
+#include <stdlib.h>
+
+struct jf_fast_blocks {
+	struct jf_insn_cache *insns;
+	struct jf_codemap *map;
+	unsigned shift;
+	uint64_t filled;
+	struct jf_fast_block *slots;
+};
+
+struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf_codemap *map,
+					  unsigned log2_slots)
+{
+	struct jf_fast_blocks *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->slots = calloc((size_t)1 << log2_slots, sizeof(*c->slots));
+	if (!c->slots) {
+		free(c);
+		return NULL;
+	}
+	c->insns = insns;
+	c->map = map;
+	c->shift = 64 - log2_slots;
+	return c;
+}
+
+void jf_fast_blocks_free(struct jf_fast_blocks *c)
+{
+	if (!c)
+		return;
+	free(c->slots);
+	free(c);
+}
+
+uint64_t jf_fast_blocks_filled(const struct jf_fast_blocks *c)
+{
+	return c->filled;
+}
+
+static uint64_t slot_of(const struct jf_fast_blocks *c, uint64_t ip)
+{
+	/* Fibonacci hashing: the top bits of the product depend on all bits of ip. */
+	return (ip * 0x9e3779b97f4a7c15ull) >> c->shift;
+}
+
+/* Decode the block at ip from the code bytes, the way libipt's block decoder walks
+ * instructions without trace. */
+static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa isa, uint64_t ip)
+{
+	struct jf_insn_info in;
+
+	b->start = ip;
+	b->isa = (uint8_t)isa;
+	b->ninsn = 0;
+	b->target = 0;
+	b->straight = 1;
+	for (;;) {
+		if (jf_insn_at(c->insns, isa, ip, &in) < 0) {
+			b->end = JF_FAST_BAD;
+			b->last = ip;
+			b->last_size = 0;
+			b->next = ip;
+			return;
+		}
+		b->ninsn++;
+		b->last = ip;
+		b->last_size = in.size;
+		b->next = ip + in.size;
+		switch ((enum jf_insn_class)in.cls) {
+		case JF_INSN_OTHER:
+			ip += in.size;
+			break;
+		case JF_INSN_JUMP:
+			ip = in.target;
+			b->straight = 0;
+			break;
+		case JF_INSN_COND:
+			b->end = JF_FAST_COND;
+			b->target = in.target;
+			return;
+		case JF_INSN_CALL:
+			b->end = JF_FAST_CALL;
+			b->target = in.target;
+			return;
+		case JF_INSN_CALL_INDIRECT:
+			b->end = JF_FAST_CALL_IND;
+			return;
+		case JF_INSN_RETURN:
+			b->end = JF_FAST_RETURN;
+			return;
+		case JF_INSN_JUMP_INDIRECT:
+			b->end = JF_FAST_INDIRECT;
+			return;
+		case JF_INSN_FAR:
+			b->end = JF_FAST_FAR;
+			return;
+		case JF_INSN_PTWRITE:
+		case JF_INSN_ERROR:
+		default:
+			b->end = JF_FAST_UNHANDLED;
+			return;
+		}
+		if (b->ninsn == JF_FAST_MAX_BLOCK) {
+			b->end = JF_FAST_CONTINUE;
+			b->next = ip;
+			return;
+		}
+	}
+}
+
+static int holds(const struct jf_fast_block *b, enum jf_isa isa, uint64_t ip, uint64_t gen)
+{
+	return b->start == ip && b->gen == gen && b->isa == (uint8_t)isa && b->ninsn;
+}
+
+const struct jf_fast_block *jf_fast_block_at(struct jf_fast_blocks *c, enum jf_isa isa,
+					     uint64_t ip, uint64_t gen)
+{
+	/* Two ways per set: the newer block in the first, the older in the second, so that
+	 * two hot blocks that hash alike do not evict each other on every visit. */
+	struct jf_fast_block *b = &c->slots[slot_of(c, ip) & ~(uint64_t)1];
+
+	if (holds(b, isa, ip, gen))
+		return b;
+	if (holds(b + 1, isa, ip, gen))
+		return b + 1;
+	b[1] = b[0];
+	fill(c, b, isa, ip);
+	b->gen = gen;
+	c->filled++;
+	return b;
+}

@@ -1,0 +1,62 @@
+/* Internal: the fast Intel PT path's block cache (issue 14).
+ *
+ * A block here runs from an address to the first instruction whose successor only the
+ * trace can tell: a conditional branch, a return, an indirect or far branch. Direct jumps
+ * are followed inside the block; a direct call ends it, because its return address has to
+ * be pushed for return compression. Each block is decoded from the code bytes once per code
+ * map version (capstone, through jf_insn_at) and then costs one lookup. */
+#ifndef JITFLOW_PT_FAST_BLOCKS_H
+#define JITFLOW_PT_FAST_BLOCKS_H
+
+#include <stdint.h>
+
+#include "jitflow/codemap.h"
+#include "jitflow/insn.h"
+
+/* What ends a block: what the decoder has to do to know where execution goes next. */
+enum jf_fast_end {
+	JF_FAST_COND,      /* conditional branch: one TNT bit; taken -> target, else next */
+	JF_FAST_CALL,      /* direct call: push next, go to target (no trace) */
+	JF_FAST_CALL_IND,  /* indirect near call: push next, then a TIP */
+	JF_FAST_RETURN,    /* near return: a compressed return (TNT bit) or a TIP */
+	JF_FAST_INDIRECT,  /* indirect jump: a TIP */
+	JF_FAST_FAR,       /* far branch, syscall, interrupt instruction...: a TIP */
+	JF_FAST_CONTINUE,  /* the block reached its length limit: go on at next (no trace) */
+	JF_FAST_BAD,       /* the instruction at last cannot be decoded (no code, bad bytes) */
+	JF_FAST_UNHANDLED, /* an instruction the fast path does not model (PTWRITE) */
+};
+
+struct jf_fast_block {
+	uint64_t start;    /* key: the block's first address... */
+	uint64_t gen;      /* ...the code map version it was decoded from... */
+	uint8_t isa;       /* ...and the execution mode */
+	uint8_t end;       /* enum jf_fast_end */
+	uint8_t last_size; /* size of the last instruction (0 for JF_FAST_BAD) */
+	uint8_t straight;  /* no jump followed: the instructions are [start, last] in order */
+	uint32_t ninsn;    /* instructions, the last one included (not for JF_FAST_BAD) */
+	uint64_t last;     /* address of the last instruction (for BAD: the bad address) */
+	uint64_t next;     /* address after the last instruction (fall-through, return) */
+	uint64_t target;   /* direct target of a conditional branch or call */
+};
+
+/* The longest block; a longer straight run (or a loop of direct jumps) continues in the
+ * next block, so that filling one never takes unbounded time. */
+enum { JF_FAST_MAX_BLOCK = 4096 };
+
+struct jf_fast_blocks;
+
+/* A cache of at most 2^log2_slots blocks (direct-mapped: a colliding block replaces the
+ * one there), over the instructions of insns' code map. */
+struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf_codemap *map,
+					  unsigned log2_slots);
+void jf_fast_blocks_free(struct jf_fast_blocks *c);
+
+/* The block starting at ip in mode isa in version gen of the code map (which must be its
+ * current version: jf_codemap_generation), decoded now if it is not cached. Never NULL. */
+const struct jf_fast_block *jf_fast_block_at(struct jf_fast_blocks *c, enum jf_isa isa,
+					     uint64_t ip, uint64_t gen);
+
+/* How many blocks were decoded from code bytes (the rest were cache hits). */
+uint64_t jf_fast_blocks_filled(const struct jf_fast_blocks *c);
+
+#endif

@@ -1,0 +1,341 @@
+/* The fast Intel PT counting path (decoder/pt_fast.c, issue 14) against libipt's block
+ * decoder path (decoder/pt_decoder.c, itself checked against ptxed's reference output in
+ * test_pt_shared): on the real captures in ../shared/traces/intel-pt, whole, concatenated,
+ * cut short and corrupted, both must give the same instruction count, the same events,
+ * errors and losses (every non-block record, in order, with its offset and IP) and the
+ * same time span; the instruction counts of the captures are also those of the reference
+ * decoder (../shared/traces/README.md). And the block cache on hand-assembled code. */
+#include "test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "jitflow/codemap.h"
+#include "jitflow/insn.h"
+#include "jitflow/mapped_file.h"
+#include "jitflow/pt.h"
+#include "jitflow/pt_fast.h"
+#include "pt_fast_blocks.h"
+
+/* What one decode gives: statistics and every record that is not a block. */
+struct outcome {
+	struct jf_decode_stats stats;
+	struct jf_flow *records;
+	size_t n;
+};
+
+static void decode(struct jf_decoder *dec, struct outcome *out)
+{
+	struct jf_error err = { "" };
+	struct jf_flow f;
+	int rc;
+
+	assert_non_null(dec);
+	memset(out, 0, sizeof(*out));
+	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
+		if (f.kind == JF_FLOW_BLOCK)
+			continue;
+		out->records = realloc(out->records, (out->n + 1) * sizeof(f));
+		assert_non_null(out->records);
+		out->records[out->n++] = f;
+	}
+	assert_int_equal(rc, 0);
+	out->stats = *jf_decoder_stats(dec);
+}
+
+static void same_records(const struct outcome *fast, const struct outcome *ref)
+{
+	size_t i;
+
+	assert_int_equal(fast->n, ref->n);
+	for (i = 0; i < ref->n; i++) {
+		const struct jf_flow *a = &fast->records[i], *b = &ref->records[i];
+
+		assert_int_equal(a->kind, b->kind);
+		assert_int_equal(a->flags, b->flags);
+		assert_int_equal(a->offset, b->offset);
+		assert_int_equal(a->ip, b->ip);
+		assert_int_equal(a->time, b->time);
+		if (a->kind == JF_FLOW_ERROR) {
+			assert_int_equal(a->u.error.code, b->u.error.code);
+			assert_string_equal(a->u.error.text, b->u.error.text);
+		}
+		if (a->kind == JF_FLOW_LOST) {
+			assert_int_equal(a->u.lost.bytes, b->u.lost.bytes);
+			assert_int_equal(a->u.lost.reason, b->u.lost.reason);
+		}
+	}
+}
+
+/* Decode trace both ways over the image; returns the fast path's report. */
+static struct jf_pt_fast_report compare(const char *what, const uint8_t *trace, size_t size,
+					struct jf_codemap *map, uint64_t *insns)
+{
+	struct jf_pt_config cfg;
+	struct jf_error err = { "" };
+	struct outcome fast, ref;
+	struct jf_pt_fast_report rep;
+	struct jf_decoder *dec;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.trace = trace;
+	cfg.size = size;
+	decode(jf_pt_decoder_new(&cfg, map, &err), &ref);
+	dec = jf_pt_fast_counter_new(&cfg, map, &err);
+	decode(dec, &fast);
+	jf_pt_fast_counter_report(dec, &rep);
+	jf_decoder_free(dec);
+
+	assert_int_equal(fast.stats.insns, ref.stats.insns);
+	assert_int_equal(fast.stats.events, ref.stats.events);
+	assert_int_equal(fast.stats.errors, ref.stats.errors);
+	assert_memory_equal(fast.stats.errors_by_code, ref.stats.errors_by_code,
+			    sizeof(ref.stats.errors_by_code));
+	assert_int_equal(fast.stats.overflows, ref.stats.overflows);
+	assert_int_equal(fast.stats.lost_bytes, ref.stats.lost_bytes);
+	assert_int_equal(fast.stats.lost_insns, ref.stats.lost_insns);
+	assert_int_equal(fast.stats.has_time, ref.stats.has_time);
+	assert_int_equal(fast.stats.first_time, ref.stats.first_time);
+	assert_int_equal(fast.stats.last_time, ref.stats.last_time);
+	assert_int_equal(fast.stats.trace_bytes, ref.stats.trace_bytes);
+	same_records(&fast, &ref);
+	printf("%s: %llu instructions, %llu events, %llu errors, %llu bytes lost as the block "
+	       "decoder; fast path over %llu bytes, handed over at %lld\n", what,
+	       (unsigned long long)ref.stats.insns, (unsigned long long)ref.stats.events,
+	       (unsigned long long)ref.stats.errors, (unsigned long long)ref.stats.lost_bytes,
+	       (unsigned long long)rep.fast_bytes, (long long)rep.fallback_at);
+	if (insns)
+		*insns = ref.stats.insns;
+	free(fast.records);
+	free(ref.records);
+	return rep;
+}
+
+struct capture {
+	struct jf_mapped_file trace;
+	struct jf_codemap *map;
+};
+
+static int open_capture(struct capture *c, const char *name, uint64_t base)
+{
+	struct jf_error err = { "" };
+	struct stat st;
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/intel-pt/%s/trace", jf_test_shared_traces(), name);
+	assert_int_equal(jf_map_file(&c->trace, path, &err), 0);
+	snprintf(path, sizeof(path), "%s/intel-pt/%s/data", jf_test_shared_traces(), name);
+	c->map = jf_codemap_new();
+	assert_non_null(c->map);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(jf_codemap_add_file(c->map, path, 0, (uint64_t)st.st_size, base, NULL,
+					     &err), 0);
+	return 0;
+}
+
+static void close_capture(struct capture *c)
+{
+	jf_unmap_file(&c->trace);
+	jf_codemap_free(c->map);
+}
+
+/* The whole capture, then three copies end to end (each starts with a PSB). */
+static void check_whole(const char *name, uint64_t base, uint64_t reference_insns,
+			int decodes_fast)
+{
+	struct capture c;
+	struct jf_pt_fast_report rep;
+	uint8_t *three;
+	uint64_t insns;
+	size_t i;
+
+	open_capture(&c, name, base);
+	rep = compare(name, c.trace.data, c.trace.size, c.map, &insns);
+	assert_int_equal(insns, reference_insns);
+	if (decodes_fast) {
+		assert_int_equal(rep.fallback_at, -1);
+		assert_int_equal(rep.fast_bytes, c.trace.size);
+	}
+	three = malloc(3 * c.trace.size);
+	assert_non_null(three);
+	for (i = 0; i < 3; i++)
+		memcpy(three + i * c.trace.size, c.trace.data, c.trace.size);
+	rep = compare("three copies", three, 3 * c.trace.size, c.map, &insns);
+	if (decodes_fast) {
+		assert_int_equal(insns, 3 * reference_insns);
+		assert_int_equal(rep.fallback_at, -1);
+		/* The second and third copy hit the cache: a copy's blocks are decoded once. */
+		assert_true(rep.blocks_decoded < 2 * reference_insns / 10);
+	}
+	free(three);
+	close_capture(&c);
+}
+
+static void test_foo(void **state)
+{
+	(void)state;
+	check_whole("foo", 0x7ffff7819000, 117967, 1);
+}
+
+static void test_unzip(void **state)
+{
+	(void)state;
+	/* Errors in the capture: the fast path hands over before the first. */
+	check_whole("Unzip", 0x400000, 121052, 0);
+}
+
+/* Cut short at many places (mid-packet, mid-PSB+): the end of the trace is handled, or
+ * handed over, exactly as the block decoder handles it. */
+static void test_truncated(void **state)
+{
+	struct capture c;
+	size_t cut;
+	char what[64];
+
+	(void)state;
+	open_capture(&c, "foo", 0x7ffff7819000);
+	for (cut = 1; cut < c.trace.size; cut += c.trace.size / 9 + 7) {
+		snprintf(what, sizeof(what), "foo cut at %zu", cut);
+		compare(what, c.trace.data, cut, c.map, NULL);
+	}
+	close_capture(&c);
+}
+
+/* Bytes overwritten (with what decodes as other packets, or as nothing): the errors and
+ * losses are the block decoder's, at the same offsets. */
+static void test_corrupt(void **state)
+{
+	static const uint8_t garbage[][4] = {
+		{ 0xff, 0xff, 0xff, 0xff }, { 0x00, 0x00, 0x00, 0x00 }, { 0x02, 0x82, 0x02, 0x82 },
+		{ 0x0d, 0x11, 0x22, 0x33 }, { 0x02, 0xf3, 0x00, 0x00 },
+	};
+	struct capture c;
+	uint8_t *copy;
+	size_t g, at;
+	char what[64];
+
+	(void)state;
+	open_capture(&c, "foo", 0x7ffff7819000);
+	copy = malloc(c.trace.size);
+	assert_non_null(copy);
+	for (g = 0; g < sizeof(garbage) / sizeof(garbage[0]); g++) {
+		at = 97 + g * (c.trace.size / 6);
+		memcpy(copy, c.trace.data, c.trace.size);
+		memcpy(copy + at, garbage[g], sizeof(garbage[g]));
+		snprintf(what, sizeof(what), "foo overwritten at %zu", at);
+		compare(what, copy, c.trace.size, c.map, NULL);
+	}
+	free(copy);
+	close_capture(&c);
+}
+
+/* A trace without a PSB, and an empty one. */
+static void test_no_sync(void **state)
+{
+	static const uint8_t junk[64] = { 0x99, 0x99 };
+	struct jf_codemap *map = jf_codemap_new();
+
+	(void)state;
+	compare("no PSB", junk, sizeof(junk), map, NULL);
+	compare("empty", junk, 0, map, NULL);
+	jf_codemap_free(map);
+}
+
+/* The block cache on hand-assembled x86-64 code (what each instruction is, from the
+ * instruction set manual). */
+static void test_block_cache(void **state)
+{
+	static const uint8_t code[] = {
+		0x48, 0x89, 0xc3,             /* 1000: mov rbx, rax */
+		0xeb, 0x02,                   /* 1003: jmp 1007 (followed inside the block) */
+		0x90, 0x90,                   /* 1005: not executed */
+		0x74, 0x05,                   /* 1007: je 100e */
+		0xe8, 0x00, 0x00, 0x00, 0x00, /* 1009: call 100e (to the next instruction) */
+		0xc3,                         /* 100e: ret */
+		0xff, 0xe0,                   /* 100f: jmp rax */
+		0xff, 0xd0,                   /* 1011: call rax */
+		0x0f, 0x05,                   /* 1013: syscall */
+		0xeb, 0xfe,                   /* 1015: jmp 1015 (forever) */
+	};
+	struct jf_error err = { "" };
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_insn_cache *insns;
+	struct jf_fast_blocks *c;
+	const struct jf_fast_block *b;
+	uint64_t gen;
+
+	(void)state;
+	assert_int_equal(jf_codemap_add_bytes(map, code, sizeof(code), 0x1000, "code", &err), 0);
+	insns = jf_insn_cache_new(map);
+	c = jf_fast_blocks_new(insns, map, 4);
+	assert_non_null(c);
+	gen = jf_codemap_generation(map);
+
+	b = jf_fast_block_at(c, JF_ISA_X86_64, 0x1000, gen);
+	assert_int_equal(b->ninsn, 3);
+	assert_int_equal(b->end, JF_FAST_COND);
+	assert_int_equal(b->last, 0x1007);
+	assert_int_equal(b->next, 0x1009);
+	assert_int_equal(b->target, 0x100e);
+	assert_ptr_equal(jf_fast_block_at(c, JF_ISA_X86_64, 0x1000, gen), b);
+	assert_int_equal(jf_fast_blocks_filled(c), 1);
+
+	b = jf_fast_block_at(c, JF_ISA_X86_64, 0x1009, gen);
+	assert_int_equal(b->ninsn, 1);
+	assert_int_equal(b->end, JF_FAST_CALL);
+	assert_int_equal(b->target, 0x100e);
+	assert_int_equal(b->next, 0x100e);
+	assert_int_equal(jf_fast_block_at(c, JF_ISA_X86_64, 0x100e, gen)->end, JF_FAST_RETURN);
+	assert_int_equal(jf_fast_block_at(c, JF_ISA_X86_64, 0x100f, gen)->end, JF_FAST_INDIRECT);
+	b = jf_fast_block_at(c, JF_ISA_X86_64, 0x1011, gen);
+	assert_int_equal(b->end, JF_FAST_CALL_IND);
+	assert_int_equal(b->next, 0x1013);
+	assert_int_equal(jf_fast_block_at(c, JF_ISA_X86_64, 0x1013, gen)->end, JF_FAST_FAR);
+	b = jf_fast_block_at(c, JF_ISA_X86_64, 0x1015, gen);
+	assert_int_equal(b->end, JF_FAST_CONTINUE);
+	assert_int_equal(b->ninsn, JF_FAST_MAX_BLOCK);
+	assert_int_equal(b->next, 0x1015);
+	b = jf_fast_block_at(c, JF_ISA_X86_64, 0x9000, gen);
+	assert_int_equal(b->end, JF_FAST_BAD);
+	assert_int_equal(b->ninsn, 0);
+
+	/* New code at 0x1000 (a new code map version): decoded again. */
+	{
+		static const uint8_t ret[] = { 0xc3 };
+		uint64_t filled = jf_fast_blocks_filled(c);
+
+		assert_int_equal(jf_codemap_add_bytes(map, ret, 1, 0x1000, "new", &err), 0);
+		gen = jf_codemap_generation(map);
+		b = jf_fast_block_at(c, JF_ISA_X86_64, 0x1000, gen);
+		assert_int_equal(b->end, JF_FAST_RETURN);
+		assert_int_equal(b->ninsn, 1);
+		assert_int_equal(jf_fast_blocks_filled(c), filled + 1);
+	}
+	jf_fast_blocks_free(c);
+	jf_insn_cache_free(insns);
+	jf_codemap_free(map);
+}
+
+int main(void)
+{
+	const struct CMUnitTest cache_tests[] = {
+		cmocka_unit_test(test_block_cache),
+		cmocka_unit_test(test_no_sync),
+	};
+	const struct CMUnitTest capture_tests[] = {
+		cmocka_unit_test(test_foo),
+		cmocka_unit_test(test_unzip),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_corrupt),
+	};
+	int rc = cmocka_run_group_tests(cache_tests, NULL, NULL);
+
+	if (!jf_test_shared_traces()) {
+		if (rc)
+			return rc;
+		return JF_TEST_SKIP;
+	}
+	return rc | cmocka_run_group_tests(capture_tests, NULL, NULL);
+}
