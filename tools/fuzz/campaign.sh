@@ -119,14 +119,26 @@ for t in "${targets[@]}"; do
     -artifact_prefix="$crashes/" -print_final_stats=1 "$corpus" >"$log" 2>&1
   executed=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
   [ -n "$executed" ] || executed=$(grep -oE '#[0-9]+' "$log" | tail -1 | tr -d '#')
-  known=0; new=0
-  for c in "$crashes"/crash-* "$crashes"/timeout-* "$crashes"/leak-* "$crashes"/oom-*; do
-    [ -e "$c" ] || continue
-    if [ "$(classify "$t" "$c")" = "known OpenCSD" ]; then known=$((known + 1)); else new=$((new + 1)); fi
+  # every artifact of this target (earlier runs' included), by kind: crash, leak, timeout
+  # (a hang), oom; each NEW one is named with the command that replays it
+  known=0; new=0; kinds=""
+  for kind in crash leak timeout oom; do
+    n=0
+    for c in "$crashes/$kind"-*; do
+      [ -e "$c" ] || continue
+      n=$((n + 1))
+      if [ "$(classify "$t" "$c")" = "known OpenCSD" ]; then
+        known=$((known + 1))
+      else
+        new=$((new + 1))
+        echo "NEW $kind: $build/$bin $c" >&2
+      fi
+    done
+    kinds="$kinds $kind $n"
   done
   wall=$(( $(date +%s) - start )); [ "$wall" -gt 0 ] || wall=1
   printf '%-22s %12s %10s %8s %6ss %s\n' "$t" "${executed:-?}" "$(( ${executed:-0} / wall ))" \
-    "$(ls "$corpus" | wc -l)" "$wall" "$new new, $known known OpenCSD (log: $log)"
+    "$(ls "$corpus" | wc -l)" "$wall" "$new new, $known known OpenCSD (${kinds# }; log: $log)"
   [ "$new" -eq 0 ] || status=1
 done
 exit $status
