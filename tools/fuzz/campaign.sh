@@ -46,7 +46,8 @@ seed() { # seed TARGET CORPUS: the repository's own inputs of that kind
   local t=$1 c=$2 d
   case $t in
     fuzz_pt_decode) cp "$src"/decoder/fuzz/corpus_pt/* "$c"/ 2>/dev/null ;;
-    fuzz_perf_data) cp "$src"/traces/recorded-fib/perf.data "$c"/fib.data 2>/dev/null ;;
+    fuzz_perf_data|fuzz_perf_sideband)
+      cp "$src"/traces/recorded-fib/perf.data "$c"/fib.data 2>/dev/null ;;
     fuzz_zone_reader|fuzz_zone_image|fuzz_zone_retime)
       for f in "$src"/traces/*/*.dump; do cp "$f" "$c/$(basename "$(dirname "$f")").dump"; done ;;
     fuzz_minivm_compile) cp "$src"/tools/minivm/examples/*.mvm "$c"/ 2>/dev/null ;;

@@ -13,6 +13,7 @@ fuzz_zone_image
 fuzz_pypylog
 fuzz_elf_image
 fuzz_perf_archive
+fuzz_perf_sideband
 fuzz_qemu_log
 fuzz_plugin_stream
 fuzz_zone_retime
