@@ -16,6 +16,7 @@
 #include "jitflow/perf_intel_pt.h"
 #include "perf_cs_order.h"
 #include "jitflow/perf_session.h"
+#include "fuzz_input_file.h"
 
 /* Bound the work per input: an AUXTRACE payload of random bytes can hold many flows. */
 enum { MAX_FLOWS = 1 << 16 };
@@ -75,15 +76,10 @@ static void decode(const char *path)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
-	int fd = memfd_create("fuzz-perf-data", MFD_CLOEXEC);
+	int fd = fuzz_input_file(data, size, path, sizeof(path));
 
 	if (fd < 0)
 		return 0;
-	if (size && write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	read_records(path);
 	decode(path);
 	close(fd);

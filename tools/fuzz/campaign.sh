@@ -3,13 +3,18 @@
 #
 #   tools/fuzz/campaign.sh [BUILD] [SECONDS] [TARGET...]
 #
+# JITFLOW_FUZZ_RUNS=N also stops each target after N executions; JITFLOW_FUZZ_WORK=DIR
+# keeps the corpora, crashes and logs in DIR instead of BUILD (tools/fuzz/smoke.sh, the CI
+# run, uses a fresh one). The exit status is 1 when a NEW crash, leak or hang was found.
+#
 # BUILD (default build-fuzz) is configured with clang, -DJITFLOW_FUZZ=ON (ASan + UBSan)
 # when it does not exist yet. Each target runs SECONDS (default 180) on one core, from a
 # corpus kept in BUILD/corpus/TARGET and seeded from the repository's own inputs (traces/,
 # test inputs, minivm examples). Targets that reach OpenCSD 1.3.3's known crashes run in
 # fork mode so the campaign looks past them; each crash found is then replayed and sorted
 # by its stack: "known OpenCSD" (frames only inside libopencsd, see docs/fuzzing.md) or
-# "NEW". Prints one line per target: executions, executions/s, corpus size, crashes.
+# "NEW". Prints one line per target: executions, executions/s, corpus size, wall time,
+# crashes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 src=$PWD
@@ -17,32 +22,62 @@ build=${1:-build-fuzz}
 seconds=${2:-180}
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_pt_decode fuzz_perf_data fuzz_perf_cs_etm fuzz_cs_snapshot
-                                     fuzz_cs_frames fuzz_zone_reader fuzz_zone_image fuzz_pypylog
-                                     fuzz_qemu_log fuzz_plugin_stream fuzz_zone_retime
-                                     fuzz_minivm_compile)
+runs=${JITFLOW_FUZZ_RUNS:-}
+work=${JITFLOW_FUZZ_WORK:-$build}
+[ ${#targets[@]} -gt 0 ] || targets=($(tools/fuzz/targets.sh))
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITFLOW_FUZZ=ON >&2 || exit 1
 fi
-cmake --build "$build" -j"$(nproc)" >&2 || exit 1
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >&2 || exit 1
 
 # OpenCSD's per-tree leak is suppressed by function and by library (lsan.supp): its
 # libraries have no frame pointers, so the fast unwinder may stop inside them.
 export ASAN_OPTIONS=allocator_may_return_null=1
 export LSAN_OPTIONS=suppressions=$src/decoder/fuzz/lsan.supp
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# fuzz_perf_archive and fuzz_recording_dir write their folders here, not in /tmp at large
+mkdir -p "$work/tmp" || exit 1
+TMPDIR=$(cd "$work/tmp" && pwd) || exit 1
+export TMPDIR
 
 seed() { # seed TARGET CORPUS: the repository's own inputs of that kind
-  local t=$1 c=$2
+  local t=$1 c=$2 d
   case $t in
     fuzz_pt_decode) cp "$src"/decoder/fuzz/corpus_pt/* "$c"/ 2>/dev/null ;;
-    fuzz_perf_data) cp "$src"/traces/recorded-fib/perf.data "$c"/fib.data 2>/dev/null ;;
+    fuzz_perf_data|fuzz_perf_sideband)
+      cp "$src"/traces/recorded-fib/perf.data "$c"/fib.data 2>/dev/null ;;
     fuzz_zone_reader|fuzz_zone_image|fuzz_zone_retime)
       for f in "$src"/traces/*/*.dump; do cp "$f" "$c/$(basename "$(dirname "$f")").dump"; done ;;
     fuzz_minivm_compile) cp "$src"/tools/minivm/examples/*.mvm "$c"/ 2>/dev/null ;;
     fuzz_pypylog) cp "$src"/tests/data/pypy/* "$c"/ 2>/dev/null ;;
+    # the real cs_etm recordings in ../shared, when present
+    fuzz_perf_cs_data)
+      for f in "${JITFLOW_SHARED_TRACES:-$src/../shared/traces}"/coresight-perf/*/*.data; do
+        [ -f "$f" ] && cp "$f" "$c/$(basename "$(dirname "$f")").data"
+      done ;;
+    fuzz_elf_image) cp "$src"/traces/recorded-fib/fib_nolibc "$c"/ ;;
+    # a perf archive's layout: .build-id/xx/REST -> ../../PATH, and the file
+    fuzz_perf_archive)
+      d=$(mktemp -d) && mkdir -p "$d/.build-id/01" "$d/bin" &&
+        cp "$src"/traces/recorded-fib/fib_nolibc "$d/bin/fib" &&
+        ln -s ../../bin/fib "$d/.build-id/01/23456789abcdef0123456789abcdef01234567" &&
+        tar -C "$d" -cjf "$c/archive.tar.bz2" .build-id bin &&
+        tar -C "$d" -cf "$c/archive.tar" .build-id bin; rm -rf "$d" ;;
+    # manifest.json NUL jit-*.dump NUL pypylog.log NUL jit-code.txt
+    fuzz_recording_dir)
+      for d in "$src"/traces/*/; do
+        [ -f "$d/manifest.json" ] || continue
+        { cat "$d/manifest.json"; printf '\0'; cat "$d"/jit-*.dump 2>/dev/null; printf '\0'
+          cat "$d/pypylog.log" 2>/dev/null; printf '\0'; cat "$d/jit-code.txt" 2>/dev/null
+        } >"$c/$(basename "$d")"
+      done ;;
+    # a report against itself, and against an empty baseline
+    fuzz_check_reports)
+      { cat "$src"/tools/fuzz/corpus_check/report.json; printf '\0'
+        cat "$src"/tools/fuzz/corpus_check/report.json; } >"$c/same"
+      { cat "$src"/tools/fuzz/corpus_check/report.json; printf '\0{"traces":[]}'; } >"$c/empty" ;;
   esac
   return 0
 }
@@ -51,7 +86,7 @@ seed() { # seed TARGET CORPUS: the repository's own inputs of that kind
 # and the top frames are inside libopencsd.
 classify() { # classify TARGET INPUT
   local out
-  out=$("$build/$(find_target "$1")" "$2" 2>&1 | grep -E '^ +#[0-9]+ ' | head -4)
+  out=$("$build/$(find_target "$1")" -timeout=20 -rss_limit_mb=2048 "$2" 2>&1 | grep -E '^ +#[0-9]+ ' | head -4)
   if grep -qE 'libopencsd|TrcPktDecode|TraceFmtDcdImpl|ocsd_' <<<"$(head -2 <<<"$out")"; then
     echo "known OpenCSD"
   else
@@ -61,30 +96,50 @@ classify() { # classify TARGET INPUT
 
 find_target() { (cd "$build" && find . -name "$1" -type f -perm -u+x | head -1); }
 
-printf '%-22s %12s %10s %8s %s\n' target executions exec/s corpus crashes
+status=0
+printf '%-22s %12s %10s %8s %7s %s\n' target executions exec/s corpus wall crashes
 for t in "${targets[@]}"; do
   bin=$(find_target "$t")
   if [ -z "$bin" ]; then
     printf '%-22s not built\n' "$t"
     continue
   fi
-  corpus=$build/corpus/$t; crashes=$build/crashes/$t
+  corpus=$work/corpus/$t; crashes=$work/crashes/$t
   mkdir -p "$corpus" "$crashes"
   [ -n "$(ls -A "$corpus")" ] || seed "$t" "$corpus"
-  log=$build/crashes/$t.log
+  log=$work/crashes/$t.log
   mode=()
-  case $t in fuzz_cs_frames|fuzz_cs_snapshot|fuzz_perf_cs_etm)
+  case $t in fuzz_cs_frames|fuzz_cs_snapshot|fuzz_perf_cs_etm|fuzz_perf_cs_data)
     mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1) ;;
   esac
-  "$build/$bin" "${mode[@]}" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
+  [ -z "$runs" ] || mode+=(-runs="$runs")
+  start=$(date +%s)
+  # -close_fd_mask=3: the targets' own messages (parse errors) are dropped; libFuzzer keeps
+  # its statistics and the sanitizers' reports on a copy of stderr.
+  "$build/$bin" "${mode[@]}" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -close_fd_mask=3 \
     -artifact_prefix="$crashes/" -print_final_stats=1 "$corpus" >"$log" 2>&1
-  runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
-  [ -n "$runs" ] || runs=$(grep -oE '#[0-9]+' "$log" | tail -1 | tr -d '#')
-  known=0; new=0
-  for c in "$crashes"/crash-* "$crashes"/timeout-* "$crashes"/leak-*; do
-    [ -e "$c" ] || continue
-    if [ "$(classify "$t" "$c")" = "known OpenCSD" ]; then known=$((known + 1)); else new=$((new + 1)); fi
+  executed=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
+  [ -n "$executed" ] || executed=$(grep -oE '#[0-9]+' "$log" | tail -1 | tr -d '#')
+  # every artifact of this target (earlier runs' included), by kind: crash, leak, timeout
+  # (a hang), oom; each NEW one is named with the command that replays it
+  known=0; new=0; kinds=""
+  for kind in crash leak timeout oom; do
+    n=0
+    for c in "$crashes/$kind"-*; do
+      [ -e "$c" ] || continue
+      n=$((n + 1))
+      if [ "$(classify "$t" "$c")" = "known OpenCSD" ]; then
+        known=$((known + 1))
+      else
+        new=$((new + 1))
+        echo "NEW $kind: $build/$bin $c" >&2
+      fi
+    done
+    kinds="$kinds $kind $n"
   done
-  printf '%-22s %12s %10s %8s %s\n' "$t" "${runs:-?}" "$(( ${runs:-0} / seconds ))" \
-    "$(ls "$corpus" | wc -l)" "$new new, $known known OpenCSD (log: $log)"
+  wall=$(( $(date +%s) - start )); [ "$wall" -gt 0 ] || wall=1
+  printf '%-22s %12s %10s %8s %6ss %s\n' "$t" "${executed:-?}" "$(( ${executed:-0} / wall ))" \
+    "$(ls "$corpus" | wc -l)" "$wall" "$new new, $known known OpenCSD (${kinds# }; log: $log)"
+  [ "$new" -eq 0 ] || status=1
 done
+exit $status

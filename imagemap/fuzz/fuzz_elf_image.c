@@ -1,0 +1,45 @@
+/* libFuzzer target: the ELF readers behind --elf, --kernel, --sysroot/--symfs and the
+ * build-id lookups, on arbitrary bytes: the file loaded into a code map (program headers,
+ * segments, symbol tables) as an executable and as a shared object at a base, and its
+ * build-id note read. libelf parses; what jitflow does with what libelf returns (segment
+ * bounds, symbol names, note lengths) is what this looks at. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "../../decoder/fuzz/fuzz_input_file.h"
+#include "jitflow/buildid_cache.h"
+#include "jitflow/codemap.h"
+#include "jitflow/images.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void load(const char *path, int has_base, uint64_t base)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_symtab *symtab = jf_symtab_new();
+	struct jf_error err;
+	uint64_t offset;
+
+	if (map && symtab && jf_load_elf(map, symtab, path, 0, has_base, base, &err) == 0)
+		(void)jf_symtab_lookup(symtab, base + 0x1000, &offset);
+	jf_symtab_free(symtab);
+	jf_codemap_free(map);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char path[64];
+	uint8_t id[20];
+	size_t idsize;
+	int fd = fuzz_input_file(data, size, path, sizeof(path));
+
+	if (fd < 0)
+		return 0;
+	load(path, 0, 0);
+	load(path, 1, 0x7f0000000000ull);
+	(void)jf_elf_build_id(path, id, &idsize);
+	close(fd);
+	return 0;
+}
