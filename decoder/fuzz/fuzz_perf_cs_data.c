@@ -7,7 +7,20 @@
 #include "jitflow/perf_cs_etm.h"
 #include "fuzz_input_file.h"
 
+#include <stdlib.h>
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Decode in this process, not in jitflow's isolating child (jitflow/isolate.h): libFuzzer
+ * only sees coverage and crashes of its own process. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	setenv("JITFLOW_ISOLATE", "0", 1);
+	return 0;
+}
 
 /* Bound the work per input: one AUXTRACE buffer of random bytes can hold many flows. */
 enum { MAX_FLOWS = 1 << 16 };

@@ -42,7 +42,9 @@ extern "C" {
 
 /* Decode inner in a child process and return a decoder that reads its flow. Takes inner
  * (this process keeps it unused, to start the children from). name is the library blamed
- * in the crash report (e.g. "OpenCSD"). On failure inner is freed and NULL returned. */
+ * in the crash report (e.g. "OpenCSD"). On failure inner is freed and NULL returned.
+ * With JITFLOW_ISOLATE=0 in the environment, inner itself is returned (for fuzzing, where
+ * the fuzzer must see the decoder's coverage and crashes in its own process). */
 struct jf_decoder *jf_isolated_decoder_new(struct jf_decoder *inner, const char *name,
 					   struct jf_error *err);
 struct jf_decoder *jf_isolated_decoder_lockstep(struct jf_decoder *inner,
