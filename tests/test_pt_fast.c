@@ -82,7 +82,9 @@ static struct jf_pt_fast_report compare(const char *what, const uint8_t *trace, 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.trace = trace;
 	cfg.size = size;
-	decode(jf_pt_decoder_new(&cfg, map, &err), &ref);
+	dec = jf_pt_decoder_new(&cfg, map, &err);
+	decode(dec, &ref);
+	jf_decoder_free(dec);
 	dec = jf_pt_fast_counter_new(&cfg, map, &err);
 	decode(dec, &fast);
 	jf_pt_fast_counter_report(dec, &rep);
