@@ -618,13 +618,11 @@ static int start(struct fast *f, struct jf_error *err)
 	f->status = status;
 	f->enabled = !(status & pts_ip_suppressed);
 	jf_pt_check_sync(f->check, at);
-	if (at > 0) {
-		struct jf_flow *fl = queue_flow(f, JF_FLOW_LOST, 0);
-
-		fl->flags |= JF_FLOW_IP_SUPPRESSED;
-		fl->u.lost.bytes = at;
-		fl->u.lost.reason = JF_LOST_NO_SYNC;
-	}
+	/* Bytes before the first PSB: the block decoder's. Its record of them carries the
+	 * time its sync reached, which the query decoder does not have here (fuzz_pt_decode
+	 * found a trace whose only time was there). */
+	if (at > 0)
+		return hand_over(f, err);
 	f->restart = 0;
 	f->next_psb = at;
 	return 0;

@@ -83,11 +83,17 @@ static void same_counts_fast(const struct jf_pt_config *cfg, const struct jf_dec
 	    st->errors != ref->errors || st->overflows != ref->overflows ||
 	    st->lost_bytes != ref->lost_bytes || st->has_time != ref->has_time ||
 	    st->first_time != ref->first_time || st->last_time != ref->last_time) {
-		fprintf(stderr, "fuzz_pt_decode: the fast path counts %llu instructions, %llu events, "
-			"%llu errors; the block decoder %llu, %llu, %llu\n",
+		fprintf(stderr, "fuzz_pt_decode: rc %d; insns, events, errors, overflows, lost bytes, "
+			"has time, first time, last time: the fast path %llu %llu %llu %llu %llu "
+			"%d %llu %llu; the block decoder %llu %llu %llu %llu %llu %d %llu %llu\n", rc,
 			(unsigned long long)st->insns, (unsigned long long)st->events,
-			(unsigned long long)st->errors, (unsigned long long)ref->insns,
-			(unsigned long long)ref->events, (unsigned long long)ref->errors);
+			(unsigned long long)st->errors, (unsigned long long)st->overflows,
+			(unsigned long long)st->lost_bytes, st->has_time,
+			(unsigned long long)st->first_time, (unsigned long long)st->last_time,
+			(unsigned long long)ref->insns, (unsigned long long)ref->events,
+			(unsigned long long)ref->errors, (unsigned long long)ref->overflows,
+			(unsigned long long)ref->lost_bytes, ref->has_time,
+			(unsigned long long)ref->first_time, (unsigned long long)ref->last_time);
 		abort();
 	}
 	jf_decoder_free(dec);
