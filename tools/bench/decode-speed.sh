@@ -70,14 +70,18 @@ report() {
 		       n, w, c, b / c / 1e6, i / c / 1e6, r / 1024 }'
 }
 
+# over X Y COLUMN: the median of tool X's COLUMN (1 wall, 2 CPU) over tool Y's (0 if Y's is 0)
+over() {
+	awk -v x="$(cut -d' ' -f"$3" "$tmp/$1" | median)" -v y="$(cut -d' ' -f"$3" "$tmp/$2" | median)" \
+		'BEGIN { print (y > 0 ? x / y : 0) }'
+}
+
 # ratio A B: how many times faster A is than B, by CPU time (median of per-run ratios)
 ratio() {
 	local a=$1 b=$2 per
 	per=$(paste -d' ' "$tmp/$a" "$tmp/$b" | awk '{ print ($2 > 0 ? $5 / $2 : 0) }' | median)
 	printf "  %-6s is %5.2fx as fast as %-6s (CPU time; per-run ratios: median %.2fx; wall: %.2fx)\n" \
-		"$a" "$(awk -v x="$(cut -d' ' -f2 "$tmp/$b" | median)" -v y="$(cut -d' ' -f2 "$tmp/$a" | median)" 'BEGIN { print (y > 0 ? x / y : 0) }')" \
-		"$b" "$per" \
-		"$(awk -v x="$(cut -d' ' -f1 "$tmp/$b" | median)" -v y="$(cut -d' ' -f1 "$tmp/$a" | median)" 'BEGIN { print (y > 0 ? x / y : 0) }')"
+		"$a" "$(over "$b" "$a" 2)" "$b" "$per" "$(over "$b" "$a" 1)"
 }
 
 # speedup A B: how many times less wall time A took than B (medians; per-run median)
@@ -85,9 +89,7 @@ speedup() {
 	local a=$1 b=$2 per
 	per=$(paste -d' ' "$tmp/$a" "$tmp/$b" | awk '{ print ($1 > 0 ? $4 / $1 : 0) }' | median)
 	printf "  %-9s took %5.2fx less wall time than %-6s (per-run ratios: median %.2fx); CPU time %.2fx of it\n" \
-		"$a" "$(awk -v x="$(cut -d' ' -f1 "$tmp/$b" | median)" -v y="$(cut -d' ' -f1 "$tmp/$a" | median)" 'BEGIN { print (y > 0 ? x / y : 0) }')" \
-		"$b" "$per" \
-		"$(awk -v x="$(cut -d' ' -f2 "$tmp/$b" | median)" -v y="$(cut -d' ' -f2 "$tmp/$a" | median)" 'BEGIN { print (x > 0 ? y / x : 0) }')"
+		"$a" "$(over "$b" "$a" 1)" "$b" "$per" "$(over "$a" "$b" 2)"
 }
 
 json_field() { # FILE KEY: a number from jitflow's one-line JSON
