@@ -97,7 +97,7 @@ classify() { # classify TARGET INPUT
 find_target() { (cd "$build" && find . -name "$1" -type f -perm -u+x | head -1); }
 
 status=0
-printf '%-22s %12s %10s %8s %7s %s\n' target executions exec/s corpus wall crashes
+printf '%-22s %12s %10s %8s %7s %7s %s\n' target executions exec/s corpus wall cpu crashes
 for t in "${targets[@]}"; do
   bin=$(find_target "$t")
   if [ -z "$bin" ]; then
@@ -116,7 +116,9 @@ for t in "${targets[@]}"; do
   start=$(date +%s)
   # -close_fd_mask=3: the targets' own messages (parse errors) are dropped; libFuzzer keeps
   # its statistics and the sanitizers' reports on a copy of stderr.
-  "$build/$bin" "${mode[@]}" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -close_fd_mask=3 \
+  # /usr/bin/time: the CPU time of the fuzzer and of its fork-mode children, which is what
+  # "an hour of fuzzing" means on a shared machine (the wall time is printed beside it)
+  /usr/bin/time -f '%U %S' -o "$log.cpu" "$build/$bin" "${mode[@]}" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -close_fd_mask=3 \
     -artifact_prefix="$crashes/" -print_final_stats=1 "$corpus" >"$log" 2>&1
   executed=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
   [ -n "$executed" ] || executed=$(grep -oE '#[0-9]+' "$log" | tail -1 | tr -d '#')
@@ -138,8 +140,9 @@ for t in "${targets[@]}"; do
     kinds="$kinds $kind $n"
   done
   wall=$(( $(date +%s) - start )); [ "$wall" -gt 0 ] || wall=1
-  printf '%-22s %12s %10s %8s %6ss %s\n' "$t" "${executed:-?}" "$(( ${executed:-0} / wall ))" \
-    "$(ls "$corpus" | wc -l)" "$wall" "$new new, $known known OpenCSD (${kinds# }; log: $log)"
+  cpu=$(awk '{ printf "%d", $1 + $2 }' "$log.cpu" 2>/dev/null)
+  printf '%-22s %12s %10s %8s %6ss %6ss %s\n' "$t" "${executed:-?}" "$(( ${executed:-0} / wall ))" \
+    "$(ls "$corpus" | wc -l)" "$wall" "${cpu:-?}" "$new new, $known known OpenCSD (${kinds# }; log: $log)"
   [ "$new" -eq 0 ] || status=1
 done
 exit $status
