@@ -437,6 +437,7 @@ static const struct jf_decoder_ops isolated_ops = { isolated_next, isolated_free
 static struct jf_decoder *isolate(struct jf_decoder *inner, struct jf_codemap *map,
 				  const char *name, struct jf_error *err)
 {
+	const char *isolate = getenv("JITFLOW_ISOLATE");
 	struct isolated *s;
 	void *spot;
 
@@ -444,7 +445,7 @@ static struct jf_decoder *isolate(struct jf_decoder *inner, struct jf_codemap *m
 		return NULL;
 	/* A fuzzer needs the library's coverage and crashes in its own process
 	 * (decoder/fuzz/fuzz_perf_cs_data.c); anything else keeps the child. */
-	if (getenv("JITFLOW_ISOLATE") && !strcmp(getenv("JITFLOW_ISOLATE"), "0"))
+	if (isolate && !strcmp(isolate, "0"))
 		return inner;
 	s = calloc(1, sizeof(*s));
 	spot = mmap(NULL, sizeof(*s->spot), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,

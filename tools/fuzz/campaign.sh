@@ -3,7 +3,8 @@
 #
 #   tools/fuzz/campaign.sh [BUILD] [SECONDS] [TARGET...]
 #
-# JITFLOW_FUZZ_RUNS=N also stops each target after N executions; JITFLOW_FUZZ_WORK=DIR
+# JITFLOW_FUZZ_RUNS=N also stops each target after N executions; JITFLOW_FUZZ_SEED=S fixes
+# libFuzzer's random seed (the CI run does, so that what it finds replays with the same S); JITFLOW_FUZZ_WORK=DIR
 # keeps the corpora, crashes and logs in DIR instead of BUILD (tools/fuzz/smoke.sh, the CI
 # run, uses a fresh one). The exit status is 1 when a NEW crash, leak or hang was found.
 #
@@ -23,6 +24,7 @@ seconds=${2:-180}
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
 runs=${JITFLOW_FUZZ_RUNS:-}
+fuzz_seed=${JITFLOW_FUZZ_SEED:-}
 work=${JITFLOW_FUZZ_WORK:-$build}
 [ ${#targets[@]} -gt 0 ] || targets=($(tools/fuzz/targets.sh))
 
@@ -113,6 +115,7 @@ for t in "${targets[@]}"; do
     mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1) ;;
   esac
   [ -z "$runs" ] || mode+=(-runs="$runs")
+  [ -z "$fuzz_seed" ] || mode+=(-seed="$fuzz_seed")
   start=$(date +%s)
   # -close_fd_mask=3: the targets' own messages (parse errors) are dropped; libFuzzer keeps
   # its statistics and the sanitizers' reports on a copy of stderr.

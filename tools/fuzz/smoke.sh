@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CI's short run of every libFuzzer target (ctest's fuzz_smoke): tools/fuzz/campaign.sh
-# for JITFLOW_FUZZ_SMOKE_SECONDS (default 4) per target on the clang tree that
+# for JITFLOW_FUZZ_SMOKE_SECONDS (default 4) per target, with seed 1, on the clang tree that
 # tools/setup.sh builds in BUILD (build/fuzz), from the seeds alone, in a fresh folder
 # inside BUILD. Fails on a NEW crash, leak or hang; OpenCSD 1.3.3's known crashes do not
 # fail it (docs/fuzzing.md). Skips (77) when there is no fuzz tree
@@ -14,5 +14,7 @@ fi
 build=$(cd "$build" && pwd)
 rm -rf "$build/smoke"
 mkdir -p "$build/smoke"
-JITFLOW_FUZZ_WORK=$build/smoke exec "$(dirname "$0")/campaign.sh" "$build" \
+# A fixed seed: a crash the CI run finds is found again by the same command on any machine
+# that runs the target at least as long (JITFLOW_FUZZ_SEED overrides it).
+JITFLOW_FUZZ_SEED=${JITFLOW_FUZZ_SEED:-1} JITFLOW_FUZZ_WORK=$build/smoke exec "$(dirname "$0")/campaign.sh" "$build" \
   "${JITFLOW_FUZZ_SMOKE_SECONDS:-4}"
