@@ -34,6 +34,10 @@ struct jf_pt_fast_report {
 	uint64_t fast_bytes;
 	int64_t fallback_at;
 	uint64_t blocks_decoded; /* blocks decoded from code bytes (cache misses) */
+	uint64_t tnt_packets;    /* TNT packets followed with the payload cache... */
+	uint64_t tnt_payloads;   /* ...its lookups (a packet takes one per run of bits that
+				  * does not return to a call made before it)... */
+	uint64_t tnt_payload_hits; /* ...and how many found their path cached */
 };
 void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report *out);
 
