@@ -494,6 +494,11 @@ static int violation_before(struct fast *f, uint64_t offset)
 {
 	struct jf_pt_violation v;
 
+	/* Following packets, this path hands over on what the checks find itself: a TIP.PGE
+	 * while tracing (apply_event), a PSB+ whose FUP says tracing is on while it is off
+	 * (reach_psb_fup), and an overflow; so the packets need not be read twice. */
+	if (f->by_packets)
+		return 0;
 	return jf_pt_check_advance(f->check, offset, &v);
 }
 
@@ -909,14 +914,44 @@ static int packet_psb(struct fast *f, uint64_t psb)
 	return 0;
 }
 
-/* The next packet. Returns 0, or 1 if not modelled. */
+/* PADs and TNT-8s, the most frequent packets, read here (one byte each, as libipt's
+ * pt_df_fetch and pt_pkt_read_tnt_8 read them): from *off to the first other packet.
+ * Returns 0, or 1 if not modelled. */
+static int next_short_packets(struct fast *f, uint64_t *off)
+{
+	const uint8_t *t = f->cfg.trace;
+
+	for (; *off < f->cfg.size; ++*off) {
+		unsigned byte = t[*off], nbits = 0, v;
+
+		if (byte == 0x00)
+			continue; /* PAD */
+		if ((byte & 1) || byte == 0x02)
+			return 0; /* 0x02 starts the extended opcodes; odd bytes are other packets */
+		/* TNT-8: the bits below the highest set bit (the stop bit) of byte >> 1. */
+		v = byte >> 1;
+		while (v >> (nbits + 1))
+			nbits++;
+		settle(f, *off);
+		if (packet_tnt(f, v & ~(1u << nbits), nbits))
+			return 1;
+	}
+	return 0;
+}
+
+/* The next packet(s). Returns 0, or 1 if not modelled. */
 static int next_packet(struct fast *f)
 {
 	struct pt_packet p;
-	uint64_t off;
+	uint64_t off, from;
 	int status;
 
 	if (jf_codemap_generation(f->map) != f->generation || pt_pkt_get_offset(f->pkt, &off) < 0)
+		return 1;
+	from = off;
+	if (next_short_packets(f, &off))
+		return 1;
+	if (off != from && pt_pkt_sync_set(f->pkt, off) < 0)
 		return 1;
 	status = pt_pkt_next(f->pkt, &p, sizeof(p));
 	if (status < 0) {
