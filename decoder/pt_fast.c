@@ -35,7 +35,7 @@ enum {
 	QUEUE_MAX = 16384,         /* flow records held back for one PSB stretch */
 	BLOCK_CACHE_LOG2 = 15,     /* 32 Ki blocks, two per set (1.5 MiB) */
 	PAYLOAD_CACHE_LOG2 = 14,   /* 16 Ki TNT payload paths, direct-mapped (1.8 MiB) */
-	MAX_TIP_WALK = 1 << 16,    /* blocks walked to reach the branch a TIP ends */
+	MAX_TIP_WALK = 1 << 16,    /* blocks (or payload paths) walked without trace */
 	MAX_PSB_EVENTS = 16,       /* status updates of one PSB+ */
 	MAX_WALK = 1 << 20,        /* instructions walked to bind one disable event */
 };
@@ -696,6 +696,8 @@ static int packet_event(struct fast *f, const struct pt_event *ev, int consumed,
  * bits that does not depend on the return stack's contents. */
 static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits)
 {
+	unsigned idle = 0; /* lookups in a row that consumed no bit (direct calls only) */
+
 	if (!nbits || !f->enabled || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
 		return 1;
 	f->report.tnt_packets++;
@@ -716,6 +718,10 @@ static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits)
 		f->blocks_n += p->blocks;
 		f->ip = p->end;
 		nbits -= p->used;
+		/* Code that calls itself forever needs no trace: hand over rather than loop. */
+		idle = p->used ? 0 : idle + 1;
+		if (idle > MAX_TIP_WALK)
+			return 1;
 		if (p->blocks || !nbits)
 			continue;
 		/* The path could not start: a compressed return to an older call (a taken bit
