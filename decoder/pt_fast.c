@@ -1,5 +1,7 @@
-/* Intel PT fast counting path (issue 14): libipt's query decoder for the packets, a block
- * cache for the code, and libipt's block decoder (pt_decoder.c) for everything else.
+/* Intel PT fast counting path (issue 14): libipt's packet decoder and a TNT payload cache
+ * (below, "Following packets") or, when the trace has timing packets, libipt's query
+ * decoder for the packets; a block cache for the code; and libipt's block decoder
+ * (pt_decoder.c) for everything else.
  *
  * libipt's block decoder spends most of its time per block: finding the section, its
  * block cache, the event checks. For counting, a block's instructions only depend on its

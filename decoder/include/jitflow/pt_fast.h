@@ -18,8 +18,9 @@ extern "C" {
  * other flow record (events, errors, losses, the end) is returned as
  * jf_pt_decoder_new returns it.
  *
- * It follows the trace with libipt's query decoder and a cache of blocks decoded from the
- * code bytes. Each stretch between two PSBs is held back until the next PSB; whatever it
+ * It follows the trace with libipt's packet decoder, a cache of what each TNT payload
+ * decodes to and a cache of blocks decoded from the code bytes (with libipt's query
+ * decoder instead when the trace's first PSB+ has timing packets). Each stretch between two PSBs is held back until the next PSB; whatever it
  * does not model (an error, an event other than tracing on/off, execution mode and
  * timing, a change of the code map) makes it decode from the last PSB it reached on with
  * jf_pt_decoder_new's decoder, so that the result stays that of the block decoder. Blocks
