@@ -67,6 +67,7 @@ struct fast {
 	int enabled;
 	int skd022;                 /* the CPU has erratum SKD022 (async disables) */
 	int bdm70;                  /* ...BDM70 (FUPs in PSB+ while tracing is off) */
+	uint8_t nom_freq;           /* libipt's nominal frequency (for CBR calibration) */
 	enum jf_isa isa;
 	int status;                 /* the last query's status flags */
 	uint64_t ret[RETSTACK_SIZE + 1];
@@ -881,6 +882,11 @@ static int packet_psb(struct fast *f, uint64_t psb)
 			evs[n].variant.async_vmcs.base = p.payload.vmcs.base;
 			break;
 		case ppt_cbr:
+			/* libipt rejects a zero ratio (pt_time_update_cbr), and calibrates with
+			 * the nominal frequency when it has one (pt_tcal_header_cbr): both the
+			 * query path's. */
+			if (!p.payload.cbr.ratio || f->nom_freq)
+				return 1;
 			evs[n].type = ptev_cbr;
 			evs[n].variant.cbr.ratio = p.payload.cbr.ratio;
 			break;
@@ -1151,6 +1157,7 @@ static int setup(struct fast *f, struct jf_error *err)
 	f->generation = jf_codemap_generation(f->map);
 	f->skd022 = config.errata.skd022;
 	f->bdm70 = config.errata.bdm70;
+	f->nom_freq = config.nom_freq;
 	return 0;
 }
 

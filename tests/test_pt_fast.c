@@ -306,6 +306,48 @@ static void test_payloads(void **state)
 	jf_codemap_free(map);
 }
 
+/* What the packet path does not model hands over, and the result stays the block
+ * decoder's: a CBR of ratio 0 in PSB+ (libipt's error), an overflow, a TSC after a first
+ * PSB+ without timing, a MODE.exec before a TIP. */
+static void test_packet_hand_over(void **state)
+{
+	static const uint8_t code[] = {
+		0x74, 0x01, /* 1000: je 1003 */
+		0x90,       /* 1002: nop */
+		0xff, 0xe0, /* 1003: jmp rax */
+	};
+	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_pt_fast_report rep;
+	int kind;
+
+	(void)state;
+	for (kind = 0; kind < 4; kind++) {
+		struct jf_ptb *b = jf_ptb_new();
+		char what[32];
+
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_cbr(b, kind == 0 ? 0 : 30);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_psbend(b);
+		jf_ptb_tnt(b, "N");
+		if (kind == 1)
+			jf_ptb_ovf(b);
+		if (kind == 2)
+			jf_ptb_tsc(b, 1000);
+		if (kind == 3)
+			jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_tnt(b, "T");
+		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		snprintf(what, sizeof(what), "hand-over %d", kind);
+		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, NULL);
+		assert_int_equal(rep.fallback_at, 0);
+		jf_ptb_free(b);
+	}
+	jf_codemap_free(map);
+}
+
 /* A trace without a PSB, and an empty one. */
 static void test_no_sync(void **state)
 {
@@ -399,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_block_cache),
 		cmocka_unit_test(test_no_sync),
 		cmocka_unit_test(test_payloads),
+		cmocka_unit_test(test_packet_hand_over),
 	};
 	const struct CMUnitTest capture_tests[] = {
 		cmocka_unit_test(test_foo),
