@@ -17,6 +17,7 @@
 #include "jitflow/mapped_file.h"
 #include "jitflow/pt.h"
 #include "jitflow/pt_fast.h"
+#include "pt_builder.h"
 #include "pt_fast_blocks.h"
 
 /* What one decode gives: statistics and every record that is not a block. */
@@ -145,7 +146,7 @@ static void close_capture(struct capture *c)
 
 /* The whole capture, then three copies end to end (each starts with a PSB). */
 static void check_whole(const char *name, uint64_t base, uint64_t reference_insns,
-			int decodes_fast)
+			int decodes_fast, uint64_t tnt_packets)
 {
 	struct capture c;
 	struct jf_pt_fast_report rep;
@@ -170,6 +171,10 @@ static void check_whole(const char *name, uint64_t base, uint64_t reference_insn
 		assert_int_equal(rep.fallback_at, -1);
 		/* The second and third copy hit the cache: a copy's blocks are decoded once. */
 		assert_true(rep.blocks_decoded < 2 * reference_insns / 10);
+		/* Every TNT packet (ptdump's count) went through the payload cache, and the
+		 * copies after the first find most paths there. */
+		assert_int_equal(rep.tnt_packets, 3 * tnt_packets);
+		assert_true(rep.tnt_payload_hits > rep.tnt_payloads / 2);
 	}
 	free(three);
 	close_capture(&c);
@@ -178,14 +183,14 @@ static void check_whole(const char *name, uint64_t base, uint64_t reference_insn
 static void test_foo(void **state)
 {
 	(void)state;
-	check_whole("foo", 0x7ffff7819000, 117967, 1);
+	check_whole("foo", 0x7ffff7819000, 117967, 1, 5156);
 }
 
 static void test_unzip(void **state)
 {
 	(void)state;
 	/* Errors in the capture: the fast path hands over before the first. */
-	check_whole("Unzip", 0x400000, 121052, 0);
+	check_whole("Unzip", 0x400000, 121052, 0, 0);
 }
 
 /* Cut short at many places (mid-packet, mid-PSB+): the end of the trace is handled, or
@@ -231,6 +236,116 @@ static void test_corrupt(void **state)
 	}
 	free(copy);
 	close_capture(&c);
+}
+
+/* The packet path and its TNT payload cache on a stream from libipt's encoder over
+ * hand-assembled code: payloads whose paths call and return inside themselves, a
+ * compressed return to a call made in an earlier payload (the path ends before it and the
+ * return stack gives the address), a 44-bit TNT-64, a TIP after the bits, FUP + TIP.PGD,
+ * MODE.exec + TIP.PGE, TIP.PGD without an IP bound to the next branch, a PSB+ while tracing
+ * is off. The oracle is libipt's block decoder on the same bytes (compare). */
+static void test_payloads(void **state)
+{
+	static const uint8_t code[] = {
+		0xe8, 0x0b, 0x00, 0x00, 0x00, /* 1000: call 1010 */
+		0x75, 0xf9,                   /* 1005: jne 1000 */
+		0xff, 0xe0,                   /* 1007: jmp rax */
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, /* 1009-100f: nop */
+		0x74, 0x01,                   /* 1010: je 1013 */
+		0x90,                         /* 1012: nop */
+		0xc3,                         /* 1013: ret */
+	};
+	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	char bits[48];
+	uint64_t insns;
+	int i;
+
+	(void)state;
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_psbend(b);
+	/* call 1010, je taken: the payload ends at the ret, whose call it did not make */
+	jf_ptb_tnt(b, "T");
+	/* ret (to 1005), jne 1000, call, je not taken, ret, jne 1000, call, je taken */
+	jf_ptb_tnt(b, "TTNTTT");
+	jf_ptb_pad(b);
+	/* 14 x (ret, jne taken, call, je), then ret and jne not taken: to jmp rax */
+	for (i = 0; i < 14; i++)
+		memcpy(bits + 3 * i, i % 3 ? "TTT" : "TTN", 3);
+	strcpy(bits + 42, "TN");
+	jf_ptb_tnt(b, bits);
+	jf_ptb_tip(b, pt_ipc_update_16, 0x1000);
+	/* call, je taken; then disabled asynchronously at the ret */
+	jf_ptb_tnt(b, "T");
+	jf_ptb_fup(b, pt_ipc_update_16, 0x1013);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_update_16, 0x1000);
+	jf_ptb_tnt(b, "TTT");
+	/* disabled at the next branch that needs trace: je, after the call */
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psbend(b);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_tnt(b, "N");
+	jf_ptb_pad(b);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+
+	rep = compare("payloads", jf_ptb_bytes(b), jf_ptb_size(b), map, &insns);
+	assert_int_equal(rep.fallback_at, -1);
+	assert_int_equal(rep.tnt_packets, 6);
+	/* The ret that returns to an older call splits its payload in two lookups. */
+	assert_true(rep.tnt_payloads > rep.tnt_packets);
+	assert_true(rep.tnt_payload_hits > 0);
+	assert_true(insns > 0);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
+/* What the packet path does not model hands over, and the result stays the block
+ * decoder's: a CBR of ratio 0 in PSB+ (libipt's error), an overflow, a TSC after a first
+ * PSB+ without timing, a MODE.exec before a TIP. */
+static void test_packet_hand_over(void **state)
+{
+	static const uint8_t code[] = {
+		0x74, 0x01, /* 1000: je 1003 */
+		0x90,       /* 1002: nop */
+		0xff, 0xe0, /* 1003: jmp rax */
+	};
+	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_pt_fast_report rep;
+	int kind;
+
+	(void)state;
+	for (kind = 0; kind < 4; kind++) {
+		struct jf_ptb *b = jf_ptb_new();
+		char what[32];
+
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_cbr(b, kind == 0 ? 0 : 30);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_psbend(b);
+		jf_ptb_tnt(b, "N");
+		if (kind == 1)
+			jf_ptb_ovf(b);
+		if (kind == 2)
+			jf_ptb_tsc(b, 1000);
+		if (kind == 3)
+			jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_tnt(b, "T");
+		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		snprintf(what, sizeof(what), "hand-over %d", kind);
+		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, NULL);
+		assert_int_equal(rep.fallback_at, 0);
+		jf_ptb_free(b);
+	}
+	jf_codemap_free(map);
 }
 
 /* A trace without a PSB, and an empty one. */
@@ -325,6 +440,8 @@ int main(void)
 	const struct CMUnitTest cache_tests[] = {
 		cmocka_unit_test(test_block_cache),
 		cmocka_unit_test(test_no_sync),
+		cmocka_unit_test(test_payloads),
+		cmocka_unit_test(test_packet_hand_over),
 	};
 	const struct CMUnitTest capture_tests[] = {
 		cmocka_unit_test(test_foo),

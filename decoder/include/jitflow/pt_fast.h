@@ -18,8 +18,9 @@ extern "C" {
  * other flow record (events, errors, losses, the end) is returned as
  * jf_pt_decoder_new returns it.
  *
- * It follows the trace with libipt's query decoder and a cache of blocks decoded from the
- * code bytes. Each stretch between two PSBs is held back until the next PSB; whatever it
+ * It follows the trace with libipt's packet decoder, a cache of what each TNT payload
+ * decodes to and a cache of blocks decoded from the code bytes (with libipt's query
+ * decoder instead when the trace's first PSB+ has timing packets). Each stretch between two PSBs is held back until the next PSB; whatever it
  * does not model (an error, an event other than tracing on/off, execution mode and
  * timing, a change of the code map) makes it decode from the last PSB it reached on with
  * jf_pt_decoder_new's decoder, so that the result stays that of the block decoder. Blocks
@@ -34,6 +35,10 @@ struct jf_pt_fast_report {
 	uint64_t fast_bytes;
 	int64_t fallback_at;
 	uint64_t blocks_decoded; /* blocks decoded from code bytes (cache misses) */
+	uint64_t tnt_packets;    /* TNT packets followed with the payload cache... */
+	uint64_t tnt_payloads;   /* ...its lookups (a packet takes one per run of bits that
+				  * does not return to a call made before it)... */
+	uint64_t tnt_payload_hits; /* ...and how many found their path cached */
 };
 void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report *out);
 

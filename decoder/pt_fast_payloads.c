@@ -1,0 +1,129 @@
+/* The fast Intel PT path's TNT payload cache: each (start, payload) path is followed
+ * through the block cache once, then costs one lookup. */
+#include "pt_fast_payloads.h"
+
+#include <stdlib.h>
+
+/* Blocks one path may take: a path through direct calls and long straight runs is cut
+ * there, so that following one is bounded (the caller goes on with another lookup). */
+enum { MAX_PATH_BLOCKS = 256 };
+
+struct jf_payloads {
+	struct jf_fast_blocks *blocks;
+	unsigned shift;
+	uint64_t lookups, hits;
+	struct jf_payload_path *slots;
+};
+
+struct jf_payloads *jf_payloads_new(struct jf_fast_blocks *blocks, unsigned log2_slots)
+{
+	struct jf_payloads *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->slots = calloc((size_t)1 << log2_slots, sizeof(*c->slots));
+	if (!c->slots) {
+		free(c);
+		return NULL;
+	}
+	c->blocks = blocks;
+	c->shift = 64 - log2_slots;
+	return c;
+}
+
+void jf_payloads_free(struct jf_payloads *c)
+{
+	if (!c)
+		return;
+	free(c->slots);
+	free(c);
+}
+
+void jf_payloads_counts(const struct jf_payloads *c, uint64_t *lookups, uint64_t *hits)
+{
+	*lookups = c->lookups;
+	*hits = c->hits;
+}
+
+static uint64_t slot_of(const struct jf_payloads *c, uint64_t ip, uint64_t bits, unsigned nbits)
+{
+	/* Fibonacci hashing of the start mixed with the payload and its length. */
+	return ((ip ^ (bits << 7) ^ ((uint64_t)nbits << 58)) * 0x9e3779b97f4a7c15ull) >> c->shift;
+}
+
+/* Follow the bits from ip through the blocks, as pt_fast.c's block-by-block decode does. */
+static void follow(struct jf_payloads *c, struct jf_payload_path *p, enum jf_isa isa,
+		   uint64_t ip, uint64_t gen, uint64_t bits, unsigned nbits)
+{
+	/* Return addresses pushed on this path and not yet popped on it (indices of ops). */
+	uint8_t own[JF_PAYLOAD_MAX_OPS];
+	unsigned nown = 0, n;
+
+	p->start = ip;
+	p->gen = gen;
+	p->bits = bits;
+	p->nbits = (uint8_t)nbits;
+	p->isa = (uint8_t)isa;
+	p->used = p->nops = p->pops = 0;
+	p->blocks = 0;
+	p->insns = 0;
+	for (n = 0; n < MAX_PATH_BLOCKS && p->used < nbits; n++) {
+		const struct jf_fast_block *b = jf_fast_block_at(c->blocks, isa, ip, gen);
+		int taken = (int)((bits >> (nbits - 1 - p->used)) & 1);
+
+		switch ((enum jf_fast_end)b->end) {
+		case JF_FAST_COND:
+			p->used++;
+			ip = taken ? b->target : b->next;
+			break;
+		case JF_FAST_CALL:
+			/* A call to the next instruction (position-independent code) is no call. */
+			if (b->target != b->next) {
+				if (p->nops == JF_PAYLOAD_MAX_OPS)
+					goto out;
+				own[nown++] = p->nops;
+				p->push[p->nops++] = b->next;
+			}
+			ip = b->target;
+			break;
+		case JF_FAST_CONTINUE:
+			ip = b->next;
+			break;
+		case JF_FAST_RETURN:
+			/* A compressed return (a taken bit) to a call made on this path; one to an
+			 * older call depends on the stack, and a not-taken bit is an error: both
+			 * are the caller's. */
+			if (!nown || !taken || p->nops == JF_PAYLOAD_MAX_OPS)
+				goto out;
+			p->pops |= (uint8_t)(1u << p->nops++);
+			ip = p->push[own[--nown]];
+			p->used++;
+			break;
+		default:
+			/* A TIP is needed, or the code cannot be decoded: the caller's. */
+			goto out;
+		}
+		p->insns += b->ninsn;
+		p->blocks++;
+	}
+out:
+	p->end = ip;
+}
+
+const struct jf_payload_path *jf_payload_path_at(struct jf_payloads *c, enum jf_isa isa,
+						 uint64_t ip, uint64_t gen, uint64_t bits,
+						 unsigned nbits)
+{
+	struct jf_payload_path *p;
+
+	bits &= (nbits < 64 ? (1ull << nbits) - 1 : ~0ull);
+	p = &c->slots[slot_of(c, ip, bits, nbits)];
+	c->lookups++;
+	if (p->start == ip && p->bits == bits && p->nbits == nbits && p->gen == gen &&
+	    p->isa == (uint8_t)isa) {
+		c->hits++;
+		return p;
+	}
+	follow(c, p, isa, ip, gen, bits, nbits);
+	return p;
+}

@@ -1,0 +1,53 @@
+/* Internal: the fast Intel PT path's TNT payload cache (issue 14).
+ *
+ * A TNT packet's payload, followed from a start address, always takes the same path through
+ * the same code: libxdc's observation. An entry keyed by (start IP, execution mode, code map
+ * version, payload bits) holds where that path ends, the instructions and blocks on it and
+ * what it did to the return stack, so that a payload seen before costs one lookup instead
+ * of a block lookup and a TNT query per bit.
+ *
+ * An entry never depends on anything but its key: a compressed return whose call is not on
+ * the entry's own path (the return address is on the stack from before) ends the entry
+ * before that return, and so does anything that needs more than TNT bits (a TIP, bad code).
+ * The caller takes such a block one step at a time and looks the remaining bits up again. */
+#ifndef JITFLOW_PT_FAST_PAYLOADS_H
+#define JITFLOW_PT_FAST_PAYLOADS_H
+
+#include <stdint.h>
+
+#include "pt_fast_blocks.h"
+
+/* The most return-stack operations one entry records; a path with more ends early. */
+enum { JF_PAYLOAD_MAX_OPS = 6 };
+
+struct jf_payload_path {
+	uint64_t start;     /* key: where the path starts... */
+	uint64_t gen;       /* ...the code map version... */
+	uint64_t bits;      /* ...the payload's bits, the first taken/not-taken in bit nbits-1... */
+	uint8_t nbits;      /* ...how many (1-47; 0: an empty slot)... */
+	uint8_t isa;        /* ...and the execution mode */
+	uint8_t used;       /* bits the path consumed (<= nbits) */
+	uint8_t nops;       /* return-stack operations to replay, in order: */
+	uint8_t pops;       /* bit i set: op i pops (the return pushed by an earlier op) */
+	uint32_t blocks;    /* blocks on the path (as pt_fast.c counts them) */
+	uint64_t insns;     /* instructions on the path */
+	uint64_t end;       /* where the path ends: the IP whose block needs the next query */
+	uint64_t push[JF_PAYLOAD_MAX_OPS]; /* op i pushes push[i] (unless it pops) */
+};
+
+struct jf_payloads;
+
+/* A direct-mapped cache of 2^log2_slots paths over the blocks of blocks. */
+struct jf_payloads *jf_payloads_new(struct jf_fast_blocks *blocks, unsigned log2_slots);
+void jf_payloads_free(struct jf_payloads *c);
+
+/* The path of the nbits (1-47) low bits of bits from ip, in mode isa and version gen of
+ * the code map (its current version), followed now if it is not cached. Never NULL. */
+const struct jf_payload_path *jf_payload_path_at(struct jf_payloads *c, enum jf_isa isa,
+						 uint64_t ip, uint64_t gen, uint64_t bits,
+						 unsigned nbits);
+
+/* Lookups, and how many of them were answered from the cache. */
+void jf_payloads_counts(const struct jf_payloads *c, uint64_t *lookups, uint64_t *hits);
+
+#endif
