@@ -430,6 +430,20 @@ static struct jf_decoder *open_pt_parallel(struct jf_cli_inputs *in, struct jf_e
 	return jf_pt_parallel_decoder_new(&in->pt, in->map, &opt, &in->parallel, err);
 }
 
+/* stat: the fast path's counts on N threads (blocks as the fast path cuts them). */
+static struct jf_decoder *open_pt_parallel_counter(struct jf_cli_inputs *in,
+						   struct jf_error *err)
+{
+	struct jf_pt_parallel_options opt;
+
+	memset(&opt, 0, sizeof(opt));
+	opt.jobs = in->jobs;
+	opt.segment_size = in->segment_size;
+	opt.no_joins = getenv("JITFLOW_PT_NO_JOINS") != NULL;
+	in->jobs_used = in->jobs;
+	return jf_pt_parallel_counter_new(&in->pt, in->map, &opt, &in->parallel, err);
+}
+
 void jf_cli_describe_jobs(const struct jf_cli_inputs *in, char *buf, size_t size)
 {
 	const struct jf_pt_parallel_report *r = &in->parallel;
@@ -499,10 +513,11 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	in->pt.trace = in->pt_file.data;
 	in->pt.size = in->pt_file.size;
 	in->pt.release_consumed = 1;
-	/* stat on one thread counts with the fast path (decoder/pt_fast.c); -j N decodes
-	 * segments with libipt's block decoder on N threads. */
+	/* stat counts with the fast path (decoder/pt_fast.c), on N threads with -j N. */
 	if (!in->zones && in->count_only && in->jobs <= 1)
 		return jf_pt_fast_counter_new(&in->pt, in->map, err);
+	if (!in->zones && in->count_only)
+		return open_pt_parallel_counter(in, err);
 	if (!in->zones)
 		return open_pt_parallel(in, err);
 	in->pt.end_on_call = 1;

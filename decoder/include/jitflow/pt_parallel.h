@@ -54,6 +54,19 @@ struct jf_decoder *jf_pt_parallel_decoder_new(const struct jf_pt_config *cfg,
 					      struct jf_pt_parallel_report *report,
 					      struct jf_error *err);
 
+/* Like jf_pt_fast_counter_new (pt_fast.h: counts and non-block records, no blocks) with
+ * opt->jobs threads, each counting segments with the fast path (pt_parallel_count.c):
+ * the same records and statistics as jf_pt_fast_counter_new. Seams join where the two
+ * decoders reach a PSB past the seam in the same state (the next one's return stack the
+ * top of the previous one's) and agree on every stretch between PSBs both decoded after
+ * it; where the fast path hands over to libipt's block decoder, the rest of the trace is
+ * counted by one thread as jf_pt_fast_counter_new counts it. */
+struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
+					      struct jf_codemap *map,
+					      const struct jf_pt_parallel_options *opt,
+					      struct jf_pt_parallel_report *report,
+					      struct jf_error *err);
+
 #ifdef __cplusplus
 }
 #endif
