@@ -114,6 +114,7 @@ struct pt_count {
 	struct jf_fast_blocks *serial_blocks;
 	struct segment *serial_after;   /* ... which has decoded exactly this segment */
 	struct jf_decoder *rest;        /* the one-thread decoder from the beginning */
+	uint64_t given_until;           /* the stretches given out end here */
 	uint64_t given, skip;           /* records given out; still to skip from rest */
 	uint64_t given_hash, skipped_hash;
 	uint64_t released;
@@ -530,7 +531,8 @@ static int start_rest(struct pt_count *p, struct jf_error *err)
 	pthread_mutex_lock(&p->lock);
 	pthread_cond_broadcast(&p->changed);
 	pthread_mutex_unlock(&p->lock);
-	p->report->serial++;
+	p->report->rest_one_thread = 1;
+	p->report->rest_from = p->given_until;
 	p->rest = jf_pt_fast_counter_new(&p->cfg, p->map, err);
 	p->skip = p->given;
 	return p->rest ? 0 : -1;
@@ -619,6 +621,7 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 				return next_from_rest(p, f, err);
 		}
 		t = &p->cur->st[p->pos++];
+		p->given_until = t->psb;
 		s->insns += t->insns;
 		s->blocks += t->blocks;
 		if (t->has_time) {

@@ -450,6 +450,12 @@ void jf_cli_describe_jobs(const struct jf_cli_inputs *in, char *buf, size_t size
 
 	if (in->serial_reason)
 		snprintf(buf, size, "1 (-j %d not applied: %s)", in->jobs, in->serial_reason);
+	else if (r->segments && r->rest_one_thread)
+		snprintf(buf, size, "%d (%llu segments, %llu seams joined, %llu decoded on serially; "
+			 "one thread from offset 0x%llx on: the fast path hands over there)",
+			 in->jobs_used, (unsigned long long)r->segments,
+			 (unsigned long long)r->joins, (unsigned long long)r->serial,
+			 (unsigned long long)r->rest_from);
 	else if (r->segments)
 		snprintf(buf, size, "%d (%llu segments, %llu seams joined, %llu decoded on serially)",
 			 in->jobs_used, (unsigned long long)r->segments,

@@ -39,6 +39,10 @@ struct jf_pt_parallel_report {
 	uint64_t segments;      /* segments decoded by workers */
 	uint64_t joins;         /* seams where the next worker's flows were taken */
 	uint64_t serial;        /* seams where they differed: decoded on by the caller */
+	/* Counting (jf_pt_parallel_counter_new): where the fast path hands over to the block
+	 * decoder, one thread counts the rest, from the PSB at rest_from on. */
+	int rest_one_thread;
+	uint64_t rest_from;
 };
 
 /* A segment's flows are held in memory until handed out (about 100 bytes per byte of
