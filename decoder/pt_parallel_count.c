@@ -432,21 +432,22 @@ static void free_segment(struct segment *s)
 
 static void drop_head(struct pt_count *p)
 {
-	struct segment *s;
+	struct segment *s = p->cur; /* the head */
+	uint64_t start = s->start;
 
+	if (p->serial_after == s)
+		p->serial_after = NULL;
 	pthread_mutex_lock(&p->lock);
-	s = p->head;
 	p->head = s->next;
 	if (!p->head)
 		p->tail = NULL;
 	p->alive--;
+	/* A worker may cut a new segment from it as soon as the lock is released. */
 	s->next = p->spare;
 	p->spare = s;
 	pthread_cond_broadcast(&p->changed);
 	pthread_mutex_unlock(&p->lock);
-	release_before(p, s->start);
-	if (p->serial_after == s)
-		p->serial_after = NULL;
+	release_before(p, start);
 }
 
 /* cur's stretches are ready: how far they go before the next segment's take over. */
@@ -524,13 +525,26 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	return rc;
 }
 
-/* From here on, the one-thread decoder: the rest of the trace as it gives it. */
-static int start_rest(struct pt_count *p, struct jf_error *err)
+/* Workers stop at their next commit; wait for them (then the report is final). */
+static void stop_workers(struct pt_count *p)
 {
+	int i;
+
 	__atomic_store_n(&p->stopping, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&p->lock);
 	pthread_cond_broadcast(&p->changed);
 	pthread_mutex_unlock(&p->lock);
+	for (i = 0; i < p->nworkers; i++) {
+		if (p->workers[i].started)
+			pthread_join(p->workers[i].thread, NULL);
+		p->workers[i].started = 0;
+	}
+}
+
+/* From here on, the one-thread decoder: the rest of the trace as it gives it. */
+static int start_rest(struct pt_count *p, struct jf_error *err)
+{
+	stop_workers(p);
 	p->report->rest_one_thread = 1;
 	p->report->rest_from = p->given_until;
 	p->rest = jf_pt_fast_counter_new(&p->cfg, p->map, err);
@@ -588,6 +602,7 @@ static int next_from_rest(struct pt_count *p, struct jf_flow *f, struct jf_error
 			       "0x%llx differ from one thread's", (unsigned long long)f->offset);
 	/* The end: its statistics are the whole trace's. */
 	*p->stats = *jf_decoder_stats(p->rest);
+	stop_workers(p);
 	return 0;
 }
 
@@ -615,6 +630,8 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 		while (p->pos >= p->until) {
 			int rc = advance(p, err);
 
+			if (rc == 0)
+				stop_workers(p);
 			if (rc <= 0)
 				return rc;
 			if (p->rest)
@@ -646,13 +663,8 @@ static void count_free(void *self)
 	struct pt_count *p = self;
 	int i;
 
-	__atomic_store_n(&p->stopping, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&p->lock);
-	pthread_cond_broadcast(&p->changed);
-	pthread_mutex_unlock(&p->lock);
+	stop_workers(p);
 	for (i = 0; i < p->nworkers; i++) {
-		if (p->workers[i].started)
-			pthread_join(p->workers[i].thread, NULL);
 		jf_fast_blocks_free(p->workers[i].blocks);
 		jf_insn_cache_free(p->workers[i].insns);
 		jf_codemap_free(p->workers[i].map);
@@ -713,7 +725,8 @@ struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 					      struct jf_pt_parallel_report *report,
 					      struct jf_error *err)
 {
-	uint64_t segment_size = opt->segment_size ? opt->segment_size : JF_PT_SEGMENT_DEFAULT;
+	uint64_t segment_size = opt->segment_size ? opt->segment_size
+						  : JF_PT_COUNT_SEGMENT_DEFAULT;
 	struct jf_decoder *dec;
 	struct pt_count *p;
 

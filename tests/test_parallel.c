@@ -98,8 +98,13 @@ static void compare(const char *inputs, const char *const *jobs, size_t njobs, c
 		for (j = 0; j < njobs; j++) {
 			char *got = run(env, commands[c], inputs, jobs[j]);
 
+			/* The fast path's default segments (256 KiB) are larger than these
+			 * traces: one segment, one thread. */
+			int split = want_split && (strstr(jobs[j], "--segment-size") ||
+						   strstr(commands[c], "--decoder"));
+
 			if (!strncmp(commands[c], "stat", 4) &&
-			    !drop_decode(commands[c], got, threads, sizeof(threads)) && want_split)
+			    !drop_decode(commands[c], got, threads, sizeof(threads)) && split)
 				fail_msg("%s %s %s: not decoded in parallel: %s", commands[c], inputs,
 					 jobs[j], threads);
 			if (strcmp(want, got) != 0)

@@ -57,7 +57,8 @@ const char jf_cli_inputs_help[] =
 	"                              a raw Intel PT stream (--pt without --zone) is cut at\n"
 	"                              PSBs and its segments decoded at once, with the same\n"
 	"                              output as one thread; other inputs use one thread\n"
-	"  --segment-size BYTES        with -j: trace bytes per segment (default 64K; K, M)\n";
+	"  --segment-size BYTES        with -j: trace bytes per segment (default 64K, stat's\n"
+	"                              fast path 256K; K, M)\n";
 
 void jf_cli_inputs_init(struct jf_cli_inputs *in)
 {
