@@ -25,15 +25,13 @@
 #include "flow_buffer.h"
 #include "pt_fast_blocks.h"
 #include "pt_fast_watch.h"
-#include "pt_segments.h"
+#include "pt_seg_queue.h"
 #include "pt_wrap.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum seg_state { QUEUED, RUNNING, DONE };
 
 /* What a fast decoder committed at one PSB. */
 struct stretch {
@@ -45,9 +43,7 @@ struct stretch {
 };
 
 struct segment {
-	uint64_t start, end;        /* its first PSB (0 for the first) and the next one's */
-	int first, last;
-	enum seg_state state;
+	struct jf_seg seg;          /* where it lies (first: pt_seg_queue.h) */
 	struct stretch *st;
 	size_t n, cap;
 	struct jf_flow_buffer records;
@@ -56,7 +52,6 @@ struct segment {
 	int ended;                  /* its decoder reached the end of the trace */
 	int failed;                 /* out of memory, or no decoder (message in err) */
 	struct jf_error err;
-	struct segment *next;
 };
 
 struct pt_count;
@@ -88,15 +83,8 @@ struct pt_count {
 	struct jf_pt_parallel_report *report, own_report;
 	struct jf_decode_stats *stats;  /* this decoder's */
 
-	pthread_mutex_t lock;
-	pthread_cond_t changed;
-	struct jf_pt_psb_finder *psbs;  /* under lock */
-	struct segment *head, *tail;
-	struct segment *spare;          /* given out: memory kept for new segments */
-	size_t alive, max_alive;
-	uint64_t cut_at;
-	int all_cut;
-	int stopping;                   /* atomic: workers stop at their next commit */
+	struct jf_seg_queue q;
+	struct segment *spare;          /* given out: memory kept for new ones (q's lock) */
 	struct worker *workers;
 	int nworkers;
 
@@ -104,7 +92,7 @@ struct pt_count {
 	struct segment *cur;            /* being given out: its stretches from pos ... */
 	size_t pos, until;              /* ... up to until (exclusive) */
 	size_t rec_pos, rec_left;       /* the records of the stretch given out last */
-	int joined;                     /* until is where cur joins cur->next ... */
+	int joined;                     /* until is where cur joins the next ... */
 	size_t next_pos;                /* ... whose stretches are given from here on */
 	int finished;                   /* nothing after cur */
 	int rest_serial;                /* cur ends not modelled: the one-thread decoder next */
@@ -136,7 +124,12 @@ static uint64_t record_hash(uint64_t h, const struct jf_flow *f)
 
 static int stopping(struct pt_count *p)
 {
-	return __atomic_load_n(&p->stopping, __ATOMIC_RELAXED);
+	return jf_seg_queue_stopping(&p->q);
+}
+
+static struct segment *seg_of(struct jf_seg *s)
+{
+	return (struct segment *)(void *)s;
 }
 
 static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
@@ -189,11 +182,12 @@ static int on_commit(void *ctx, const struct jf_pt_fast_commit *c)
 		s->ended = 1;
 		return 1;
 	}
-	if (s->last)
+	if (s->seg.last)
 		return stopping(r->p);
-	if (c->psb >= s->end)
+	if (c->psb >= s->seg.end)
 		s->past++;
-	return (s->past >= MIN_PAST && c->psb >= s->end + r->p->opt.overlap) || stopping(r->p);
+	return (s->past >= MIN_PAST && c->psb >= s->seg.end + r->p->opt.overlap) ||
+	       stopping(r->p);
 }
 
 static void clear_segment(struct segment *s)
@@ -225,24 +219,24 @@ static struct jf_decoder *segment_decoder(struct pt_count *p, const struct segme
 
 	cfg.insns = insns;
 	cfg.release_consumed = 0;       /* the consumer releases what all have passed */
-	if (!s->first) {
+	if (!s->seg.first) {
 		cfg.has_sync_at = 1;
-		cfg.sync_at = s->start;
+		cfg.sync_at = s->seg.start;
 	}
 	return jf_pt_fast_watched_new(&cfg, map, blocks, on_commit, run, err);
 }
 
-/* Cut the next segment off the trace (lock held). */
-static struct segment *cut_segment(struct pt_count *p)
+/* pt_seg_queue.h: a new segment, with the memory of one given out if there is one. */
+static struct jf_seg *new_segment(void *ctx)
 {
+	struct pt_count *p = ctx;
 	struct segment *s = p->spare;
-	int64_t end = -1;
 
 	if (s) {
 		/* Its stretches and records keep their memory (not faulted in again). */
 		struct segment kept = *s;
 
-		p->spare = s->next;
+		p->spare = seg_of(s->seg.next);
 		memset(s, 0, sizeof(*s));
 		s->st = kept.st;
 		s->cap = kept.cap;
@@ -251,38 +245,15 @@ static struct segment *cut_segment(struct pt_count *p)
 	} else if (!(s = calloc(1, sizeof(*s)))) {
 		return NULL;
 	}
-	s->start = p->cut_at;
-	s->first = p->head == NULL && p->cut_at == 0;
-	if (p->cut_at + p->opt.segment_size < p->cfg.size)
-		end = jf_pt_psb_at_or_after(p->psbs, p->cut_at + p->opt.segment_size);
-	if (end < 0) {
-		s->end = p->cfg.size;
-		s->last = 1;
-		p->all_cut = 1;
-	} else {
-		s->end = (uint64_t)end;
-	}
-	p->cut_at = s->end;
-	if (p->tail)
-		p->tail->next = s;
-	else
-		p->head = s;
-	p->tail = s;
-	p->alive++;
-	return s;
+	return &s->seg;
 }
 
-static struct segment *take_job(struct pt_count *p)
+static void recycle_segment(void *ctx, struct jf_seg *s)
 {
-	struct segment *s;
+	struct pt_count *p = ctx;
 
-	for (s = p->head; s; s = s->next) {
-		if (s->state == QUEUED)
-			return s;
-	}
-	if (p->all_cut || p->alive >= p->max_alive)
-		return NULL;
-	return cut_segment(p);
+	s->next = p->spare ? &p->spare->seg : NULL;
+	p->spare = seg_of(s);
 }
 
 /* A thread's instruction and block caches over map (as pt_fast.c makes its own). */
@@ -298,54 +269,22 @@ static void *work(void *arg)
 {
 	struct worker *w = arg;
 	struct pt_count *p = w->p;
+	struct jf_seg *b;
 
-	pthread_mutex_lock(&p->lock);
-	for (;;) {
-		struct segment *s = NULL;
-		struct jf_decoder *dec;
-		struct run run;
+	while ((b = jf_seg_queue_next_job(&p->q))) {
+		struct segment *s = seg_of(b);
+		struct run run = { p, s };
+		struct jf_decoder *dec = segment_decoder(p, s, w->map, w->insns, w->blocks, &run,
+							 &s->err);
 
-		while (!stopping(p) && !(s = take_job(p)))
-			pthread_cond_wait(&p->changed, &p->lock);
-		if (stopping(p))
-			break;
-		s->state = RUNNING;
-		pthread_mutex_unlock(&p->lock);
-		run.p = p;
-		run.seg = s;
-		dec = segment_decoder(p, s, w->map, w->insns, w->blocks, &run, &s->err);
 		if (dec)
 			decode_into(&run, dec);
 		else
 			s->failed = 1;
 		jf_decoder_free(dec);
-		pthread_mutex_lock(&p->lock);
-		s->state = DONE;
-		p->report->segments++;
-		pthread_cond_broadcast(&p->changed);
+		jf_seg_queue_job_done(&p->q, b, &p->report->segments);
 	}
-	pthread_mutex_unlock(&p->lock);
 	return NULL;
-}
-
-static void wait_done(struct pt_count *p, struct segment *s)
-{
-	pthread_mutex_lock(&p->lock);
-	while (s->state != DONE)
-		pthread_cond_wait(&p->changed, &p->lock);
-	pthread_mutex_unlock(&p->lock);
-}
-
-static struct segment *wait_next(struct pt_count *p, struct segment *s)
-{
-	struct segment *next;
-
-	pthread_mutex_lock(&p->lock);
-	while (!s->next && !s->last)
-		pthread_cond_wait(&p->changed, &p->lock);
-	next = s->next;
-	pthread_mutex_unlock(&p->lock);
-	return next;
 }
 
 /* Whether g, which started later with an empty return stack, is in the state f is in. */
@@ -389,7 +328,7 @@ static int find_join(const struct segment *f, size_t from, const struct segment 
 	for (a = from; a < f->n; a++) {
 		size_t i, j;
 
-		if (f->st[a].psb < g->start)
+		if (f->st[a].psb < g->seg.start)
 			continue;
 		while (b < g->n && g->st[b].psb < f->st[a].psb)
 			b++;
@@ -432,21 +371,12 @@ static void free_segment(struct segment *s)
 
 static void drop_head(struct pt_count *p)
 {
-	struct segment *s = p->cur; /* the head */
-	uint64_t start = s->start;
+	uint64_t start = p->cur->seg.start;
 
-	if (p->serial_after == s)
+	if (p->serial_after == p->cur)
 		p->serial_after = NULL;
-	pthread_mutex_lock(&p->lock);
-	p->head = s->next;
-	if (!p->head)
-		p->tail = NULL;
-	p->alive--;
-	/* A worker may cut a new segment from it as soon as the lock is released. */
-	s->next = p->spare;
-	p->spare = s;
-	pthread_cond_broadcast(&p->changed);
-	pthread_mutex_unlock(&p->lock);
+	/* A worker may cut a new segment from it as soon as it is dropped. */
+	jf_seg_queue_drop_first(&p->q);
 	release_before(p, start);
 }
 
@@ -462,13 +392,13 @@ static int plan_segment(struct pt_count *p, struct jf_error *err)
 		*err = cur->err;
 		return -1;
 	}
-	if (cur->ended || (cur->last && !cur->unmodelled)) {
+	if (cur->ended || (cur->seg.last && !cur->unmodelled)) {
 		p->finished = 1;
 		return 0;
 	}
-	next = cur->last ? NULL : wait_next(p, cur);
+	next = cur->seg.last ? NULL : seg_of(jf_seg_queue_wait_next(&p->q, &cur->seg));
 	if (next)
-		wait_done(p, next);
+		jf_seg_queue_wait_done(&p->q, &next->seg);
 	if (next && !p->opt.no_joins && find_join(cur, p->pos, next, &fa, &gb)) {
 		p->until = fa + 1;
 		p->next_pos = gb + 1;
@@ -495,7 +425,7 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	memset(&again->records, 0, sizeof(again->records));
 	again->st = NULL;
 	again->cap = 0;
-	again->next = NULL;
+	again->seg.next = NULL;
 	clear_segment(again);
 	jf_decoder_free(p->serial);
 	p->serial_run.p = p;
@@ -519,7 +449,7 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	else if (i < cur->n || again->n != cur->n || again->unmodelled != cur->unmodelled)
 		rc = jf_fail(err, "parallel count: segment at trace offset 0x%llx decodes "
 			     "differently a second time (at its stretch %zu)",
-			     (unsigned long long)cur->start, i);
+			     (unsigned long long)cur->seg.start, i);
 	free_segment(again);
 	p->serial_after = cur;
 	return rc;
@@ -530,10 +460,7 @@ static void stop_workers(struct pt_count *p)
 {
 	int i;
 
-	__atomic_store_n(&p->stopping, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&p->lock);
-	pthread_cond_broadcast(&p->changed);
-	pthread_mutex_unlock(&p->lock);
+	jf_seg_queue_stop(&p->q);
 	for (i = 0; i < p->nworkers; i++) {
 		if (p->workers[i].started)
 			pthread_join(p->workers[i].thread, NULL);
@@ -555,7 +482,8 @@ static int start_rest(struct pt_count *p, struct jf_error *err)
 /* cur is given out: go on with the next segment. 1 = more, 0 = the end. */
 static int advance(struct pt_count *p, struct jf_error *err)
 {
-	struct segment *cur = p->cur, *next = cur->next;
+	/* The next segment was waited for (under the lock) in plan_segment. */
+	struct segment *cur = p->cur, *next = seg_of(cur->seg.next);
 
 	if (p->rest_serial)
 		return start_rest(p, err) < 0 ? -1 : 1;
@@ -613,12 +541,8 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 	if (p->rest)
 		return next_from_rest(p, f, err);
 	if (!p->cur) {
-		pthread_mutex_lock(&p->lock);
-		while (!p->head)
-			pthread_cond_wait(&p->changed, &p->lock);
-		p->cur = p->head;
-		pthread_mutex_unlock(&p->lock);
-		wait_done(p, p->cur);
+		p->cur = seg_of(jf_seg_queue_first(&p->q));
+		jf_seg_queue_wait_done(&p->q, &p->cur->seg);
 		p->pos = 0;
 		if (plan_segment(p, err) < 0)
 			return -1;
@@ -670,25 +594,17 @@ static void count_free(void *self)
 		jf_codemap_free(p->workers[i].map);
 	}
 	free(p->workers);
-	while (p->head) {
-		struct segment *s = p->head;
-
-		p->head = s->next;
-		free_segment(s);
-	}
+	jf_seg_queue_fini(&p->q);
 	while (p->spare) {
 		struct segment *s = p->spare;
 
-		p->spare = s->next;
+		p->spare = seg_of(s->seg.next);
 		free_segment(s);
 	}
 	jf_decoder_free(p->serial);
 	jf_fast_blocks_free(p->serial_blocks);
 	jf_insn_cache_free(p->serial_insns);
 	jf_decoder_free(p->rest);
-	jf_pt_psb_finder_free(p->psbs);
-	pthread_cond_destroy(&p->changed);
-	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
 
@@ -745,11 +661,8 @@ struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 	if (!p->opt.overlap)
 		p->opt.overlap = JF_PT_OVERLAP_DEFAULT;
 	p->report = report ? report : &p->own_report;
-	p->max_alive = (size_t)opt->jobs + 2;
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->changed, NULL);
-	p->psbs = jf_pt_psb_finder_new(cfg->trace, cfg->size);
-	if (!p->psbs) {
+	if (jf_seg_queue_init(&p->q, cfg->trace, cfg->size, segment_size, (size_t)opt->jobs + 2,
+			      p, new_segment, recycle_segment) < 0) {
 		jf_fail(err, "out of memory");
 		count_free(p);
 		return NULL;
