@@ -11,7 +11,6 @@
 #include "pt_seg_queue.h"
 #include "pt_wrap.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +28,6 @@ struct worker {
 	struct pt_parallel *p;
 	struct jf_codemap *map; /* a copy: code maps and libipt images are per thread */
 	struct jf_insn_cache *insns;
-	pthread_t thread;
-	int started;
 };
 
 /* Segments smaller than this (in flows) past a seam are not trusted to join. */
@@ -321,6 +318,8 @@ static int par_next(void *self, struct jf_flow *f, struct jf_error *err)
 	while (p->pos >= p->until) {
 		int rc = advance(p, err);
 
+		if (rc == 0)
+			jf_seg_queue_join(&p->q); /* the report is final */
 		if (rc <= 0)
 			return rc;
 	}
@@ -333,12 +332,10 @@ static void par_free(void *self)
 	struct pt_parallel *p = self;
 	int i;
 
-	jf_seg_queue_stop(&p->q);
+	jf_seg_queue_join(&p->q);
 	for (i = 0; i < p->nworkers; i++) {
 		struct worker *w = &p->workers[i];
 
-		if (w->started)
-			pthread_join(w->thread, NULL);
 		jf_insn_cache_free(w->insns);
 		jf_codemap_free(w->map);
 	}
@@ -372,10 +369,8 @@ static int start_workers(struct pt_parallel *p, struct jf_error *err)
 		w->insns = jf_insn_cache_new(w->map);
 		if (!w->insns)
 			return jf_fail(err, "out of memory");
-		if (pthread_create(&w->thread, NULL, work, w) != 0)
-			return jf_fail(err, "cannot start decoding thread %d of %d", i + 1,
-				       p->nworkers);
-		w->started = 1;
+		if (jf_seg_queue_start_worker(&p->q, work, w, err) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -28,7 +28,6 @@
 #include "pt_seg_queue.h"
 #include "pt_wrap.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +66,6 @@ struct worker {
 	struct jf_codemap *map;     /* a copy: code maps and libipt images are per thread */
 	struct jf_insn_cache *insns;
 	struct jf_fast_blocks *blocks; /* over insns, kept from one segment to the next */
-	pthread_t thread;
-	int started;
 };
 
 /* A worker goes on to at least the third PSB from its segment's end: the first is where
@@ -455,23 +452,10 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	return rc;
 }
 
-/* Workers stop at their next commit; wait for them (then the report is final). */
-static void stop_workers(struct pt_count *p)
-{
-	int i;
-
-	jf_seg_queue_stop(&p->q);
-	for (i = 0; i < p->nworkers; i++) {
-		if (p->workers[i].started)
-			pthread_join(p->workers[i].thread, NULL);
-		p->workers[i].started = 0;
-	}
-}
-
 /* From here on, the one-thread decoder: the rest of the trace as it gives it. */
 static int start_rest(struct pt_count *p, struct jf_error *err)
 {
-	stop_workers(p);
+	jf_seg_queue_join(&p->q);
 	p->report->rest_one_thread = 1;
 	p->report->rest_from = p->given_until;
 	p->rest = jf_pt_fast_counter_new(&p->cfg, p->map, err);
@@ -530,7 +514,7 @@ static int next_from_rest(struct pt_count *p, struct jf_flow *f, struct jf_error
 			       "0x%llx differ from one thread's", (unsigned long long)f->offset);
 	/* The end: its statistics are the whole trace's. */
 	*p->stats = *jf_decoder_stats(p->rest);
-	stop_workers(p);
+	jf_seg_queue_join(&p->q);
 	return 0;
 }
 
@@ -555,7 +539,7 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 			int rc = advance(p, err);
 
 			if (rc == 0)
-				stop_workers(p);
+				jf_seg_queue_join(&p->q); /* the report is final */
 			if (rc <= 0)
 				return rc;
 			if (p->rest)
@@ -587,7 +571,7 @@ static void count_free(void *self)
 	struct pt_count *p = self;
 	int i;
 
-	stop_workers(p);
+	jf_seg_queue_join(&p->q);
 	for (i = 0; i < p->nworkers; i++) {
 		jf_fast_blocks_free(p->workers[i].blocks);
 		jf_insn_cache_free(p->workers[i].insns);
@@ -627,10 +611,8 @@ static int start_workers(struct pt_count *p, struct jf_error *err)
 			return -1;
 		if (block_cache(w->map, &w->insns, &w->blocks) < 0)
 			return jf_fail(err, "out of memory");
-		if (pthread_create(&w->thread, NULL, work, w) != 0)
-			return jf_fail(err, "cannot start decoding thread %d of %d", i + 1,
-				       p->nworkers);
-		w->started = 1;
+		if (jf_seg_queue_start_worker(&p->q, work, w, err) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -19,12 +19,16 @@ int jf_seg_queue_init(struct jf_seg_queue *q, const uint8_t *trace, uint64_t siz
 	q->ctx = ctx;
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->changed, NULL);
+	q->nthreads = 0;
+	q->threads = calloc(max_alive, sizeof(*q->threads));
 	q->psbs = jf_pt_psb_finder_new(trace, size);
-	return q->psbs ? 0 : -1;
+	return q->psbs && q->threads ? 0 : -1;
 }
 
 void jf_seg_queue_fini(struct jf_seg_queue *q)
 {
+	jf_seg_queue_join(q);
+	free(q->threads);
 	while (q->head) {
 		struct jf_seg *s = q->head;
 
@@ -34,6 +38,23 @@ void jf_seg_queue_fini(struct jf_seg_queue *q)
 	jf_pt_psb_finder_free(q->psbs);
 	pthread_cond_destroy(&q->changed);
 	pthread_mutex_destroy(&q->lock);
+}
+
+int jf_seg_queue_start_worker(struct jf_seg_queue *q, void *(*fn)(void *), void *arg,
+			      struct jf_error *err)
+{
+	if ((size_t)q->nthreads >= q->max_alive ||
+	    pthread_create(&q->threads[q->nthreads], NULL, fn, arg) != 0)
+		return jf_fail(err, "cannot start decoding thread %d", q->nthreads + 1);
+	q->nthreads++;
+	return 0;
+}
+
+void jf_seg_queue_join(struct jf_seg_queue *q)
+{
+	jf_seg_queue_stop(q);
+	while (q->nthreads > 0)
+		pthread_join(q->threads[--q->nthreads], NULL);
 }
 
 /* Cut the next segment off the trace (lock held). */

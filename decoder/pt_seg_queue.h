@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jitflow/error.h"
 #include "pt_segments.h"
 
 enum jf_seg_state { JF_SEG_QUEUED, JF_SEG_RUNNING, JF_SEG_DONE };
@@ -33,6 +34,8 @@ struct jf_seg_queue {
 	uint64_t size, segment_size;
 	int all_cut;
 	int stopping;               /* atomic: workers take no more segments */
+	pthread_t *threads;         /* the workers (at most max_alive) */
+	int nthreads;
 	/* A cleared segment of the user's (called with the lock held); NULL: no memory. */
 	struct jf_seg *(*new_seg)(void *ctx);
 	/* Take back a segment given out (lock held): its memory may serve a new one. */
@@ -44,8 +47,14 @@ int jf_seg_queue_init(struct jf_seg_queue *q, const uint8_t *trace, uint64_t siz
 		      uint64_t segment_size, size_t max_alive, void *ctx,
 		      struct jf_seg *(*new_seg)(void *ctx),
 		      void (*recycle)(void *ctx, struct jf_seg *s));
-/* Segments still alive are recycled. Workers must have stopped. */
+/* Stops the workers; segments still alive are recycled. */
 void jf_seg_queue_fini(struct jf_seg_queue *q);
+
+/* Start a worker thread: fn(arg), which takes segments with jf_seg_queue_next_job. */
+int jf_seg_queue_start_worker(struct jf_seg_queue *q, void *(*fn)(void *), void *arg,
+			      struct jf_error *err);
+/* Stop the workers and wait until they have (what they count is then final). */
+void jf_seg_queue_join(struct jf_seg_queue *q);
 
 /* Workers: the next segment to decode (marked running), or NULL once stopping. */
 struct jf_seg *jf_seg_queue_next_job(struct jf_seg_queue *q);
