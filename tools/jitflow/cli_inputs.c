@@ -413,36 +413,25 @@ static void fall_back(struct jf_cli_inputs *in, const char *why)
 		in->serial_reason = why;
 }
 
-/* A raw stream: blocks end at every direct call and jump whatever the thread count, so
+/* -j N on a raw stream: stat counts with the fast path on each thread; the other commands
+ * decode blocks, which end at every direct call and jump whatever the thread count, so
  * that where they end does not depend on how the trace was split (pt_parallel.h). */
 static struct jf_decoder *open_pt_parallel(struct jf_cli_inputs *in, struct jf_error *err)
 {
 	struct jf_pt_parallel_options opt;
 
-	in->pt.end_on_call = 1;
-	in->pt.end_on_jump = 1;
-	in->pt.join_cache_splits = 1;
 	memset(&opt, 0, sizeof(opt));
 	opt.jobs = in->jobs;
 	opt.segment_size = in->segment_size;
 	/* For tests of the path taken where segments do not join (docs/performance.md). */
 	opt.no_joins = getenv("JITFLOW_PT_NO_JOINS") != NULL;
 	in->jobs_used = in->jobs;
+	if (in->count_only)
+		return jf_pt_parallel_counter_new(&in->pt, in->map, &opt, &in->parallel, err);
+	in->pt.end_on_call = 1;
+	in->pt.end_on_jump = 1;
+	in->pt.join_cache_splits = 1;
 	return jf_pt_parallel_decoder_new(&in->pt, in->map, &opt, &in->parallel, err);
-}
-
-/* stat: the fast path's counts on N threads (blocks as the fast path cuts them). */
-static struct jf_decoder *open_pt_parallel_counter(struct jf_cli_inputs *in,
-						   struct jf_error *err)
-{
-	struct jf_pt_parallel_options opt;
-
-	memset(&opt, 0, sizeof(opt));
-	opt.jobs = in->jobs;
-	opt.segment_size = in->segment_size;
-	opt.no_joins = getenv("JITFLOW_PT_NO_JOINS") != NULL;
-	in->jobs_used = in->jobs;
-	return jf_pt_parallel_counter_new(&in->pt, in->map, &opt, &in->parallel, err);
 }
 
 void jf_cli_describe_jobs(const struct jf_cli_inputs *in, char *buf, size_t size)
@@ -523,8 +512,6 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	/* stat counts with the fast path (decoder/pt_fast.c), on N threads with -j N. */
 	if (!in->zones && in->count_only && in->jobs <= 1)
 		return jf_pt_fast_counter_new(&in->pt, in->map, err);
-	if (!in->zones && in->count_only)
-		return open_pt_parallel_counter(in, err);
 	if (!in->zones)
 		return open_pt_parallel(in, err);
 	in->pt.end_on_call = 1;
