@@ -3,7 +3,7 @@
  *
  * A worker decodes its segment with a watched fast decoder (pt_fast_watch.h) started at the
  * segment's first PSB, and goes on past the next segment's first PSB (by `overlap` bytes
- * and at least two more PSBs). What it keeps is one entry per stretch between PSBs: the
+ * and at least three PSBs). What it keeps is one entry per stretch between PSBs: the
  * counts, the non-block records, and the decoder's state at the PSB that ends it.
  *
  * Seams: the previous segment's stretches are used up to a PSB P past the seam where both
