@@ -21,6 +21,7 @@
 #include "pt_events.h"
 #include "pt_fast_blocks.h"
 #include "pt_fast_payloads.h"
+#include "pt_fast_watch.h"
 #include "pt_libipt_config.h"
 #include "pt_status_check.h"
 
@@ -97,6 +98,11 @@ struct fast {
 	uint64_t released;          /* trace bytes below this were given back to the kernel */
 	int done;
 	struct jf_pt_fast_report report;
+
+	jf_pt_fast_watch_fn watch;  /* pt_fast_watch.h: told of each commit; never hands over */
+	void *watch_ctx;
+	int paused;                 /* the watcher asked to stop after the last commit */
+	int borrowed;               /* blocks (and its insns) are the watcher's */
 };
 
 static uint64_t qry_offset(struct fast *f)
@@ -208,12 +214,52 @@ static void release_behind(struct fast *f, uint64_t offset)
 	f->released = offset - LAG;
 }
 
+/* pt_fast_watch.h: tell the watcher of a commit at psb (or that the stretch from psb on is
+ * not modelled) with the state carried into the next stretch. Returns 1 to pause. */
+static int tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
+{
+	struct jf_pt_fast_commit c;
+	struct jf_pt_fast_state *st = &c.state;
+	uint8_t i;
+
+	memset(&c, 0, sizeof(c));
+	c.psb = psb;
+	c.unmodelled = unmodelled;
+	if (!unmodelled) {
+		c.insns = f->insns_n;
+		c.blocks = f->blocks_n;
+		c.has_time = f->has_time;
+		c.tmin = f->tmin;
+		c.tmax = f->tmax;
+		c.records = f->pending.flows;
+		c.nrecords = f->pending.n;
+	}
+	st->ip = f->ip;
+	st->enabled = f->enabled;
+	st->isa = f->isa;
+	st->status = f->status;
+	if (f->qry) {
+		pt_qry_time(f->qry, &st->tsc, &st->lost_mtc, &st->lost_cyc);
+		pt_qry_core_bus_ratio(f->qry, &st->cbr);
+	}
+	for (i = f->top; i != f->bottom; st->depth++) {
+		i = (uint8_t)(!i ? RETSTACK_SIZE : i - 1);
+		st->ret[st->depth] = f->ret[i];
+	}
+	return f->watch(f->watch_ctx, &c);
+}
+
 /* The stretch decoded here: count it and release its records. */
 static void commit(struct fast *f, uint64_t new_restart)
 {
 	struct jf_decode_stats *s = f->stats;
 	struct queue tmp;
 
+	if (f->watch) {
+		/* The watcher has the records: they are not returned again. */
+		f->paused = tell_watcher(f, new_restart, 0);
+		f->pending.n = 0;
+	}
 	s->insns += f->insns_n;
 	s->blocks += f->blocks_n;
 	if (f->has_time) {
@@ -248,8 +294,10 @@ static void free_fast_state(struct fast *f)
 		pt_pkt_free_decoder(f->pkt);
 	jf_payloads_free(f->payloads);
 	jf_pt_check_free(f->check);
-	jf_fast_blocks_free(f->blocks);
-	jf_insn_cache_free(f->insns);
+	if (!f->borrowed) {
+		jf_fast_blocks_free(f->blocks);
+		jf_insn_cache_free(f->insns);
+	}
 	f->qry = NULL;
 	f->psbs = NULL;
 	f->pkt = NULL;
@@ -266,6 +314,11 @@ static void free_fast_state(struct fast *f)
  * point, which were already counted here, are skipped. */
 static int hand_over(struct fast *f, struct jf_error *err)
 {
+	if (f->watch) {
+		tell_watcher(f, f->restart, 1);
+		f->done = 1;
+		return 0;
+	}
 	f->pending.n = 0;
 	f->await = 0;
 	f->insns_n = f->blocks_n = 0;
@@ -1038,7 +1091,7 @@ static int psb_has_timing(struct fast *f, uint64_t psb)
 /* Decode until a stretch is committed, the trace ends or this path hands over. */
 static int decode(struct fast *f, struct jf_error *err)
 {
-	while (!f->old && !f->done && f->ready.n == 0) {
+	while (!f->old && !f->done && !f->paused && f->ready.n == 0) {
 		int unmodelled;
 
 		if (f->by_packets)
@@ -1059,14 +1112,16 @@ static int decode(struct fast *f, struct jf_error *err)
 	return 0;
 }
 
-/* Synchronise at the first PSB, as pt_decoder.c does; a trace without one, or an error
- * there, is the block decoder's to report. */
+/* Synchronise at the first PSB, as pt_decoder.c does (or at cfg.sync_at); a trace without
+ * one, or an error there, is the block decoder's to report. */
 static int start(struct fast *f, struct jf_error *err)
 {
-	uint64_t at;
+	uint64_t at, first = f->cfg.has_sync_at ? f->cfg.sync_at : 0;
 	int status;
 
-	status = pt_qry_sync_forward(f->qry, &f->ip);
+	f->restart = first;
+	status = f->cfg.has_sync_at ? pt_qry_sync_set(f->qry, &f->ip, f->cfg.sync_at)
+				    : pt_qry_sync_forward(f->qry, &f->ip);
 	if (status < 0 || pt_qry_get_sync_offset(f->qry, &at) < 0)
 		return hand_over(f, err);
 	f->status = status;
@@ -1075,7 +1130,7 @@ static int start(struct fast *f, struct jf_error *err)
 	/* Bytes before the first PSB: the block decoder's. Its record of them carries the
 	 * time its sync reached, which the query decoder does not have here (fuzz_pt_decode
 	 * found a trace whose only time was there). */
-	if (at > 0)
+	if (at > first)
 		return hand_over(f, err);
 	/* Without timing (and erratum BDM70's FUPs, which depend on the query decoder's
 	 * state), follow the packets from here, PSB+ included. */
@@ -1084,7 +1139,6 @@ static int start(struct fast *f, struct jf_error *err)
 		if (pt_pkt_sync_set(f->pkt, at) < 0)
 			return hand_over(f, err);
 	}
-	f->restart = 0;
 	f->next_psb = at;
 	return 0;
 }
@@ -1103,6 +1157,10 @@ static int fast_next(void *self, struct jf_flow *flow, struct jf_error *err)
 			return next_after_hand_over(f, flow, err);
 		if (f->done)
 			return 0;
+		if (f->paused) {
+			f->paused = 0;
+			return 0;
+		}
 		if (decode(f, err) < 0)
 			return -1;
 	}
@@ -1142,10 +1200,13 @@ static int setup(struct fast *f, struct jf_error *err)
 
 	if (jf_pt_libipt_config(&f->cfg, &config, err) < 0)
 		return -1;
-	f->pending.flows = calloc(QUEUE_MAX, sizeof(struct jf_flow));
-	f->ready.flows = calloc(QUEUE_MAX, sizeof(struct jf_flow));
-	f->insns = jf_insn_cache_new(f->map);
-	f->blocks = f->insns ? jf_fast_blocks_new(f->insns, f->map, BLOCK_CACHE_LOG2) : NULL;
+	f->pending.flows = malloc(QUEUE_MAX * sizeof(struct jf_flow)); /* cleared as used */
+	f->ready.flows = malloc(QUEUE_MAX * sizeof(struct jf_flow));
+	if (!f->borrowed) {
+		f->insns = jf_insn_cache_new(f->map);
+		f->blocks = f->insns ? jf_fast_blocks_new(f->insns, f->map, BLOCK_CACHE_LOG2)
+				     : NULL;
+	}
 	f->check = jf_pt_check_new(f->cfg.trace, f->cfg.size);
 	f->qry = pt_qry_alloc_decoder(&config);
 	f->psbs = pt_pkt_alloc_decoder(&config);
@@ -1161,14 +1222,15 @@ static int setup(struct fast *f, struct jf_error *err)
 	return 0;
 }
 
-struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
-					  struct jf_codemap *map, struct jf_error *err)
+static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_codemap *map,
+				      struct jf_fast_blocks *blocks, jf_pt_fast_watch_fn watch,
+				      void *watch_ctx, struct jf_error *err)
 {
 	struct fast *f;
 	struct jf_decoder *dec;
 
 	/* An empty trace has nothing to count fast. */
-	if (cfg->size == 0)
+	if (cfg->size == 0 && !watch)
 		return jf_pt_decoder_new(cfg, map, err);
 	f = calloc(1, sizeof(*f));
 	if (!f) {
@@ -1178,6 +1240,11 @@ struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
 	f->cfg = *cfg;
 	f->map = map;
 	f->report.fallback_at = -1;
+	f->watch = watch;
+	f->watch_ctx = watch_ctx;
+	f->blocks = blocks;
+	f->insns = blocks ? cfg->insns : NULL;
+	f->borrowed = blocks != NULL;
 	if (setup(f, err) < 0) {
 		fast_free(f);
 		return NULL;
@@ -1196,4 +1263,17 @@ struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
 		return NULL;
 	}
 	return dec;
+}
+
+struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
+					  struct jf_codemap *map, struct jf_error *err)
+{
+	return counter_new(cfg, map, NULL, NULL, NULL, err);
+}
+
+struct jf_decoder *jf_pt_fast_watched_new(const struct jf_pt_config *cfg,
+					  struct jf_codemap *map, struct jf_fast_blocks *blocks,
+					  jf_pt_fast_watch_fn fn, void *ctx, struct jf_error *err)
+{
+	return counter_new(cfg, map, blocks, fn, ctx, err);
 }

@@ -8,35 +8,26 @@
 #include "jitflow/pt_parallel.h"
 #include "jitflow/mapped_file.h"
 #include "flow_buffer.h"
-#include "pt_segments.h"
+#include "pt_seg_queue.h"
 #include "pt_wrap.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum seg_state { QUEUED, RUNNING, DONE };
-
 struct segment {
-	uint64_t start;         /* its first PSB (the first segment: 0, a normal start) */
-	uint64_t end;           /* the next segment's start; the trace size for the last */
-	int first, last;
-	enum seg_state state;
+	struct jf_seg seg;      /* where it lies (first: pt_seg_queue.h) */
 	struct jf_flow_buffer flows;
 	size_t seam_pos;        /* where in flows the first record past end is (or len) */
 	int ended;              /* its decoder reached the end of the trace */
 	int failed;             /* its decoder failed (message in err) */
 	struct jf_error err;
-	struct segment *next;
 };
 
 struct worker {
 	struct pt_parallel *p;
 	struct jf_codemap *map; /* a copy: code maps and libipt images are per thread */
 	struct jf_insn_cache *insns;
-	pthread_t thread;
-	int started;
 };
 
 /* Segments smaller than this (in flows) past a seam are not trusted to join. */
@@ -48,24 +39,18 @@ struct pt_parallel {
 	struct jf_pt_parallel_options opt;
 	struct jf_pt_parallel_report *report, own_report;
 
-	pthread_mutex_t lock;
-	pthread_cond_t changed;
-	struct jf_pt_psb_finder *psbs;  /* under lock */
-	struct segment *head, *tail;    /* alive segments, in trace order */
-	size_t alive, max_alive;
-	uint64_t cut_at;                /* where the next segment starts */
-	/* Buffers of segments handed out, kept for the next ones: memory reused, not
-	 * returned to the kernel and faulted in again for every segment. */
+	struct jf_seg_queue q;
+	/* Buffers of segments handed out, kept for the next ones (q's lock): memory
+	 * reused, not returned to the kernel and faulted in again for every segment. */
 	struct jf_flow_buffer *spare;
-	size_t nspare;
-	int all_cut, stopping;
+	size_t nspare, max_spare;
 	struct worker *workers;
 	int nworkers;
 
 	/* Consumer side. */
 	struct segment *cur;            /* being handed out ... */
 	size_t pos, until;              /* ... from pos up to until (bytes in cur->flows) */
-	int cur_joined;                 /* until is where cur joins cur->next ... */
+	int cur_joined;                 /* until is where cur joins the next ... */
 	size_t next_pos;                /* ... whose flows are taken from here on */
 	int finished;                   /* nothing more after cur */
 	struct jf_decoder *serial;      /* the consumer's own decoder, after a seam failed */
@@ -74,9 +59,14 @@ struct pt_parallel {
 	uint64_t released;
 };
 
+static struct segment *seg_of(struct jf_seg *s)
+{
+	return (struct segment *)(void *)s;
+}
+
 static uint64_t stop_offset(const struct pt_parallel *p, const struct segment *s)
 {
-	return s->last ? UINT64_MAX : s->end + p->opt.overlap;
+	return s->seg.last ? UINT64_MAX : s->seg.end + p->opt.overlap;
 }
 
 /* Decode flows with dec into s until one lies past its stop offset or the trace ends. */
@@ -88,7 +78,7 @@ static void decode_into(struct pt_parallel *p, struct segment *s, struct jf_deco
 
 	s->seam_pos = SIZE_MAX;
 	while ((rc = jf_decoder_next(dec, &f, &s->err)) > 0) {
-		if (f.offset >= s->end && s->seam_pos == SIZE_MAX)
+		if (f.offset >= s->seg.end && s->seam_pos == SIZE_MAX)
 			s->seam_pos = s->flows.len;
 		if (jf_flow_buffer_push(&s->flows, &f) < 0) {
 			rc = jf_fail(&s->err, "out of memory");
@@ -111,109 +101,55 @@ static struct jf_decoder *segment_decoder(struct pt_parallel *p, const struct se
 
 	cfg.release_consumed = 0;       /* the consumer releases what all have passed */
 	cfg.insns = insns;
-	if (!s->first) {
+	if (!s->seg.first) {
 		cfg.has_sync_at = 1;
-		cfg.sync_at = s->start;
+		cfg.sync_at = s->seg.start;
 	}
 	return jf_pt_decoder_new(&cfg, map, err);
 }
 
-/* Cut the next segment off the trace (lock held). */
-static struct segment *cut_segment(struct pt_parallel *p)
+/* pt_seg_queue.h: a new segment, with the buffer of one handed out if there is one. */
+static struct jf_seg *new_segment(void *ctx)
 {
+	struct pt_parallel *p = ctx;
 	struct segment *s = calloc(1, sizeof(*s));
-	int64_t end = -1;
 
-	if (!s)
-		return NULL;
-	if (p->nspare)
+	if (s && p->nspare)
 		s->flows = p->spare[--p->nspare];
-	s->start = p->cut_at;
-	s->first = p->head == NULL && p->cut_at == 0;
-	if (p->cut_at + p->opt.segment_size < p->cfg.size)
-		end = jf_pt_psb_at_or_after(p->psbs, p->cut_at + p->opt.segment_size);
-	if (end < 0) {
-		s->end = p->cfg.size;
-		s->last = 1;
-		p->all_cut = 1;
-	} else {
-		s->end = (uint64_t)end;
-	}
-	p->cut_at = s->end;
-	if (p->tail)
-		p->tail->next = s;
-	else
-		p->head = s;
-	p->tail = s;
-	p->alive++;
-	return s;
+	return s ? &s->seg : NULL;
 }
 
-/* The first queued segment, or a new one if there is room (lock held). */
-static struct segment *take_job(struct pt_parallel *p)
+static void recycle_segment(void *ctx, struct jf_seg *b)
 {
-	struct segment *s;
+	struct pt_parallel *p = ctx;
+	struct segment *s = seg_of(b);
 
-	for (s = p->head; s; s = s->next) {
-		if (s->state == QUEUED)
-			return s;
-	}
-	if (p->all_cut || p->alive >= p->max_alive)
-		return NULL;
-	return cut_segment(p);
+	jf_flow_buffer_clear(&s->flows);
+	if (p->nspare < p->max_spare)
+		p->spare[p->nspare++] = s->flows;
+	else
+		jf_flow_buffer_fini(&s->flows);
+	free(s);
 }
 
 static void *work(void *arg)
 {
 	struct worker *w = arg;
 	struct pt_parallel *p = w->p;
+	struct jf_seg *b;
 
-	pthread_mutex_lock(&p->lock);
-	for (;;) {
-		struct segment *s = NULL;
-		struct jf_decoder *dec;
+	while ((b = jf_seg_queue_next_job(&p->q))) {
+		struct segment *s = seg_of(b);
+		struct jf_decoder *dec = segment_decoder(p, s, w->map, w->insns, &s->err);
 
-		while (!p->stopping && !(s = take_job(p)))
-			pthread_cond_wait(&p->changed, &p->lock);
-		if (p->stopping)
-			break;
-		s->state = RUNNING;
-		pthread_mutex_unlock(&p->lock);
-		dec = segment_decoder(p, s, w->map, w->insns, &s->err);
 		if (dec)
 			decode_into(p, s, dec);
 		else
 			s->failed = 1;
 		jf_decoder_free(dec);
-		pthread_mutex_lock(&p->lock);
-		s->state = DONE;
-		p->report->segments++;
-		pthread_cond_broadcast(&p->changed);
+		jf_seg_queue_job_done(&p->q, b, &p->report->segments);
 	}
-	pthread_mutex_unlock(&p->lock);
 	return NULL;
-}
-
-/* Wait until s is decoded (lock not held). */
-static void wait_done(struct pt_parallel *p, struct segment *s)
-{
-	pthread_mutex_lock(&p->lock);
-	while (s->state != DONE)
-		pthread_cond_wait(&p->changed, &p->lock);
-	pthread_mutex_unlock(&p->lock);
-}
-
-/* Wait until the segment after s exists (NULL: s is the last). */
-static struct segment *wait_next(struct pt_parallel *p, struct segment *s)
-{
-	struct segment *next;
-
-	pthread_mutex_lock(&p->lock);
-	while (!s->next && !s->last)
-		pthread_cond_wait(&p->changed, &p->lock);
-	next = s->next;
-	pthread_mutex_unlock(&p->lock);
-	return next;
 }
 
 /* Whether f's records from fa on equal g's from gb on, all of f's, and enough of them. */
@@ -247,7 +183,7 @@ static int find_join(const struct segment *f, const struct segment *g, size_t *f
 	 * first record there. */
 	for (a = f->seam_pos; a < f->flows.len;
 	     a += jf_flow_record_size(jf_flow_buffer_at(&f->flows, a))) {
-		if (jf_flow_buffer_at(&f->flows, a)->offset < g->start)
+		if (jf_flow_buffer_at(&f->flows, a)->offset < g->seg.start)
 			continue;
 		if (jf_flow_buffer_same(&f->flows, a, &g->flows, b) && tails_match(f, a, g, b)) {
 			*fa = a;
@@ -282,7 +218,7 @@ static int serial_decoder_at(struct pt_parallel *p, struct segment *cur, struct 
 		if (rc == 0 || memcmp(&f, want, jf_flow_record_size(want)) != 0) {
 			rc = jf_fail(err, "parallel decode: segment at trace offset 0x%llx decodes "
 				     "differently a second time (at offset 0x%llx)",
-				     (unsigned long long)cur->start,
+				     (unsigned long long)cur->seg.start,
 				     (unsigned long long)want->offset);
 			break;
 		}
@@ -303,27 +239,12 @@ static void release_before(struct pt_parallel *p, uint64_t offset)
 
 static void drop_head(struct pt_parallel *p)
 {
-	struct segment *s;
+	uint64_t start = p->cur->seg.start;
 
-	pthread_mutex_lock(&p->lock);
-	s = p->head;
-	p->head = s->next;
-	if (!p->head)
-		p->tail = NULL;
-	p->alive--;
-	pthread_cond_broadcast(&p->changed);
-	pthread_mutex_unlock(&p->lock);
-	release_before(p, s->start);
-	if (p->serial_after == s)
+	if (p->serial_after == p->cur)
 		p->serial_after = NULL;
-	jf_flow_buffer_clear(&s->flows);
-	pthread_mutex_lock(&p->lock);
-	if (p->nspare < p->max_alive)
-		p->spare[p->nspare++] = s->flows;
-	else
-		jf_flow_buffer_fini(&s->flows);
-	pthread_mutex_unlock(&p->lock);
-	free(s);
+	jf_seg_queue_drop_first(&p->q);
+	release_before(p, start);
 }
 
 /* cur's flows are ready: decide how far they go before the next segment's take over. */
@@ -338,12 +259,12 @@ static int plan_segment(struct pt_parallel *p, struct jf_error *err)
 		*err = cur->err;
 		return -1;
 	}
-	if (cur->last || cur->ended) {
+	if (cur->seg.last || cur->ended) {
 		p->finished = 1;
 		return 0;
 	}
-	next = wait_next(p, cur);
-	wait_done(p, next);
+	next = seg_of(jf_seg_queue_wait_next(&p->q, &cur->seg));
+	jf_seg_queue_wait_done(&p->q, &next->seg);
 	if (!p->opt.no_joins && find_join(cur, next, &fa, &gb)) {
 		p->until = fa;
 		p->next_pos = gb;
@@ -356,7 +277,8 @@ static int plan_segment(struct pt_parallel *p, struct jf_error *err)
 /* cur is handed out: go on with the next segment. 1 = more flows, 0 = the end. */
 static int advance(struct pt_parallel *p, struct jf_error *err)
 {
-	struct segment *cur = p->cur, *next = cur->next;
+	/* The next segment was waited for (under the lock) in plan_segment. */
+	struct segment *cur = p->cur, *next = seg_of(cur->seg.next);
 
 	if (p->finished)
 		return 0;
@@ -387,12 +309,8 @@ static int par_next(void *self, struct jf_flow *f, struct jf_error *err)
 	struct pt_parallel *p = self;
 
 	if (!p->cur) {
-		pthread_mutex_lock(&p->lock);
-		while (!p->head)
-			pthread_cond_wait(&p->changed, &p->lock);
-		p->cur = p->head;
-		pthread_mutex_unlock(&p->lock);
-		wait_done(p, p->cur);
+		p->cur = seg_of(jf_seg_queue_first(&p->q));
+		jf_seg_queue_wait_done(&p->q, &p->cur->seg);
 		p->pos = 0;
 		if (plan_segment(p, err) < 0)
 			return -1;
@@ -400,6 +318,8 @@ static int par_next(void *self, struct jf_flow *f, struct jf_error *err)
 	while (p->pos >= p->until) {
 		int rc = advance(p, err);
 
+		if (rc == 0)
+			jf_seg_queue_join(&p->q); /* the report is final */
 		if (rc <= 0)
 			return rc;
 	}
@@ -412,34 +332,20 @@ static void par_free(void *self)
 	struct pt_parallel *p = self;
 	int i;
 
-	pthread_mutex_lock(&p->lock);
-	p->stopping = 1;
-	pthread_cond_broadcast(&p->changed);
-	pthread_mutex_unlock(&p->lock);
+	jf_seg_queue_join(&p->q);
 	for (i = 0; i < p->nworkers; i++) {
 		struct worker *w = &p->workers[i];
 
-		if (w->started)
-			pthread_join(w->thread, NULL);
 		jf_insn_cache_free(w->insns);
 		jf_codemap_free(w->map);
 	}
 	free(p->workers);
-	while (p->head) {
-		struct segment *s = p->head;
-
-		p->head = s->next;
-		jf_flow_buffer_fini(&s->flows);
-		free(s);
-	}
+	jf_seg_queue_fini(&p->q);
 	while (p->nspare)
 		jf_flow_buffer_fini(&p->spare[--p->nspare]);
 	free(p->spare);
 	jf_decoder_free(p->serial);
 	jf_insn_cache_free(p->serial_insns);
-	jf_pt_psb_finder_free(p->psbs);
-	pthread_cond_destroy(&p->changed);
-	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
 
@@ -463,10 +369,8 @@ static int start_workers(struct pt_parallel *p, struct jf_error *err)
 		w->insns = jf_insn_cache_new(w->map);
 		if (!w->insns)
 			return jf_fail(err, "out of memory");
-		if (pthread_create(&w->thread, NULL, work, w) != 0)
-			return jf_fail(err, "cannot start decoding thread %d of %d", i + 1,
-				       p->nworkers);
-		w->started = 1;
+		if (jf_seg_queue_start_worker(&p->q, work, w, err) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -496,13 +400,12 @@ struct jf_decoder *jf_pt_parallel_decoder_new(const struct jf_pt_config *cfg,
 	if (!p->opt.overlap)
 		p->opt.overlap = JF_PT_OVERLAP_DEFAULT;
 	p->report = report ? report : &p->own_report;
-	p->max_alive = (size_t)opt->jobs + 2;
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->changed, NULL);
-	p->psbs = jf_pt_psb_finder_new(cfg->trace, cfg->size);
+	p->spare = calloc((size_t)opt->jobs + 2, sizeof(*p->spare));
+	p->max_spare = p->spare ? (size_t)opt->jobs + 2 : 0;
 	p->serial_insns = jf_insn_cache_new(map);
-	p->spare = calloc(p->max_alive, sizeof(*p->spare));
-	if (!p->psbs || !p->serial_insns || !p->spare) {
+	if (jf_seg_queue_init(&p->q, cfg->trace, cfg->size, segment_size, (size_t)opt->jobs + 2,
+			      p, new_segment, recycle_segment) < 0 ||
+	    !p->serial_insns || !p->spare) {
 		jf_fail(err, "out of memory");
 		par_free(p);
 		return NULL;

@@ -1,10 +1,12 @@
 /* `-j N`: a trace decoded by several threads gives byte for byte the output of one thread
- * (`decode`, `decode --blocks`, `stat`, `report`), at several segment sizes, on the real
+ * (`decode`, `decode --blocks`, `stat` with the block decoder and with the fast counting
+ * path, `report`), at several segment sizes, on the real
  * Intel PT captures in ../shared/traces (concatenated, so that they have many segments;
  * Unzip with its real decode errors; foo with bytes overwritten, so that decoders fail and
  * resynchronise inside segments and across seams) and on every recording in traces/.
  * The oracle is the single decoder, whose instructions test_pt_shared checks against
- * libipt's reference decoder. Where the threads did not run the test says so rather
+ * libipt's reference decoder (and test_pt_fast the fast path's against the block
+ * decoder's). Where the threads did not run the test says so rather
  * than pass on a serial decode: the split is checked in stat's "decode threads" line. */
 #include "test_support.h"
 
@@ -41,12 +43,45 @@ static char *run(const char *env, const char *cmd, const char *inputs, const cha
 	return out;
 }
 
-/* stat with the block decoder: on one thread stat's default is the fast counting path,
- * whose blocks are cut elsewhere (test_pt_fast compares that path with this one). */
+/* stat with the block decoder, and with the fast counting path (its default; its blocks
+ * are cut elsewhere: test_pt_fast compares the two paths). */
 static const char *const commands[] = {
-	"decode", "decode --blocks --format=jsonl", "stat --decoder=libipt-block", "report",
-	"report --json",
+	"decode", "decode --blocks --format=jsonl", "stat --decoder=libipt-block", "stat",
+	"stat --json", "report", "report --json",
 };
+
+/* stat --json's one object, without its "decode_threads" and "decode_seconds", which
+ * differ by design; returns whether the threads decoded segments. */
+static int drop_decode_json(char *text)
+{
+	char *threads = strstr(text, ",\"decode_threads\":");
+	int split;
+
+	assert_non_null(threads);
+	split = strstr(threads, "\"segments\":0,") == NULL;
+	strcpy(threads, "}\n");
+	return split;
+}
+
+/* Drop what differs by design from stat's output; returns whether the threads decoded
+ * segments (for the text, that line is kept in *threads). */
+static int drop_decode(const char *cmd, char *out, char *threads, size_t size)
+{
+	const char *line;
+	int split;
+
+	if (strstr(cmd, "--json")) {
+		snprintf(threads, size, "%.120s", strstr(out, "\"decode_threads\"") ?
+			 strstr(out, "\"decode_threads\"") : "(none)");
+		return drop_decode_json(out);
+	}
+	line = strstr(out, "decode threads  ");
+	assert_non_null(line);
+	snprintf(threads, size, "%.*s", (int)strcspn(line, "\n"), line);
+	split = strstr(threads, "segments") != NULL;
+	drop_decode_lines(out);
+	return split;
+}
 
 /* Every command with -j 1, then with each of jobs (and env); with want_split, stat must
  * say that the threads decoded segments. */
@@ -56,23 +91,22 @@ static void compare(const char *inputs, const char *const *jobs, size_t njobs, c
 	size_t c, j;
 
 	for (c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
-		char *want = run("", commands[c], inputs, "-j 1");
+		char *want = run("", commands[c], inputs, "-j 1"), threads[160];
 
 		if (!strncmp(commands[c], "stat", 4))
-			drop_decode_lines(want);
+			drop_decode(commands[c], want, threads, sizeof(threads));
 		for (j = 0; j < njobs; j++) {
 			char *got = run(env, commands[c], inputs, jobs[j]);
 
-			if (!strncmp(commands[c], "stat", 4)) {
-				const char *threads = strstr(got, "decode threads  ");
+			/* The fast path's default segments (256 KiB) are larger than these
+			 * traces: one segment, one thread. */
+			int split = want_split && (strstr(jobs[j], "--segment-size") ||
+						   strstr(commands[c], "--decoder"));
 
-				assert_non_null(threads);
-				if (want_split && !strstr(threads, "segments")) {
-					fail_msg("%s %s: not decoded in parallel: %.80s", inputs,
-						 jobs[j], threads);
-				}
-				drop_decode_lines(got);
-			}
+			if (!strncmp(commands[c], "stat", 4) &&
+			    !drop_decode(commands[c], got, threads, sizeof(threads)) && split)
+				fail_msg("%s %s %s: not decoded in parallel: %s", commands[c], inputs,
+					 jobs[j], threads);
 			if (strcmp(want, got) != 0)
 				fail_msg("jitflow %s %s %s %s: output differs from -j 1", commands[c],
 					 inputs, jobs[j], env);
@@ -118,6 +152,18 @@ static void concatenated(const char *name, const char *base, int times, int dama
 	free(all);
 }
 
+/* stat's (fast counting path) "decode threads" line with jobs must contain want. */
+static void expect_threads(const char *inputs, const char *jobs, const char *want)
+{
+	char *out = run("", "stat", inputs, jobs);
+	const char *line = strstr(out, "decode threads  ");
+
+	assert_non_null(line);
+	if (!strstr(line, want))
+		fail_msg("stat %s %s: '%s' expected in: %.200s", inputs, jobs, want, line);
+	free(out);
+}
+
 static void test_foo(void **state)
 {
 	char inputs[4096];
@@ -126,6 +172,8 @@ static void test_foo(void **state)
 		skip();
 	concatenated("foo", "0x7ffff7819000", 4, 0, inputs, sizeof(inputs));
 	compare(inputs, split_jobs, 5, "", 1);
+	/* foo decodes entirely on the fast path: every seam it reaches joins. */
+	expect_threads(inputs, "-j 2 --segment-size 16K", "6 seams joined, 0 decoded on serially)");
 }
 
 static void test_foo_damaged(void **state)
@@ -136,6 +184,8 @@ static void test_foo_damaged(void **state)
 		skip();
 	concatenated("foo", "0x7ffff7819000", 4, 1, inputs, sizeof(inputs));
 	compare(inputs, split_jobs, 3, "", 1);
+	/* Its first error makes the fast path hand over: one thread counts from there. */
+	expect_threads(inputs, "-j 2 --segment-size 4096", "one thread from offset 0x");
 }
 
 static void test_unzip(void **state)

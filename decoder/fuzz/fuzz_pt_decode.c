@@ -6,7 +6,9 @@
  * Run:   build-fuzz/decoder/fuzz_pt_decode -max_total_time=240 decoder/fuzz/corpus_pt
  *
  * Checked beyond "no crash": decoding ends (a bound on records per input byte), byte
- * accounting stays within the input, and every block's offset lies inside the trace. */
+ * accounting stays within the input, every block's offset lies inside the trace, the fast
+ * counting path counts what the block decoder decoded, and on 2 threads (segments of 16
+ * bytes and more) gives the records and statistics it gives on one. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "jitflow/insn.h"
 #include "jitflow/pt.h"
 #include "jitflow/pt_fast.h"
+#include "jitflow/pt_parallel.h"
 
 /* The code the seeds in corpus_pt/ were written for (tests/test_pt_encoded.c): a loop with
  * direct and indirect calls and jumps, returns and syscalls; 32-bit and 64-bit code for
@@ -99,6 +102,53 @@ static void same_counts_fast(const struct jf_pt_config *cfg, const struct jf_dec
 	jf_decoder_free(dec);
 }
 
+/* The fast path's records (each record's kind, offset and ip, hashed) and statistics. */
+static uint64_t fast_records(struct jf_decoder *dec, struct jf_decode_stats *st, int *rc)
+{
+	struct jf_error err;
+	struct jf_flow f;
+	uint64_t h = 0;
+
+	while ((*rc = jf_decoder_next(dec, &f, &err)) > 0)
+		h = (h ^ f.kind ^ (f.offset << 8) ^ (f.ip << 24) ^ f.time) * 0x100000001b3ull;
+	*st = *jf_decoder_stats(dec);
+	jf_decoder_free(dec);
+	return h;
+}
+
+/* pt_parallel_count.c on 2 threads must give what one thread gives. */
+static void same_on_two_threads(const struct jf_pt_config *cfg)
+{
+	struct jf_pt_parallel_options opt = { 2, 16, 0, 0 };
+	struct jf_decode_stats one, two;
+	struct jf_error err;
+	struct jf_decoder *dec;
+	uint64_t h1, h2;
+	int rc1, rc2;
+
+	dec = jf_pt_fast_counter_new(cfg, map, &err);
+	if (!dec)
+		abort();
+	h1 = fast_records(dec, &one, &rc1);
+	opt.no_joins = cfg->size & 2;
+	dec = jf_pt_parallel_counter_new(cfg, map, &opt, NULL, &err);
+	if (!dec)
+		abort();
+	h2 = fast_records(dec, &two, &rc2);
+	if (rc1 != rc2 || h1 != h2 || one.insns != two.insns || one.blocks != two.blocks ||
+	    one.events != two.events || one.errors != two.errors ||
+	    one.lost_bytes != two.lost_bytes || one.has_time != two.has_time ||
+	    one.first_time != two.first_time || one.last_time != two.last_time) {
+		fprintf(stderr, "fuzz_pt_decode: -j 2 differs from -j 1: insns %llu %llu, blocks "
+			"%llu %llu, events %llu %llu, records %s\n",
+			(unsigned long long)one.insns, (unsigned long long)two.insns,
+			(unsigned long long)one.blocks, (unsigned long long)two.blocks,
+			(unsigned long long)one.events, (unsigned long long)two.events,
+			h1 == h2 ? "same" : "differ");
+		abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct jf_pt_config cfg = { 0 };
@@ -153,6 +203,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (st->lost_bytes > size || st->trace_bytes != size)
 		abort();
 	same_counts_fast(&cfg, st);
+	same_on_two_threads(&cfg);
 	jf_decoder_free(dec);
 	return 0;
 }

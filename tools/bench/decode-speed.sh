@@ -13,9 +13,10 @@
 #      stat     jitflow stat -j 1 (its fast counting path, the default: decoder/pt_fast.c)
 #      stat-blk jitflow stat -j 1 --decoder=libipt-block (libipt's block decoder throughout)
 #      report   jitflow report -j 1 (the whole analysis)
-#      stat-jN, report-jN  stat --decoder=libipt-block and report with -j JOBS (default 2):
-#               segments decoded by JOBS threads; compared with one thread by wall time
-#               (what threads save) and CPU time (what splitting costs)
+#      stat-jN, stat-blk-jN, report-jN  stat (the fast path), stat --decoder=libipt-block
+#               and report with -j JOBS (default 2): segments decoded by JOBS threads;
+#               compared with one thread by wall time (what threads save) and CPU time
+#               (what splitting costs)
 # 2. Each RECORDING_DIR (written by `jitflow record`), decoded by
 #      stat     jitflow stat --recording DIR
 #      report   jitflow report DIR
@@ -113,30 +114,38 @@ if [ -d "$shared" ]; then
 	echo "foo x$times: $bytes bytes of real Intel PT, $insns instructions"
 	echo "  libipt = $libipt_name"
 	echo "  load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-	rm -f "$tmp"/libipt "$tmp"/stat "$tmp"/stat-blk "$tmp"/report "$tmp/stat-j$jobs" "$tmp/report-j$jobs"
+	rm -f "$tmp"/libipt "$tmp"/stat "$tmp"/stat-blk "$tmp"/report "$tmp/stat-j$jobs" \
+		"$tmp/stat-blk-j$jobs" "$tmp/report-j$jobs"
 	for ((r = 0; r < runs; r++)); do
 		run libipt "${libipt[@]}"
 		run stat "$jf" stat -j 1 "${inputs[@]}"
 		run stat-blk "$jf" stat -j 1 --decoder=libipt-block "${inputs[@]}"
 		run report "$jf" report -j 1 "${inputs[@]}"
-		run "stat-j$jobs" "$jf" stat --decoder=libipt-block -j "$jobs" "${inputs[@]}"
+		run "stat-j$jobs" "$jf" stat -j "$jobs" "${inputs[@]}"
+		run "stat-blk-j$jobs" "$jf" stat --decoder=libipt-block -j "$jobs" "${inputs[@]}"
 		run "report-j$jobs" "$jf" report -j "$jobs" "${inputs[@]}"
 	done
 	echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 	cmp -s "$tmp/out.report" "$tmp/out.report-j$jobs" ||
 		echo "  (report -j $jobs differs from report -j 1!)"
+	cmp -s <(grep -v '^decode ' "$tmp/out.stat") <(grep -v '^decode ' "$tmp/out.stat-j$jobs") ||
+		echo "  (stat -j $jobs differs from stat -j 1!)"
 	grep threads "$tmp/out.stat-j$jobs" | sed 's/^/  stat -j '"$jobs"': /'
+	grep threads "$tmp/out.stat-blk-j$jobs" | sed 's/^/  stat --decoder=libipt-block -j '"$jobs"': /'
 	grep -q "insn: $insns\." "$tmp/out.libipt" ||
 		echo "  (libipt decoded a different count: $(grep insn "$tmp/out.libipt"))"
 	grep -q "^instructions *$insns\$" "$tmp/out.stat-blk" ||
 		echo "  (stat --decoder=libipt-block decoded a different count)"
-	for t in libipt stat stat-blk report "stat-j$jobs" "report-j$jobs"; do report $t "$bytes" "$insns"; done
+	for t in libipt stat stat-blk report "stat-j$jobs" "stat-blk-j$jobs" "report-j$jobs"; do
+		report $t "$bytes" "$insns"
+	done
 	ratio stat libipt
 	ratio stat-blk libipt
 	ratio stat stat-blk
 	ratio report libipt
 	ratio stat report
-	speedup "stat-j$jobs" stat-blk
+	speedup "stat-j$jobs" stat
+	speedup "stat-blk-j$jobs" stat-blk
 	speedup "report-j$jobs" report
 else
 	echo "decode-speed: $shared not found (needs ../shared/traces); skipping the real capture" >&2

@@ -57,7 +57,8 @@ const char jf_cli_inputs_help[] =
 	"                              a raw Intel PT stream (--pt without --zone) is cut at\n"
 	"                              PSBs and its segments decoded at once, with the same\n"
 	"                              output as one thread; other inputs use one thread\n"
-	"  --segment-size BYTES        with -j: trace bytes per segment (default 64K; K, M)\n";
+	"  --segment-size BYTES        with -j: trace bytes per segment (default 64K, stat's\n"
+	"                              fast path 256K; K, M)\n";
 
 void jf_cli_inputs_init(struct jf_cli_inputs *in)
 {
@@ -412,21 +413,24 @@ static void fall_back(struct jf_cli_inputs *in, const char *why)
 		in->serial_reason = why;
 }
 
-/* A raw stream: blocks end at every direct call and jump whatever the thread count, so
+/* -j N on a raw stream: stat counts with the fast path on each thread; the other commands
+ * decode blocks, which end at every direct call and jump whatever the thread count, so
  * that where they end does not depend on how the trace was split (pt_parallel.h). */
 static struct jf_decoder *open_pt_parallel(struct jf_cli_inputs *in, struct jf_error *err)
 {
 	struct jf_pt_parallel_options opt;
 
-	in->pt.end_on_call = 1;
-	in->pt.end_on_jump = 1;
-	in->pt.join_cache_splits = 1;
 	memset(&opt, 0, sizeof(opt));
 	opt.jobs = in->jobs;
 	opt.segment_size = in->segment_size;
 	/* For tests of the path taken where segments do not join (docs/performance.md). */
 	opt.no_joins = getenv("JITFLOW_PT_NO_JOINS") != NULL;
 	in->jobs_used = in->jobs;
+	if (in->count_only)
+		return jf_pt_parallel_counter_new(&in->pt, in->map, &opt, &in->parallel, err);
+	in->pt.end_on_call = 1;
+	in->pt.end_on_jump = 1;
+	in->pt.join_cache_splits = 1;
 	return jf_pt_parallel_decoder_new(&in->pt, in->map, &opt, &in->parallel, err);
 }
 
@@ -436,6 +440,12 @@ void jf_cli_describe_jobs(const struct jf_cli_inputs *in, char *buf, size_t size
 
 	if (in->serial_reason)
 		snprintf(buf, size, "1 (-j %d not applied: %s)", in->jobs, in->serial_reason);
+	else if (r->segments && r->rest_one_thread)
+		snprintf(buf, size, "%d (%llu segments, %llu seams joined, %llu decoded on serially; "
+			 "one thread from offset 0x%llx on: the fast path hands over there)",
+			 in->jobs_used, (unsigned long long)r->segments,
+			 (unsigned long long)r->joins, (unsigned long long)r->serial,
+			 (unsigned long long)r->rest_from);
 	else if (r->segments)
 		snprintf(buf, size, "%d (%llu segments, %llu seams joined, %llu decoded on serially)",
 			 in->jobs_used, (unsigned long long)r->segments,
@@ -499,8 +509,7 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	in->pt.trace = in->pt_file.data;
 	in->pt.size = in->pt_file.size;
 	in->pt.release_consumed = 1;
-	/* stat on one thread counts with the fast path (decoder/pt_fast.c); -j N decodes
-	 * segments with libipt's block decoder on N threads. */
+	/* stat counts with the fast path (decoder/pt_fast.c), on N threads with -j N. */
 	if (!in->zones && in->count_only && in->jobs <= 1)
 		return jf_pt_fast_counter_new(&in->pt, in->map, err);
 	if (!in->zones)

@@ -133,6 +133,10 @@ static void print_json(const struct jf_decode_stats *s, const struct stat_result
 		jf_json_string(stdout, r->in->serial_reason);
 	else
 		printf("null");
+	if (r->in->parallel.rest_one_thread)
+		printf(",\"one_thread_from\":%llu", (unsigned long long)r->in->parallel.rest_from);
+	else
+		printf(",\"one_thread_from\":null");
 	printf("},\"decode_seconds\":%.6f}\n", r->seconds);
 }
 
@@ -147,11 +151,12 @@ static void usage(FILE *out)
 		"-j: segments, seams joined and seams decoded on serially, or why one thread).\n\n"
 		"  --json            one JSON object instead of the table\n"
 		"  --decoder=KIND    fast (default): for a raw Intel PT trace (--pt) without zones,\n"
-		"                    on one thread, count with libipt's query decoder and a block\n"
-		"                    cache, handing over to libipt's block decoder at the last PSB\n"
-		"                    for anything it does not model (same counts; blocks are cut\n"
-		"                    at every branch); libipt-block: libipt's block decoder\n"
-		"                    throughout (with -j N: on N threads)\n\n%s",
+		"                    count with libipt's query decoder and a block cache, handing\n"
+		"                    over to libipt's block decoder at the last PSB for anything it\n"
+		"                    does not model (same counts; blocks are cut at every branch);\n"
+		"                    with -j N on N threads, one thread from where it hands over;\n"
+		"                    libipt-block: libipt's block decoder throughout (with -j N:\n"
+		"                    on N threads)\n\n%s",
 		jf_cli_inputs_help);
 }
 

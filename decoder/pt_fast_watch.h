@@ -1,0 +1,58 @@
+/* Internal: the fast counting path (pt_fast.c) watched stretch by stretch, for counting a
+ * trace split at PSBs on several threads (pt_parallel_count.c).
+ *
+ * The fast path holds back what it decodes after a PSB until it reaches the next PSB, then
+ * commits it. A watched decoder tells each commit: the stretch's counts and records, and
+ * its own state at that PSB (everything it carries from one stretch to the next), so that
+ * two decoders that reached the same PSB from different starts can be compared. It never
+ * hands over to libipt's block decoder: where the plain one would, a watched one reports
+ * the stretch as not modelled and ends. */
+#ifndef JITFLOW_PT_FAST_WATCH_H
+#define JITFLOW_PT_FAST_WATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jitflow/pt.h"
+
+enum { JF_PT_FAST_RETSTACK = 64 };
+
+/* What a fast decoder carries across a PSB. */
+struct jf_pt_fast_state {
+	uint64_t ip;                /* where execution is (the PSB+'s FUP) */
+	int enabled, isa, status;   /* tracing on, execution mode, last query status */
+	uint64_t tsc;               /* libipt's time (pt_qry_time, pt_qry_core_bus_ratio) */
+	uint32_t lost_mtc, lost_cyc, cbr;
+	int depth;                  /* return addresses held, latest first: */
+	uint64_t ret[JF_PT_FAST_RETSTACK];
+};
+
+struct jf_pt_fast_commit {
+	uint64_t psb;               /* the stretch ends at this PSB (the trace size: the end) */
+	uint64_t insns, blocks;
+	uint64_t tmin, tmax;        /* the time span of its blocks, with has_time */
+	int has_time;
+	const struct jf_flow *records; /* its non-block records, in order */
+	size_t nrecords;
+	/* Not modelled: nothing is committed, the stretch from psb on needs the block
+	 * decoder (started from the trace's beginning); the decoder ends. */
+	int unmodelled;
+	struct jf_pt_fast_state state; /* at psb, before its PSB+ is applied */
+};
+
+/* Called at each commit; returning 1 pauses the decoder there: jf_decoder_next returns 0
+ * once, and the next call goes on decoding. */
+typedef int (*jf_pt_fast_watch_fn)(void *ctx, const struct jf_pt_fast_commit *c);
+
+/* jf_pt_fast_counter_new watched by fn (cfg->has_sync_at: start at that PSB). The
+ * watcher gets the records (jf_decoder_next returns none: only 0 when paused or at the
+ * end); the decoder's statistics count the instructions and blocks committed.
+ * blocks (over cfg->insns, an instruction cache over map; NULL: its own caches) is used
+ * and kept, so that decoders run one after another on a thread share what they decoded
+ * from the code bytes. */
+struct jf_fast_blocks;
+struct jf_decoder *jf_pt_fast_watched_new(const struct jf_pt_config *cfg,
+					  struct jf_codemap *map, struct jf_fast_blocks *blocks,
+					  jf_pt_fast_watch_fn fn, void *ctx, struct jf_error *err);
+
+#endif

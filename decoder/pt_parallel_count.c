@@ -1,0 +1,660 @@
+/* Intel PT counted by worker threads over PSB segments with the fast counting path
+ * (pt_fast.c), with the counts and records of one thread (see jitflow/pt_parallel.h).
+ *
+ * A worker decodes its segment with a watched fast decoder (pt_fast_watch.h) started at the
+ * segment's first PSB, and goes on past the next segment's first PSB (by `overlap` bytes
+ * and at least three PSBs). What it keeps is one entry per stretch between PSBs: the
+ * counts, the non-block records, and the decoder's state at the PSB that ends it.
+ *
+ * Seams: the previous segment's stretches are used up to a PSB P past the seam where both
+ * decoders committed, their states at P agree and every stretch both decoded after P is the
+ * same; the next segment's from P on. States agree when everything but the return stack is
+ * equal, and the next decoder's return stack is the top of the previous one's (it started
+ * with an empty stack; if it ever needs an entry from before its start it finds none,
+ * which it reports as not modelled, and never decodes on with a wrong one).
+ * If a seam does not join, the calling thread decodes on over the next segment with the
+ * previous segment's decoder (made again by decoding that segment a second time, checked
+ * against the first). Where a stretch is not modelled by the fast path (an error, an event
+ * it does not model...), the one-thread decoder hands over to libipt's block decoder from
+ * the trace's beginning (pt_fast.c); so does this: the calling thread then runs the
+ * one-thread decoder from the beginning, skips the records already given out (checked to
+ * be the same) and gives the rest, and its statistics become this decoder's. */
+#include "jitflow/pt_fast.h"
+#include "jitflow/pt_parallel.h"
+#include "jitflow/mapped_file.h"
+#include "flow_buffer.h"
+#include "pt_fast_blocks.h"
+#include "pt_fast_watch.h"
+#include "pt_seg_queue.h"
+#include "pt_wrap.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a fast decoder committed at one PSB. */
+struct stretch {
+	uint64_t psb;               /* it ends here (the trace size: at the end) */
+	uint64_t insns, blocks, tmin, tmax;
+	int has_time;
+	size_t records, nrecords;   /* byte position and count in the segment's records */
+	struct jf_pt_fast_state state;
+};
+
+struct segment {
+	struct jf_seg seg;          /* where it lies (first: pt_seg_queue.h) */
+	struct stretch *st;
+	size_t n, cap;
+	struct jf_flow_buffer records;
+	int past;                   /* stretches that ended at or past end */
+	int unmodelled;             /* its decoder stopped: the stretch after st[n - 1] */
+	int ended;                  /* its decoder reached the end of the trace */
+	int failed;                 /* out of memory, or no decoder (message in err) */
+	struct jf_error err;
+};
+
+struct pt_count;
+
+/* A watched decoder filling a segment. */
+struct run {
+	struct pt_count *p;
+	struct segment *seg;
+};
+
+struct worker {
+	struct pt_count *p;
+	struct jf_codemap *map;     /* a copy: code maps and libipt images are per thread */
+	struct jf_insn_cache *insns;
+	struct jf_fast_blocks *blocks; /* over insns, kept from one segment to the next */
+};
+
+/* A worker goes on to at least the third PSB from its segment's end: the first is where
+ * the next decoder starts (it does not know the execution mode there yet), the second the
+ * first where their states can agree, the third ends a stretch both decoded after it. */
+enum { RELEASE_STEP = 4 << 20, RELEASE_LAG = 1 << 20, MIN_PAST = 3, BLOCK_CACHE_LOG2 = 15 };
+
+struct pt_count {
+	struct jf_pt_config cfg;
+	struct jf_codemap *map;
+	struct jf_pt_parallel_options opt;
+	struct jf_pt_parallel_report *report, own_report;
+	struct jf_decode_stats *stats;  /* this decoder's */
+
+	struct jf_seg_queue q;
+	struct segment *spare;          /* given out: memory kept for new ones (q's lock) */
+	struct worker *workers;
+	int nworkers;
+
+	/* Consumer side. */
+	struct segment *cur;            /* being given out: its stretches from pos ... */
+	size_t pos, until;              /* ... up to until (exclusive) */
+	size_t rec_pos, rec_left;       /* the records of the stretch given out last */
+	int joined;                     /* until is where cur joins the next ... */
+	size_t next_pos;                /* ... whose stretches are given from here on */
+	int finished;                   /* nothing after cur */
+	int rest_serial;                /* cur ends not modelled: the one-thread decoder next */
+	struct jf_decoder *serial;      /* cur's decoder, after a seam did not join */
+	struct run serial_run;
+	struct jf_insn_cache *serial_insns;
+	struct jf_fast_blocks *serial_blocks;
+	struct segment *serial_after;   /* ... which has decoded exactly this segment */
+	struct jf_decoder *rest;        /* the one-thread decoder from the beginning */
+	uint64_t given_until;           /* the stretches given out end here */
+	uint64_t given, skip;           /* records given out; still to skip from rest */
+	uint64_t given_hash, skipped_hash;
+	uint64_t released;
+};
+
+static uint64_t record_hash(uint64_t h, const struct jf_flow *f)
+{
+	size_t i, n = jf_flow_record_size(f) / 8;
+	uint64_t w;
+
+	/* FNV-1a by 64-bit words over the record (records are cleared before they are
+	 * filled, and their size is a multiple of 8: flow_buffer.c). */
+	for (i = 0; i < n; i++) {
+		memcpy(&w, (const char *)f + 8 * i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+static int stopping(struct pt_count *p)
+{
+	return jf_seg_queue_stopping(&p->q);
+}
+
+static struct segment *seg_of(struct jf_seg *s)
+{
+	return (struct segment *)(void *)s;
+}
+
+static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
+{
+	struct stretch *t;
+	size_t i;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 32;
+
+		t = realloc(s->st, cap * sizeof(*t));
+		if (!t)
+			return -1;
+		s->st = t;
+		s->cap = cap;
+	}
+	t = &s->st[s->n++];
+	t->psb = c->psb;
+	t->insns = c->insns;
+	t->blocks = c->blocks;
+	t->tmin = c->tmin;
+	t->tmax = c->tmax;
+	t->has_time = c->has_time;
+	t->records = s->records.len;
+	t->nrecords = c->nrecords;
+	t->state = c->state;
+	for (i = 0; i < c->nrecords; i++) {
+		if (jf_flow_buffer_push(&s->records, &c->records[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* pt_fast_watch.h: keep the stretch; pause once far enough past the segment's end. */
+static int on_commit(void *ctx, const struct jf_pt_fast_commit *c)
+{
+	struct run *r = ctx;
+	struct segment *s = r->seg;
+
+	if (c->unmodelled) {
+		s->unmodelled = 1;
+		return 1;
+	}
+	if (add_stretch(s, c) < 0) {
+		s->failed = 1;
+		jf_fail(&s->err, "out of memory");
+		return 1;
+	}
+	if (c->psb >= r->p->cfg.size) {
+		s->ended = 1;
+		return 1;
+	}
+	if (s->seg.last)
+		return stopping(r->p);
+	if (c->psb >= s->seg.end)
+		s->past++;
+	return (s->past >= MIN_PAST && c->psb >= s->seg.end + r->p->opt.overlap) ||
+	       stopping(r->p);
+}
+
+static void clear_segment(struct segment *s)
+{
+	s->n = 0;
+	s->past = 0;
+	s->unmodelled = s->ended = s->failed = 0;
+	jf_flow_buffer_clear(&s->records);
+}
+
+/* Decode into run->seg with dec until the watcher pauses it or it ends. */
+static void decode_into(struct run *run, struct jf_decoder *dec)
+{
+	struct jf_flow f;
+	int rc;
+
+	while ((rc = jf_decoder_next(dec, &f, &run->seg->err)) > 0)
+		; /* the watcher has the records */
+	if (rc < 0)
+		run->seg->failed = 1;
+}
+
+static struct jf_decoder *segment_decoder(struct pt_count *p, const struct segment *s,
+					  struct jf_codemap *map, struct jf_insn_cache *insns,
+					  struct jf_fast_blocks *blocks, struct run *run,
+					  struct jf_error *err)
+{
+	struct jf_pt_config cfg = p->cfg;
+
+	cfg.insns = insns;
+	cfg.release_consumed = 0;       /* the consumer releases what all have passed */
+	if (!s->seg.first) {
+		cfg.has_sync_at = 1;
+		cfg.sync_at = s->seg.start;
+	}
+	return jf_pt_fast_watched_new(&cfg, map, blocks, on_commit, run, err);
+}
+
+/* pt_seg_queue.h: a new segment, with the memory of one given out if there is one. */
+static struct jf_seg *new_segment(void *ctx)
+{
+	struct pt_count *p = ctx;
+	struct segment *s = p->spare;
+
+	if (s) {
+		/* Its stretches and records keep their memory (not faulted in again). */
+		struct segment kept = *s;
+
+		p->spare = seg_of(s->seg.next);
+		memset(s, 0, sizeof(*s));
+		s->st = kept.st;
+		s->cap = kept.cap;
+		s->records = kept.records;
+		jf_flow_buffer_clear(&s->records);
+	} else if (!(s = calloc(1, sizeof(*s)))) {
+		return NULL;
+	}
+	return &s->seg;
+}
+
+static void recycle_segment(void *ctx, struct jf_seg *s)
+{
+	struct pt_count *p = ctx;
+
+	s->next = p->spare ? &p->spare->seg : NULL;
+	p->spare = seg_of(s);
+}
+
+/* A thread's instruction and block caches over map (as pt_fast.c makes its own). */
+static int block_cache(struct jf_codemap *map, struct jf_insn_cache **insns,
+		       struct jf_fast_blocks **blocks)
+{
+	*insns = jf_insn_cache_new(map);
+	*blocks = *insns ? jf_fast_blocks_new(*insns, map, BLOCK_CACHE_LOG2) : NULL;
+	return *blocks ? 0 : -1;
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct pt_count *p = w->p;
+	struct jf_seg *b;
+
+	while ((b = jf_seg_queue_next_job(&p->q))) {
+		struct segment *s = seg_of(b);
+		struct run run = { p, s };
+		struct jf_decoder *dec = segment_decoder(p, s, w->map, w->insns, w->blocks, &run,
+							 &s->err);
+
+		if (dec)
+			decode_into(&run, dec);
+		else
+			s->failed = 1;
+		jf_decoder_free(dec);
+		jf_seg_queue_job_done(&p->q, b, &p->report->segments);
+	}
+	return NULL;
+}
+
+/* Whether g, which started later with an empty return stack, is in the state f is in. */
+static int same_state(const struct jf_pt_fast_state *f, const struct jf_pt_fast_state *g)
+{
+	if (f->ip != g->ip || f->enabled != g->enabled || f->isa != g->isa ||
+	    f->status != g->status || f->tsc != g->tsc || f->lost_mtc != g->lost_mtc ||
+	    f->lost_cyc != g->lost_cyc || f->cbr != g->cbr || g->depth > f->depth)
+		return 0;
+	return !memcmp(f->ret, g->ret, (size_t)g->depth * sizeof(g->ret[0]));
+}
+
+static int same_stretch(const struct segment *f, const struct stretch *a, const struct segment *g,
+			const struct stretch *b)
+{
+	size_t i, pa = a->records, pb = b->records;
+
+	if (a->psb != b->psb || a->insns != b->insns || a->blocks != b->blocks ||
+	    a->has_time != b->has_time || a->nrecords != b->nrecords ||
+	    (a->has_time && (a->tmin != b->tmin || a->tmax != b->tmax)) ||
+	    !same_state(&a->state, &b->state))
+		return 0;
+	for (i = 0; i < a->nrecords; i++) {
+		if (!jf_flow_buffer_same(&f->records, pa, &g->records, pb))
+			return 0;
+		pa += jf_flow_record_size(jf_flow_buffer_at(&f->records, pa));
+		pb += jf_flow_record_size(jf_flow_buffer_at(&g->records, pb));
+	}
+	return 1;
+}
+
+/* Where f's stretches (from `from` on) hand over to g's: f's up to and including *fa, then
+ * g's after *gb. 0 if no PSB past the seam qualifies. */
+static int find_join(const struct segment *f, size_t from, const struct segment *g, size_t *fa,
+		     size_t *gb)
+{
+	size_t a, b = 0;
+
+	if (f->failed || g->failed)
+		return 0;
+	for (a = from; a < f->n; a++) {
+		size_t i, j;
+
+		if (f->st[a].psb < g->seg.start)
+			continue;
+		while (b < g->n && g->st[b].psb < f->st[a].psb)
+			b++;
+		if (b == g->n)
+			return 0;
+		if (g->st[b].psb != f->st[a].psb || !same_state(&f->st[a].state, &g->st[b].state))
+			continue;
+		/* Every stretch both decoded after the PSB must agree, and there must be one. */
+		for (i = a + 1, j = b + 1; i < f->n && j < g->n; i++, j++) {
+			if (!same_stretch(f, &f->st[i], g, &g->st[j]))
+				break;
+		}
+		if (i == a + 1 || (i < f->n && j < g->n))
+			continue;
+		/* One stopped where the other went on: their states differ after all. */
+		if ((i == f->n && j < g->n && f->unmodelled) ||
+		    (j == g->n && i < f->n && g->unmodelled))
+			continue;
+		*fa = a;
+		*gb = b;
+		return 1;
+	}
+	return 0;
+}
+
+static void release_before(struct pt_count *p, uint64_t offset)
+{
+	if (!p->cfg.release_consumed || offset < p->released + RELEASE_STEP + RELEASE_LAG)
+		return;
+	jf_mapped_release(p->cfg.trace, p->released, offset - RELEASE_LAG);
+	p->released = offset - RELEASE_LAG;
+}
+
+static void free_segment(struct segment *s)
+{
+	free(s->st);
+	jf_flow_buffer_fini(&s->records);
+	free(s);
+}
+
+static void drop_head(struct pt_count *p)
+{
+	uint64_t start = p->cur->seg.start;
+
+	if (p->serial_after == p->cur)
+		p->serial_after = NULL;
+	/* A worker may cut a new segment from it as soon as it is dropped. */
+	jf_seg_queue_drop_first(&p->q);
+	release_before(p, start);
+}
+
+/* cur's stretches are ready: how far they go before the next segment's take over. */
+static int plan_segment(struct pt_count *p, struct jf_error *err)
+{
+	struct segment *cur = p->cur, *next;
+	size_t fa, gb;
+
+	p->until = cur->n;
+	p->joined = 0;
+	if (cur->failed) {
+		*err = cur->err;
+		return -1;
+	}
+	if (cur->ended || (cur->seg.last && !cur->unmodelled)) {
+		p->finished = 1;
+		return 0;
+	}
+	next = cur->seg.last ? NULL : seg_of(jf_seg_queue_wait_next(&p->q, &cur->seg));
+	if (next)
+		jf_seg_queue_wait_done(&p->q, &next->seg);
+	if (next && !p->opt.no_joins && find_join(cur, p->pos, next, &fa, &gb)) {
+		p->until = fa + 1;
+		p->next_pos = gb + 1;
+		p->joined = 1;
+		p->report->joins++;
+	} else if (cur->unmodelled) {
+		/* Decoding cur again would stop at the same stretch. */
+		p->rest_serial = 1;
+	}
+	return 0;
+}
+
+/* The consumer's own decoder, in the state cur's worker left: cur decoded again (the
+ * same stretches, checked). */
+static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_error *err)
+{
+	struct segment *again = calloc(1, sizeof(*again));
+	size_t i;
+	int rc = 0;
+
+	if (!again)
+		return jf_fail(err, "out of memory");
+	*again = *cur;
+	memset(&again->records, 0, sizeof(again->records));
+	again->st = NULL;
+	again->cap = 0;
+	again->seg.next = NULL;
+	clear_segment(again);
+	jf_decoder_free(p->serial);
+	p->serial_run.p = p;
+	p->serial_run.seg = again;
+	if (!p->serial_blocks && block_cache(p->map, &p->serial_insns, &p->serial_blocks) < 0) {
+		free_segment(again);
+		return jf_fail(err, "out of memory");
+	}
+	p->serial = segment_decoder(p, cur, p->map, p->serial_insns, p->serial_blocks, &p->serial_run, err);
+	if (!p->serial) {
+		free_segment(again);
+		return -1;
+	}
+	decode_into(&p->serial_run, p->serial);
+	for (i = 0; i < cur->n && i < again->n; i++) {
+		if (!same_stretch(cur, &cur->st[i], again, &again->st[i]))
+			break;
+	}
+	if (again->failed)
+		rc = -1, *err = again->err;
+	else if (i < cur->n || again->n != cur->n || again->unmodelled != cur->unmodelled)
+		rc = jf_fail(err, "parallel count: segment at trace offset 0x%llx decodes "
+			     "differently a second time (at its stretch %zu)",
+			     (unsigned long long)cur->seg.start, i);
+	free_segment(again);
+	p->serial_after = cur;
+	return rc;
+}
+
+/* From here on, the one-thread decoder: the rest of the trace as it gives it. */
+static int start_rest(struct pt_count *p, struct jf_error *err)
+{
+	jf_seg_queue_join(&p->q);
+	p->report->rest_one_thread = 1;
+	p->report->rest_from = p->given_until;
+	p->rest = jf_pt_fast_counter_new(&p->cfg, p->map, err);
+	p->skip = p->given;
+	return p->rest ? 0 : -1;
+}
+
+/* cur is given out: go on with the next segment. 1 = more, 0 = the end. */
+static int advance(struct pt_count *p, struct jf_error *err)
+{
+	/* The next segment was waited for (under the lock) in plan_segment. */
+	struct segment *cur = p->cur, *next = seg_of(cur->seg.next);
+
+	if (p->rest_serial)
+		return start_rest(p, err) < 0 ? -1 : 1;
+	if (p->finished)
+		return 0;
+	if (p->joined) {
+		p->pos = p->next_pos;
+		jf_decoder_free(p->serial);
+		p->serial = NULL;
+		p->serial_after = NULL;
+	} else {
+		/* The seam did not join: cur's decoder state is the right one, so decode the
+		 * next segment on with it. */
+		if (p->serial_after != cur && serial_decoder_at(p, cur, err) < 0)
+			return -1;
+		p->report->serial++;
+		clear_segment(next);
+		p->serial_run.seg = next;
+		decode_into(&p->serial_run, p->serial);
+		p->serial_after = next;
+		p->pos = 0;
+	}
+	drop_head(p);
+	p->cur = next;
+	return plan_segment(p, err) < 0 ? -1 : 1;
+}
+
+/* The one-thread decoder's next record past those already given out. */
+static int next_from_rest(struct pt_count *p, struct jf_flow *f, struct jf_error *err)
+{
+	int rc;
+
+	while ((rc = jf_decoder_next(p->rest, f, err)) > 0) {
+		if (!p->skip)
+			return rc;
+		p->skipped_hash = record_hash(p->skipped_hash, f);
+		if (--p->skip == 0 && p->skipped_hash != p->given_hash)
+			break;
+	}
+	if (rc < 0)
+		return rc;
+	if (p->skip || p->skipped_hash != p->given_hash)
+		return jf_fail(err, "parallel count: the records given out before offset "
+			       "0x%llx differ from one thread's", (unsigned long long)f->offset);
+	/* The end: its statistics are the whole trace's. */
+	*p->stats = *jf_decoder_stats(p->rest);
+	jf_seg_queue_join(&p->q);
+	return 0;
+}
+
+static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
+{
+	struct pt_count *p = self;
+
+	if (p->rest)
+		return next_from_rest(p, f, err);
+	if (!p->cur) {
+		p->cur = seg_of(jf_seg_queue_first(&p->q));
+		jf_seg_queue_wait_done(&p->q, &p->cur->seg);
+		p->pos = 0;
+		if (plan_segment(p, err) < 0)
+			return -1;
+	}
+	while (!p->rec_left) {
+		const struct stretch *t;
+		struct jf_decode_stats *s = p->stats;
+
+		while (p->pos >= p->until) {
+			int rc = advance(p, err);
+
+			if (rc == 0)
+				jf_seg_queue_join(&p->q); /* the report is final */
+			if (rc <= 0)
+				return rc;
+			if (p->rest)
+				return next_from_rest(p, f, err);
+		}
+		t = &p->cur->st[p->pos++];
+		p->given_until = t->psb;
+		s->insns += t->insns;
+		s->blocks += t->blocks;
+		if (t->has_time) {
+			if (!s->has_time || t->tmin < s->first_time)
+				s->first_time = t->tmin;
+			if (!s->has_time || t->tmax > s->last_time)
+				s->last_time = t->tmax;
+			s->has_time = 1;
+		}
+		p->rec_pos = t->records;
+		p->rec_left = t->nrecords;
+	}
+	p->rec_pos = jf_flow_buffer_get(&p->cur->records, p->rec_pos, f);
+	p->rec_left--;
+	p->given++;
+	p->given_hash = record_hash(p->given_hash, f);
+	return 1;
+}
+
+static void count_free(void *self)
+{
+	struct pt_count *p = self;
+	int i;
+
+	jf_seg_queue_join(&p->q);
+	for (i = 0; i < p->nworkers; i++) {
+		jf_fast_blocks_free(p->workers[i].blocks);
+		jf_insn_cache_free(p->workers[i].insns);
+		jf_codemap_free(p->workers[i].map);
+	}
+	free(p->workers);
+	jf_seg_queue_fini(&p->q);
+	while (p->spare) {
+		struct segment *s = p->spare;
+
+		p->spare = seg_of(s->seg.next);
+		free_segment(s);
+	}
+	jf_decoder_free(p->serial);
+	jf_fast_blocks_free(p->serial_blocks);
+	jf_insn_cache_free(p->serial_insns);
+	jf_decoder_free(p->rest);
+	free(p);
+}
+
+static const struct jf_decoder_ops count_ops = { count_next, count_free };
+
+static int start_workers(struct pt_count *p, struct jf_error *err)
+{
+	int i;
+
+	p->workers = calloc((size_t)p->opt.jobs, sizeof(*p->workers));
+	if (!p->workers)
+		return jf_fail(err, "out of memory");
+	p->nworkers = p->opt.jobs;
+	for (i = 0; i < p->nworkers; i++) {
+		struct worker *w = &p->workers[i];
+
+		w->p = p;
+		w->map = jf_codemap_clone(p->map, err);
+		if (!w->map)
+			return -1;
+		if (block_cache(w->map, &w->insns, &w->blocks) < 0)
+			return jf_fail(err, "out of memory");
+		if (jf_seg_queue_start_worker(&p->q, work, w, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
+					      struct jf_codemap *map,
+					      const struct jf_pt_parallel_options *opt,
+					      struct jf_pt_parallel_report *report,
+					      struct jf_error *err)
+{
+	uint64_t segment_size = opt->segment_size ? opt->segment_size
+						  : JF_PT_COUNT_SEGMENT_DEFAULT;
+	struct jf_decoder *dec;
+	struct pt_count *p;
+
+	if (opt->jobs <= 1 || cfg->size <= segment_size)
+		return jf_pt_fast_counter_new(cfg, map, err);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	p->cfg = *cfg;
+	p->cfg.insns = NULL;
+	p->map = map;
+	p->opt = *opt;
+	p->opt.segment_size = segment_size;
+	if (!p->opt.overlap)
+		p->opt.overlap = JF_PT_OVERLAP_DEFAULT;
+	p->report = report ? report : &p->own_report;
+	if (jf_seg_queue_init(&p->q, cfg->trace, cfg->size, segment_size, (size_t)opt->jobs + 2,
+			      p, new_segment, recycle_segment) < 0) {
+		jf_fail(err, "out of memory");
+		count_free(p);
+		return NULL;
+	}
+	if (start_workers(p, err) < 0) {
+		count_free(p);
+		return NULL;
+	}
+	dec = jf_pt_wrap(&count_ops, p, cfg, err);
+	if (dec)
+		p->stats = jf_decoder_stats_mut(dec);
+	return dec;
+}
