@@ -164,19 +164,19 @@ static inline enum jf_split_class jf_split_fast(enum jf_code_class c)
  * addresses, so the answers are remembered in a direct-mapped table for one state of the
  * code: the table's epoch moves on when the code model (model_generation) or the code map
  * (its generation) changes, which makes every slot stale at once. */
-#define JF_CLASS_MEMO_BITS 10
-struct block_class_slot {
+#define JF_CLASS_MEMO_BITS 11
+struct block_class_slot {       /* 32 bytes: two to a cache line */
 	uint64_t start;
-	uint64_t epoch;               /* valid when the table's epoch */
 	struct live_region *r;        /* jf_zone_model_region_at(start) */
-	uint64_t guard_last;          /* guard_by_branch looked up for this last instruction */
-	int32_t guard;                /* ... and its answer: guard index, or -1 */
+	uint32_t epoch;               /* valid when the table's epoch */
+	int32_t guard;                /* guard_by_branch's answer (guard index, or -1) ... */
+	uint32_t guard_last;          /* ... for the instruction at start + this */
 	uint8_t cls;                  /* enum jf_code_class, before instrumentation */
 	uint8_t has_guard;            /* guard_last and guard are set */
 };
 
 struct block_class_memo {
-	uint64_t epoch;               /* 0: not started */
+	uint32_t epoch;               /* 0: not started */
 	uint64_t model_generation, map_generation;
 	struct block_class_slot slot[1u << JF_CLASS_MEMO_BITS];
 };

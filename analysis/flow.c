@@ -166,17 +166,18 @@ static void attribute_time(struct jf_analysis *a, struct thread_state *t, uint64
 	a->has_time = 1;
 }
 
-/* The guard whose branch is instruction `last` (-1: none), remembered in the block's
- * slot. */
+/* The guard whose branch is instruction `last` (-1: none), remembered in the slot of the
+ * block's start (when last is within 4 GiB of it). */
 static int32_t guard_at(struct jf_analysis *a, struct block_class_slot *s, uint64_t last)
 {
+	uint64_t off = last - s->start;
 	uint32_t g;
 
-	if (!s->has_guard || s->guard_last != last) {
-		s->guard = jf_index_map_get(&a->zm.guard_by_branch, last, &g) ? (int32_t)g : -1;
-		s->guard_last = last;
-		s->has_guard = 1;
-	}
+	if (s->has_guard && s->guard_last == off)
+		return s->guard;
+	s->guard = jf_index_map_get(&a->zm.guard_by_branch, last, &g) ? (int32_t)g : -1;
+	s->guard_last = (uint32_t)off;
+	s->has_guard = off <= UINT32_MAX;
 	return s->guard;
 }
 
@@ -298,7 +299,11 @@ static struct block_class_slot *classify(struct jf_analysis *a, uint64_t start)
 
 	if (!m->epoch || m->model_generation != a->model_generation ||
 	    m->map_generation != map_gen) {
-		m->epoch++;
+		if (++m->epoch == 0) {
+			/* wrapped: slots of epoch 1 would look valid again */
+			memset(m->slot, 0, sizeof(m->slot));
+			m->epoch = 1;
+		}
 		m->model_generation = a->model_generation;
 		m->map_generation = map_gen;
 	}
@@ -328,7 +333,8 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	if (a->ninstrumented && instrumented_index(a, t->tid) >= 0)
 		cls = JF_CLASS_INSTRUMENTATION;
 	split = jf_split_fast(cls);
-	jf_views_block_begin(a, t->tid, r, cls, trace, b);
+	if (a->cfg.views)
+		jf_views_block_begin(a, t->tid, r, cls, trace, b);
 	a->blocks++;
 	a->insns += b->ninsn;
 	if (cls == JF_CLASS_UNKNOWN)
@@ -394,7 +400,8 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		jf_count_bytecodes(a, r, b);
 	if (r)
 		jf_points_count(a, r, b);
-	jf_views_block_end(a, b);
+	if (a->cfg.views)
+		jf_views_block_end(a, b);
 	end_at_guard(a, t, r, b, slot);
 
 	if (!t->has_first) {
