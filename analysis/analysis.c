@@ -57,6 +57,7 @@ void jf_analysis_free(struct jf_analysis *a)
 int jf_analysis_add_native(struct jf_analysis *a, uint64_t start, uint64_t end,
 			   enum jf_code_class cls, const char *name)
 {
+	a->model_generation++;
 	return jf_zone_model_add_native(&a->zm, start, end, cls);
 }
 

@@ -146,7 +146,40 @@ int jf_views_result(const struct jf_analysis *a, struct jf_analysis_result *r);
 void jf_views_result_free(struct jf_analysis_result *r);
 void jf_views_free(struct jf_views_state *v);
 
+/* ---- names.c ---------------------------------------------------------------------- */
+
+/* jf_split_of as a table the per-block path reads without a call. */
+extern const uint8_t jf_split_by_class[JF_CLASS_COUNT];
+
+static inline enum jf_split_class jf_split_fast(enum jf_code_class c)
+{
+	return (unsigned)c < JF_CLASS_COUNT ? (enum jf_split_class)jf_split_by_class[c] :
+					      JF_SPLIT_UNKNOWN;
+}
+
 /* ---- per-thread state (flow.c) ---------------------------------------------------- */
+
+/* What count_block asks about every block, by its start address: its live region, its
+ * class, and the guard whose branch is its last instruction. Blocks start at few
+ * addresses, so the answers are remembered in a direct-mapped table for one state of the
+ * code: the table's epoch moves on when the code model (model_generation) or the code map
+ * (its generation) changes, which makes every slot stale at once. */
+#define JF_CLASS_MEMO_BITS 11
+struct block_class_slot {       /* 32 bytes: two to a cache line */
+	uint64_t start;
+	struct live_region *r;        /* jf_zone_model_region_at(start) */
+	uint32_t epoch;               /* valid when the table's epoch */
+	int32_t guard;                /* guard_by_branch's answer (guard index, or -1) ... */
+	uint32_t guard_last;          /* ... for the instruction at start + this */
+	uint8_t cls;                  /* enum jf_code_class, before instrumentation */
+	uint8_t has_guard;            /* guard_last and guard are set */
+};
+
+struct block_class_memo {
+	uint32_t epoch;               /* 0: not started */
+	uint64_t model_generation, map_generation;
+	struct block_class_slot slot[1u << JF_CLASS_MEMO_BITS];
+};
 
 struct thread_state {
 	int32_t tid;
@@ -245,6 +278,7 @@ struct jf_analysis {
 	/* Zone records that changed the code model (regions, guards, pc maps, headers). */
 	uint64_t model_generation;
 	struct jf_block_memo *memo;       /* bytecodes.c */
+	struct block_class_memo class_memo; /* flow.c */
 };
 
 /* Whether a guard's branch, taken or falling through, left through its exit. */

@@ -211,7 +211,8 @@ static void replay(struct jf_analysis *a, const struct jf_block_memo *m, const s
 	for (i = 0; i < mb->nruns; i++, run++) {
 		if (run->bytecode >= 0) {
 			a->bytecodes[run->bytecode].insns += run->count;
-			jf_views_bytecode_insns(a, run->bytecode, run->count);
+			if (a->cfg.views)
+				jf_views_bytecode_insns(a, run->bytecode, run->count);
 		}
 		if (run->op >= 0)
 			a->ops[run->op].insns += run->count;

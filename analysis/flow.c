@@ -44,7 +44,7 @@ struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid)
 void jf_split_add_transition(struct jf_split_result *s, enum jf_code_class from,
 			     enum jf_code_class to)
 {
-	enum jf_split_class f = jf_split_of(from), t = jf_split_of(to);
+	enum jf_split_class f = jf_split_fast(from), t = jf_split_fast(to);
 
 	if (f != t)
 		s->transitions[f][t]++;
@@ -145,7 +145,8 @@ static void lose_track(struct jf_analysis *a, struct thread_state *t)
 static void attribute_time(struct jf_analysis *a, struct thread_state *t, uint64_t time,
 			   enum jf_split_class split, int32_t trace)
 {
-	jf_views_time(a, t->tid, t->has_time, t->last_time, time);
+	if (a->cfg.views)
+		jf_views_time(a, t->tid, t->has_time, t->last_time, time);
 	if (t->has_time && time >= t->last_time) {
 		uint64_t delta = time - t->last_time;
 
@@ -165,14 +166,31 @@ static void attribute_time(struct jf_analysis *a, struct thread_state *t, uint64
 	a->has_time = 1;
 }
 
-static void end_at_guard(struct jf_analysis *a, struct thread_state *t,
-			 const struct live_region *r, const struct jf_block *b)
+/* The guard whose branch is instruction `last` (-1: none), remembered in the slot of the
+ * block's start (when last is within 4 GiB of it). */
+static int32_t guard_at(struct jf_analysis *a, struct block_class_slot *s, uint64_t last)
 {
+	uint64_t off = last - s->start;
 	uint32_t g;
+
+	if (s->has_guard && s->guard_last == off)
+		return s->guard;
+	s->guard = jf_index_map_get(&a->zm.guard_by_branch, last, &g) ? (int32_t)g : -1;
+	s->guard_last = (uint32_t)off;
+	s->has_guard = off <= UINT32_MAX;
+	return s->guard;
+}
+
+static void end_at_guard(struct jf_analysis *a, struct thread_state *t,
+			 const struct live_region *r, const struct jf_block *b,
+			 struct block_class_slot *s)
+{
+	int32_t g;
 
 	if (b->end != JF_END_COND && b->end != JF_END_COND_TAKEN && b->end != JF_END_COND_NOT_TAKEN)
 		return;
-	if (!jf_index_map_get(&a->zm.guard_by_branch, b->last, &g))
+	g = guard_at(a, s, b->last);
+	if (g < 0)
 		return;
 	/* A guard of code freed since: its branch address may hold other code now. A side
 	 * trace's stack check exits through its parent's exit (LuaJIT), so the parent's
@@ -181,10 +199,10 @@ static void end_at_guard(struct jf_analysis *a, struct thread_state *t,
 		   !(r->trace >= 0 && a->traces[r->trace].parent_trace == a->guards[g].trace_id)))
 		return;
 	if (b->end == JF_END_COND_TAKEN || b->end == JF_END_COND_NOT_TAKEN) {
-		resolve_guard(a, t, (int32_t)g, b->end == JF_END_COND_TAKEN);
+		resolve_guard(a, t, g, b->end == JF_END_COND_TAKEN);
 		return;
 	}
-	t->pending_guard = (int32_t)g;
+	t->pending_guard = g;
 	t->pending_fallthrough = b->next ? b->next : b->last + b->last_size;
 }
 
@@ -267,21 +285,56 @@ int jf_instrumentation_event(struct jf_analysis *a, int32_t tid, int begin)
 	return 0;
 }
 
+/* The slot of the block starting at `start`, filled for the current code: its region
+ * (from the zone model) or, outside every region, the class of the native code there
+ * (the model's interpreter ranges, then the caller's native_class, whose answers also
+ * hold while the code map's generation stays the same). */
+static struct block_class_slot *classify(struct jf_analysis *a, uint64_t start)
+{
+	struct block_class_memo *m = &a->class_memo;
+	uint64_t map_gen = a->cfg.map ? jf_codemap_generation(a->cfg.map) : 0;
+	struct block_class_slot *s =
+		&m->slot[(start * 0x9e3779b97f4a7c15ull) >> (64 - JF_CLASS_MEMO_BITS)];
+	enum jf_code_class cls;
+
+	if (!m->epoch || m->model_generation != a->model_generation ||
+	    m->map_generation != map_gen) {
+		if (++m->epoch == 0) {
+			/* wrapped: slots of epoch 1 would look valid again */
+			memset(m->slot, 0, sizeof(m->slot));
+			m->epoch = 1;
+		}
+		m->model_generation = a->model_generation;
+		m->map_generation = map_gen;
+	}
+	if (s->epoch == m->epoch && s->start == start)
+		return s;
+	s->start = start;
+	s->epoch = m->epoch;
+	s->has_guard = 0;
+	s->r = jf_zone_model_region_at(&a->zm, start);
+	cls = s->r ? s->r->cls : jf_zone_model_native_at(&a->zm, start);
+	if (cls == JF_CLASS_UNKNOWN && !s->r && a->cfg.native_class)
+		cls = a->cfg.native_class(a->cfg.native_ctx, start);
+	s->cls = (uint8_t)cls;
+	return s;
+}
+
 static void count_block(struct jf_analysis *a, struct thread_state *t, const struct jf_flow *f)
 {
 	const struct jf_block *b = &f->u.block;
-	struct live_region *r = jf_zone_model_region_at(&a->zm, b->start);
-	enum jf_code_class cls = r ? r->cls : jf_zone_model_native_at(&a->zm, b->start);
-	enum jf_split_class split = jf_split_of(cls);
+	struct block_class_slot *slot = classify(a, b->start);
+	struct live_region *r = slot->r;
+	enum jf_code_class cls = (enum jf_code_class)slot->cls;
+	enum jf_split_class split;
 	int32_t trace = r ? r->trace : -1;
 
-	if (cls == JF_CLASS_UNKNOWN && !r && a->cfg.native_class)
-		cls = a->cfg.native_class(a->cfg.native_ctx, b->start);
 	cls = instrumentation_call(t, cls);
 	if (a->ninstrumented && instrumented_index(a, t->tid) >= 0)
 		cls = JF_CLASS_INSTRUMENTATION;
-	split = jf_split_of(cls);
-	jf_views_block_begin(a, t->tid, r, cls, trace, b);
+	split = jf_split_fast(cls);
+	if (a->cfg.views)
+		jf_views_block_begin(a, t->tid, r, cls, trace, b);
 	a->blocks++;
 	a->insns += b->ninsn;
 	if (cls == JF_CLASS_UNKNOWN)
@@ -347,8 +400,9 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		jf_count_bytecodes(a, r, b);
 	if (r)
 		jf_points_count(a, r, b);
-	jf_views_block_end(a, b);
-	end_at_guard(a, t, r, b);
+	if (a->cfg.views)
+		jf_views_block_end(a, b);
+	end_at_guard(a, t, r, b, slot);
 
 	if (!t->has_first) {
 		t->has_first = 1;
@@ -406,7 +460,9 @@ int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *f)
 		*tid = f->u.context.tid;
 		return jf_thread(a, *tid) ? 0 : -1;
 	}
-	t = jf_thread(a, *tid);
+	/* The thread of the last flow, without a call, in the common case. */
+	t = a->cur_thread < a->nthreads && a->threads[a->cur_thread].tid == *tid ?
+		&a->threads[a->cur_thread] : jf_thread(a, *tid);
 	if (!t)
 		return -1;
 	switch (f->kind) {

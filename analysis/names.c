@@ -1,5 +1,5 @@
 /* Names of the analysis's classes, as reports and JSON print them. */
-#include "jitflow/analysis.h"
+#include "analysis_internal.h"
 
 const char *jf_code_class_name(enum jf_code_class c)
 {
@@ -25,22 +25,21 @@ const char *jf_split_class_name(enum jf_split_class c)
 	return (unsigned)c < JF_SPLIT_COUNT ? names[c] : "unknown";
 }
 
+const uint8_t jf_split_by_class[JF_CLASS_COUNT] = {
+	[JF_CLASS_UNKNOWN] = JF_SPLIT_UNKNOWN,
+	[JF_CLASS_INTERPRETER] = JF_SPLIT_INTERPRETER,
+	[JF_CLASS_TRACE] = JF_SPLIT_JITTED,        [JF_CLASS_BRIDGE] = JF_SPLIT_JITTED,
+	[JF_CLASS_EXIT_STUB] = JF_SPLIT_JITTED,    [JF_CLASS_TRAMPOLINE] = JF_SPLIT_JITTED,
+	[JF_CLASS_INLINE_CACHE] = JF_SPLIT_JITTED, [JF_CLASS_STENCIL] = JF_SPLIT_JITTED,
+	[JF_CLASS_JITTED] = JF_SPLIT_JITTED,
+	[JF_CLASS_RUNTIME] = JF_SPLIT_NATIVE,      [JF_CLASS_NATIVE] = JF_SPLIT_NATIVE,
+	[JF_CLASS_KERNEL] = JF_SPLIT_NATIVE,
+	[JF_CLASS_INSTRUMENTATION] = JF_SPLIT_INSTRUMENTATION,
+};
+
 enum jf_split_class jf_split_of(enum jf_code_class c)
 {
-	switch (c) {
-	case JF_CLASS_INTERPRETER:
-		return JF_SPLIT_INTERPRETER;
-	case JF_CLASS_TRACE: case JF_CLASS_BRIDGE: case JF_CLASS_EXIT_STUB:
-	case JF_CLASS_TRAMPOLINE: case JF_CLASS_INLINE_CACHE: case JF_CLASS_STENCIL:
-	case JF_CLASS_JITTED:
-		return JF_SPLIT_JITTED;
-	case JF_CLASS_RUNTIME: case JF_CLASS_NATIVE: case JF_CLASS_KERNEL:
-		return JF_SPLIT_NATIVE;
-	case JF_CLASS_INSTRUMENTATION:
-		return JF_SPLIT_INSTRUMENTATION;
-	default:
-		return JF_SPLIT_UNKNOWN;
-	}
+	return jf_split_fast(c);
 }
 
 const char *jf_warmup_name(enum jf_warmup_kind k)

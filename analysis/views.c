@@ -202,11 +202,12 @@ int jf_views_block_begin(struct jf_analysis *a, int32_t tid, const struct live_r
 	struct jf_views_state *v = &a->views;
 	struct view_thread *vt;
 	const char *name = "";
-	uint64_t gen = a->cfg.map ? jf_codemap_generation(a->cfg.map) : 0;
+	uint64_t gen;
 	int64_t region = r ? (int64_t)r->region : -1;
 
 	if (!a->cfg.views)
 		return 0;
+	gen = a->cfg.map ? jf_codemap_generation(a->cfg.map) : 0;
 	vt = view_thread(v, tid);
 	if (!vt)
 		return -1;

@@ -45,6 +45,13 @@ struct zone_filter {
 	size_t nsources;
 	struct thread_count threads[64];
 	size_t nthreads;
+	/* What every flow would otherwise ask of every stream (see streams_changed). */
+	size_t known_streams;         /* streams when the summary was made */
+	int any_marker, any_ptwrite, any_position;
+	int time_floor_valid;         /* no time stream's next record is due before ... */
+	uint64_t time_floor;          /* ... this time (apply_until's answer is then none) */
+	const struct jf_decode_stats *in_stats;
+	struct jf_decode_stats *out_stats;
 };
 
 static int is_ext(const struct jf_zone_record *rec)
@@ -52,13 +59,49 @@ static int is_ext(const struct jf_zone_record *rec)
 	return rec->id > JF_ZONE_ID_BASE && rec->id <= JF_ZONE_ID_LAST;
 }
 
-/* Records that happened before time t (streams without markers: all of them; streams with
- * markers: only at the start of the trace, for what happened before it began). */
-static int apply_until(struct jf_zone_image *zi, uint64_t t, int markers_too,
-		       struct jf_error *err)
+/* A stream whose records apply by time alone (no markers, PTWRITEs or positions). */
+static int by_time_only(const struct jf_zone_stream *s)
 {
+	return !s->by_position && !s->marker_addr && !s->ptwrite;
+}
+
+/* Streams are added while decoding (the zone files a perf.data names); how their records
+ * are announced is known once added. Every flow asks which kinds there are, so that is
+ * summed up once per added stream. */
+static void streams_changed(struct zone_filter *zf)
+{
+	struct jf_zone_image *zi = zf->zi;
 	size_t i;
 
+	zf->any_marker = zf->any_ptwrite = zf->any_position = 0;
+	for (i = 0; i < zi->nstreams; i++) {
+		zf->any_marker |= zi->streams[i].marker_addr != 0;
+		zf->any_ptwrite |= zi->streams[i].ptwrite;
+		zf->any_position |= zi->streams[i].by_position;
+	}
+	zf->known_streams = zi->nstreams;
+	zf->time_floor_valid = 0;
+}
+
+/* Records that happened before time t (streams without markers: all of them; streams with
+ * markers: only at the start of the trace, for what happened before it began).
+ *
+ * Every timed flow asks; mostly nothing is due. Only this function moves a by-time
+ * stream's next record (the marker, PTWRITE and position paths take other streams), so
+ * after a call the earliest next record of those streams bounds the next call: before
+ * that time, with no stream added or fresh, there is nothing to do. */
+static int apply_until(struct zone_filter *zf, uint64_t t, int markers_too,
+		       struct jf_error *err)
+{
+	struct jf_zone_image *zi = zf->zi;
+	uint64_t floor = UINT64_MAX;
+	size_t i;
+
+	if (zf->known_streams != zi->nstreams)
+		streams_changed(zf);
+	if (!markers_too && zf->time_floor_valid && t < zf->time_floor)
+		return 0;
+	zf->time_floor_valid = 0;
 	for (i = 0; i < zi->nstreams; i++) {
 		struct jf_zone_stream *s = &zi->streams[i];
 
@@ -70,6 +113,15 @@ static int apply_until(struct jf_zone_image *zi, uint64_t t, int markers_too,
 			if (jf_zone_apply_next(zi, s, JF_ZONE_BY_TIME, err))
 				return -1;
 	}
+	/* (Streams skipped above are not fresh, or go by position and never apply here.) */
+	for (i = 0; i < zi->nstreams; i++) {
+		const struct jf_zone_stream *s = &zi->streams[i];
+
+		if (by_time_only(s) && s->has_next && s->next.time < floor)
+			floor = s->next.time;
+	}
+	zf->time_floor = floor;
+	zf->time_floor_valid = 1;
 	return 0;
 }
 
@@ -256,23 +308,28 @@ static int apply_due(struct zone_filter *zf, struct jf_error *err)
 
 	if (d->time) {
 		d->time = 0;
-		if (apply_until(zf->zi, d->time_value, d->first_time, err))
+		if (apply_until(zf, d->time_value, d->first_time, err))
 			return -1;
 		d->first_time = 0;
 	}
+	/* apply_until has summed up the streams; the kinds that none of them has are not
+	 * asked for (a stream added since is summed up here). */
+	if (zf->known_streams != zf->zi->nstreams)
+		streams_changed(zf);
 	if (d->marker) {
 		d->marker = 0;
-		if (apply_marker_call(zf, &d->block, err))
+		if (zf->any_marker && apply_marker_call(zf, &d->block, err))
 			return -1;
 	}
 	if (d->ptwrite) {
 		d->ptwrite = 0;
-		if (apply_ptwrite(zf->zi, d->ptwrite_seq, err))
+		if (zf->any_ptwrite && apply_ptwrite(zf->zi, d->ptwrite_seq, err))
 			return -1;
 	}
 	if (d->position) {
 		d->position = 0;
-		if (apply_positions(zf->zi, d->tid, d->count, d->count_before, err))
+		if (zf->any_position &&
+		    apply_positions(zf->zi, d->tid, d->count, d->count_before, err))
 			return -1;
 	}
 	return 0;
@@ -365,8 +422,8 @@ static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
 	if (rc <= 0)
 		return rc;
 	/* Backends report trace size and clock facts on their own stats. */
-	in = jf_decoder_stats(zf->inner);
-	out = jf_decoder_stats_mut(zf->outer);
+	in = zf->in_stats;
+	out = zf->out_stats;
 	out->trace_bytes = in->trace_bytes;
 	out->time_is_ns = in->time_is_ns;
 	out->time_is_synthetic = in->time_is_synthetic;
@@ -434,5 +491,7 @@ struct jf_decoder *jf_zone_filter_new(struct jf_decoder *inner, struct jf_zone_i
 		jf_fail(err, "out of memory");
 		return NULL;
 	}
+	zf->in_stats = jf_decoder_stats(inner);
+	zf->out_stats = jf_decoder_stats_mut(zf->outer);
 	return zf->outer;
 }

@@ -621,6 +621,82 @@ static void test_interleaved_sources_are_separate_threads(void **state)
 	jf_codemap_free(map);
 }
 
+/* native_class for the test below: what `native_answer` says, counting the questions. */
+static enum jf_code_class native_answer = JF_CLASS_NATIVE;
+static int native_asked;
+
+static enum jf_code_class answer_native(void *ctx, uint64_t addr)
+{
+	(void)ctx;
+	(void)addr;
+	native_asked++;
+	return native_answer;
+}
+
+/* The analysis remembers what it asks per block start (region, class, the guard at the
+ * block's last instruction) for one state of the code: the same block, run before and
+ * after zone records describe its code and after the code map changes, is counted by
+ * what was true when it ran, and the caller's native_class is asked again only then. */
+static void test_a_block_is_classified_by_the_code_of_its_time(void **state)
+{
+	struct jf_codemap *map = code_map();
+	struct jf_analysis_config cfg = { .map = map, .native_class = answer_native };
+	struct jf_analysis *a;
+	struct jf_analysis_result r;
+	struct jf_error err;
+	const uint64_t loop = GUARD_BRANCH - TRACE + 1, back = TRACE_BACK - GUARD_BRANCH;
+	const uint64_t other = INTERP + 0x300, other_insns = 10;
+	int i, e;
+
+	(void)state;
+	build_script(); /* the zone records */
+	a = jf_analysis_new(&cfg);
+	assert_non_null(a);
+	native_asked = 0;
+	native_answer = JF_CLASS_NATIVE;
+	nsteps = 0;
+	now = 0;
+	for (i = 0; i < 2; i++) {
+		add_block(TRACE, GUARD_BRANCH, JF_END_COND);
+		add_block(GUARD_BRANCH + 1, TRACE_BACK, JF_END_JUMP);
+	}
+	add_block(other, other + other_insns - 1, JF_END_JUMP);
+	add_block(other, other + other_insns - 1, JF_END_JUMP);
+	add_block(TRACE, TRACE + 4, JF_END_COND_NOT_TAKEN); /* a branch that is no guard */
+	/* 1. Nothing describes the trace's code yet: native, once asked per start. */
+	for (i = 0; i < 6; i++)
+		assert_int_equal(jf_analysis_flow(a, &steps[i].flow), 0);
+	assert_int_equal(native_asked, 3);
+	/* 2. Its region and guard are loaded: the same blocks are the trace, the guard
+	 * passes twice (the block after the branch is its fall-through). */
+	for (e = R_TRACE_CODE; e <= R_GUARD; e++)
+		assert_int_equal(jf_analysis_zone_record(a, reader, &records[e]), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(jf_analysis_flow(a, &steps[i].flow), 0);
+	/* the same start, another last instruction: not the guard's branch */
+	assert_int_equal(jf_analysis_flow(a, &steps[6].flow), 0);
+	assert_int_equal(jf_analysis_flow(a, &steps[4].flow), 0);
+	assert_int_equal(native_asked, 4); /* the records might have described `other` */
+	/* 3. The code map changes and with it what native_class says. */
+	native_answer = JF_CLASS_RUNTIME;
+	assert_int_equal(jf_codemap_add_bytes(map, code, 0x100, 0x30000, "more", &err), 0);
+	assert_int_equal(jf_analysis_flow(a, &steps[4].flow), 0);
+	assert_int_equal(jf_analysis_flow(a, &steps[5].flow), 0);
+	assert_int_equal(native_asked, 5);
+
+	assert_int_equal(jf_analysis_result(a, &r), 0);
+	assert_int_equal(r.total.by_class[JF_CLASS_NATIVE], 2 * (loop + back) + 3 * other_insns);
+	assert_int_equal(r.total.by_class[JF_CLASS_TRACE], 2 * (loop + back) + 5);
+	assert_int_equal(r.total.by_class[JF_CLASS_RUNTIME], 2 * other_insns);
+	assert_int_equal(trace(&r, 7)->entries, 1);
+	assert_int_equal(trace(&r, 7)->iterations, 3);
+	assert_int_equal(guard(&r, 7, 3)->passes, 2);
+	assert_int_equal(guard(&r, 7, 3)->exits, 0);
+	jf_analysis_result_free(&r);
+	jf_analysis_free(a);
+	jf_codemap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -628,6 +704,7 @@ int main(void)
 		cmocka_unit_test(test_counts_follow_the_script),
 		cmocka_unit_test(test_long_iteration_series_spills_and_reads_back),
 		cmocka_unit_test(test_two_parts_merge_to_the_whole),
+		cmocka_unit_test(test_a_block_is_classified_by_the_code_of_its_time),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 

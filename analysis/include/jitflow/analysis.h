@@ -245,7 +245,9 @@ struct jf_analysis_config {
 	uint64_t timeline_buckets;   /* most buckets per timeline series (jitflow/views.h);
 	                              * 0 = JF_TIMELINE_BUCKETS */
 	/* Classifies code no zone record or native range describes (e.g. by the file it
-	 * was mapped from); NULL: unknown. */
+	 * was mapped from); NULL: unknown. Asked once per block start address and kept
+	 * while the code map (map's generation) and the zone records stay the same, so
+	 * its answer may depend on those only. */
 	enum jf_code_class (*native_class)(void *ctx, uint64_t addr);
 	void *native_ctx;
 };
