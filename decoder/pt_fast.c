@@ -102,7 +102,7 @@ struct fast {
 	jf_pt_fast_watch_fn watch;  /* pt_fast_watch.h: told of each commit; never hands over */
 	void *watch_ctx;
 	int paused;                 /* the watcher asked to stop after the last commit */
-	int borrowed;               /* blocks (and its insns) are the watcher's */
+	int borrowed;               /* insns, blocks and payloads are the watcher's */
 };
 
 static uint64_t qry_offset(struct fast *f)
@@ -237,8 +237,13 @@ static int tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
 	st->ip = f->ip;
 	st->enabled = f->enabled;
 	st->isa = f->isa;
-	st->status = f->status;
-	if (f->qry) {
+	/* The query path also carries libipt's query decoder across the PSB: its status and
+	 * its time. The packet path does not use it past its start (and its status and time
+	 * there differ between decoders started at different PSBs): it carries only the IP,
+	 * tracing state, mode and return stack, and hands over where a FUP or a MODE.exec
+	 * waits at a PSB. */
+	if (f->qry && !f->by_packets) {
+		st->status = f->status;
 		pt_qry_time(f->qry, &st->tsc, &st->lost_mtc, &st->lost_cyc);
 		pt_qry_core_bus_ratio(f->qry, &st->cbr);
 	}
@@ -292,11 +297,11 @@ static void free_fast_state(struct fast *f)
 		pt_pkt_free_decoder(f->psbs);
 	if (f->pkt)
 		pt_pkt_free_decoder(f->pkt);
-	jf_payloads_free(f->payloads);
 	jf_pt_check_free(f->check);
 	if (!f->borrowed) {
-		jf_fast_blocks_free(f->blocks);
-		jf_insn_cache_free(f->insns);
+		struct jf_pt_fast_caches own = { f->insns, f->blocks, f->payloads };
+
+		jf_pt_fast_caches_fini(&own);
 	}
 	f->qry = NULL;
 	f->psbs = NULL;
@@ -1203,17 +1208,19 @@ static int setup(struct fast *f, struct jf_error *err)
 	f->pending.flows = malloc(QUEUE_MAX * sizeof(struct jf_flow)); /* cleared as used */
 	f->ready.flows = malloc(QUEUE_MAX * sizeof(struct jf_flow));
 	if (!f->borrowed) {
-		f->insns = jf_insn_cache_new(f->map);
-		f->blocks = f->insns ? jf_fast_blocks_new(f->insns, f->map, BLOCK_CACHE_LOG2)
-				     : NULL;
+		struct jf_pt_fast_caches own;
+
+		jf_pt_fast_caches_init(&own, f->map);
+		f->insns = own.insns;
+		f->blocks = own.blocks;
+		f->payloads = own.payloads;
 	}
 	f->check = jf_pt_check_new(f->cfg.trace, f->cfg.size);
 	f->qry = pt_qry_alloc_decoder(&config);
 	f->psbs = pt_pkt_alloc_decoder(&config);
 	f->pkt = pt_pkt_alloc_decoder(&config);
-	f->payloads = f->blocks ? jf_payloads_new(f->blocks, PAYLOAD_CACHE_LOG2) : NULL;
-	if (!f->pending.flows || !f->ready.flows || !f->blocks || !f->check || !f->qry || !f->psbs ||
-	    !f->pkt || !f->payloads)
+	if (!f->pending.flows || !f->ready.flows || !f->payloads || !f->check || !f->qry ||
+	    !f->psbs || !f->pkt)
 		return jf_fail(err, "out of memory (fast Intel PT decoder)");
 	f->generation = jf_codemap_generation(f->map);
 	f->skd022 = config.errata.skd022;
@@ -1223,8 +1230,9 @@ static int setup(struct fast *f, struct jf_error *err)
 }
 
 static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_codemap *map,
-				      struct jf_fast_blocks *blocks, jf_pt_fast_watch_fn watch,
-				      void *watch_ctx, struct jf_error *err)
+				      const struct jf_pt_fast_caches *caches,
+				      jf_pt_fast_watch_fn watch, void *watch_ctx,
+				      struct jf_error *err)
 {
 	struct fast *f;
 	struct jf_decoder *dec;
@@ -1242,9 +1250,12 @@ static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_
 	f->report.fallback_at = -1;
 	f->watch = watch;
 	f->watch_ctx = watch_ctx;
-	f->blocks = blocks;
-	f->insns = blocks ? cfg->insns : NULL;
-	f->borrowed = blocks != NULL;
+	if (caches) {
+		f->insns = caches->insns;
+		f->blocks = caches->blocks;
+		f->payloads = caches->payloads;
+		f->borrowed = 1;
+	}
 	if (setup(f, err) < 0) {
 		fast_free(f);
 		return NULL;
@@ -1272,8 +1283,30 @@ struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
 }
 
 struct jf_decoder *jf_pt_fast_watched_new(const struct jf_pt_config *cfg,
-					  struct jf_codemap *map, struct jf_fast_blocks *blocks,
+					  struct jf_codemap *map,
+					  const struct jf_pt_fast_caches *caches,
 					  jf_pt_fast_watch_fn fn, void *ctx, struct jf_error *err)
 {
-	return counter_new(cfg, map, blocks, fn, ctx, err);
+	return counter_new(cfg, map, caches, fn, ctx, err);
+}
+
+int jf_pt_fast_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map)
+{
+	c->insns = jf_insn_cache_new(map);
+	c->blocks = c->insns ? jf_fast_blocks_new(c->insns, map, BLOCK_CACHE_LOG2) : NULL;
+	c->payloads = c->blocks ? jf_payloads_new(c->blocks, PAYLOAD_CACHE_LOG2) : NULL;
+	if (c->payloads)
+		return 0;
+	jf_pt_fast_caches_fini(c);
+	return -1;
+}
+
+void jf_pt_fast_caches_fini(struct jf_pt_fast_caches *c)
+{
+	jf_payloads_free(c->payloads);
+	jf_fast_blocks_free(c->blocks);
+	jf_insn_cache_free(c->insns);
+	c->payloads = NULL;
+	c->blocks = NULL;
+	c->insns = NULL;
 }

@@ -44,15 +44,30 @@ struct jf_pt_fast_commit {
  * once, and the next call goes on decoding. */
 typedef int (*jf_pt_fast_watch_fn)(void *ctx, const struct jf_pt_fast_commit *c);
 
+/* What a thread keeps from one fast decoder to the next: the instructions, blocks and TNT
+ * payload paths decoded from the code bytes of one code map. A decoder started on every
+ * segment with cold caches would decode the code again each time (the payload cache alone
+ * is 1.7 MiB to clear). jf_pt_fast_caches_init returns -1 when out of memory (c is then
+ * empty); _fini frees what init made. */
+struct jf_insn_cache;
+struct jf_fast_blocks;
+struct jf_payloads;
+struct jf_pt_fast_caches {
+	struct jf_insn_cache *insns;
+	struct jf_fast_blocks *blocks;   /* over insns */
+	struct jf_payloads *payloads;    /* over blocks */
+};
+int jf_pt_fast_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map);
+void jf_pt_fast_caches_fini(struct jf_pt_fast_caches *c);
+
 /* jf_pt_fast_counter_new watched by fn (cfg->has_sync_at: start at that PSB). The
  * watcher gets the records (jf_decoder_next returns none: only 0 when paused or at the
- * end); the decoder's statistics count the instructions and blocks committed.
- * blocks (over cfg->insns, an instruction cache over map; NULL: its own caches) is used
- * and kept, so that decoders run one after another on a thread share what they decoded
- * from the code bytes. */
-struct jf_fast_blocks;
+ * end); the decoder's statistics count the instructions and blocks committed. caches
+ * (over map; NULL: its own) are used and kept, so that decoders run one after another on a
+ * thread share what they decoded from the code bytes. */
 struct jf_decoder *jf_pt_fast_watched_new(const struct jf_pt_config *cfg,
-					  struct jf_codemap *map, struct jf_fast_blocks *blocks,
+					  struct jf_codemap *map,
+					  const struct jf_pt_fast_caches *caches,
 					  jf_pt_fast_watch_fn fn, void *ctx, struct jf_error *err);
 
 #endif

@@ -23,7 +23,6 @@
 #include "jitflow/pt_parallel.h"
 #include "jitflow/mapped_file.h"
 #include "flow_buffer.h"
-#include "pt_fast_blocks.h"
 #include "pt_fast_watch.h"
 #include "pt_seg_queue.h"
 #include "pt_wrap.h"
@@ -64,14 +63,13 @@ struct run {
 struct worker {
 	struct pt_count *p;
 	struct jf_codemap *map;     /* a copy: code maps and libipt images are per thread */
-	struct jf_insn_cache *insns;
-	struct jf_fast_blocks *blocks; /* over insns, kept from one segment to the next */
+	struct jf_pt_fast_caches caches; /* kept from one segment to the next */
 };
 
 /* A worker goes on to at least the third PSB from its segment's end: the first is where
  * the next decoder starts (it does not know the execution mode there yet), the second the
  * first where their states can agree, the third ends a stretch both decoded after it. */
-enum { RELEASE_STEP = 4 << 20, RELEASE_LAG = 1 << 20, MIN_PAST = 3, BLOCK_CACHE_LOG2 = 15 };
+enum { RELEASE_STEP = 4 << 20, RELEASE_LAG = 1 << 20, MIN_PAST = 3 };
 
 struct pt_count {
 	struct jf_pt_config cfg;
@@ -95,8 +93,7 @@ struct pt_count {
 	int rest_serial;                /* cur ends not modelled: the one-thread decoder next */
 	struct jf_decoder *serial;      /* cur's decoder, after a seam did not join */
 	struct run serial_run;
-	struct jf_insn_cache *serial_insns;
-	struct jf_fast_blocks *serial_blocks;
+	struct jf_pt_fast_caches serial_caches;
 	struct segment *serial_after;   /* ... which has decoded exactly this segment */
 	struct jf_decoder *rest;        /* the one-thread decoder from the beginning */
 	uint64_t given_until;           /* the stretches given out end here */
@@ -208,19 +205,19 @@ static void decode_into(struct run *run, struct jf_decoder *dec)
 }
 
 static struct jf_decoder *segment_decoder(struct pt_count *p, const struct segment *s,
-					  struct jf_codemap *map, struct jf_insn_cache *insns,
-					  struct jf_fast_blocks *blocks, struct run *run,
+					  struct jf_codemap *map,
+					  const struct jf_pt_fast_caches *caches, struct run *run,
 					  struct jf_error *err)
 {
 	struct jf_pt_config cfg = p->cfg;
 
-	cfg.insns = insns;
+	cfg.insns = caches->insns;
 	cfg.release_consumed = 0;       /* the consumer releases what all have passed */
 	if (!s->seg.first) {
 		cfg.has_sync_at = 1;
 		cfg.sync_at = s->seg.start;
 	}
-	return jf_pt_fast_watched_new(&cfg, map, blocks, on_commit, run, err);
+	return jf_pt_fast_watched_new(&cfg, map, caches, on_commit, run, err);
 }
 
 /* pt_seg_queue.h: a new segment, with the memory of one given out if there is one. */
@@ -253,15 +250,6 @@ static void recycle_segment(void *ctx, struct jf_seg *s)
 	p->spare = seg_of(s);
 }
 
-/* A thread's instruction and block caches over map (as pt_fast.c makes its own). */
-static int block_cache(struct jf_codemap *map, struct jf_insn_cache **insns,
-		       struct jf_fast_blocks **blocks)
-{
-	*insns = jf_insn_cache_new(map);
-	*blocks = *insns ? jf_fast_blocks_new(*insns, map, BLOCK_CACHE_LOG2) : NULL;
-	return *blocks ? 0 : -1;
-}
-
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -271,8 +259,7 @@ static void *work(void *arg)
 	while ((b = jf_seg_queue_next_job(&p->q))) {
 		struct segment *s = seg_of(b);
 		struct run run = { p, s };
-		struct jf_decoder *dec = segment_decoder(p, s, w->map, w->insns, w->blocks, &run,
-							 &s->err);
+		struct jf_decoder *dec = segment_decoder(p, s, w->map, &w->caches, &run, &s->err);
 
 		if (dec)
 			decode_into(&run, dec);
@@ -427,11 +414,11 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	jf_decoder_free(p->serial);
 	p->serial_run.p = p;
 	p->serial_run.seg = again;
-	if (!p->serial_blocks && block_cache(p->map, &p->serial_insns, &p->serial_blocks) < 0) {
+	if (!p->serial_caches.payloads && jf_pt_fast_caches_init(&p->serial_caches, p->map) < 0) {
 		free_segment(again);
 		return jf_fail(err, "out of memory");
 	}
-	p->serial = segment_decoder(p, cur, p->map, p->serial_insns, p->serial_blocks, &p->serial_run, err);
+	p->serial = segment_decoder(p, cur, p->map, &p->serial_caches, &p->serial_run, err);
 	if (!p->serial) {
 		free_segment(again);
 		return -1;
@@ -573,8 +560,7 @@ static void count_free(void *self)
 
 	jf_seg_queue_join(&p->q);
 	for (i = 0; i < p->nworkers; i++) {
-		jf_fast_blocks_free(p->workers[i].blocks);
-		jf_insn_cache_free(p->workers[i].insns);
+		jf_pt_fast_caches_fini(&p->workers[i].caches);
 		jf_codemap_free(p->workers[i].map);
 	}
 	free(p->workers);
@@ -586,8 +572,7 @@ static void count_free(void *self)
 		free_segment(s);
 	}
 	jf_decoder_free(p->serial);
-	jf_fast_blocks_free(p->serial_blocks);
-	jf_insn_cache_free(p->serial_insns);
+	jf_pt_fast_caches_fini(&p->serial_caches);
 	jf_decoder_free(p->rest);
 	free(p);
 }
@@ -609,7 +594,7 @@ static int start_workers(struct pt_count *p, struct jf_error *err)
 		w->map = jf_codemap_clone(p->map, err);
 		if (!w->map)
 			return -1;
-		if (block_cache(w->map, &w->insns, &w->blocks) < 0)
+		if (jf_pt_fast_caches_init(&w->caches, w->map) < 0)
 			return jf_fail(err, "out of memory");
 		if (jf_seg_queue_start_worker(&p->q, work, w, err) < 0)
 			return -1;
