@@ -377,8 +377,10 @@ static long loaded_trace(const struct jf_pypylog *log, size_t di)
 		uint64_t lo = t->gc_table ? t->gc_table : t->entry;
 		size_t j;
 
+		/* The dump holds [lo, code_end) and the entry lies inside it (a damaged log can
+		 * put the entry before its gc table or past its code's end). */
 		if (!t->entry || d->addr != lo || d->addr + d->size != t->code_end ||
-		    d->tsc > t->tsc)
+		    t->entry < lo || t->entry > t->code_end || d->tsc > t->tsc)
 			continue;
 		/* the newest such dump before the trace's addresses were logged */
 		for (j = di + 1; j < log->ndumps; j++)

@@ -318,6 +318,15 @@ int jf_cli_add_recording_zones(struct jf_cli_inputs *in, const char *dir, struct
 	return rc;
 }
 
+/* A count in manifest.json: a whole number from 0 to limit, else 0 (a damaged manifest's
+ * -1e300 or NaN is no count; converting it to an integer would be undefined). */
+static uint64_t manifest_count(const cJSON *n, double limit)
+{
+	if (!cJSON_IsNumber(n) || !(n->valuedouble >= 0 && n->valuedouble <= limit))
+		return 0;
+	return (uint64_t)n->valuedouble;
+}
+
 /* What the recording's manifest says about the trace: whether its timing packets are
  * synthetic (`jitflow record` under QEMU derives them from an instruction count), and
  * whether an IP filter (--filter) left code out of it. */
@@ -338,12 +347,12 @@ static void read_manifest(struct jf_cli_inputs *in, const char *dir)
 	if (cJSON_IsString(spec)) {
 		snprintf(in->recording_filter, sizeof(in->recording_filter), "%s", spec->valuestring);
 		n = cJSON_GetObjectItemCaseSensitive(filter, "traced_instructions");
-		in->recording_traced = cJSON_IsNumber(n) ? (uint64_t)n->valuedouble : 0;
+		in->recording_traced = manifest_count(n, 0x1p63);
 		n = cJSON_GetObjectItemCaseSensitive(doc, "instructions");
-		in->recording_insns = cJSON_IsNumber(n) ? (uint64_t)n->valuedouble : 0;
+		in->recording_insns = manifest_count(n, 0x1p63);
 	}
 	n = cJSON_GetObjectItemCaseSensitive(doc, "killed_by_signal");
-	in->recording_killed_by = cJSON_IsNumber(n) ? (int)n->valuedouble : 0;
+	in->recording_killed_by = (int)manifest_count(n, 1024);
 	cJSON_Delete(doc);
 	jf_unmap_file(&f);
 }
