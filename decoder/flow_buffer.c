@@ -4,15 +4,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define RECORD(member) ((offsetof(struct jf_flow, u) + sizeof(((struct jf_flow *)0)->u.member) + 7) & ~(size_t)7)
+
 enum { BLOCK_RECORD = offsetof(struct jf_flow, u) + sizeof(struct jf_block) };
 
-/* Records follow each other: both sizes keep the next one aligned for its 64-bit fields. */
+/* Records follow each other: every size keeps the next one aligned for its 64-bit fields. */
 _Static_assert(BLOCK_RECORD % 8 == 0 && sizeof(struct jf_flow) % 8 == 0,
 	       "flow records must stay 8-byte aligned");
 
+/* The header and the union member the kind uses (flow.h), nothing more: most records of a
+ * long trace are tracing on/off events, and copying and comparing their whole union (a
+ * 64-byte error text) was most of what a parallel decode added per record. */
 size_t jf_flow_record_size(const struct jf_flow *f)
 {
-	return f->kind == JF_FLOW_BLOCK ? BLOCK_RECORD : sizeof(struct jf_flow);
+	switch (f->kind) {
+	case JF_FLOW_BLOCK: return BLOCK_RECORD;
+	case JF_FLOW_ENABLED: return RECORD(enabled);
+	case JF_FLOW_DISABLED: return RECORD(disabled);
+	case JF_FLOW_ASYNC: return RECORD(async);
+	case JF_FLOW_EXEC_MODE: return RECORD(exec_mode);
+	case JF_FLOW_PTWRITE: return RECORD(ptwrite);
+	case JF_FLOW_CONTEXT: return RECORD(context);
+	case JF_FLOW_OTHER: return RECORD(other);
+	case JF_FLOW_LOST: return RECORD(lost);
+	case JF_FLOW_OVERFLOW: /* the header says it all */
+	case JF_FLOW_TIME:
+	case JF_FLOW_END: return offsetof(struct jf_flow, u);
+	default: return sizeof(struct jf_flow); /* errors, and any kind added later */
+	}
 }
 
 int jf_flow_buffer_push(struct jf_flow_buffer *b, const struct jf_flow *f)
@@ -54,6 +73,10 @@ size_t jf_flow_buffer_get(const struct jf_flow_buffer *b, size_t pos, struct jf_
 	size_t n = jf_flow_record_size(jf_flow_buffer_at(b, pos));
 
 	memcpy(f, b->data + pos, n);
+	/* The rest of the union as a decoder leaves it: zero (records are cleared before
+	 * they are filled). */
+	if (n < sizeof(*f))
+		memset((char *)f + n, 0, sizeof(*f) - n);
 	return pos + n;
 }
 

@@ -1,5 +1,5 @@
-/* Internal: flow records kept in memory in trace order, blocks in 64 bytes (the header and
- * the block, not the whole union), the others whole. */
+/* Internal: flow records kept in memory in trace order, each as its header and the union
+ * member its kind uses (a block in 64 bytes, tracing on/off in 40), not the whole union. */
 #ifndef JITFLOW_FLOW_BUFFER_H
 #define JITFLOW_FLOW_BUFFER_H
 

@@ -36,6 +36,9 @@
 enum {
 	RETSTACK_SIZE = 64,        /* libipt's return stack: the 64 latest calls */
 	QUEUE_MAX = 16384,         /* flow records held back for one PSB stretch */
+	QUEUE_FIRST = 256,         /* ...allocated at first (stat -j N makes a decoder per
+				    * segment: two 1.7 MiB queues each were mapped, faulted
+				    * in and unmapped every 256 KiB of trace) */
 	BLOCK_CACHE_LOG2 = 15,     /* 32 Ki blocks, two per set (1.5 MiB) */
 	PAYLOAD_CACHE_LOG2 = 14,   /* 16 Ki TNT payload paths, direct-mapped (1.7 MiB) */
 	MAX_TIP_WALK = 1 << 16,    /* blocks (or payload paths) walked without trace */
@@ -46,7 +49,7 @@ enum {
 /* Flow records held back until their stretch of trace is known to decode here. */
 struct queue {
 	struct jf_flow *flows;
-	size_t n, pos;
+	size_t n, pos, cap;
 };
 
 struct fast {
@@ -177,12 +180,30 @@ static void note_block_time(struct fast *f)
 	f->has_time = 1;
 }
 
+/* Twice the room, up to QUEUE_MAX records (-1: no more). */
+static int grow_queue(struct queue *q)
+{
+	size_t cap = q->cap ? 2 * q->cap : QUEUE_FIRST;
+	struct jf_flow *flows;
+
+	if (q->cap >= QUEUE_MAX)
+		return -1;
+	if (cap > QUEUE_MAX)
+		cap = QUEUE_MAX;
+	flows = realloc(q->flows, cap * sizeof(*flows)); /* cleared as used */
+	if (!flows)
+		return -1;
+	q->flows = flows;
+	q->cap = cap;
+	return 0;
+}
+
 static struct jf_flow *queue_flow(struct fast *f, enum jf_flow_kind kind, uint64_t offset)
 {
 	struct jf_flow *fl;
 	uint64_t t;
 
-	if (f->pending.n == QUEUE_MAX)
+	if (f->pending.n == f->pending.cap && grow_queue(&f->pending) < 0)
 		return NULL;
 	fl = &f->pending.flows[f->pending.n++];
 	memset(fl, 0, sizeof(*fl));
@@ -1205,8 +1226,6 @@ static int setup(struct fast *f, struct jf_error *err)
 
 	if (jf_pt_libipt_config(&f->cfg, &config, err) < 0)
 		return -1;
-	f->pending.flows = malloc(QUEUE_MAX * sizeof(struct jf_flow)); /* cleared as used */
-	f->ready.flows = malloc(QUEUE_MAX * sizeof(struct jf_flow));
 	if (!f->borrowed) {
 		struct jf_pt_fast_caches own;
 
@@ -1219,7 +1238,7 @@ static int setup(struct fast *f, struct jf_error *err)
 	f->qry = pt_qry_alloc_decoder(&config);
 	f->psbs = pt_pkt_alloc_decoder(&config);
 	f->pkt = pt_pkt_alloc_decoder(&config);
-	if (!f->pending.flows || !f->ready.flows || !f->payloads || !f->check || !f->qry ||
+	if (!f->payloads || !f->check || !f->qry ||
 	    !f->psbs || !f->pkt)
 		return jf_fail(err, "out of memory (fast Intel PT decoder)");
 	f->generation = jf_codemap_generation(f->map);
