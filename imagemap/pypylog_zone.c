@@ -393,6 +393,27 @@ static long loaded_trace(const struct jf_pypylog *log, size_t di)
 	return -1;
 }
 
+/* Traces that no dump loads (see jf_pypylog_zone_stats). */
+static void count_unloaded(const struct jf_pypylog *log, struct jf_pypylog_zone_stats *st)
+{
+	size_t di, ti;
+	uint8_t *loaded = calloc(log->ntraces ? log->ntraces : 1, 1);
+	long t;
+
+	if (!loaded)
+		return;
+	for (di = 0; di < log->ndumps; di++)
+		if ((t = loaded_trace(log, di)) >= 0)
+			loaded[t] = 1;
+	for (ti = 0; ti < log->ntraces; ti++) {
+		if (loaded[ti])
+			continue;
+		if (!st->unloaded++)
+			st->first_unloaded = log->traces[ti].line;
+	}
+	free(loaded);
+}
+
 static uint64_t owner_of_guard(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
 			       uint64_t descr)
 {
@@ -534,6 +555,7 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 	}
 	if (place && load_foreign(place, &fi, UINT64_MAX, o, &live, st) < 0)
 		goto fail;
+	count_unloaded(log, st);
 	free(live.start);
 	free(live.end);
 	free(kinds);

@@ -388,6 +388,47 @@ static void zone_dates_by_tsc_and_names_code_objects(void **state)
 	assert_int_equal(f4, 2);
 	assert_true(maps > 0);
 	assert_true(st.code_objects >= 3);
+	assert_int_equal(st.unloaded, 0); /* every trace of the real log has its dump */
+	jf_pypylog_layout_free(lay);
+	jf_pypylog_free(log);
+	free(text);
+}
+
+/* A trace whose entry lies before its gc table (the real log with Loop 1's "function:"
+ * moved 16 bytes under "gc table: 0x7fe1079259e0"): no dump loads it; the stats and the
+ * command line say which trace, by its log line (107: "Loop 1 ... has address"). */
+static void unloaded_traces_are_told(void **state)
+{
+	size_t size;
+	char *text = real_log(&size), path[4096], cmd[8192], *out, *at;
+	struct jf_pypylog *log;
+	struct jf_pypylog_layout *lay;
+	struct jf_pypylog_zone_stats st;
+	struct jf_error err;
+	FILE *f;
+
+	(void)state;
+	at = strstr(text, "function: 0x7fe107925ab0");
+	assert_non_null(at);
+	memcpy(at, "function: 0x7fe1079259d0", strlen("function: 0x7fe1079259d0"));
+	log = parse(text, size);
+	assert_int_equal(jf_pypylog_layout(log, &lay, &err), 0);
+	snprintf(path, sizeof(path), "%s/unloaded.zone", jf_test_tmpdir());
+	assert_int_equal(jf_pypylog_write_zone(log, lay, NULL, NULL, path, &st, &err), 0);
+	assert_int_equal(st.unloaded, 1);
+	assert_int_equal(st.first_unloaded, 107);
+
+	snprintf(path, sizeof(path), "%s/unloaded.pypylog", jf_test_tmpdir());
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, size, f), size);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "'%s' report --pypylog '%s' --perf '%s/traces/minivm-bridge/"
+		 "perf.data' 2>&1", jf_test_cli(), path, jf_test_source_dir());
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_non_null(strstr(out, "unloaded.pypylog: line 107: no code dump holds this trace's "
+				    "code whole with its entry inside (1 trace in all)"));
+	free(out);
 	jf_pypylog_layout_free(lay);
 	jf_pypylog_free(log);
 	free(text);
@@ -431,6 +472,7 @@ int main(void)
 		cmocka_unit_test(layout_matches_pypys_own_patches),
 		cmocka_unit_test(layout_matches_every_bridge_patch),
 		cmocka_unit_test(zone_dates_by_tsc_and_names_code_objects),
+		cmocka_unit_test(unloaded_traces_are_told),
 		cmocka_unit_test(cli_pypylog_input),
 	};
 

@@ -90,6 +90,11 @@ int jf_cli_add_pypylog(struct jf_cli_inputs *in, const char *log_path, const cha
 	if (jf_pypylog_write_zone(p->log, p->layout, p->place, jit_code_path ? NULL : &conv,
 				  p->zone, &st, err) < 0)
 		return -1;
+	if (st.unloaded)
+		fprintf(stderr, "jitflow: %s: line %" PRIu32 ": no code dump holds this trace's "
+			"code whole with its entry inside (%" PRIu64 " trace%s in all): where it "
+			"runs, it decodes as helper or missing code, without its guards\n",
+			log_path, st.first_unloaded, st.unloaded, st.unloaded == 1 ? "" : "s");
 	return jf_cli_add_zone(in, p->zone, err);
 }
 

@@ -44,6 +44,11 @@ extern "C" {
 
 struct jf_pypylog_zone_stats {
 	uint64_t loads, helpers, patches, frees, guards, points, code_objects, foreign;
+	/* Traces of the log that no dump loads whole ([gc table, end) with the entry inside):
+	 * their code, if it runs, decodes as helper code or as missing, without the trace's
+	 * guards and name. first_unloaded: the log line of the first of them. */
+	uint64_t unloaded;
+	uint32_t first_unloaded;
 };
 
 /* Write the zone file to out_path. place may be NULL: then each write is dated by its
