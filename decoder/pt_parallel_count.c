@@ -250,24 +250,31 @@ static void recycle_segment(void *ctx, struct jf_seg *s)
 	p->spare = seg_of(s);
 }
 
+/* Decode segment b with w's code map and caches (a worker thread's, or the caller's when it
+ * helps: pt_seg_queue.h). */
+static void decode_segment(void *worker, struct jf_seg *b)
+{
+	struct worker *w = worker;
+	struct pt_count *p = w->p;
+	struct segment *s = seg_of(b);
+	struct run run = { p, s };
+	struct jf_decoder *dec = segment_decoder(p, s, w->map, &w->caches, &run, &s->err);
+
+	if (dec)
+		decode_into(&run, dec);
+	else
+		s->failed = 1;
+	jf_decoder_free(dec);
+	jf_seg_queue_job_done(&p->q, b, &p->report->segments);
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
-	struct pt_count *p = w->p;
 	struct jf_seg *b;
 
-	while ((b = jf_seg_queue_next_job(&p->q))) {
-		struct segment *s = seg_of(b);
-		struct run run = { p, s };
-		struct jf_decoder *dec = segment_decoder(p, s, w->map, &w->caches, &run, &s->err);
-
-		if (dec)
-			decode_into(&run, dec);
-		else
-			s->failed = 1;
-		jf_decoder_free(dec);
-		jf_seg_queue_job_done(&p->q, b, &p->report->segments);
-	}
+	while ((b = jf_seg_queue_next_job(&w->p->q)))
+		decode_segment(w, b);
 	return NULL;
 }
 
@@ -596,7 +603,10 @@ static int start_workers(struct pt_count *p, struct jf_error *err)
 			return -1;
 		if (jf_pt_fast_caches_init(&w->caches, w->map) < 0)
 			return jf_fail(err, "out of memory");
-		if (jf_seg_queue_start_worker(&p->q, work, w, err) < 0)
+		/* the last one is the calling thread's, when it waits */
+		if (i + 1 == p->nworkers)
+			jf_seg_queue_set_helper(&p->q, decode_segment, w);
+		else if (jf_seg_queue_start_worker(&p->q, work, w, err) < 0)
 			return -1;
 	}
 	return 0;

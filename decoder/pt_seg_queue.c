@@ -17,6 +17,8 @@ int jf_seg_queue_init(struct jf_seg_queue *q, const uint8_t *trace, uint64_t siz
 	q->new_seg = new_seg;
 	q->recycle = recycle;
 	q->ctx = ctx;
+	q->help = NULL;
+	q->help_ctx = NULL;
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->changed, NULL);
 	q->nthreads = 0;
@@ -103,6 +105,28 @@ static struct jf_seg *take_job(struct jf_seg_queue *q)
 	return cut(q);
 }
 
+void jf_seg_queue_set_helper(struct jf_seg_queue *q, void (*help)(void *help_ctx, struct jf_seg *s),
+			     void *help_ctx)
+{
+	q->help = help;
+	q->help_ctx = help_ctx;
+}
+
+/* The calling thread decodes a segment no worker has taken, if there is one (lock held,
+ * released meanwhile): 1 if it did. */
+static int help_once(struct jf_seg_queue *q)
+{
+	struct jf_seg *s;
+
+	if (!q->help || jf_seg_queue_stopping(q) || !(s = take_job(q)))
+		return 0;
+	s->state = JF_SEG_RUNNING;
+	pthread_mutex_unlock(&q->lock);
+	q->help(q->help_ctx, s);
+	pthread_mutex_lock(&q->lock);
+	return 1;
+}
+
 int jf_seg_queue_stopping(struct jf_seg_queue *q)
 {
 	return __atomic_load_n(&q->stopping, __ATOMIC_RELAXED);
@@ -146,7 +170,8 @@ struct jf_seg *jf_seg_queue_first(struct jf_seg_queue *q)
 
 	pthread_mutex_lock(&q->lock);
 	while (!q->head)
-		pthread_cond_wait(&q->changed, &q->lock);
+		if (!help_once(q))
+			pthread_cond_wait(&q->changed, &q->lock);
 	s = q->head;
 	pthread_mutex_unlock(&q->lock);
 	return s;
@@ -158,7 +183,8 @@ struct jf_seg *jf_seg_queue_wait_next(struct jf_seg_queue *q, struct jf_seg *s)
 
 	pthread_mutex_lock(&q->lock);
 	while (!s->next && !s->last)
-		pthread_cond_wait(&q->changed, &q->lock);
+		if (!help_once(q))
+			pthread_cond_wait(&q->changed, &q->lock);
 	next = s->next;
 	pthread_mutex_unlock(&q->lock);
 	return next;
@@ -168,7 +194,8 @@ void jf_seg_queue_wait_done(struct jf_seg_queue *q, struct jf_seg *s)
 {
 	pthread_mutex_lock(&q->lock);
 	while (s->state != JF_SEG_DONE)
-		pthread_cond_wait(&q->changed, &q->lock);
+		if (!help_once(q))
+			pthread_cond_wait(&q->changed, &q->lock);
 	pthread_mutex_unlock(&q->lock);
 }
 

@@ -41,6 +41,11 @@ struct jf_seg_queue {
 	/* Take back a segment given out (lock held): its memory may serve a new one. */
 	void (*recycle)(void *ctx, struct jf_seg *s);
 	void *ctx;
+	/* The calling thread, instead of sleeping while it waits for a segment, decodes one
+	 * that no worker has taken (as a worker does: it ends with jf_seg_queue_job_done).
+	 * NULL: it only waits. */
+	void (*help)(void *help_ctx, struct jf_seg *s);
+	void *help_ctx;
 };
 
 int jf_seg_queue_init(struct jf_seg_queue *q, const uint8_t *trace, uint64_t size,
@@ -49,6 +54,12 @@ int jf_seg_queue_init(struct jf_seg_queue *q, const uint8_t *trace, uint64_t siz
 		      void (*recycle)(void *ctx, struct jf_seg *s));
 /* Stops the workers; segments still alive are recycled. */
 void jf_seg_queue_fini(struct jf_seg_queue *q);
+
+/* The calling thread decodes segments with help(help_ctx, s) while it waits for one: with
+ * it, N threads decode with N - 1 workers, and none sleeps while there is work (three
+ * threads on two cores made the caller preempt a worker at every segment it gave out). */
+void jf_seg_queue_set_helper(struct jf_seg_queue *q, void (*help)(void *help_ctx, struct jf_seg *s),
+			     void *help_ctx);
 
 /* Start a worker thread: fn(arg), which takes segments with jf_seg_queue_next_job. */
 int jf_seg_queue_start_worker(struct jf_seg_queue *q, void *(*fn)(void *), void *arg,
