@@ -35,6 +35,9 @@ enum { STITCH_MAX = 16 << 20 };
 /* The prescan releases the pages it walked over every this many bytes. */
 enum { PRESCAN_RELEASE_STEP = 8 << 20 };
 
+/* Decoded AUX data is given back to the kernel every this many bytes of the file. */
+enum { RELEASE_STEP = 4 << 20 };
+
 struct queue *jf_session_queue_for(struct session *s, int32_t tid, uint32_t cpu, int has_cpu)
 {
 	size_t i;
@@ -232,13 +235,14 @@ static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 	return 0;
 }
 
-/* A buffer is decoded: drop the file's pages behind it (see release_from). */
+/* A buffer is decoded: drop the file's pages behind it (see release_from), in steps of
+ * RELEASE_STEP. Each release is an madvise and a TLB shootdown: per 64 KiB AUX buffer they
+ * cost a few percent of the decode, per few MiB nothing, and resident memory stays flat. */
 static void release_behind(struct session *s, const struct jf_perf_record *buf)
 {
 	uint64_t end = buf->u.auxtrace.payload_offset + buf->u.auxtrace.size;
 
-	jf_perf_data_release(s->data, buf->u.auxtrace.payload_offset, buf->u.auxtrace.size);
-	if (end <= s->release_next)
+	if (end <= s->release_next || end - s->release_next < RELEASE_STEP)
 		return;
 	jf_perf_data_release(s->data, s->release_from, end - s->release_from);
 	s->release_from = s->release_next;
@@ -466,27 +470,27 @@ static uint64_t stitch_file_offset(const struct queue *q, uint64_t x)
 	return q->parts[i].file_off + x;
 }
 
-/* Q_DECODING: the next flow of the current segment into the queue's peek. */
-static int pull(struct session *s, struct queue *q, struct jf_error *err)
+/* Q_DECODING: the next flow of the current segment into *f: 1 = a flow (not yet the
+ * queue's peek: see session_next), 0 = the segment ended (a loss it reports is the queue's
+ * peek), < 0 = fatal. */
+static int pull(struct session *s, struct queue *q, struct jf_flow *f, struct jf_error *err)
 {
 	int rc = 0;
 
-	while (q->dec && (rc = jf_decoder_next(q->dec, &q->peek, err)) > 0) {
+	while (q->dec && (rc = jf_decoder_next(q->dec, f, err)) > 0) {
 		/* Back to file offsets: the stitch holds pieces of the file. */
 		if (q->in_stitch)
-			q->peek.offset = stitch_file_offset(q, q->peek.offset);
+			f->offset = stitch_file_offset(q, f->offset);
 		/* The end of a segment that the stitch continues is not the end of the
 		 * trace. */
-		if (q->peek.kind == JF_FLOW_END && q->continues)
+		if (f->kind == JF_FLOW_END && q->continues)
 			continue;
 		/* An error in the PSB+ the next segment starts with: a continuous decoder
 		 * would resynchronise at the PSB after it, so the next segment must not
 		 * decode that PSB+ again. */
-		if (q->peek.kind == JF_FLOW_ERROR && q->continues &&
-		    q->peek.offset >= q->overlap_from)
+		if (f->kind == JF_FLOW_ERROR && q->continues && f->offset >= q->overlap_from)
 			q->overlap_error = 1;
-		q->have_peek = 1;
-		return 0;
+		return 1;
 	}
 	if (rc < 0)
 		return jf_fail_prefix(err, "%s: offset %llu: ", jf_perf_data_path(s->data),
@@ -524,11 +528,19 @@ static int pull(struct session *s, struct queue *q, struct jf_error *err)
 	return 0;
 }
 
-static uint64_t peek_key(const struct session *s, const struct queue *q)
+/* The merge key of queue q once it has returned flow f. */
+static uint64_t flow_key(const struct session *s, const struct queue *q, const struct jf_flow *f)
 {
-	if (!s->timeless && (q->peek.flags & JF_FLOW_HAS_TIME) && q->peek.time > q->key)
-		return q->peek.time;
+	if (!s->timeless && (f->flags & JF_FLOW_HAS_TIME) && f->time > q->key)
+		return f->time;
 	return q->key;
+}
+
+/* Whether the sideband's next record goes before a flow at key k (ties go to the sideband,
+ * so that an MMAP applies before code at the same time is decoded). */
+static int sideband_first(const struct session *s, uint64_t k)
+{
+	return s->nheap && s->heap[0].key <= k;
 }
 
 /* The queue holding a decoded flow, if any (at most one: see session_next). */
@@ -568,7 +580,7 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 			return 1;
 		}
 		s->nout = s->outpos = 0;
-		if (jf_sb_fill(s) < 0) {
+		if (jf_sb_needs_fill(s) && jf_sb_fill(s) < 0) {
 			*err = s->fatal;
 			return -1;
 		}
@@ -578,10 +590,9 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 		}
 		held = held_queue(s);
 		if (held) {
-			uint64_t k = peek_key(s, held);
+			uint64_t k = flow_key(s, held, &held->peek);
 
-			/* Ties go to the sideband. */
-			if (sideband && best_key <= k) {
+			if (sideband_first(s, k)) {
 				jf_sb_deliver(s);
 				continue;
 			}
@@ -627,10 +638,26 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 			if (start_buffer(s, best, err) < 0)
 				return -1;
 			break;
-		case Q_DECODING:
-			if (pull(s, best, err) < 0)
+		case Q_DECODING: {
+			/* Most flows go out at once: decoded into *flow, and only kept as the
+			 * queue's peek (a copy) when sideband dated before them goes first. The
+			 * sideband was filled above and pulling does not change it. */
+			int rc = pull(s, best, flow, err);
+			uint64_t k;
+
+			if (rc < 0)
 				return -1;
+			if (rc == 0)
+				break;
+			k = flow_key(s, best, flow);
+			if (!sideband_first(s, k)) {
+				best->key = k;
+				return 1;
+			}
+			best->peek = *flow;
+			best->have_peek = 1;
 			break;
+		}
 		case Q_DONE:
 			break;
 		}

@@ -99,6 +99,12 @@ struct session {
 
 /* Make sure the heap's head is deliverable (or the heap is empty at the end). */
 int jf_sb_fill(struct session *s);
+
+/* Whether jf_sb_fill has anything to do: asked before every flow, mostly no. */
+static inline int jf_sb_needs_fill(const struct session *s)
+{
+	return !s->sb_eof && (s->nheap == 0 || s->heap[0].key > s->flush_limit);
+}
 /* Deliver the head: on_record, context updates, flows into s->out. */
 void jf_sb_deliver(struct session *s);
 
