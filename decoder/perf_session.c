@@ -23,10 +23,13 @@
  * Known limit: a queue's code map is chosen (codemap_for_pid) when a buffer starts; a
  * context switch to another process inside a buffer (per-CPU tracing) is reported as a
  * JF_FLOW_CONTEXT record but the buffer goes on decoding over the first process's map. */
+#include "decoder_internal.h"
 #include "perf_session_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "jitflow/insn.h"
 
 /* The largest stitch: the bytes from a buffer's last PSB to the next buffer's first PSB+.
  * PSBs come every few KiB; a larger gap means a damaged trace, and is reported as lost. */
@@ -205,6 +208,28 @@ static int locate_buffer(struct session *s, struct queue *q)
 	return 0;
 }
 
+/* The instruction cache for map, shared by the decoders of every buffer over it: a
+ * decoder's own cache would start empty (and open capstone again) at each 64 KiB buffer.
+ * NULL when out of memory: the decoder then makes its own. */
+static struct jf_insn_cache *insns_for(struct session *s, struct jf_codemap *map)
+{
+	struct map_insns *n;
+	size_t i;
+
+	for (i = 0; i < s->ninsns; i++)
+		if (s->insns[i].map == map)
+			return s->insns[i].cache;
+	n = realloc(s->insns, (s->ninsns + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	s->insns = n;
+	n[s->ninsns].map = map;
+	n[s->ninsns].cache = jf_insn_cache_new(map);
+	if (!n[s->ninsns].cache)
+		return NULL;
+	return n[s->ninsns++].cache;
+}
+
 /* A decoder over [from, to) of bytes at file offset file_off (base 0 for the stitch). */
 static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 		       uint64_t size, uint64_t file_off, int release, struct jf_error *err)
@@ -228,7 +253,10 @@ static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 	cfg.release_consumed = release; /* resident memory stays flat over long files */
 	if (s->hooks.codemap_for_pid)
 		map = s->hooks.codemap_for_pid(s->hooks.ctx, q->pid);
-	q->dec = jf_pt_decoder_new(&cfg, map ? map : s->empty_map, err);
+	if (!map)
+		map = s->empty_map;
+	cfg.insns = insns_for(s, map);
+	q->dec = jf_pt_decoder_new(&cfg, map, err);
 	if (!q->dec)
 		return jf_fail_prefix(err, "%s: offset %llu: AUXTRACE buffer: ",
 				      jf_perf_data_path(s->data), (unsigned long long)q->buf.offset);
@@ -477,7 +505,9 @@ static int pull(struct session *s, struct queue *q, struct jf_flow *f, struct jf
 {
 	int rc = 0;
 
-	while (q->dec && (rc = jf_decoder_next(q->dec, f, err)) > 0) {
+	/* The buffer's decoder counts nothing: the session's own stats count what it
+	 * returns. */
+	while (q->dec && (rc = jf_decoder_next_uncounted(q->dec, f, err)) > 0) {
 		/* Back to file offsets: the stitch holds pieces of the file. */
 		if (q->in_stitch)
 			f->offset = stitch_file_offset(q, f->offset);
@@ -674,6 +704,9 @@ static void session_free(void *self)
 		free(s->q[i].stitch);
 		free(s->q[i].parts);
 	}
+	for (i = 0; i < s->ninsns; i++)
+		jf_insn_cache_free(s->insns[i].cache);
+	free(s->insns);
 	free(s->q);
 	free(s->heap);
 	jf_codemap_free(s->empty_map);

@@ -62,6 +62,12 @@ struct sb_entry {
 
 enum { OUT_MAX = 4 };
 
+/* An instruction cache and the code map it reads (see insns_for in perf_session.c). */
+struct map_insns {
+	struct jf_codemap *map;
+	struct jf_insn_cache *cache;
+};
+
 struct session {
 	struct jf_perf_data *data;
 	struct jf_perf_session_hooks hooks;
@@ -73,6 +79,8 @@ struct session {
 
 	struct queue *q;
 	size_t nq;
+	struct map_insns *insns;      /* one per code map the queues' decoders used */
+	size_t ninsns;
 
 	/* Sideband, reordered by time within perf's rounds (see perf_session_sideband.c). */
 	struct jf_perf_cursor sb_cur;
