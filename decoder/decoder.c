@@ -1,5 +1,6 @@
 /* The backend-neutral decoder handle: dispatches to a backend and counts what passes. */
 #include "jitflow/decoder.h"
+#include "decoder_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,12 @@ int jf_decoder_next(struct jf_decoder *dec, struct jf_flow *flow, struct jf_erro
 	if (rc > 0)
 		count(&dec->stats, flow);
 	return rc;
+}
+
+int jf_decoder_next_uncounted(struct jf_decoder *dec, struct jf_flow *flow,
+			      struct jf_error *err)
+{
+	return dec->ops->next(dec->self, flow, err);
 }
 
 void jf_decoder_free(struct jf_decoder *dec)

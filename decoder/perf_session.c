@@ -23,10 +23,13 @@
  * Known limit: a queue's code map is chosen (codemap_for_pid) when a buffer starts; a
  * context switch to another process inside a buffer (per-CPU tracing) is reported as a
  * JF_FLOW_CONTEXT record but the buffer goes on decoding over the first process's map. */
+#include "decoder_internal.h"
 #include "perf_session_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "jitflow/insn.h"
 
 /* The largest stitch: the bytes from a buffer's last PSB to the next buffer's first PSB+.
  * PSBs come every few KiB; a larger gap means a damaged trace, and is reported as lost. */
@@ -34,6 +37,9 @@ enum { STITCH_MAX = 16 << 20 };
 
 /* The prescan releases the pages it walked over every this many bytes. */
 enum { PRESCAN_RELEASE_STEP = 8 << 20 };
+
+/* Decoded AUX data is given back to the kernel every this many bytes of the file. */
+enum { RELEASE_STEP = 4 << 20 };
 
 struct queue *jf_session_queue_for(struct session *s, int32_t tid, uint32_t cpu, int has_cpu)
 {
@@ -202,6 +208,28 @@ static int locate_buffer(struct session *s, struct queue *q)
 	return 0;
 }
 
+/* The instruction cache for map, shared by the decoders of every buffer over it: a
+ * decoder's own cache would start empty (and open capstone again) at each 64 KiB buffer.
+ * NULL when out of memory: the decoder then makes its own. */
+static struct jf_insn_cache *insns_for(struct session *s, struct jf_codemap *map)
+{
+	struct map_insns *n;
+	size_t i;
+
+	for (i = 0; i < s->ninsns; i++)
+		if (s->insns[i].map == map)
+			return s->insns[i].cache;
+	n = realloc(s->insns, (s->ninsns + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	s->insns = n;
+	n[s->ninsns].map = map;
+	n[s->ninsns].cache = jf_insn_cache_new(map);
+	if (!n[s->ninsns].cache)
+		return NULL;
+	return n[s->ninsns++].cache;
+}
+
 /* A decoder over [from, to) of bytes at file offset file_off (base 0 for the stitch). */
 static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 		       uint64_t size, uint64_t file_off, int release, struct jf_error *err)
@@ -225,20 +253,24 @@ static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 	cfg.release_consumed = release; /* resident memory stays flat over long files */
 	if (s->hooks.codemap_for_pid)
 		map = s->hooks.codemap_for_pid(s->hooks.ctx, q->pid);
-	q->dec = jf_pt_decoder_new(&cfg, map ? map : s->empty_map, err);
+	if (!map)
+		map = s->empty_map;
+	cfg.insns = insns_for(s, map);
+	q->dec = jf_pt_decoder_new(&cfg, map, err);
 	if (!q->dec)
 		return jf_fail_prefix(err, "%s: offset %llu: AUXTRACE buffer: ",
 				      jf_perf_data_path(s->data), (unsigned long long)q->buf.offset);
 	return 0;
 }
 
-/* A buffer is decoded: drop the file's pages behind it (see release_from). */
+/* A buffer is decoded: drop the file's pages behind it (see release_from), in steps of
+ * RELEASE_STEP. Each release is an madvise and a TLB shootdown: per 64 KiB AUX buffer they
+ * cost a few percent of the decode, per few MiB nothing, and resident memory stays flat. */
 static void release_behind(struct session *s, const struct jf_perf_record *buf)
 {
 	uint64_t end = buf->u.auxtrace.payload_offset + buf->u.auxtrace.size;
 
-	jf_perf_data_release(s->data, buf->u.auxtrace.payload_offset, buf->u.auxtrace.size);
-	if (end <= s->release_next)
+	if (end <= s->release_next || end - s->release_next < RELEASE_STEP)
 		return;
 	jf_perf_data_release(s->data, s->release_from, end - s->release_from);
 	s->release_from = s->release_next;
@@ -466,27 +498,29 @@ static uint64_t stitch_file_offset(const struct queue *q, uint64_t x)
 	return q->parts[i].file_off + x;
 }
 
-/* Q_DECODING: the next flow of the current segment into the queue's peek. */
-static int pull(struct session *s, struct queue *q, struct jf_error *err)
+/* Q_DECODING: the next flow of the current segment into *f: 1 = a flow (not yet the
+ * queue's peek: see session_next), 0 = the segment ended (a loss it reports is the queue's
+ * peek), < 0 = fatal. */
+static int pull(struct session *s, struct queue *q, struct jf_flow *f, struct jf_error *err)
 {
 	int rc = 0;
 
-	while (q->dec && (rc = jf_decoder_next(q->dec, &q->peek, err)) > 0) {
+	/* The buffer's decoder counts nothing: the session's own stats count what it
+	 * returns. */
+	while (q->dec && (rc = jf_decoder_next_uncounted(q->dec, f, err)) > 0) {
 		/* Back to file offsets: the stitch holds pieces of the file. */
 		if (q->in_stitch)
-			q->peek.offset = stitch_file_offset(q, q->peek.offset);
+			f->offset = stitch_file_offset(q, f->offset);
 		/* The end of a segment that the stitch continues is not the end of the
 		 * trace. */
-		if (q->peek.kind == JF_FLOW_END && q->continues)
+		if (f->kind == JF_FLOW_END && q->continues)
 			continue;
 		/* An error in the PSB+ the next segment starts with: a continuous decoder
 		 * would resynchronise at the PSB after it, so the next segment must not
 		 * decode that PSB+ again. */
-		if (q->peek.kind == JF_FLOW_ERROR && q->continues &&
-		    q->peek.offset >= q->overlap_from)
+		if (f->kind == JF_FLOW_ERROR && q->continues && f->offset >= q->overlap_from)
 			q->overlap_error = 1;
-		q->have_peek = 1;
-		return 0;
+		return 1;
 	}
 	if (rc < 0)
 		return jf_fail_prefix(err, "%s: offset %llu: ", jf_perf_data_path(s->data),
@@ -524,11 +558,19 @@ static int pull(struct session *s, struct queue *q, struct jf_error *err)
 	return 0;
 }
 
-static uint64_t peek_key(const struct session *s, const struct queue *q)
+/* The merge key of queue q once it has returned flow f. */
+static uint64_t flow_key(const struct session *s, const struct queue *q, const struct jf_flow *f)
 {
-	if (!s->timeless && (q->peek.flags & JF_FLOW_HAS_TIME) && q->peek.time > q->key)
-		return q->peek.time;
+	if (!s->timeless && (f->flags & JF_FLOW_HAS_TIME) && f->time > q->key)
+		return f->time;
 	return q->key;
+}
+
+/* Whether the sideband's next record goes before a flow at key k (ties go to the sideband,
+ * so that an MMAP applies before code at the same time is decoded). */
+static int sideband_first(const struct session *s, uint64_t k)
+{
+	return s->nheap && s->heap[0].key <= k;
 }
 
 /* The queue holding a decoded flow, if any (at most one: see session_next). */
@@ -568,7 +610,7 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 			return 1;
 		}
 		s->nout = s->outpos = 0;
-		if (jf_sb_fill(s) < 0) {
+		if (jf_sb_needs_fill(s) && jf_sb_fill(s) < 0) {
 			*err = s->fatal;
 			return -1;
 		}
@@ -578,10 +620,9 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 		}
 		held = held_queue(s);
 		if (held) {
-			uint64_t k = peek_key(s, held);
+			uint64_t k = flow_key(s, held, &held->peek);
 
-			/* Ties go to the sideband. */
-			if (sideband && best_key <= k) {
+			if (sideband_first(s, k)) {
 				jf_sb_deliver(s);
 				continue;
 			}
@@ -627,10 +668,26 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 			if (start_buffer(s, best, err) < 0)
 				return -1;
 			break;
-		case Q_DECODING:
-			if (pull(s, best, err) < 0)
+		case Q_DECODING: {
+			/* Most flows go out at once: decoded into *flow, and only kept as the
+			 * queue's peek (a copy) when sideband dated before them goes first. The
+			 * sideband was filled above and pulling does not change it. */
+			int rc = pull(s, best, flow, err);
+			uint64_t k;
+
+			if (rc < 0)
 				return -1;
+			if (rc == 0)
+				break;
+			k = flow_key(s, best, flow);
+			if (!sideband_first(s, k)) {
+				best->key = k;
+				return 1;
+			}
+			best->peek = *flow;
+			best->have_peek = 1;
 			break;
+		}
 		case Q_DONE:
 			break;
 		}
@@ -647,6 +704,9 @@ static void session_free(void *self)
 		free(s->q[i].stitch);
 		free(s->q[i].parts);
 	}
+	for (i = 0; i < s->ninsns; i++)
+		jf_insn_cache_free(s->insns[i].cache);
+	free(s->insns);
 	free(s->q);
 	free(s->heap);
 	jf_codemap_free(s->empty_map);

@@ -62,6 +62,12 @@ struct sb_entry {
 
 enum { OUT_MAX = 4 };
 
+/* An instruction cache and the code map it reads (see insns_for in perf_session.c). */
+struct map_insns {
+	struct jf_codemap *map;
+	struct jf_insn_cache *cache;
+};
+
 struct session {
 	struct jf_perf_data *data;
 	struct jf_perf_session_hooks hooks;
@@ -73,6 +79,8 @@ struct session {
 
 	struct queue *q;
 	size_t nq;
+	struct map_insns *insns;      /* one per code map the queues' decoders used */
+	size_t ninsns;
 
 	/* Sideband, reordered by time within perf's rounds (see perf_session_sideband.c). */
 	struct jf_perf_cursor sb_cur;
@@ -99,6 +107,12 @@ struct session {
 
 /* Make sure the heap's head is deliverable (or the heap is empty at the end). */
 int jf_sb_fill(struct session *s);
+
+/* Whether jf_sb_fill has anything to do: asked before every flow, mostly no. */
+static inline int jf_sb_needs_fill(const struct session *s)
+{
+	return !s->sb_eof && (s->nheap == 0 || s->heap[0].key > s->flush_limit);
+}
 /* Deliver the head: on_record, context updates, flows into s->out. */
 void jf_sb_deliver(struct session *s);
 

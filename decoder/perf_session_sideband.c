@@ -72,7 +72,7 @@ static int is_sideband(uint32_t type)
 
 int jf_sb_fill(struct session *s)
 {
-	while (!s->sb_eof && (s->nheap == 0 || s->heap[0].key > s->flush_limit)) {
+	while (jf_sb_needs_fill(s)) {
 		struct jf_perf_record rec;
 		struct jf_error err;
 		struct jf_perf_cursor at = s->sb_cur;

@@ -9,6 +9,8 @@ struct jf_pt_check {
 	struct pt_packet_decoder *pkt;
 	uint64_t size;
 	int active;          /* following packets (after a sync, until a violation) */
+	uint64_t next;       /* while active: the offset of the next packet (asked per block,
+	                      * kept here rather than asked of libipt) */
 	enum tracing tracing;
 	int in_psb, psb_fup; /* inside PSB+, and whether it carried a FUP */
 	uint64_t fup_ip;
@@ -44,6 +46,7 @@ void jf_pt_check_free(struct jf_pt_check *c)
 void jf_pt_check_sync(struct jf_pt_check *c, uint64_t psb)
 {
 	c->active = pt_pkt_sync_set(c->pkt, psb) >= 0;
+	c->next = psb;
 	c->tracing = TRACING_UNKNOWN;
 	c->in_psb = 0;
 }
@@ -63,15 +66,18 @@ int jf_pt_check_advance(struct jf_pt_check *c, uint64_t upto, struct jf_pt_viola
 {
 	while (c->active) {
 		struct pt_packet p;
-		uint64_t off;
+		uint64_t off = c->next;
+		int size;
 
-		if (pt_pkt_get_offset(c->pkt, &off) < 0 || off >= upto)
+		if (off >= upto)
 			return 0;
-		if (pt_pkt_next(c->pkt, &p, sizeof(p)) < 0) {
+		size = pt_pkt_next(c->pkt, &p, sizeof(p));
+		if (size < 0) {
 			/* Bad packets are the block decoder's to report. */
 			c->active = 0;
 			return 0;
 		}
+		c->next = off + (uint64_t)size;
 		switch (p.type) {
 		case ppt_psb:
 			c->in_psb = 1;

@@ -45,9 +45,18 @@ struct zone_filter {
 	size_t nsources;
 	struct thread_count threads[64];
 	size_t nthreads;
+	/* thread_of's last answer (threads[] entries never move; a context record may give
+	 * a source another thread, and forgets it). */
+	uint32_t last_source;
+	struct thread_count *last_thread;
 	/* What every flow would otherwise ask of every stream (see streams_changed). */
 	size_t known_streams;         /* streams when the summary was made */
 	int any_marker, any_ptwrite, any_position;
+	/* The streams' marker addresses (all of them unless markers_unknown): a block that
+	 * starts at none of them and does not return is no marker call. */
+	uint64_t markers[8];
+	size_t nmarkers;
+	int markers_unknown;
 	int time_floor_valid;         /* no time stream's next record is due before ... */
 	uint64_t time_floor;          /* ... this time (apply_until's answer is then none) */
 	const struct jf_decode_stats *in_stats;
@@ -74,8 +83,16 @@ static void streams_changed(struct zone_filter *zf)
 	size_t i;
 
 	zf->any_marker = zf->any_ptwrite = zf->any_position = 0;
+	zf->nmarkers = 0;
+	zf->markers_unknown = 0;
 	for (i = 0; i < zi->nstreams; i++) {
-		zf->any_marker |= zi->streams[i].marker_addr != 0;
+		uint64_t m = zi->streams[i].marker_addr;
+
+		if (m && zf->nmarkers < sizeof(zf->markers) / sizeof(zf->markers[0]))
+			zf->markers[zf->nmarkers++] = m;
+		else if (m)
+			zf->markers_unknown = 1;
+		zf->any_marker |= m != 0;
 		zf->any_ptwrite |= zi->streams[i].ptwrite;
 		zf->any_position |= zi->streams[i].by_position;
 	}
@@ -130,11 +147,15 @@ static int apply_until(struct zone_filter *zf, uint64_t t, int markers_too,
  * runtime's code may be mapped later than the zone file). */
 static uint64_t marker_return(struct zone_filter *zf, struct jf_zone_stream *s, uint8_t isa)
 {
-	uint64_t gen = jf_codemap_generation(zf->zi->map), ip = s->marker_addr;
+	uint64_t gen, ip = s->marker_addr;
 	int i;
 
-	if (s->marker_ret || s->marker_ret_gen == gen)
+	/* Asked for every block that ends in a return: found once, it stays. */
+	if (s->marker_ret)
 		return s->marker_ret;
+	gen = jf_codemap_generation(zf->zi->map);
+	if (s->marker_ret_gen == gen)
+		return 0;
 	s->marker_ret_gen = gen;
 	for (i = 0; i < 64; i++) {
 		struct jf_insn_info info;
@@ -163,6 +184,20 @@ static int is_marker_block(struct zone_filter *zf, struct jf_zone_stream *s,
 	if (b->start == s->marker_addr)
 		return 1;
 	return b->end == JF_END_RETURN && b->last == marker_return(zf, s, b->isa);
+}
+
+/* Whether block b may be a marker call (is_marker_block asks the streams): asked for every
+ * block, and mostly not. */
+static int may_be_marker(const struct zone_filter *zf, const struct jf_block *b)
+{
+	size_t i;
+
+	if (b->end == JF_END_RETURN || zf->markers_unknown)
+		return 1;
+	for (i = 0; i < zf->nmarkers; i++)
+		if (b->start == zf->markers[i])
+			return 1;
+	return 0;
 }
 
 /* A marker call: the next extension record of that stream (and perf's records that lead
@@ -318,7 +353,8 @@ static int apply_due(struct zone_filter *zf, struct jf_error *err)
 		streams_changed(zf);
 	if (d->marker) {
 		d->marker = 0;
-		if (zf->any_marker && apply_marker_call(zf, &d->block, err))
+		if (zf->any_marker && may_be_marker(zf, &d->block) &&
+		    apply_marker_call(zf, &d->block, err))
 			return -1;
 	}
 	if (d->ptwrite) {
@@ -366,17 +402,20 @@ static struct thread_count *thread_of(struct zone_filter *zf, uint32_t source)
 	int32_t tid = -1 - (int32_t)source; /* until a context record names it */
 	size_t i;
 
+	if (zf->last_thread && zf->last_source == source)
+		return zf->last_thread;
+	zf->last_source = source;
 	for (i = 0; i < zf->nsources; i++)
 		if (zf->sources[i].source == source)
 			tid = zf->sources[i].tid;
 	for (i = 0; i < zf->nthreads; i++)
 		if (zf->threads[i].tid == tid)
-			return &zf->threads[i];
+			return zf->last_thread = &zf->threads[i];
 	if (zf->nthreads == sizeof(zf->threads) / sizeof(zf->threads[0]))
-		return NULL;
+		return zf->last_thread = NULL;
 	zf->threads[zf->nthreads].tid = tid;
 	zf->threads[zf->nthreads].count = 0;
-	return &zf->threads[zf->nthreads++];
+	return zf->last_thread = &zf->threads[zf->nthreads++];
 }
 
 /* Keep each thread's instruction count; after every flow, its thread's position records
@@ -387,6 +426,7 @@ static void count_position(struct zone_filter *zf, const struct jf_flow *f)
 	size_t i;
 
 	if (f->kind == JF_FLOW_CONTEXT) {
+		zf->last_thread = NULL;
 		for (i = 0; i < zf->nsources && zf->sources[i].source != f->source; i++)
 			;
 		if (i == zf->nsources && i < sizeof(zf->sources) / sizeof(zf->sources[0]))

@@ -49,10 +49,12 @@ static struct jf_missing_place *file_place(struct jf_missing_code *m,
 void jf_missing_code_count(struct jf_missing_code *m, const struct jf_cli_inputs *in,
 			   const struct jf_flow *f)
 {
-	size_t i, n = in->perf_path ? jf_perf_images_nmissing(in->perf_images) : 0;
+	size_t i, n;
 
+	/* Asked for every flow: the cheap test first. */
 	if (!is_gap(f))
 		return;
+	n = in->perf_path ? jf_perf_images_nmissing(in->perf_images) : 0;
 	m->gaps++;
 	snprintf(m->unmapped.name, sizeof(m->unmapped.name), "addresses nothing mapped");
 	if (kernel_address(f->ip)) {
