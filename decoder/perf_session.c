@@ -573,6 +573,29 @@ static int sideband_first(const struct session *s, uint64_t k)
 	return s->nheap && s->heap[0].key <= k;
 }
 
+/* The chosen queue's next flow (sideband filled, nothing held): 1 = in *flow, to return;
+ * 0 = none to return yet (the segment ended, or the flow waits as the queue's peek for
+ * the sideband dated before it); < 0 = fatal. Most flows go out at once: decoded into
+ * *flow, and copied to the peek only when sideband goes first. Pulling does not change
+ * the sideband. */
+static int decode_next(struct session *s, struct queue *q, struct jf_flow *flow,
+		       struct jf_error *err)
+{
+	int rc = pull(s, q, flow, err);
+	uint64_t k;
+
+	if (rc <= 0)
+		return rc;
+	k = flow_key(s, q, flow);
+	if (!sideband_first(s, k)) {
+		q->key = k;
+		return 1;
+	}
+	q->peek = *flow;
+	q->have_peek = 1;
+	return 0;
+}
+
 /* The queue holding a decoded flow, if any (at most one: see session_next). */
 static struct queue *held_queue(struct session *s)
 {
@@ -599,6 +622,16 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 {
 	struct session *s = self;
 
+	/* One queue decoding, nothing held, the sideband filled and not due before it: the
+	 * loop below would choose that queue; go to it at once (most flows of a recording). */
+	if (s->nq == 1 && s->outpos >= s->nout && !jf_sb_needs_fill(s) &&
+	    s->q[0].state == Q_DECODING && !s->q[0].have_peek &&
+	    !sideband_first(s, s->q[0].key)) {
+		int rc = decode_next(s, &s->q[0], flow, err);
+
+		if (rc != 0)
+			return rc;
+	}
 	for (;;) {
 		struct queue *best = NULL, *held;
 		uint64_t best_key = 0;
@@ -669,23 +702,10 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 				return -1;
 			break;
 		case Q_DECODING: {
-			/* Most flows go out at once: decoded into *flow, and only kept as the
-			 * queue's peek (a copy) when sideband dated before them goes first. The
-			 * sideband was filled above and pulling does not change it. */
-			int rc = pull(s, best, flow, err);
-			uint64_t k;
+			int rc = decode_next(s, best, flow, err);
 
-			if (rc < 0)
-				return -1;
-			if (rc == 0)
-				break;
-			k = flow_key(s, best, flow);
-			if (!sideband_first(s, k)) {
-				best->key = k;
-				return 1;
-			}
-			best->peek = *flow;
-			best->have_peek = 1;
+			if (rc != 0)
+				return rc;
 			break;
 		}
 		case Q_DONE:

@@ -49,6 +49,10 @@ struct pt_backend {
 	struct jf_pt_check *check; /* the checks libipt 2.0 does not make */
 	int64_t resync_at;      /* >= 0: synchronise at this PSB next (after a check failed) */
 	uint64_t released;      /* trace bytes below this were given back to the kernel */
+	/* libipt's trace offset, remembered until the decoder moves on: asked after each
+	 * block (the status check follows it) and again before the next one. */
+	uint64_t offset;
+	int offset_valid;
 	/* An inconsistency found but not reported yet: libipt's pending events go first. */
 	struct jf_pt_violation violation;
 	int has_violation;
@@ -73,10 +77,12 @@ static void release_consumed(struct pt_backend *b, uint64_t offset)
 
 static uint64_t offset_now(struct pt_backend *b)
 {
-	uint64_t off = 0;
-
-	pt_blk_get_offset(b->dec, &off);
-	return off;
+	if (!b->offset_valid) {
+		b->offset = 0;
+		pt_blk_get_offset(b->dec, &b->offset);
+		b->offset_valid = 1;
+	}
+	return b->offset;
 }
 
 static void init_flow(struct pt_backend *b, struct jf_flow *f, enum jf_flow_kind kind)
@@ -212,6 +218,7 @@ static int do_sync(struct pt_backend *b, struct jf_flow *f, struct jf_error *err
 		status = pt_blk_sync_set(b->dec, (uint64_t)b->resync_at);
 	else
 		status = pt_blk_sync_forward(b->dec);
+	b->offset_valid = 0;
 	b->resync_at = -1;
 	if (status < 0) {
 		uint64_t new_sync;
@@ -295,6 +302,7 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 
 		offset = offset_now(b);
 		status = pt_blk_event(b->dec, &ev, sizeof(ev));
+		b->offset_valid = 0;
 		if (status < 0 && b->has_violation) {
 			/* libipt 2.0 stumbled over the inconsistency found before. */
 			raise_violation(b, f);
@@ -330,6 +338,7 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 	offset = offset_now(b);
 	release_consumed(b, offset);
 	status = pt_blk_next(b->dec, &b->block, sizeof(b->block));
+	b->offset_valid = 0;
 	if (status < 0) {
 		struct jf_flow partial;
 
