@@ -8,12 +8,13 @@ struct jf_fast_blocks {
 	struct jf_insn_cache *insns;
 	struct jf_codemap *map;
 	unsigned shift;
+	int end_on_jump;
 	uint64_t filled;
 	struct jf_fast_block *slots;
 };
 
 struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf_codemap *map,
-					  unsigned log2_slots)
+					  unsigned log2_slots, int end_on_jump)
 {
 	struct jf_fast_blocks *c = calloc(1, sizeof(*c));
 
@@ -27,6 +28,7 @@ struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf
 	c->insns = insns;
 	c->map = map;
 	c->shift = 64 - log2_slots;
+	c->end_on_jump = end_on_jump;
 	return c;
 }
 
@@ -77,6 +79,11 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 			ip += in.size;
 			break;
 		case JF_INSN_JUMP:
+			if (c->end_on_jump) {
+				b->end = JF_FAST_JUMP;
+				b->target = in.target;
+				return;
+			}
 			ip = in.target;
 			b->straight = 0;
 			break;

@@ -70,9 +70,98 @@ static void same_records(const struct outcome *fast, const struct outcome *ref)
 	}
 }
 
-/* Decode trace both ways over the image; returns the fast path's report. */
+/* Every record of both decoders, blocks included, field by field. */
+static void same_flows(const char *what, struct jf_decoder *fast, struct jf_decoder *ref)
+{
+	struct jf_error err = { "" };
+	const struct jf_decode_stats *sa, *sb;
+	struct jf_flow a, b;
+	uint64_t n = 0;
+	int ra, rb;
+
+	assert_non_null(fast);
+	assert_non_null(ref);
+	for (;; n++) {
+		ra = jf_decoder_next(fast, &a, &err);
+		rb = jf_decoder_next(ref, &b, &err);
+		assert_int_equal(ra, rb);
+		if (rb <= 0)
+			break;
+		if (a.kind != b.kind || a.flags != b.flags || a.offset != b.offset ||
+		    a.ip != b.ip || a.time != b.time || a.source != b.source)
+			fail_msg("%s: record %llu: kind %u/%u flags %u/%u offset 0x%llx/0x%llx "
+				 "ip 0x%llx/0x%llx time %llu/%llu (fast/libipt)", what,
+				 (unsigned long long)n, a.kind, b.kind, a.flags, b.flags,
+				 (unsigned long long)a.offset, (unsigned long long)b.offset,
+				 (unsigned long long)a.ip, (unsigned long long)b.ip,
+				 (unsigned long long)a.time, (unsigned long long)b.time);
+		if (b.kind != JF_FLOW_BLOCK) {
+			if (memcmp(&a.u, &b.u, sizeof(a.u)))
+				fail_msg("%s: record %llu (%s at offset 0x%llx) differs", what,
+					 (unsigned long long)n,
+					 jf_flow_kind_name((enum jf_flow_kind)b.kind),
+					 (unsigned long long)b.offset);
+			continue;
+		}
+		if (memcmp(&a.u.block, &b.u.block, sizeof(b.u.block)))
+			fail_msg("%s: block %llu at 0x%llx: last 0x%llx/0x%llx next 0x%llx/0x%llx "
+				 "ninsn %u/%u end %u/%u isa %u/%u flags %u/%u size %u/%u", what,
+				 (unsigned long long)n, (unsigned long long)b.ip,
+				 (unsigned long long)a.u.block.last, (unsigned long long)b.u.block.last,
+				 (unsigned long long)a.u.block.next, (unsigned long long)b.u.block.next,
+				 a.u.block.ninsn, b.u.block.ninsn, a.u.block.end, b.u.block.end,
+				 a.u.block.isa, b.u.block.isa, a.u.block.flags, b.u.block.flags,
+				 a.u.block.last_size, b.u.block.last_size);
+	}
+	assert_int_equal(rb, 0);
+	sa = jf_decoder_stats(fast);
+	sb = jf_decoder_stats(ref);
+	assert_int_equal(sa->trace_bytes, sb->trace_bytes);
+	assert_int_equal(sa->insns, sb->insns);
+	assert_int_equal(sa->blocks, sb->blocks);
+	assert_int_equal(sa->events, sb->events);
+	assert_int_equal(sa->errors, sb->errors);
+	assert_int_equal(sa->lost_bytes, sb->lost_bytes);
+	assert_int_equal(sa->has_time, sb->has_time);
+	assert_int_equal(sa->first_time, sb->first_time);
+	assert_int_equal(sa->last_time, sb->last_time);
+	assert_int_equal(sa->time_is_ns, sb->time_is_ns);
+	assert_int_equal(sa->time_is_synthetic, sb->time_is_synthetic);
+	assert_memory_equal(sa->errors_by_code, sb->errors_by_code, sizeof(sb->errors_by_code));
+}
+
+/* The decoder returning blocks (jf_pt_fast_decoder_new) against the block decoder with the
+ * options `jitflow report` and `decode` use. */
+static void compare_blocks(const char *what, const uint8_t *trace, size_t size,
+			   struct jf_codemap *map)
+{
+	struct jf_pt_config cfg;
+	struct jf_error err = { "" };
+	struct jf_decoder *fast, *ref;
+	struct jf_pt_fast_report rep;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.trace = trace;
+	cfg.size = size;
+	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
+	ref = jf_pt_decoder_new(&cfg, map, &err);
+	fast = jf_pt_fast_decoder_new(&cfg, map, &err);
+	same_flows(what, fast, ref);
+	jf_pt_fast_counter_report(fast, &rep);
+	printf("%s: the same %llu blocks returned; fast over %llu bytes, handed over "
+	       "at %lld\n", what, (unsigned long long)jf_decoder_stats(ref)->blocks,
+	       (unsigned long long)rep.fast_bytes, (long long)rep.fallback_at);
+	jf_decoder_free(fast);
+	jf_decoder_free(ref);
+}
+
+/* Decode trace both ways over the image, counting (over map) and returning blocks (over
+ * blocks_map, the same code: libipt's block cache lives in the image's sections, and
+ * entries a decoder without end_on_jump made would join blocks across jumps for one with
+ * it); returns the fast counting path's report. */
 static struct jf_pt_fast_report compare(const char *what, const uint8_t *trace, size_t size,
-					struct jf_codemap *map, uint64_t *insns)
+					struct jf_codemap *map, struct jf_codemap *blocks_map,
+					uint64_t *insns)
 {
 	struct jf_pt_config cfg;
 	struct jf_error err = { "" };
@@ -113,12 +202,13 @@ static struct jf_pt_fast_report compare(const char *what, const uint8_t *trace, 
 		*insns = ref.stats.insns;
 	free(fast.records);
 	free(ref.records);
+	compare_blocks(what, trace, size, blocks_map);
 	return rep;
 }
 
 struct capture {
 	struct jf_mapped_file trace;
-	struct jf_codemap *map;
+	struct jf_codemap *map, *blocks_map; /* the same code (compare) */
 };
 
 static int open_capture(struct capture *c, const char *name, uint64_t base)
@@ -131,10 +221,14 @@ static int open_capture(struct capture *c, const char *name, uint64_t base)
 	assert_int_equal(jf_map_file(&c->trace, path, &err), 0);
 	snprintf(path, sizeof(path), "%s/intel-pt/%s/data", jf_test_shared_traces(), name);
 	c->map = jf_codemap_new();
+	c->blocks_map = jf_codemap_new();
 	assert_non_null(c->map);
+	assert_non_null(c->blocks_map);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(jf_codemap_add_file(c->map, path, 0, (uint64_t)st.st_size, base, NULL,
 					     &err), 0);
+	assert_int_equal(jf_codemap_add_file(c->blocks_map, path, 0, (uint64_t)st.st_size, base,
+					     NULL, &err), 0);
 	return 0;
 }
 
@@ -142,6 +236,7 @@ static void close_capture(struct capture *c)
 {
 	jf_unmap_file(&c->trace);
 	jf_codemap_free(c->map);
+	jf_codemap_free(c->blocks_map);
 }
 
 /* The whole capture, then three copies end to end (each starts with a PSB). */
@@ -155,7 +250,7 @@ static void check_whole(const char *name, uint64_t base, uint64_t reference_insn
 	size_t i;
 
 	open_capture(&c, name, base);
-	rep = compare(name, c.trace.data, c.trace.size, c.map, &insns);
+	rep = compare(name, c.trace.data, c.trace.size, c.map, c.blocks_map, &insns);
 	assert_int_equal(insns, reference_insns);
 	if (decodes_fast) {
 		assert_int_equal(rep.fallback_at, -1);
@@ -165,7 +260,7 @@ static void check_whole(const char *name, uint64_t base, uint64_t reference_insn
 	assert_non_null(three);
 	for (i = 0; i < 3; i++)
 		memcpy(three + i * c.trace.size, c.trace.data, c.trace.size);
-	rep = compare("three copies", three, 3 * c.trace.size, c.map, &insns);
+	rep = compare("three copies", three, 3 * c.trace.size, c.map, c.blocks_map, &insns);
 	if (decodes_fast) {
 		assert_int_equal(insns, 3 * reference_insns);
 		assert_int_equal(rep.fallback_at, -1);
@@ -205,7 +300,7 @@ static void test_truncated(void **state)
 	open_capture(&c, "foo", 0x7ffff7819000);
 	for (cut = 1; cut < c.trace.size; cut += c.trace.size / 9 + 7) {
 		snprintf(what, sizeof(what), "foo cut at %zu", cut);
-		compare(what, c.trace.data, cut, c.map, NULL);
+		compare(what, c.trace.data, cut, c.map, c.blocks_map, NULL);
 	}
 	close_capture(&c);
 }
@@ -232,7 +327,7 @@ static void test_corrupt(void **state)
 		memcpy(copy, c.trace.data, c.trace.size);
 		memcpy(copy + at, garbage[g], sizeof(garbage[g]));
 		snprintf(what, sizeof(what), "foo overwritten at %zu", at);
-		compare(what, copy, c.trace.size, c.map, NULL);
+		compare(what, copy, c.trace.size, c.map, c.blocks_map, NULL);
 	}
 	free(copy);
 	close_capture(&c);
@@ -256,6 +351,7 @@ static void test_payloads(void **state)
 		0xc3,                         /* 1013: ret */
 	};
 	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
 	struct jf_ptb *b = jf_ptb_new();
 	struct jf_pt_fast_report rep;
 	char bits[48];
@@ -295,7 +391,7 @@ static void test_payloads(void **state)
 	jf_ptb_pad(b);
 	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
 
-	rep = compare("payloads", jf_ptb_bytes(b), jf_ptb_size(b), map, &insns);
+	rep = compare("payloads", jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, &insns);
 	assert_int_equal(rep.fallback_at, -1);
 	assert_int_equal(rep.tnt_packets, 6);
 	/* The ret that returns to an older call splits its payload in two lookups. */
@@ -304,6 +400,7 @@ static void test_payloads(void **state)
 	assert_true(insns > 0);
 	jf_ptb_free(b);
 	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
 }
 
 /* What the packet path does not model hands over, and the result stays the block
@@ -317,6 +414,7 @@ static void test_packet_hand_over(void **state)
 		0xff, 0xe0, /* 1003: jmp rax */
 	};
 	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
 	struct jf_pt_fast_report rep;
 	int kind;
 
@@ -341,11 +439,12 @@ static void test_packet_hand_over(void **state)
 		jf_ptb_tnt(b, "T");
 		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
 		snprintf(what, sizeof(what), "hand-over %d", kind);
-		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, NULL);
+		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
 		assert_int_equal(rep.fallback_at, 0);
 		jf_ptb_free(b);
 	}
 	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
 }
 
 /* A trace without a PSB, and an empty one. */
@@ -355,8 +454,8 @@ static void test_no_sync(void **state)
 	struct jf_codemap *map = jf_codemap_new();
 
 	(void)state;
-	compare("no PSB", junk, sizeof(junk), map, NULL);
-	compare("empty", junk, 0, map, NULL);
+	compare("no PSB", junk, sizeof(junk), map, map, NULL);
+	compare("empty", junk, 0, map, map, NULL);
 	jf_codemap_free(map);
 }
 
@@ -386,7 +485,7 @@ static void test_block_cache(void **state)
 	(void)state;
 	assert_int_equal(jf_codemap_add_bytes(map, code, sizeof(code), 0x1000, "code", &err), 0);
 	insns = jf_insn_cache_new(map);
-	c = jf_fast_blocks_new(insns, map, 4);
+	c = jf_fast_blocks_new(insns, map, 4, 0);
 	assert_non_null(c);
 	gen = jf_codemap_generation(map);
 

@@ -185,10 +185,6 @@ int jf_cmd_stat(int argc, char **argv)
 			return JF_EXIT_OK;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
-		} else if (!strcmp(argv[i], "--decoder=fast")) {
-			in.count_only = 1;
-		} else if (!strcmp(argv[i], "--decoder=libipt-block")) {
-			in.count_only = 0;
 		} else {
 			fprintf(stderr, "jitflow stat: unknown option '%s' (see --help)\n", argv[i]);
 			jf_cli_inputs_fini(&in);
