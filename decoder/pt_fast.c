@@ -236,6 +236,7 @@ static void commit(struct fast *f, uint64_t new_restart)
 	f->pending.n = f->pending.pos = 0;
 	f->await = 0;
 	f->joinable = 0;
+	f->retime = 0;
 }
 
 static void free_fast_state(struct fast *f)
@@ -274,6 +275,7 @@ static int hand_over(struct fast *f, struct jf_error *err)
 		return 0;
 	}
 	f->pending.n = 0;
+	f->retime = 0;
 	f->await = 0;
 	f->insns_n = f->blocks_n = 0;
 	f->has_time = 0;
@@ -426,8 +428,12 @@ static int reach_psb_fup(struct fast *f, int fup, uint64_t ip)
 static int reach_psb(struct fast *f, uint64_t psb)
 {
 	uint64_t ip = 0;
+	/* Not in one expression: the order arguments are evaluated in is unspecified, and ip
+	 * was read before psb_fup set it (so the query path handed over at every PSB+ with a
+	 * FUP). */
+	int fup = psb_fup(f, psb, &ip);
 
-	return reach_psb_fup(f, psb_fup(f, psb, &ip), ip);
+	return reach_psb_fup(f, fup, ip);
 }
 
 /* An event with an IP applies there: walk to it while tracing (libipt errs if that needs
@@ -524,6 +530,21 @@ static int violation_before(struct fast *f, uint64_t offset)
 	return jf_pt_check_advance(f->check, offset, &v);
 }
 
+/* Stamp the record that waits for an event to be read with the time after the read. */
+static void retime(struct fast *f)
+{
+	struct jf_flow *fl;
+	uint64_t t;
+
+	if (!f->retime)
+		return;
+	fl = &f->pending.flows[f->retime - 1];
+	f->retime = 0;
+	t = time_now(f);
+	fl->time = t;
+	fl->flags = (uint16_t)(t ? fl->flags | JF_FLOW_HAS_TIME : fl->flags & ~JF_FLOW_HAS_TIME);
+}
+
 /* Fetch and apply the pending event. Returns 0, 1 if not modelled. */
 static int next_event(struct fast *f)
 {
@@ -532,13 +553,16 @@ static int next_event(struct fast *f)
 	uint64_t offset;
 	int status;
 
-	/* Blocks walked to the event's IP start before the event is read. */
-	f->emit_offset = qry_offset(f);
 	status = pt_qry_event(f->qry, &ev, sizeof(ev));
 	if (status < 0)
 		return 1;
 	f->status = status;
 	offset = qry_offset(f);
+	/* libipt's block decoder reads an event as soon as the query that ends a block says
+	 * one is pending, in the call that returns the block: the block has the time after
+	 * the read, and blocks walked to the event's IP start after it. */
+	retime(f);
+	f->emit_offset = offset;
 	if (ev.status_update && offset > f->next_psb) {
 		/* The first record of a PSB+: all before that PSB decoded here. With more than
 		 * one PSB passed (tracing off in between), restart at the last of them. */
@@ -638,7 +662,13 @@ static int next_block(struct fast *f)
 		return 1;
 	}
 	note_block_time(f);
-	return f->emit && jf_fast_emit_block(f, b, offset);
+	if (!f->emit)
+		return 0;
+	if (jf_fast_emit_block(f, b, offset))
+		return 1;
+	if (f->status & pts_event_pending)
+		f->retime = f->pending.n; /* next_event reads it */
+	return 0;
 }
 
 /* The end of the trace (the decoder at offset), as pt_decoder.c reports it. */

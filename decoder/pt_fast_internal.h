@@ -94,6 +94,8 @@ struct fast {
 	int joinable;               /* the last record queued is a block the next one continues */
 	uint64_t emit_offset;       /* the offset of blocks walked to an event's IP */
 	int resumed;                /* the last enable resumed where tracing stopped */
+	size_t retime;              /* a pending record (index + 1) whose time is that after
+				     * the next event is read (libipt reads it eagerly) */
 	int resume_unsure;          /* stopped at a far branch: a far call resumes after it */
 };
 

@@ -403,6 +403,67 @@ static void test_payloads(void **state)
 	jf_codemap_free(blocks_map);
 }
 
+/* The query path (the trace's first PSB+ has a TSC): blocks stamped with libipt's time,
+ * as the block decoder stamps them, through TNT bits, TIPs, calls and returns, a FUP +
+ * TIP.PGD, a MODE.exec + TIP.PGE and a second PSB+. */
+static void test_query_path(void **state)
+{
+	static const uint8_t code[] = {
+		0xe8, 0x0b, 0x00, 0x00, 0x00, /* 1000: call 1010 */
+		0x75, 0xf9,                   /* 1005: jne 1000 */
+		0xeb, 0x02,                   /* 1007: jmp 100b */
+		0x90, 0x90,                   /* 1009: nop; nop */
+		0xff, 0xe0,                   /* 100b: jmp rax */
+		0x90, 0x90, 0x90,             /* 100d-100f: nop */
+		0x74, 0x01,                   /* 1010: je 1013 */
+		0x90,                         /* 1012: nop */
+		0xc3,                         /* 1013: ret */
+	};
+	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	uint64_t insns;
+	size_t cut;
+
+	(void)state;
+	jf_ptb_psb(b);
+	jf_ptb_tsc(b, 0x1000);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_psbend(b);
+	jf_ptb_tnt(b, "TTTTTT");
+	jf_ptb_tsc(b, 0x2000);
+	jf_ptb_tnt(b, "NTTN");
+	jf_ptb_tip(b, pt_ipc_update_16, 0x1000);
+	jf_ptb_tsc(b, 0x3000);
+	jf_ptb_tnt(b, "T");
+	jf_ptb_fup(b, pt_ipc_update_16, 0x1013);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	jf_ptb_tsc(b, 0x4000);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_update_16, 0x1013);
+	jf_ptb_tnt(b, "TN");
+	jf_ptb_psb(b);
+	jf_ptb_tsc(b, 0x5000);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x100b);
+	jf_ptb_psbend(b);
+	jf_ptb_tip(b, pt_ipc_update_16, 0x1000);
+	jf_ptb_tnt(b, "TT");
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+
+	rep = compare("query path", jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, &insns);
+	assert_int_equal(rep.fallback_at, -1);
+	assert_true(insns > 20);
+	/* Cut anywhere: the end, or the hand-over, as the block decoder has it. */
+	for (cut = 1; cut < jf_ptb_size(b); cut += 3)
+		compare("query path cut", jf_ptb_bytes(b), cut, map, blocks_map, NULL);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
+}
+
 /* What the packet path does not model hands over, and the result stays the block
  * decoder's: a CBR of ratio 0 in PSB+ (libipt's error), an overflow, a TSC after a first
  * PSB+ without timing, a MODE.exec before a TIP. */
@@ -540,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_block_cache),
 		cmocka_unit_test(test_no_sync),
 		cmocka_unit_test(test_payloads),
+		cmocka_unit_test(test_query_path),
 		cmocka_unit_test(test_packet_hand_over),
 	};
 	const struct CMUnitTest capture_tests[] = {
