@@ -87,31 +87,28 @@ static void same_flows(const char *what, struct jf_decoder *fast, struct jf_deco
 		assert_int_equal(ra, rb);
 		if (rb <= 0)
 			break;
-		if (a.kind != b.kind || a.flags != b.flags || a.offset != b.offset ||
-		    a.ip != b.ip || a.time != b.time || a.source != b.source)
-			fail_msg("%s: record %llu: kind %u/%u flags %u/%u offset 0x%llx/0x%llx "
-				 "ip 0x%llx/0x%llx time %llu/%llu (fast/libipt)", what,
-				 (unsigned long long)n, a.kind, b.kind, a.flags, b.flags,
-				 (unsigned long long)a.offset, (unsigned long long)b.offset,
-				 (unsigned long long)a.ip, (unsigned long long)b.ip,
-				 (unsigned long long)a.time, (unsigned long long)b.time);
-		if (b.kind != JF_FLOW_BLOCK) {
-			if (memcmp(&a.u, &b.u, sizeof(a.u)))
-				fail_msg("%s: record %llu (%s at offset 0x%llx) differs", what,
-					 (unsigned long long)n,
-					 jf_flow_kind_name((enum jf_flow_kind)b.kind),
-					 (unsigned long long)b.offset);
+		if (jf_flow_same(&a, &b))
 			continue;
-		}
-		if (memcmp(&a.u.block, &b.u.block, sizeof(b.u.block)))
-			fail_msg("%s: block %llu at 0x%llx: last 0x%llx/0x%llx next 0x%llx/0x%llx "
-				 "ninsn %u/%u end %u/%u isa %u/%u flags %u/%u size %u/%u", what,
-				 (unsigned long long)n, (unsigned long long)b.ip,
+		if (b.kind == JF_FLOW_BLOCK && a.kind == b.kind)
+			fail_msg("%s: block %llu at 0x%llx/0x%llx, offset 0x%llx/0x%llx, time "
+				 "%llu/%llu: last 0x%llx/0x%llx next 0x%llx/0x%llx ninsn %u/%u end "
+				 "%u/%u isa %u/%u flags %u/%u size %u/%u (fast/libipt)", what,
+				 (unsigned long long)n, (unsigned long long)a.ip,
+				 (unsigned long long)b.ip, (unsigned long long)a.offset,
+				 (unsigned long long)b.offset, (unsigned long long)a.time,
+				 (unsigned long long)b.time,
 				 (unsigned long long)a.u.block.last, (unsigned long long)b.u.block.last,
 				 (unsigned long long)a.u.block.next, (unsigned long long)b.u.block.next,
 				 a.u.block.ninsn, b.u.block.ninsn, a.u.block.end, b.u.block.end,
 				 a.u.block.isa, b.u.block.isa, a.u.block.flags, b.u.block.flags,
 				 a.u.block.last_size, b.u.block.last_size);
+		fail_msg("%s: record %llu: %s/%s at offset 0x%llx/0x%llx, ip 0x%llx/0x%llx, time "
+			 "%llu/%llu, flags %u/%u (fast/libipt)", what, (unsigned long long)n,
+			 jf_flow_kind_name((enum jf_flow_kind)a.kind),
+			 jf_flow_kind_name((enum jf_flow_kind)b.kind),
+			 (unsigned long long)a.offset, (unsigned long long)b.offset,
+			 (unsigned long long)a.ip, (unsigned long long)b.ip,
+			 (unsigned long long)a.time, (unsigned long long)b.time, a.flags, b.flags);
 	}
 	assert_int_equal(rb, 0);
 	sa = jf_decoder_stats(fast);

@@ -8,7 +8,8 @@
  * Checked beyond "no crash": decoding ends (a bound on records per input byte), byte
  * accounting stays within the input, every block's offset lies inside the trace, the fast
  * counting path counts what the block decoder decoded, and on 2 threads (segments of 16
- * bytes and more) gives the records and statistics it gives on one. */
+ * bytes and more) gives the records and statistics it gives on one; the fast decoder that
+ * returns blocks returns the block decoder's records, every one, field by field. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,13 +48,17 @@ static const uint8_t code32[] = { 0x48, 0xff, 0xe0 };      /* 0x1000: dec eax; j
 static const uint8_t code64[] = { 0x48, 0xff, 0xe0 };      /* 0x2000: jmp rax */
 
 static struct jf_codemap *map;
+/* The same code for decoders with end_on_call, end_on_jump and join_cache_splits only:
+ * libipt keeps its block cache in the image's sections, and blocks cached by a decoder
+ * without end_on_jump run across jumps. */
+static struct jf_codemap *blocks_map;
 static struct jf_insn_cache *insns;
 
-static void add(const void *bytes, size_t size, uint64_t vaddr)
+static void add(struct jf_codemap *to, const void *bytes, size_t size, uint64_t vaddr)
 {
 	struct jf_error err;
 
-	if (jf_codemap_add_bytes(map, bytes, size, vaddr, NULL, &err) < 0) {
+	if (jf_codemap_add_bytes(to, bytes, size, vaddr, NULL, &err) < 0) {
 		fprintf(stderr, "fuzz_pt_decode: %s\n", err.msg);
 		abort();
 	}
@@ -100,6 +105,40 @@ static void same_counts_fast(const struct jf_pt_config *cfg, const struct jf_dec
 		abort();
 	}
 	jf_decoder_free(dec);
+}
+
+/* jf_pt_fast_decoder_new must return what jf_pt_decoder_new returns, record for record. */
+static void same_records_with_blocks(const struct jf_pt_config *given)
+{
+	struct jf_pt_config cfg = *given;
+	struct jf_error err;
+	struct jf_decoder *fast, *ref;
+	struct jf_flow a, b;
+	uint64_t n = 0;
+	int ra, rb;
+
+	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
+	fast = jf_pt_fast_decoder_new(&cfg, blocks_map, &err);
+	ref = jf_pt_decoder_new(&cfg, blocks_map, &err);
+	if (!fast || !ref)
+		abort();
+	do {
+		ra = jf_decoder_next(fast, &a, &err);
+		rb = jf_decoder_next(ref, &b, &err);
+		if (ra != rb || (rb > 0 && !jf_flow_same(&a, &b))) {
+			fprintf(stderr, "fuzz_pt_decode: record %llu differs: the fast decoder %d "
+				"%s at 0x%llx ip 0x%llx, the block decoder %d %s at 0x%llx ip "
+				"0x%llx\n", (unsigned long long)n, ra,
+				jf_flow_kind_name((enum jf_flow_kind)a.kind),
+				(unsigned long long)a.offset, (unsigned long long)a.ip, rb,
+				jf_flow_kind_name((enum jf_flow_kind)b.kind),
+				(unsigned long long)b.offset, (unsigned long long)b.ip);
+			abort();
+		}
+		n++;
+	} while (rb > 0);
+	jf_decoder_free(fast);
+	jf_decoder_free(ref);
 }
 
 /* The fast path's records (each record's kind, offset and ip, hashed) and statistics. */
@@ -161,11 +200,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!map) {
 		map = jf_codemap_new();
-		add(prog, sizeof(prog), 0x400000);
-		add(code32, sizeof(code32), 0x1000);
-		add(code64, sizeof(code64), 0x2000);
+		blocks_map = jf_codemap_new();
+		if (!map || !blocks_map)
+			abort();
+		add(map, prog, sizeof(prog), 0x400000);
+		add(map, code32, sizeof(code32), 0x1000);
+		add(map, code64, sizeof(code64), 0x2000);
+		add(blocks_map, prog, sizeof(prog), 0x400000);
+		add(blocks_map, code32, sizeof(code32), 0x1000);
+		add(blocks_map, code64, sizeof(code64), 0x2000);
 		insns = jf_insn_cache_new(map);
-		if (!map || !insns)
+		if (!insns)
 			abort();
 	}
 	cfg.trace = data;
@@ -204,6 +249,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	same_counts_fast(&cfg, st);
 	same_on_two_threads(&cfg);
+	same_records_with_blocks(&cfg);
 	jf_decoder_free(dec);
 	return 0;
 }
