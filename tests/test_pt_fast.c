@@ -330,6 +330,20 @@ static void test_corrupt(void **state)
 	close_capture(&c);
 }
 
+/* Hand-assembled code for the libipt-encoded streams: a loop that calls a function with a
+ * conditional inside, a direct jump and an indirect one. */
+static const uint8_t call_loop[] = {
+	0xe8, 0x0b, 0x00, 0x00, 0x00, /* 1000: call 1010 */
+	0x75, 0xf9,                   /* 1005: jne 1000 */
+	0xeb, 0x02,                   /* 1007: jmp 100b */
+	0x90, 0x90,                   /* 1009: nop; nop */
+	0xff, 0xe0,                   /* 100b: jmp rax */
+	0x90, 0x90, 0x90,             /* 100d-100f: nop */
+	0x74, 0x01,                   /* 1010: je 1013 */
+	0x90,                         /* 1012: nop */
+	0xc3,                         /* 1013: ret */
+};
+
 /* The packet path and its TNT payload cache on a stream from libipt's encoder over
  * hand-assembled code: payloads whose paths call and return inside themselves, a
  * compressed return to a call made in an earlier payload (the path ends before it and the
@@ -338,17 +352,8 @@ static void test_corrupt(void **state)
  * is off. The oracle is libipt's block decoder on the same bytes (compare). */
 static void test_payloads(void **state)
 {
-	static const uint8_t code[] = {
-		0xe8, 0x0b, 0x00, 0x00, 0x00, /* 1000: call 1010 */
-		0x75, 0xf9,                   /* 1005: jne 1000 */
-		0xff, 0xe0,                   /* 1007: jmp rax */
-		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, /* 1009-100f: nop */
-		0x74, 0x01,                   /* 1010: je 1013 */
-		0x90,                         /* 1012: nop */
-		0xc3,                         /* 1013: ret */
-	};
-	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
-	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
 	struct jf_ptb *b = jf_ptb_new();
 	struct jf_pt_fast_report rep;
 	char bits[48];
@@ -405,19 +410,8 @@ static void test_payloads(void **state)
  * TIP.PGD, a MODE.exec + TIP.PGE and a second PSB+. */
 static void test_query_path(void **state)
 {
-	static const uint8_t code[] = {
-		0xe8, 0x0b, 0x00, 0x00, 0x00, /* 1000: call 1010 */
-		0x75, 0xf9,                   /* 1005: jne 1000 */
-		0xeb, 0x02,                   /* 1007: jmp 100b */
-		0x90, 0x90,                   /* 1009: nop; nop */
-		0xff, 0xe0,                   /* 100b: jmp rax */
-		0x90, 0x90, 0x90,             /* 100d-100f: nop */
-		0x74, 0x01,                   /* 1010: je 1013 */
-		0x90,                         /* 1012: nop */
-		0xc3,                         /* 1013: ret */
-	};
-	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
-	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
 	struct jf_ptb *b = jf_ptb_new();
 	struct jf_pt_fast_report rep;
 	uint64_t insns;
