@@ -103,16 +103,16 @@ static void note_block_time(struct fast *f)
 	f->has_time = 1;
 }
 
-/* Twice the room, up to QUEUE_MAX records (-1: no more). */
-static int grow_queue(struct queue *q)
+/* Twice the room, up to max records (-1: no more). */
+static int grow_queue(struct queue *q, size_t max)
 {
 	size_t cap = q->cap ? 2 * q->cap : QUEUE_FIRST;
 	struct jf_flow *flows;
 
-	if (q->cap >= QUEUE_MAX)
+	if (q->cap >= max)
 		return -1;
-	if (cap > QUEUE_MAX)
-		cap = QUEUE_MAX;
+	if (cap > max)
+		cap = max;
 	flows = realloc(q->flows, cap * sizeof(*flows)); /* cleared as used */
 	if (!flows)
 		return -1;
@@ -126,7 +126,9 @@ struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_kind kind, uint6
 	struct jf_flow *fl;
 	uint64_t t;
 
-	if (f->pending.n == f->pending.cap && grow_queue(&f->pending) < 0)
+	/* Returning blocks, a stretch holds every block between two PSBs. */
+	if (f->pending.n == f->pending.cap &&
+	    grow_queue(&f->pending, f->emit ? QUEUE_MAX_BLOCKS : QUEUE_MAX) < 0)
 		return NULL;
 	fl = &f->pending.flows[f->pending.n++];
 	memset(fl, 0, sizeof(*fl));

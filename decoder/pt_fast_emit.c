@@ -16,6 +16,7 @@
  * takes, or waits for the next stop (jf_fast_settle) when it starts after that. */
 #include "pt_fast_internal.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "jitflow/insn.h"
@@ -55,11 +56,23 @@ static int emit_range(struct fast *f, uint64_t start, uint64_t last, uint32_t ni
 			return 0;
 		}
 	}
-	fl = jf_fast_queue_flow(f, JF_FLOW_BLOCK, offset);
-	if (!fl)
-		return 1;
+	if (f->by_packets && f->pending.n < f->pending.cap) {
+		/* The common case, without queue_flow's clearing of the whole record and its
+		 * query of the time (following packets there is none): the header and the
+		 * block are all a block's record has (pt_decoder.c). */
+		fl = &f->pending.flows[f->pending.n++];
+		memset(fl, 0, offsetof(struct jf_flow, u));
+		fl->kind = JF_FLOW_BLOCK;
+		fl->source = f->cfg.source;
+		fl->offset = f->cfg.base_offset + offset;
+	} else {
+		fl = jf_fast_queue_flow(f, JF_FLOW_BLOCK, offset);
+		if (!fl)
+			return 1;
+	}
 	fl->ip = start;
 	b = &fl->u.block;
+	b->flags = 0;
 	b->start = start;
 	b->last = last;
 	b->next = last + last_size;

@@ -18,6 +18,10 @@
 enum {
 	RETSTACK_SIZE = 64,        /* libipt's return stack: the 64 latest calls */
 	QUEUE_MAX = 16384,         /* flow records held back for one PSB stretch */
+	QUEUE_MAX_BLOCKS = 1 << 17, /* ...when blocks are returned too (14 MiB each at most:
+				    * a PSB period of 4 KiB holds up to ~24 Ki TNT bits, and
+				    * the direct calls and jumps between them; more hands
+				    * over) */
 	QUEUE_FIRST = 256,         /* ...allocated at first (stat -j N makes a decoder per
 				    * segment: two 1.7 MiB queues each were mapped, faulted
 				    * in and unmapped every 256 KiB of trace) */
