@@ -1308,6 +1308,16 @@ struct jf_decoder *jf_pt_fast_decoder_new(const struct jf_pt_config *cfg,
 	return counter_new(cfg, map, NULL, NULL, NULL, 1, err);
 }
 
+struct jf_decoder *jf_pt_fast_decoder_cached(const struct jf_pt_config *cfg,
+					     struct jf_codemap *map,
+					     const struct jf_pt_fast_caches *caches,
+					     struct jf_error *err)
+{
+	if (!cfg->end_on_call || !cfg->end_on_jump || !cfg->join_cache_splits)
+		return jf_pt_decoder_new(cfg, map, err);
+	return counter_new(cfg, map, caches, NULL, NULL, 1, err);
+}
+
 struct jf_decoder *jf_pt_fast_watched_new(const struct jf_pt_config *cfg,
 					  struct jf_codemap *map,
 					  const struct jf_pt_fast_caches *caches,
@@ -1331,6 +1341,11 @@ static int caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map, int 
 int jf_pt_fast_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map)
 {
 	return caches_init(c, map, 0);
+}
+
+int jf_pt_fast_block_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map)
+{
+	return caches_init(c, map, 1);
 }
 
 void jf_pt_fast_caches_fini(struct jf_pt_fast_caches *c)

@@ -158,7 +158,7 @@ static uint64_t fast_records(struct jf_decoder *dec, struct jf_decode_stats *st,
 /* pt_parallel_count.c on 2 threads must give what one thread gives. */
 static void same_on_two_threads(const struct jf_pt_config *cfg)
 {
-	struct jf_pt_parallel_options opt = { 2, 16, 0, 0 };
+	struct jf_pt_parallel_options opt = { 2, 16, 0, 0, 0 };
 	struct jf_decode_stats one, two;
 	struct jf_error err;
 	struct jf_decoder *dec;

@@ -451,9 +451,8 @@ static struct jf_decoder *open_pt_parallel(struct jf_cli_inputs *in, struct jf_e
 	in->pt.end_on_call = 1;
 	in->pt.end_on_jump = 1;
 	in->pt.join_cache_splits = 1;
-	/* One thread: the fast path returns the block decoder's records (pt_fast.h). */
-	if (in->jobs <= 1 && !in->libipt_block)
-		return jf_pt_fast_decoder_new(&in->pt, in->map, err);
+	/* The fast path returns the block decoder's records (pt_fast.h), on each segment. */
+	opt.fast = !in->libipt_block;
 	return jf_pt_parallel_decoder_new(&in->pt, in->map, &opt, &in->parallel, err);
 }
 
