@@ -129,8 +129,8 @@ static void same_flows(const char *what, struct jf_decoder *fast, struct jf_deco
 
 /* The decoder returning blocks (jf_pt_fast_decoder_new) against the block decoder with the
  * options `jitflow report` and `decode` use. */
-static void compare_blocks(const char *what, const uint8_t *trace, size_t size,
-			   struct jf_codemap *map)
+static void compare_blocks_at(const char *what, const uint8_t *trace, size_t size,
+			      struct jf_codemap *map, int64_t sync_at)
 {
 	struct jf_pt_config cfg;
 	struct jf_error err = { "" };
@@ -141,6 +141,9 @@ static void compare_blocks(const char *what, const uint8_t *trace, size_t size,
 	cfg.trace = trace;
 	cfg.size = size;
 	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
+	/* A segment of a trace split at PSBs (pt_parallel.h) starts at one of them. */
+	cfg.has_sync_at = sync_at >= 0;
+	cfg.sync_at = sync_at >= 0 ? (uint64_t)sync_at : 0;
 	ref = jf_pt_decoder_new(&cfg, map, &err);
 	fast = jf_pt_fast_decoder_new(&cfg, map, &err);
 	same_flows(what, fast, ref);
@@ -150,6 +153,12 @@ static void compare_blocks(const char *what, const uint8_t *trace, size_t size,
 	       (unsigned long long)rep.fast_bytes, (long long)rep.fallback_at);
 	jf_decoder_free(fast);
 	jf_decoder_free(ref);
+}
+
+static void compare_blocks(const char *what, const uint8_t *trace, size_t size,
+			   struct jf_codemap *map)
+{
+	compare_blocks_at(what, trace, size, map, -1);
 }
 
 /* Decode trace both ways over the image, counting (over map) and returning blocks (over
@@ -283,6 +292,29 @@ static void test_unzip(void **state)
 	(void)state;
 	/* Errors in the capture: the fast path hands over before the first. */
 	check_whole("Unzip", 0x400000, 121052, 0, 0);
+}
+
+/* Started at each PSB after the first, as -j N starts the segments' decoders. */
+static void test_sync_at(void **state)
+{
+	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
+	struct capture c;
+	const uint8_t *at;
+	size_t from = 1, n = 0;
+	char what[64];
+
+	(void)state;
+	open_capture(&c, "foo", 0x7ffff7819000);
+	while ((at = memmem(c.trace.data + from, c.trace.size - from, psb, sizeof(psb)))) {
+		from = (size_t)(at - c.trace.data);
+		snprintf(what, sizeof(what), "foo from the PSB at %zu", from);
+		compare_blocks_at(what, c.trace.data, c.trace.size, c.blocks_map, (int64_t)from);
+		from++;
+		n++;
+	}
+	assert_true(n > 3);
+	close_capture(&c);
 }
 
 /* Cut short at many places (mid-packet, mid-PSB+): the end of the trace is handled, or
@@ -598,6 +630,7 @@ int main(void)
 	const struct CMUnitTest capture_tests[] = {
 		cmocka_unit_test(test_foo),
 		cmocka_unit_test(test_unzip),
+		cmocka_unit_test(test_sync_at),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt),
 	};
