@@ -48,10 +48,6 @@ static const uint8_t code32[] = { 0x48, 0xff, 0xe0 };      /* 0x1000: dec eax; j
 static const uint8_t code64[] = { 0x48, 0xff, 0xe0 };      /* 0x2000: jmp rax */
 
 static struct jf_codemap *map;
-/* The same code for decoders with end_on_call, end_on_jump and join_cache_splits only:
- * libipt keeps its block cache in the image's sections, and blocks cached by a decoder
- * without end_on_jump run across jumps. */
-static struct jf_codemap *blocks_map;
 static struct jf_insn_cache *insns;
 
 static void add(struct jf_codemap *to, const void *bytes, size_t size, uint64_t vaddr)
@@ -62,6 +58,19 @@ static void add(struct jf_codemap *to, const void *bytes, size_t size, uint64_t 
 		fprintf(stderr, "fuzz_pt_decode: %s\n", err.msg);
 		abort();
 	}
+}
+
+/* A new map of the code. */
+static struct jf_codemap *code_map(void)
+{
+	struct jf_codemap *m = jf_codemap_new();
+
+	if (!m)
+		abort();
+	add(m, prog, sizeof(prog), 0x400000);
+	add(m, code32, sizeof(code32), 0x1000);
+	add(m, code64, sizeof(code64), 0x2000);
+	return m;
 }
 
 static void count_insn(void *ctx, uint64_t ip)
@@ -107,9 +116,11 @@ static void same_counts_fast(const struct jf_pt_config *cfg, const struct jf_dec
 	jf_decoder_free(dec);
 }
 
-/* jf_pt_fast_decoder_new must return what jf_pt_decoder_new returns, record for record. */
-static void same_records_with_blocks(const struct jf_pt_config *given)
+/* jf_pt_fast_decoder_new, on one thread and on two (segments of 16 bytes and more), must
+ * return what jf_pt_decoder_new returns, record for record. */
+static void same_records_with_blocks(const struct jf_pt_config *given, int threads)
 {
+	struct jf_pt_parallel_options opt = { 2, 16, 0, 0, 1 };
 	struct jf_pt_config cfg = *given;
 	struct jf_error err;
 	struct jf_decoder *fast, *ref;
@@ -117,18 +128,26 @@ static void same_records_with_blocks(const struct jf_pt_config *given)
 	uint64_t n = 0;
 	int ra, rb;
 
+	/* The same code in maps of their own, new for each decoder: libipt keeps its block
+	 * cache in the image's sections and reuses an entry whatever the execution mode and
+	 * the options of the decoder that made it, so its blocks would depend on what was
+	 * decoded before (inputs and decoders earlier in this process). */
+	struct jf_codemap *fast_map = code_map(), *ref_map = code_map();
+
 	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
-	fast = jf_pt_fast_decoder_new(&cfg, blocks_map, &err);
-	ref = jf_pt_decoder_new(&cfg, blocks_map, &err);
+	opt.no_joins = cfg.size & 2;
+	fast = threads > 1 ? jf_pt_parallel_decoder_new(&cfg, fast_map, &opt, NULL, &err)
+			   : jf_pt_fast_decoder_new(&cfg, fast_map, &err);
+	ref = jf_pt_decoder_new(&cfg, ref_map, &err);
 	if (!fast || !ref)
 		abort();
 	do {
 		ra = jf_decoder_next(fast, &a, &err);
 		rb = jf_decoder_next(ref, &b, &err);
 		if (ra != rb || (rb > 0 && !jf_flow_same(&a, &b))) {
-			fprintf(stderr, "fuzz_pt_decode: record %llu differs: the fast decoder %d "
-				"%s at 0x%llx ip 0x%llx, the block decoder %d %s at 0x%llx ip "
-				"0x%llx\n", (unsigned long long)n, ra,
+			fprintf(stderr, "fuzz_pt_decode: record %llu differs: the fast decoder (%d "
+				"threads) %d %s at 0x%llx ip 0x%llx, the block decoder %d %s at "
+				"0x%llx ip 0x%llx\n", (unsigned long long)n, threads, ra,
 				jf_flow_kind_name((enum jf_flow_kind)a.kind),
 				(unsigned long long)a.offset, (unsigned long long)a.ip, rb,
 				jf_flow_kind_name((enum jf_flow_kind)b.kind),
@@ -139,6 +158,8 @@ static void same_records_with_blocks(const struct jf_pt_config *given)
 	} while (rb > 0);
 	jf_decoder_free(fast);
 	jf_decoder_free(ref);
+	jf_codemap_free(fast_map);
+	jf_codemap_free(ref_map);
 }
 
 /* The fast path's records (each record's kind, offset and ip, hashed) and statistics. */
@@ -199,16 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	if (!map) {
-		map = jf_codemap_new();
-		blocks_map = jf_codemap_new();
-		if (!map || !blocks_map)
-			abort();
-		add(map, prog, sizeof(prog), 0x400000);
-		add(map, code32, sizeof(code32), 0x1000);
-		add(map, code64, sizeof(code64), 0x2000);
-		add(blocks_map, prog, sizeof(prog), 0x400000);
-		add(blocks_map, code32, sizeof(code32), 0x1000);
-		add(blocks_map, code64, sizeof(code64), 0x2000);
+		map = code_map();
 		insns = jf_insn_cache_new(map);
 		if (!insns)
 			abort();
@@ -249,7 +261,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	same_counts_fast(&cfg, st);
 	same_on_two_threads(&cfg);
-	same_records_with_blocks(&cfg);
+	same_records_with_blocks(&cfg, 1);
+	same_records_with_blocks(&cfg, 2);
 	jf_decoder_free(dec);
 	return 0;
 }
