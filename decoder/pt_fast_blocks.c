@@ -51,6 +51,15 @@ static uint64_t slot_of(const struct jf_fast_blocks *c, uint64_t ip)
 	return (ip * 0x9e3779b97f4a7c15ull) >> c->shift;
 }
 
+/* Whether the instruction of size bytes at ip lies in two sections: libipt ends its block
+ * there and marks it truncated, which blocks returned from here do not model. */
+static int straddles(const struct jf_fast_blocks *c, uint64_t ip, uint8_t size)
+{
+	uint8_t bytes[16];
+
+	return jf_codemap_read(c->map, ip, bytes, size) < size;
+}
+
 /* Decode the block at ip from the code bytes, the way libipt's block decoder walks
  * instructions without trace. */
 static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa isa, uint64_t ip)
@@ -65,6 +74,13 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 	for (;;) {
 		if (jf_insn_at(c->insns, isa, ip, &in) < 0) {
 			b->end = JF_FAST_BAD;
+			b->last = ip;
+			b->last_size = 0;
+			b->next = ip;
+			return;
+		}
+		if (c->end_on_jump && straddles(c, ip, in.size)) {
+			b->end = JF_FAST_UNHANDLED;
 			b->last = ip;
 			b->last_size = 0;
 			b->next = ip;

@@ -24,7 +24,8 @@ enum jf_fast_end {
 	JF_FAST_CONTINUE,  /* the block reached its length limit: go on at next (no trace) */
 	JF_FAST_JUMP,      /* direct jump, in a cache that ends blocks there: go to target */
 	JF_FAST_BAD,       /* the instruction at last cannot be decoded (no code, bad bytes) */
-	JF_FAST_UNHANDLED, /* an instruction the fast path does not model (PTWRITE) */
+	JF_FAST_UNHANDLED, /* an instruction the fast path does not model (PTWRITE; with
+			    * end_on_jump, one that lies in two sections); last: its address */
 };
 
 struct jf_fast_block {

@@ -487,6 +487,41 @@ static void test_query_path(void **state)
 	jf_codemap_free(blocks_map);
 }
 
+/* An instruction in two sections: libipt marks its block truncated; the fast decoder
+ * hands over there. */
+static void test_straddle(void **state)
+{
+	static const uint8_t first[] = { 0x90, 0x90, 0x48 };  /* 1000: nop; nop; 1002: jmp */
+	static const uint8_t second[] = { 0xff, 0xe0 };        /* ...rax (to 1004) */
+	struct jf_codemap *maps[2];
+	struct jf_error err = { "" };
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		maps[i] = jf_codemap_new();
+		assert_non_null(maps[i]);
+		assert_int_equal(jf_codemap_add_bytes(maps[i], first, sizeof(first), 0x1000, "a",
+						      &err), 0);
+		assert_int_equal(jf_codemap_add_bytes(maps[i], second, sizeof(second), 0x1003,
+						      "b", &err), 0);
+	}
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_psbend(b);
+	jf_ptb_tip(b, pt_ipc_update_16, 0x1000);
+	jf_ptb_tip(b, pt_ipc_update_16, 0x1001);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	rep = compare("straddle", jf_ptb_bytes(b), jf_ptb_size(b), maps[0], maps[1], NULL);
+	assert_int_equal(rep.fallback_at, -1); /* the counter does not mind */
+	jf_ptb_free(b);
+	jf_codemap_free(maps[0]);
+	jf_codemap_free(maps[1]);
+}
+
 /* What the packet path does not model hands over, and the result stays the block
  * decoder's: a CBR of ratio 0 in PSB+ (libipt's error), an overflow, a TSC after a first
  * PSB+ without timing, a MODE.exec before a TIP. */
@@ -625,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_no_sync),
 		cmocka_unit_test(test_payloads),
 		cmocka_unit_test(test_query_path),
+		cmocka_unit_test(test_straddle),
 		cmocka_unit_test(test_packet_hand_over),
 	};
 	const struct CMUnitTest capture_tests[] = {
