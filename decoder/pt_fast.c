@@ -19,9 +19,7 @@
  * checks libipt 2.0 lacks (pt_status_check.c) run here too; a violation hands over. */
 #include "jitflow/pt_fast.h"
 #include "pt_events.h"
-#include "pt_fast_blocks.h"
-#include "pt_fast_payloads.h"
-#include "pt_fast_watch.h"
+#include "pt_fast_internal.h"
 #include "pt_libipt_config.h"
 #include "pt_status_check.h"
 
@@ -32,81 +30,6 @@
 #include <unistd.h>
 
 #include "jitflow/insn.h"
-
-enum {
-	RETSTACK_SIZE = 64,        /* libipt's return stack: the 64 latest calls */
-	QUEUE_MAX = 16384,         /* flow records held back for one PSB stretch */
-	QUEUE_FIRST = 256,         /* ...allocated at first (stat -j N makes a decoder per
-				    * segment: two 1.7 MiB queues each were mapped, faulted
-				    * in and unmapped every 256 KiB of trace) */
-	BLOCK_CACHE_LOG2 = 15,     /* 32 Ki blocks, two per set (1.5 MiB) */
-	PAYLOAD_CACHE_LOG2 = 14,   /* 16 Ki TNT payload paths, direct-mapped (1.7 MiB) */
-	MAX_TIP_WALK = 1 << 16,    /* blocks (or payload paths) walked without trace */
-	MAX_PSB_EVENTS = 16,       /* status updates of one PSB+ */
-	MAX_WALK = 1 << 20,        /* instructions walked to bind one disable event */
-};
-
-/* Flow records held back until their stretch of trace is known to decode here. */
-struct queue {
-	struct jf_flow *flows;
-	size_t n, pos, cap;
-};
-
-struct fast {
-	struct jf_pt_config cfg;
-	struct jf_codemap *map;
-	uint64_t generation;        /* the code map version decoding started with */
-	struct pt_query_decoder *qry;
-	struct pt_packet_decoder *pkt; /* the packets, when by_packets */
-	struct jf_payloads *payloads;
-	int by_packets;             /* following packets (no timing in the trace so far) */
-	struct pt_packet_decoder *psbs; /* finds PSBs (restart points) */
-	struct jf_pt_check *check;
-	struct jf_insn_cache *insns;
-	struct jf_fast_blocks *blocks;
-	struct jf_decode_stats *stats;
-
-	/* libipt's block decoder state, for what this path models */
-	uint64_t ip;
-	int enabled;
-	int skd022;                 /* the CPU has erratum SKD022 (async disables) */
-	int bdm70;                  /* ...BDM70 (FUPs in PSB+ while tracing is off) */
-	uint8_t nom_freq;           /* libipt's nominal frequency (for CBR calibration) */
-	enum jf_isa isa;
-	int status;                 /* the last query's status flags */
-	uint64_t ret[RETSTACK_SIZE + 1];
-	uint8_t top, bottom;
-
-	/* what libipt's query decoder keeps between packets, when following packets */
-	uint64_t last_ip;           /* IP compression: the last IP packet's full address */
-	int have_ip, ip_suppressed;
-	int pend_fup;               /* a FUP whose TIP or TIP.PGD has not come yet... */
-	uint64_t fup_ip;            /* ...and its IP */
-	int pend_mode;              /* a MODE.exec whose TIP.PGE has not come yet... */
-	enum pt_exec_mode mode;     /* ...and its mode */
-	size_t await;               /* pending records from here on get the next stop's offset */
-
-	/* the stretch since the last PSB reached: not public yet */
-	uint64_t restart;           /* its PSB: where the block decoder would take over */
-	uint64_t next_psb;          /* the PSB after it (the trace size if none) */
-	uint64_t insns_n, blocks_n; /* instructions and blocks decoded in it */
-	uint64_t tmin, tmax;        /* time span of its blocks */
-	int has_time;
-	struct queue pending, ready;
-
-	struct jf_decoder *old;     /* after handing over: the block decoder... */
-	uint64_t skip_insns;        /* ...whose first instructions and non-block records... */
-	uint64_t skip_records;      /* ...were already counted here */
-	uint64_t committed_records; /* non-block records released so far */
-	uint64_t released;          /* trace bytes below this were given back to the kernel */
-	int done;
-	struct jf_pt_fast_report report;
-
-	jf_pt_fast_watch_fn watch;  /* pt_fast_watch.h: told of each commit; never hands over */
-	void *watch_ctx;
-	int paused;                 /* the watcher asked to stop after the last commit */
-	int borrowed;               /* insns, blocks and payloads are the watcher's */
-};
 
 static uint64_t qry_offset(struct fast *f)
 {
@@ -180,16 +103,16 @@ static void note_block_time(struct fast *f)
 	f->has_time = 1;
 }
 
-/* Twice the room, up to QUEUE_MAX records (-1: no more). */
-static int grow_queue(struct queue *q)
+/* Twice the room, up to max records (-1: no more). */
+static int grow_queue(struct queue *q, size_t max)
 {
 	size_t cap = q->cap ? 2 * q->cap : QUEUE_FIRST;
 	struct jf_flow *flows;
 
-	if (q->cap >= QUEUE_MAX)
+	if (q->cap >= max)
 		return -1;
-	if (cap > QUEUE_MAX)
-		cap = QUEUE_MAX;
+	if (cap > max)
+		cap = max;
 	flows = realloc(q->flows, cap * sizeof(*flows)); /* cleared as used */
 	if (!flows)
 		return -1;
@@ -198,15 +121,18 @@ static int grow_queue(struct queue *q)
 	return 0;
 }
 
-static struct jf_flow *queue_flow(struct fast *f, enum jf_flow_kind kind, uint64_t offset)
+struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_kind kind, uint64_t offset)
 {
 	struct jf_flow *fl;
 	uint64_t t;
 
-	if (f->pending.n == f->pending.cap && grow_queue(&f->pending) < 0)
+	/* Returning blocks, a stretch holds every block between two PSBs. */
+	if (f->pending.n == f->pending.cap &&
+	    grow_queue(&f->pending, f->emit ? QUEUE_MAX_BLOCKS : QUEUE_MAX) < 0)
 		return NULL;
 	fl = &f->pending.flows[f->pending.n++];
 	memset(fl, 0, sizeof(*fl));
+	f->joinable = 0;
 	fl->kind = (uint16_t)kind;
 	fl->source = f->cfg.source;
 	fl->offset = f->cfg.base_offset + offset;
@@ -286,9 +212,12 @@ static void commit(struct fast *f, uint64_t new_restart)
 		f->paused = tell_watcher(f, new_restart, 0);
 		f->pending.n = 0;
 	}
-	s->insns += f->insns_n;
-	s->blocks += f->blocks_n;
-	if (f->has_time) {
+	/* Returned blocks count themselves as they pass jf_decoder_next. */
+	if (!f->emit) {
+		s->insns += f->insns_n;
+		s->blocks += f->blocks_n;
+	}
+	if (f->has_time && !f->emit) {
 		if (!s->has_time || f->tmin < s->first_time)
 			s->first_time = f->tmin;
 		if (!s->has_time || f->tmax > s->last_time)
@@ -308,6 +237,8 @@ static void commit(struct fast *f, uint64_t new_restart)
 	f->pending = tmp;
 	f->pending.n = f->pending.pos = 0;
 	f->await = 0;
+	f->joinable = 0;
+	f->retime = 0;
 }
 
 static void free_fast_state(struct fast *f)
@@ -346,13 +277,16 @@ static int hand_over(struct fast *f, struct jf_error *err)
 		return 0;
 	}
 	f->pending.n = 0;
+	f->retime = 0;
 	f->await = 0;
 	f->insns_n = f->blocks_n = 0;
 	f->has_time = 0;
 	f->report.fallback_at = (int64_t)f->restart;
 	f->report.blocks_decoded = jf_fast_blocks_filled(f->blocks);
 	jf_payloads_counts(f->payloads, &f->report.tnt_payloads, &f->report.tnt_payload_hits);
-	f->skip_insns = f->stats->insns;
+	/* Counting, the block decoder's blocks are skipped by their instructions; returning
+	 * blocks, they were among the records returned. */
+	f->skip_insns = f->emit ? 0 : f->stats->insns;
 	f->skip_records = f->committed_records;
 	f->old = jf_pt_decoder_new(&f->cfg, f->map, err);
 	free_fast_state(f);
@@ -365,7 +299,7 @@ static int next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_
 	int rc;
 
 	while ((rc = jf_decoder_next(f->old, flow, err)) > 0) {
-		if (flow->kind != JF_FLOW_BLOCK) {
+		if (f->emit || flow->kind != JF_FLOW_BLOCK) {
 			if (!f->skip_records)
 				return rc;
 			f->skip_records--;
@@ -382,7 +316,7 @@ static int next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_
 }
 
 /* libipt's return stack (pt_retstack.c's rules): the latest 64 return addresses. */
-static void push_return(struct fast *f, uint64_t ip)
+void jf_fast_push_return(struct fast *f, uint64_t ip)
 {
 	f->ret[f->top] = ip;
 	f->top = (uint8_t)(f->top == RETSTACK_SIZE ? 0 : f->top + 1);
@@ -390,7 +324,7 @@ static void push_return(struct fast *f, uint64_t ip)
 		f->bottom = (uint8_t)(f->bottom == RETSTACK_SIZE ? 0 : f->bottom + 1);
 }
 
-static int pop_return(struct fast *f, uint64_t *ip)
+int jf_fast_pop_return(struct fast *f, uint64_t *ip)
 {
 	if (f->top == f->bottom)
 		return -1;
@@ -408,6 +342,8 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 	uint64_t n = 0;
 	int inside = 0; /* to may lie ahead in the block being walked: step by instruction */
 
+	if (f->emit)
+		return jf_fast_emit_walk(f, to, has_to, bind_branch, f->emit_offset);
 	for (;;) {
 		if (has_to && f->ip == to)
 			break;
@@ -430,7 +366,7 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 				}
 				if ((end == JF_FAST_CALL && b->target != b->next) ||
 				    end == JF_FAST_CALL_IND)
-					push_return(f, b->next);
+					jf_fast_push_return(f, b->next);
 				if (end == JF_FAST_CALL) {
 					f->ip = b->target;
 					continue;
@@ -452,12 +388,12 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 			continue;
 		case JF_INSN_CALL:
 			if (in.target != f->ip + in.size)
-				push_return(f, f->ip + in.size);
+				jf_fast_push_return(f, f->ip + in.size);
 			f->ip = in.target;
 			inside = 0;
 			continue;
 		case JF_INSN_CALL_INDIRECT:
-			push_return(f, f->ip + in.size);
+			jf_fast_push_return(f, f->ip + in.size);
 			/* fall through */
 		case JF_INSN_COND:
 		case JF_INSN_RETURN:
@@ -494,8 +430,12 @@ static int reach_psb_fup(struct fast *f, int fup, uint64_t ip)
 static int reach_psb(struct fast *f, uint64_t psb)
 {
 	uint64_t ip = 0;
+	/* Not in one expression: the order arguments are evaluated in is unspecified, and ip
+	 * was read before psb_fup set it (so the query path handed over at every PSB+ with a
+	 * FUP). */
+	int fup = psb_fup(f, psb, &ip);
 
-	return reach_psb_fup(f, psb_fup(f, psb, &ip), ip);
+	return reach_psb_fup(f, fup, ip);
 }
 
 /* An event with an IP applies there: walk to it while tracing (libipt errs if that needs
@@ -514,6 +454,11 @@ static int apply_event(struct fast *f, const struct pt_event *ev)
 	case ptev_enabled:
 		if (ev->status_update || ev->ip_suppressed || f->enabled)
 			return 1;
+		/* libipt's block decoder says whether tracing resumed where it stopped. */
+		f->resumed = ev->variant.enabled.ip == f->ip;
+		if (f->emit && f->resumed && f->resume_unsure)
+			return 1;
+		f->resume_unsure = 0;
 		f->ip = ev->variant.enabled.ip;
 		f->enabled = 1;
 		return 0;
@@ -554,6 +499,9 @@ static int apply_event(struct fast *f, const struct pt_event *ev)
 	 * one, and change nothing that is counted: the transaction state only marks blocks
 	 * speculative, the address space is the code map's. */
 	case ptev_tsx:
+		/* Returned blocks would be marked speculative: not modelled. */
+		if (f->emit && ev->variant.tsx.speculative)
+			return 1;
 		return bind_to_ip(f, ev, ev->variant.tsx.ip);
 	case ptev_async_paging:
 		return bind_to_ip(f, ev, ev->variant.async_paging.ip);
@@ -584,6 +532,21 @@ static int violation_before(struct fast *f, uint64_t offset)
 	return jf_pt_check_advance(f->check, offset, &v);
 }
 
+/* Stamp the record that waits for an event to be read with the time after the read. */
+static void retime(struct fast *f)
+{
+	struct jf_flow *fl;
+	uint64_t t;
+
+	if (!f->retime)
+		return;
+	fl = &f->pending.flows[f->retime - 1];
+	f->retime = 0;
+	t = time_now(f);
+	fl->time = t;
+	fl->flags = (uint16_t)(t ? fl->flags | JF_FLOW_HAS_TIME : fl->flags & ~JF_FLOW_HAS_TIME);
+}
+
 /* Fetch and apply the pending event. Returns 0, 1 if not modelled. */
 static int next_event(struct fast *f)
 {
@@ -597,6 +560,11 @@ static int next_event(struct fast *f)
 		return 1;
 	f->status = status;
 	offset = qry_offset(f);
+	/* libipt's block decoder reads an event as soon as the query that ends a block says
+	 * one is pending, in the call that returns the block: the block has the time after
+	 * the read, and blocks walked to the event's IP start after it. */
+	retime(f);
+	f->emit_offset = offset;
 	if (ev.status_update && offset > f->next_psb) {
 		/* The first record of a PSB+: all before that PSB decoded here. With more than
 		 * one PSB passed (tracing off in between), restart at the last of them. */
@@ -611,10 +579,12 @@ static int next_event(struct fast *f)
 	}
 	if (apply_event(f, &ev))
 		return 1;
-	fl = queue_flow(f, JF_FLOW_OTHER, offset);
+	fl = jf_fast_queue_flow(f, JF_FLOW_OTHER, offset);
 	if (!fl)
 		return 1;
 	jf_pt_event_flow(&ev, &f->cfg.conv, fl);
+	if (f->emit && ev.type == ptev_enabled)
+		fl->u.enabled.resumed = (uint8_t)f->resumed;
 	return 0;
 }
 
@@ -644,6 +614,9 @@ static int query_indirect(struct fast *f)
 static int next_block(struct fast *f)
 {
 	const struct jf_fast_block *b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
+	/* A returned block is located where the query decoder was before its query, and
+	 * stamped with the time after it (pt_decoder.c: offset before pt_blk_next). */
+	uint64_t offset = f->emit ? qry_offset(f) : 0;
 	int taken, status;
 
 	f->insns_n += b->ninsn;
@@ -657,14 +630,17 @@ static int next_block(struct fast *f)
 	case JF_FAST_CALL:
 		/* A call to the next instruction (position-independent code) is no call. */
 		if (b->target != b->next)
-			push_return(f, b->next);
+			jf_fast_push_return(f, b->next);
 		f->ip = b->target;
-		return 0;
+		return f->emit && jf_fast_emit_block(f, b, offset);
+	case JF_FAST_JUMP:
+		f->ip = b->target;
+		return f->emit && jf_fast_emit_block(f, b, offset);
 	case JF_FAST_CONTINUE:
 		f->ip = b->next;
-		return 0;
+		return f->emit && jf_fast_emit_block(f, b, offset);
 	case JF_FAST_CALL_IND:
-		push_return(f, b->next);
+		jf_fast_push_return(f, b->next);
 		if (query_indirect(f))
 			return 1;
 		break;
@@ -672,7 +648,7 @@ static int next_block(struct fast *f)
 		/* A compressed return is a taken TNT bit; otherwise a TIP follows. */
 		status = pt_qry_cond_branch(f->qry, &taken);
 		if (status >= 0) {
-			if (!taken || pop_return(f, &f->ip))
+			if (!taken || jf_fast_pop_return(f, &f->ip))
 				return 1;
 			f->status = status;
 		} else if (status != -pte_bad_query || query_indirect(f)) {
@@ -688,6 +664,12 @@ static int next_block(struct fast *f)
 		return 1;
 	}
 	note_block_time(f);
+	if (!f->emit)
+		return 0;
+	if (jf_fast_emit_block(f, b, offset))
+		return 1;
+	if (f->status & pts_event_pending)
+		f->retime = f->pending.n; /* next_event reads it */
 	return 0;
 }
 
@@ -696,7 +678,7 @@ static int finish(struct fast *f, uint64_t offset)
 {
 	if (violation_before(f, f->cfg.size))
 		return 1;
-	if (f->enabled && !queue_flow(f, JF_FLOW_END, offset))
+	if (f->enabled && !jf_fast_queue_flow(f, JF_FLOW_END, offset))
 		return 1;
 	commit(f, f->cfg.size);
 	f->done = 1;
@@ -750,7 +732,7 @@ static int last_ip(const struct fast *f, uint64_t *ip)
 /* Records queued since the last stop take the offset libipt's query decoder is at when it
  * returns them: after each query it reads ahead, past packets that are not query-relevant
  * (PAD, FUP, a PSB+ up to its PSBEND), to the next that is (a stop). */
-static void settle(struct fast *f, uint64_t offset)
+void jf_fast_settle(struct fast *f, uint64_t offset)
 {
 	for (; f->await < f->pending.n; f->await++)
 		f->pending.flows[f->await].offset = f->cfg.base_offset + offset;
@@ -763,23 +745,28 @@ static int packet_event(struct fast *f, const struct pt_event *ev, int consumed,
 {
 	struct jf_flow *fl;
 
+	f->emit_offset = offset;
 	if (apply_event(f, ev))
 		return 1;
-	fl = queue_flow(f, JF_FLOW_OTHER, offset);
+	fl = jf_fast_queue_flow(f, JF_FLOW_OTHER, offset);
 	if (!fl)
 		return 1;
 	jf_pt_event_flow(ev, &f->cfg.conv, fl);
+	if (f->emit && ev->type == ptev_enabled)
+		fl->u.enabled.resumed = (uint8_t)f->resumed;
 	if (!consumed)
-		settle(f, offset);
+		jf_fast_settle(f, offset);
 	return 0;
 }
 
 /* A TNT payload (nbits bits, the first in bit nbits-1): one payload-cache lookup per run of
  * bits that does not depend on the return stack's contents. */
-static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits)
+static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset)
 {
 	unsigned idle = 0; /* lookups in a row that consumed no bit (direct calls only) */
 
+	if (f->emit)
+		return jf_fast_emit_tnt(f, bits, nbits, offset);
 	if (!nbits || !f->enabled || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
 		return 1;
 	f->report.tnt_packets++;
@@ -792,9 +779,9 @@ static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits)
 
 		for (i = 0; i < p->nops; i++) {
 			if (p->pops & (1u << i))
-				pop_return(f, &ip); /* a return pushed just before on the path */
+				jf_fast_pop_return(f, &ip); /* a return pushed just before on the path */
 			else
-				push_return(f, p->push[i]);
+				jf_fast_push_return(f, p->push[i]);
 		}
 		f->insns_n += p->insns;
 		f->blocks_n += p->blocks;
@@ -809,7 +796,7 @@ static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits)
 		/* The path could not start: a compressed return to an older call (a taken bit
 		 * and the return stack), or a block that needs what a TNT bit cannot give. */
 		b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
-		if (b->end != JF_FAST_RETURN || !((bits >> (nbits - 1)) & 1) || pop_return(f, &f->ip))
+		if (b->end != JF_FAST_RETURN || !((bits >> (nbits - 1)) & 1) || jf_fast_pop_return(f, &f->ip))
 			return 1;
 		f->insns_n += b->ninsn;
 		f->blocks_n++;
@@ -843,22 +830,29 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 
 		f->insns_n += b->ninsn;
 		f->blocks_n++;
+		/* Blocks up to the TIP start with the query decoder at it (settled already). */
+		if (f->emit && jf_fast_emit_block(f, b, offset))
+			return 1;
 		switch ((enum jf_fast_end)b->end) {
 		case JF_FAST_CALL:
 			if (b->target != b->next)
-				push_return(f, b->next);
+				jf_fast_push_return(f, b->next);
+			f->ip = b->target;
+			continue;
+		case JF_FAST_JUMP:
 			f->ip = b->target;
 			continue;
 		case JF_FAST_CONTINUE:
 			f->ip = b->next;
 			continue;
 		case JF_FAST_CALL_IND:
-			push_return(f, b->next);
+			jf_fast_push_return(f, b->next);
 			/* fall through */
 		case JF_FAST_RETURN: /* not compressed: no TNT bit came */
 		case JF_FAST_INDIRECT:
 		case JF_FAST_FAR:
 			f->ip = to;
+			jf_fast_settle(f, offset);
 			return 0;
 		default:
 			/* A conditional branch without a TNT bit (an error), or bad code. */
@@ -977,12 +971,13 @@ static int packet_psb(struct fast *f, uint64_t psb)
 	/* Without status updates the query decoder would read on past the PSBEND. */
 	if (!n)
 		return 1;
-	settle(f, off);
+	jf_fast_settle(f, off);
 	if (psb == 0) {
 		/* The first PSB: decoding starts here, as a sync does. */
 		f->enabled = fup;
 		f->ip = fup_ip;
 	} else {
+		f->emit_offset = off;
 		if (violation_before(f, off) || reach_psb_fup(f, fup, fup_ip))
 			return 1;
 		commit(f, psb);
@@ -1025,8 +1020,8 @@ static int next_short_packets(struct fast *f, uint64_t *off)
 		v = byte >> 1;
 		while (v >> (nbits + 1))
 			nbits++;
-		settle(f, *off);
-		if (packet_tnt(f, v & ~(1u << nbits), nbits))
+		jf_fast_settle(f, *off);
+		if (packet_tnt(f, v & ~(1u << nbits), nbits, *off))
 			return 1;
 	}
 	return 0;
@@ -1051,7 +1046,7 @@ static int next_packet(struct fast *f)
 		/* The end of the trace (not in the middle of a packet). */
 		if (status != -pte_eos || off != f->cfg.size || f->pend_fup || f->pend_mode)
 			return 1;
-		settle(f, off);
+		jf_fast_settle(f, off);
 		return finish(f, off);
 	}
 	switch (p.type) {
@@ -1068,11 +1063,11 @@ static int next_packet(struct fast *f)
 	default:
 		break;
 	}
-	settle(f, off);
+	jf_fast_settle(f, off);
 	switch (p.type) {
 	case ppt_tnt_8:
 	case ppt_tnt_64:
-		return packet_tnt(f, p.payload.tnt.payload, p.payload.tnt.bit_size);
+		return packet_tnt(f, p.payload.tnt.payload, p.payload.tnt.bit_size, off);
 	case ppt_tip:
 		return packet_tip(f, &p.payload.ip, off);
 	case ppt_tip_pge:
@@ -1220,6 +1215,8 @@ void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report 
 	}
 }
 
+static int caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map, int end_on_jump);
+
 static int setup(struct fast *f, struct jf_error *err)
 {
 	struct pt_config config;
@@ -1229,7 +1226,7 @@ static int setup(struct fast *f, struct jf_error *err)
 	if (!f->borrowed) {
 		struct jf_pt_fast_caches own;
 
-		jf_pt_fast_caches_init(&own, f->map);
+		caches_init(&own, f->map, f->emit);
 		f->insns = own.insns;
 		f->blocks = own.blocks;
 		f->payloads = own.payloads;
@@ -1250,7 +1247,7 @@ static int setup(struct fast *f, struct jf_error *err)
 
 static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_codemap *map,
 				      const struct jf_pt_fast_caches *caches,
-				      jf_pt_fast_watch_fn watch, void *watch_ctx,
+				      jf_pt_fast_watch_fn watch, void *watch_ctx, int emit,
 				      struct jf_error *err)
 {
 	struct fast *f;
@@ -1269,6 +1266,7 @@ static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_
 	f->report.fallback_at = -1;
 	f->watch = watch;
 	f->watch_ctx = watch_ctx;
+	f->emit = emit;
 	if (caches) {
 		f->insns = caches->insns;
 		f->blocks = caches->blocks;
@@ -1298,7 +1296,26 @@ static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_
 struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
 					  struct jf_codemap *map, struct jf_error *err)
 {
-	return counter_new(cfg, map, NULL, NULL, NULL, err);
+	return counter_new(cfg, map, NULL, NULL, NULL, 0, err);
+}
+
+struct jf_decoder *jf_pt_fast_decoder_new(const struct jf_pt_config *cfg,
+					  struct jf_codemap *map, struct jf_error *err)
+{
+	/* Its blocks end where libipt's do with these options only (pt_fast_emit.c). */
+	if (!cfg->end_on_call || !cfg->end_on_jump || !cfg->join_cache_splits)
+		return jf_pt_decoder_new(cfg, map, err);
+	return counter_new(cfg, map, NULL, NULL, NULL, 1, err);
+}
+
+struct jf_decoder *jf_pt_fast_decoder_cached(const struct jf_pt_config *cfg,
+					     struct jf_codemap *map,
+					     const struct jf_pt_fast_caches *caches,
+					     struct jf_error *err)
+{
+	if (!cfg->end_on_call || !cfg->end_on_jump || !cfg->join_cache_splits)
+		return jf_pt_decoder_new(cfg, map, err);
+	return counter_new(cfg, map, caches, NULL, NULL, 1, err);
 }
 
 struct jf_decoder *jf_pt_fast_watched_new(const struct jf_pt_config *cfg,
@@ -1306,18 +1323,29 @@ struct jf_decoder *jf_pt_fast_watched_new(const struct jf_pt_config *cfg,
 					  const struct jf_pt_fast_caches *caches,
 					  jf_pt_fast_watch_fn fn, void *ctx, struct jf_error *err)
 {
-	return counter_new(cfg, map, caches, fn, ctx, err);
+	return counter_new(cfg, map, caches, fn, ctx, 0, err);
 }
 
-int jf_pt_fast_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map)
+static int caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map, int end_on_jump)
 {
 	c->insns = jf_insn_cache_new(map);
-	c->blocks = c->insns ? jf_fast_blocks_new(c->insns, map, BLOCK_CACHE_LOG2) : NULL;
+	c->blocks = c->insns ? jf_fast_blocks_new(c->insns, map, BLOCK_CACHE_LOG2, end_on_jump)
+			     : NULL;
 	c->payloads = c->blocks ? jf_payloads_new(c->blocks, PAYLOAD_CACHE_LOG2) : NULL;
 	if (c->payloads)
 		return 0;
 	jf_pt_fast_caches_fini(c);
 	return -1;
+}
+
+int jf_pt_fast_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map)
+{
+	return caches_init(c, map, 0);
+}
+
+int jf_pt_fast_block_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map)
+{
+	return caches_init(c, map, 1);
 }
 
 void jf_pt_fast_caches_fini(struct jf_pt_fast_caches *c)

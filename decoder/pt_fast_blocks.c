@@ -8,12 +8,13 @@ struct jf_fast_blocks {
 	struct jf_insn_cache *insns;
 	struct jf_codemap *map;
 	unsigned shift;
+	int end_on_jump;
 	uint64_t filled;
 	struct jf_fast_block *slots;
 };
 
 struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf_codemap *map,
-					  unsigned log2_slots)
+					  unsigned log2_slots, int end_on_jump)
 {
 	struct jf_fast_blocks *c = calloc(1, sizeof(*c));
 
@@ -27,6 +28,7 @@ struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf
 	c->insns = insns;
 	c->map = map;
 	c->shift = 64 - log2_slots;
+	c->end_on_jump = end_on_jump;
 	return c;
 }
 
@@ -49,6 +51,15 @@ static uint64_t slot_of(const struct jf_fast_blocks *c, uint64_t ip)
 	return (ip * 0x9e3779b97f4a7c15ull) >> c->shift;
 }
 
+/* Whether the instruction of size bytes at ip lies in two sections: libipt ends its block
+ * there and marks it truncated, which blocks returned from here do not model. */
+static int straddles(const struct jf_fast_blocks *c, uint64_t ip, uint8_t size)
+{
+	uint8_t bytes[16];
+
+	return jf_codemap_read(c->map, ip, bytes, size) < size;
+}
+
 /* Decode the block at ip from the code bytes, the way libipt's block decoder walks
  * instructions without trace. */
 static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa isa, uint64_t ip)
@@ -68,6 +79,13 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 			b->next = ip;
 			return;
 		}
+		if (c->end_on_jump && straddles(c, ip, in.size)) {
+			b->end = JF_FAST_UNHANDLED;
+			b->last = ip;
+			b->last_size = 0;
+			b->next = ip;
+			return;
+		}
 		b->ninsn++;
 		b->last = ip;
 		b->last_size = in.size;
@@ -77,6 +95,11 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 			ip += in.size;
 			break;
 		case JF_INSN_JUMP:
+			if (c->end_on_jump) {
+				b->end = JF_FAST_JUMP;
+				b->target = in.target;
+				return;
+			}
 			ip = in.target;
 			b->straight = 0;
 			break;

@@ -22,8 +22,10 @@ enum jf_fast_end {
 	JF_FAST_INDIRECT,  /* indirect jump: a TIP */
 	JF_FAST_FAR,       /* far branch, syscall, interrupt instruction...: a TIP */
 	JF_FAST_CONTINUE,  /* the block reached its length limit: go on at next (no trace) */
+	JF_FAST_JUMP,      /* direct jump, in a cache that ends blocks there: go to target */
 	JF_FAST_BAD,       /* the instruction at last cannot be decoded (no code, bad bytes) */
-	JF_FAST_UNHANDLED, /* an instruction the fast path does not model (PTWRITE) */
+	JF_FAST_UNHANDLED, /* an instruction the fast path does not model (PTWRITE; with
+			    * end_on_jump, one that lies in two sections); last: its address */
 };
 
 struct jf_fast_block {
@@ -36,7 +38,7 @@ struct jf_fast_block {
 	uint32_t ninsn;    /* instructions, the last one included (not for JF_FAST_BAD) */
 	uint64_t last;     /* address of the last instruction (for BAD: the bad address) */
 	uint64_t next;     /* address after the last instruction (fall-through, return) */
-	uint64_t target;   /* direct target of a conditional branch or call */
+	uint64_t target;   /* direct target of a conditional branch, call or jump */
 };
 
 /* The longest block; a longer straight run (or a loop of direct jumps) continues in the
@@ -46,9 +48,11 @@ enum { JF_FAST_MAX_BLOCK = 4096 };
 struct jf_fast_blocks;
 
 /* A cache of at most 2^log2_slots blocks (direct-mapped: a colliding block replaces the
- * one there), over the instructions of insns' code map. */
+ * one there), over the instructions of insns' code map. With end_on_jump, a direct jump
+ * ends its block (JF_FAST_JUMP) instead of being followed, so that every block is straight
+ * and ends where libipt's block decoder with end_on_call and end_on_jump ends its blocks. */
 struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf_codemap *map,
-					  unsigned log2_slots);
+					  unsigned log2_slots, int end_on_jump);
 void jf_fast_blocks_free(struct jf_fast_blocks *c);
 
 /* The block starting at ip in mode isa in version gen of the code map (which must be its

@@ -60,6 +60,15 @@ struct jf_pt_fast_caches {
 int jf_pt_fast_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map);
 void jf_pt_fast_caches_fini(struct jf_pt_fast_caches *c);
 
+/* The same for decoders that return blocks (their blocks end at direct jumps), and
+ * jf_pt_fast_decoder_new using such caches (over map), which it keeps: so that decoders
+ * run one after another on a thread (pt_parallel.c's segments) share what they decoded. */
+int jf_pt_fast_block_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map);
+struct jf_decoder *jf_pt_fast_decoder_cached(const struct jf_pt_config *cfg,
+					     struct jf_codemap *map,
+					     const struct jf_pt_fast_caches *caches,
+					     struct jf_error *err);
+
 /* jf_pt_fast_counter_new watched by fn (cfg->has_sync_at: start at that PSB). The
  * watcher gets the records (jf_decoder_next returns none: only 0 when paused or at the
  * end); the decoder's statistics count the instructions and blocks committed. caches

@@ -8,6 +8,8 @@
 #include "jitflow/pt_parallel.h"
 #include "jitflow/mapped_file.h"
 #include "flow_buffer.h"
+#include "jitflow/pt_fast.h"
+#include "pt_fast_watch.h"
 #include "pt_seg_queue.h"
 #include "pt_wrap.h"
 
@@ -28,6 +30,7 @@ struct worker {
 	struct pt_parallel *p;
 	struct jf_codemap *map; /* a copy: code maps and libipt images are per thread */
 	struct jf_insn_cache *insns;
+	struct jf_pt_fast_caches caches; /* with opt.fast: the fast decoders' (over map) */
 };
 
 /* Segments smaller than this (in flows) past a seam are not trusted to join. */
@@ -56,6 +59,7 @@ struct pt_parallel {
 	struct jf_decoder *serial;      /* the consumer's own decoder, after a seam failed */
 	struct segment *serial_after;   /* ... which has decoded exactly cur's flows */
 	struct jf_insn_cache *serial_insns;
+	struct jf_pt_fast_caches serial_caches; /* with opt.fast (over map) */
 	uint64_t released;
 };
 
@@ -95,6 +99,7 @@ static void decode_into(struct pt_parallel *p, struct segment *s, struct jf_deco
 
 static struct jf_decoder *segment_decoder(struct pt_parallel *p, const struct segment *s,
 					  struct jf_codemap *map, struct jf_insn_cache *insns,
+					  const struct jf_pt_fast_caches *caches,
 					  struct jf_error *err)
 {
 	struct jf_pt_config cfg = p->cfg;
@@ -105,6 +110,8 @@ static struct jf_decoder *segment_decoder(struct pt_parallel *p, const struct se
 		cfg.has_sync_at = 1;
 		cfg.sync_at = s->seg.start;
 	}
+	if (p->opt.fast)
+		return jf_pt_fast_decoder_cached(&cfg, map, caches, err);
 	return jf_pt_decoder_new(&cfg, map, err);
 }
 
@@ -140,7 +147,8 @@ static void *work(void *arg)
 
 	while ((b = jf_seg_queue_next_job(&p->q))) {
 		struct segment *s = seg_of(b);
-		struct jf_decoder *dec = segment_decoder(p, s, w->map, w->insns, &s->err);
+		struct jf_decoder *dec =
+			segment_decoder(p, s, w->map, w->insns, &w->caches, &s->err);
 
 		if (dec)
 			decode_into(p, s, dec);
@@ -205,7 +213,7 @@ static int serial_decoder_at(struct pt_parallel *p, struct segment *cur, struct 
 	if (!want)
 		return jf_fail(err, "out of memory");
 	jf_decoder_free(p->serial);
-	p->serial = segment_decoder(p, cur, p->map, p->serial_insns, err);
+	p->serial = segment_decoder(p, cur, p->map, p->serial_insns, &p->serial_caches, err);
 	if (!p->serial) {
 		free(want);
 		return -1;
@@ -337,6 +345,7 @@ static void par_free(void *self)
 		struct worker *w = &p->workers[i];
 
 		jf_insn_cache_free(w->insns);
+		jf_pt_fast_caches_fini(&w->caches);
 		jf_codemap_free(w->map);
 	}
 	free(p->workers);
@@ -346,6 +355,7 @@ static void par_free(void *self)
 	free(p->spare);
 	jf_decoder_free(p->serial);
 	jf_insn_cache_free(p->serial_insns);
+	jf_pt_fast_caches_fini(&p->serial_caches);
 	free(p);
 }
 
@@ -367,7 +377,8 @@ static int start_workers(struct pt_parallel *p, struct jf_error *err)
 		if (!w->map)
 			return -1;
 		w->insns = jf_insn_cache_new(w->map);
-		if (!w->insns)
+		if (!w->insns ||
+		    (p->opt.fast && jf_pt_fast_block_caches_init(&w->caches, w->map) < 0))
 			return jf_fail(err, "out of memory");
 		if (jf_seg_queue_start_worker(&p->q, work, w, err) < 0)
 			return -1;
@@ -386,7 +397,8 @@ struct jf_decoder *jf_pt_parallel_decoder_new(const struct jf_pt_config *cfg,
 
 	/* One segment: nothing to run in parallel. */
 	if (opt->jobs <= 1 || cfg->size <= segment_size)
-		return jf_pt_decoder_new(cfg, map, err);
+		return opt->fast ? jf_pt_fast_decoder_new(cfg, map, err)
+				 : jf_pt_decoder_new(cfg, map, err);
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		jf_fail(err, "out of memory");
@@ -405,7 +417,8 @@ struct jf_decoder *jf_pt_parallel_decoder_new(const struct jf_pt_config *cfg,
 	p->serial_insns = jf_insn_cache_new(map);
 	if (jf_seg_queue_init(&p->q, cfg->trace, cfg->size, segment_size, (size_t)opt->jobs + 2,
 			      p, new_segment, recycle_segment) < 0 ||
-	    !p->serial_insns || !p->spare) {
+	    !p->serial_insns || !p->spare ||
+	    (opt->fast && jf_pt_fast_block_caches_init(&p->serial_caches, map) < 0)) {
 		jf_fail(err, "out of memory");
 		par_free(p);
 		return NULL;

@@ -70,9 +70,104 @@ static void same_records(const struct outcome *fast, const struct outcome *ref)
 	}
 }
 
-/* Decode trace both ways over the image; returns the fast path's report. */
+/* Every record of both decoders, blocks included, field by field. */
+static void same_flows(const char *what, struct jf_decoder *fast, struct jf_decoder *ref)
+{
+	struct jf_error err = { "" };
+	const struct jf_decode_stats *sa, *sb;
+	struct jf_flow a, b;
+	uint64_t n = 0;
+	int ra, rb;
+
+	assert_non_null(fast);
+	assert_non_null(ref);
+	for (;; n++) {
+		ra = jf_decoder_next(fast, &a, &err);
+		rb = jf_decoder_next(ref, &b, &err);
+		assert_int_equal(ra, rb);
+		if (rb <= 0)
+			break;
+		if (jf_flow_same(&a, &b))
+			continue;
+		if (b.kind == JF_FLOW_BLOCK && a.kind == b.kind)
+			fail_msg("%s: block %llu at 0x%llx/0x%llx, offset 0x%llx/0x%llx, time "
+				 "%llu/%llu: last 0x%llx/0x%llx next 0x%llx/0x%llx ninsn %u/%u end "
+				 "%u/%u isa %u/%u flags %u/%u size %u/%u (fast/libipt)", what,
+				 (unsigned long long)n, (unsigned long long)a.ip,
+				 (unsigned long long)b.ip, (unsigned long long)a.offset,
+				 (unsigned long long)b.offset, (unsigned long long)a.time,
+				 (unsigned long long)b.time,
+				 (unsigned long long)a.u.block.last, (unsigned long long)b.u.block.last,
+				 (unsigned long long)a.u.block.next, (unsigned long long)b.u.block.next,
+				 a.u.block.ninsn, b.u.block.ninsn, a.u.block.end, b.u.block.end,
+				 a.u.block.isa, b.u.block.isa, a.u.block.flags, b.u.block.flags,
+				 a.u.block.last_size, b.u.block.last_size);
+		fail_msg("%s: record %llu: %s/%s at offset 0x%llx/0x%llx, ip 0x%llx/0x%llx, time "
+			 "%llu/%llu, flags %u/%u (fast/libipt)", what, (unsigned long long)n,
+			 jf_flow_kind_name((enum jf_flow_kind)a.kind),
+			 jf_flow_kind_name((enum jf_flow_kind)b.kind),
+			 (unsigned long long)a.offset, (unsigned long long)b.offset,
+			 (unsigned long long)a.ip, (unsigned long long)b.ip,
+			 (unsigned long long)a.time, (unsigned long long)b.time, a.flags, b.flags);
+	}
+	assert_int_equal(rb, 0);
+	sa = jf_decoder_stats(fast);
+	sb = jf_decoder_stats(ref);
+	assert_int_equal(sa->trace_bytes, sb->trace_bytes);
+	assert_int_equal(sa->insns, sb->insns);
+	assert_int_equal(sa->blocks, sb->blocks);
+	assert_int_equal(sa->events, sb->events);
+	assert_int_equal(sa->errors, sb->errors);
+	assert_int_equal(sa->lost_bytes, sb->lost_bytes);
+	assert_int_equal(sa->has_time, sb->has_time);
+	assert_int_equal(sa->first_time, sb->first_time);
+	assert_int_equal(sa->last_time, sb->last_time);
+	assert_int_equal(sa->time_is_ns, sb->time_is_ns);
+	assert_int_equal(sa->time_is_synthetic, sb->time_is_synthetic);
+	assert_memory_equal(sa->errors_by_code, sb->errors_by_code, sizeof(sb->errors_by_code));
+}
+
+/* The decoder returning blocks (jf_pt_fast_decoder_new) against the block decoder with the
+ * options `jitflow report` and `decode` use. */
+static void compare_blocks_at(const char *what, const uint8_t *trace, size_t size,
+			      struct jf_codemap *map, int64_t sync_at)
+{
+	struct jf_pt_config cfg;
+	struct jf_error err = { "" };
+	struct jf_decoder *fast, *ref;
+	struct jf_pt_fast_report rep;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.trace = trace;
+	cfg.size = size;
+	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
+	/* A segment of a trace split at PSBs (pt_parallel.h) starts at one of them. */
+	cfg.has_sync_at = sync_at >= 0;
+	cfg.sync_at = sync_at >= 0 ? (uint64_t)sync_at : 0;
+	ref = jf_pt_decoder_new(&cfg, map, &err);
+	fast = jf_pt_fast_decoder_new(&cfg, map, &err);
+	same_flows(what, fast, ref);
+	jf_pt_fast_counter_report(fast, &rep);
+	printf("%s: the same %llu blocks returned; fast over %llu bytes, handed over "
+	       "at %lld\n", what, (unsigned long long)jf_decoder_stats(ref)->blocks,
+	       (unsigned long long)rep.fast_bytes, (long long)rep.fallback_at);
+	jf_decoder_free(fast);
+	jf_decoder_free(ref);
+}
+
+static void compare_blocks(const char *what, const uint8_t *trace, size_t size,
+			   struct jf_codemap *map)
+{
+	compare_blocks_at(what, trace, size, map, -1);
+}
+
+/* Decode trace both ways over the image, counting (over map) and returning blocks (over
+ * blocks_map, the same code: libipt's block cache lives in the image's sections, and
+ * entries a decoder without end_on_jump made would join blocks across jumps for one with
+ * it); returns the fast counting path's report. */
 static struct jf_pt_fast_report compare(const char *what, const uint8_t *trace, size_t size,
-					struct jf_codemap *map, uint64_t *insns)
+					struct jf_codemap *map, struct jf_codemap *blocks_map,
+					uint64_t *insns)
 {
 	struct jf_pt_config cfg;
 	struct jf_error err = { "" };
@@ -113,12 +208,13 @@ static struct jf_pt_fast_report compare(const char *what, const uint8_t *trace, 
 		*insns = ref.stats.insns;
 	free(fast.records);
 	free(ref.records);
+	compare_blocks(what, trace, size, blocks_map);
 	return rep;
 }
 
 struct capture {
 	struct jf_mapped_file trace;
-	struct jf_codemap *map;
+	struct jf_codemap *map, *blocks_map; /* the same code (compare) */
 };
 
 static int open_capture(struct capture *c, const char *name, uint64_t base)
@@ -131,10 +227,14 @@ static int open_capture(struct capture *c, const char *name, uint64_t base)
 	assert_int_equal(jf_map_file(&c->trace, path, &err), 0);
 	snprintf(path, sizeof(path), "%s/intel-pt/%s/data", jf_test_shared_traces(), name);
 	c->map = jf_codemap_new();
+	c->blocks_map = jf_codemap_new();
 	assert_non_null(c->map);
+	assert_non_null(c->blocks_map);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(jf_codemap_add_file(c->map, path, 0, (uint64_t)st.st_size, base, NULL,
 					     &err), 0);
+	assert_int_equal(jf_codemap_add_file(c->blocks_map, path, 0, (uint64_t)st.st_size, base,
+					     NULL, &err), 0);
 	return 0;
 }
 
@@ -142,6 +242,7 @@ static void close_capture(struct capture *c)
 {
 	jf_unmap_file(&c->trace);
 	jf_codemap_free(c->map);
+	jf_codemap_free(c->blocks_map);
 }
 
 /* The whole capture, then three copies end to end (each starts with a PSB). */
@@ -155,7 +256,7 @@ static void check_whole(const char *name, uint64_t base, uint64_t reference_insn
 	size_t i;
 
 	open_capture(&c, name, base);
-	rep = compare(name, c.trace.data, c.trace.size, c.map, &insns);
+	rep = compare(name, c.trace.data, c.trace.size, c.map, c.blocks_map, &insns);
 	assert_int_equal(insns, reference_insns);
 	if (decodes_fast) {
 		assert_int_equal(rep.fallback_at, -1);
@@ -165,7 +266,7 @@ static void check_whole(const char *name, uint64_t base, uint64_t reference_insn
 	assert_non_null(three);
 	for (i = 0; i < 3; i++)
 		memcpy(three + i * c.trace.size, c.trace.data, c.trace.size);
-	rep = compare("three copies", three, 3 * c.trace.size, c.map, &insns);
+	rep = compare("three copies", three, 3 * c.trace.size, c.map, c.blocks_map, &insns);
 	if (decodes_fast) {
 		assert_int_equal(insns, 3 * reference_insns);
 		assert_int_equal(rep.fallback_at, -1);
@@ -193,6 +294,29 @@ static void test_unzip(void **state)
 	check_whole("Unzip", 0x400000, 121052, 0, 0);
 }
 
+/* Started at each PSB after the first, as -j N starts the segments' decoders. */
+static void test_sync_at(void **state)
+{
+	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
+	struct capture c;
+	const uint8_t *at;
+	size_t from = 1, n = 0;
+	char what[64];
+
+	(void)state;
+	open_capture(&c, "foo", 0x7ffff7819000);
+	while ((at = memmem(c.trace.data + from, c.trace.size - from, psb, sizeof(psb)))) {
+		from = (size_t)(at - c.trace.data);
+		snprintf(what, sizeof(what), "foo from the PSB at %zu", from);
+		compare_blocks_at(what, c.trace.data, c.trace.size, c.blocks_map, (int64_t)from);
+		from++;
+		n++;
+	}
+	assert_true(n > 3);
+	close_capture(&c);
+}
+
 /* Cut short at many places (mid-packet, mid-PSB+): the end of the trace is handled, or
  * handed over, exactly as the block decoder handles it. */
 static void test_truncated(void **state)
@@ -205,7 +329,7 @@ static void test_truncated(void **state)
 	open_capture(&c, "foo", 0x7ffff7819000);
 	for (cut = 1; cut < c.trace.size; cut += c.trace.size / 9 + 7) {
 		snprintf(what, sizeof(what), "foo cut at %zu", cut);
-		compare(what, c.trace.data, cut, c.map, NULL);
+		compare(what, c.trace.data, cut, c.map, c.blocks_map, NULL);
 	}
 	close_capture(&c);
 }
@@ -232,11 +356,25 @@ static void test_corrupt(void **state)
 		memcpy(copy, c.trace.data, c.trace.size);
 		memcpy(copy + at, garbage[g], sizeof(garbage[g]));
 		snprintf(what, sizeof(what), "foo overwritten at %zu", at);
-		compare(what, copy, c.trace.size, c.map, NULL);
+		compare(what, copy, c.trace.size, c.map, c.blocks_map, NULL);
 	}
 	free(copy);
 	close_capture(&c);
 }
+
+/* Hand-assembled code for the libipt-encoded streams: a loop that calls a function with a
+ * conditional inside, a direct jump and an indirect one. */
+static const uint8_t call_loop[] = {
+	0xe8, 0x0b, 0x00, 0x00, 0x00, /* 1000: call 1010 */
+	0x75, 0xf9,                   /* 1005: jne 1000 */
+	0xeb, 0x02,                   /* 1007: jmp 100b */
+	0x90, 0x90,                   /* 1009: nop; nop */
+	0xff, 0xe0,                   /* 100b: jmp rax */
+	0x90, 0x90, 0x90,             /* 100d-100f: nop */
+	0x74, 0x01,                   /* 1010: je 1013 */
+	0x90,                         /* 1012: nop */
+	0xc3,                         /* 1013: ret */
+};
 
 /* The packet path and its TNT payload cache on a stream from libipt's encoder over
  * hand-assembled code: payloads whose paths call and return inside themselves, a
@@ -246,16 +384,8 @@ static void test_corrupt(void **state)
  * is off. The oracle is libipt's block decoder on the same bytes (compare). */
 static void test_payloads(void **state)
 {
-	static const uint8_t code[] = {
-		0xe8, 0x0b, 0x00, 0x00, 0x00, /* 1000: call 1010 */
-		0x75, 0xf9,                   /* 1005: jne 1000 */
-		0xff, 0xe0,                   /* 1007: jmp rax */
-		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, /* 1009-100f: nop */
-		0x74, 0x01,                   /* 1010: je 1013 */
-		0x90,                         /* 1012: nop */
-		0xc3,                         /* 1013: ret */
-	};
-	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
 	struct jf_ptb *b = jf_ptb_new();
 	struct jf_pt_fast_report rep;
 	char bits[48];
@@ -295,7 +425,7 @@ static void test_payloads(void **state)
 	jf_ptb_pad(b);
 	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
 
-	rep = compare("payloads", jf_ptb_bytes(b), jf_ptb_size(b), map, &insns);
+	rep = compare("payloads", jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, &insns);
 	assert_int_equal(rep.fallback_at, -1);
 	assert_int_equal(rep.tnt_packets, 6);
 	/* The ret that returns to an older call splits its payload in two lookups. */
@@ -304,6 +434,92 @@ static void test_payloads(void **state)
 	assert_true(insns > 0);
 	jf_ptb_free(b);
 	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
+}
+
+/* The query path (the trace's first PSB+ has a TSC): blocks stamped with libipt's time,
+ * as the block decoder stamps them, through TNT bits, TIPs, calls and returns, a FUP +
+ * TIP.PGD, a MODE.exec + TIP.PGE and a second PSB+. */
+static void test_query_path(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	uint64_t insns;
+	size_t cut;
+
+	(void)state;
+	jf_ptb_psb(b);
+	jf_ptb_tsc(b, 0x1000);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_psbend(b);
+	jf_ptb_tnt(b, "TTTTTT");
+	jf_ptb_tsc(b, 0x2000);
+	jf_ptb_tnt(b, "NTTN");
+	jf_ptb_tip(b, pt_ipc_update_16, 0x1000);
+	jf_ptb_tsc(b, 0x3000);
+	jf_ptb_tnt(b, "T");
+	jf_ptb_fup(b, pt_ipc_update_16, 0x1013);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	jf_ptb_tsc(b, 0x4000);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_update_16, 0x1013);
+	jf_ptb_tnt(b, "TN");
+	jf_ptb_psb(b);
+	jf_ptb_tsc(b, 0x5000);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x100b);
+	jf_ptb_psbend(b);
+	jf_ptb_tip(b, pt_ipc_update_16, 0x1000);
+	jf_ptb_tnt(b, "TT");
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+
+	rep = compare("query path", jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, &insns);
+	assert_int_equal(rep.fallback_at, -1);
+	assert_true(insns > 20);
+	/* Cut anywhere: the end, or the hand-over, as the block decoder has it. */
+	for (cut = 1; cut < jf_ptb_size(b); cut += 3)
+		compare("query path cut", jf_ptb_bytes(b), cut, map, blocks_map, NULL);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
+}
+
+/* An instruction in two sections: libipt marks its block truncated; the fast decoder
+ * hands over there. */
+static void test_straddle(void **state)
+{
+	static const uint8_t first[] = { 0x90, 0x90, 0x48 };  /* 1000: nop; nop; 1002: jmp */
+	static const uint8_t second[] = { 0xff, 0xe0 };        /* ...rax (to 1004) */
+	struct jf_codemap *maps[2];
+	struct jf_error err = { "" };
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		maps[i] = jf_codemap_new();
+		assert_non_null(maps[i]);
+		assert_int_equal(jf_codemap_add_bytes(maps[i], first, sizeof(first), 0x1000, "a",
+						      &err), 0);
+		assert_int_equal(jf_codemap_add_bytes(maps[i], second, sizeof(second), 0x1003,
+						      "b", &err), 0);
+	}
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_psbend(b);
+	jf_ptb_tip(b, pt_ipc_update_16, 0x1000);
+	jf_ptb_tip(b, pt_ipc_update_16, 0x1001);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	rep = compare("straddle", jf_ptb_bytes(b), jf_ptb_size(b), maps[0], maps[1], NULL);
+	assert_int_equal(rep.fallback_at, -1); /* the counter does not mind */
+	jf_ptb_free(b);
+	jf_codemap_free(maps[0]);
+	jf_codemap_free(maps[1]);
 }
 
 /* What the packet path does not model hands over, and the result stays the block
@@ -317,6 +533,7 @@ static void test_packet_hand_over(void **state)
 		0xff, 0xe0, /* 1003: jmp rax */
 	};
 	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
 	struct jf_pt_fast_report rep;
 	int kind;
 
@@ -341,11 +558,12 @@ static void test_packet_hand_over(void **state)
 		jf_ptb_tnt(b, "T");
 		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
 		snprintf(what, sizeof(what), "hand-over %d", kind);
-		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, NULL);
+		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
 		assert_int_equal(rep.fallback_at, 0);
 		jf_ptb_free(b);
 	}
 	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
 }
 
 /* A trace without a PSB, and an empty one. */
@@ -355,8 +573,8 @@ static void test_no_sync(void **state)
 	struct jf_codemap *map = jf_codemap_new();
 
 	(void)state;
-	compare("no PSB", junk, sizeof(junk), map, NULL);
-	compare("empty", junk, 0, map, NULL);
+	compare("no PSB", junk, sizeof(junk), map, map, NULL);
+	compare("empty", junk, 0, map, map, NULL);
 	jf_codemap_free(map);
 }
 
@@ -386,7 +604,7 @@ static void test_block_cache(void **state)
 	(void)state;
 	assert_int_equal(jf_codemap_add_bytes(map, code, sizeof(code), 0x1000, "code", &err), 0);
 	insns = jf_insn_cache_new(map);
-	c = jf_fast_blocks_new(insns, map, 4);
+	c = jf_fast_blocks_new(insns, map, 4, 0);
 	assert_non_null(c);
 	gen = jf_codemap_generation(map);
 
@@ -441,11 +659,14 @@ int main(void)
 		cmocka_unit_test(test_block_cache),
 		cmocka_unit_test(test_no_sync),
 		cmocka_unit_test(test_payloads),
+		cmocka_unit_test(test_query_path),
+		cmocka_unit_test(test_straddle),
 		cmocka_unit_test(test_packet_hand_over),
 	};
 	const struct CMUnitTest capture_tests[] = {
 		cmocka_unit_test(test_foo),
 		cmocka_unit_test(test_unzip),
+		cmocka_unit_test(test_sync_at),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt),
 	};

@@ -12,7 +12,8 @@
 #               decoder exactly as ptxed --quiet --stat does (tools/bench/libipt_block_stat.c)
 #      stat     jitflow stat -j 1 (its fast counting path, the default: decoder/pt_fast.c)
 #      stat-blk jitflow stat -j 1 --decoder=libipt-block (libipt's block decoder throughout)
-#      report   jitflow report -j 1 (the whole analysis)
+#      report   jitflow report -j 1 (the whole analysis; blocks from the fast decoder)
+#      report-blk jitflow report -j 1 --decoder=libipt-block (blocks from libipt's)
 #      stat-jN, stat-blk-jN, report-jN  stat (the fast path), stat --decoder=libipt-block
 #               and report with -j JOBS (default 2): segments decoded by JOBS threads;
 #               compared with one thread by wall time (what threads save) and CPU time
@@ -114,18 +115,22 @@ if [ -d "$shared" ]; then
 	echo "foo x$times: $bytes bytes of real Intel PT, $insns instructions"
 	echo "  libipt = $libipt_name"
 	echo "  load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-	rm -f "$tmp"/libipt "$tmp"/stat "$tmp"/stat-blk "$tmp"/report "$tmp/stat-j$jobs" \
+	rm -f "$tmp"/libipt "$tmp"/stat "$tmp"/stat-blk "$tmp"/report "$tmp"/report-blk \
+		"$tmp/stat-j$jobs" \
 		"$tmp/stat-blk-j$jobs" "$tmp/report-j$jobs"
 	for ((r = 0; r < runs; r++)); do
 		run libipt "${libipt[@]}"
 		run stat "$jf" stat -j 1 "${inputs[@]}"
 		run stat-blk "$jf" stat -j 1 --decoder=libipt-block "${inputs[@]}"
 		run report "$jf" report -j 1 "${inputs[@]}"
+		run report-blk "$jf" report -j 1 --decoder=libipt-block "${inputs[@]}"
 		run "stat-j$jobs" "$jf" stat -j "$jobs" "${inputs[@]}"
 		run "stat-blk-j$jobs" "$jf" stat --decoder=libipt-block -j "$jobs" "${inputs[@]}"
 		run "report-j$jobs" "$jf" report -j "$jobs" "${inputs[@]}"
 	done
 	echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	cmp -s "$tmp/out.report" "$tmp/out.report-blk" ||
+		echo "  (report differs from report --decoder=libipt-block!)"
 	cmp -s "$tmp/out.report" "$tmp/out.report-j$jobs" ||
 		echo "  (report -j $jobs differs from report -j 1!)"
 	cmp -s <(grep -v '^decode ' "$tmp/out.stat") <(grep -v '^decode ' "$tmp/out.stat-j$jobs") ||
@@ -136,7 +141,8 @@ if [ -d "$shared" ]; then
 		echo "  (libipt decoded a different count: $(grep insn "$tmp/out.libipt"))"
 	grep -q "^instructions *$insns\$" "$tmp/out.stat-blk" ||
 		echo "  (stat --decoder=libipt-block decoded a different count)"
-	for t in libipt stat stat-blk report "stat-j$jobs" "stat-blk-j$jobs" "report-j$jobs"; do
+	for t in libipt stat stat-blk report report-blk "stat-j$jobs" "stat-blk-j$jobs" \
+		"report-j$jobs"; do
 		report $t "$bytes" "$insns"
 	done
 	ratio stat libipt
@@ -147,6 +153,7 @@ if [ -d "$shared" ]; then
 	speedup "stat-j$jobs" stat
 	speedup "stat-blk-j$jobs" stat-blk
 	speedup "report-j$jobs" report
+	speedup report report-blk
 else
 	echo "decode-speed: $shared not found (needs ../shared/traces); skipping the real capture" >&2
 fi

@@ -58,7 +58,13 @@ const char jf_cli_inputs_help[] =
 	"                              PSBs and its segments decoded at once, with the same\n"
 	"                              output as one thread; other inputs use one thread\n"
 	"  --segment-size BYTES        with -j: trace bytes per segment (default 64K, stat's\n"
-	"                              fast path 256K; K, M)\n";
+	"                              fast path 256K; K, M)\n"
+	"  --decoder=fast|libipt-block  for a raw Intel PT stream (--pt without --zone): fast\n"
+	"                              (default) follows it with libipt's packet or query\n"
+	"                              decoder and a block cache, handing over to libipt's\n"
+	"                              block decoder at the last PSB for anything it does not\n"
+	"                              model (the same records); libipt-block: libipt's block\n"
+	"                              decoder throughout\n";
 
 void jf_cli_inputs_init(struct jf_cli_inputs *in)
 {
@@ -162,6 +168,11 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	uint32_t v = 0;
 	int rc;
 
+	/* Which Intel PT decoder gives the blocks (stat: which counts). */
+	if (!strcmp(opt, "--decoder=fast") || !strcmp(opt, "--decoder=libipt-block")) {
+		in->libipt_block = !strcmp(opt, "--decoder=libipt-block");
+		return 1;
+	}
 	if (!strcmp(opt, "--pt") || !strcmp(opt, "--raw") || !strcmp(opt, "--elf") ||
 	    !strcmp(opt, "--perf") || !strcmp(opt, "--image-dir") || !strcmp(opt, "--cs-snapshot") ||
 	    !strcmp(opt, "--cpu") || !strcmp(opt, "--mtc-freq") || !strcmp(opt, "--nom-freq") ||
@@ -435,11 +446,13 @@ static struct jf_decoder *open_pt_parallel(struct jf_cli_inputs *in, struct jf_e
 	/* For tests of the path taken where segments do not join (docs/performance.md). */
 	opt.no_joins = getenv("JITFLOW_PT_NO_JOINS") != NULL;
 	in->jobs_used = in->jobs;
-	if (in->count_only)
+	if (in->count_only && !in->libipt_block)
 		return jf_pt_parallel_counter_new(&in->pt, in->map, &opt, &in->parallel, err);
 	in->pt.end_on_call = 1;
 	in->pt.end_on_jump = 1;
 	in->pt.join_cache_splits = 1;
+	/* The fast path returns the block decoder's records (pt_fast.h), on each segment. */
+	opt.fast = !in->libipt_block;
 	return jf_pt_parallel_decoder_new(&in->pt, in->map, &opt, &in->parallel, err);
 }
 
@@ -519,7 +532,7 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	in->pt.size = in->pt_file.size;
 	in->pt.release_consumed = 1;
 	/* stat counts with the fast path (decoder/pt_fast.c), on N threads with -j N. */
-	if (!in->zones && in->count_only && in->jobs <= 1)
+	if (!in->zones && in->count_only && !in->libipt_block && in->jobs <= 1)
 		return jf_pt_fast_counter_new(&in->pt, in->map, err);
 	if (!in->zones)
 		return open_pt_parallel(in, err);

@@ -48,6 +48,8 @@ struct jf_cli_inputs {
 	/* The consumer only counts (stat): blocks need not be returned, so a raw Intel PT
 	 * trace without zones may take the fast counting path (jitflow/pt_fast.h). */
 	int count_only;
+	/* --decoder=libipt-block: libipt's block decoder, not the fast path, on raw Intel PT. */
+	int libipt_block;
 	struct jf_cli_pypy *pypy;     /* --pypylog or a recording's pypylog.log (NULL: none) */
 	const char *pypylog_path;     /* --pypylog: read when the decoder is opened, once the
 	                               * trace (and so its TSC conversion) is known */

@@ -150,13 +150,9 @@ static void usage(FILE *out)
 		"and unmapped addresses. \"decode threads\" says how many threads decoded (with\n"
 		"-j: segments, seams joined and seams decoded on serially, or why one thread).\n\n"
 		"  --json            one JSON object instead of the table\n"
-		"  --decoder=KIND    fast (default): for a raw Intel PT trace (--pt) without zones,\n"
-		"                    count with libipt's query decoder and a block cache, handing\n"
-		"                    over to libipt's block decoder at the last PSB for anything it\n"
-		"                    does not model (same counts; blocks are cut at every branch);\n"
-		"                    with -j N on N threads, one thread from where it hands over;\n"
-		"                    libipt-block: libipt's block decoder throughout (with -j N:\n"
-		"                    on N threads)\n\n%s",
+		"  --decoder=KIND    as below; stat's fast decoder only counts the blocks (the same\n"
+		"                    counts; its blocks are cut at every branch), with -j N on N\n"
+		"                    threads, one thread from where it hands over\n\n%s",
 		jf_cli_inputs_help);
 }
 
@@ -185,10 +181,6 @@ int jf_cmd_stat(int argc, char **argv)
 			return JF_EXIT_OK;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
-		} else if (!strcmp(argv[i], "--decoder=fast")) {
-			in.count_only = 1;
-		} else if (!strcmp(argv[i], "--decoder=libipt-block")) {
-			in.count_only = 0;
 		} else {
 			fprintf(stderr, "jitflow stat: unknown option '%s' (see --help)\n", argv[i]);
 			jf_cli_inputs_fini(&in);

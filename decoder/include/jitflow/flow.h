@@ -154,6 +154,11 @@ struct jf_flow {
 	} u;
 };
 
+/* 1 if a and b are the same record (every field their kind uses), else 0. Records are
+ * compared as decoders make them: with the union's unused bytes cleared, except after a
+ * block. */
+int jf_flow_same(const struct jf_flow *a, const struct jf_flow *b);
+
 /* Names for listings and JSON. */
 const char *jf_flow_kind_name(enum jf_flow_kind kind);
 const char *jf_block_end_name(enum jf_block_end end);

@@ -29,6 +29,16 @@ extern "C" {
 struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
 					  struct jf_codemap *map, struct jf_error *err);
 
+/* A decoder over cfg->trace that returns exactly the flow records jf_pt_decoder_new
+ * returns (every block, event, error and the end, with their offsets and times), faster:
+ * it follows the trace as jf_pt_fast_counter_new does and returns the blocks it follows,
+ * cut where libipt's block decoder cuts them. That holds with cfg->end_on_call,
+ * end_on_jump and join_cache_splits set; without them this is jf_pt_decoder_new. What the
+ * fast path does not model is handed over to libipt's block decoder from the last PSB, as
+ * the counter does. jf_pt_fast_counter_report tells how it went. */
+struct jf_decoder *jf_pt_fast_decoder_new(const struct jf_pt_config *cfg,
+					  struct jf_codemap *map, struct jf_error *err);
+
 /* How the last decode went: bytes decoded by the fast path, and where (trace offset) it
  * handed over to libipt's block decoder (-1: never). For tests and benchmarks. */
 struct jf_pt_fast_report {

@@ -32,6 +32,8 @@ struct jf_pt_parallel_options {
 	uint64_t overlap;       /* bytes decoded twice at each seam (0: the default) */
 	int no_joins;           /* for tests: treat every seam as not joining, so that the
 	                         * caller's thread decodes on over each next segment */
+	int fast;               /* decode with jf_pt_fast_decoder_new (pt_fast.h: the same
+	                         * records) instead of jf_pt_decoder_new */
 };
 
 /* What the parallel decode did, updated as it goes (for `stat`). */

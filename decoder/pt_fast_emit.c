@@ -1,0 +1,223 @@
+/* The fast Intel PT path returning blocks (issue 14): the blocks pt_fast.c follows, turned
+ * into the flow records libipt's block decoder returns through pt_decoder.c (with
+ * end_on_call, end_on_jump and join_cache_splits).
+ *
+ * With those options libipt ends a block at every branch (direct calls and jumps
+ * included), at the IP an event binds to and where the trace is needed; it also cuts
+ * blocks where its block cache or a section ends, which join_cache_splits joins again.
+ * The block cache of an emitting decoder ends blocks at direct jumps (pt_fast_blocks.h),
+ * so each of its blocks is one of libipt's, except that one reaching the cache's length
+ * limit (JF_FAST_CONTINUE) is joined here to the block after it, as join_cache_splits
+ * joins libipt's.
+ *
+ * A record's offset is where libipt's query decoder is when the block decoder starts the
+ * block: the start of the next packet it has not read (pt_fast.c's "stop"). Following
+ * packets, a block is queued with the offset of the packet whose first bit (or IP) it
+ * takes, or waits for the next stop (jf_fast_settle) when it starts after that. */
+#include "pt_fast_internal.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "jitflow/insn.h"
+
+static enum jf_block_end end_of(enum jf_fast_end end)
+{
+	switch (end) {
+	case JF_FAST_COND: return JF_END_COND;
+	case JF_FAST_CALL: return JF_END_CALL;
+	case JF_FAST_CALL_IND: return JF_END_CALL_INDIRECT;
+	case JF_FAST_RETURN: return JF_END_RETURN;
+	case JF_FAST_INDIRECT: return JF_END_JUMP_INDIRECT;
+	case JF_FAST_FAR: return JF_END_FAR;
+	case JF_FAST_JUMP: return JF_END_JUMP;
+	default: return JF_END_NONE; /* the length limit: an ordinary instruction */
+	}
+}
+
+/* Queue the instructions [start, last] (ninsn of them), joined to the block queued just
+ * before if that one stopped at the cache's length limit. Returns 0, or 1 if the queue is
+ * full (not modelled). */
+static int emit_range(struct fast *f, uint64_t start, uint64_t last, uint32_t ninsn,
+		      enum jf_block_end end, uint8_t last_size, int goes_on, uint64_t offset)
+{
+	struct jf_flow *fl;
+	struct jf_block *b;
+
+	if (f->joinable && f->pending.n) {
+		b = &f->pending.flows[f->pending.n - 1].u.block;
+		if (b->next == start && (uint64_t)b->ninsn + ninsn <= UINT32_MAX) {
+			b->last = last;
+			b->next = last + last_size;
+			b->ninsn += ninsn;
+			b->end = (uint8_t)end;
+			b->last_size = last_size;
+			f->joinable = goes_on;
+			return 0;
+		}
+	}
+	if (f->by_packets && f->pending.n < f->pending.cap) {
+		/* The common case, without queue_flow's clearing of the whole record and its
+		 * query of the time (following packets there is none): the header and the
+		 * block are all a block's record has (pt_decoder.c). */
+		fl = &f->pending.flows[f->pending.n++];
+		memset(fl, 0, offsetof(struct jf_flow, u));
+		fl->kind = JF_FLOW_BLOCK;
+		fl->source = f->cfg.source;
+		fl->offset = f->cfg.base_offset + offset;
+	} else {
+		fl = jf_fast_queue_flow(f, JF_FLOW_BLOCK, offset);
+		if (!fl)
+			return 1;
+	}
+	fl->ip = start;
+	b = &fl->u.block;
+	b->flags = 0;
+	b->start = start;
+	b->last = last;
+	b->next = last + last_size;
+	b->ninsn = ninsn;
+	b->end = (uint8_t)end;
+	b->isa = (uint8_t)f->isa;
+	b->last_size = last_size;
+	f->joinable = goes_on;
+	return 0;
+}
+
+int jf_fast_emit_block(struct fast *f, const struct jf_fast_block *b, uint64_t offset)
+{
+	return emit_range(f, b->start, b->last, b->ninsn, end_of((enum jf_fast_end)b->end),
+			  b->last_size, b->end == JF_FAST_CONTINUE, offset);
+}
+
+/* The instructions of the straight block at start up to (not including) to, which lies
+ * inside it: the block libipt ends where an event binds. */
+static int emit_up_to(struct fast *f, uint64_t start, uint64_t to, uint64_t offset)
+{
+	struct jf_insn_info in;
+	uint64_t ip = start, last = start;
+	uint32_t n = 0;
+	uint8_t size = 0, cls = JF_INSN_OTHER;
+
+	while (ip < to) {
+		if (jf_insn_at(f->insns, f->isa, ip, &in) < 0)
+			return 1;
+		last = ip;
+		size = in.size;
+		cls = in.cls;
+		n++;
+		ip += in.size;
+	}
+	if (ip != to)
+		return 1; /* to is not an instruction's address */
+	f->ip = to;
+	return emit_range(f, start, last, n, jf_insn_class_to_end((enum jf_insn_class)cls), size,
+			  0, offset);
+}
+
+int jf_fast_emit_walk(struct fast *f, uint64_t to, int has_to, int bind_branch, uint64_t offset)
+{
+	uint64_t n = 0;
+
+	for (;;) {
+		const struct jf_fast_block *b;
+
+		if (has_to && f->ip == to)
+			return 0;
+		if (n >= MAX_WALK)
+			return 1;
+		b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
+		/* Every block here is straight: to is inside it or not on it at all. */
+		if (has_to && to > b->start && to <= b->last)
+			return emit_up_to(f, b->start, to, offset);
+		n += b->ninsn;
+		switch ((enum jf_fast_end)b->end) {
+		case JF_FAST_CONTINUE:
+			if (jf_fast_emit_block(f, b, offset))
+				return 1;
+			f->ip = b->next;
+			continue;
+		case JF_FAST_JUMP:
+			if (jf_fast_emit_block(f, b, offset))
+				return 1;
+			f->ip = b->target;
+			continue;
+		case JF_FAST_CALL:
+			if (jf_fast_emit_block(f, b, offset))
+				return 1;
+			if (b->target != b->next)
+				jf_fast_push_return(f, b->next);
+			f->ip = b->target;
+			continue;
+		case JF_FAST_CALL_IND:
+		case JF_FAST_COND:
+		case JF_FAST_RETURN:
+		case JF_FAST_INDIRECT:
+		case JF_FAST_FAR:
+			/* Needs trace: libipt errs unless the event binds to this branch. */
+			if (!bind_branch || jf_fast_emit_block(f, b, offset))
+				return 1;
+			if (b->end == JF_FAST_CALL_IND)
+				jf_fast_push_return(f, b->next);
+			/* Where libipt expects tracing to resume (pt_blk_set_disable_resume_ip):
+			 * after a call; after a far branch only if it is a far call, which is
+			 * not told apart here (an enable there hands over); else nowhere. */
+			f->resume_unsure = b->end == JF_FAST_FAR;
+			f->ip = b->end == JF_FAST_CALL_IND || b->end == JF_FAST_FAR ? b->next : 0;
+			return 0;
+		default:
+			return 1;
+		}
+	}
+}
+
+int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset)
+{
+	unsigned idle = 0; /* blocks in a row that took no bit */
+	int first = 1;
+
+	if (!nbits || !f->enabled || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
+		return 1;
+	f->report.tnt_packets++;
+	while (nbits) {
+		const struct jf_fast_block *b =
+			jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
+		int taken = (int)((bits >> (nbits - 1)) & 1);
+
+		if (jf_fast_emit_block(f, b, offset))
+			return 1;
+		switch ((enum jf_fast_end)b->end) {
+		case JF_FAST_COND:
+			f->ip = taken ? b->target : b->next;
+			break;
+		case JF_FAST_RETURN:
+			/* A compressed return; a not-taken bit here is an error. */
+			if (!taken || jf_fast_pop_return(f, &f->ip))
+				return 1;
+			break;
+		case JF_FAST_CALL:
+			if (b->target != b->next)
+				jf_fast_push_return(f, b->next);
+			/* fall through */
+		case JF_FAST_JUMP:
+			f->ip = b->target;
+			/* fall through */
+		case JF_FAST_CONTINUE:
+			if (b->end == JF_FAST_CONTINUE)
+				f->ip = b->next;
+			/* Code that calls itself forever needs no trace: hand over, not loop. */
+			if (++idle > MAX_TIP_WALK)
+				return 1;
+			continue;
+		default:
+			return 1; /* needs a TIP, or bad code */
+		}
+		idle = 0;
+		nbits--;
+		/* The packet is read with its first bit: later blocks start at the next stop. */
+		if (first)
+			jf_fast_settle(f, offset);
+		first = 0;
+	}
+	return 0;
+}

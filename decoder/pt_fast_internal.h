@@ -1,0 +1,121 @@
+/* Internal: the fast Intel PT path's decoder state (pt_fast.c), shared with the part that
+ * returns blocks as libipt's block decoder cuts them (pt_fast_emit.c). */
+#ifndef JITFLOW_PT_FAST_INTERNAL_H
+#define JITFLOW_PT_FAST_INTERNAL_H
+
+#include <intel-pt.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jitflow/pt.h"
+#include "pt_fast_blocks.h"
+#include "pt_fast_payloads.h"
+#include "pt_fast_watch.h"
+#include "pt_status_check.h"
+
+#include "jitflow/pt_fast.h"
+
+enum {
+	RETSTACK_SIZE = 64,        /* libipt's return stack: the 64 latest calls */
+	QUEUE_MAX = 16384,         /* flow records held back for one PSB stretch */
+	QUEUE_MAX_BLOCKS = 1 << 17, /* ...when blocks are returned too (14 MiB each at most:
+				    * a PSB period of 4 KiB holds up to ~24 Ki TNT bits, and
+				    * the direct calls and jumps between them; more hands
+				    * over) */
+	QUEUE_FIRST = 256,         /* ...allocated at first (stat -j N makes a decoder per
+				    * segment: two 1.7 MiB queues each were mapped, faulted
+				    * in and unmapped every 256 KiB of trace) */
+	BLOCK_CACHE_LOG2 = 15,     /* 32 Ki blocks, two per set (1.5 MiB) */
+	PAYLOAD_CACHE_LOG2 = 14,   /* 16 Ki TNT payload paths, direct-mapped (1.7 MiB) */
+	MAX_TIP_WALK = 1 << 16,    /* blocks (or payload paths) walked without trace */
+	MAX_PSB_EVENTS = 16,       /* status updates of one PSB+ */
+	MAX_WALK = 1 << 20,        /* instructions walked to bind one disable event */
+};
+
+/* Flow records held back until their stretch of trace is known to decode here. */
+struct queue {
+	struct jf_flow *flows;
+	size_t n, pos, cap;
+};
+
+struct fast {
+	struct jf_pt_config cfg;
+	struct jf_codemap *map;
+	uint64_t generation;        /* the code map version decoding started with */
+	struct pt_query_decoder *qry;
+	struct pt_packet_decoder *pkt; /* the packets, when by_packets */
+	struct jf_payloads *payloads;
+	int by_packets;             /* following packets (no timing in the trace so far) */
+	struct pt_packet_decoder *psbs; /* finds PSBs (restart points) */
+	struct jf_pt_check *check;
+	struct jf_insn_cache *insns;
+	struct jf_fast_blocks *blocks;
+	struct jf_decode_stats *stats;
+
+	/* libipt's block decoder state, for what this path models */
+	uint64_t ip;
+	int enabled;
+	int skd022;                 /* the CPU has erratum SKD022 (async disables) */
+	int bdm70;                  /* ...BDM70 (FUPs in PSB+ while tracing is off) */
+	uint8_t nom_freq;           /* libipt's nominal frequency (for CBR calibration) */
+	enum jf_isa isa;
+	int status;                 /* the last query's status flags */
+	uint64_t ret[RETSTACK_SIZE + 1];
+	uint8_t top, bottom;
+
+	/* what libipt's query decoder keeps between packets, when following packets */
+	uint64_t last_ip;           /* IP compression: the last IP packet's full address */
+	int have_ip, ip_suppressed;
+	int pend_fup;               /* a FUP whose TIP or TIP.PGD has not come yet... */
+	uint64_t fup_ip;            /* ...and its IP */
+	int pend_mode;              /* a MODE.exec whose TIP.PGE has not come yet... */
+	enum pt_exec_mode mode;     /* ...and its mode */
+	size_t await;               /* pending records from here on get the next stop's offset */
+
+	/* the stretch since the last PSB reached: not public yet */
+	uint64_t restart;           /* its PSB: where the block decoder would take over */
+	uint64_t next_psb;          /* the PSB after it (the trace size if none) */
+	uint64_t insns_n, blocks_n; /* instructions and blocks decoded in it */
+	uint64_t tmin, tmax;        /* time span of its blocks */
+	int has_time;
+	struct queue pending, ready;
+
+	struct jf_decoder *old;     /* after handing over: the block decoder... */
+	uint64_t skip_insns;        /* ...whose first instructions and non-block records... */
+	uint64_t skip_records;      /* ...were already counted here */
+	uint64_t committed_records; /* non-block records released so far */
+	uint64_t released;          /* trace bytes below this were given back to the kernel */
+	int done;
+	struct jf_pt_fast_report report;
+
+	jf_pt_fast_watch_fn watch;  /* pt_fast_watch.h: told of each commit; never hands over */
+	void *watch_ctx;
+	int paused;                 /* the watcher asked to stop after the last commit */
+	int borrowed;               /* insns, blocks and payloads are the watcher's */
+
+	/* jf_pt_fast_decoder_new: blocks are returned as records (pt_fast_emit.c) */
+	int emit;
+	int joinable;               /* the last record queued is a block the next one continues */
+	uint64_t emit_offset;       /* the offset of blocks walked to an event's IP */
+	int resumed;                /* the last enable resumed where tracing stopped */
+	size_t retime;              /* a pending record (index + 1) whose time is that after
+				     * the next event is read (libipt reads it eagerly) */
+	int resume_unsure;          /* stopped at a far branch: a far call resumes after it */
+};
+
+/* pt_fast.c's helpers that pt_fast_emit.c uses. */
+struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_kind kind, uint64_t offset);
+void jf_fast_settle(struct fast *f, uint64_t offset);
+void jf_fast_push_return(struct fast *f, uint64_t ip);
+int jf_fast_pop_return(struct fast *f, uint64_t *ip);
+
+/* pt_fast_emit.c: queue blocks as libipt's block decoder returns them (0), or 1 where
+ * that is not modelled. A block b, at offset. */
+int jf_fast_emit_block(struct fast *f, const struct jf_fast_block *b, uint64_t offset);
+/* pt_fast.c's walk_to, returning the blocks walked. */
+int jf_fast_emit_walk(struct fast *f, uint64_t to, int has_to, int bind_branch,
+		      uint64_t offset);
+/* pt_fast.c's packet_tnt, block by block (the payload cache does not keep blocks). */
+int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset);
+
+#endif
