@@ -1,5 +1,5 @@
 /* Intel PT fast counting path (issue 14): libipt's packet decoder and a TNT payload cache
- * (below, "Following packets") or, when the trace has timing packets, libipt's query
+ * (pt_fast_packets.c, "following packets") or, when the trace has timing packets, libipt's query
  * decoder for the packets; a block cache for the code; and libipt's block decoder
  * (pt_decoder.c) for everything else.
  *
@@ -202,7 +202,7 @@ static int tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
 }
 
 /* The stretch decoded here: count it and release its records. */
-static void commit(struct fast *f, uint64_t new_restart)
+void jf_fast_commit(struct fast *f, uint64_t new_restart)
 {
 	struct jf_decode_stats *s = f->stats;
 	struct queue tmp;
@@ -420,7 +420,7 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
  * they are bound to, the FUP's (fup: whether the PSB+ has one; ip: its IP); a decoder
  * synchronising at that PSB starts there. So those instructions belong before the PSB.
  * Returns 0, or 1 if not modelled. */
-static int reach_psb_fup(struct fast *f, int fup, uint64_t ip)
+int jf_fast_reach_psb_fup(struct fast *f, int fup, uint64_t ip)
 {
 	if (fup < 0 || fup != f->enabled)
 		return 1;
@@ -435,7 +435,7 @@ static int reach_psb(struct fast *f, uint64_t psb)
 	 * FUP). */
 	int fup = psb_fup(f, psb, &ip);
 
-	return reach_psb_fup(f, fup, ip);
+	return jf_fast_reach_psb_fup(f, fup, ip);
 }
 
 /* An event with an IP applies there: walk to it while tracing (libipt errs if that needs
@@ -448,7 +448,7 @@ static int bind_to_ip(struct fast *f, const struct pt_event *ev, uint64_t ip)
 }
 
 /* Apply one event as libipt's block decoder does. Returns 0, or 1 if not modelled. */
-static int apply_event(struct fast *f, const struct pt_event *ev)
+int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 {
 	switch (ev->type) {
 	case ptev_enabled:
@@ -520,7 +520,7 @@ static int apply_event(struct fast *f, const struct pt_event *ev)
 /* Whether the checks libipt 2.0 lacks (pt_status_check.c) find an inconsistency in the
  * packets before offset: checked before anything is released, so that the block decoder
  * reports it from the last PSB on. */
-static int violation_before(struct fast *f, uint64_t offset)
+int jf_fast_violation_before(struct fast *f, uint64_t offset)
 {
 	struct jf_pt_violation v;
 
@@ -572,12 +572,12 @@ static int next_event(struct fast *f)
 
 		while ((after = psb_after(f, psb)) < offset)
 			psb = after;
-		if (violation_before(f, offset) || reach_psb(f, psb))
+		if (jf_fast_violation_before(f, offset) || reach_psb(f, psb))
 			return 1;
-		commit(f, psb);
+		jf_fast_commit(f, psb);
 		f->next_psb = after;
 	}
-	if (apply_event(f, &ev))
+	if (jf_fast_apply_event(f, &ev))
 		return 1;
 	fl = jf_fast_queue_flow(f, JF_FLOW_OTHER, offset);
 	if (!fl)
@@ -674,439 +674,15 @@ static int next_block(struct fast *f)
 }
 
 /* The end of the trace (the decoder at offset), as pt_decoder.c reports it. */
-static int finish(struct fast *f, uint64_t offset)
+int jf_fast_finish(struct fast *f, uint64_t offset)
 {
-	if (violation_before(f, f->cfg.size))
+	if (jf_fast_violation_before(f, f->cfg.size))
 		return 1;
 	if (f->enabled && !jf_fast_queue_flow(f, JF_FLOW_END, offset))
 		return 1;
-	commit(f, f->cfg.size);
+	jf_fast_commit(f, f->cfg.size);
 	f->done = 1;
 	return 0;
-}
-
-/* Following packets (issue 14): libipt's packet decoder and the TNT payload cache.
- *
- * The query decoder above hands out one TNT bit per call and hides the payloads, so a
- * cache of what a payload decodes to cannot sit on it. Without timing packets, what it
- * keeps between packets is little: IP compression, a FUP or MODE.exec waiting for the
- * TIP it binds to, a PSB+'s status updates. This keeps the same by the rules of libipt
- * 2.0's pt_query_decoder.c and pt_last_ip.c, builds the events the query decoder would
- * give and applies them as the query path does (apply_event). Any other packet or
- * combination hands over; a timing packet too, as libipt's time is not modelled here. */
-
-/* IP compression (pt_last_ip.c). Returns 0, or 1 for a compression libipt rejects. */
-static int update_last_ip(struct fast *f, const struct pt_packet_ip *p)
-{
-	uint64_t keep;
-
-	switch (p->ipc) {
-	case pt_ipc_suppressed:
-		f->ip_suppressed = 1;
-		return 0;
-	case pt_ipc_update_16: keep = ~0xffffull; break;
-	case pt_ipc_update_32: keep = ~0xffffffffull; break;
-	case pt_ipc_update_48: keep = ~0xffffffffffffull; break;
-	case pt_ipc_full: keep = 0; break;
-	case pt_ipc_sext_48:
-		f->last_ip = (uint64_t)((int64_t)(p->ip << 16) >> 16);
-		f->have_ip = 1;
-		f->ip_suppressed = 0;
-		return 0;
-	default:
-		return 1;
-	}
-	f->last_ip = (f->last_ip & keep) | (p->ip & ~keep);
-	f->have_ip = 1;
-	f->ip_suppressed = 0;
-	return 0;
-}
-
-/* The last IP, as pt_last_ip_query gives it: 0, or 1 with *ip = 0 if there is none. */
-static int last_ip(const struct fast *f, uint64_t *ip)
-{
-	*ip = f->have_ip && !f->ip_suppressed ? f->last_ip : 0;
-	return !f->have_ip || f->ip_suppressed;
-}
-
-/* Records queued since the last stop take the offset libipt's query decoder is at when it
- * returns them: after each query it reads ahead, past packets that are not query-relevant
- * (PAD, FUP, a PSB+ up to its PSBEND), to the next that is (a stop). */
-void jf_fast_settle(struct fast *f, uint64_t offset)
-{
-	for (; f->await < f->pending.n; f->await++)
-		f->pending.flows[f->await].offset = f->cfg.base_offset + offset;
-}
-
-/* Apply an event and queue its record: at offset if the query decoder has not consumed the
- * packet that gave it (more events are bound to it), else at the next stop's. Returns 0,
- * or 1 if not modelled. */
-static int packet_event(struct fast *f, const struct pt_event *ev, int consumed, uint64_t offset)
-{
-	struct jf_flow *fl;
-
-	f->emit_offset = offset;
-	if (apply_event(f, ev))
-		return 1;
-	fl = jf_fast_queue_flow(f, JF_FLOW_OTHER, offset);
-	if (!fl)
-		return 1;
-	jf_pt_event_flow(ev, &f->cfg.conv, fl);
-	if (f->emit && ev->type == ptev_enabled)
-		fl->u.enabled.resumed = (uint8_t)f->resumed;
-	if (!consumed)
-		jf_fast_settle(f, offset);
-	return 0;
-}
-
-/* A TNT payload (nbits bits, the first in bit nbits-1): one payload-cache lookup per run of
- * bits that does not depend on the return stack's contents. */
-static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset)
-{
-	unsigned idle = 0; /* lookups in a row that consumed no bit (direct calls only) */
-
-	if (f->emit)
-		return jf_fast_emit_tnt(f, bits, nbits, offset);
-	if (!nbits || !f->enabled || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
-		return 1;
-	f->report.tnt_packets++;
-	while (nbits) {
-		const struct jf_payload_path *p = jf_payload_path_at(
-			f->payloads, f->isa, f->ip, f->generation, bits, nbits);
-		const struct jf_fast_block *b;
-		unsigned i;
-		uint64_t ip;
-
-		for (i = 0; i < p->nops; i++) {
-			if (p->pops & (1u << i))
-				jf_fast_pop_return(f, &ip); /* a return pushed just before on the path */
-			else
-				jf_fast_push_return(f, p->push[i]);
-		}
-		f->insns_n += p->insns;
-		f->blocks_n += p->blocks;
-		f->ip = p->end;
-		nbits -= p->used;
-		/* Code that calls itself forever needs no trace: hand over rather than loop. */
-		idle = p->used ? 0 : idle + 1;
-		if (idle > MAX_TIP_WALK)
-			return 1;
-		if (p->blocks || !nbits)
-			continue;
-		/* The path could not start: a compressed return to an older call (a taken bit
-		 * and the return stack), or a block that needs what a TNT bit cannot give. */
-		b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
-		if (b->end != JF_FAST_RETURN || !((bits >> (nbits - 1)) & 1) || jf_fast_pop_return(f, &f->ip))
-			return 1;
-		f->insns_n += b->ninsn;
-		f->blocks_n++;
-		nbits--;
-	}
-	return 0;
-}
-
-/* A TIP: an asynchronous branch after a FUP, else the target of the next indirect branch,
- * return or far transfer (the blocks up to it need no trace). */
-static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t offset)
-{
-	struct pt_event ev;
-	uint64_t to;
-	int n;
-
-	if (update_last_ip(f, ipp) || last_ip(f, &to) || f->pend_mode || !f->enabled ||
-	    f->isa == JF_ISA_UNKNOWN)
-		return 1;
-	if (f->pend_fup) {
-		memset(&ev, 0, sizeof(ev));
-		ev.type = ptev_async_branch;
-		ev.variant.async_branch.from = f->fup_ip;
-		ev.variant.async_branch.to = to;
-		f->pend_fup = 0;
-		return packet_event(f, &ev, 1, offset);
-	}
-	for (n = 0; n < MAX_TIP_WALK; n++) {
-		const struct jf_fast_block *b =
-			jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
-
-		f->insns_n += b->ninsn;
-		f->blocks_n++;
-		/* Blocks up to the TIP start with the query decoder at it (settled already). */
-		if (f->emit && jf_fast_emit_block(f, b, offset))
-			return 1;
-		switch ((enum jf_fast_end)b->end) {
-		case JF_FAST_CALL:
-			if (b->target != b->next)
-				jf_fast_push_return(f, b->next);
-			f->ip = b->target;
-			continue;
-		case JF_FAST_JUMP:
-			f->ip = b->target;
-			continue;
-		case JF_FAST_CONTINUE:
-			f->ip = b->next;
-			continue;
-		case JF_FAST_CALL_IND:
-			jf_fast_push_return(f, b->next);
-			/* fall through */
-		case JF_FAST_RETURN: /* not compressed: no TNT bit came */
-		case JF_FAST_INDIRECT:
-		case JF_FAST_FAR:
-			f->ip = to;
-			jf_fast_settle(f, offset);
-			return 0;
-		default:
-			/* A conditional branch without a TNT bit (an error), or bad code. */
-			return 1;
-		}
-	}
-	return 1;
-}
-
-/* TIP.PGE: tracing enabled, and a MODE.exec before it applies at its IP. */
-static int packet_pge(struct fast *f, const struct pt_packet_ip *ipp, uint64_t offset)
-{
-	struct pt_event ev;
-	uint64_t ip;
-
-	if (update_last_ip(f, ipp) || last_ip(f, &ip) || f->pend_fup)
-		return 1;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = ptev_enabled;
-	ev.variant.enabled.ip = ip;
-	if (packet_event(f, &ev, !f->pend_mode, offset))
-		return 1;
-	if (!f->pend_mode)
-		return 0;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = ptev_exec_mode;
-	ev.variant.exec_mode.mode = f->mode;
-	ev.variant.exec_mode.ip = ip;
-	f->pend_mode = 0;
-	return packet_event(f, &ev, 1, offset);
-}
-
-/* TIP.PGD: tracing disabled, asynchronously at a FUP's IP if one came before it. */
-static int packet_pgd(struct fast *f, const struct pt_packet_ip *ipp, uint64_t offset)
-{
-	struct pt_event ev;
-
-	if (update_last_ip(f, ipp) || f->pend_mode)
-		return 1;
-	memset(&ev, 0, sizeof(ev));
-	if (f->pend_fup) {
-		ev.type = ptev_async_disabled;
-		ev.variant.async_disabled.at = f->fup_ip;
-		ev.ip_suppressed = last_ip(f, &ev.variant.async_disabled.ip);
-		f->pend_fup = 0;
-	} else {
-		ev.type = ptev_disabled;
-		ev.ip_suppressed = last_ip(f, &ev.variant.disabled.ip);
-	}
-	return packet_event(f, &ev, 1, offset);
-}
-
-/* A PSB+: its status updates, bound to its FUP's IP. The stretch before it decoded here
- * (apart from the walk to that IP): it is committed. */
-static int packet_psb(struct fast *f, uint64_t psb)
-{
-	struct pt_event evs[MAX_PSB_EVENTS];
-	struct pt_packet p;
-	uint64_t off = psb, fup_ip = 0;
-	int n = 0, fup = 0, i;
-
-	if (f->pend_fup || f->pend_mode)
-		return 1;
-	f->have_ip = f->ip_suppressed = 0; /* a PSB resets IP compression */
-	f->last_ip = 0;
-	for (;;) {
-		if (pt_pkt_get_offset(f->pkt, &off) < 0 || pt_pkt_next(f->pkt, &p, sizeof(p)) < 0)
-			return 1;
-		if (p.type == ppt_psbend)
-			break;
-		if (p.type == ppt_pad)
-			continue;
-		if (p.type == ppt_fup) {
-			if (fup || update_last_ip(f, &p.payload.ip) || last_ip(f, &fup_ip))
-				return 1;
-			fup = 1;
-			continue;
-		}
-		if (n == MAX_PSB_EVENTS)
-			return 1;
-		memset(&evs[n], 0, sizeof(evs[n]));
-		switch (p.type) {
-		case ppt_mode:
-			if (p.payload.mode.leaf == pt_mol_tsx) {
-				evs[n].type = ptev_tsx;
-				evs[n].variant.tsx.speculative = p.payload.mode.bits.tsx.intx;
-				evs[n].variant.tsx.aborted = p.payload.mode.bits.tsx.abrt;
-				break;
-			}
-			evs[n].type = ptev_exec_mode;
-			evs[n].variant.exec_mode.mode = pt_get_exec_mode(&p.payload.mode.bits.exec);
-			break;
-		case ppt_pip:
-			evs[n].type = ptev_async_paging;
-			evs[n].variant.async_paging.cr3 = p.payload.pip.cr3;
-			evs[n].variant.async_paging.non_root = p.payload.pip.nr;
-			break;
-		case ppt_vmcs:
-			evs[n].type = ptev_async_vmcs;
-			evs[n].variant.async_vmcs.base = p.payload.vmcs.base;
-			break;
-		case ppt_cbr:
-			/* libipt rejects a zero ratio (pt_time_update_cbr), and calibrates with
-			 * the nominal frequency when it has one (pt_tcal_header_cbr): both the
-			 * query path's. */
-			if (!p.payload.cbr.ratio || f->nom_freq)
-				return 1;
-			evs[n].type = ptev_cbr;
-			evs[n].variant.cbr.ratio = p.payload.cbr.ratio;
-			break;
-		default:
-			return 1; /* timing, maintenance... */
-		}
-		n++;
-	}
-	/* Without status updates the query decoder would read on past the PSBEND. */
-	if (!n)
-		return 1;
-	jf_fast_settle(f, off);
-	if (psb == 0) {
-		/* The first PSB: decoding starts here, as a sync does. */
-		f->enabled = fup;
-		f->ip = fup_ip;
-	} else {
-		f->emit_offset = off;
-		if (violation_before(f, off) || reach_psb_fup(f, fup, fup_ip))
-			return 1;
-		commit(f, psb);
-	}
-	for (i = 0; i < n; i++) {
-		struct pt_event *ev = &evs[i];
-
-		ev->status_update = 1;
-		ev->ip_suppressed = ev->type != ptev_cbr && !fup;
-		if (ev->type == ptev_exec_mode)
-			ev->variant.exec_mode.ip = fup_ip;
-		else if (ev->type == ptev_async_paging)
-			ev->variant.async_paging.ip = fup_ip;
-		else if (ev->type == ptev_async_vmcs)
-			ev->variant.async_vmcs.ip = fup_ip;
-		else if (ev->type == ptev_tsx)
-			ev->variant.tsx.ip = fup_ip;
-		/* All but the last are returned before the query decoder leaves the PSBEND. */
-		if (packet_event(f, ev, i == n - 1, off))
-			return 1;
-	}
-	return 0;
-}
-
-/* PADs and TNT-8s, the most frequent packets, read here (one byte each, as libipt's
- * pt_df_fetch and pt_pkt_read_tnt_8 read them): from *off to the first other packet.
- * Returns 0, or 1 if not modelled. */
-static int next_short_packets(struct fast *f, uint64_t *off)
-{
-	const uint8_t *t = f->cfg.trace;
-
-	for (; *off < f->cfg.size; ++*off) {
-		unsigned byte = t[*off], nbits = 0, v;
-
-		if (byte == 0x00)
-			continue; /* PAD */
-		if ((byte & 1) || byte == 0x02)
-			return 0; /* 0x02 starts the extended opcodes; odd bytes are other packets */
-		/* TNT-8: the bits below the highest set bit (the stop bit) of byte >> 1. */
-		v = byte >> 1;
-		while (v >> (nbits + 1))
-			nbits++;
-		jf_fast_settle(f, *off);
-		if (packet_tnt(f, v & ~(1u << nbits), nbits, *off))
-			return 1;
-	}
-	return 0;
-}
-
-/* The next packet(s). Returns 0, or 1 if not modelled. */
-static int next_packet(struct fast *f)
-{
-	struct pt_packet p;
-	uint64_t off, from;
-	int status;
-
-	if (jf_codemap_generation(f->map) != f->generation || pt_pkt_get_offset(f->pkt, &off) < 0)
-		return 1;
-	from = off;
-	if (next_short_packets(f, &off))
-		return 1;
-	if (off != from && pt_pkt_sync_set(f->pkt, off) < 0)
-		return 1;
-	status = pt_pkt_next(f->pkt, &p, sizeof(p));
-	if (status < 0) {
-		/* The end of the trace (not in the middle of a packet). */
-		if (status != -pte_eos || off != f->cfg.size || f->pend_fup || f->pend_mode)
-			return 1;
-		jf_fast_settle(f, off);
-		return finish(f, off);
-	}
-	switch (p.type) {
-	case ppt_pad:
-		return 0;
-	case ppt_fup:
-		/* Binds to the TIP or TIP.PGD that follows; the query decoder reads past it. */
-		if (update_last_ip(f, &p.payload.ip) || f->pend_fup || last_ip(f, &f->fup_ip))
-			return 1;
-		f->pend_fup = 1;
-		return 0;
-	case ppt_psb:
-		return packet_psb(f, off);
-	default:
-		break;
-	}
-	jf_fast_settle(f, off);
-	switch (p.type) {
-	case ppt_tnt_8:
-	case ppt_tnt_64:
-		return packet_tnt(f, p.payload.tnt.payload, p.payload.tnt.bit_size, off);
-	case ppt_tip:
-		return packet_tip(f, &p.payload.ip, off);
-	case ppt_tip_pge:
-		return packet_pge(f, &p.payload.ip, off);
-	case ppt_tip_pgd:
-		return packet_pgd(f, &p.payload.ip, off);
-	case ppt_mode:
-		/* MODE.exec binds to the next TIP.PGE (or TIP: not modelled). */
-		if (p.payload.mode.leaf != pt_mol_exec || f->pend_mode)
-			return 1;
-		f->pend_mode = 1;
-		f->mode = pt_get_exec_mode(&p.payload.mode.bits.exec);
-		return 0;
-	default:
-		return 1; /* OVF, timing, PTWRITE, power events... */
-	}
-}
-
-/* Whether the PSB+ at psb has timing packets (or cannot be read): the query path's. */
-static int psb_has_timing(struct fast *f, uint64_t psb)
-{
-	struct pt_packet p;
-
-	if (pt_pkt_sync_set(f->psbs, psb) < 0)
-		return 1;
-	while (pt_pkt_next(f->psbs, &p, sizeof(p)) >= 0) {
-		switch (p.type) {
-		case ppt_psbend:
-			return 0;
-		case ppt_tsc:
-		case ppt_tma:
-		case ppt_mtc:
-		case ppt_cyc:
-			return 1;
-		default:
-			break;
-		}
-	}
-	return 1;
 }
 
 /* Decode until a stretch is committed, the trace ends or this path hands over. */
@@ -1116,11 +692,11 @@ static int decode(struct fast *f, struct jf_error *err)
 		int unmodelled;
 
 		if (f->by_packets)
-			unmodelled = next_packet(f);
+			unmodelled = jf_fast_next_packet(f);
 		else if (f->status & pts_event_pending) {
 			unmodelled = next_event(f);
 		} else if (f->status & pts_eos) {
-			unmodelled = finish(f, qry_offset(f));
+			unmodelled = jf_fast_finish(f, qry_offset(f));
 		} else if (!f->enabled || f->isa == JF_ISA_UNKNOWN ||
 			   jf_codemap_generation(f->map) != f->generation) {
 			unmodelled = 1;
@@ -1155,7 +731,7 @@ static int start(struct fast *f, struct jf_error *err)
 		return hand_over(f, err);
 	/* Without timing (and erratum BDM70's FUPs, which depend on the query decoder's
 	 * state), follow the packets from here, PSB+ included. */
-	if (!f->bdm70 && !psb_has_timing(f, at)) {
+	if (!f->bdm70 && !jf_fast_psb_has_timing(f, at)) {
 		f->by_packets = 1;
 		if (pt_pkt_sync_set(f->pkt, at) < 0)
 			return hand_over(f, err);

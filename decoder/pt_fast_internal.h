@@ -109,13 +109,31 @@ void jf_fast_settle(struct fast *f, uint64_t offset);
 void jf_fast_push_return(struct fast *f, uint64_t ip);
 int jf_fast_pop_return(struct fast *f, uint64_t *ip);
 
+/* pt_fast.c, for the packet path: the stretch decoded since the last PSB is counted and
+ * its records released (new_restart: the PSB that ends it); PSB+'s status updates bound
+ * to the FUP's ip (fup: whether there is one) reached by walking; one event applied as
+ * libipt's block decoder applies it; whether pt_status_check.c finds an inconsistency
+ * before offset; the end of the trace at offset. Those returning int return 0, or 1 for
+ * what this path does not model (it then hands over). */
+void jf_fast_commit(struct fast *f, uint64_t new_restart);
+int jf_fast_reach_psb_fup(struct fast *f, int fup, uint64_t ip);
+int jf_fast_apply_event(struct fast *f, const struct pt_event *ev);
+int jf_fast_violation_before(struct fast *f, uint64_t offset);
+int jf_fast_finish(struct fast *f, uint64_t offset);
+
+/* pt_fast_packets.c: following packets (no timing packet in the trace): the next
+ * packet(s), 0 or 1 if not modelled; and whether the PSB+ at psb has timing packets (or
+ * cannot be read), which makes the query path decode. */
+int jf_fast_next_packet(struct fast *f);
+int jf_fast_psb_has_timing(struct fast *f, uint64_t psb);
+
 /* pt_fast_emit.c: queue blocks as libipt's block decoder returns them (0), or 1 where
  * that is not modelled. A block b, at offset. */
 int jf_fast_emit_block(struct fast *f, const struct jf_fast_block *b, uint64_t offset);
 /* pt_fast.c's walk_to, returning the blocks walked. */
 int jf_fast_emit_walk(struct fast *f, uint64_t to, int has_to, int bind_branch,
 		      uint64_t offset);
-/* pt_fast.c's packet_tnt, block by block (the payload cache does not keep blocks). */
+/* pt_fast_packets.c's packet_tnt, block by block (the payload cache does not keep blocks). */
 int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset);
 
 #endif
