@@ -878,10 +878,7 @@ struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
 struct jf_decoder *jf_pt_fast_decoder_new(const struct jf_pt_config *cfg,
 					  struct jf_codemap *map, struct jf_error *err)
 {
-	/* Its blocks end where libipt's do with these options only (pt_fast_emit.c). */
-	if (!cfg->end_on_call || !cfg->end_on_jump || !cfg->join_cache_splits)
-		return jf_pt_decoder_new(cfg, map, err);
-	return counter_new(cfg, map, NULL, NULL, NULL, 1, err);
+	return jf_pt_fast_decoder_cached(cfg, map, NULL, err);
 }
 
 struct jf_decoder *jf_pt_fast_decoder_cached(const struct jf_pt_config *cfg,
@@ -889,6 +886,7 @@ struct jf_decoder *jf_pt_fast_decoder_cached(const struct jf_pt_config *cfg,
 					     const struct jf_pt_fast_caches *caches,
 					     struct jf_error *err)
 {
+	/* Its blocks end where libipt's do with these options only (pt_fast_emit.c). */
 	if (!cfg->end_on_call || !cfg->end_on_jump || !cfg->join_cache_splits)
 		return jf_pt_decoder_new(cfg, map, err);
 	return counter_new(cfg, map, caches, NULL, NULL, 1, err);

@@ -393,25 +393,19 @@ static long loaded_trace(const struct jf_pypylog *log, size_t di)
 	return -1;
 }
 
-/* Traces that no dump loads (see jf_pypylog_zone_stats). */
-static void count_unloaded(const struct jf_pypylog *log, struct jf_pypylog_zone_stats *st)
+/* Traces that no dump loaded (loaded[i]: build saw a dump load trace i); see
+ * jf_pypylog_zone_stats. */
+static void count_unloaded(const struct jf_pypylog *log, const uint8_t *loaded,
+			   struct jf_pypylog_zone_stats *st)
 {
-	size_t di, ti;
-	uint8_t *loaded = calloc(log->ntraces ? log->ntraces : 1, 1);
-	long t;
+	size_t ti;
 
-	if (!loaded)
-		return;
-	for (di = 0; di < log->ndumps; di++)
-		if ((t = loaded_trace(log, di)) >= 0)
-			loaded[t] = 1;
 	for (ti = 0; ti < log->ntraces; ti++) {
 		if (loaded[ti])
 			continue;
 		if (!st->unloaded++)
 			st->first_unloaded = log->traces[ti].line;
 	}
-	free(loaded);
 }
 
 static uint64_t owner_of_guard(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
@@ -476,12 +470,16 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 		 struct jf_pypylog_zone_stats *st)
 {
 	struct kinds *kinds = calloc(1, sizeof(*kinds));
+	uint8_t *loaded = calloc(log->ntraces ? log->ntraces : 1, 1);
 	struct live live = { 0 };
 	size_t i, di, fi = 0;
 	char name[512];
 
-	if (!kinds)
+	if (!kinds || !loaded) {
+		free(kinds);
+		free(loaded);
 		return -1;
+	}
 	o->tid = place ? (uint32_t)place->first_tid : 0;
 	header(o, !place && !o->conv);
 	/* Guard kinds first (they apply before any code). */
@@ -516,12 +514,13 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 
 		if (place && load_foreign(place, &fi, place->at[di].placed ? place->at[di].block :
 					  UINT64_MAX, o, &live, st) < 0)
-			return -1;
+			goto fail;
 		stamp(o, d, place, di);
 		if (ti >= 0) {
 			const struct jf_pypylog_trace *t = &log->traces[ti];
 			int bridge = t->kind == JF_PYPY_BRIDGE;
 
+			loaded[ti] = 1;
 			if (live_load(&live, o, d->addr, d->addr + d->size, st) < 0)
 				goto fail;
 			trace_name(t, name, sizeof(name));
@@ -555,15 +554,17 @@ static int build(const struct jf_pypylog *log, const struct jf_pypylog_layout *l
 	}
 	if (place && load_foreign(place, &fi, UINT64_MAX, o, &live, st) < 0)
 		goto fail;
-	count_unloaded(log, st);
+	count_unloaded(log, loaded, st);
 	free(live.start);
 	free(live.end);
 	free(kinds);
+	free(loaded);
 	return o->failed ? -1 : 0;
 fail:
 	free(live.start);
 	free(live.end);
 	free(kinds);
+	free(loaded);
 	return -1;
 }
 
