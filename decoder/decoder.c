@@ -9,7 +9,12 @@ struct jf_decoder {
 	const struct jf_decoder_ops *ops;
 	void *self;
 	struct jf_decode_stats stats;
+	jf_decoder_progress_fn progress;
+	void *progress_ctx;
+	uint64_t progress_next;   /* the offset of the next call */
 };
+
+enum { PROGRESS_STEP = 1 << 20 };
 
 struct jf_decoder *jf_decoder_new(const struct jf_decoder_ops *ops, void *self)
 {
@@ -96,4 +101,19 @@ const struct jf_decode_stats *jf_decoder_stats(const struct jf_decoder *dec)
 struct jf_decode_stats *jf_decoder_stats_mut(struct jf_decoder *dec)
 {
 	return &dec->stats;
+}
+
+void jf_decoder_on_progress(struct jf_decoder *dec, jf_decoder_progress_fn fn, void *ctx)
+{
+	dec->progress = fn;
+	dec->progress_ctx = ctx;
+	dec->progress_next = 0;
+}
+
+void jf_decoder_report_progress(struct jf_decoder *dec, uint64_t offset)
+{
+	if (!dec || !dec->progress || offset < dec->progress_next)
+		return;
+	dec->progress_next = offset + PROGRESS_STEP;
+	dec->progress(dec->progress_ctx, offset, &dec->stats);
 }

@@ -80,6 +80,20 @@ size_t jf_flow_buffer_get(const struct jf_flow_buffer *b, size_t pos, struct jf_
 	return pos + n;
 }
 
+uint64_t jf_flow_hash(uint64_t h, const struct jf_flow *f)
+{
+	size_t i, n = jf_flow_record_size(f) / 8;
+	uint64_t w;
+
+	/* FNV-1a by 64-bit words (records are cleared before they are filled, and their
+	 * size is a multiple of 8). */
+	for (i = 0; i < n; i++) {
+		memcpy(&w, (const char *)f + 8 * i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+	}
+	return h;
+}
+
 int jf_flow_buffer_same(const struct jf_flow_buffer *a, size_t pa, const struct jf_flow_buffer *b,
 			size_t pb)
 {

@@ -32,6 +32,10 @@ static inline const struct jf_flow *jf_flow_buffer_at(const struct jf_flow_buffe
 /* Copy the record at pos into *f; returns the position of the next record. */
 size_t jf_flow_buffer_get(const struct jf_flow_buffer *b, size_t pos, struct jf_flow *f);
 
+/* h (0 to start) extended by record f's own bytes, as a buffer keeps them: for checking
+ * that two decoders gave the same records without keeping them. */
+uint64_t jf_flow_hash(uint64_t h, const struct jf_flow *f);
+
 /* Whether the records at pa in a and pb in b are the same flow. */
 int jf_flow_buffer_same(const struct jf_flow_buffer *a, size_t pa, const struct jf_flow_buffer *b,
 			size_t pb);

@@ -18,6 +18,7 @@
  * after a PSB is returned (or counted) before the next PSB is reached. The consistency
  * checks libipt 2.0 lacks (pt_status_check.c) run here too; a violation hands over. */
 #include "jitflow/pt_fast.h"
+#include "flow_buffer.h"
 #include "pt_events.h"
 #include "pt_fast_internal.h"
 #include "pt_libipt_config.h"
@@ -89,18 +90,22 @@ static uint64_t time_now(struct fast *f)
 	return jf_tsc_to_ns(&f->cfg.conv, tsc);
 }
 
-static void note_block_time(struct fast *f)
+static void note_time(struct fast *f, uint64_t t)
 {
-	uint64_t t = time_now(f);
-
-	/* pt_decoder.c stamps each block with the decoder's time, if it has one. */
-	if (!t)
-		return;
 	if (!f->has_time || t < f->tmin)
 		f->tmin = t;
 	if (!f->has_time || t > f->tmax)
 		f->tmax = t;
 	f->has_time = 1;
+}
+
+static void note_block_time(struct fast *f)
+{
+	uint64_t t = time_now(f);
+
+	/* pt_decoder.c stamps each block with the decoder's time, if it has one. */
+	if (t)
+		note_time(f, t);
 }
 
 /* Twice the room, up to max records (-1: no more). */
@@ -180,6 +185,8 @@ static int tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
 		c.tmax = f->tmax;
 		c.records = f->pending.flows;
 		c.nrecords = f->pending.n;
+		c.events = f->events_n;
+		c.events_hash = f->events_hash;
 	}
 	st->ip = f->ip;
 	st->enabled = f->enabled;
@@ -201,12 +208,47 @@ static int tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
 	return f->watch(f->watch_ctx, &c);
 }
 
+/* Records that cfg.count_plain_events counts instead of returning. */
+static int plain_event(const struct jf_flow *fl)
+{
+	return fl->kind != JF_FLOW_BLOCK && fl->kind != JF_FLOW_ERROR &&
+	       fl->kind != JF_FLOW_LOST && fl->kind != JF_FLOW_OVERFLOW;
+}
+
+/* cfg.count_plain_events: count the stretch's event records (settled by now: their times
+ * and offsets are final at a commit) and keep only the others. */
+static void count_plain_events(struct fast *f)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->pending.n; i++) {
+		const struct jf_flow *fl = &f->pending.flows[i];
+
+		if (!plain_event(fl)) {
+			if (n != i)
+				f->pending.flows[n] = *fl;
+			n++;
+			continue;
+		}
+		f->events_n++;
+		if (fl->flags & JF_FLOW_HAS_TIME)
+			note_time(f, fl->time);
+		if (f->watch)
+			f->events_hash = jf_flow_hash(f->events_hash, fl);
+	}
+	/* A hand-over skips the block decoder's records by number: these count too. */
+	f->committed_records += f->pending.n - n;
+	f->pending.n = n;
+}
+
 /* The stretch decoded here: count it and release its records. */
 void jf_fast_commit(struct fast *f, uint64_t new_restart)
 {
 	struct jf_decode_stats *s = f->stats;
 	struct queue tmp;
 
+	if (f->cfg.count_plain_events && !f->emit)
+		count_plain_events(f);
 	if (f->watch) {
 		/* The watcher has the records: they are not returned again. */
 		f->paused = tell_watcher(f, new_restart, 0);
@@ -216,6 +258,7 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 	if (!f->emit) {
 		s->insns += f->insns_n;
 		s->blocks += f->blocks_n;
+		s->events += f->events_n;
 	}
 	if (f->has_time && !f->emit) {
 		if (!s->has_time || f->tmin < s->first_time)
@@ -224,7 +267,7 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 			s->last_time = f->tmax;
 		s->has_time = 1;
 	}
-	f->insns_n = f->blocks_n = 0;
+	f->insns_n = f->blocks_n = f->events_n = f->events_hash = 0;
 	f->has_time = 0;
 	f->committed_records += f->pending.n;
 	f->report.fast_bytes = new_restart;
@@ -239,6 +282,8 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 	f->await = 0;
 	f->joinable = 0;
 	f->retime = 0;
+	if (f->dec)
+		jf_decoder_report_progress(f->dec, new_restart);
 }
 
 static void free_fast_state(struct fast *f)
@@ -279,7 +324,7 @@ static int hand_over(struct fast *f, struct jf_error *err)
 	f->pending.n = 0;
 	f->retime = 0;
 	f->await = 0;
-	f->insns_n = f->blocks_n = 0;
+	f->insns_n = f->blocks_n = f->events_n = f->events_hash = 0;
 	f->has_time = 0;
 	f->report.fallback_at = (int64_t)f->restart;
 	f->report.blocks_decoded = jf_fast_blocks_filled(f->blocks);
@@ -293,6 +338,20 @@ static int hand_over(struct fast *f, struct jf_error *err)
 	return f->old ? 0 : -1;
 }
 
+/* cfg.count_plain_events after a hand-over: the event record counted as jf_decoder_next
+ * would count it. */
+static void count_one_event(struct jf_decode_stats *s, const struct jf_flow *fl)
+{
+	s->events++;
+	if (!(fl->flags & JF_FLOW_HAS_TIME))
+		return;
+	if (!s->has_time || fl->time < s->first_time)
+		s->first_time = fl->time;
+	if (!s->has_time || fl->time > s->last_time)
+		s->last_time = fl->time;
+	s->has_time = 1;
+}
+
 /* The block decoder's next record after the point this path reached. */
 static int next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err)
 {
@@ -300,9 +359,13 @@ static int next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_
 
 	while ((rc = jf_decoder_next(f->old, flow, err)) > 0) {
 		if (f->emit || flow->kind != JF_FLOW_BLOCK) {
-			if (!f->skip_records)
+			if (f->skip_records) {
+				f->skip_records--;
+				continue;
+			}
+			if (f->emit || !f->cfg.count_plain_events || !plain_event(flow))
 				return rc;
-			f->skip_records--;
+			count_one_event(f->stats, flow);
 		} else if (flow->u.block.ninsn <= f->skip_insns) {
 			f->skip_insns -= flow->u.block.ninsn;
 		} else {
@@ -858,6 +921,7 @@ static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_
 		jf_fail(err, "out of memory");
 		return NULL;
 	}
+	f->dec = dec;
 	f->stats = jf_decoder_stats_mut(dec);
 	f->stats->trace_bytes = cfg->size;
 	f->stats->time_is_ns = cfg->conv.valid;

@@ -51,6 +51,7 @@ struct fast {
 	struct jf_insn_cache *insns;
 	struct jf_fast_blocks *blocks;
 	struct jf_decode_stats *stats;
+	struct jf_decoder *dec;     /* the handle stats belong to (for its progress) */
 
 	/* libipt's block decoder state, for what this path models */
 	uint64_t ip;
@@ -76,14 +77,16 @@ struct fast {
 	uint64_t restart;           /* its PSB: where the block decoder would take over */
 	uint64_t next_psb;          /* the PSB after it (the trace size if none) */
 	uint64_t insns_n, blocks_n; /* instructions and blocks decoded in it */
-	uint64_t tmin, tmax;        /* time span of its blocks */
+	uint64_t tmin, tmax;        /* time span of its blocks (and counted events) */
 	int has_time;
+	uint64_t events_n;          /* cfg.count_plain_events: its event records counted... */
+	uint64_t events_hash;       /* ...and, watched, their jf_flow_hash */
 	struct queue pending, ready;
 
 	struct jf_decoder *old;     /* after handing over: the block decoder... */
 	uint64_t skip_insns;        /* ...whose first instructions and non-block records... */
 	uint64_t skip_records;      /* ...were already counted here */
-	uint64_t committed_records; /* non-block records released so far */
+	uint64_t committed_records; /* non-block records released (or counted) so far */
 	uint64_t released;          /* trace bytes below this were given back to the kernel */
 	int done;
 	struct jf_pt_fast_report report;

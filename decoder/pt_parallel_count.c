@@ -36,6 +36,7 @@ struct stretch {
 	uint64_t psb;               /* it ends here (the trace size: at the end) */
 	uint64_t insns, blocks, tmin, tmax;
 	int has_time;
+	uint64_t events, events_hash; /* cfg.count_plain_events: counted, not in records */
 	size_t records, nrecords;   /* byte position and count in the segment's records */
 	struct jf_pt_fast_state state;
 };
@@ -77,6 +78,7 @@ struct pt_count {
 	struct jf_pt_parallel_options opt;
 	struct jf_pt_parallel_report *report, own_report;
 	struct jf_decode_stats *stats;  /* this decoder's */
+	struct jf_decoder *dec;         /* (for its progress) */
 
 	struct jf_seg_queue q;
 	struct segment *spare;          /* given out: memory kept for new ones (q's lock) */
@@ -101,20 +103,6 @@ struct pt_count {
 	uint64_t given_hash, skipped_hash;
 	uint64_t released;
 };
-
-static uint64_t record_hash(uint64_t h, const struct jf_flow *f)
-{
-	size_t i, n = jf_flow_record_size(f) / 8;
-	uint64_t w;
-
-	/* FNV-1a by 64-bit words over the record (records are cleared before they are
-	 * filled, and their size is a multiple of 8: flow_buffer.c). */
-	for (i = 0; i < n; i++) {
-		memcpy(&w, (const char *)f + 8 * i, 8);
-		h = (h ^ w) * 0x100000001b3ull;
-	}
-	return h;
-}
 
 static int stopping(struct pt_count *p)
 {
@@ -147,6 +135,8 @@ static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
 	t->tmin = c->tmin;
 	t->tmax = c->tmax;
 	t->has_time = c->has_time;
+	t->events = c->events;
+	t->events_hash = c->events_hash;
 	t->records = s->records.len;
 	t->nrecords = c->nrecords;
 	t->state = c->state;
@@ -295,6 +285,7 @@ static int same_stretch(const struct segment *f, const struct stretch *a, const 
 
 	if (a->psb != b->psb || a->insns != b->insns || a->blocks != b->blocks ||
 	    a->has_time != b->has_time || a->nrecords != b->nrecords ||
+	    a->events != b->events || a->events_hash != b->events_hash ||
 	    (a->has_time && (a->tmin != b->tmin || a->tmax != b->tmax)) ||
 	    !same_state(&a->state, &b->state))
 		return 0;
@@ -497,7 +488,7 @@ static int next_from_rest(struct pt_count *p, struct jf_flow *f, struct jf_error
 	while ((rc = jf_decoder_next(p->rest, f, err)) > 0) {
 		if (!p->skip)
 			return rc;
-		p->skipped_hash = record_hash(p->skipped_hash, f);
+		p->skipped_hash = jf_flow_hash(p->skipped_hash, f);
 		if (--p->skip == 0 && p->skipped_hash != p->given_hash)
 			break;
 	}
@@ -543,6 +534,7 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 		p->given_until = t->psb;
 		s->insns += t->insns;
 		s->blocks += t->blocks;
+		s->events += t->events;
 		if (t->has_time) {
 			if (!s->has_time || t->tmin < s->first_time)
 				s->first_time = t->tmin;
@@ -552,11 +544,12 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 		}
 		p->rec_pos = t->records;
 		p->rec_left = t->nrecords;
+		jf_decoder_report_progress(p->dec, t->psb);
 	}
 	p->rec_pos = jf_flow_buffer_get(&p->cur->records, p->rec_pos, f);
 	p->rec_left--;
 	p->given++;
-	p->given_hash = record_hash(p->given_hash, f);
+	p->given_hash = jf_flow_hash(p->given_hash, f);
 	return 1;
 }
 
@@ -649,7 +642,9 @@ struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 		return NULL;
 	}
 	dec = jf_pt_wrap(&count_ops, p, cfg, err);
-	if (dec)
+	if (dec) {
 		p->stats = jf_decoder_stats_mut(dec);
+		p->dec = dec;
+	}
 	return dec;
 }

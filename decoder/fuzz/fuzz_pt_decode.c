@@ -261,6 +261,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	same_counts_fast(&cfg, st);
 	same_on_two_threads(&cfg);
+	/* Counting as `jitflow stat` does: events counted, not returned (pt.h). */
+	cfg.count_plain_events = 1;
+	same_counts_fast(&cfg, st);
+	same_on_two_threads(&cfg);
+	cfg.count_plain_events = 0;
 	same_records_with_blocks(&cfg, 1);
 	same_records_with_blocks(&cfg, 2);
 	jf_decoder_free(dec);

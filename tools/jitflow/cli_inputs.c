@@ -566,6 +566,12 @@ static void warn_damaged_zones(const struct jf_cli_inputs *in)
 			"it\n", msg);
 }
 
+/* Decoders that return few records (stat's counters) say how far they are. */
+static void show_progress(void *ctx, uint64_t offset, const struct jf_decode_stats *stats)
+{
+	jf_progress(offset, jf_cli_trace_size(ctx), stats->insns);
+}
+
 int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
 		 int (*fn)(void *ctx, const struct jf_flow *f, struct jf_error *err), void *ctx,
 		 struct jf_error *err)
@@ -574,6 +580,7 @@ int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
 	uint64_t n = 0;
 	int rc;
 
+	jf_decoder_on_progress(dec, show_progress, in);
 	while ((rc = jf_decoder_next(dec, &f, err)) > 0) {
 		if (fn(ctx, &f, err) < 0) {
 			rc = -1;

@@ -61,6 +61,17 @@ struct jf_decode_stats *jf_decoder_stats_mut(struct jf_decoder *dec);
 /* The backend state given to jf_decoder_new, if dec was made with ops; else NULL. */
 void *jf_decoder_backend(struct jf_decoder *dec, const struct jf_decoder_ops *ops);
 
+/* Progress for decoders that return few records for much trace (the counters of pt_fast.h
+ * and pt_parallel.h with count_plain_events: a clean trace gives none until its end): fn
+ * is called from within jf_decoder_next, in the calling thread, each time the decode has
+ * gone about a MiB further, with the trace offset reached and the statistics so far. */
+typedef void (*jf_decoder_progress_fn)(void *ctx, uint64_t offset,
+				       const struct jf_decode_stats *stats);
+void jf_decoder_on_progress(struct jf_decoder *dec, jf_decoder_progress_fn fn, void *ctx);
+/* For backends: tell the progress callback that the decode reached offset (called as often
+ * as is convenient: it passes on a call per MiB). */
+void jf_decoder_report_progress(struct jf_decoder *dec, uint64_t offset);
+
 #ifdef __cplusplus
 }
 #endif

@@ -63,6 +63,14 @@ struct jf_pt_config {
 	 * another segment's, not lost. */
 	uint64_t sync_at;
 	int has_sync_at;
+	/* Counting decoders only (jf_pt_fast_counter_new, jf_pt_parallel_counter_new): event
+	 * records other than losses and overflows (tracing on and off, modes, timing, the
+	 * end...) are counted in the statistics (events, time span) instead of being
+	 * returned; errors, losses and overflows still are. For `jitflow stat`, which tallies
+	 * only those: foo's tracing on/off records were 3.6 M per 70 MB of trace, and copying
+	 * them between threads most of what -j 2 added. Progress then comes through
+	 * jf_decoder_on_progress. */
+	int count_plain_events;
 	/* An instruction cache over the same map to use instead of one of the decoder's own
 	 * (NULL: its own), so that decoders run one after another share what they learnt. */
 	struct jf_insn_cache *insns;
