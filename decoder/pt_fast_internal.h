@@ -80,7 +80,7 @@ struct fast {
 	uint64_t tmin, tmax;        /* time span of its blocks (and counted events) */
 	int has_time;
 	uint64_t events_n;          /* cfg.count_plain_events: its event records counted... */
-	uint64_t events_hash;       /* ...and, watched, their jf_flow_hash */
+	uint64_t events_hash;       /* ...and, watched, a hash of their offsets, kinds, ips */
 	struct queue pending, ready;
 
 	struct jf_decoder *old;     /* after handing over: the block decoder... */

@@ -36,7 +36,7 @@ struct jf_pt_fast_commit {
 	size_t nrecords;
 	uint64_t events;            /* cfg.count_plain_events: event records counted, not in
 				     * records (their times are in tmin, tmax)... */
-	uint64_t events_hash;       /* ...and their jf_flow_hash, in order */
+	uint64_t events_hash;       /* ...and a hash of their offsets, kinds and ips */
 	/* Not modelled: nothing is committed, the stretch from psb on needs the block
 	 * decoder (started from the trace's beginning); the decoder ends. */
 	int unmodelled;
