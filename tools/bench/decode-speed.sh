@@ -32,6 +32,8 @@
 # median CPU time (user + system, less sensitive to other processes than wall time), MB of
 # trace and instructions per CPU second, peak RSS; then the ratios of the medians, and
 # the median of each run's own ratio (both tools measured under the same load).
+# BENCH_WRAP=CMD runs each timed command as CMD /usr/bin/time ... COMMAND, e.g. a script
+# that pauses other jobs for the length of one run (docs/performance.md).
 # Benchmarks are not tests: nothing here fails on a slow result.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -42,7 +44,7 @@ while getopts b:r:t:j: opt; do
 	r) runs=$OPTARG ;;
 	t) times=$OPTARG ;;
 	j) jobs=$OPTARG ;;
-	*) sed -n '2,30p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,37p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -53,7 +55,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # run NAME COMMAND...: one timed run, appended to $tmp/NAME as "wall cpu rss_kib"
 run() {
 	local name=$1; shift
-	/usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" > "$tmp/out.$name" 2> /dev/null || {
+	${BENCH_WRAP:-} /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" > "$tmp/out.$name" 2> /dev/null || {
 		echo "decode-speed: $name failed: $*" >&2; exit 1; }
 	awk '{ printf "%s %.3f %s\n", $1, $2 + $3, $4 }' "$tmp/time" >> "$tmp/$name"
 }
