@@ -120,7 +120,7 @@ static void same_counts_fast(const struct jf_pt_config *cfg, const struct jf_dec
  * return what jf_pt_decoder_new returns, record for record. */
 static void same_records_with_blocks(const struct jf_pt_config *given, int threads)
 {
-	struct jf_pt_parallel_options opt = { 2, 16, 0, 0, 1 };
+	struct jf_pt_parallel_options opt = { .jobs = 2, .segment_size = 16, .fast = 1 };
 	struct jf_pt_config cfg = *given;
 	struct jf_error err;
 	struct jf_decoder *fast, *ref;
@@ -179,7 +179,7 @@ static uint64_t fast_records(struct jf_decoder *dec, struct jf_decode_stats *st,
 /* pt_parallel_count.c on 2 threads must give what one thread gives. */
 static void same_on_two_threads(const struct jf_pt_config *cfg)
 {
-	struct jf_pt_parallel_options opt = { 2, 16, 0, 0, 0 };
+	struct jf_pt_parallel_options opt = { .jobs = 2, .segment_size = 16 };
 	struct jf_decode_stats one, two;
 	struct jf_error err;
 	struct jf_decoder *dec;

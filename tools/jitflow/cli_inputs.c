@@ -453,6 +453,8 @@ static struct jf_decoder *open_pt_parallel(struct jf_cli_inputs *in, struct jf_e
 	in->pt.join_cache_splits = 1;
 	/* The fast path returns the block decoder's records (pt_fast.h), on each segment. */
 	opt.fast = !in->libipt_block;
+	opt.parts = in->parts;
+	opt.parts_ctx = in->parts_ctx;
 	return jf_pt_parallel_decoder_new(&in->pt, in->map, &opt, &in->parallel, err);
 }
 
@@ -572,9 +574,9 @@ int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
 {
 	struct jf_flow f;
 	uint64_t n = 0;
-	int rc;
+	int rc = in->parts ? jf_pt_parallel_run(dec, err) : 1;
 
-	while ((rc = jf_decoder_next(dec, &f, err)) > 0) {
+	while (rc > 0 && (rc = jf_decoder_next(dec, &f, err)) > 0) {
 		if (fn(ctx, &f, err) < 0) {
 			rc = -1;
 			break;
