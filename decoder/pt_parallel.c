@@ -117,7 +117,7 @@ static void decode_part(struct pt_parallel *p, struct segment *s, struct jf_deco
 	const struct jf_pt_part_ops *ops = p->opt.parts;
 	uint64_t stop = stop_offset(p, s), head_until = s->seg.start + p->opt.overlap;
 	enum part_phase phase = s->seg.first ? IN_PART : BEFORE_PART;
-	int in_head = 1, rc;
+	int in_head = 1, middle = 0, rc;
 	struct jf_flow f;
 
 	s->seam_pos = SIZE_MAX;
@@ -129,6 +129,17 @@ static void decode_part(struct pt_parallel *p, struct segment *s, struct jf_deco
 	}
 	while ((rc = jf_decoder_next_uncounted(dec, &f, &s->err)) > 0) {
 		int keep = in_head;
+
+		/* Most records: in the part, neither kept nor near a seam. */
+		if (middle && f.offset < s->seg.end) {
+			jf_decode_stats_count(&s->stats, &f);
+			if (ops->part_flow(s->part, &f) < 0) {
+				rc = jf_fail(&s->err, "out of memory");
+				break;
+			}
+			s->ndropped++;
+			continue;
+		}
 
 		if (f.offset >= s->seg.end && s->seam_pos == SIZE_MAX)
 			s->seam_pos = s->flows.len;
@@ -152,6 +163,7 @@ static void decode_part(struct pt_parallel *p, struct segment *s, struct jf_deco
 		}
 		if (f.offset >= head_until && phase != BEFORE_PART)
 			in_head = 0;
+		middle = phase == IN_PART && !in_head && s->seam_pos == SIZE_MAX;
 		if (!keep) {
 			s->ndropped++;
 		} else if (jf_flow_buffer_push(&s->flows, &f) < 0) {
@@ -567,7 +579,8 @@ struct jf_decoder *jf_pt_parallel_decoder_new(const struct jf_pt_config *cfg,
 					      struct jf_pt_parallel_report *report,
 					      struct jf_error *err)
 {
-	uint64_t segment_size = opt->segment_size ? opt->segment_size : JF_PT_SEGMENT_DEFAULT;
+	uint64_t segment_size = opt->segment_size ? opt->segment_size :
+				opt->parts ? JF_PT_PARTS_SEGMENT_DEFAULT : JF_PT_SEGMENT_DEFAULT;
 	struct pt_parallel *p;
 
 	/* One segment: nothing to run in parallel. */

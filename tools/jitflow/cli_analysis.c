@@ -153,7 +153,10 @@ static void *part_new(void *ctx, struct jf_codemap *map)
 	struct jf_analysis_config cfg = parts->cfg;
 	struct part *part = calloc(1, sizeof(*part));
 
-	cfg.map = map;
+	/* The analysis walks code only in pc-mapped regions, which come from zone files;
+	 * parts are made only without them, so they need no instruction cache of their own
+	 * (the memo asks the thread's own map). */
+	cfg.map = NULL;
 	cfg.native_ctx = memo_of(parts, map);
 	if (!part || !cfg.native_ctx) {
 		free(part);
