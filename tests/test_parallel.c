@@ -136,28 +136,14 @@ static void concatenated(const char *name, const char *base, int times, int dama
 			 char *inputs, size_t size)
 {
 	const char *dir = jf_test_shared_traces();
-	char path[1024], out[1024];
-	size_t n, total, i;
-	unsigned char *one, *all;
-	unsigned seed = 5;
+	char out[1024];
+	size_t total;
+	unsigned char *all = jf_test_concatenated_capture(name, times, damage, &total);
 
-	snprintf(path, sizeof(path), "%s/intel-pt/%s/trace", dir, name);
-	one = jf_test_read_file(path, &n);
-	total = n * (size_t)times;
-	all = malloc(total);
-	assert_non_null(all);
-	for (i = 0; i < (size_t)times; i++)
-		memcpy(all + i * n, one, n);
-	/* A fixed pseudo-random sequence: the same damage every run. */
-	for (i = 0; damage && i < 40; i++) {
-		seed = seed * 1103515245u + 12345u;
-		all[(seed >> 8) % total] = (unsigned char)(seed >> 24);
-	}
 	snprintf(out, sizeof(out), "%s/%s-%d%s.pt", jf_test_tmpdir(), name, times,
 		 damage ? "-damaged" : "");
 	jf_test_write_file(out, all, total);
 	snprintf(inputs, size, "--raw '%s/intel-pt/%s/data:%s' --pt '%s'", dir, name, base, out);
-	free(one);
 	free(all);
 }
 
@@ -307,8 +293,10 @@ static const char *const analysis_commands[] = {
 	"report --svg /dev/stdout",
 };
 
+/* The last: the default thread count (the cores available) where parts apply. */
 static const char *const analysis_jobs[] = {
 	"-j 2 --segment-size 4096", "-j 3 --segment-size 5600", "-j 2 --segment-size 16K",
+	"--segment-size 8K",
 };
 
 /* name's inputs (concatenated), with its code from `lib_until` bytes on in a file named
@@ -348,7 +336,7 @@ static void test_analysis_commands(void **state)
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		split_image(t[i].name, t[i].base, t[i].lib_until, t[i].times, t[i].damage, inputs,
 			    sizeof(inputs));
-		compare_commands(analysis_commands, ncmds, inputs, analysis_jobs, 3, "", 0);
+		compare_commands(analysis_commands, ncmds, inputs, analysis_jobs, 4, "", 0);
 		compare_commands(analysis_commands, ncmds, inputs, analysis_jobs, 2,
 				 "JITFLOW_PT_NO_JOINS=1", 0);
 	}
