@@ -290,7 +290,7 @@ static void test_recordings(void **state)
 static const char *const analysis_commands[] = {
 	"report", "report --json", "report --folded", "report --csv split", "split --json",
 	"guards", "bytecodes --json", "timeline -o /dev/stdout", "report --html /dev/stdout",
-	"report --svg /dev/stdout",
+	"report --svg /dev/stdout", "report --json --decoder=libipt-block",
 };
 
 /* The last: the default thread count (the cores available) where parts apply. */
