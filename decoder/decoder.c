@@ -65,6 +65,33 @@ static void count(struct jf_decode_stats *s, const struct jf_flow *f)
 	}
 }
 
+void jf_decode_stats_count(struct jf_decode_stats *s, const struct jf_flow *f)
+{
+	count(s, f);
+}
+
+void jf_decode_stats_add(struct jf_decode_stats *to, const struct jf_decode_stats *from)
+{
+	int i;
+
+	to->insns += from->insns;
+	to->blocks += from->blocks;
+	to->events += from->events;
+	to->errors += from->errors;
+	to->overflows += from->overflows;
+	to->lost_bytes += from->lost_bytes;
+	to->lost_insns += from->lost_insns;
+	for (i = 0; i < 64; i++)
+		to->errors_by_code[i] += from->errors_by_code[i];
+	if (from->has_time) {
+		if (!to->has_time || from->first_time < to->first_time)
+			to->first_time = from->first_time;
+		if (!to->has_time || from->last_time > to->last_time)
+			to->last_time = from->last_time;
+		to->has_time = 1;
+	}
+}
+
 int jf_decoder_next(struct jf_decoder *dec, struct jf_flow *flow, struct jf_error *err)
 {
 	int rc = dec->ops->next(dec->self, flow, err);

@@ -1,4 +1,5 @@
-/* Internal: for decoders that pull from a decoder of their own (perf_session.c). */
+/* Internal: for decoders that pull from a decoder of their own (perf_session.c), or count
+ * flows on other threads (pt_parallel.c). */
 #ifndef JITFLOW_DECODER_INTERNAL_H
 #define JITFLOW_DECODER_INTERNAL_H
 
@@ -8,5 +9,11 @@
  * stats nobody reads (the outer one counts what it returns), one count less per flow. */
 int jf_decoder_next_uncounted(struct jf_decoder *dec, struct jf_flow *flow,
 			      struct jf_error *err);
+
+/* Count one flow record into s, as jf_decoder_next counts what it returns. */
+void jf_decode_stats_count(struct jf_decode_stats *s, const struct jf_flow *f);
+/* Add the counts of from (flows that followed or preceded to's) to to: sums, and the
+ * union of the time spans; trace bytes and clock facts are left alone. */
+void jf_decode_stats_add(struct jf_decode_stats *to, const struct jf_decode_stats *from);
 
 #endif

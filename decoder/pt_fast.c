@@ -18,6 +18,7 @@
  * after a PSB is returned (or counted) before the next PSB is reached. The consistency
  * checks libipt 2.0 lacks (pt_status_check.c) run here too; a violation hands over. */
 #include "jitflow/pt_fast.h"
+#include "decoder_internal.h"
 #include "pt_events.h"
 #include "pt_fast_internal.h"
 #include "pt_libipt_config.h"
@@ -343,20 +344,6 @@ static int hand_over(struct fast *f, struct jf_error *err)
 	return f->old ? 0 : -1;
 }
 
-/* cfg.count_plain_events after a hand-over: the event record counted as jf_decoder_next
- * would count it. */
-static void count_one_event(struct jf_decode_stats *s, const struct jf_flow *fl)
-{
-	s->events++;
-	if (!(fl->flags & JF_FLOW_HAS_TIME))
-		return;
-	if (!s->has_time || fl->time < s->first_time)
-		s->first_time = fl->time;
-	if (!s->has_time || fl->time > s->last_time)
-		s->last_time = fl->time;
-	s->has_time = 1;
-}
-
 /* The block decoder's next record after the point this path reached. */
 static int next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err)
 {
@@ -370,7 +357,8 @@ static int next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_
 			}
 			if (f->emit || !f->cfg.count_plain_events || !plain_event(flow))
 				return rc;
-			count_one_event(f->stats, flow);
+			/* Counted, as jf_decoder_next would count it returned. */
+			jf_decode_stats_count(f->stats, flow);
 		} else if (flow->u.block.ninsn <= f->skip_insns) {
 			f->skip_insns -= flow->u.block.ninsn;
 		} else {

@@ -7,6 +7,7 @@
  * memory is bounded by the segment size, not the trace. */
 #include "jitflow/pt_parallel.h"
 #include "jitflow/mapped_file.h"
+#include "decoder_internal.h"
 #include "flow_buffer.h"
 #include "jitflow/pt_fast.h"
 #include "pt_fast_watch.h"
@@ -24,6 +25,14 @@ struct segment {
 	int ended;              /* its decoder reached the end of the trace */
 	int failed;             /* its decoder failed (message in err) */
 	struct jf_error err;
+	/* With opt.parts, decoded by a worker (decode_part): its part holds the flows from
+	 * flows' part_from up to part_to (what they count: stats), and flows keeps only the
+	 * records seams compare: the first nhead (up to the first block and the first past
+	 * start + overlap) and those from seam_pos on; the ndropped between are not kept. */
+	void *part;
+	size_t part_from, part_to;
+	struct jf_decode_stats stats;
+	uint64_t nhead, ndropped;
 };
 
 struct worker {
@@ -97,6 +106,85 @@ static void decode_into(struct pt_parallel *p, struct segment *s, struct jf_deco
 		s->failed = 1;
 }
 
+enum part_phase { BEFORE_PART, IN_PART, AFTER_PART };
+
+/* With opt.parts: decode s with dec as decode_into does, giving the flows from s's first
+ * block (the first segment: its first record) up to its first block past its end to a
+ * new part (map: the worker's), and keeping in s->flows only what seams compare. */
+static void decode_part(struct pt_parallel *p, struct segment *s, struct jf_decoder *dec,
+			struct jf_codemap *map)
+{
+	const struct jf_pt_part_ops *ops = p->opt.parts;
+	uint64_t stop = stop_offset(p, s), head_until = s->seg.start + p->opt.overlap;
+	enum part_phase phase = s->seg.first ? IN_PART : BEFORE_PART;
+	int in_head = 1, middle = 0, rc;
+	struct jf_flow f;
+
+	s->seam_pos = SIZE_MAX;
+	s->part = ops->part_new(p->opt.parts_ctx, map);
+	if (!s->part) {
+		jf_fail(&s->err, "out of memory");
+		s->failed = 1;
+		return;
+	}
+	while ((rc = jf_decoder_next_uncounted(dec, &f, &s->err)) > 0) {
+		int keep = in_head;
+
+		/* Most records: in the part, neither kept nor near a seam. */
+		if (middle && f.offset < s->seg.end) {
+			jf_decode_stats_count(&s->stats, &f);
+			if (ops->part_flow(s->part, &f) < 0) {
+				rc = jf_fail(&s->err, "out of memory");
+				break;
+			}
+			s->ndropped++;
+			continue;
+		}
+
+		if (f.offset >= s->seg.end && s->seam_pos == SIZE_MAX)
+			s->seam_pos = s->flows.len;
+		keep |= s->seam_pos != SIZE_MAX;
+		if (f.kind == JF_FLOW_BLOCK && phase == BEFORE_PART) {
+			/* The previous segment's flows hand over here if its seam joins. */
+			phase = IN_PART;
+			s->part_from = s->flows.len;
+		} else if (f.kind == JF_FLOW_BLOCK && phase == IN_PART &&
+			   s->seam_pos != SIZE_MAX && f.offset >= s->seg.end) {
+			/* Where find_join hands over to the next segment when it joins. */
+			phase = AFTER_PART;
+			s->part_to = s->flows.len;
+		}
+		if (phase == IN_PART) {
+			jf_decode_stats_count(&s->stats, &f);
+			if (ops->part_flow(s->part, &f) < 0) {
+				rc = jf_fail(&s->err, "out of memory");
+				break;
+			}
+		}
+		if (f.offset >= head_until && phase != BEFORE_PART)
+			in_head = 0;
+		middle = phase == IN_PART && !in_head && s->seam_pos == SIZE_MAX;
+		if (!keep) {
+			s->ndropped++;
+		} else if (jf_flow_buffer_push(&s->flows, &f) < 0) {
+			rc = jf_fail(&s->err, "out of memory");
+			break;
+		} else if (!s->ndropped) {
+			s->nhead++;
+		}
+		if (f.offset >= stop)
+			break;
+	}
+	if (phase != AFTER_PART)
+		s->part_to = s->flows.len;
+	if (phase == BEFORE_PART)
+		s->part_from = s->flows.len;
+	if (rc == 0)
+		s->ended = 1;
+	else if (rc < 0)
+		s->failed = 1;
+}
+
 static struct jf_decoder *segment_decoder(struct pt_parallel *p, const struct segment *s,
 					  struct jf_codemap *map, struct jf_insn_cache *insns,
 					  const struct jf_pt_fast_caches *caches,
@@ -126,10 +214,20 @@ static struct jf_seg *new_segment(void *ctx)
 	return s ? &s->seg : NULL;
 }
 
+static void drop_part(struct pt_parallel *p, struct segment *s)
+{
+	if (s->part)
+		p->opt.parts->part_free(s->part);
+	s->part = NULL;
+	memset(&s->stats, 0, sizeof(s->stats));
+}
+
 static void recycle_segment(void *ctx, struct jf_seg *b)
 {
 	struct pt_parallel *p = ctx;
 	struct segment *s = seg_of(b);
+
+	drop_part(p, s);
 
 	jf_flow_buffer_clear(&s->flows);
 	if (p->nspare < p->max_spare)
@@ -150,7 +248,9 @@ static void *work(void *arg)
 		struct jf_decoder *dec =
 			segment_decoder(p, s, w->map, w->insns, &w->caches, &s->err);
 
-		if (dec)
+		if (dec && p->opt.parts)
+			decode_part(p, s, dec, w->map);
+		else if (dec)
 			decode_into(p, s, dec);
 		else
 			s->failed = 1;
@@ -208,6 +308,7 @@ static int serial_decoder_at(struct pt_parallel *p, struct segment *cur, struct 
 {
 	struct jf_flow f, *want = malloc(sizeof(*want));
 	size_t pos = 0;
+	uint64_t n;
 	int rc = 0;
 
 	if (!want)
@@ -218,11 +319,14 @@ static int serial_decoder_at(struct pt_parallel *p, struct segment *cur, struct 
 		free(want);
 		return -1;
 	}
-	while (pos < cur->flows.len) {
-		pos = jf_flow_buffer_get(&cur->flows, pos, want);
-		rc = jf_decoder_next(p->serial, &f, err);
+	for (n = 0; n < cur->flows.count + cur->ndropped; n++) {
+		rc = jf_decoder_next_uncounted(p->serial, &f, err);
 		if (rc < 0)
 			break;
+		/* Records a worker did not keep (decode_part): only their number is known. */
+		if (rc > 0 && n >= cur->nhead && n < cur->nhead + cur->ndropped)
+			continue;
+		pos = jf_flow_buffer_get(&cur->flows, pos, want);
 		if (rc == 0 || memcmp(&f, want, jf_flow_record_size(want)) != 0) {
 			rc = jf_fail(err, "parallel decode: segment at trace offset 0x%llx decodes "
 				     "differently a second time (at offset 0x%llx)",
@@ -303,6 +407,9 @@ static int advance(struct pt_parallel *p, struct jf_error *err)
 		p->report->serial++;
 		jf_flow_buffer_clear(&next->flows);
 		next->ended = next->failed = 0;
+		/* Its part was made from other flows; all of its records are kept now. */
+		drop_part(p, next);
+		next->ndropped = 0;
 		decode_into(p, next, p->serial);
 		p->serial_after = next;
 		p->pos = 0;
@@ -312,17 +419,22 @@ static int advance(struct pt_parallel *p, struct jf_error *err)
 	return plan_segment(p, err) < 0 ? -1 : 1;
 }
 
+static int start(struct pt_parallel *p, struct jf_error *err)
+{
+	p->cur = seg_of(jf_seg_queue_first(&p->q));
+	jf_seg_queue_wait_done(&p->q, &p->cur->seg);
+	p->pos = 0;
+	return plan_segment(p, err);
+}
+
 static int par_next(void *self, struct jf_flow *f, struct jf_error *err)
 {
 	struct pt_parallel *p = self;
 
-	if (!p->cur) {
-		p->cur = seg_of(jf_seg_queue_first(&p->q));
-		jf_seg_queue_wait_done(&p->q, &p->cur->seg);
-		p->pos = 0;
-		if (plan_segment(p, err) < 0)
-			return -1;
-	}
+	if (p->opt.parts)
+		return jf_fail(err, "parallel decode into parts: use jf_pt_parallel_run");
+	if (!p->cur && start(p, err) < 0)
+		return -1;
 	while (p->pos >= p->until) {
 		int rc = advance(p, err);
 
@@ -340,7 +452,9 @@ static void par_free(void *self)
 	struct pt_parallel *p = self;
 	int i;
 
-	jf_seg_queue_join(&p->q);
+	/* Segments still alive are recycled (their parts freed) before the code maps that
+	 * their parts were made with. */
+	jf_seg_queue_fini(&p->q);
 	for (i = 0; i < p->nworkers; i++) {
 		struct worker *w = &p->workers[i];
 
@@ -349,7 +463,6 @@ static void par_free(void *self)
 		jf_codemap_free(w->map);
 	}
 	free(p->workers);
-	jf_seg_queue_fini(&p->q);
 	while (p->nspare)
 		jf_flow_buffer_fini(&p->spare[--p->nspare]);
 	free(p->spare);
@@ -360,6 +473,80 @@ static void par_free(void *self)
 }
 
 static const struct jf_decoder_ops par_ops = { par_next, par_free };
+
+/* The calling thread's part (after a seam that did not join) is taken. */
+static int take_serial_part(struct pt_parallel *p, void **part, uint64_t reached,
+			    struct jf_error *err)
+{
+	void *taken = *part;
+
+	*part = NULL;
+	return taken ? p->opt.parts->part_take(p->opt.parts_ctx, taken, reached, err) : 0;
+}
+
+/* Take cur's flows from pos up to until: its worker's part if it holds them (then the
+ * flows after it up to until, past a seam that joined further on or not at all), or the
+ * calling thread's part. */
+static int take_segment(struct pt_parallel *p, void **serial_part, struct jf_decode_stats *st,
+			struct jf_error *err)
+{
+	const struct jf_pt_part_ops *ops = p->opt.parts;
+	struct segment *cur = p->cur;
+	size_t pos = p->pos;
+	struct jf_flow f;
+
+	if (cur->part) {
+		void *part = cur->part;
+
+		if (pos != cur->part_from || cur->part_to > p->until)
+			return jf_fail(err, "parallel decode: segment at trace offset 0x%llx: its "
+				       "part does not start where its flows are taken",
+				       (unsigned long long)cur->seg.start);
+		if (take_serial_part(p, serial_part, cur->seg.start, err) < 0)
+			return -1;
+		cur->part = NULL;
+		jf_decode_stats_add(st, &cur->stats);
+		if (ops->part_take(p->opt.parts_ctx, part, cur->seg.end, err) < 0)
+			return -1;
+		pos = cur->part_to;
+	}
+	while (pos < p->until) {
+		if (!*serial_part && !(*serial_part = ops->part_new(p->opt.parts_ctx, p->map)))
+			return jf_fail(err, "out of memory");
+		pos = jf_flow_buffer_get(&cur->flows, pos, &f);
+		jf_decode_stats_count(st, &f);
+		if (ops->part_flow(*serial_part, &f) < 0)
+			return jf_fail(err, "out of memory");
+	}
+	p->pos = pos;
+	return 0;
+}
+
+int jf_pt_parallel_run(struct jf_decoder *dec, struct jf_error *err)
+{
+	struct pt_parallel *p = jf_decoder_backend(dec, &par_ops);
+	void *serial_part = NULL;
+	int rc;
+
+	if (!p)
+		return 1;
+	if (!p->opt.parts)
+		return jf_fail(err, "parallel decode: no parts to run into");
+	rc = start(p, err);
+	while (rc >= 0) {
+		rc = take_segment(p, &serial_part, jf_decoder_stats_mut(dec), err);
+		if (rc >= 0)
+			rc = advance(p, err);
+		if (rc == 0)
+			break;
+	}
+	if (rc == 0)
+		rc = take_serial_part(p, &serial_part, p->cfg.size, err);
+	if (serial_part)
+		p->opt.parts->part_free(serial_part);
+	jf_seg_queue_join(&p->q); /* the report is final */
+	return rc < 0 ? -1 : 0;
+}
 
 static int start_workers(struct pt_parallel *p, struct jf_error *err)
 {
@@ -392,7 +579,8 @@ struct jf_decoder *jf_pt_parallel_decoder_new(const struct jf_pt_config *cfg,
 					      struct jf_pt_parallel_report *report,
 					      struct jf_error *err)
 {
-	uint64_t segment_size = opt->segment_size ? opt->segment_size : JF_PT_SEGMENT_DEFAULT;
+	uint64_t segment_size = opt->segment_size ? opt->segment_size :
+				opt->parts ? JF_PT_PARTS_SEGMENT_DEFAULT : JF_PT_SEGMENT_DEFAULT;
 	struct pt_parallel *p;
 
 	/* One segment: nothing to run in parallel. */

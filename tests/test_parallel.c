@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* stat's lines about how it decoded (threads, time, speed) differ by design. */
 static void drop_decode_lines(char *text)
@@ -83,14 +84,15 @@ static int drop_decode(const char *cmd, char *out, char *threads, size_t size)
 	return split;
 }
 
-/* Every command with -j 1, then with each of jobs (and env); with want_split, stat must
+/* Each of cmds with -j 1, then with each of jobs (and env); with want_split, stat must
  * say that the threads decoded segments. */
-static void compare(const char *inputs, const char *const *jobs, size_t njobs, const char *env,
-		    int want_split)
+static void compare_commands(const char *const *cmds, size_t ncmds, const char *inputs,
+			     const char *const *jobs, size_t njobs, const char *env, int want_split)
 {
+	const char *const *commands = cmds;
 	size_t c, j;
 
-	for (c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
+	for (c = 0; c < ncmds; c++) {
 		char *want = run("", commands[c], inputs, "-j 1"), threads[160];
 
 		if (!strncmp(commands[c], "stat", 4))
@@ -116,6 +118,13 @@ static void compare(const char *inputs, const char *const *jobs, size_t njobs, c
 	}
 }
 
+static void compare(const char *inputs, const char *const *jobs, size_t njobs, const char *env,
+		    int want_split)
+{
+	compare_commands(commands, sizeof(commands) / sizeof(commands[0]), inputs, jobs, njobs,
+			 env, want_split);
+}
+
 static const char *const split_jobs[] = {
 	"-j 2 --segment-size 4096", "-j 3 --segment-size 4096", "-j 2 --segment-size 5600",
 	"-j 3 --segment-size 16K", "-j 2",
@@ -127,28 +136,14 @@ static void concatenated(const char *name, const char *base, int times, int dama
 			 char *inputs, size_t size)
 {
 	const char *dir = jf_test_shared_traces();
-	char path[1024], out[1024];
-	size_t n, total, i;
-	unsigned char *one, *all;
-	unsigned seed = 5;
+	char out[1024];
+	size_t total;
+	unsigned char *all = jf_test_concatenated_capture(name, times, damage, &total);
 
-	snprintf(path, sizeof(path), "%s/intel-pt/%s/trace", dir, name);
-	one = jf_test_read_file(path, &n);
-	total = n * (size_t)times;
-	all = malloc(total);
-	assert_non_null(all);
-	for (i = 0; i < (size_t)times; i++)
-		memcpy(all + i * n, one, n);
-	/* A fixed pseudo-random sequence: the same damage every run. */
-	for (i = 0; damage && i < 40; i++) {
-		seed = seed * 1103515245u + 12345u;
-		all[(seed >> 8) % total] = (unsigned char)(seed >> 24);
-	}
 	snprintf(out, sizeof(out), "%s/%s-%d%s.pt", jf_test_tmpdir(), name, times,
 		 damage ? "-damaged" : "");
 	jf_test_write_file(out, all, total);
 	snprintf(inputs, size, "--raw '%s/intel-pt/%s/data:%s' --pt '%s'", dir, name, base, out);
-	free(one);
 	free(all);
 }
 
@@ -285,6 +280,68 @@ static void test_recordings(void **state)
 	}
 }
 
+/* The analysis commands (tools/jitflow/cli_analysis.c), in every format: with -j N, each
+ * thread analyses the segments it decodes into an analysis of their own, and these are
+ * merged in trace order (jf_analysis_merge); where a seam does not join
+ * (JITFLOW_PT_NO_JOINS), the calling thread analyses what it decodes on. The oracle is
+ * one analysis of the whole trace (-j 1), which test_analysis and the golden tests check.
+ * The code image is given as two files, a library and the program, so that the report has
+ * transitions between native and runtime code that seams cut through. */
+static const char *const analysis_commands[] = {
+	"report", "report --json", "report --folded", "report --csv split", "split --json",
+	"guards", "bytecodes --json", "timeline -o /dev/stdout", "report --html /dev/stdout",
+	"report --svg /dev/stdout", "report --json --decoder=libipt-block",
+};
+
+/* The last: the default thread count (the cores available) where parts apply. */
+static const char *const analysis_jobs[] = {
+	"-j 2 --segment-size 4096", "-j 3 --segment-size 5600", "-j 2 --segment-size 16K",
+	"--segment-size 8K",
+};
+
+/* name's inputs (concatenated), with its code from `lib_until` bytes on in a file named
+ * like a shared library. */
+static void split_image(const char *name, const char *base, uint64_t lib_until, int times,
+			int damage, char *inputs, size_t size)
+{
+	char one[4096], lib[1024], data[1024];
+	const char *pt;
+	unsigned long long at;
+
+	concatenated(name, base, times, damage, one, sizeof(one));
+	pt = strstr(one, "--pt ");
+	snprintf(data, sizeof(data), "%s/intel-pt/%s/data", jf_test_shared_traces(), name);
+	snprintf(lib, sizeof(lib), "%s/lib%s-part.so", jf_test_tmpdir(), name);
+	unlink(lib);
+	assert_int_equal(symlink(data, lib), 0);
+	at = strtoull(base, NULL, 16) + lib_until;
+	snprintf(inputs, size, "--raw '%s:0-0x%llx:%s' --raw '%s:0x%llx:0x%llx' %s", lib,
+		 (unsigned long long)lib_until, base, data, (unsigned long long)lib_until, at,
+		 pt);
+}
+
+static void test_analysis_commands(void **state)
+{
+	static const struct { const char *name, *base; uint64_t lib_until; int times, damage; } t[] = {
+		{ "foo", "0x7ffff7819000", 0x37000, 4, 0 },
+		{ "foo", "0x7ffff7819000", 0x37000, 4, 1 },
+		{ "Unzip", "0x400000", 0x11000, 6, 0 },
+	};
+	const size_t ncmds = sizeof(analysis_commands) / sizeof(analysis_commands[0]);
+	char inputs[4096];
+	size_t i;
+
+	if (!jf_test_shared_traces())
+		skip();
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		split_image(t[i].name, t[i].base, t[i].lib_until, t[i].times, t[i].damage, inputs,
+			    sizeof(inputs));
+		compare_commands(analysis_commands, ncmds, inputs, analysis_jobs, 4, "", 0);
+		compare_commands(analysis_commands, ncmds, inputs, analysis_jobs, 2,
+				 "JITFLOW_PT_NO_JOINS=1", 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_seams_decoded_on),
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_recordings),
+		cmocka_unit_test(test_analysis_commands),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,3 +135,27 @@ int jf_test_have_perf_and_qemu(void)
 				"installed; run tools/setup.sh\n");
 	return status == 0;
 }
+
+unsigned char *jf_test_concatenated_capture(const char *name, int times, int damage,
+					     size_t *size)
+{
+	char path[1024];
+	size_t n, i;
+	unsigned char *one, *all;
+	unsigned seed = 5;
+
+	snprintf(path, sizeof(path), "%s/intel-pt/%s/trace", jf_test_shared_traces(), name);
+	one = jf_test_read_file(path, &n);
+	*size = n * (size_t)times;
+	all = malloc(*size);
+	assert_non_null(all);
+	for (i = 0; i < (size_t)times; i++)
+		memcpy(all + i * n, one, n);
+	/* A fixed pseudo-random sequence: the same damage every run. */
+	for (i = 0; damage && i < 40; i++) {
+		seed = seed * 1103515245u + 12345u;
+		all[(seed >> 8) % *size] = (unsigned char)(seed >> 24);
+	}
+	free(one);
+	return all;
+}

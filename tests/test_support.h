@@ -27,6 +27,12 @@ const char *jf_test_tmpdir(void);
  * malloc'd buffer; fails the test if it cannot be read. */
 void *jf_test_read_file(const char *path, size_t *size);
 
+/* The real capture ../shared/traces/intel-pt/NAME/trace `times` times end to end (each
+ * copy starts with a PSB), with 40 bytes overwritten by a fixed pseudo-random sequence
+ * when damage is set (errors and resynchronisations); malloc'd, *size its bytes. */
+unsigned char *jf_test_concatenated_capture(const char *name, int times, int damage,
+					     size_t *size);
+
 /* Write size bytes to path; fails the test on error. */
 void jf_test_write_file(const char *path, const void *data, size_t size);
 

@@ -120,7 +120,7 @@ static void same_counts_fast(const struct jf_pt_config *cfg, const struct jf_dec
  * return what jf_pt_decoder_new returns, record for record. */
 static void same_records_with_blocks(const struct jf_pt_config *given, int threads)
 {
-	struct jf_pt_parallel_options opt = { 2, 16, 0, 0, 1 };
+	struct jf_pt_parallel_options opt = { .jobs = 2, .segment_size = 16, .fast = 1 };
 	struct jf_pt_config cfg = *given;
 	struct jf_error err;
 	struct jf_decoder *fast, *ref;
@@ -162,6 +162,119 @@ static void same_records_with_blocks(const struct jf_pt_config *given, int threa
 	jf_codemap_free(ref_map);
 }
 
+/* jf_pt_parallel_run: parts that keep their records, checked as they are taken against
+ * one fast decoder's records (ref). */
+struct kept {
+	struct jf_flow *f;
+	size_t n, cap;
+};
+
+struct parts_check {
+	struct jf_decoder *ref;
+	uint64_t n;
+};
+
+static void *kept_new(void *ctx, struct jf_codemap *m)
+{
+	(void)ctx;
+	(void)m;
+	return calloc(1, sizeof(struct kept));
+}
+
+static int kept_flow(void *self, const struct jf_flow *f)
+{
+	struct kept *k = self;
+
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 64;
+		struct jf_flow *g = realloc(k->f, cap * sizeof(*g));
+
+		if (!g)
+			return -1;
+		k->f = g;
+		k->cap = cap;
+	}
+	k->f[k->n++] = *f;
+	return 0;
+}
+
+static void kept_free(void *self)
+{
+	struct kept *k = self;
+
+	free(k->f);
+	free(k);
+}
+
+static int kept_take(void *ctx, void *self, uint64_t reached, struct jf_error *err)
+{
+	struct parts_check *c = ctx;
+	struct kept *k = self;
+	struct jf_flow b;
+	size_t i;
+
+	(void)reached;
+	for (i = 0; i < k->n; i++, c->n++) {
+		if (jf_decoder_next(c->ref, &b, err) <= 0 || !jf_flow_same(&k->f[i], &b)) {
+			fprintf(stderr, "fuzz_pt_decode: record %llu of the parts (-j 2) is not one "
+				"thread's\n", (unsigned long long)c->n);
+			abort();
+		}
+	}
+	kept_free(k);
+	return 0;
+}
+
+/* Decoded on two threads into parts (segments of 16 bytes and more), the parts taken in
+ * order must hold the records of one thread, each once, and its statistics. */
+static void same_records_in_parts(const struct jf_pt_config *given)
+{
+	static const struct jf_pt_part_ops ops = { kept_new, kept_flow, kept_take, kept_free };
+	struct jf_pt_parallel_options opt = { .jobs = 2, .segment_size = 16, .fast = 1,
+					      .parts = &ops };
+	struct jf_pt_config cfg = *given;
+	struct jf_codemap *par_map = code_map(), *ref_map = code_map();
+	struct parts_check c = { NULL, 0 };
+	const struct jf_decode_stats *one, *two;
+	struct jf_decoder *dec;
+	struct jf_error err;
+	struct jf_flow b;
+	int rc, ref_rc;
+
+	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
+	opt.no_joins = cfg.size & 2;
+	opt.parts_ctx = &c;
+	c.ref = jf_pt_fast_decoder_new(&cfg, ref_map, &err);
+	dec = jf_pt_parallel_decoder_new(&cfg, par_map, &opt, NULL, &err);
+	if (!c.ref || !dec)
+		abort();
+	rc = jf_pt_parallel_run(dec, &err);
+	if (rc <= 0) {
+		/* One thread ends there too (or fails as well). */
+		ref_rc = jf_decoder_next(c.ref, &b, &err);
+		one = jf_decoder_stats(c.ref);
+		two = jf_decoder_stats(dec);
+		if ((rc == 0 && ref_rc != 0) || (rc < 0 && ref_rc >= 0) ||
+		    (rc == 0 && (one->insns != two->insns || one->blocks != two->blocks ||
+				 one->events != two->events || one->errors != two->errors ||
+				 one->lost_bytes != two->lost_bytes ||
+				 one->has_time != two->has_time ||
+				 one->first_time != two->first_time ||
+				 one->last_time != two->last_time))) {
+			fprintf(stderr, "fuzz_pt_decode: parts (-j 2): rc %d, one thread %d after "
+				"%llu records; insns %llu %llu, events %llu %llu\n", rc, ref_rc,
+				(unsigned long long)c.n, (unsigned long long)two->insns,
+				(unsigned long long)one->insns, (unsigned long long)two->events,
+				(unsigned long long)one->events);
+			abort();
+		}
+	}
+	jf_decoder_free(dec);
+	jf_decoder_free(c.ref);
+	jf_codemap_free(par_map);
+	jf_codemap_free(ref_map);
+}
+
 /* The fast path's records (each record's kind, offset and ip, hashed) and statistics. */
 static uint64_t fast_records(struct jf_decoder *dec, struct jf_decode_stats *st, int *rc)
 {
@@ -179,7 +292,7 @@ static uint64_t fast_records(struct jf_decoder *dec, struct jf_decode_stats *st,
 /* pt_parallel_count.c on 2 threads must give what one thread gives. */
 static void same_on_two_threads(const struct jf_pt_config *cfg)
 {
-	struct jf_pt_parallel_options opt = { 2, 16, 0, 0, 0 };
+	struct jf_pt_parallel_options opt = { .jobs = 2, .segment_size = 16 };
 	struct jf_decode_stats one, two;
 	struct jf_error err;
 	struct jf_decoder *dec;
@@ -268,6 +381,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.count_plain_events = 0;
 	same_records_with_blocks(&cfg, 1);
 	same_records_with_blocks(&cfg, 2);
+	same_records_in_parts(&cfg);
 	jf_decoder_free(dec);
 	return 0;
 }

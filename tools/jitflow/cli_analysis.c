@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +49,9 @@ static void usage(FILE *out, const char *cmd, const char *what)
 /* Code that no zone record describes, by the file it was mapped from: shared libraries
  * (lib*.so*, ld-*.so*) are other native code, other files the runtime's own; the upper
  * half of the address space is the kernel's. */
-static enum jf_code_class classify_native(struct jf_cli_inputs *in, uint64_t addr)
+static enum jf_code_class classify_native(struct jf_codemap *map, uint64_t addr)
 {
-	const char *name = jf_codemap_lookup(in->map, addr, NULL);
+	const char *name = map ? jf_codemap_lookup(map, addr, NULL) : NULL;
 
 	if (addr >= 0xffff800000000000ull)
 		return JF_CLASS_KERNEL;
@@ -63,29 +64,34 @@ static enum jf_code_class classify_native(struct jf_cli_inputs *in, uint64_t add
 
 /* The analysis asks for every block outside the zone records: its answers by address,
  * for as long as the code map stays the same (a name lookup and string compares per block
- * were a tenth of a report). */
+ * were a tenth of a report). One per code map: the parts of a parallel decode, each a
+ * fresh analysis that asks again for every block it sees, share their thread's (its
+ * code map is that thread's own), which holds the blocks of a whole run's loops. */
+enum { NATIVE_MEMO_BITS = 11 };
+
 struct native_memo {
-	struct jf_cli_inputs *in;
+	struct jf_codemap *map;
 	uint64_t generation;
-	struct { uint64_t addr; enum jf_code_class cls; int valid; } slot[256];
+	struct native_memo *next;       /* the memos of the other threads' maps */
+	/* addr + 1, so that 0 is an empty slot */
+	struct { uint64_t key; uint8_t cls; } slot[1u << NATIVE_MEMO_BITS];
 };
 
 static enum jf_code_class native_class(void *ctx, uint64_t addr)
 {
 	struct native_memo *m = ctx;
-	uint64_t gen = m->in->map ? jf_codemap_generation(m->in->map) : 0;
-	size_t i = (size_t)(addr ^ addr >> 8) % (sizeof(m->slot) / sizeof(m->slot[0]));
+	uint64_t gen = m->map ? jf_codemap_generation(m->map) : 0;
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> (64 - NATIVE_MEMO_BITS));
 
 	if (gen != m->generation) {
 		memset(m->slot, 0, sizeof(m->slot));
 		m->generation = gen;
 	}
-	if (!m->slot[i].valid || m->slot[i].addr != addr) {
-		m->slot[i].addr = addr;
-		m->slot[i].cls = classify_native(m->in, addr);
-		m->slot[i].valid = 1;
+	if (m->slot[i].key != addr + 1) {
+		m->slot[i].key = addr + 1;
+		m->slot[i].cls = (uint8_t)classify_native(m->map, addr);
 	}
-	return m->slot[i].cls;
+	return (enum jf_code_class)m->slot[i].cls;
 }
 
 static int feed_record(void *ctx, const struct jf_zone_reader *reader,
@@ -98,6 +104,89 @@ static int analyse_flow(void *ctx, const struct jf_flow *f, struct jf_error *err
 {
 	return jf_analysis_flow(ctx, f) < 0 ? jf_fail(err, "out of memory") : 0;
 }
+
+/* With -j N on a raw stream, the threads that decode the trace's segments analyse them
+ * too, each into an analysis of its own (a part), which are merged in trace order
+ * (jitflow/pt_parallel.h: jf_pt_parallel_run; jf_analysis_merge). */
+struct part {
+	struct jf_analysis *a;
+};
+
+struct parts {
+	struct jf_analysis_config cfg;  /* as the whole's, but for map and native_ctx */
+	struct jf_analysis *whole;
+	struct jf_cli_inputs *in;
+	struct jf_decoder *dec;         /* for the progress line */
+	pthread_mutex_t lock;           /* parts are made on several threads: */
+	struct native_memo *memos;      /* one per code map (so per thread) */
+};
+
+/* The memo of map's native classes (NULL: out of memory). */
+static struct native_memo *memo_of(struct parts *parts, struct jf_codemap *map)
+{
+	struct native_memo *m;
+
+	pthread_mutex_lock(&parts->lock);
+	for (m = parts->memos; m && m->map != map; m = m->next)
+		;
+	if (!m && (m = calloc(1, sizeof(*m)))) {
+		m->map = map;
+		m->generation = (uint64_t)-1;
+		m->next = parts->memos;
+		parts->memos = m;
+	}
+	pthread_mutex_unlock(&parts->lock);
+	return m;
+}
+
+static void part_free(void *self)
+{
+	struct part *part = self;
+
+	jf_analysis_free(part->a);
+	free(part);
+}
+
+static void *part_new(void *ctx, struct jf_codemap *map)
+{
+	struct parts *parts = ctx;
+	struct jf_analysis_config cfg = parts->cfg;
+	struct part *part = calloc(1, sizeof(*part));
+
+	/* The analysis walks code only in pc-mapped regions, which come from zone files;
+	 * parts are made only without them, so they need no instruction cache of their own
+	 * (the memo asks the thread's own map). */
+	cfg.map = NULL;
+	cfg.native_ctx = memo_of(parts, map);
+	if (!part || !cfg.native_ctx) {
+		free(part);
+		return NULL;
+	}
+	part->a = jf_analysis_new(&cfg);
+	if (!part->a) {
+		free(part);
+		return NULL;
+	}
+	return part;
+}
+
+static int part_flow(void *self, const struct jf_flow *f)
+{
+	return jf_analysis_flow(((struct part *)self)->a, f);
+}
+
+static int part_take(void *ctx, void *self, uint64_t reached, struct jf_error *err)
+{
+	struct parts *parts = ctx;
+	struct part *part = self;
+	int rc = jf_analysis_merge(parts->whole, part->a);
+
+	part_free(part);
+	jf_progress(reached, jf_cli_trace_size(parts->in), jf_decoder_stats(parts->dec)->insns);
+	return rc < 0 ? jf_fail(err, "out of memory") : 0;
+}
+
+static const struct jf_pt_part_ops part_ops = { part_new, part_flow, part_take, part_free };
 
 static int is_dir(const char *path)
 {
@@ -234,10 +323,13 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	struct jf_decoder *dec = NULL;
 	const struct jf_decode_stats *st;
 	static struct native_memo natives;
+	struct parts parts;
 	int rc, status = JF_EXIT_FAIL;
 
 	jf_cli_inputs_init(&in);
 	memset(&o, 0, sizeof(o));
+	memset(&parts, 0, sizeof(parts));
+	pthread_mutex_init(&parts.lock, NULL);
 	/* `timeline` is a view of the same analysis, written to -o FILE. */
 	o.views.timeline_cmd = !strcmp(cmd, "timeline");
 	in.split_blocks = 1;
@@ -256,7 +348,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	cfg.steady_tolerance = o.tolerance;
 	cfg.native_class = native_class;
 	cfg.views = jf_cli_views_wanted(&o.views);
-	natives.in = &in;
+	natives.map = in.map;
 	natives.generation = (uint64_t)-1;
 	cfg.native_ctx = &natives;
 	a = jf_analysis_new(&cfg);
@@ -264,9 +356,18 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 		jf_fail(&err, "out of memory");
 		goto out;
 	}
+	parts.cfg = cfg;
+	parts.whole = a;
+	parts.in = &in;
+	/* The views' timeline series are bucketed by a width that grows with the trace: a
+	 * part's buckets do not fall on the whole's, so merged they would be spread by
+	 * proportion, not exact. With views, one analysis takes every flow. */
+	in.parts = cfg.views ? NULL : &part_ops;
+	in.parts_ctx = &parts;
 	dec = jf_cli_open_decoder(&in, &err);
 	if (!dec)
 		goto out;
+	parts.dec = dec;
 	/* Records apply as flows are pulled, so the hook goes on after opening (which may
 	 * create the zone image for files a perf.data names). */
 	if (in.zones)
@@ -297,6 +398,13 @@ out:
 		fprintf(stderr, "jitflow %s: %s\n", cmd, err.msg);
 	jf_decoder_free(dec);
 	jf_analysis_free(a);
+	while (parts.memos) {
+		struct native_memo *m = parts.memos;
+
+		parts.memos = m->next;
+		free(m);
+	}
+	pthread_mutex_destroy(&parts.lock);
 	jf_cli_inputs_fini(&in);
 	return status;
 }

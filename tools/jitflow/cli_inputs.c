@@ -53,12 +53,17 @@ const char jf_cli_inputs_help[] =
 	"                              (as fine as the trace's timing)\n"
 	"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n"
 	"                              timing parameters (as libipt names them)\n"
-	"  -j N, --jobs N              decode with N threads (default 1; 0: the cores available):\n"
-	"                              a raw Intel PT stream (--pt without --zone) is cut at\n"
-	"                              PSBs and its segments decoded at once, with the same\n"
-	"                              output as one thread; other inputs use one thread\n"
-	"  --segment-size BYTES        with -j: trace bytes per segment (default 64K, stat's\n"
-	"                              fast path 256K; K, M)\n"
+	"  -j N, --jobs N              decode with N threads (0: the cores available): a raw\n"
+	"                              Intel PT stream (--pt without --zone) is cut at PSBs\n"
+	"                              and its segments decoded at once, with the same output\n"
+	"                              as one thread; other inputs use one thread. Default:\n"
+	"                              the cores available for report, guards, split,\n"
+	"                              bytecodes (each thread also analyses its segments),\n"
+	"                              except with --html, --svg, --folded and timeline; 1\n"
+	"                              for the other commands\n"
+	"  --segment-size BYTES        with -j: trace bytes per segment (default 64K; 256K\n"
+	"                              for stat's fast path and where the analysis is split;\n"
+	"                              K, M)\n"
 	"  --decoder=fast|libipt-block  for a raw Intel PT stream (--pt without --zone): fast\n"
 	"                              (default) follows it with libipt's packet or query\n"
 	"                              decoder and a block cache, handing over to libipt's\n"
@@ -453,6 +458,8 @@ static struct jf_decoder *open_pt_parallel(struct jf_cli_inputs *in, struct jf_e
 	in->pt.join_cache_splits = 1;
 	/* The fast path returns the block decoder's records (pt_fast.h), on each segment. */
 	opt.fast = !in->libipt_block;
+	opt.parts = in->parts;
+	opt.parts_ctx = in->parts_ctx;
 	return jf_pt_parallel_decoder_new(&in->pt, in->map, &opt, &in->parallel, err);
 }
 
@@ -478,10 +485,12 @@ void jf_cli_describe_jobs(const struct jf_cli_inputs *in, char *buf, size_t size
 
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)
 {
-	/* One thread unless asked: two threads cost ~1.5x the CPU of one today
-	 * (docs/performance.md, "Parallel decode"), so they only pay on idle cores. */
+	/* Where the consumer's work is split too (parts: report and the analysis commands
+	 * without views), N threads cost no more CPU than one and the default is the cores
+	 * available; elsewhere two threads cost more CPU than one (docs/performance.md,
+	 * "Parallel decode"), so they only pay on idle cores: one thread unless asked. */
 	if (!in->jobs)
-		in->jobs = 1;
+		in->jobs = in->parts ? cores_available() : 1;
 	if (!!in->pt_path + !!in->perf_path + !!in->cs_snapshot > 1) {
 		jf_fail(err, "more than one of --pt, --perf and --cs-snapshot given: decode one trace at a time");
 		return NULL;
@@ -581,7 +590,8 @@ int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
 	int rc;
 
 	jf_decoder_on_progress(dec, show_progress, in);
-	while ((rc = jf_decoder_next(dec, &f, err)) > 0) {
+	rc = in->parts ? jf_pt_parallel_run(dec, err) : 1;
+	while (rc > 0 && (rc = jf_decoder_next(dec, &f, err)) > 0) {
 		if (fn(ctx, &f, err) < 0) {
 			rc = -1;
 			break;

@@ -59,6 +59,11 @@ struct jf_cli_inputs {
 	int jobs_used;                /* threads that decoded (1: one decoder) */
 	const char *serial_reason;    /* why -j N > 1 decoded with one thread (NULL: it did not) */
 	struct jf_pt_parallel_report parallel;
+	/* The consumer's work per part of the trace (jf_pt_parallel_run; NULL: it pulls
+	 * every flow itself): with -j N on a raw stream, parts are made on the threads that
+	 * decode. */
+	const struct jf_pt_part_ops *parts;
+	void *parts_ctx;
 };
 
 /* Help text for the input options, for each subcommand's --help. */
@@ -87,7 +92,8 @@ int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error 
 /* Open the decoder the options describe. */
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err);
 
-/* Pull every flow record from dec into fn (which returns <0 after filling err to stop),
+/* Run dec into in->parts when it decodes on several threads (jf_pt_parallel_run), else
+ * pull every flow record from dec into fn (which returns <0 after filling err to stop),
  * with a progress line on a terminal. Returns 0 at the end of the trace, -1 on failure. */
 int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
 		 int (*fn)(void *ctx, const struct jf_flow *f, struct jf_error *err), void *ctx,
