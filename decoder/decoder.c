@@ -29,6 +29,15 @@ struct jf_decoder *jf_decoder_new(const struct jf_decoder_ops *ops, void *self)
 	return dec;
 }
 
+void jf_decode_stats_span(struct jf_decode_stats *s, uint64_t first, uint64_t last)
+{
+	if (!s->has_time || first < s->first_time)
+		s->first_time = first;
+	if (!s->has_time || last > s->last_time)
+		s->last_time = last;
+	s->has_time = 1;
+}
+
 static void count(struct jf_decode_stats *s, const struct jf_flow *f)
 {
 	switch (f->kind) {
@@ -56,13 +65,8 @@ static void count(struct jf_decode_stats *s, const struct jf_flow *f)
 		s->events++;
 		break;
 	}
-	if (f->flags & JF_FLOW_HAS_TIME) {
-		if (!s->has_time || f->time < s->first_time)
-			s->first_time = f->time;
-		if (!s->has_time || f->time > s->last_time)
-			s->last_time = f->time;
-		s->has_time = 1;
-	}
+	if (f->flags & JF_FLOW_HAS_TIME)
+		jf_decode_stats_span(s, f->time, f->time);
 }
 
 void jf_decode_stats_count(struct jf_decode_stats *s, const struct jf_flow *f)
@@ -83,13 +87,8 @@ void jf_decode_stats_add(struct jf_decode_stats *to, const struct jf_decode_stat
 	to->lost_insns += from->lost_insns;
 	for (i = 0; i < 64; i++)
 		to->errors_by_code[i] += from->errors_by_code[i];
-	if (from->has_time) {
-		if (!to->has_time || from->first_time < to->first_time)
-			to->first_time = from->first_time;
-		if (!to->has_time || from->last_time > to->last_time)
-			to->last_time = from->last_time;
-		to->has_time = 1;
-	}
+	if (from->has_time)
+		jf_decode_stats_span(to, from->first_time, from->last_time);
 }
 
 int jf_decoder_next(struct jf_decoder *dec, struct jf_flow *flow, struct jf_error *err)

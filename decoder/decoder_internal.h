@@ -10,6 +10,8 @@
 int jf_decoder_next_uncounted(struct jf_decoder *dec, struct jf_flow *flow,
 			      struct jf_error *err);
 
+/* Widen s's time span to take in [first, last]. */
+void jf_decode_stats_span(struct jf_decode_stats *s, uint64_t first, uint64_t last);
 /* Count one flow record into s, as jf_decoder_next counts what it returns. */
 void jf_decode_stats_count(struct jf_decode_stats *s, const struct jf_flow *f);
 /* Add the counts of from (flows that followed or preceded to's) to to: sums, and the

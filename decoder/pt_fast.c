@@ -266,13 +266,8 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 		s->blocks += f->blocks_n;
 		s->events += f->events_n;
 	}
-	if (f->has_time && !f->emit) {
-		if (!s->has_time || f->tmin < s->first_time)
-			s->first_time = f->tmin;
-		if (!s->has_time || f->tmax > s->last_time)
-			s->last_time = f->tmax;
-		s->has_time = 1;
-	}
+	if (f->has_time && !f->emit)
+		jf_decode_stats_span(s, f->tmin, f->tmax);
 	f->insns_n = f->blocks_n = f->events_n = f->events_hash = 0;
 	f->has_time = 0;
 	f->committed_records += f->pending.n;

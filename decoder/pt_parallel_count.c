@@ -22,6 +22,7 @@
 #include "jitflow/pt_fast.h"
 #include "jitflow/pt_parallel.h"
 #include "jitflow/mapped_file.h"
+#include "decoder_internal.h"
 #include "flow_buffer.h"
 #include "pt_fast_watch.h"
 #include "pt_seg_queue.h"
@@ -535,13 +536,8 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 		s->insns += t->insns;
 		s->blocks += t->blocks;
 		s->events += t->events;
-		if (t->has_time) {
-			if (!s->has_time || t->tmin < s->first_time)
-				s->first_time = t->tmin;
-			if (!s->has_time || t->tmax > s->last_time)
-				s->last_time = t->tmax;
-			s->has_time = 1;
-		}
+		if (t->has_time)
+			jf_decode_stats_span(s, t->tmin, t->tmax);
 		p->rec_pos = t->records;
 		p->rec_left = t->nrecords;
 		jf_decoder_report_progress(p->dec, t->psb);
