@@ -57,10 +57,11 @@ const char jf_cli_inputs_help[] =
 	"                              Intel PT stream (--pt without --zone) is cut at PSBs\n"
 	"                              and its segments decoded at once, with the same output\n"
 	"                              as one thread; other inputs use one thread. Default:\n"
-	"                              the cores available for report, guards, split,\n"
-	"                              bytecodes (each thread also analyses its segments),\n"
-	"                              except with --html, --svg, --folded and timeline; 1\n"
-	"                              for the other commands\n"
+	"                              the cores available for stat (each thread counts its\n"
+	"                              segments), report, guards, split, bytecodes (each\n"
+	"                              thread also analyses its segments), except with\n"
+	"                              --html, --svg, --folded and timeline; 1 for the other\n"
+	"                              commands and for stat --decoder=libipt-block\n"
 	"  --segment-size BYTES        with -j: trace bytes per segment (default 64K; 256K\n"
 	"                              for stat's fast path and where the analysis is split;\n"
 	"                              K, M)\n"
@@ -196,6 +197,7 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 		if (parse_u32(opt, val, 1024, &v, err) < 0)
 			return JF_CLI_BAD_USAGE;
 		in->jobs = v ? (int)v : cores_available();
+		in->jobs_given = 1;
 		return 1;
 	}
 	if (!strcmp(opt, "--segment-size"))
@@ -434,7 +436,7 @@ int jf_cli_add_zone(struct jf_cli_inputs *in, const char *path, struct jf_error 
 static void fall_back(struct jf_cli_inputs *in, const char *why)
 {
 	in->jobs_used = 1;
-	if (in->jobs > 1)
+	if (in->jobs > 1 && in->jobs_given)
 		in->serial_reason = why;
 }
 
@@ -486,11 +488,13 @@ void jf_cli_describe_jobs(const struct jf_cli_inputs *in, char *buf, size_t size
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)
 {
 	/* Where the consumer's work is split too (parts: report and the analysis commands
-	 * without views), N threads cost no more CPU than one and the default is the cores
-	 * available; elsewhere two threads cost more CPU than one (docs/performance.md,
-	 * "Parallel decode"), so they only pay on idle cores: one thread unless asked. */
+	 * without views) or there is next to none (stat's counting: its threads hand over
+	 * only errors and losses), N threads cost little more CPU than one (1.03x and 1.11x
+	 * on foo x2400) and the default is the cores available; elsewhere each flow crosses
+	 * threads and two cost ~1.4x the CPU of one (docs/performance.md, "Parallel
+	 * decode"), so they only pay on idle cores: one thread unless asked. */
 	if (!in->jobs)
-		in->jobs = in->parts ? cores_available() : 1;
+		in->jobs = in->parts || (in->count_only && !in->libipt_block) ? cores_available() : 1;
 	if (!!in->pt_path + !!in->perf_path + !!in->cs_snapshot > 1) {
 		jf_fail(err, "more than one of --pt, --perf and --cs-snapshot given: decode one trace at a time");
 		return NULL;

@@ -54,7 +54,8 @@ struct jf_cli_inputs {
 	const char *pypylog_path;     /* --pypylog: read when the decoder is opened, once the
 	                               * trace (and so its TSC conversion) is known */
 	/* Parallel decode (-j N, --segment-size BYTES) and what it did. */
-	int jobs;                     /* decoding threads asked for (0: not given, one) */
+	int jobs;                     /* decoding threads (0: not given: the command's default) */
+	int jobs_given;               /* -j was given (a default that cannot apply is not told) */
 	uint64_t segment_size;        /* trace bytes per segment (0: the default) */
 	int jobs_used;                /* threads that decoded (1: one decoder) */
 	const char *serial_reason;    /* why -j N > 1 decoded with one thread (NULL: it did not) */
