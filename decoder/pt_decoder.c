@@ -292,11 +292,24 @@ static int is_violating_event(const struct pt_backend *b, const struct pt_event 
 	return ev->type == ptev_enabled && !ev->status_update;
 }
 
+/* An IP-suppressed TIP at an indirect branch that libipt 2.0 took from its block cache and
+ * went on from (pt_status_check.h). */
+static int missed_noip(const struct pt_backend *b)
+{
+	return b->has_violation && b->violation.code == -pte_noip;
+}
+
 static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *err)
 {
 	uint64_t offset;
 	int status;
 
+	if (missed_noip(b)) {
+		/* The decoder is where libipt fails without the cache (after the branch's
+		 * block, before anything that follows it): fail as it does there. */
+		b->has_violation = 0;
+		return fail(b, f, -pte_noip);
+	}
 	if (b->status & pts_event_pending) {
 		struct pt_event ev;
 
@@ -343,6 +356,8 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 		struct jf_flow partial;
 
 		look_for_violation(b);
+		if (missed_noip(b))
+			b->has_violation = 0; /* not missed: this is libipt's own "no ip" */
 		if (!b->block.ninsn) {
 			if (!b->has_violation)
 				return fail(b, f, status);

@@ -102,6 +102,12 @@ int jf_pt_check_advance(struct jf_pt_check *c, uint64_t upto, struct jf_pt_viola
 				return violation(c, v, off, -pte_bad_context, 0, 0);
 			c->tracing = TRACING_ON;
 			break;
+		case ppt_tip:
+			/* Only the query at an indirect branch consumes a TIP: located where
+			 * libipt reports its "no ip", after the packet. */
+			if (p.payload.ip.ipc == pt_ipc_suppressed && c->tracing == TRACING_ON)
+				return violation(c, v, c->next, -pte_noip, 0, 0);
+			break;
 		case ppt_tip_pgd:
 			c->tracing = TRACING_OFF;
 			break;

@@ -694,6 +694,77 @@ static void test_tip_to_unmapped_code(void **state)
 	jf_codemap_free(map);
 }
 
+/* An indirect branch whose TIP has the IP suppressed has no target: "no ip", and decoding
+ * resumes at the next PSB (here: none, the rest is lost). libipt 2.0 says so only while it
+ * decodes the branch; taking it from its block cache (filled by the first run, which passes
+ * the same branches with their targets), it went on at the branch itself. */
+enum suppressed_at { AT_CALL, AT_RET, AT_JMP };
+
+static void test_suppressed_tip_at_indirect_branch(void **state)
+{
+	static const struct {
+		enum suppressed_at at;
+		uint64_t error_ip;
+	} cases[] = { { AT_CALL, 0x40000e }, { AT_RET, 0x400033 }, { AT_JMP, 0x400010 } };
+	size_t k;
+	int pass;
+
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+		struct jf_ptb *b = jf_ptb_new();
+		uint64_t suppressed_end;
+		struct jf_ptb_decode d;
+		struct cursor c;
+
+		/* Run A: to the first syscall, every target given. */
+		start(b, BASE);
+		jf_ptb_tnt(b, "TTNT");
+		jf_ptb_tip(b, pt_ipc_update_16, 0x400030); /* call rax */
+		jf_ptb_tnt(b, "T");                         /* g's ret, compressed */
+		jf_ptb_tip(b, pt_ipc_update_16, 0x400040); /* jmp rbx */
+		jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+		/* Run B: the same, but one branch's TIP suppresses its IP. */
+		start(b, BASE);
+		jf_ptb_tnt(b, "TTNT");
+		if (cases[k].at != AT_CALL)
+			jf_ptb_tip(b, pt_ipc_update_16, 0x400030);
+		if (cases[k].at == AT_JMP)
+			jf_ptb_tnt(b, "T");
+		jf_ptb_tip(b, pt_ipc_suppressed, 0);
+		suppressed_end = jf_ptb_size(b);
+		jf_ptb_tnt(b, "TT"); /* after the error: skipped */
+
+		/* Pass 0 fills the block cache in run A; pass 1 starts with it full. */
+		for (pass = 0; pass < 2; pass++) {
+			decode(b, map, NULL, &d);
+			c = (struct cursor){ &d, 0 };
+			expect_enabled(&c, BASE, JF_ISA_X86_64);
+			expect_loop(&c);
+			expect_call_f(&c, pass ? CALL_FOLLOWED : CALL_ENDS_BLOCK);
+			block64(&c, 0x40000e, 0x40000e, 1, JF_END_CALL_INDIRECT);
+			block64(&c, 0x400030, 0x400033, 2, JF_END_RETURN);
+			block64(&c, 0x400010, 0x400010, 1, JF_END_JUMP_INDIRECT);
+			block64(&c, 0x400040, 0x400040, 1, JF_END_FAR);
+			expect_event_noip(&c, JF_FLOW_DISABLED);
+			expect_enabled(&c, BASE, JF_ISA_X86_64);
+			expect_loop(&c);
+			expect_call_f(&c, CALL_FOLLOWED);
+			block64(&c, 0x40000e, 0x40000e, 1, JF_END_CALL_INDIRECT);
+			if (cases[k].at != AT_CALL)
+				block64(&c, 0x400030, 0x400033, 2, JF_END_RETURN);
+			if (cases[k].at == AT_JMP)
+				block64(&c, 0x400010, 0x400010, 1, JF_END_JUMP_INDIRECT);
+			CHECK(&c, expect_error(&c, suppressed_end, -pte_noip, "no ip")->ip ==
+				  cases[k].error_ip, "the error's ip");
+			expect_lost(&c, suppressed_end, 1, JF_LOST_SKIPPED);
+			expect_end(&c);
+			jf_ptb_decode_free(&d);
+		}
+		jf_ptb_free(b);
+		jf_codemap_free(map);
+	}
+}
+
 /* ---- empty and unsynchronisable input -------------------------------------------------- */
 
 static void test_empty_trace(void **state)
@@ -1138,6 +1209,7 @@ int main(void)
 		cmocka_unit_test(test_pge_while_enabled),
 		cmocka_unit_test(test_tnt_without_conditional_branch),
 		cmocka_unit_test(test_tip_to_unmapped_code),
+		cmocka_unit_test(test_suppressed_tip_at_indirect_branch),
 		cmocka_unit_test(test_empty_trace),
 		cmocka_unit_test(test_no_psb),
 		cmocka_unit_test(test_garbage),
