@@ -4,30 +4,15 @@
 
 #include <stdlib.h>
 
-/* A table the cache grew out of: kept until the cache is freed, because a caller may still
- * read the block it was given from it. */
-struct retired {
-	struct retired *next;
-	struct jf_fast_block *slots;
-};
+#include "pt_fast_table.h"
 
 struct jf_fast_blocks {
 	struct jf_insn_cache *insns;
 	struct jf_codemap *map;
-	unsigned log2, max_log2, shift;
 	int end_on_jump;
 	uint64_t filled;
-	uint64_t conflicts;         /* blocks of the current code evicted since the last growth */
-	struct jf_fast_block *slots;
-	struct retired *retired;
+	struct jf_fast_table table; /* of struct jf_fast_block, two ways per set */
 };
-
-/* The table starts small and grows eightfold while blocks evict each other (two steps to
- * the largest): a short trace runs a few hundred blocks and need not clear a large table
- * (fuzz_pt_decode made eight decoders per input with 3.2 MiB of tables each, and ran its
- * corpus 2.2 times slower for it), and a long one reaches the largest after touching only
- * a few dozen pages of the smaller ones. */
-enum { FIRST_LOG2 = 9, GROWTH_LOG2 = 3 };
 
 struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf_codemap *map,
 					  unsigned log2_slots, int end_on_jump)
@@ -36,16 +21,12 @@ struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf
 
 	if (!c)
 		return NULL;
-	c->max_log2 = log2_slots;
-	c->log2 = log2_slots < FIRST_LOG2 ? log2_slots : FIRST_LOG2;
-	c->slots = calloc((size_t)1 << c->log2, sizeof(*c->slots));
-	if (!c->slots) {
+	if (jf_fast_table_init(&c->table, sizeof(struct jf_fast_block), log2_slots) < 0) {
 		free(c);
 		return NULL;
 	}
 	c->insns = insns;
 	c->map = map;
-	c->shift = 64 - c->log2;
 	c->end_on_jump = end_on_jump;
 	return c;
 }
@@ -54,14 +35,7 @@ void jf_fast_blocks_free(struct jf_fast_blocks *c)
 {
 	if (!c)
 		return;
-	while (c->retired) {
-		struct retired *r = c->retired;
-
-		c->retired = r->next;
-		free(r->slots);
-		free(r);
-	}
-	free(c->slots);
+	jf_fast_table_fini(&c->table);
 	free(c);
 }
 
@@ -70,10 +44,13 @@ uint64_t jf_fast_blocks_filled(const struct jf_fast_blocks *c)
 	return c->filled;
 }
 
-static uint64_t slot_of(const struct jf_fast_blocks *c, uint64_t ip)
+/* The first of the two ways of ip's set. */
+static struct jf_fast_block *set_of(const struct jf_fast_blocks *c, uint64_t ip)
 {
 	/* Fibonacci hashing: the top bits of the product depend on all bits of ip. */
-	return (ip * 0x9e3779b97f4a7c15ull) >> c->shift;
+	uint64_t slot = (ip * 0x9e3779b97f4a7c15ull) >> c->table.shift;
+
+	return (struct jf_fast_block *)c->table.slots + (slot & ~(uint64_t)1);
 }
 
 /* Whether the instruction of size bytes at ip lies in two sections: libipt ends its block
@@ -170,7 +147,7 @@ static int holds(const struct jf_fast_block *b, enum jf_isa isa, uint64_t ip, ui
 /* Put a block of the old table into the new one, if its set has room. */
 static void place(struct jf_fast_blocks *c, const struct jf_fast_block *o)
 {
-	struct jf_fast_block *b = &c->slots[slot_of(c, o->start) & ~(uint64_t)1];
+	struct jf_fast_block *b = set_of(c, o->start);
 
 	if (!b[0].ninsn)
 		b[0] = *o;
@@ -178,33 +155,17 @@ static void place(struct jf_fast_blocks *c, const struct jf_fast_block *o)
 		b[1] = *o;
 }
 
-/* Grow the table, keeping the blocks of the current code (newer ways first). On failure the
- * cache stays as it is and stops growing. */
+/* Grow the table, keeping the blocks of the current code (newer ways first). */
 static void grow(struct jf_fast_blocks *c, uint64_t gen)
 {
-	size_t n = (size_t)1 << c->log2, i;
-	unsigned log2 = c->log2 + GROWTH_LOG2 < c->max_log2 ? c->log2 + GROWTH_LOG2 : c->max_log2;
-	struct jf_fast_block *slots = calloc((size_t)1 << log2, sizeof(*slots));
-	struct retired *r = malloc(sizeof(*r));
+	size_t n, i;
+	const struct jf_fast_block *old = jf_fast_table_grow(&c->table, &n);
 	int way;
 
-	c->conflicts = 0;
-	if (!slots || !r) {
-		free(slots);
-		free(r);
-		c->max_log2 = c->log2;
-		return;
-	}
-	r->slots = c->slots;
-	r->next = c->retired;
-	c->retired = r;
-	c->slots = slots;
-	c->log2 = log2;
-	c->shift = 64 - log2;
-	for (way = 0; way < 2; way++) {
+	for (way = 0; old && way < 2; way++) {
 		for (i = (size_t)way; i < n; i += 2) {
-			if (r->slots[i].ninsn && r->slots[i].gen == gen)
-				place(c, &r->slots[i]);
+			if (old[i].ninsn && old[i].gen == gen)
+				place(c, &old[i]);
 		}
 	}
 }
@@ -214,16 +175,15 @@ const struct jf_fast_block *jf_fast_block_at(struct jf_fast_blocks *c, enum jf_i
 {
 	/* Two ways per set: the newer block in the first, the older in the second, so that
 	 * two hot blocks that hash alike do not evict each other on every visit. */
-	struct jf_fast_block *b = &c->slots[slot_of(c, ip) & ~(uint64_t)1];
+	struct jf_fast_block *b = set_of(c, ip);
 
 	if (holds(b, isa, ip, gen))
 		return b;
 	if (holds(b + 1, isa, ip, gen))
 		return b + 1;
-	if (b[1].ninsn && b[1].gen == gen &&
-	    ++c->conflicts > ((uint64_t)1 << c->log2) / 16 && c->log2 < c->max_log2) {
+	if (b[1].ninsn && b[1].gen == gen && jf_fast_table_conflict(&c->table)) {
 		grow(c, gen);
-		b = &c->slots[slot_of(c, ip) & ~(uint64_t)1];
+		b = set_of(c, ip);
 	}
 	b[1] = b[0];
 	fill(c, b, isa, ip);

@@ -4,28 +4,17 @@
 
 #include <stdlib.h>
 
+#include "pt_fast_table.h"
+
 /* Blocks one path may take: a path through direct calls and long straight runs is cut
  * there, so that following one is bounded (the caller goes on with another lookup). */
 enum { MAX_PATH_BLOCKS = 256 };
 
-/* A table the cache grew out of: kept until the cache is freed, because a caller may still
- * read the path it was given from it. */
-struct retired {
-	struct retired *next;
-	struct jf_payload_path *slots;
-};
-
 struct jf_payloads {
 	struct jf_fast_blocks *blocks;
-	unsigned log2, max_log2, shift;
 	uint64_t lookups, hits;
-	uint64_t conflicts;         /* paths of the current code evicted since the last growth */
-	struct jf_payload_path *slots;
-	struct retired *retired;
+	struct jf_fast_table table; /* of struct jf_payload_path */
 };
-
-/* Small at first, grown eightfold while paths evict each other (as pt_fast_blocks.c's). */
-enum { FIRST_LOG2 = 9, GROWTH_LOG2 = 3 };
 
 struct jf_payloads *jf_payloads_new(struct jf_fast_blocks *blocks, unsigned log2_slots)
 {
@@ -33,15 +22,11 @@ struct jf_payloads *jf_payloads_new(struct jf_fast_blocks *blocks, unsigned log2
 
 	if (!c)
 		return NULL;
-	c->max_log2 = log2_slots;
-	c->log2 = log2_slots < FIRST_LOG2 ? log2_slots : FIRST_LOG2;
-	c->slots = calloc((size_t)1 << c->log2, sizeof(*c->slots));
-	if (!c->slots) {
+	if (jf_fast_table_init(&c->table, sizeof(struct jf_payload_path), log2_slots) < 0) {
 		free(c);
 		return NULL;
 	}
 	c->blocks = blocks;
-	c->shift = 64 - c->log2;
 	return c;
 }
 
@@ -49,14 +34,7 @@ void jf_payloads_free(struct jf_payloads *c)
 {
 	if (!c)
 		return;
-	while (c->retired) {
-		struct retired *r = c->retired;
-
-		c->retired = r->next;
-		free(r->slots);
-		free(r);
-	}
-	free(c->slots);
+	jf_fast_table_fini(&c->table);
 	free(c);
 }
 
@@ -66,43 +44,29 @@ void jf_payloads_counts(const struct jf_payloads *c, uint64_t *lookups, uint64_t
 	*hits = c->hits;
 }
 
-static uint64_t slot_of(const struct jf_payloads *c, uint64_t ip, uint64_t bits, unsigned nbits)
+static struct jf_payload_path *slot_of(const struct jf_payloads *c, uint64_t ip, uint64_t bits,
+				       unsigned nbits)
 {
 	/* Fibonacci hashing of the start mixed with the payload and its length. */
-	return ((ip ^ (bits << 7) ^ ((uint64_t)nbits << 58)) * 0x9e3779b97f4a7c15ull) >> c->shift;
+	uint64_t h = (ip ^ (bits << 7) ^ ((uint64_t)nbits << 58)) * 0x9e3779b97f4a7c15ull;
+
+	return (struct jf_payload_path *)c->table.slots + (h >> c->table.shift);
 }
 
-/* Grow the table, keeping the paths of the current code that still find a free slot. On
- * failure the cache stays as it is and stops growing. */
+/* Grow the table, keeping the paths of the current code that still find a free slot. */
 static void grow(struct jf_payloads *c, uint64_t gen)
 {
-	size_t n = (size_t)1 << c->log2, i;
-	unsigned log2 = c->log2 + GROWTH_LOG2 < c->max_log2 ? c->log2 + GROWTH_LOG2 : c->max_log2;
-	struct jf_payload_path *slots = calloc((size_t)1 << log2, sizeof(*slots));
-	struct retired *r = malloc(sizeof(*r));
+	size_t n, i;
+	const struct jf_payload_path *old = jf_fast_table_grow(&c->table, &n);
 
-	c->conflicts = 0;
-	if (!slots || !r) {
-		free(slots);
-		free(r);
-		c->max_log2 = c->log2;
-		return;
-	}
-	r->slots = c->slots;
-	r->next = c->retired;
-	c->retired = r;
-	c->slots = slots;
-	c->log2 = log2;
-	c->shift = 64 - log2;
-	for (i = 0; i < n; i++) {
-		const struct jf_payload_path *o = &r->slots[i];
+	for (i = 0; old && i < n; i++) {
 		struct jf_payload_path *p;
 
-		if (!o->nbits || o->gen != gen)
+		if (!old[i].nbits || old[i].gen != gen)
 			continue;
-		p = &c->slots[slot_of(c, o->start, o->bits, o->nbits)];
+		p = slot_of(c, old[i].start, old[i].bits, old[i].nbits);
 		if (!p->nbits)
-			*p = *o;
+			*p = old[i];
 	}
 }
 
@@ -172,17 +136,16 @@ const struct jf_payload_path *jf_payload_path_at(struct jf_payloads *c, enum jf_
 	struct jf_payload_path *p;
 
 	bits &= (nbits < 64 ? (1ull << nbits) - 1 : ~0ull);
-	p = &c->slots[slot_of(c, ip, bits, nbits)];
+	p = slot_of(c, ip, bits, nbits);
 	c->lookups++;
 	if (p->start == ip && p->bits == bits && p->nbits == nbits && p->gen == gen &&
 	    p->isa == (uint8_t)isa) {
 		c->hits++;
 		return p;
 	}
-	if (p->nbits && p->gen == gen &&
-	    ++c->conflicts > ((uint64_t)1 << c->log2) / 16 && c->log2 < c->max_log2) {
+	if (p->nbits && p->gen == gen && jf_fast_table_conflict(&c->table)) {
 		grow(c, gen);
-		p = &c->slots[slot_of(c, ip, bits, nbits)];
+		p = slot_of(c, ip, bits, nbits);
 	}
 	follow(c, p, isa, ip, gen, bits, nbits);
 	return p;

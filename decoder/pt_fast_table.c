@@ -1,0 +1,59 @@
+/* The growing table under the fast path's caches (pt_fast_table.h). */
+#include "pt_fast_table.h"
+
+#include <stdlib.h>
+
+struct jf_fast_retired {
+	struct jf_fast_retired *next;
+	void *slots;
+};
+
+enum { FIRST_LOG2 = 9, GROWTH_LOG2 = 3 };
+
+int jf_fast_table_init(struct jf_fast_table *t, size_t entry_size, unsigned max_log2)
+{
+	t->entry_size = entry_size;
+	t->max_log2 = max_log2;
+	t->log2 = max_log2 < FIRST_LOG2 ? max_log2 : FIRST_LOG2;
+	t->shift = 64 - t->log2;
+	t->conflicts = 0;
+	t->retired = NULL;
+	t->slots = calloc((size_t)1 << t->log2, entry_size);
+	return t->slots ? 0 : -1;
+}
+
+void jf_fast_table_fini(struct jf_fast_table *t)
+{
+	while (t->retired) {
+		struct jf_fast_retired *r = t->retired;
+
+		t->retired = r->next;
+		free(r->slots);
+		free(r);
+	}
+	free(t->slots);
+	t->slots = NULL;
+}
+
+void *jf_fast_table_grow(struct jf_fast_table *t, size_t *n)
+{
+	unsigned log2 = t->log2 + GROWTH_LOG2 < t->max_log2 ? t->log2 + GROWTH_LOG2 : t->max_log2;
+	void *slots = calloc((size_t)1 << log2, t->entry_size);
+	struct jf_fast_retired *r = malloc(sizeof(*r));
+
+	t->conflicts = 0;
+	if (!slots || !r) {
+		free(slots);
+		free(r);
+		t->max_log2 = t->log2;
+		return NULL;
+	}
+	*n = (size_t)1 << t->log2;
+	r->slots = t->slots;
+	r->next = t->retired;
+	t->retired = r;
+	t->slots = slots;
+	t->log2 = log2;
+	t->shift = 64 - log2;
+	return r->slots;
+}
