@@ -102,3 +102,21 @@ int jf_flow_buffer_same(const struct jf_flow_buffer *a, size_t pa, const struct 
 	return n == jf_flow_record_size(jf_flow_buffer_at(b, pb)) &&
 	       memcmp(a->data + pa, b->data + pb, n) == 0;
 }
+
+void *jf_flow_buffer_part_new(void *ctx, struct jf_codemap *map)
+{
+	(void)ctx;
+	(void)map;
+	return calloc(1, sizeof(struct jf_flow_buffer));
+}
+
+int jf_flow_buffer_part_flow(void *part, const struct jf_flow *f)
+{
+	return jf_flow_buffer_push(part, f);
+}
+
+void jf_flow_buffer_part_free(void *part)
+{
+	jf_flow_buffer_fini(part);
+	free(part);
+}

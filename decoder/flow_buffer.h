@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jitflow/codemap.h"
 #include "jitflow/flow.h"
 
 struct jf_flow_buffer {
@@ -39,5 +40,11 @@ uint64_t jf_flow_hash(uint64_t h, const struct jf_flow *f);
 /* Whether the records at pa in a and pb in b are the same flow. */
 int jf_flow_buffer_same(const struct jf_flow_buffer *a, size_t pa, const struct jf_flow_buffer *b,
 			size_t pb);
+
+/* A part (jitflow/pt_parallel.h: jf_pt_part_ops) that keeps its records in a flow buffer:
+ * part_new, part_flow and part_free for callers whose part_take reads the buffer. */
+void *jf_flow_buffer_part_new(void *ctx, struct jf_codemap *map);
+int jf_flow_buffer_part_flow(void *part, const struct jf_flow *f);
+void jf_flow_buffer_part_free(void *part);
 
 #endif

@@ -18,10 +18,7 @@
 #include "jitflow/pt_fast.h"
 #include "jitflow/pt_parallel.h"
 
-struct part {
-	struct jf_flow *recs;
-	size_t n, cap;
-};
+#include "flow_buffer.h"
 
 /* The reference records, and how far the parts taken so far have matched them. */
 struct parts {
@@ -30,38 +27,6 @@ struct parts {
 	int mismatch;
 	char what[200];
 };
-
-static void *part_new(void *ctx, struct jf_codemap *map)
-{
-	(void)ctx;
-	(void)map;
-	return calloc(1, sizeof(struct part));
-}
-
-static int part_flow(void *self, const struct jf_flow *f)
-{
-	struct part *p = self;
-
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 256;
-		struct jf_flow *r = realloc(p->recs, cap * sizeof(*r));
-
-		if (!r)
-			return -1;
-		p->recs = r;
-		p->cap = cap;
-	}
-	p->recs[p->n++] = *f;
-	return 0;
-}
-
-static void part_free(void *self)
-{
-	struct part *p = self;
-
-	free(p->recs);
-	free(p);
-}
 
 static int same_flow(const struct jf_flow *a, const struct jf_flow *b)
 {
@@ -82,26 +47,29 @@ static int same_flow(const struct jf_flow *a, const struct jf_flow *b)
 static int part_take(void *ctx, void *self, uint64_t reached, struct jf_error *err)
 {
 	struct parts *c = ctx;
-	struct part *p = self;
-	size_t i;
+	struct jf_flow_buffer *p = self;
+	struct jf_flow f;
+	size_t i, pos;
 
 	(void)reached;
 	(void)err;
 	c->taken++;
-	c->empty += p->n == 0;
-	for (i = 0; i < p->n && !c->mismatch; i++, c->pos++) {
-		if (c->pos >= c->nwant || !same_flow(&p->recs[i], &c->want[c->pos])) {
+	c->empty += p->count == 0;
+	for (i = 0, pos = 0; pos < p->len && !c->mismatch; i++, c->pos++) {
+		pos = jf_flow_buffer_get(p, pos, &f);
+		if (c->pos >= c->nwant || !same_flow(&f, &c->want[c->pos])) {
 			fprintf(stderr, "%s: part %zu, its record %zu (offset 0x%llx) is not the "
 				"single decoder's record %zu\n", c->what, c->taken, i,
-				(unsigned long long)p->recs[i].offset, c->pos);
+				(unsigned long long)f.offset, c->pos);
 			c->mismatch = 1;
 		}
 	}
-	part_free(p);
+	jf_flow_buffer_part_free(p);
 	return 0;
 }
 
-static const struct jf_pt_part_ops ops = { part_new, part_flow, part_take, part_free };
+static const struct jf_pt_part_ops ops = { jf_flow_buffer_part_new, jf_flow_buffer_part_flow,
+					    part_take, jf_flow_buffer_part_free };
 
 static void config(struct jf_pt_config *cfg, const uint8_t *trace, size_t size)
 {

@@ -21,6 +21,8 @@
 #include "jitflow/pt_fast.h"
 #include "jitflow/pt_parallel.h"
 
+#include "flow_buffer.h"
+
 /* The code the seeds in corpus_pt/ were written for (tests/test_pt_encoded.c): a loop with
  * direct and indirect calls and jumps, returns and syscalls; 32-bit and 64-bit code for
  * mode switches; a PTWRITE. */
@@ -166,66 +168,30 @@ static void same_records_with_blocks(const struct jf_pt_config *given, int threa
 	jf_codemap_free(ref_map);
 }
 
-/* jf_pt_parallel_run: parts that keep their records, checked as they are taken against
- * one fast decoder's records (ref). */
-struct kept {
-	struct jf_flow *f;
-	size_t n, cap;
-};
-
+/* jf_pt_parallel_run: parts that keep their records (flow_buffer.h), checked as they are
+ * taken against one fast decoder's records (ref). */
 struct parts_check {
 	struct jf_decoder *ref;
 	uint64_t n;
 };
 
-static void *kept_new(void *ctx, struct jf_codemap *m)
-{
-	(void)ctx;
-	(void)m;
-	return calloc(1, sizeof(struct kept));
-}
-
-static int kept_flow(void *self, const struct jf_flow *f)
-{
-	struct kept *k = self;
-
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? 2 * k->cap : 64;
-		struct jf_flow *g = realloc(k->f, cap * sizeof(*g));
-
-		if (!g)
-			return -1;
-		k->f = g;
-		k->cap = cap;
-	}
-	k->f[k->n++] = *f;
-	return 0;
-}
-
-static void kept_free(void *self)
-{
-	struct kept *k = self;
-
-	free(k->f);
-	free(k);
-}
-
 static int kept_take(void *ctx, void *self, uint64_t reached, struct jf_error *err)
 {
 	struct parts_check *c = ctx;
-	struct kept *k = self;
-	struct jf_flow b;
-	size_t i;
+	struct jf_flow_buffer *k = self;
+	struct jf_flow a, b;
+	size_t pos;
 
 	(void)reached;
-	for (i = 0; i < k->n; i++, c->n++) {
-		if (jf_decoder_next(c->ref, &b, err) <= 0 || !jf_flow_same(&k->f[i], &b)) {
+	for (pos = 0; pos < k->len; c->n++) {
+		pos = jf_flow_buffer_get(k, pos, &a);
+		if (jf_decoder_next(c->ref, &b, err) <= 0 || !jf_flow_same(&a, &b)) {
 			fprintf(stderr, "fuzz_pt_decode: record %llu of the parts (-j 2) is not one "
 				"thread's\n", (unsigned long long)c->n);
 			abort();
 		}
 	}
-	kept_free(k);
+	jf_flow_buffer_part_free(k);
 	return 0;
 }
 
@@ -233,7 +199,9 @@ static int kept_take(void *ctx, void *self, uint64_t reached, struct jf_error *e
  * order must hold the records of one thread, each once, and its statistics. */
 static void same_records_in_parts(const struct jf_pt_config *given)
 {
-	static const struct jf_pt_part_ops ops = { kept_new, kept_flow, kept_take, kept_free };
+	static const struct jf_pt_part_ops ops = { jf_flow_buffer_part_new,
+						    jf_flow_buffer_part_flow, kept_take,
+						    jf_flow_buffer_part_free };
 	struct jf_pt_parallel_options opt = { .jobs = 2, .segment_size = 16, .fast = 1,
 					      .parts = &ops };
 	struct jf_pt_config cfg = *given;
