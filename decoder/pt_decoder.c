@@ -414,11 +414,15 @@ static int may_go_on(const struct jf_flow *f)
 }
 
 /* Whether block g is the rest of block f, cut only by libipt's cache: it starts where f
- * ends, decoded at the same trace position and time, in the same mode. */
+ * ends, decoded at the same trace position (f consumed no packet), in the same mode. Their
+ * times may differ: g ends with the query that f would have ended with uncut, and the
+ * query decoder reads timing packets after it; the whole block takes g's time, as it would
+ * uncut (fuzz_pt_decode found an MTC there). */
 static int continues(const struct jf_flow *f, const struct jf_flow *g)
 {
 	return g->kind == JF_FLOW_BLOCK && g->u.block.start == f->u.block.next &&
-	       g->offset == f->offset && g->time == f->time && g->flags == f->flags &&
+	       g->offset == f->offset &&
+	       (g->flags & ~JF_FLOW_HAS_TIME) == (f->flags & ~JF_FLOW_HAS_TIME) &&
 	       g->u.block.isa == f->u.block.isa &&
 	       (g->u.block.flags & JF_BLOCK_SPECULATIVE) == (f->u.block.flags & JF_BLOCK_SPECULATIVE) &&
 	       f->u.block.ninsn + (uint64_t)g->u.block.ninsn <= UINT32_MAX;
@@ -449,6 +453,8 @@ static int pt_next(void *self, struct jf_flow *f, struct jf_error *err)
 		if (rc < 0)
 			return rc;
 		if (rc > 0 && continues(h, f)) {
+			h->time = f->time;
+			h->flags = f->flags;
 			h->u.block.last = f->u.block.last;
 			h->u.block.next = f->u.block.next;
 			h->u.block.ninsn += f->u.block.ninsn;

@@ -1021,6 +1021,53 @@ static void test_timing_tsc_mtc(void **state)
 	jf_codemap_free(map);
 }
 
+/* A block that starts where libipt's block cache knows nothing yet and runs into code it
+ * knows: libipt cuts it there (the first part without a query, the rest from the cache),
+ * and join_cache_splits makes it one block again. Its time is the one after the query that
+ * ends it, as it would be uncut, even when that query reads an MTC the first part did not
+ * see (fuzz_pt_decode: the join once required equal times and left the block in two).
+ * Here tracing starts inside mov (0x400004: add bh, bh; leave; jnz), so the cache knows
+ * 0x400007 but not the loop head 0x400005 that the taken jnz goes to. */
+static void test_cache_split_block_takes_time_of_its_end(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_config cfg;
+	struct jf_ptb_decode d;
+	struct cursor c;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.cpuid_0x15_eax = 1;
+	cfg.cpuid_0x15_ebx = 2;
+	cfg.mtc_freq = 4;
+	cfg.conv = (struct jf_tsc_conversion){ 1, 1, 3, 1000 };
+	cfg.join_cache_splits = 1;
+	jf_ptb_psb(b);
+	jf_ptb_tsc(b, 0x10000);
+	jf_ptb_tma(b, 0x100, 0);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x400004);
+	jf_ptb_tnt(b, "T"); /* jnz taken: to 0x400005 */
+	jf_ptb_mtc(b, 0x11);
+	jf_ptb_tnt(b, "T"); /* jnz taken */
+	jf_ptb_mtc(b, 0x12);
+	jf_ptb_tnt(b, "N"); /* jnz not taken */
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	decode(b, map, &cfg, &d);
+	c = (struct cursor){ &d, 0 };
+	expect_enabled(&c, 0x400004, JF_ISA_X86_64);
+	CHECK(&c, block64(&c, 0x400004, 0x400007, 3, JF_END_COND)->time == ns(0x10000),
+	      "the first block's time");
+	CHECK(&c, block64(&c, 0x400005, 0x400007, 2, JF_END_COND)->time == ns(0x10020),
+	      "the time after the MTC its jnz's query read");
+	block64(&c, 0x400005, 0x400007, 2, JF_END_COND);
+	assert_int_equal(d.stats.errors, 0);
+	jf_ptb_decode_free(&d);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
 /* CYC packets with the core:bus ratio from CBR and the nominal frequency: with nom_freq 4
  * and CBR 2, one cycle is 4 / 2 = 2 TSC ticks; CYC 100 then CYC 50 move the time 200 and
  * 100 ticks past the TSC. Without a conversion the time stays in TSC ticks. */
@@ -1218,6 +1265,7 @@ int main(void)
 		cmocka_unit_test(test_tsc_conversion),
 		cmocka_unit_test(test_timing_tsc_mtc),
 		cmocka_unit_test(test_timing_cyc),
+		cmocka_unit_test(test_cache_split_block_takes_time_of_its_end),
 		cmocka_unit_test(test_ptwrite),
 		cmocka_unit_test(test_ptwrite_with_fup),
 		cmocka_unit_test(test_interrupt),
