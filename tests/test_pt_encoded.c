@@ -983,6 +983,26 @@ static void expect_times(const struct jf_ptb_decode *d, const uint64_t *want, si
 	assert_int_equal(d->stats.last_time, want[n - 1]);
 }
 
+/* CPUID 0x15 saying TSC = 2 * CTC, MTCFreq 4, and ns = 1000 + TSC * 3 / 2 (see ns). */
+static void mtc_timing(struct jf_pt_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->cpuid_0x15_eax = 1;
+	cfg->cpuid_0x15_ebx = 2;
+	cfg->mtc_freq = 4;
+	cfg->conv = (struct jf_tsc_conversion){ 1, 1, 3, 1000 };
+}
+
+/* PSB+ with TSC 0x10000 and TMA (CTC 0x100), then 64-bit code. */
+static void start_timed(struct jf_ptb *b)
+{
+	jf_ptb_psb(b);
+	jf_ptb_tsc(b, 0x10000);
+	jf_ptb_tma(b, 0x100, 0);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+}
+
 /* TSC and TMA in the PSB+, then MTCs. With CPUID 0x15 saying TSC = 2 * CTC and MTCFreq 4,
  * each MTC that advances the CTC by 1 << 4 advances the TSC by 32:
  * TSC 0x10000 (CTC 0x100), MTC 0x11 (CTC 0x110) -> 0x10020, MTC 0x12 -> 0x10040. */
@@ -994,16 +1014,8 @@ static void test_timing_tsc_mtc(void **state)
 	struct jf_ptb_decode d;
 	const uint64_t want[] = { ns(0x10000), ns(0x10020), ns(0x10040) };
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.cpuid_0x15_eax = 1;
-	cfg.cpuid_0x15_ebx = 2;
-	cfg.mtc_freq = 4;
-	cfg.conv = (struct jf_tsc_conversion){ 1, 1, 3, 1000 };
-	jf_ptb_psb(b);
-	jf_ptb_tsc(b, 0x10000);
-	jf_ptb_tma(b, 0x100, 0);
-	jf_ptb_psbend(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
+	mtc_timing(&cfg);
+	start_timed(b);
 	jf_ptb_tip_pge(b, pt_ipc_sext_48, BASE);
 	jf_ptb_tnt(b, "T");
 	jf_ptb_mtc(b, 0x11);
@@ -1036,17 +1048,9 @@ static void test_cache_split_block_takes_time_of_its_end(void **state)
 	struct jf_ptb_decode d;
 	struct cursor c;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.cpuid_0x15_eax = 1;
-	cfg.cpuid_0x15_ebx = 2;
-	cfg.mtc_freq = 4;
-	cfg.conv = (struct jf_tsc_conversion){ 1, 1, 3, 1000 };
+	mtc_timing(&cfg);
 	cfg.join_cache_splits = 1;
-	jf_ptb_psb(b);
-	jf_ptb_tsc(b, 0x10000);
-	jf_ptb_tma(b, 0x100, 0);
-	jf_ptb_psbend(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
+	start_timed(b);
 	jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x400004);
 	jf_ptb_tnt(b, "T"); /* jnz taken: to 0x400005 */
 	jf_ptb_mtc(b, 0x11);
