@@ -13,6 +13,7 @@
 #include "pt_events.h"
 #include "pt_libipt_config.h"
 #include "pt_status_check.h"
+#include "pt_tip_scan.h"
 #include "pt_wrap.h"
 
 #include <intel-pt.h>
@@ -47,6 +48,12 @@ struct pt_backend {
 	struct jf_flow pending; /* an error to return after a partial block */
 	int has_pending;
 	struct jf_pt_check *check; /* the checks libipt 2.0 does not make */
+	/* libipt 2.0's block cache ignores an IP-suppressed TIP (pt_tip_scan.h): a stretch
+	 * that holds one is decoded through `bare`, an image without sections (only a read
+	 * callback), where libipt has no cache. */
+	struct jf_pt_tip_scan *tips;
+	struct pt_image *bare;
+	int bare_on;
 	int64_t resync_at;      /* >= 0: synchronise at this PSB next (after a check failed) */
 	uint64_t released;      /* trace bytes below this were given back to the kernel */
 	/* libipt's trace offset, remembered until the decoder moves on: asked after each
@@ -106,12 +113,43 @@ static void init_flow(struct pt_backend *b, struct jf_flow *f, enum jf_flow_kind
 	}
 }
 
+static int read_code(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
+		     void *context)
+{
+	size_t n = jf_codemap_read(context, ip, buffer, size);
+
+	(void)asid;
+	return n ? (int)n : -pte_nomap;
+}
+
+/* Decode the stretch from offset on without libipt's block cache when it holds an
+ * IP-suppressed TIP (pt_tip_scan.h), else with the code map's sections. */
+static int choose_image(struct pt_backend *b, uint64_t offset, struct jf_error *err)
+{
+	int bare = jf_pt_tip_scan_ahead(b->tips, offset);
+
+	if (bare == b->bare_on)
+		return 0;
+	if (bare && !b->bare) {
+		b->bare = pt_image_alloc("jitflow-uncached");
+		if (!b->bare)
+			return jf_fail(err, "out of memory (libipt image)");
+		pt_image_set_callback(b->bare, read_code, b->map);
+	}
+	b->bare_on = bare;
+	if (bare)
+		pt_blk_set_image(b->dec, b->bare);
+	else
+		b->image_generation = (uint64_t)-1; /* the sections again: refresh_image */
+	return 0;
+}
+
 /* Switch libipt to the code map's current sections if they changed. */
 static int refresh_image(struct pt_backend *b, struct jf_error *err)
 {
 	struct pt_image *image;
 
-	if (b->image_generation == jf_codemap_generation(b->map))
+	if (b->bare_on || b->image_generation == jf_codemap_generation(b->map))
 		return 0;
 	image = jf_codemap_pt_image(b->map, err);
 	if (!image)
@@ -292,24 +330,11 @@ static int is_violating_event(const struct pt_backend *b, const struct pt_event 
 	return ev->type == ptev_enabled && !ev->status_update;
 }
 
-/* An IP-suppressed TIP at an indirect branch that libipt 2.0 took from its block cache and
- * went on from (pt_status_check.h). */
-static int missed_noip(const struct pt_backend *b)
-{
-	return b->has_violation && b->violation.code == -pte_noip;
-}
-
 static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *err)
 {
 	uint64_t offset;
 	int status;
 
-	if (missed_noip(b)) {
-		/* The decoder is where libipt fails without the cache (after the branch's
-		 * block, before anything that follows it): fail as it does there. */
-		b->has_violation = 0;
-		return fail(b, f, -pte_noip);
-	}
 	if (b->status & pts_event_pending) {
 		struct pt_event ev;
 
@@ -346,9 +371,9 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 		f->offset = b->cfg.base_offset + offset_now(b);
 		return 1;
 	}
-	if (refresh_image(b, err) < 0)
-		return -1;
 	offset = offset_now(b);
+	if (choose_image(b, offset, err) < 0 || refresh_image(b, err) < 0)
+		return -1;
 	release_consumed(b, offset);
 	status = pt_blk_next(b->dec, &b->block, sizeof(b->block));
 	b->offset_valid = 0;
@@ -356,8 +381,6 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 		struct jf_flow partial;
 
 		look_for_violation(b);
-		if (missed_noip(b))
-			b->has_violation = 0; /* not missed: this is libipt's own "no ip" */
 		if (!b->block.ninsn) {
 			if (!b->has_violation)
 				return fail(b, f, status);
@@ -491,6 +514,9 @@ static void pt_free(void *self)
 
 	if (b->dec)
 		pt_blk_free_decoder(b->dec);
+	if (b->bare)
+		pt_image_free(b->bare);
+	jf_pt_tip_scan_free(b->tips);
 	jf_pt_check_free(b->check);
 	if (b->own_insns)
 		jf_insn_cache_free(b->insns);
@@ -536,7 +562,9 @@ struct jf_decoder *jf_pt_decoder_new(const struct jf_pt_config *cfg, struct jf_c
 			return NULL;
 		}
 		b->check = jf_pt_check_new(cfg->trace, cfg->size);
-		if (!b->check) {
+		b->tips = jf_pt_tip_scan_new(cfg->trace, cfg->size,
+					     cfg->has_sync_at ? cfg->sync_at : 0);
+		if (!b->check || !b->tips) {
 			pt_free(b);
 			jf_fail(err, "out of memory");
 			return NULL;

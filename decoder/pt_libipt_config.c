@@ -31,3 +31,14 @@ int jf_pt_libipt_config(const struct jf_pt_config *cfg, struct pt_config *config
 	}
 	return 0;
 }
+
+struct pt_packet_decoder *jf_pt_packet_decoder(const uint8_t *trace, size_t size)
+{
+	struct pt_config config;
+
+	pt_config_init(&config);
+	/* libipt wants a non-const buffer but never writes to it. */
+	config.begin = (uint8_t *)trace;
+	config.end = (uint8_t *)trace + size;
+	return pt_pkt_alloc_decoder(&config);
+}

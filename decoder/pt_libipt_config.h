@@ -12,4 +12,7 @@
 int jf_pt_libipt_config(const struct jf_pt_config *cfg, struct pt_config *out,
 			struct jf_error *err);
 
+/* libipt's packet decoder over size bytes of trace (NULL: out of memory). */
+struct pt_packet_decoder *jf_pt_packet_decoder(const uint8_t *trace, size_t size);
+
 #endif

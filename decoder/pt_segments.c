@@ -1,5 +1,7 @@
 #include "pt_segments.h"
 
+#include "pt_libipt_config.h"
+
 #include <intel-pt.h>
 #include <stdlib.h>
 
@@ -11,18 +13,13 @@ struct jf_pt_psb_finder {
 struct jf_pt_psb_finder *jf_pt_psb_finder_new(const uint8_t *trace, size_t size)
 {
 	struct jf_pt_psb_finder *f;
-	struct pt_config config;
 
 	if (!size)
 		return NULL;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	pt_config_init(&config);
-	/* libipt wants a non-const buffer but never writes to it. */
-	config.begin = (uint8_t *)trace;
-	config.end = (uint8_t *)trace + size;
-	f->pkt = pt_pkt_alloc_decoder(&config);
+	f->pkt = jf_pt_packet_decoder(trace, size);
 	if (!f->pkt) {
 		free(f);
 		return NULL;

@@ -1,5 +1,7 @@
 #include "pt_status_check.h"
 
+#include "pt_libipt_config.h"
+
 #include <intel-pt.h>
 #include <stdlib.h>
 
@@ -19,14 +21,10 @@ struct jf_pt_check {
 struct jf_pt_check *jf_pt_check_new(const uint8_t *trace, size_t size)
 {
 	struct jf_pt_check *c = calloc(1, sizeof(*c));
-	struct pt_config config;
 
 	if (!c)
 		return NULL;
-	pt_config_init(&config);
-	config.begin = (uint8_t *)trace;
-	config.end = (uint8_t *)trace + size;
-	c->pkt = pt_pkt_alloc_decoder(&config);
+	c->pkt = jf_pt_packet_decoder(trace, size);
 	if (!c->pkt) {
 		free(c);
 		return NULL;
@@ -101,12 +99,6 @@ int jf_pt_check_advance(struct jf_pt_check *c, uint64_t upto, struct jf_pt_viola
 			if (c->tracing == TRACING_ON)
 				return violation(c, v, off, -pte_bad_context, 0, 0);
 			c->tracing = TRACING_ON;
-			break;
-		case ppt_tip:
-			/* Only the query at an indirect branch consumes a TIP: located where
-			 * libipt reports its "no ip", after the packet. */
-			if (p.payload.ip.ipc == pt_ipc_suppressed && c->tracing == TRACING_ON)
-				return violation(c, v, c->next, -pte_noip, 0, 0);
 			break;
 		case ppt_tip_pgd:
 			c->tracing = TRACING_OFF;

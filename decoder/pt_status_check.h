@@ -7,14 +7,8 @@
  *   - a TIP.PGE while tracing is already enabled: "unexpected packet context".
  * Real captures contain both (see ../shared/traces/intel-pt/Unzip). We follow the packets
  * with libipt's packet decoder, in step with the block decoder, so that decoding gives the
- * same result whichever libipt is installed.
- *
- * A third is libipt 2.0's own inconsistency: a TIP with the IP suppressed at an indirect
- * branch is "no ip" when the block decoder decodes the branch, but not when it takes the
- * branch from its block cache (pt_blk_proceed_no_event_cached ignores pts_ip_suppressed
- * and goes on at the branch itself). What a decode gave then depended on what the same
- * image had decoded before. The check reports such a TIP with -pte_noip, which the block
- * decoder raises at once, as libipt does without the cache. */
+ * same result whichever libipt is installed. (A third difference, an IP-suppressed TIP
+ * that libipt 2.0's block cache takes as a target, is pt_tip_scan.h's.) */
 #ifndef JITFLOW_PT_STATUS_CHECK_H
 #define JITFLOW_PT_STATUS_CHECK_H
 
@@ -27,7 +21,7 @@ struct jf_pt_violation {
 	uint64_t offset;   /* where the reference decoder reports the error */
 	uint64_t ip;       /* the IP it reports (0 = use the decoder's) */
 	int has_ip;
-	int code;          /* -pte_bad_status_update, -pte_bad_context or -pte_noip */
+	int code;          /* -pte_bad_status_update or -pte_bad_context */
 };
 
 struct jf_pt_check *jf_pt_check_new(const uint8_t *trace, size_t size);

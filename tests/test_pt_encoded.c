@@ -694,22 +694,26 @@ static void test_tip_to_unmapped_code(void **state)
 	jf_codemap_free(map);
 }
 
-/* An indirect branch whose TIP has the IP suppressed has no target: "no ip", and decoding
- * resumes at the next PSB (here: none, the rest is lost). libipt 2.0 says so only while it
- * decodes the branch; taking it from its block cache (filled by the first run, which passes
- * the same branches with their targets), it went on at the branch itself. */
-enum suppressed_at { AT_CALL, AT_RET, AT_JMP };
+/* An indirect branch or far transfer whose TIP has the IP suppressed has no target: "no
+ * ip", located where libipt's query decoder stops reading after the TIP (at the TIP.PGD
+ * after it), and decoding resumes at the next PSB (here: none, the rest is lost). libipt
+ * 2.0 says so only while it decodes the branch; taking it from its block cache (filled by
+ * the first run, which passes the same branches with their targets), it went on at the
+ * branch itself, and for the syscall read the TIP.PGD too. */
+enum suppressed_at { AT_CALL, AT_RET, AT_JMP, AT_FAR };
 
 static void test_suppressed_tip_at_indirect_branch(void **state)
 {
 	static const struct {
 		enum suppressed_at at;
 		uint64_t error_ip;
-	} cases[] = { { AT_CALL, 0x40000e }, { AT_RET, 0x400033 }, { AT_JMP, 0x400010 } };
+	} cases[] = { { AT_CALL, 0x40000e }, { AT_RET, 0x400033 }, { AT_JMP, 0x400010 },
+		      { AT_FAR, 0x400040 } };
 	size_t k;
 	int pass;
 
 	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		enum suppressed_at at = cases[k].at;
 		struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
 		struct jf_ptb *b = jf_ptb_new();
 		uint64_t suppressed_end;
@@ -726,13 +730,15 @@ static void test_suppressed_tip_at_indirect_branch(void **state)
 		/* Run B: the same, but one branch's TIP suppresses its IP. */
 		start(b, BASE);
 		jf_ptb_tnt(b, "TTNT");
-		if (cases[k].at != AT_CALL)
+		if (at != AT_CALL)
 			jf_ptb_tip(b, pt_ipc_update_16, 0x400030);
-		if (cases[k].at == AT_JMP)
+		if (at == AT_JMP || at == AT_FAR)
 			jf_ptb_tnt(b, "T");
+		if (at == AT_FAR)
+			jf_ptb_tip(b, pt_ipc_update_16, 0x400040);
 		jf_ptb_tip(b, pt_ipc_suppressed, 0);
 		suppressed_end = jf_ptb_size(b);
-		jf_ptb_tnt(b, "TT"); /* after the error: skipped */
+		jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0); /* after the error: skipped */
 
 		/* Pass 0 fills the block cache in run A; pass 1 starts with it full. */
 		for (pass = 0; pass < 2; pass++) {
@@ -750,10 +756,12 @@ static void test_suppressed_tip_at_indirect_branch(void **state)
 			expect_loop(&c);
 			expect_call_f(&c, CALL_FOLLOWED);
 			block64(&c, 0x40000e, 0x40000e, 1, JF_END_CALL_INDIRECT);
-			if (cases[k].at != AT_CALL)
+			if (at != AT_CALL)
 				block64(&c, 0x400030, 0x400033, 2, JF_END_RETURN);
-			if (cases[k].at == AT_JMP)
+			if (at == AT_JMP || at == AT_FAR)
 				block64(&c, 0x400010, 0x400010, 1, JF_END_JUMP_INDIRECT);
+			if (at == AT_FAR)
+				block64(&c, 0x400040, 0x400040, 1, JF_END_FAR);
 			CHECK(&c, expect_error(&c, suppressed_end, -pte_noip, "no ip")->ip ==
 				  cases[k].error_ip, "the error's ip");
 			expect_lost(&c, suppressed_end, 1, JF_LOST_SKIPPED);
