@@ -13,7 +13,6 @@
 #include "pt_events.h"
 #include "pt_libipt_config.h"
 #include "pt_status_check.h"
-#include "pt_tip_scan.h"
 #include "pt_wrap.h"
 
 #include <intel-pt.h>
@@ -48,10 +47,9 @@ struct pt_backend {
 	struct jf_flow pending; /* an error to return after a partial block */
 	int has_pending;
 	struct jf_pt_check *check; /* the checks libipt 2.0 does not make */
-	/* libipt 2.0's block cache ignores an IP-suppressed TIP (pt_tip_scan.h): a stretch
-	 * that holds one is decoded through `bare`, an image without sections (only a read
-	 * callback), where libipt has no cache. */
-	struct jf_pt_tip_scan *tips;
+	/* libipt 2.0's block cache ignores an IP-suppressed TIP (pt_status_check.h): a
+	 * stretch that holds one is decoded through `bare`, an image without sections (only a
+	 * read callback), where libipt has no cache. */
 	struct pt_image *bare;
 	int bare_on;
 	int64_t resync_at;      /* >= 0: synchronise at this PSB next (after a check failed) */
@@ -123,10 +121,10 @@ static int read_code(uint8_t *buffer, size_t size, const struct pt_asid *asid, u
 }
 
 /* Decode the stretch from offset on without libipt's block cache when it holds an
- * IP-suppressed TIP (pt_tip_scan.h), else with the code map's sections. */
+ * IP-suppressed TIP (pt_status_check.h), else with the code map's sections. */
 static int choose_image(struct pt_backend *b, uint64_t offset, struct jf_error *err)
 {
-	int bare = jf_pt_tip_scan_ahead(b->tips, offset);
+	int bare = jf_pt_check_suppressed_tip_ahead(b->check, offset);
 
 	if (bare == b->bare_on)
 		return 0;
@@ -516,7 +514,6 @@ static void pt_free(void *self)
 		pt_blk_free_decoder(b->dec);
 	if (b->bare)
 		pt_image_free(b->bare);
-	jf_pt_tip_scan_free(b->tips);
 	jf_pt_check_free(b->check);
 	if (b->own_insns)
 		jf_insn_cache_free(b->insns);
@@ -562,9 +559,7 @@ struct jf_decoder *jf_pt_decoder_new(const struct jf_pt_config *cfg, struct jf_c
 			return NULL;
 		}
 		b->check = jf_pt_check_new(cfg->trace, cfg->size);
-		b->tips = jf_pt_tip_scan_new(cfg->trace, cfg->size,
-					     cfg->has_sync_at ? cfg->sync_at : 0);
-		if (!b->check || !b->tips) {
+		if (!b->check) {
 			pt_free(b);
 			jf_fail(err, "out of memory");
 			return NULL;

@@ -10,12 +10,21 @@ enum tracing { TRACING_UNKNOWN, TRACING_OFF, TRACING_ON };
 struct jf_pt_check {
 	struct pt_packet_decoder *pkt;
 	uint64_t size;
-	int active;          /* following packets (after a sync, until a violation) */
+	int active;          /* following packets (after a sync, until a violation, a bad
+	                      * packet or the end) */
+	int ended;           /* the end of the trace was read */
 	uint64_t next;       /* while active: the offset of the next packet (asked per block,
 	                      * kept here rather than asked of libipt) */
 	enum tracing tracing;
 	int in_psb, psb_fup; /* inside PSB+, and whether it carried a FUP */
 	uint64_t fup_ip;
+	/* Packets are read ahead of jf_pt_check_advance (jf_pt_check_suppressed_tip_ahead):
+	 * an inconsistency found there waits until the decoder passes it. */
+	int held;
+	struct jf_pt_violation violation;
+	uint64_t psb;        /* the last PSB read */
+	int has_tip;         /* the last IP-suppressed TIP read, and the PSB before it */
+	uint64_t tip, tip_psb;
 };
 
 struct jf_pt_check *jf_pt_check_new(const uint8_t *trace, size_t size)
@@ -47,70 +56,108 @@ void jf_pt_check_sync(struct jf_pt_check *c, uint64_t psb)
 	c->next = psb;
 	c->tracing = TRACING_UNKNOWN;
 	c->in_psb = 0;
+	c->held = 0;
+	c->has_tip = 0;
+	c->ended = 0;
+	c->psb = psb;
 }
 
-static int violation(struct jf_pt_check *c, struct jf_pt_violation *v, uint64_t offset,
-		     int code, int has_ip, uint64_t ip)
+static void hold(struct jf_pt_check *c, uint64_t offset, int code, int has_ip, uint64_t ip)
 {
-	v->offset = offset;
-	v->code = code;
-	v->has_ip = has_ip;
-	v->ip = ip;
+	c->violation.offset = offset;
+	c->violation.code = code;
+	c->violation.has_ip = has_ip;
+	c->violation.ip = ip;
+	c->held = 1;
 	c->active = 0;
-	return 1;
+}
+
+/* Read the next packet and follow the tracing state. */
+static void step(struct jf_pt_check *c)
+{
+	struct pt_packet p;
+	uint64_t off = c->next;
+	int size = pt_pkt_next(c->pkt, &p, sizeof(p));
+
+	if (size < 0) {
+		/* Bad packets are the block decoder's to report. */
+		c->active = 0;
+		c->ended = size == -pte_eos;
+		return;
+	}
+	c->next = off + (uint64_t)size;
+	switch (p.type) {
+	case ppt_psb:
+		c->in_psb = 1;
+		c->psb_fup = 0;
+		c->psb = off;
+		break;
+	case ppt_fup:
+		if (c->in_psb) {
+			c->psb_fup = 1;
+			c->fup_ip = p.payload.ip.ip;
+		} else if (c->tracing == TRACING_UNKNOWN) {
+			c->tracing = TRACING_ON; /* resuming after an overflow */
+		}
+		break;
+	case ppt_psbend:
+		c->in_psb = 0;
+		if (c->psb_fup && c->tracing == TRACING_OFF) {
+			hold(c, off, -pte_bad_status_update, 1, c->fup_ip);
+			break;
+		}
+		c->tracing = c->psb_fup ? TRACING_ON : TRACING_OFF;
+		break;
+	case ppt_tip:
+		if (p.payload.ip.ipc == pt_ipc_suppressed) {
+			c->has_tip = 1;
+			c->tip = off;
+			c->tip_psb = c->psb;
+		}
+		break;
+	case ppt_tip_pge:
+		if (c->tracing == TRACING_ON) {
+			hold(c, off, -pte_bad_context, 0, 0);
+			break;
+		}
+		c->tracing = TRACING_ON;
+		break;
+	case ppt_tip_pgd:
+		c->tracing = TRACING_OFF;
+		break;
+	case ppt_ovf:
+		c->tracing = TRACING_UNKNOWN;
+		break;
+	default:
+		break;
+	}
 }
 
 int jf_pt_check_advance(struct jf_pt_check *c, uint64_t upto, struct jf_pt_violation *v)
 {
-	while (c->active) {
-		struct pt_packet p;
-		uint64_t off = c->next;
-		int size;
+	while (c->active && c->next < upto)
+		step(c);
+	if (!c->held || c->violation.offset >= upto)
+		return 0;
+	*v = c->violation;
+	c->held = 0;
+	return 1;
+}
 
-		if (off >= upto)
-			return 0;
-		size = pt_pkt_next(c->pkt, &p, sizeof(p));
-		if (size < 0) {
-			/* Bad packets are the block decoder's to report. */
-			c->active = 0;
-			return 0;
-		}
-		c->next = off + (uint64_t)size;
-		switch (p.type) {
-		case ppt_psb:
-			c->in_psb = 1;
-			c->psb_fup = 0;
+int jf_pt_check_suppressed_tip_ahead(struct jf_pt_check *c, uint64_t from)
+{
+	/* Up to the first PSB after from: libipt's block decoder stops at a PSB+. */
+	for (;;) {
+		if (c->has_tip && c->tip < from)
+			c->has_tip = 0; /* passed */
+		if (c->has_tip || !c->active || c->psb > from)
 			break;
-		case ppt_fup:
-			if (c->in_psb) {
-				c->psb_fup = 1;
-				c->fup_ip = p.payload.ip.ip;
-			} else if (c->tracing == TRACING_UNKNOWN) {
-				c->tracing = TRACING_ON; /* resuming after an overflow */
-			}
-			break;
-		case ppt_psbend:
-			c->in_psb = 0;
-			if (c->psb_fup && c->tracing == TRACING_OFF)
-				return violation(c, v, off, -pte_bad_status_update, 1, c->fup_ip);
-			c->tracing = c->psb_fup ? TRACING_ON : TRACING_OFF;
-			break;
-		case ppt_tip_pge:
-			if (c->tracing == TRACING_ON)
-				return violation(c, v, off, -pte_bad_context, 0, 0);
-			c->tracing = TRACING_ON;
-			break;
-		case ppt_tip_pgd:
-			c->tracing = TRACING_OFF;
-			break;
-		case ppt_ovf:
-			c->tracing = TRACING_UNKNOWN;
-			break;
-		default:
-			break;
-		}
+		step(c);
 	}
-	return 0;
+	if (c->has_tip)
+		return c->tip_psb <= from; /* else that PSB comes first */
+	/* Not followed as far as that PSB (a bad packet, an inconsistency): perhaps. */
+	return !c->ended && c->psb <= from;
 }
 
 int64_t jf_pt_check_next_psb(struct jf_pt_check *c, uint64_t offset)

@@ -7,8 +7,14 @@
  *   - a TIP.PGE while tracing is already enabled: "unexpected packet context".
  * Real captures contain both (see ../shared/traces/intel-pt/Unzip). We follow the packets
  * with libipt's packet decoder, in step with the block decoder, so that decoding gives the
- * same result whichever libipt is installed. (A third difference, an IP-suppressed TIP
- * that libipt 2.0's block cache takes as a target, is pt_tip_scan.h's.) */
+ * same result whichever libipt is installed.
+ *
+ * A third difference: libipt 2.0's block decoder reports a TIP that suppresses its IP at an
+ * indirect branch ("no ip") only while it decodes the branch itself; when its block cache
+ * holds the branch, it takes the TIP as a target and goes on at the branch, so what a decode
+ * gave depended on what the same image had decoded before (found by fuzz_pt_decode,
+ * 2026-11-25). The check reads one PSB period ahead and says where such a TIP lies;
+ * pt_decoder.c decodes that stretch without the cache. */
 #ifndef JITFLOW_PT_STATUS_CHECK_H
 #define JITFLOW_PT_STATUS_CHECK_H
 
@@ -32,8 +38,15 @@ void jf_pt_check_free(struct jf_pt_check *check);
 void jf_pt_check_sync(struct jf_pt_check *check, uint64_t psb);
 
 /* Follow the packets that start before upto. Returns 1 and fills *v at the first
- * inconsistency (the check then waits for jf_pt_check_sync), else 0. */
+ * inconsistency (the check then waits for jf_pt_check_sync), else 0. One found ahead (by
+ * jf_pt_check_suppressed_tip_ahead) is returned once upto passes it. */
 int jf_pt_check_advance(struct jf_pt_check *check, uint64_t upto, struct jf_pt_violation *v);
+
+/* Whether an IP-suppressed TIP lies at or after from (the block decoder's offset, a packet
+ * boundary) and before the next PSB after it, as far as one call of libipt's block decoder
+ * that starts there reads; 1 too where the packets could not be followed that far (a bad
+ * packet, an inconsistency: until the next sync). from must not decrease. */
+int jf_pt_check_suppressed_tip_ahead(struct jf_pt_check *check, uint64_t from);
 
 /* The offset of the first PSB after offset, or -1 if there is none. */
 int64_t jf_pt_check_next_psb(struct jf_pt_check *check, uint64_t offset);
