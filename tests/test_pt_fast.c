@@ -590,6 +590,45 @@ static void test_packet_hand_over(void **state)
 	jf_codemap_free(blocks_map);
 }
 
+/* A PSB+ right after another one's PSBEND, then a bad packet (fuzz_pt_decode): libipt
+ * returns the first PSB+'s last status update only once it has read on past the PSBEND,
+ * through the second PSB+, and there it fails, so the update is never returned; the fast
+ * path had returned it. It hands over there now. Also with good packets after it. */
+static void test_psb_after_psbend(void **state)
+{
+	static const uint8_t code[] = { 0x74, 0x01, 0x90, 0xff, 0xe0 }; /* je; nop; jmp rax */
+	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	int bad, psbs;
+
+	(void)state;
+	for (bad = 0; bad < 2; bad++) {
+		struct jf_ptb *b = jf_ptb_new();
+		char what[48];
+		uint64_t at;
+
+		for (psbs = 0; psbs < 2; psbs++) {
+			jf_ptb_psb(b);
+			jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_psbend(b);
+		}
+		at = jf_ptb_offset(b);
+		jf_ptb_tnt(b, "N");
+		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_pad(b);
+		if (bad) {
+			jf_ptb_bytes_mut(b)[at] = 0x02; /* an extended opcode libipt does not know */
+			jf_ptb_bytes_mut(b)[at + 1] = 0xff;
+		}
+		snprintf(what, sizeof(what), "PSB after PSBEND%s", bad ? ", then a bad packet" : "");
+		compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
+		jf_ptb_free(b);
+	}
+	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
+}
+
 /* A trace without a PSB, and an empty one. */
 static void test_no_sync(void **state)
 {
@@ -729,6 +768,7 @@ int main(void)
 	const struct CMUnitTest cache_tests[] = {
 		cmocka_unit_test(test_block_cache),
 		cmocka_unit_test(test_block_cache_grows),
+		cmocka_unit_test(test_psb_after_psbend),
 		cmocka_unit_test(test_no_sync),
 		cmocka_unit_test(test_payloads),
 		cmocka_unit_test(test_query_path),
