@@ -636,6 +636,11 @@ static int next_event(struct fast *f)
 	jf_pt_event_flow(&ev, &f->cfg.conv, fl);
 	if (f->emit && ev.type == ptev_enabled)
 		fl->u.enabled.resumed = (uint8_t)f->resumed;
+	/* libipt's block decoder fetches the next pending event before it returns this one,
+	 * and an event without a timestamp of its own gets the time after that read (a PSB+
+	 * read through to its TSC: fuzz_pt_decode). */
+	if ((status & pts_event_pending) && !ev.has_tsc)
+		f->retime = f->pending.n;
 	return 0;
 }
 

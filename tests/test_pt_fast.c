@@ -629,6 +629,38 @@ static void test_psb_after_psbend(void **state)
 	jf_codemap_free(blocks_map);
 }
 
+/* A PSB+ without a TSC (its CBR update has no timestamp of its own), a MODE.exec, then a
+ * PSB+ with one: libipt's block decoder fetches the next event before it returns the CBR
+ * update, reading through the second PSB+, so the update carries the second PSB+'s time
+ * (fuzz_pt_decode; the fast path had left it without a time). */
+static void test_event_time_after_next_read(void **state)
+{
+	static const uint8_t code[] = { 0x74, 0x01, 0x90, 0xff, 0xe0 }; /* je; nop; jmp rax */
+	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_ptb *b = jf_ptb_new();
+
+	(void)state;
+	jf_ptb_psb(b);
+	jf_ptb_cyc(b, 0xff); /* timing: the fast path follows the query decoder */
+	jf_ptb_cbr(b, 2);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psb(b);
+	jf_ptb_tsc(b, 0x20000);
+	jf_ptb_cbr(b, 2);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_tnt(b, "N");
+	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+	compare("event time after the next read", jf_ptb_bytes(b), jf_ptb_size(b), map,
+		blocks_map, NULL);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
+}
+
 /* A trace without a PSB, and an empty one. */
 static void test_no_sync(void **state)
 {
@@ -769,6 +801,7 @@ int main(void)
 		cmocka_unit_test(test_block_cache),
 		cmocka_unit_test(test_block_cache_grows),
 		cmocka_unit_test(test_psb_after_psbend),
+		cmocka_unit_test(test_event_time_after_next_read),
 		cmocka_unit_test(test_no_sync),
 		cmocka_unit_test(test_payloads),
 		cmocka_unit_test(test_query_path),
