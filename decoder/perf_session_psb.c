@@ -3,20 +3,14 @@
  * PSB+ header. The session uses them to decode buffers from a sync point and to stitch
  * consecutive buffers of a queue together (perf_session.c). */
 #include "perf_session_internal.h"
+#include "pt_libipt_config.h"
 
 #include <intel-pt.h>
 #include <string.h>
 
 static struct pt_packet_decoder *packets(const uint8_t *data, uint64_t size)
 {
-	struct pt_config cfg;
-
-	if (!size)
-		return NULL;
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)data;
-	cfg.end = cfg.begin + size;
-	return pt_pkt_alloc_decoder(&cfg);
+	return size ? jf_pt_packet_decoder(data, (size_t)size) : NULL;
 }
 
 uint64_t jf_psb_first(const uint8_t *data, uint64_t size, uint64_t *tsc, int *have_tsc)
