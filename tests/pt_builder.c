@@ -79,6 +79,17 @@ void jf_ptb_psbend(struct jf_ptb *b) { simple(b, ppt_psbend); }
 void jf_ptb_pad(struct jf_ptb *b) { simple(b, ppt_pad); }
 void jf_ptb_ovf(struct jf_ptb *b) { simple(b, ppt_ovf); }
 
+void jf_ptb_bad_packet(struct jf_ptb *b)
+{
+	uint64_t at = jf_ptb_offset(b);
+
+	/* Written as two PADs, then overwritten: libipt's encoder writes only good packets. */
+	simple(b, ppt_pad);
+	simple(b, ppt_pad);
+	b->buf[at] = 0x02;
+	b->buf[at + 1] = 0xff;
+}
+
 void jf_ptb_mode_exec(struct jf_ptb *b, enum pt_exec_mode mode)
 {
 	struct pt_packet p;

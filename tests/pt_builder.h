@@ -41,6 +41,8 @@ void jf_ptb_psb(struct jf_ptb *b);
 void jf_ptb_psbend(struct jf_ptb *b);
 void jf_ptb_pad(struct jf_ptb *b);
 void jf_ptb_ovf(struct jf_ptb *b);
+/* Two bytes libipt cannot decode: an extended opcode it does not know (02 ff). */
+void jf_ptb_bad_packet(struct jf_ptb *b);
 void jf_ptb_mode_exec(struct jf_ptb *b, enum pt_exec_mode mode);
 void jf_ptb_tip(struct jf_ptb *b, enum pt_ip_compression ipc, uint64_t ip);
 void jf_ptb_tip_pge(struct jf_ptb *b, enum pt_ip_compression ipc, uint64_t ip);

@@ -546,18 +546,36 @@ static void test_straddle(void **state)
 	jf_codemap_free(maps[1]);
 }
 
-/* What the packet path does not model hands over, and the result stays the block
- * decoder's: a CBR of ratio 0 in PSB+ (libipt's error), an overflow, a TSC after a first
- * PSB+ without timing, a MODE.exec before a TIP. */
-static void test_packet_hand_over(void **state)
+/* The code the hand-written traces below run, in the two maps compare() wants:
+ * 1000: je 1003; 1002: nop; 1003: jmp rax. */
+struct jump_code {
+	struct jf_codemap *map, *blocks_map;
+};
+
+static struct jump_code jump_code_new(void)
 {
 	static const uint8_t code[] = {
 		0x74, 0x01, /* 1000: je 1003 */
 		0x90,       /* 1002: nop */
 		0xff, 0xe0, /* 1003: jmp rax */
 	};
-	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
-	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+
+	return (struct jump_code){ jf_ptb_codemap(code, sizeof(code), 0x1000),
+				   jf_ptb_codemap(code, sizeof(code), 0x1000) };
+}
+
+static void jump_code_free(struct jump_code *c)
+{
+	jf_codemap_free(c->map);
+	jf_codemap_free(c->blocks_map);
+}
+
+/* What the packet path does not model hands over, and the result stays the block
+ * decoder's: a CBR of ratio 0 in PSB+ (libipt's error), an overflow, a TSC after a first
+ * PSB+ without timing, a MODE.exec before a TIP. */
+static void test_packet_hand_over(void **state)
+{
+	struct jump_code code = jump_code_new();
 	struct jf_pt_fast_report rep;
 	int kind;
 
@@ -582,12 +600,12 @@ static void test_packet_hand_over(void **state)
 		jf_ptb_tnt(b, "T");
 		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
 		snprintf(what, sizeof(what), "hand-over %d", kind);
-		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
+		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map,
+			      NULL);
 		assert_int_equal(rep.fallback_at, 0);
 		jf_ptb_free(b);
 	}
-	jf_codemap_free(map);
-	jf_codemap_free(blocks_map);
+	jump_code_free(&code);
 }
 
 /* A PSB+ right after another one's PSBEND, then a bad packet (fuzz_pt_decode): libipt
@@ -596,16 +614,13 @@ static void test_packet_hand_over(void **state)
  * path had returned it. It hands over there now. Also with good packets after it. */
 static void test_psb_after_psbend(void **state)
 {
-	static const uint8_t code[] = { 0x74, 0x01, 0x90, 0xff, 0xe0 }; /* je; nop; jmp rax */
-	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
-	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jump_code code = jump_code_new();
 	int bad, psbs;
 
 	(void)state;
 	for (bad = 0; bad < 2; bad++) {
 		struct jf_ptb *b = jf_ptb_new();
 		char what[48];
-		uint64_t at;
 
 		for (psbs = 0; psbs < 2; psbs++) {
 			jf_ptb_psb(b);
@@ -613,20 +628,16 @@ static void test_psb_after_psbend(void **state)
 			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
 			jf_ptb_psbend(b);
 		}
-		at = jf_ptb_offset(b);
+		if (bad)
+			jf_ptb_bad_packet(b);
 		jf_ptb_tnt(b, "N");
 		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
 		jf_ptb_pad(b);
-		if (bad) {
-			jf_ptb_bytes_mut(b)[at] = 0x02; /* an extended opcode libipt does not know */
-			jf_ptb_bytes_mut(b)[at + 1] = 0xff;
-		}
 		snprintf(what, sizeof(what), "PSB after PSBEND%s", bad ? ", then a bad packet" : "");
-		compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
+		compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map, NULL);
 		jf_ptb_free(b);
 	}
-	jf_codemap_free(map);
-	jf_codemap_free(blocks_map);
+	jump_code_free(&code);
 }
 
 /* A PSB+ without a TSC (its CBR update has no timestamp of its own), a MODE.exec, then a
@@ -635,9 +646,7 @@ static void test_psb_after_psbend(void **state)
  * (fuzz_pt_decode; the fast path had left it without a time). */
 static void test_event_time_after_next_read(void **state)
 {
-	static const uint8_t code[] = { 0x74, 0x01, 0x90, 0xff, 0xe0 }; /* je; nop; jmp rax */
-	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
-	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jump_code code = jump_code_new();
 	struct jf_ptb *b = jf_ptb_new();
 
 	(void)state;
@@ -654,11 +663,10 @@ static void test_event_time_after_next_read(void **state)
 	jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
 	jf_ptb_tnt(b, "N");
 	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
-	compare("event time after the next read", jf_ptb_bytes(b), jf_ptb_size(b), map,
-		blocks_map, NULL);
+	compare("event time after the next read", jf_ptb_bytes(b), jf_ptb_size(b), code.map,
+		code.blocks_map, NULL);
 	jf_ptb_free(b);
-	jf_codemap_free(map);
-	jf_codemap_free(blocks_map);
+	jump_code_free(&code);
 }
 
 /* A trace without a PSB, and an empty one. */

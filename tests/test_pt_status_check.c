@@ -18,6 +18,16 @@ static void stretch(struct jf_ptb *b, enum pt_ip_compression ipc)
 	jf_ptb_tnt(b, "T");
 }
 
+/* A check over b's bytes, synchronised at its first PSB (offset 0). */
+static struct jf_pt_check *check_from_start(const struct jf_ptb *b)
+{
+	struct jf_pt_check *s = jf_pt_check_new(jf_ptb_bytes(b), jf_ptb_size(b));
+
+	assert_non_null(s);
+	jf_pt_check_sync(s, 0);
+	return s;
+}
+
 static void test_stretches(void **state)
 {
 	struct jf_ptb *b = jf_ptb_new();
@@ -40,9 +50,7 @@ static void test_stretches(void **state)
 	stretch(b, pt_ipc_suppressed);    /* stretch 4: suppressed TIP */
 	end = jf_ptb_size(b);
 
-	s = jf_pt_check_new(jf_ptb_bytes(b), jf_ptb_size(b));
-	assert_non_null(s);
-	jf_pt_check_sync(s, 0);
+	s = check_from_start(b);
 	assert_false(jf_pt_check_suppressed_tip_ahead(s, 0)); /* stretch 1 */
 	assert_true(jf_pt_check_suppressed_tip_ahead(s, psb2));      /* from stretch 2's PSB */
 	assert_true(jf_pt_check_suppressed_tip_ahead(s, tnt1));
@@ -73,15 +81,10 @@ static void test_after_a_bad_packet(void **state)
 	jf_ptb_psb(b);
 	jf_ptb_psbend(b);
 	bad = jf_ptb_offset(b);
-	jf_ptb_pad(b);
-	jf_ptb_pad(b);
-	jf_ptb_bytes_mut(b)[bad] = 0x02; /* an extended opcode... */
-	jf_ptb_bytes_mut(b)[bad + 1] = 0xff; /* ...that libipt does not know */
+	jf_ptb_bad_packet(b);
 	psb2 = jf_ptb_offset(b);
 	stretch(b, pt_ipc_suppressed);
-	s = jf_pt_check_new(jf_ptb_bytes(b), jf_ptb_size(b));
-	assert_non_null(s);
-	jf_pt_check_sync(s, 0);
+	s = check_from_start(b);
 	assert_true(jf_pt_check_suppressed_tip_ahead(s, bad));
 	jf_pt_check_sync(s, psb2);
 	assert_true(jf_pt_check_suppressed_tip_ahead(s, psb2));
@@ -107,9 +110,7 @@ static void test_inconsistency_found_ahead(void **state)
 	pge = jf_ptb_offset(b);
 	jf_ptb_tip_pge(b, pt_ipc_update_16, 0x400005);
 	jf_ptb_tnt(b, "N");
-	s = jf_pt_check_new(jf_ptb_bytes(b), jf_ptb_size(b));
-	assert_non_null(s);
-	jf_pt_check_sync(s, 0);
+	s = check_from_start(b);
 	assert_false(jf_pt_check_advance(s, tnt, &v));
 	assert_true(jf_pt_check_suppressed_tip_ahead(s, tnt)); /* stopped at the PGE */
 	assert_false(jf_pt_check_advance(s, pge, &v));
