@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Decode speed of jitflow against libipt's block decoder and Linux perf, on the same inputs
 # in the same run (issue 14):
-#   tools/bench/decode-speed.sh [-b BUILD] [-r RUNS] [-t TIMES] [-j JOBS] [RECORDING_DIR...]
+#   tools/bench/decode-speed.sh [-b BUILD] [-r RUNS] [-t TIMES] [-j JOBS] [-L TIMES]
+#                               [RECORDING_DIR...]
 #
 # 1. The real Intel PT capture ../shared/traces/intel-pt/foo concatenated TIMES times
 #    (default 2400: 70 MB, 283 M instructions; each copy starts with a PSB), decoded by
@@ -18,6 +19,10 @@
 #               and report with -j JOBS (default 2): segments decoded by JOBS threads;
 #               compared with one thread by wall time (what threads save) and CPU time
 #               (what splitting costs)
+# 1b. With -L LONG: foo concatenated LONG times (e.g. 9600: 282 MB), decoded by stat -j 1
+#    and stat -j JOBS only: what threads save on a long trace, where the process start and
+#    each thread's cache fills (fixed costs, about 0.1 s) no longer weigh (issue 14's
+#    ">= 1.8x on a long trace"). The files of both are compared.
 # 2. Each RECORDING_DIR (written by `jitflow record`), decoded by
 #      stat     jitflow stat --recording DIR
 #      report   jitflow report DIR
@@ -37,14 +42,15 @@
 # Benchmarks are not tests: nothing here fails on a slow result.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-build=build runs=3 times=2400 jobs=2
-while getopts b:r:t:j: opt; do
+build=build runs=3 times=2400 jobs=2 long=0
+while getopts b:r:t:j:L: opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	r) runs=$OPTARG ;;
 	t) times=$OPTARG ;;
 	j) jobs=$OPTARG ;;
-	*) sed -n '2,37p' "$0" >&2; exit 2 ;;
+	L) long=$OPTARG ;;
+	*) sed -n '2,42p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -158,6 +164,27 @@ if [ -d "$shared" ]; then
 	speedup report report-blk
 else
 	echo "decode-speed: $shared not found (needs ../shared/traces); skipping the real capture" >&2
+fi
+
+if [ -d "$shared" ] && [ "$long" -gt 0 ]; then
+	for ((i = 0; i < long; i++)); do cat "$shared/trace"; done > "$tmp/long"
+	bytes=$(stat -c %s "$tmp/long")
+	long_inputs=(--raw "$shared/data:0x7ffff7819000" --pt "$tmp/long")
+	"$jf" stat --json "${long_inputs[@]}" > "$tmp/stat.json"
+	insns=$(json_field "$tmp/stat.json" instructions)
+	echo "foo x$long: $bytes bytes of real Intel PT, $insns instructions"
+	rm -f "$tmp/long-j1" "$tmp/long-j$jobs"
+	for ((r = 0; r < runs; r++)); do
+		run long-j1 "$jf" stat -j 1 "${long_inputs[@]}"
+		run "long-j$jobs" "$jf" stat -j "$jobs" "${long_inputs[@]}"
+	done
+	cmp -s <(grep -v '^decode ' "$tmp/out.long-j1") <(grep -v '^decode ' "$tmp/out.long-j$jobs") ||
+		echo "  (stat -j $jobs differs from stat -j 1!)"
+	grep threads "$tmp/out.long-j$jobs" | sed 's/^/  stat -j '"$jobs"': /'
+	report long-j1 "$bytes" "$insns"
+	report "long-j$jobs" "$bytes" "$insns"
+	speedup "long-j$jobs" long-j1
+	rm -f "$tmp/long"
 fi
 
 for dir in "$@"; do
