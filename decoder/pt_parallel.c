@@ -14,6 +14,7 @@
 #include "pt_seg_queue.h"
 #include "pt_wrap.h"
 
+#include <intel-pt.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct segment {
 	size_t seam_pos;        /* where in flows the first record past end is (or len) */
 	int ended;              /* its decoder reached the end of the trace */
 	int failed;             /* its decoder failed (message in err) */
+	int return_before;      /* its decoder met a compressed return without a call */
 	struct jf_error err;
 	/* With opt.parts, decoded by a worker (decode_part): its part holds the flows from
 	 * flows' part_from up to part_to (what they count: stats), and flows keeps only the
@@ -67,6 +69,8 @@ struct pt_parallel {
 	int finished;                   /* nothing more after cur */
 	struct jf_decoder *serial;      /* the consumer's own decoder, after a seam failed */
 	struct segment *serial_after;   /* ... which has decoded exactly cur's flows */
+	int serial_from_start;          /* ... from the trace's start (serial_decoder_from_start) */
+	uint64_t handed;                /* records handed out so far */
 	struct jf_insn_cache *serial_insns;
 	struct jf_pt_fast_caches serial_caches; /* with opt.fast (over map) */
 	uint64_t released;
@@ -82,6 +86,17 @@ static uint64_t stop_offset(const struct pt_parallel *p, const struct segment *s
 	return s->seg.last ? UINT64_MAX : s->seg.end + p->opt.overlap;
 }
 
+/* A compressed return whose call the decoder has not seen. Hardware compresses only
+ * returns to calls made since the last PSB (Intel SDM, "Indirect Transfer Compression for
+ * Returns"), but a damaged or hand-made trace may not: a decoder started at the segment's
+ * PSB then has no call where the one-thread decoder has it from before that PSB, and
+ * reports an error that decoder does not. Such a segment does not join (find_join). */
+static void note_return_before(struct segment *s, const struct jf_flow *f)
+{
+	if (f->kind == JF_FLOW_ERROR && f->u.error.code == -pte_retstack_empty)
+		s->return_before = 1;
+}
+
 /* Decode flows with dec into s until one lies past its stop offset or the trace ends. */
 static void decode_into(struct pt_parallel *p, struct segment *s, struct jf_decoder *dec)
 {
@@ -93,6 +108,7 @@ static void decode_into(struct pt_parallel *p, struct segment *s, struct jf_deco
 	while ((rc = jf_decoder_next(dec, &f, &s->err)) > 0) {
 		if (f.offset >= s->seg.end && s->seam_pos == SIZE_MAX)
 			s->seam_pos = s->flows.len;
+		note_return_before(s, &f);
 		if (jf_flow_buffer_push(&s->flows, &f) < 0) {
 			rc = jf_fail(&s->err, "out of memory");
 			break;
@@ -130,6 +146,7 @@ static void decode_part(struct pt_parallel *p, struct segment *s, struct jf_deco
 	while ((rc = jf_decoder_next_uncounted(dec, &f, &s->err)) > 0) {
 		int keep = in_head;
 
+		note_return_before(s, &f);
 		/* Most records: in the part, neither kept nor near a seam. */
 		if (middle && f.offset < s->seg.end) {
 			jf_decode_stats_count(&s->stats, &f);
@@ -185,6 +202,7 @@ static void decode_part(struct pt_parallel *p, struct segment *s, struct jf_deco
 		s->failed = 1;
 }
 
+/* A decoder from the trace's start (s NULL) or from segment s's first PSB. */
 static struct jf_decoder *segment_decoder(struct pt_parallel *p, const struct segment *s,
 					  struct jf_codemap *map, struct jf_insn_cache *insns,
 					  const struct jf_pt_fast_caches *caches,
@@ -194,7 +212,7 @@ static struct jf_decoder *segment_decoder(struct pt_parallel *p, const struct se
 
 	cfg.release_consumed = 0;       /* the consumer releases what all have passed */
 	cfg.insns = insns;
-	if (!s->seg.first) {
+	if (s && !s->seg.first) {
 		cfg.has_sync_at = 1;
 		cfg.sync_at = s->seg.start;
 	}
@@ -281,7 +299,7 @@ static int find_join(const struct segment *f, const struct segment *g, size_t *f
 {
 	size_t a, b = 0;
 
-	if (f->failed || g->failed || f->ended)
+	if (f->failed || g->failed || f->ended || g->return_before)
 		return 0;
 	while (b < g->flows.len && jf_flow_buffer_at(&g->flows, b)->kind != JF_FLOW_BLOCK)
 		b += jf_flow_record_size(jf_flow_buffer_at(&g->flows, b));
@@ -337,6 +355,49 @@ static int serial_decoder_at(struct pt_parallel *p, struct segment *cur, struct 
 	}
 	free(want);
 	p->serial_after = cur;
+	p->serial_from_start = 0;
+	return rc < 0 ? -1 : 0;
+}
+
+/* The consumer's own decoder, positioned right after the records handed out so far (cur's
+ * last one), made by decoding from the trace's start: the next segment met a compressed
+ * return whose call lies before its PSB, maybe before cur's too, where only a decoder that
+ * started before it has the call. Rare (see note_return_before), so not made faster. */
+static int serial_decoder_from_start(struct pt_parallel *p, struct segment *cur,
+				     struct jf_error *err)
+{
+	struct jf_flow f, *want;
+	size_t pos, last = 0;
+	uint64_t n;
+	int rc = 1;
+
+	jf_decoder_free(p->serial);
+	p->serial = segment_decoder(p, NULL, p->map, p->serial_insns, &p->serial_caches, err);
+	if (!p->serial)
+		return -1;
+	p->serial_after = cur;
+	p->serial_from_start = 1;
+	for (n = 0; n < p->handed && rc > 0; n++)
+		rc = jf_decoder_next_uncounted(p->serial, &f, err);
+	if (rc <= 0)
+		return rc < 0 ? -1 : jf_fail(err, "parallel decode: decoded from the start, "
+					       "the trace ends before record %llu",
+					       (unsigned long long)p->handed);
+	if (!p->handed || !p->until)
+		return 0;
+	/* The last record skipped must be the last one handed out. */
+	for (pos = 0; pos < p->until;
+	     pos += jf_flow_record_size(jf_flow_buffer_at(&cur->flows, pos)))
+		last = pos;
+	want = malloc(sizeof(*want));
+	if (!want)
+		return jf_fail(err, "out of memory");
+	jf_flow_buffer_get(&cur->flows, last, want);
+	if (memcmp(&f, want, jf_flow_record_size(want)) != 0)
+		rc = jf_fail(err, "parallel decode: decoded from the start, record %llu is not "
+			     "the one handed out at trace offset 0x%llx",
+			     (unsigned long long)p->handed, (unsigned long long)want->offset);
+	free(want);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -402,11 +463,16 @@ static int advance(struct pt_parallel *p, struct jf_error *err)
 	} else {
 		/* The seam did not join: cur's decoder state is the right one, so decode the
 		 * next segment with it (a copy of it, made by decoding cur again). */
-		if (p->serial_after != cur && serial_decoder_at(p, cur, err) < 0)
+		if (next->return_before) {
+			if ((p->serial_after != cur || !p->serial_from_start) &&
+			    serial_decoder_from_start(p, cur, err) < 0)
+				return -1;
+		} else if (p->serial_after != cur && serial_decoder_at(p, cur, err) < 0) {
 			return -1;
+		}
 		p->report->serial++;
 		jf_flow_buffer_clear(&next->flows);
-		next->ended = next->failed = 0;
+		next->ended = next->failed = next->return_before = 0;
 		/* Its part was made from other flows; all of its records are kept now. */
 		drop_part(p, next);
 		next->ndropped = 0;
@@ -444,6 +510,7 @@ static int par_next(void *self, struct jf_flow *f, struct jf_error *err)
 			return rc;
 	}
 	p->pos = jf_flow_buffer_get(&p->cur->flows, p->pos, f);
+	p->handed++;
 	return 1;
 }
 
@@ -506,6 +573,7 @@ static int take_segment(struct pt_parallel *p, void **serial_part, struct jf_dec
 			return -1;
 		cur->part = NULL;
 		jf_decode_stats_add(st, &cur->stats);
+		p->handed += cur->stats.blocks + cur->stats.events + cur->stats.errors;
 		if (ops->part_take(p->opt.parts_ctx, part, cur->seg.end, err) < 0)
 			return -1;
 		pos = cur->part_to;
@@ -514,6 +582,7 @@ static int take_segment(struct pt_parallel *p, void **serial_part, struct jf_dec
 		if (!*serial_part && !(*serial_part = ops->part_new(p->opt.parts_ctx, p->map)))
 			return jf_fail(err, "out of memory");
 		pos = jf_flow_buffer_get(&cur->flows, pos, &f);
+		p->handed++;
 		jf_decode_stats_count(st, &f);
 		if (ops->part_flow(*serial_part, &f) < 0)
 			return jf_fail(err, "out of memory");

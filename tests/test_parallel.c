@@ -8,6 +8,7 @@
  * libipt's reference decoder (and test_pt_fast the fast path's against the block
  * decoder's). Where the threads did not run the test says so rather
  * than pass on a serial decode: the split is checked in stat's "decode threads" line. */
+#include "pt_builder.h"
 #include "test_support.h"
 
 #include <dirent.h>
@@ -342,6 +343,76 @@ static void test_analysis_commands(void **state)
 	}
 }
 
+/* A compressed return to a call made several PSBs before it. Hardware compresses only
+ * returns to calls made since the last PSB; a damaged trace need not. A decoder started at
+ * a segment's PSB has no such call and reports an error the one-thread decoder does not:
+ * the segment must not join, and its flows come from a decoder that started before the
+ * call (pt_parallel.c decodes on from the trace's start). psbs: PSBs between call and
+ * return, so that the call lies one or more segments before the return's. */
+static void write_return_across_psbs(int psbs, char *inputs, size_t size)
+{
+	/* 1000: call 1010; 1005: jmp 1000; 1010: je 1012; 1012: jne 1010; 1014: ret */
+	static const uint8_t code[] = { 0xe8, 0x0b, 0x00, 0x00, 0x00, 0xeb, 0xf9, 0x90, 0x90,
+					0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x74, 0x00,
+					0x75, 0xfc, 0xc3 };
+	/* 23 passes through the loop at 1010 (je not taken, jne taken) */
+	static const char loop[] = "NTNTNTNTNTNTNTNTNTNTNTNTNTNTNTNTNTNTNTNTNTNT";
+	struct jf_ptb *b = jf_ptb_new();
+	char code_path[1024], trace_path[1024];
+	int i, k;
+
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psbend(b);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+	for (k = 0; k <= psbs; k++) {
+		if (k) {
+			/* A PSB+ inside the callee's loop: 4 KiB segments start here. */
+			jf_ptb_psb(b);
+			jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1010);
+			jf_ptb_psbend(b);
+		}
+		for (i = 0; i < 515; i++)
+			jf_ptb_tnt(b, loop);
+	}
+	/* out of the loop, the compressed return (T) to 1005, jmp 1000, call, and again */
+	jf_ptb_tnt(b, "NNT");
+	for (i = 0; i < 10; i++)
+		jf_ptb_tnt(b, loop);
+	jf_ptb_tnt(b, "NNT");
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	snprintf(code_path, sizeof(code_path), "%s/return-code.bin", jf_test_tmpdir());
+	snprintf(trace_path, sizeof(trace_path), "%s/return-%d.pt", jf_test_tmpdir(), psbs);
+	jf_test_write_file(code_path, code, sizeof(code));
+	jf_test_write_file(trace_path, jf_ptb_bytes(b), jf_ptb_size(b));
+	jf_ptb_free(b);
+	snprintf(inputs, size, "--raw '%s:0x1000' --pt '%s'", code_path, trace_path);
+}
+
+static void test_return_across_psbs(void **state)
+{
+	static const char *const jobs[] = { "-j 2 --segment-size 4096", "-j 3 --segment-size 4096" };
+	char inputs[4096];
+	int psbs;
+
+	for (psbs = 1; psbs <= 3; psbs++) {
+		char *one, *blocks;
+
+		write_return_across_psbs(psbs, inputs, sizeof(inputs));
+		/* The one-thread decode has the call: no error. */
+		one = run("", "stat", inputs, "-j 1");
+		assert_non_null(strstr(one, "\nerrors          0\n"));
+		free(one);
+		compare(inputs, jobs, 2, "", 1);
+		/* The segment of the return did not join: decoded on by the calling thread. */
+		blocks = run("", "stat --decoder=libipt-block", inputs, jobs[0]);
+		assert_null(strstr(blocks, " 0 decoded on serially"));
+		assert_non_null(strstr(blocks, "decoded on serially"));
+		free(blocks);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -352,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_recordings),
 		cmocka_unit_test(test_analysis_commands),
+		cmocka_unit_test(test_return_across_psbs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,9 +9,12 @@
  * went through the PSB+ as a single decoder does: status updates, not a new start). Where
  * they differ (an error, a resynchronisation or a tracing state that the PSB+ alone does
  * not restore), the first segment's decoder goes on over the next segment instead, on the
- * calling thread, until a later seam joins. Blocks must end at every direct call and jump
- * (end_on_call, end_on_jump) so that where a block ends does not depend on libipt's block
- * cache, which each worker has its own of. */
+ * calling thread, until a later seam joins. A segment whose decoder meets a compressed
+ * return without its call (a damaged trace: hardware compresses only returns to calls made
+ * since the last PSB) never joins; the calling thread then decodes on with a decoder that
+ * started at the trace's beginning, which has the call wherever it lies. Blocks must end
+ * at every direct call and jump (end_on_call, end_on_jump) so that where a block ends
+ * does not depend on libipt's block cache, which each worker has its own of. */
 #ifndef JITFLOW_PT_PARALLEL_H
 #define JITFLOW_PT_PARALLEL_H
 
