@@ -773,6 +773,68 @@ static void test_suppressed_tip_at_indirect_branch(void **state)
 	}
 }
 
+/* Synchronised at a PSB+ without MODE.exec, enabled by a TIP.PGE without one: the exec
+ * mode is not known, and libipt 2.0 cannot decode the code there (its uncached path:
+ * "unknown instruction" at the first instruction). From its block cache it decoded it
+ * anyway, in the mode of the entry it found, so the same bytes decoded to blocks after
+ * another run had filled the cache (fuzz_pt_decode, 2026-11-25). Cold or warm, the run
+ * without a mode gives the error. */
+static void test_unknown_mode_not_from_cache(void **state)
+{
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_ptb_decode d;
+	int warm;
+
+	for (warm = 0; warm < 2; warm++) {
+		struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+		size_t i, enabled = SIZE_MAX;
+
+		jf_ptb_free(b);
+		b = jf_ptb_new();
+		if (warm) {
+			/* Run A, in 64-bit mode: the loop six times (its blocks cached), the
+			 * direct call and f's ret with a not-taken bit: a bad compressed
+			 * return, so that the decoder synchronises again at run B's PSB, which
+			 * resets the mode it knew. */
+			start(b, BASE);
+			jf_ptb_tnt(b, "TTTTTTN");
+			jf_ptb_tnt(b, "N");
+		}
+		/* Run B, twice: the same packets, no mode (libipt reads on from the error
+		 * through the first copy's PSB+; it synchronises at the second). */
+		for (i = 0; i < 2; i++) {
+			jf_ptb_psb(b);
+			jf_ptb_psbend(b);
+			jf_ptb_tip_pge(b, pt_ipc_sext_48, BASE);
+			jf_ptb_tnt(b, "TTN");
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+		}
+		if (warm) {
+			/* A first decode leaves the cache full for the second. */
+			decode(b, map, NULL, &d);
+			jf_ptb_decode_free(&d);
+		}
+		decode(b, map, NULL, &d);
+		for (i = 0; i < d.count; i++)
+			if (d.flows[i].kind == JF_FLOW_ENABLED)
+				enabled = i;
+		assert_true(enabled + 1 < d.count);
+		if (warm)
+			assert_true(d.stats.insns > 0); /* run A decoded */
+		for (i = enabled + 1; i < d.count; i++)
+			if (d.flows[i].kind == JF_FLOW_BLOCK)
+				fail_msg("%s cache: a block at 0x%llx decoded in an unknown mode",
+					 warm ? "warm" : "cold",
+					 (unsigned long long)d.flows[i].u.block.start);
+		assert_int_equal(d.flows[enabled + 1].kind, JF_FLOW_ERROR);
+		assert_int_equal(d.flows[enabled + 1].u.error.code, -pte_bad_insn);
+		assert_int_equal(d.flows[enabled + 1].ip, BASE);
+		jf_ptb_decode_free(&d);
+		jf_codemap_free(map);
+	}
+	jf_ptb_free(b);
+}
+
 /* ---- empty and unsynchronisable input -------------------------------------------------- */
 
 static void test_empty_trace(void **state)
@@ -1269,6 +1331,7 @@ int main(void)
 		cmocka_unit_test(test_tnt_without_conditional_branch),
 		cmocka_unit_test(test_tip_to_unmapped_code),
 		cmocka_unit_test(test_suppressed_tip_at_indirect_branch),
+		cmocka_unit_test(test_unknown_mode_not_from_cache),
 		cmocka_unit_test(test_empty_trace),
 		cmocka_unit_test(test_no_psb),
 		cmocka_unit_test(test_garbage),
