@@ -47,6 +47,7 @@ struct jf_codemap {
 	uint64_t copies;      /* in-memory copies made so far (each gets a path of its own) */
 	jf_codemap_fill_fn fill;
 	void *fill_ctx;
+	unsigned cached_modes; /* exec modes libipt decoded in through iscache's sections */
 };
 
 struct jf_codemap *jf_codemap_new(void)
@@ -528,4 +529,14 @@ struct pt_image *jf_codemap_pt_image(struct jf_codemap *map, struct jf_error *er
 	map->image = image;
 	map->image_generation = map->generation;
 	return image;
+}
+
+int jf_codemap_pt_cache_fits(struct jf_codemap *map, enum pt_exec_mode mode)
+{
+	unsigned bit = 1u << mode;
+
+	if (map->cached_modes & ~bit)
+		return 0;
+	map->cached_modes |= bit;
+	return 1;
 }

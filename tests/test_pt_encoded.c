@@ -835,6 +835,56 @@ static void test_unknown_mode_not_from_cache(void **state)
 	jf_ptb_free(b);
 }
 
+/* The same bytes run in 64-bit mode, then in 32-bit mode: 48 ff e0 is `jmp rax` (one
+ * instruction) in one and `dec eax; jmp eax` (two) in the other. libipt 2.0's block cache
+ * keeps the mode an entry was made in and its cached path does not compare it with the
+ * decoder's, so the 32-bit runs decoded as the 64-bit one had been cached (one instruction
+ * each time). The map notes the modes its sections' cache served; another mode decodes
+ * uncached, as a decode of the 32-bit runs alone does. */
+static void test_mode_switch_same_code(void **state)
+{
+	static const uint8_t code[] = { 0x48, 0xff, 0xe0 };
+	static const enum pt_exec_mode both[] = { ptem_64bit, ptem_32bit };
+	size_t first;
+
+	for (first = 0; first < 2; first++) {
+		struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+		struct jf_ptb *b = jf_ptb_new();
+		struct jf_ptb_decode d;
+		uint64_t insns32 = 0, insns64 = 0;
+		size_t i, m;
+
+		jf_ptb_psb(b);
+		jf_ptb_psbend(b);
+		/* first = 0: the 64-bit runs, then the 32-bit ones; first = 1: 32-bit only */
+		for (m = first; m < 2; m++) {
+			jf_ptb_mode_exec(b, both[m]);
+			jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+			for (i = 0; i < 3; i++)
+				jf_ptb_tip(b, pt_ipc_update_16, 0x1000);
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+		}
+		decode(b, map, NULL, &d);
+		for (i = 0; i < d.count; i++) {
+			const struct jf_flow *f = &d.flows[i];
+
+			if (f->kind != JF_FLOW_BLOCK)
+				continue;
+			if (f->u.block.isa == JF_ISA_X86_32)
+				insns32 += f->u.block.ninsn;
+			else
+				insns64 += f->u.block.ninsn;
+		}
+		/* four times through the code in each mode */
+		assert_int_equal(insns64, first ? 0 : 4);
+		assert_int_equal(insns32, 8);
+		assert_int_equal(d.stats.errors, 0);
+		jf_ptb_decode_free(&d);
+		jf_ptb_free(b);
+		jf_codemap_free(map);
+	}
+}
+
 /* ---- empty and unsynchronisable input -------------------------------------------------- */
 
 static void test_empty_trace(void **state)
@@ -1332,6 +1382,7 @@ int main(void)
 		cmocka_unit_test(test_tip_to_unmapped_code),
 		cmocka_unit_test(test_suppressed_tip_at_indirect_branch),
 		cmocka_unit_test(test_unknown_mode_not_from_cache),
+		cmocka_unit_test(test_mode_switch_same_code),
 		cmocka_unit_test(test_empty_trace),
 		cmocka_unit_test(test_no_psb),
 		cmocka_unit_test(test_garbage),
