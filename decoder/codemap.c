@@ -47,7 +47,9 @@ struct jf_codemap {
 	uint64_t copies;      /* in-memory copies made so far (each gets a path of its own) */
 	jf_codemap_fill_fn fill;
 	void *fill_ctx;
-	unsigned cached_modes; /* exec modes libipt decoded in through iscache's sections */
+	/* The exec mode libipt's block cache in iscache's sections holds entries of (unknown:
+	 * none yet); jf_codemap_pt_cache_fits keeps it to one. */
+	enum pt_exec_mode cached_mode;
 };
 
 struct jf_codemap *jf_codemap_new(void)
@@ -533,10 +535,7 @@ struct pt_image *jf_codemap_pt_image(struct jf_codemap *map, struct jf_error *er
 
 int jf_codemap_pt_cache_fits(struct jf_codemap *map, enum pt_exec_mode mode)
 {
-	unsigned bit = 1u << mode;
-
-	if (map->cached_modes & ~bit)
-		return 0;
-	map->cached_modes |= bit;
-	return 1;
+	if (map->cached_mode == ptem_unknown)
+		map->cached_mode = mode;
+	return map->cached_mode == mode;
 }

@@ -11,11 +11,11 @@
  * decoding on whenever jf_codemap_generation() changed. */
 struct pt_image *jf_codemap_pt_image(struct jf_codemap *map, struct jf_error *err);
 
-/* Whether libipt may decode in `mode` (known) through the map's sections: 1 if every entry
- * its block cache may hold was made in that mode (noting that it will hold some), 0 if
- * entries of another mode may be there. libipt 2.0's cached path takes an entry's mode
- * without comparing it with the decoder's, so the same bytes run in 32-bit and in 64-bit
- * mode would decode in the mode they were first cached in; its uncached path is right. */
+/* Whether libipt may decode in `mode` (known) through the map's sections: 1 if it is the
+ * mode of every entry their block cache holds (the first mode asked for becomes it), 0 if
+ * another mode is. libipt 2.0's cached path takes an entry's mode without comparing it
+ * with the decoder's, so the same bytes run in 32-bit and in 64-bit mode would decode in
+ * the mode they were first cached in; its uncached path is right. */
 int jf_codemap_pt_cache_fits(struct jf_codemap *map, enum pt_exec_mode mode);
 
 #endif

@@ -52,13 +52,14 @@ struct pt_backend {
 	 * read callback), where libipt has no cache. */
 	struct pt_image *bare;
 	int bare_on;
-	/* libipt's exec mode: from the last exec mode event, unknown after each sync. Its
-	 * block cache decodes in the mode of the entry it finds, whatever the decoder's, so
-	 * `bare` serves too while the mode is unknown (where the uncached path fails: an
-	 * unknown instruction) and where the sections' cache may hold entries of another
-	 * mode (jf_codemap_pt_cache_fits). Damaged or hand-made traces only: real ones give
-	 * the mode in their PSB+ and run each piece of code in one mode. */
-	enum pt_exec_mode mode;
+	/* libipt's block cache decodes in the mode of the entry it finds, whatever the
+	 * decoder's, so `bare` serves too in a mode the cache cannot: while the mode is
+	 * unknown (after each sync, until an exec mode event; the uncached path fails there:
+	 * an unknown instruction) and in another mode than the sections' cache holds
+	 * (jf_codemap_pt_cache_fits). Set where the mode changes, not per block. Damaged or
+	 * hand-made traces only: real ones give the mode in their PSB+ and run each piece of
+	 * code in one mode. */
+	int mode_uncached;
 	int64_t resync_at;      /* >= 0: synchronise at this PSB next (after a check failed) */
 	uint64_t released;      /* trace bytes below this were given back to the kernel */
 	/* libipt's trace offset, remembered until the decoder moves on: asked after each
@@ -129,11 +130,10 @@ static int read_code(uint8_t *buffer, size_t size, const struct pt_asid *asid, u
 
 /* Decode the stretch from offset on without libipt's block cache when it holds an
  * IP-suppressed TIP (pt_status_check.h) or the cache cannot serve the exec mode (see
- * `mode`), else with the code map's sections. */
+ * `mode_uncached`), else with the code map's sections. */
 static int choose_image(struct pt_backend *b, uint64_t offset, struct jf_error *err)
 {
-	int bare = jf_pt_check_suppressed_tip_ahead(b->check, offset) ||
-		   b->mode == ptem_unknown || !jf_codemap_pt_cache_fits(b->map, b->mode);
+	int bare = jf_pt_check_suppressed_tip_ahead(b->check, offset) || b->mode_uncached;
 
 	if (bare == b->bare_on)
 		return 0;
@@ -288,7 +288,7 @@ static int do_sync(struct pt_backend *b, struct jf_flow *f, struct jf_error *err
 	}
 	b->status = status;
 	b->state = ST_DECODE;
-	b->mode = ptem_unknown;
+	b->mode_uncached = 1;
 	pt_blk_get_sync_offset(b->dec, &at);
 	jf_pt_check_sync(b->check, at);
 	if (at > b->unaccounted) {
@@ -358,7 +358,8 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 			return fail(b, f, status);
 		b->status = status;
 		if (ev.type == ptev_exec_mode)
-			b->mode = ev.variant.exec_mode.mode;
+			b->mode_uncached = ev.variant.exec_mode.mode == ptem_unknown ||
+				!jf_codemap_pt_cache_fits(b->map, ev.variant.exec_mode.mode);
 		look_for_violation(b);
 		if (b->has_violation && is_violating_event(b, &ev)) {
 			/* The event from the inconsistent packets is replaced by the error. */
