@@ -781,16 +781,14 @@ static void test_suppressed_tip_at_indirect_branch(void **state)
  * without a mode gives the error. */
 static void test_unknown_mode_not_from_cache(void **state)
 {
-	struct jf_ptb *b = jf_ptb_new();
 	struct jf_ptb_decode d;
 	int warm;
 
 	for (warm = 0; warm < 2; warm++) {
 		struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+		struct jf_ptb *b = jf_ptb_new();
 		size_t i, enabled = SIZE_MAX;
 
-		jf_ptb_free(b);
-		b = jf_ptb_new();
 		if (warm) {
 			/* Run A, in 64-bit mode: the loop six times (its blocks cached), the
 			 * direct call and f's ret with a not-taken bit: a bad compressed
@@ -830,9 +828,9 @@ static void test_unknown_mode_not_from_cache(void **state)
 		assert_int_equal(d.flows[enabled + 1].u.error.code, -pte_bad_insn);
 		assert_int_equal(d.flows[enabled + 1].ip, BASE);
 		jf_ptb_decode_free(&d);
+		jf_ptb_free(b);
 		jf_codemap_free(map);
 	}
-	jf_ptb_free(b);
 }
 
 /* The same bytes run in 64-bit mode, then in 32-bit mode: 48 ff e0 is `jmp rax` (one
