@@ -107,10 +107,22 @@ json_field() { # FILE KEY: a number from jitflow's one-line JSON
 }
 
 shared=../shared/traces/intel-pt/foo
+
+# foo_inputs N FILE: foo's trace concatenated N times into FILE; sets bytes and inputs
+foo_inputs() {
+	for ((i = 0; i < $1; i++)); do cat "$shared/trace"; done > "$2"
+	bytes=$(stat -c %s "$2")
+	inputs=(--raw "$shared/data:0x7ffff7819000" --pt "$2")
+}
+
+# same_stat A B: stat's outputs of runs A and B, but for the lines on how it decoded
+same_stat() {
+	cmp -s <(grep -v '^decode ' "$tmp/out.$1") <(grep -v '^decode ' "$tmp/out.$2") ||
+		echo "  ($2 differs from $1!)"
+}
+
 if [ -d "$shared" ]; then
-	for ((i = 0; i < times; i++)); do cat "$shared/trace"; done > "$tmp/trace"
-	bytes=$(stat -c %s "$tmp/trace")
-	inputs=(--raw "$shared/data:0x7ffff7819000" --pt "$tmp/trace")
+	foo_inputs "$times" "$tmp/trace"
 	if [ -n "${PTXED:-}" ]; then
 		libipt=("$PTXED" --block-decoder --quiet --stat "${inputs[@]}")
 		libipt_name="ptxed --block-decoder --quiet --stat"
@@ -141,8 +153,7 @@ if [ -d "$shared" ]; then
 		echo "  (report differs from report --decoder=libipt-block!)"
 	cmp -s "$tmp/out.report" "$tmp/out.report-j$jobs" ||
 		echo "  (report -j $jobs differs from report -j 1!)"
-	cmp -s <(grep -v '^decode ' "$tmp/out.stat") <(grep -v '^decode ' "$tmp/out.stat-j$jobs") ||
-		echo "  (stat -j $jobs differs from stat -j 1!)"
+	same_stat stat "stat-j$jobs"
 	grep threads "$tmp/out.stat-j$jobs" | sed 's/^/  stat -j '"$jobs"': /'
 	grep threads "$tmp/out.stat-blk-j$jobs" | sed 's/^/  stat --decoder=libipt-block -j '"$jobs"': /'
 	grep -q "insn: $insns\." "$tmp/out.libipt" ||
@@ -167,19 +178,16 @@ else
 fi
 
 if [ -d "$shared" ] && [ "$long" -gt 0 ]; then
-	for ((i = 0; i < long; i++)); do cat "$shared/trace"; done > "$tmp/long"
-	bytes=$(stat -c %s "$tmp/long")
-	long_inputs=(--raw "$shared/data:0x7ffff7819000" --pt "$tmp/long")
-	"$jf" stat --json "${long_inputs[@]}" > "$tmp/stat.json"
+	foo_inputs "$long" "$tmp/long"
+	"$jf" stat --json "${inputs[@]}" > "$tmp/stat.json"
 	insns=$(json_field "$tmp/stat.json" instructions)
 	echo "foo x$long: $bytes bytes of real Intel PT, $insns instructions"
 	rm -f "$tmp/long-j1" "$tmp/long-j$jobs"
 	for ((r = 0; r < runs; r++)); do
-		run long-j1 "$jf" stat -j 1 "${long_inputs[@]}"
-		run "long-j$jobs" "$jf" stat -j "$jobs" "${long_inputs[@]}"
+		run long-j1 "$jf" stat -j 1 "${inputs[@]}"
+		run "long-j$jobs" "$jf" stat -j "$jobs" "${inputs[@]}"
 	done
-	cmp -s <(grep -v '^decode ' "$tmp/out.long-j1") <(grep -v '^decode ' "$tmp/out.long-j$jobs") ||
-		echo "  (stat -j $jobs differs from stat -j 1!)"
+	same_stat long-j1 "long-j$jobs"
 	grep threads "$tmp/out.long-j$jobs" | sed 's/^/  stat -j '"$jobs"': /'
 	report long-j1 "$bytes" "$insns"
 	report "long-j$jobs" "$bytes" "$insns"
