@@ -168,7 +168,7 @@ static void release_behind(struct fast *f, uint64_t offset)
 
 /* pt_fast_watch.h: tell the watcher of a commit at psb (or that the stretch from psb on is
  * not modelled) with the state carried into the next stretch. Returns 1 to pause. */
-static int tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
+int jf_fast_tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
 {
 	struct jf_pt_fast_commit c;
 	struct jf_pt_fast_state *st = &c.state;
@@ -208,13 +208,6 @@ static int tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
 	return f->watch(f->watch_ctx, &c);
 }
 
-/* Records that cfg.count_plain_events counts instead of returning. */
-static int plain_event(const struct jf_flow *fl)
-{
-	return fl->kind != JF_FLOW_BLOCK && fl->kind != JF_FLOW_ERROR &&
-	       fl->kind != JF_FLOW_LOST && fl->kind != JF_FLOW_OVERFLOW;
-}
-
 /* cfg.count_plain_events: count the stretch's event records (settled by now: their times
  * and offsets are final at a commit) and keep only the others. */
 static void count_plain_events(struct fast *f)
@@ -224,7 +217,7 @@ static void count_plain_events(struct fast *f)
 	for (i = 0; i < f->pending.n; i++) {
 		const struct jf_flow *fl = &f->pending.flows[i];
 
-		if (!plain_event(fl)) {
+		if (!jf_fast_plain_event(fl)) {
 			if (n != i)
 				f->pending.flows[n] = *fl;
 			n++;
@@ -257,7 +250,7 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 		count_plain_events(f);
 	if (f->watch) {
 		/* The watcher has the records: they are not returned again. */
-		f->paused = tell_watcher(f, new_restart, 0);
+		f->paused = jf_fast_tell_watcher(f, new_restart, 0);
 		f->pending.n = 0;
 	}
 	/* Returned blocks count themselves as they pass jf_decoder_next. */
@@ -272,12 +265,14 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 	f->has_time = 0;
 	f->committed_records += f->pending.n;
 	f->report.fast_bytes = new_restart;
+	f->prev_restart = f->restart;
 	f->restart = new_restart;
 	release_behind(f, new_restart);
 	/* The ready queue is empty whenever decoding runs. */
 	tmp = f->ready;
 	f->ready = f->pending;
 	f->ready.pos = 0;
+	f->stretch_n = f->ready.n; /* kept there for a hand-over (pt_fast_handover.c) */
 	f->pending = tmp;
 	f->pending.n = f->pending.pos = 0;
 	f->await = 0;
@@ -287,7 +282,7 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 		jf_decoder_report_progress(f->dec, new_restart);
 }
 
-static void free_fast_state(struct fast *f)
+void jf_fast_free_state(struct fast *f)
 {
 	if (f->qry)
 		pt_qry_free_decoder(f->qry);
@@ -308,62 +303,6 @@ static void free_fast_state(struct fast *f)
 	f->check = NULL;
 	f->blocks = NULL;
 	f->insns = NULL;
-}
-
-/* Something this path does not model: drop what was decoded since the last PSB reached
- * and let libipt's block decoder go on from there. It decodes from the start of the trace
- * (a decoder synchronising at that PSB would not be in the state the serial decode is in
- * there: its call stack, and the events of that PSB+ differ) and the records up to that
- * point, which were already counted here, are skipped. */
-static int hand_over(struct fast *f, struct jf_error *err)
-{
-	if (f->watch) {
-		tell_watcher(f, f->restart, 1);
-		f->done = 1;
-		return 0;
-	}
-	f->pending.n = 0;
-	f->retime = 0;
-	f->await = 0;
-	f->insns_n = f->blocks_n = f->events_n = f->events_hash = 0;
-	f->has_time = 0;
-	f->report.fallback_at = (int64_t)f->restart;
-	f->report.blocks_decoded = jf_fast_blocks_filled(f->blocks);
-	jf_payloads_counts(f->payloads, &f->report.tnt_payloads, &f->report.tnt_payload_hits);
-	/* Counting, the block decoder's blocks are skipped by their instructions; returning
-	 * blocks, they were among the records returned. */
-	f->skip_insns = f->emit ? 0 : f->stats->insns;
-	f->skip_records = f->committed_records;
-	f->old = jf_pt_decoder_new(&f->cfg, f->map, err);
-	free_fast_state(f);
-	return f->old ? 0 : -1;
-}
-
-/* The block decoder's next record after the point this path reached. */
-static int next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err)
-{
-	int rc;
-
-	while ((rc = jf_decoder_next(f->old, flow, err)) > 0) {
-		if (f->emit || flow->kind != JF_FLOW_BLOCK) {
-			if (f->skip_records) {
-				f->skip_records--;
-				continue;
-			}
-			if (f->emit || !f->cfg.count_plain_events || !plain_event(flow))
-				return rc;
-			/* Counted, as jf_decoder_next would count it returned. */
-			jf_decode_stats_count(f->stats, flow);
-		} else if (flow->u.block.ninsn <= f->skip_insns) {
-			f->skip_insns -= flow->u.block.ninsn;
-		} else {
-			/* Only with a PSB inside a block, which libipt does not decode. */
-			flow->u.block.ninsn -= (uint32_t)f->skip_insns;
-			f->skip_insns = 0;
-			return rc;
-		}
-	}
-	return rc;
 }
 
 /* libipt's return stack (pt_retstack.c's rules): the latest 64 return addresses. */
@@ -760,7 +699,7 @@ static int decode(struct fast *f, struct jf_error *err)
 			unmodelled = next_block(f);
 		}
 		if (unmodelled)
-			return hand_over(f, err);
+			return jf_fast_hand_over(f, err);
 	}
 	return 0;
 }
@@ -772,11 +711,11 @@ static int start(struct fast *f, struct jf_error *err)
 	uint64_t at, first = f->cfg.has_sync_at ? f->cfg.sync_at : 0;
 	int status;
 
-	f->restart = first;
+	f->restart = f->prev_restart = first;
 	status = f->cfg.has_sync_at ? pt_qry_sync_set(f->qry, &f->ip, f->cfg.sync_at)
 				    : pt_qry_sync_forward(f->qry, &f->ip);
 	if (status < 0 || pt_qry_get_sync_offset(f->qry, &at) < 0)
-		return hand_over(f, err);
+		return jf_fast_hand_over(f, err);
 	f->status = status;
 	f->enabled = !(status & pts_ip_suppressed);
 	jf_pt_check_sync(f->check, at);
@@ -784,13 +723,13 @@ static int start(struct fast *f, struct jf_error *err)
 	 * time its sync reached, which the query decoder does not have here (fuzz_pt_decode
 	 * found a trace whose only time was there). */
 	if (at > first)
-		return hand_over(f, err);
+		return jf_fast_hand_over(f, err);
 	/* Without timing (and erratum BDM70's FUPs, which depend on the query decoder's
 	 * state), follow the packets from here, PSB+ included. */
 	if (!f->bdm70 && !jf_fast_psb_has_timing(f, at)) {
 		f->by_packets = 1;
 		if (pt_pkt_sync_set(f->pkt, at) < 0)
-			return hand_over(f, err);
+			return jf_fast_hand_over(f, err);
 	}
 	f->next_psb = at;
 	return 0;
@@ -807,7 +746,7 @@ static int fast_next(void *self, struct jf_flow *flow, struct jf_error *err)
 		}
 		f->ready.n = f->ready.pos = 0;
 		if (f->old)
-			return next_after_hand_over(f, flow, err);
+			return jf_fast_next_after_hand_over(f, flow, err);
 		if (f->done)
 			return 0;
 		if (f->paused) {
@@ -823,8 +762,9 @@ static void fast_free(void *self)
 {
 	struct fast *f = self;
 
-	free_fast_state(f);
+	jf_fast_free_state(f);
 	jf_decoder_free(f->old);
+	free(f->held);
 	free(f->pending.flows);
 	free(f->ready.flows);
 	free(f);
@@ -837,7 +777,7 @@ void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report 
 	struct fast *f = jf_decoder_backend(dec, &fast_ops);
 
 	memset(out, 0, sizeof(*out));
-	out->fallback_at = -1;
+	out->fallback_at = out->block_decoder_from = -1;
 	if (f) {
 		*out = f->report;
 		if (f->blocks)
@@ -895,7 +835,7 @@ static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_
 	}
 	f->cfg = *cfg;
 	f->map = map;
-	f->report.fallback_at = -1;
+	f->report.fallback_at = f->report.block_decoder_from = -1;
 	f->watch = watch;
 	f->watch_ctx = watch_ctx;
 	f->emit = emit;

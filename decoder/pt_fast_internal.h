@@ -83,10 +83,17 @@ struct fast {
 	uint64_t events_hash;       /* ...and, watched, a hash of their offsets, kinds, ips */
 	struct queue pending, ready;
 
+	uint64_t prev_restart;      /* the PSB of the stretch committed last... */
+	size_t stretch_n;           /* ...whose records stay in ready.flows (returned) */
+
 	struct jf_decoder *old;     /* after handing over: the block decoder... */
 	uint64_t skip_insns;        /* ...whose first instructions and non-block records... */
 	uint64_t skip_records;      /* ...were already counted here */
 	uint64_t committed_records; /* non-block records released (or counted) so far */
+	int local;                  /* old started at prev_restart (pt_fast_handover.c)... */
+	struct jf_flow *held;       /* ...its records read past the join, returned first */
+	size_t held_n, held_pos;
+	uint64_t returned_after;    /* records returned from old (or held) */
 	uint64_t released;          /* trace bytes below this were given back to the kernel */
 	int done;
 	struct jf_pt_fast_report report;
@@ -106,6 +113,13 @@ struct fast {
 	int resume_unsure;          /* stopped at a far branch: a far call resumes after it */
 };
 
+/* Records that cfg.count_plain_events counts instead of returning. */
+static inline int jf_fast_plain_event(const struct jf_flow *fl)
+{
+	return fl->kind != JF_FLOW_BLOCK && fl->kind != JF_FLOW_ERROR &&
+	       fl->kind != JF_FLOW_LOST && fl->kind != JF_FLOW_OVERFLOW;
+}
+
 /* pt_fast.c's helpers that pt_fast_emit.c uses. */
 struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_kind kind, uint64_t offset);
 void jf_fast_settle(struct fast *f, uint64_t offset);
@@ -119,6 +133,17 @@ int jf_fast_pop_return(struct fast *f, uint64_t *ip);
  * before offset; the end of the trace at offset. Those returning int return 0, or 1 for
  * what this path does not model (it then hands over). */
 void jf_fast_commit(struct fast *f, uint64_t new_restart);
+/* pt_fast.c: the watcher told of a commit at psb, or that the stretch from psb on is not
+ * modelled (pt_fast_watch.h; 1: it asks to pause). */
+int jf_fast_tell_watcher(struct fast *f, uint64_t psb, int unmodelled);
+/* pt_fast.c: the query, packet and PSB decoders and the caches (unless borrowed) freed. */
+void jf_fast_free_state(struct fast *f);
+
+/* pt_fast_handover.c: what this path does not model makes libipt's block decoder decode on
+ * from the last PSB reached (0, or -1 with err); its records after that, one by one (as
+ * jf_decoder_next). */
+int jf_fast_hand_over(struct fast *f, struct jf_error *err);
+int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err);
 int jf_fast_reach_psb_fup(struct fast *f, int fup, uint64_t ip);
 int jf_fast_apply_event(struct fast *f, const struct pt_event *ev);
 int jf_fast_violation_before(struct fast *f, uint64_t offset);

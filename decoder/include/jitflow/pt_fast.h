@@ -44,6 +44,10 @@ struct jf_decoder *jf_pt_fast_decoder_new(const struct jf_pt_config *cfg,
 struct jf_pt_fast_report {
 	uint64_t fast_bytes;
 	int64_t fallback_at;
+	/* ...where libipt's block decoder started to decode (it returns its records from
+	 * fallback_at on): the PSB before fallback_at when it agreed there with the records
+	 * already returned, else the trace's start (or sync_at); -1 if none did */
+	int64_t block_decoder_from;
 	uint64_t blocks_decoded; /* blocks decoded from code bytes (cache misses) */
 	uint64_t tnt_packets;    /* TNT packets followed with the payload cache... */
 	uint64_t tnt_payloads;   /* ...its lookups (a packet takes one per run of bits that

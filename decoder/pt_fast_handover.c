@@ -1,0 +1,203 @@
+/* Where the fast Intel PT path (pt_fast.c) meets something it does not model, libipt's
+ * block decoder (pt_decoder.c) goes on from the PSB that began the stretch (f->restart):
+ * what was decoded since that PSB is dropped, what was returned before it stays.
+ *
+ * The block decoder must be in the state the one-thread decode has at that PSB. A decoder
+ * synchronised there is not (its return stack is empty, and it reads the PSB+ as a start,
+ * not as status updates), so when blocks are returned the decoder starts one PSB earlier,
+ * at the stretch committed last, whose records are still in f->ready: where its records
+ * from its first block on are the very tail of those (as at a seam of the parallel
+ * decode, pt_parallel.h), it has read what the one-thread decoder read since that PSB and
+ * goes on from there. Its return stack may still lack calls made before that PSB; a
+ * compressed return to one (libipt: -pte_retstack_empty; hardware never compresses
+ * across a PSB, damaged traces may) sends the decode, as does every other case, to a
+ * block decoder from the trace's start, which skips the records already returned (or
+ * counted). A hand-over then costs one PSB period, not the trace so far. */
+#include "decoder_internal.h"
+#include "pt_fast_internal.h"
+
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jitflow/pt.h"
+
+/* Fewer records than this in common are not trusted to show the same state (the
+ * parallel decode's seams use the same bound). */
+enum { MIN_JOIN_RECORDS = 16 };
+
+static int return_before(const struct jf_flow *fl)
+{
+	return fl->kind == JF_FLOW_ERROR && fl->u.error.code == -pte_retstack_empty;
+}
+
+/* Where the block decoder's records got[b...] from its first block on (b) hand over to
+ * the stretch's records (f->ready): the index in got past the stretch's last record, or 0
+ * if they do not end the same way. */
+static size_t join_after_stretch(const struct fast *f, const struct jf_flow *got, size_t n)
+{
+	const struct jf_flow *stretch = f->ready.flows;
+	size_t a, b = 0, k, len;
+
+	while (b < n && got[b].kind != JF_FLOW_BLOCK)
+		b++;
+	for (a = 0; b < n && a + MIN_JOIN_RECORDS <= f->stretch_n; a++) {
+		len = f->stretch_n - a;
+		if (b + len > n || !jf_flow_same(&stretch[a], &got[b]))
+			continue;
+		for (k = 1; k < len && jf_flow_same(&stretch[a + k], &got[b + k]); k++)
+			;
+		if (k < len)
+			continue;
+		for (k = b; k < n; k++)
+			if (return_before(&got[k]))
+				return 0;
+		return b + len;
+	}
+	return 0;
+}
+
+/* A block decoder from the PSB before f->restart, if it joins the records returned (1),
+ * else 0 (-1: out of memory). */
+static int hand_over_at_psb_before(struct fast *f, struct jf_error *err)
+{
+	struct jf_pt_config cfg = f->cfg;
+	struct jf_flow *got = NULL, fl;
+	uint64_t until = f->restart;
+	size_t n = 0, cap = 0, joined;
+	struct jf_decoder *dec;
+	int rc;
+
+	if (!f->emit || f->stretch_n < MIN_JOIN_RECORDS || f->prev_restart >= f->restart)
+		return 0;
+	if (f->ready.flows[f->stretch_n - 1].offset > until)
+		until = f->ready.flows[f->stretch_n - 1].offset;
+	cfg.has_sync_at = 1;
+	cfg.sync_at = f->prev_restart;
+	dec = jf_pt_decoder_new(&cfg, f->map, err);
+	if (!dec)
+		return -1;
+	/* Its records up to the first past the stretch (about a stretch's worth). */
+	while ((rc = jf_decoder_next_uncounted(dec, &fl, err)) > 0) {
+		if (n == cap) {
+			struct jf_flow *more;
+
+			if (cap >= 2 * (size_t)QUEUE_MAX_BLOCKS)
+				break;
+			cap = cap ? 2 * cap : 1024;
+			more = realloc(got, cap * sizeof(*got));
+			if (!more) {
+				rc = jf_fail(err, "out of memory");
+				break;
+			}
+			got = more;
+		}
+		got[n++] = fl;
+		if (fl.offset > until)
+			break;
+	}
+	joined = rc < 0 ? 0 : join_after_stretch(f, got, n);
+	if (!joined) {
+		jf_decoder_free(dec);
+		free(got);
+		return rc < 0 ? -1 : 0;
+	}
+	memmove(got, got + joined, (n - joined) * sizeof(*got));
+	f->held = got;
+	f->held_n = n - joined;
+	f->held_pos = 0;
+	f->old = dec;
+	f->local = 1;
+	f->report.block_decoder_from = (int64_t)f->prev_restart;
+	return 1;
+}
+
+/* A block decoder from the trace's start (or sync_at), which skips what was returned or
+ * counted: past skip_insns instructions (counting) and skip_records other records. */
+static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf_error *err)
+{
+	/* Counting, the block decoder's blocks are skipped by their instructions; returning
+	 * blocks, they were among the records returned. */
+	f->skip_insns = f->emit ? 0 : f->stats->insns;
+	f->skip_records = skip_records;
+	f->local = 0;
+	f->report.block_decoder_from = f->cfg.has_sync_at ? (int64_t)f->cfg.sync_at : 0;
+	f->old = jf_pt_decoder_new(&f->cfg, f->map, err);
+	return f->old ? 0 : -1;
+}
+
+int jf_fast_hand_over(struct fast *f, struct jf_error *err)
+{
+	int rc;
+
+	if (f->watch) {
+		jf_fast_tell_watcher(f, f->restart, 1);
+		f->done = 1;
+		return 0;
+	}
+	f->pending.n = 0;
+	f->retime = 0;
+	f->await = 0;
+	f->insns_n = f->blocks_n = f->events_n = f->events_hash = 0;
+	f->has_time = 0;
+	f->report.fallback_at = (int64_t)f->restart;
+	f->report.blocks_decoded = jf_fast_blocks_filled(f->blocks);
+	jf_payloads_counts(f->payloads, &f->report.tnt_payloads, &f->report.tnt_payload_hits);
+	rc = hand_over_at_psb_before(f, err);
+	if (rc == 0)
+		rc = hand_over_from_start(f, f->committed_records, err);
+	jf_fast_free_state(f);
+	return rc < 0 ? -1 : 0;
+}
+
+/* The next record of the block decoder started at the PSB before: held ones first. */
+static int next_local(struct fast *f, struct jf_flow *flow, struct jf_error *err)
+{
+	if (f->held_pos < f->held_n) {
+		*flow = f->held[f->held_pos++];
+		return 1;
+	}
+	return jf_decoder_next(f->old, flow, err);
+}
+
+int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err)
+{
+	int rc;
+
+	if (f->local) {
+		rc = next_local(f, flow, err);
+		if (rc <= 0 || !return_before(flow)) {
+			f->returned_after += rc > 0;
+			return rc;
+		}
+		/* A return to a call before the PSB it started at: only a decoder from the
+		 * start has it. Everything returned so far was that decoder's too. */
+		jf_decoder_free(f->old);
+		f->old = NULL;
+		free(f->held);
+		f->held = NULL;
+		f->held_n = f->held_pos = 0;
+		if (hand_over_from_start(f, f->committed_records + f->returned_after, err) < 0)
+			return -1;
+	}
+	while ((rc = jf_decoder_next(f->old, flow, err)) > 0) {
+		if (f->emit || flow->kind != JF_FLOW_BLOCK) {
+			if (f->skip_records) {
+				f->skip_records--;
+				continue;
+			}
+			if (f->emit || !f->cfg.count_plain_events || !jf_fast_plain_event(flow))
+				return rc;
+			/* Counted, as jf_decoder_next would count it returned. */
+			jf_decode_stats_count(f->stats, flow);
+		} else if (flow->u.block.ninsn <= f->skip_insns) {
+			f->skip_insns -= flow->u.block.ninsn;
+		} else {
+			/* Only with a PSB inside a block, which libipt does not decode. */
+			flow->u.block.ninsn -= (uint32_t)f->skip_insns;
+			f->skip_insns = 0;
+			return rc;
+		}
+	}
+	return rc;
+}

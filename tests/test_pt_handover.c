@@ -1,0 +1,195 @@
+/* Where the fast path (jf_pt_fast_decoder_new) hands over to libipt's block decoder
+ * (decoder/pt_fast_handover.c): from the PSB before the stretch it could not decode when
+ * that decoder's records agree with the ones returned, else from the trace's start. The
+ * oracle is libipt's block decoder over the whole trace: every record must be its. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "jitflow/pt.h"
+#include "jitflow/pt_fast.h"
+#include "pt_builder.h"
+
+/* 1000: call 1010; 1005: jne 1000; 1007: jmp 100b; 100b: jmp rax; 1010: je 1013;
+ * 1012: nop; 1013: ret */
+static const uint8_t call_loop[] = {
+	0xe8, 0x0b, 0x00, 0x00, 0x00, 0x75, 0xf9, 0xeb, 0x02, 0x90, 0x90,
+	0xff, 0xe0, 0x90, 0x90, 0x90, 0x74, 0x01, 0x90, 0xc3,
+};
+
+/* The fast decoder's records against the block decoder's, each over its own map of the
+ * code (libipt's block cache lives in the image); returns how the fast one handed over. */
+static struct jf_pt_fast_report compare(const char *what, struct jf_ptb *b)
+{
+	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
+	struct jf_codemap *ref_map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
+	struct jf_pt_config cfg;
+	struct jf_error err = { "" };
+	struct jf_decoder *fast, *ref;
+	struct jf_pt_fast_report rep;
+	struct jf_flow x, y;
+	uint64_t n = 0, errors = 0;
+	int rx, ry;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.trace = jf_ptb_bytes(b);
+	cfg.size = jf_ptb_size(b);
+	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
+	fast = jf_pt_fast_decoder_new(&cfg, map, &err);
+	ref = jf_pt_decoder_new(&cfg, ref_map, &err);
+	assert_non_null(fast);
+	assert_non_null(ref);
+	for (;; n++) {
+		rx = jf_decoder_next(fast, &x, &err);
+		ry = jf_decoder_next(ref, &y, &err);
+		assert_int_equal(rx, ry);
+		if (ry <= 0)
+			break;
+		errors += y.kind == JF_FLOW_ERROR;
+		if (!jf_flow_same(&x, &y))
+			fail_msg("%s: record %llu: %s/%s at offset 0x%llx/0x%llx, ip 0x%llx/0x%llx "
+				 "(fast/libipt)", what, (unsigned long long)n,
+				 jf_flow_kind_name((enum jf_flow_kind)x.kind),
+				 jf_flow_kind_name((enum jf_flow_kind)y.kind),
+				 (unsigned long long)x.offset, (unsigned long long)y.offset,
+				 (unsigned long long)x.ip, (unsigned long long)y.ip);
+	}
+	assert_int_equal(ry, 0);
+	jf_pt_fast_counter_report(fast, &rep);
+	printf("%s: the same %llu records (%llu errors); handed over at %lld, the block decoder "
+	       "from %lld\n", what, (unsigned long long)n, (unsigned long long)errors,
+	       (long long)rep.fallback_at, (long long)rep.block_decoder_from);
+	jf_decoder_free(fast);
+	jf_decoder_free(ref);
+	jf_codemap_free(map);
+	jf_codemap_free(ref_map);
+	return rep;
+}
+
+/* k turns of the loop from 1000 back to 1000: call, je, the ret (compressed), jne taken.
+ * Four blocks each, with end_on_call. */
+static void turns(struct jf_ptb *b, int k)
+{
+	int i;
+
+	for (i = 0; i < k; i++)
+		jf_ptb_tnt(b, i % 2 ? "TTT" : "NTT");
+}
+
+/* A PSB+ at 1000 (tracing on), returning its offset. */
+static uint64_t psb_at_loop(struct jf_ptb *b)
+{
+	uint64_t at = jf_ptb_offset(b);
+
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_psbend(b);
+	return at;
+}
+
+/* A bad packet in the fifth stretch: the block decoder takes over at its PSB, started at
+ * the fourth's, whose records it gives again; the error and what follows are its. */
+static void test_from_psb_before(void **state)
+{
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	uint64_t psb[6];
+	int s;
+
+	(void)state;
+	for (s = 0; s < 6; s++) {
+		psb[s] = psb_at_loop(b);
+		turns(b, 8);
+		if (s == 4)
+			jf_ptb_bad_packet(b);
+	}
+	rep = compare("bad packet in the fifth stretch", b);
+	assert_int_equal(rep.fallback_at, (int64_t)psb[4]);
+	assert_int_equal(rep.block_decoder_from, (int64_t)psb[3]);
+	jf_ptb_free(b);
+}
+
+/* A stretch before the one handed over too short to show the state (fewer than 16
+ * records): the block decoder decodes from the start. */
+static void test_short_stretch_before(void **state)
+{
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	uint64_t psb[3];
+	int s;
+
+	(void)state;
+	for (s = 0; s < 3; s++) {
+		psb[s] = psb_at_loop(b);
+		turns(b, s == 1 ? 2 : 8);
+		if (s == 2)
+			jf_ptb_bad_packet(b);
+	}
+	rep = compare("short stretch before", b);
+	assert_int_equal(rep.fallback_at, (int64_t)psb[2]);
+	assert_int_equal(rep.block_decoder_from, 0);
+	jf_ptb_free(b);
+}
+
+/* A compressed return, after the hand-over, to a call made before the PSB the block
+ * decoder started at (a damaged trace: hardware compresses only returns to calls since
+ * the last PSB). That decoder lacks the call and reports an error the one-thread decode
+ * does not; the decode then goes on from a decoder from the start, which has it. Tracing
+ * is off across that PSB so that the call stays on the stack. The hand-over itself: a TSC
+ * in a trace that had no timing, which the packet path does not model. */
+static void test_return_to_call_before(void **state)
+{
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	uint64_t psb[5];
+	int s;
+
+	(void)state;
+	for (s = 0; s < 3; s++) {
+		psb[s] = psb_at_loop(b);
+		turns(b, 8);
+	}
+	/* call 1010 runs, then tracing stops at the je: 1005 stays on the return stack */
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x1010);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	psb[3] = jf_ptb_offset(b);
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+	turns(b, 8);
+	psb[4] = psb_at_loop(b);
+	jf_ptb_tsc(b, 1000);
+	turns(b, 4);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	/* on at the ret: it returns to 1005, the call before psb[3] */
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1013);
+	jf_ptb_tnt(b, "TN"); /* ret, jne not taken: on to jmp rax */
+	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+	turns(b, 2);
+	rep = compare("return to a call before the PSB before", b);
+	assert_int_equal(rep.fallback_at, (int64_t)psb[4]);
+	assert_int_equal(rep.block_decoder_from, 0);
+	jf_ptb_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_from_psb_before),
+		cmocka_unit_test(test_short_stretch_before),
+		cmocka_unit_test(test_return_to_call_before),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
