@@ -400,9 +400,12 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 	/* After a disable, where tracing resumes is told by the enable event; libipt's
 	 * guess is not needed for counting. */
 	f->insns_n += n;
-	if (n)
+	/* No instruction walked, no block: libipt's block decoder stamps no time then (the
+	 * query decoder may have read a time a block would have had; fuzz_pt_decode). */
+	if (n) {
 		f->blocks_n++;
-	note_block_time(f);
+		note_block_time(f);
+	}
 	return 0;
 }
 
