@@ -14,6 +14,7 @@
 
 #include "jitflow/pt.h"
 #include "jitflow/pt_fast.h"
+#include "flow_check.h"
 #include "pt_builder.h"
 
 /* 1000: call 1010; 1005: jne 1000; 1007: jmp 100b; 100b: jmp rax; 1010: je 1013;
@@ -33,9 +34,7 @@ static struct jf_pt_fast_report compare(const char *what, struct jf_ptb *b)
 	struct jf_error err = { "" };
 	struct jf_decoder *fast, *ref;
 	struct jf_pt_fast_report rep;
-	struct jf_flow x, y;
-	uint64_t n = 0, errors = 0;
-	int rx, ry;
+	const struct jf_decode_stats *st;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.trace = jf_ptb_bytes(b);
@@ -43,27 +42,12 @@ static struct jf_pt_fast_report compare(const char *what, struct jf_ptb *b)
 	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
 	fast = jf_pt_fast_decoder_new(&cfg, map, &err);
 	ref = jf_pt_decoder_new(&cfg, ref_map, &err);
-	assert_non_null(fast);
-	assert_non_null(ref);
-	for (;; n++) {
-		rx = jf_decoder_next(fast, &x, &err);
-		ry = jf_decoder_next(ref, &y, &err);
-		assert_int_equal(rx, ry);
-		if (ry <= 0)
-			break;
-		errors += y.kind == JF_FLOW_ERROR;
-		if (!jf_flow_same(&x, &y))
-			fail_msg("%s: record %llu: %s/%s at offset 0x%llx/0x%llx, ip 0x%llx/0x%llx "
-				 "(fast/libipt)", what, (unsigned long long)n,
-				 jf_flow_kind_name((enum jf_flow_kind)x.kind),
-				 jf_flow_kind_name((enum jf_flow_kind)y.kind),
-				 (unsigned long long)x.offset, (unsigned long long)y.offset,
-				 (unsigned long long)x.ip, (unsigned long long)y.ip);
-	}
-	assert_int_equal(ry, 0);
+	jf_check_same_flows(what, fast, ref);
 	jf_pt_fast_counter_report(fast, &rep);
-	printf("%s: the same %llu records (%llu errors); handed over at %lld, the block decoder "
-	       "from %lld\n", what, (unsigned long long)n, (unsigned long long)errors,
+	st = jf_decoder_stats(ref);
+	printf("%s: the same %llu blocks and %llu events (%llu errors); handed over at %lld, "
+	       "the block decoder from %lld\n", what, (unsigned long long)st->blocks,
+	       (unsigned long long)st->events, (unsigned long long)st->errors,
 	       (long long)rep.fallback_at, (long long)rep.block_decoder_from);
 	jf_decoder_free(fast);
 	jf_decoder_free(ref);
