@@ -118,24 +118,25 @@ cpu_seconds() {
 }
 
 # stop_at_cpu TIME_PID BUDGET FORK: interrupt the fuzzer under /usr/bin/time (TIME_PID) once its
-# CPU time, with its live fork-mode jobs', reaches BUDGET seconds; libFuzzer prints its
-# final statistics on SIGINT
+# CPU time, with its live fork-mode job's (a child of the shell it is run by), reaches
+# BUDGET seconds; libFuzzer prints its final statistics on SIGINT
 stop_at_cpu() {
-  local time_pid=$1 budget=$2 fork=$3 fuzzer used child
+  local time_pid=$1 budget=$2 fork=$3 fuzzer used children pid
   while kill -0 "$time_pid" 2>/dev/null; do
     sleep 5
     fuzzer=$(pgrep -P "$time_pid" | head -1)
     [ -n "$fuzzer" ] || continue
     used=$(cpu_seconds "$fuzzer") || continue
-    for child in $(pgrep -P "$fuzzer"); do
-      used=$(( used + $(cpu_seconds "$child" || echo 0) ))
+    children=$(pgrep -d, -P "$fuzzer")
+    for pid in ${children//,/ } ${children:+$(pgrep -P "$children")}; do
+      used=$(( used + $(cpu_seconds "$pid" || echo 0) ))
     done
     if [ "$used" -ge "$budget" ]; then
       # SIGINT ends a plain run with its statistics; a fork-mode parent does not stop
       # for it, so it gets SIGTERM and its running job (under a shell) is ended too
       if [ "$fork" = 1 ]; then
         kill -TERM "$fuzzer" 2>/dev/null
-        pkill -TERM -P "$(pgrep -d, -P "$fuzzer")" 2>/dev/null
+        [ -z "$children" ] || pkill -TERM -P "$children" 2>/dev/null
       else
         kill -INT "$fuzzer" 2>/dev/null
       fi
