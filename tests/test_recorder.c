@@ -510,7 +510,8 @@ static void test_jit_filtered(void **state)
  * records up to the cut decode, without errors, and the cut is reported where the file
  * ends, never as a silent short count. fib(40) runs for minutes under the recorder; it is
  * killed once 2 MB of the file are written (and its QEMU with it: "[q]" keeps pkill from
- * matching the shell that runs it). */
+ * matching the shell that runs it). Its FIFO's folder, which a SIGKILL leaves, goes in the
+ * test's own temporary folder. */
 static void test_killed_recording(void **state)
 {
 	char cmd[4096], *out = NULL;
@@ -518,7 +519,7 @@ static void test_killed_recording(void **state)
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && { '%s' record -o killed -- '%s' 40 >/dev/null 2>&1 & pid=$!; "
+		 "cd '%s' && { TMPDIR=\"$PWD\" '%s' record -o killed -- '%s' 40 >/dev/null 2>&1 & pid=$!; "
 		 "for i in $(seq 600); do s=$(stat -c %%s killed/perf.data 2>/dev/null || echo 0); "
 		 "[ \"$s\" -gt 2000000 ] && break; sleep 0.1; done; kill -9 $pid; wait $pid; "
 		 "pkill -9 -f '[q]emu-x86_64.*recprog_fib 40'; true; }", tmp, jf_test_cli(),

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,16 +34,44 @@ const char *jf_test_source_dir(void) { return env_or("JITFLOW_SOURCE_DIR", ".");
 const char *jf_test_binary_dir(void) { return env_or("JITFLOW_BINARY_DIR", "build"); }
 const char *jf_test_cli(void) { return env_or("JITFLOW_CLI", "jitflow"); }
 
+static char test_tmpdir[PATH_MAX];
+static pid_t test_tmpdir_owner;
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* A test binary's temporary folder goes when it exits (hundreds were left in /tmp by each
+ * run of the suite), unless JITFLOW_KEEP_TEST_TMP is set to look at what a test wrote. */
+static void remove_tmpdir(void)
+{
+	if (getpid() != test_tmpdir_owner)
+		return; /* a forked child's exit: the folder is its parent's */
+	if (getenv("JITFLOW_KEEP_TEST_TMP")) {
+		fprintf(stderr, "kept %s\n", test_tmpdir);
+		return;
+	}
+	nftw(test_tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 const char *jf_test_tmpdir(void)
 {
-	static char dir[64];
+	if (!test_tmpdir[0]) {
+		const char *tmp = getenv("TMPDIR");
 
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/jitflow-test-XXXXXX");
-		if (!mkdtemp(dir))
+		snprintf(test_tmpdir, sizeof(test_tmpdir), "%s/jitflow-test-XXXXXX",
+			 tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(test_tmpdir))
 			fail_msg("mkdtemp failed");
+		test_tmpdir_owner = getpid();
+		atexit(remove_tmpdir);
 	}
-	return dir;
+	return test_tmpdir;
 }
 
 void *jf_test_read_file(const char *path, size_t *size)

@@ -241,8 +241,8 @@ enum { NO_PLUGIN = -2 }; /* QEMU did not load the plugin: the program did not ru
 static int record_once(const struct jf_record_options *opt, const char *program,
 		       const char *plugin_path, struct jf_record_result *res, struct jf_error *err)
 {
-	char tmpdir[] = "/tmp/jitflow-record-XXXXXX", fifo[PATH_MAX], perf_path[PATH_MAX],
-	     plugin_arg[2 * PATH_MAX];
+	char tmpdir[PATH_MAX - 32], fifo[PATH_MAX], perf_path[PATH_MAX], plugin_arg[2 * PATH_MAX];
+	const char *tmp = getenv("TMPDIR");
 	const char *qemu = opt->qemu ? opt->qemu : getenv("JITFLOW_QEMU");
 	struct jf_record_state *st;
 	struct jf_qlog_parser *parser = NULL;
@@ -280,8 +280,11 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 	}
 	if (jf_perf_open(&st->perf, perf_path, err))
 		goto out_state;
+	/* The FIFO's folder; TMPDIR as for every temporary file jitflow makes (a recorder
+	 * killed with SIGKILL leaves it behind). */
+	snprintf(tmpdir, sizeof(tmpdir), "%s/jitflow-record-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(tmpdir)) {
-		jf_fail(err, "cannot create a temporary directory: %m");
+		jf_fail(err, "%s: cannot create a temporary directory: %m", tmpdir);
 		goto out_state;
 	}
 	snprintf(fifo, sizeof(fifo), "%s/qemu.%s", tmpdir, plugin_path ? "records" : "log");
