@@ -36,6 +36,22 @@ static void put(const char *name, const uint8_t *p, size_t len, int present)
 	fclose(f);
 }
 
+/* The folder goes at a normal exit (the replay test's; libFuzzer's own ends skip it, and
+ * campaign.sh gives the fuzzer a TMPDIR of its own). */
+static void remove_dir(void)
+{
+	char path[4200];
+	int i;
+
+	for (i = 0; i < NPARTS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/code", dir);
+	rmdir(path);
+	rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct jf_cli_inputs in;
@@ -53,6 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(sub, sizeof(sub), "%s/code", dir);
 		if (mkdir(sub, 0700))
 			abort();
+		atexit(remove_dir);
 	}
 	for (i = 0; i < NPARTS; i++) {
 		const uint8_t *nul = data < end ? memchr(data, 0, (size_t)(end - data)) : NULL;
