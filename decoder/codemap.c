@@ -400,6 +400,11 @@ uint64_t jf_codemap_generation(const struct jf_codemap *map)
 	return map->generation;
 }
 
+const uint64_t *jf_codemap_generation_counter(const struct jf_codemap *map)
+{
+	return &map->generation;
+}
+
 size_t jf_codemap_count(const struct jf_codemap *map)
 {
 	return map->count;

@@ -16,6 +16,7 @@
 #include "cli_views.h"
 #include "commands.h"
 #include "jitflow/analysis.h"
+#include "jitflow/jump_split.h"
 #include "jitflow/zone_image.h"
 
 struct options {
@@ -100,9 +101,37 @@ static int feed_record(void *ctx, const struct jf_zone_reader *reader,
 	return jf_analysis_zone_record(ctx, reader, rec);
 }
 
+/* The analysis of the flows pulled here, and (NULL: the decoder's blocks end there) what
+ * cuts them at direct jumps, with the buffer the parts are written into (here, not on the
+ * stack of analyse_flow, which runs for every record). */
+struct consumer {
+	struct jf_analysis *a;
+	struct jf_jump_split *cut;
+	struct jf_flow part;
+};
+
+static __attribute__((noinline)) int analyse_parts(struct consumer *c, const struct jf_flow *f,
+						   uint32_t n, struct jf_error *err)
+{
+	uint32_t k;
+
+	c->part = *f;
+	for (k = 0; k < n; k++) {
+		jf_jump_split_part(c->cut, f, k, &c->part);
+		if (jf_analysis_flow(c->a, &c->part) < 0)
+			return jf_fail(err, "out of memory");
+	}
+	return 0;
+}
+
 static int analyse_flow(void *ctx, const struct jf_flow *f, struct jf_error *err)
 {
-	return jf_analysis_flow(ctx, f) < 0 ? jf_fail(err, "out of memory") : 0;
+	struct consumer *c = ctx;
+	uint32_t n = c->cut ? jf_jump_split_record(c->cut, f) : 1;
+
+	if (n > 1)
+		return analyse_parts(c, f, n, err);
+	return jf_analysis_flow(c->a, f) < 0 ? jf_fail(err, "out of memory") : 0;
 }
 
 /* With -j N on a raw stream, the threads that decode the trace's segments analyse them
@@ -324,6 +353,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	const struct jf_decode_stats *st;
 	static struct native_memo natives;
 	struct parts parts;
+	struct consumer consumer = { 0 };
 	int rc, status = JF_EXIT_FAIL;
 
 	jf_cli_inputs_init(&in);
@@ -333,6 +363,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	/* `timeline` is a view of the same analysis, written to -o FILE. */
 	o.views.timeline_cmd = !strcmp(cmd, "timeline");
 	in.split_blocks = 1;
+	in.cuts_jumps = 1;
 	rc = parse(&in, &o, cmd, what, argc, argv, &err);
 	if (rc == 1) {
 		jf_cli_inputs_fini(&in);
@@ -372,7 +403,12 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	 * create the zone image for files a perf.data names). */
 	if (in.zones)
 		jf_zone_image_on_apply(in.zones, feed_record, a);
-	if (jf_cli_drain(&in, dec, analyse_flow, a, &err) < 0)
+	consumer.a = a;
+	if (in.jumps_left_in_blocks && !(consumer.cut = jf_jump_split_new(in.map))) {
+		jf_fail(&err, "out of memory");
+		goto out;
+	}
+	if (jf_cli_drain(&in, dec, analyse_flow, &consumer, &err) < 0)
 		goto out;
 	st = jf_decoder_stats(dec);
 	/* A recording folder without its manifest: perf's conversion is there, but whether
@@ -396,6 +432,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 out:
 	if (status != JF_EXIT_OK)
 		fprintf(stderr, "jitflow %s: %s\n", cmd, err.msg);
+	jf_jump_split_free(consumer.cut);
 	jf_decoder_free(dec);
 	jf_analysis_free(a);
 	while (parts.memos) {

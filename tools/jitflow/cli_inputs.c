@@ -269,6 +269,14 @@ int jf_cli_input_option(struct jf_cli_inputs *in, int argc, char **argv, int *i,
 	return 1;
 }
 
+/* Whether libipt's block decoder ends blocks at direct jumps: when the consumer needs
+ * them cut there and does not cut them itself. */
+static int libipt_ends_at_jumps(struct jf_cli_inputs *in)
+{
+	in->jumps_left_in_blocks = in->split_blocks && in->cuts_jumps;
+	return in->split_blocks && !in->cuts_jumps;
+}
+
 /* A perf.data session. Its images go into the same code map as --raw/--elf ones, which
  * is the map the listings read instructions from (see jf_perf_images_use_one_map). */
 static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *err)
@@ -287,7 +295,7 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 		opts.cpu_stepping = in->pt.cpu_stepping;
 	}
 	opts.end_on_call = in->split_blocks || in->zones;
-	opts.end_on_jump = in->split_blocks;
+	opts.end_on_jump = libipt_ends_at_jumps(in);
 	if (jf_cli_perf_files_prepare(in, err) < 0)
 		return NULL;
 	jf_perf_images_use_one_map(in->perf_images, in->map);
@@ -550,7 +558,7 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	if (!in->zones)
 		return open_pt_parallel(in, err);
 	in->pt.end_on_call = 1;
-	in->pt.end_on_jump = in->split_blocks;
+	in->pt.end_on_jump = libipt_ends_at_jumps(in);
 	/* A marker call must start a block of its own for the zone filter to see it. */
 	fall_back(in, "zone files change the code map as the trace goes");
 	return jf_zone_filter_new(jf_pt_decoder_new(&in->pt, in->map, err), in->zones, err);

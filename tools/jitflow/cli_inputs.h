@@ -45,6 +45,13 @@ struct jf_cli_inputs {
 	/* Blocks end at every direct call and jump (the analysis needs arrivals at a
 	 * trace's entry to start a block). */
 	int split_blocks;
+	/* ... but the consumer cuts them at direct jumps itself (jitflow/jump_split.h), which
+	 * costs less than libipt's end_on_jump: set by the consumer before opening. */
+	int cuts_jumps;
+	/* Set when the decoder is opened: its blocks may run through direct jumps (libipt's
+	 * block decoder without end_on_jump, because of cuts_jumps). The fast path on raw
+	 * Intel PT ends its blocks at jumps whatever this says. */
+	int jumps_left_in_blocks;
 	/* The consumer only counts (stat): blocks need not be returned, so a raw Intel PT
 	 * trace without zones may take the fast counting path (jitflow/pt_fast.h). */
 	int count_only;

@@ -57,6 +57,10 @@ void jf_codemap_set_fill(struct jf_codemap *map, jf_codemap_fill_fn fill, void *
  * that they are stale. */
 uint64_t jf_codemap_generation(const struct jf_codemap *map);
 
+/* The counter jf_codemap_generation reads, for a consumer that checks it for every block
+ * (one load instead of a call). Valid as long as the map. */
+const uint64_t *jf_codemap_generation_counter(const struct jf_codemap *map);
+
 /* A map with the same sections, and caches of its own, for another thread to decode with
  * (a code map is not safe to share between threads). Maps with a fill callback are not
  * copied (NULL, message in err). */
