@@ -1,0 +1,163 @@
+/* Blocks cut at direct jumps after the decode (decoder/jump_split.c) against libipt's
+ * block decoder cutting them itself (end_on_jump), on the recordings checked in under
+ * traces/ (two JITs' and a plain program's). Both decodes run through
+ * the command's own inputs (tools/jitflow/cli_inputs.c: the session, the zone filter,
+ * PyPy's log), once with libipt's cut and once without it, the parts cut here; every
+ * record must be the same, but for a part's trace offset (the block's, where libipt's
+ * decoder was at the part's end). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cli_inputs.h"
+#include "jitflow/jump_split.h"
+#include "test_support.h"
+
+/* One decode's records in order, parts cut by `cut` when it is not NULL. */
+struct pull {
+	struct jf_cli_inputs in;
+	struct jf_decoder *dec;
+	struct jf_jump_split *cut;
+	struct jf_flow block;  /* the block being given in parts */
+	struct jf_flow part;   /* the part given last (the next is written over it) */
+	uint32_t nparts, next;
+};
+
+/* The recording folder path; image_dir: where its program's files are (NULL: at the
+ * recorded paths or in its code/ folder). */
+static void open_pull(struct pull *p, const char *path, const char *image_dir, int cut)
+{
+	struct jf_error err = { 0 };
+
+	memset(p, 0, sizeof(*p));
+	jf_cli_inputs_init(&p->in);
+	p->in.split_blocks = 1;
+	p->in.cuts_jumps = cut;
+	if (jf_cli_open_recording(&p->in, path, &err) < 0)
+		fail_msg("%s: %s", path, err.msg);
+	if (image_dir) {
+		char *argv[] = { "--image-dir", (char *)image_dir };
+		int i = 0;
+
+		if (jf_cli_input_option(&p->in, 2, argv, &i, &err) != 1)
+			fail_msg("--image-dir %s: %s", image_dir, err.msg);
+	}
+	p->dec = jf_cli_open_decoder(&p->in, &err);
+	if (!p->dec)
+		fail_msg("%s: %s", path, err.msg);
+	assert_int_equal(p->in.jumps_left_in_blocks, cut);
+	if (cut)
+		assert_non_null(p->cut = jf_jump_split_new(p->in.map));
+}
+
+static int next(struct pull *p, struct jf_flow *f)
+{
+	struct jf_error err = { 0 };
+	int rc;
+
+	if (p->next < p->nparts) {
+		/* one buffer for the parts, each written over the one before, as report does */
+		jf_jump_split_part(p->cut, &p->block, p->next++, &p->part);
+		*f = p->part;
+		return 1;
+	}
+	rc = jf_decoder_next(p->dec, f, &err);
+	if (rc < 0)
+		fail_msg("decode: %s", err.msg);
+	if (rc > 0 && p->cut) {
+		uint32_t n = jf_jump_split_record(p->cut, f);
+
+		if (n > 1) {
+			p->block = p->part = *f;
+			p->nparts = n;
+			p->next = 0;
+			jf_jump_split_part(p->cut, &p->block, p->next++, &p->part);
+			*f = p->part;
+		}
+	}
+	return rc;
+}
+
+static void close_pull(struct pull *p)
+{
+	jf_jump_split_free(p->cut);
+	jf_decoder_free(p->dec);
+	jf_cli_inputs_fini(&p->in);
+}
+
+static int same_but_offset(const struct jf_flow *a, const struct jf_flow *b)
+{
+	struct jf_flow x = *a, y = *b;
+
+	if (a->kind == JF_FLOW_BLOCK)
+		x.offset = y.offset = 0;
+	return jf_flow_same(&x, &y);
+}
+
+/* Returns the number of blocks libipt cut at a jump (parts before a block's last). */
+static unsigned long compare(const char *path, const char *image_dir)
+{
+	struct pull libipt, cut;
+	struct jf_flow a, b;
+	unsigned long n = 0, jumps = 0;
+	int ra, rb;
+
+	open_pull(&libipt, path, image_dir, 0);
+	open_pull(&cut, path, image_dir, 1);
+	do {
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
+		ra = next(&libipt, &a);
+		rb = next(&cut, &b);
+		if (ra != rb || (ra > 0 && !same_but_offset(&a, &b)))
+			fail_msg("%s: record %lu differs: libipt kind %u ip %#lx time %lu flags %#x "
+				 "start %#lx last %#lx ninsn %u end %u next %#lx / cut: kind %u ip "
+				 "%#lx time %lu flags %#x start %#lx last %#lx ninsn %u end %u next %#lx",
+				 path, n, a.kind, (unsigned long)a.ip, (unsigned long)a.time, a.flags,
+				 (unsigned long)a.u.block.start, (unsigned long)a.u.block.last,
+				 a.u.block.ninsn, a.u.block.end, (unsigned long)a.u.block.next, b.kind,
+				 (unsigned long)b.ip, (unsigned long)b.time, b.flags,
+				 (unsigned long)b.u.block.start, (unsigned long)b.u.block.last,
+				 b.u.block.ninsn, b.u.block.end, (unsigned long)b.u.block.next);
+		if (ra > 0 && a.kind == JF_FLOW_BLOCK && a.u.block.end == JF_END_JUMP)
+			jumps++;
+		n++;
+	} while (ra > 0);
+	assert_int_equal(jf_jump_split_unwalked(cut.cut), 0);
+	close_pull(&libipt);
+	close_pull(&cut);
+	return jumps;
+}
+
+static void test_checked_in_recordings(void **state)
+{
+	static const char *const dirs[] = { "minivm-bridge", "pypy-loop", "recorded-fib" };
+	char path[4096];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		unsigned long jumps;
+
+		snprintf(path, sizeof(path), "%s/traces/%s", jf_test_source_dir(), dirs[i]);
+		/* recorded-fib's program is in its folder, not at the path it was recorded at */
+		jumps = compare(path, strcmp(dirs[i], "recorded-fib") ? NULL : path);
+		printf("# %s: %lu blocks end at a direct jump\n", dirs[i], jumps);
+		/* The JIT recordings jump into their traces and back to loop headers. */
+		if (strcmp(dirs[i], "recorded-fib"))
+			assert_true(jumps > 100);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_checked_in_recordings),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
