@@ -4,6 +4,9 @@
 
 #include "analysis_internal.h"
 
+/* The generation of a missing map: it never changes. */
+static const uint64_t no_map_generation;
+
 struct jf_analysis *jf_analysis_new(const struct jf_analysis_config *cfg)
 {
 	struct jf_analysis *a = calloc(1, sizeof(*a));
@@ -17,7 +20,10 @@ struct jf_analysis *jf_analysis_new(const struct jf_analysis_config *cfg)
 	if (a->cfg.timeline_buckets < 2)
 		a->cfg.timeline_buckets = JF_TIMELINE_BUCKETS;
 	a->last_loaded_trace = -1;
+	a->map_generation = &no_map_generation;
+	a->flow_thread = SIZE_MAX;
 	if (a->cfg.map) {
+		a->map_generation = jf_codemap_generation_counter(a->cfg.map);
 		a->walker = jf_insn_cache_new(a->cfg.map);
 		if (!a->walker) {
 			free(a);

@@ -165,12 +165,14 @@ static inline enum jf_split_class jf_split_fast(enum jf_code_class c)
  * code: the table's epoch moves on when the code model (model_generation) or the code map
  * (its generation) changes, which makes every slot stale at once. */
 #define JF_CLASS_MEMO_BITS 11
-struct block_class_slot {       /* 32 bytes: two to a cache line */
+struct block_class_slot {
 	uint64_t start;
 	struct live_region *r;        /* jf_zone_model_region_at(start) */
 	uint32_t epoch;               /* valid when the table's epoch */
 	int32_t guard;                /* guard_by_branch's answer (guard index, or -1) ... */
 	uint32_t guard_last;          /* ... for the instruction at start + this */
+	uint32_t bytecode_row;        /* where the bytecode memo last had a block from start
+	                               * (a hint, checked against the row: see bytecodes.c) */
 	uint8_t cls;                  /* enum jf_code_class, before instrumentation */
 	uint8_t has_guard;            /* guard_last and guard are set */
 };
@@ -262,6 +264,12 @@ struct jf_analysis {
 	struct { uint32_t source; int32_t tid; } *sources;
 	size_t nsources, sources_cap, last_source;
 	size_t cur_thread;
+	/* The thread of the last flow's source (flow_thread SIZE_MAX: none), so that a block
+	 * costs no lookup: thread states are only ever added, and a context record resets it. */
+	uint32_t flow_source;
+	size_t flow_thread;
+	/* jf_codemap_generation of cfg.map, read for every block (a constant 0 without one). */
+	const uint64_t *map_generation;
 
 	struct iteration_acc pre, cur;    /* before the first iteration; the current one */
 	struct jf_iteration_series *iters; /* closed iterations (iterations.c), NULL until one */
@@ -316,9 +324,11 @@ int32_t jf_point_index(struct jf_analysis *a, uint64_t trace_id, uint64_t point_
 int jf_points_add(struct jf_analysis *a, const struct jf_zone_record *rec);
 void jf_points_count(struct jf_analysis *a, const struct live_region *r, const struct jf_block *b);
 
-/* bytecodes.c: count block b of pc-mapped region r per bytecode range, op, code line */
+/* bytecodes.c: count block b of pc-mapped region r per bytecode range, op, code line.
+ * *row_hint: the memo row of a block seen before, kept by the caller per block start
+ * (any value is safe: a row that is not b's is looked up again). */
 struct jf_block_memo;
-void jf_count_bytecodes(struct jf_analysis *a, const struct live_region *r,
+void jf_count_bytecodes(struct jf_analysis *a, const struct live_region *r, uint32_t *row_hint,
 			const struct jf_block *b);
 void jf_block_memo_reset(struct jf_block_memo *m);
 void jf_block_memo_free(struct jf_block_memo *m);

@@ -184,20 +184,22 @@ static uint64_t block_key(const struct jf_block *b)
 	       ((uint64_t)b->ninsn << 8 | b->isa);
 }
 
+static int is_row_of(const struct memo_block *mb, const struct jf_block *b)
+{
+	return mb->start == b->start && mb->last == b->last && mb->ninsn == b->ninsn &&
+	       mb->isa == b->isa;
+}
+
 /* The memo row of block b, or NULL; *key is where a new row would go. */
 static struct memo_block *find(struct jf_block_memo *m, const struct jf_block *b, uint64_t *key)
 {
 	uint32_t idx;
 
 	for (*key = block_key(b);; (*key)++) {
-		struct memo_block *mb;
-
 		if (!jf_index_map_get(&m->by_key, *key, &idx))
 			return NULL;
-		mb = &m->blocks[idx];
-		if (mb->start == b->start && mb->last == b->last && mb->ninsn == b->ninsn &&
-		    mb->isa == b->isa)
-			return mb;
+		if (is_row_of(&m->blocks[idx], b))
+			return &m->blocks[idx];
 	}
 }
 
@@ -243,7 +245,9 @@ static struct jf_block_memo *begin_row(struct jf_block_memo *m, const struct jf_
 	return m;
 }
 
-void jf_count_bytecodes(struct jf_analysis *a, const struct live_region *r, const struct jf_block *b)
+/* A block not found in the memo by its hint: looked up by its key, or walked. */
+static void count_unhinted(struct jf_analysis *a, const struct live_region *r, uint32_t *row_hint,
+			   const struct jf_block *b)
 {
 	struct walk_ctx w = { a, r, 0, (enum jf_isa)b->isa, NULL, -1, -1, NULL, 1 };
 	struct jf_block_memo *m;
@@ -251,8 +255,6 @@ void jf_count_bytecodes(struct jf_analysis *a, const struct live_region *r, cons
 	uint64_t key = 0, map_gen;
 	int failed;
 
-	if (!a->walker || !r->npcs)
-		return;
 	if (!a->memo)
 		a->memo = calloc(1, sizeof(*a->memo));
 	m = a->memo;
@@ -265,6 +267,7 @@ void jf_count_bytecodes(struct jf_analysis *a, const struct live_region *r, cons
 		}
 		mb = find(m, b, &key);
 		if (mb) {
+			*row_hint = (uint32_t)(mb - m->blocks);
 			replay(a, m, mb);
 			return;
 		}
@@ -275,10 +278,30 @@ void jf_count_bytecodes(struct jf_analysis *a, const struct live_region *r, cons
 		a->image_misses++;
 	if (w.memo && w.memo_ok && jf_index_map_put(&m->by_key, key, (uint32_t)m->nblocks) == 0) {
 		m->blocks[m->nblocks].failed = (uint8_t)failed;
-		m->nblocks++;
+		*row_hint = (uint32_t)m->nblocks++;
 	} else if (w.memo) {
 		/* The row is incomplete: forget the runs and lines it appended. */
 		m->nruns = m->blocks[m->nblocks].first_run;
 		m->nlines = m->blocks[m->nblocks].first_line;
 	}
+}
+
+void jf_count_bytecodes(struct jf_analysis *a, const struct live_region *r, uint32_t *row_hint,
+			const struct jf_block *b)
+{
+	const struct jf_block_memo *m = a->memo;
+
+	if (!a->walker || !r->npcs)
+		return;
+	/* The common case, a block seen before in this state of the code: its row, named by
+	 * the hint, is the one the key would find (a row is made once per block and memo).
+	 * The class memo checked the generations for this block (count_block), so the memo
+	 * is current when it was started at the same ones. */
+	if (m && *row_hint < m->nblocks && m->model_generation == a->model_generation &&
+	    m->map_generation == a->class_memo.map_generation &&
+	    is_row_of(&m->blocks[*row_hint], b)) {
+		replay(a, m, &m->blocks[*row_hint]);
+		return;
+	}
+	count_unhinted(a, r, row_hint, b);
 }

@@ -142,8 +142,9 @@ static void lose_track(struct jf_analysis *a, struct thread_state *t)
 /* A timestamp marks the end of what was decoded before it: the time since the previous
  * timestamp was spent in that code (split, trace). Time before a thread's first timestamp
  * is unknown and not counted. */
-static void attribute_time(struct jf_analysis *a, struct thread_state *t, uint64_t time,
-			   enum jf_split_class split, int32_t trace)
+static inline __attribute__((always_inline)) void
+attribute_time(struct jf_analysis *a, struct thread_state *t, uint64_t time,
+	       enum jf_split_class split, int32_t trace)
 {
 	if (a->cfg.views)
 		jf_views_time(a, t->tid, t->has_time, t->last_time, time);
@@ -292,7 +293,7 @@ int jf_instrumentation_event(struct jf_analysis *a, int32_t tid, int begin)
 static struct block_class_slot *classify(struct jf_analysis *a, uint64_t start)
 {
 	struct block_class_memo *m = &a->class_memo;
-	uint64_t map_gen = a->cfg.map ? jf_codemap_generation(a->cfg.map) : 0;
+	uint64_t map_gen = *a->map_generation;
 	struct block_class_slot *s =
 		&m->slot[(start * 0x9e3779b97f4a7c15ull) >> (64 - JF_CLASS_MEMO_BITS)];
 	enum jf_code_class cls;
@@ -312,6 +313,7 @@ static struct block_class_slot *classify(struct jf_analysis *a, uint64_t start)
 	s->start = start;
 	s->epoch = m->epoch;
 	s->has_guard = 0;
+	s->bytecode_row = UINT32_MAX;
 	s->r = jf_zone_model_region_at(&a->zm, start);
 	cls = s->r ? s->r->cls : jf_zone_model_native_at(&a->zm, start);
 	if (cls == JF_CLASS_UNKNOWN && !s->r && a->cfg.native_class)
@@ -392,12 +394,15 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	}
 
 	if (t->has_prev) {
-		jf_split_add_transition(&t->split, t->prev_class, cls);
+		enum jf_split_class prev_split = jf_split_fast(t->prev_class);
+
+		if (prev_split != split)
+			t->split.transitions[prev_split][split]++;
 		if (t->prev_trace >= 0 && trace >= 0 && t->prev_region_start != r->start)
 			t->split.trace_to_trace++;
 	}
 	if (r && r->npcs)
-		jf_count_bytecodes(a, r, b);
+		jf_count_bytecodes(a, r, &slot->bytecode_row, b);
 	if (r)
 		jf_points_count(a, r, b);
 	if (a->cfg.views)
@@ -449,7 +454,10 @@ static int32_t *tid_of_source(struct jf_analysis *a, uint32_t source)
 	return &a->sources[i].tid;
 }
 
-int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *f)
+/* Every flow but a block of the last flow's source: finds its thread (and remembers it
+ * for the blocks after it) and counts what is not a block. Returns 1 for a block, left to
+ * count_block, 0 when done, -1 when out of memory. */
+static __attribute__((noinline)) int other_flow(struct jf_analysis *a, const struct jf_flow *f)
 {
 	int32_t *tid = tid_of_source(a, f->source);
 	struct thread_state *t;
@@ -458,6 +466,7 @@ int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *f)
 		return -1;
 	if (f->kind == JF_FLOW_CONTEXT) {
 		*tid = f->u.context.tid;
+		a->flow_thread = SIZE_MAX;
 		return jf_thread(a, *tid) ? 0 : -1;
 	}
 	/* The thread of the last flow, without a call, in the common case. */
@@ -465,10 +474,11 @@ int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *f)
 		&a->threads[a->cur_thread] : jf_thread(a, *tid);
 	if (!t)
 		return -1;
+	a->flow_source = f->source;
+	a->flow_thread = (size_t)(t - a->threads);
 	switch (f->kind) {
 	case JF_FLOW_BLOCK:
-		count_block(a, t, f);
-		return 0;
+		return 1;
 	case JF_FLOW_ERROR:
 		note_problem(a, f);
 		a->decode_errors++;
@@ -511,5 +521,17 @@ int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *f)
 		t->time_split = JF_SPLIT_UNKNOWN;
 		t->time_trace = -1;
 	}
+	return 0;
+}
+
+int jf_analysis_flow(struct jf_analysis *a, const struct jf_flow *f)
+{
+	if (f->kind != JF_FLOW_BLOCK || f->source != a->flow_source || a->flow_thread >= a->nthreads) {
+		int rc = other_flow(a, f);
+
+		if (rc <= 0)
+			return rc;
+	}
+	count_block(a, &a->threads[a->flow_thread], f);
 	return 0;
 }

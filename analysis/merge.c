@@ -303,6 +303,7 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 	uint32_t *seam_exits;
 	int rc;
 
+	a->flow_thread = SIZE_MAX; /* look the last flow's thread up again after a merge */
 	/* Rows may move and the code model is the later part's: forget remembered blocks. */
 	a->model_generation++;
 	/* Guards left undecided by a's part are settled first: whether such an exit came
