@@ -9,7 +9,9 @@
  * accounting stays within the input, every block's offset lies inside the trace, the fast
  * counting path counts what the block decoder decoded, and on 2 threads (segments of 16
  * bytes and more) gives the records and statistics it gives on one; the fast decoder that
- * returns blocks returns the block decoder's records, every one, field by field. */
+ * returns blocks returns the block decoder's records, every one, field by field; and the
+ * blocks cut at their jumps after the decode (jump_split.h, what `jitflow report` does) are
+ * the block decoder's end_on_jump blocks, but for a part's offset. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include "jitflow/codemap.h"
 #include "jitflow/decoder.h"
 #include "jitflow/insn.h"
+#include "jitflow/jump_split.h"
 #include "jitflow/pt.h"
 #include "jitflow/pt_fast.h"
 #include "jitflow/pt_parallel.h"
@@ -165,6 +168,107 @@ static void same_records_with_blocks(const struct jf_pt_config *given, int threa
 	jf_decoder_free(fast);
 	jf_decoder_free(ref);
 	jf_codemap_free(fast_map);
+	jf_codemap_free(ref_map);
+}
+
+/* The next record of a decoder without end_on_jump, its blocks cut by cut (the block in
+ * parts in *held, *nparts of them, *next given so far). */
+static int next_cut(struct jf_decoder *dec, struct jf_jump_split *cut, struct jf_flow *held,
+		    uint32_t *nparts, uint32_t *next, struct jf_flow *f)
+{
+	struct jf_error err;
+	uint32_t n;
+	int rc;
+
+	if (*next < *nparts) {
+		jf_jump_split_part(cut, held, (*next)++, f);
+		return 1;
+	}
+	rc = jf_decoder_next(dec, f, &err);
+	*nparts = *next = 0;
+	if (rc > 0 && (n = jf_jump_split_record(cut, f)) > 1) {
+		*held = *f;
+		*nparts = n;
+		jf_jump_split_part(cut, held, (*next)++, f);
+	}
+	return rc;
+}
+
+/* Block a was left whole, counted as not walkable (capstone could not decode one of its
+ * instructions that libipt did): end_on_jump's blocks from *b on must be its instructions,
+ * back to back, from its start to its last. Returns the decoder's status after them, *b
+ * the last of them with a's count, so that it compares equal to a when all is well. */
+static int same_as_unwalked(struct jf_decoder *ref, const struct jf_flow *a, struct jf_flow *b)
+{
+	struct jf_error err;
+	uint64_t start = b->u.block.start, ninsn = 0;
+	int rc = 1;
+
+	if (b->kind != JF_FLOW_BLOCK || start != a->u.block.start)
+		return rc;
+	for (;;) {
+		ninsn += b->u.block.ninsn;
+		if (ninsn >= a->u.block.ninsn || b->u.block.end != JF_END_JUMP)
+			break;
+		rc = jf_decoder_next(ref, b, &err);
+		if (rc <= 0 || b->kind != JF_FLOW_BLOCK)
+			return rc;
+	}
+	if (ninsn == a->u.block.ninsn) {
+		b->ip = b->u.block.start = start;
+		b->u.block.ninsn = a->u.block.ninsn;
+	}
+	return rc;
+}
+
+/* A block decoded without end_on_jump and cut at its direct jumps by jump_split.c must be
+ * the blocks libipt's end_on_jump gives, record for record; only a part's offset is its
+ * block's. f is written over from part to part, as `jitflow report` does. */
+static void same_parts_as_end_on_jump(const struct jf_pt_config *given)
+{
+	struct jf_pt_config cfg = *given;
+	struct jf_codemap *cut_map = code_map(), *ref_map = code_map();
+	struct jf_jump_split *cut = jf_jump_split_new(cut_map);
+	struct jf_decoder *whole, *ref;
+	struct jf_flow a, b, held, x;
+	uint32_t nparts = 0, next = 0;
+	uint64_t n = 0;
+	struct jf_error err;
+	int ra, rb;
+
+	cfg.end_on_call = 1;
+	cfg.end_on_jump = 0;
+	whole = jf_pt_decoder_new(&cfg, cut_map, &err);
+	cfg.end_on_jump = 1;
+	ref = jf_pt_decoder_new(&cfg, ref_map, &err);
+	if (!cut || !whole || !ref)
+		abort();
+	do {
+		uint64_t unwalked = jf_jump_split_unwalked(cut);
+
+		ra = next_cut(whole, cut, &held, &nparts, &next, &a);
+		rb = jf_decoder_next(ref, &b, &err);
+		if (ra > 0 && jf_jump_split_unwalked(cut) != unwalked)
+			rb = same_as_unwalked(ref, &a, &b);
+		x = a;
+		if (ra > 0 && rb > 0 && x.kind == JF_FLOW_BLOCK)
+			x.offset = b.offset;
+		if (ra != rb || (rb > 0 && !jf_flow_same(&x, &b))) {
+			fprintf(stderr, "fuzz_pt_decode: record %llu differs: cut at jumps %d %s ip "
+				"0x%llx ninsn %u, end_on_jump %d %s ip 0x%llx ninsn %u\n",
+				(unsigned long long)n, ra,
+				jf_flow_kind_name((enum jf_flow_kind)a.kind), (unsigned long long)a.ip,
+				a.kind == JF_FLOW_BLOCK ? a.u.block.ninsn : 0, rb,
+				jf_flow_kind_name((enum jf_flow_kind)b.kind), (unsigned long long)b.ip,
+				b.kind == JF_FLOW_BLOCK ? b.u.block.ninsn : 0);
+			abort();
+		}
+		n++;
+	} while (rb > 0);
+	jf_jump_split_free(cut);
+	jf_decoder_free(whole);
+	jf_decoder_free(ref);
+	jf_codemap_free(cut_map);
 	jf_codemap_free(ref_map);
 }
 
@@ -352,6 +456,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_records_with_blocks(&cfg, 1);
 	same_records_with_blocks(&cfg, 2);
 	same_records_in_parts(&cfg);
+	same_parts_as_end_on_jump(&cfg);
 	jf_decoder_free(dec);
 	jf_insn_cache_free(insns);
 	jf_codemap_free(map);

@@ -298,9 +298,9 @@ static int print(FILE *out, const struct options *o, jf_cli_view_fn view,
 
 /* Facts about the inputs that the report states, so it says what is missing. */
 static void describe_inputs(const struct jf_cli_inputs *in, const struct jf_analysis_result *r,
-			    struct jf_report_meta *m)
+			    const struct jf_jump_split *cut, struct jf_report_meta *m)
 {
-	static char code_note[512], filter_note[512], killed_note[512];
+	static char code_note[512], filter_note[512], killed_note[512], cut_note[512];
 
 	m->zone_files_known = 1;
 	if (in->zones) {
@@ -336,6 +336,14 @@ static void describe_inputs(const struct jf_cli_inputs *in, const struct jf_anal
 			 "any known code",
 			 in->recording_dir, r->image_misses);
 		m->notes[m->nnotes++] = code_note;
+	}
+	if (cut && jf_jump_split_unwalked(cut)) {
+		snprintf(cut_note, sizeof(cut_note),
+			 "%" PRIu64 " blocks could not be cut at their direct jumps (capstone could "
+			 "not decode an instruction in them that libipt did): the instructions after "
+			 "such a jump are counted where their block starts, and an arrival there "
+			 "through the jump is not seen", jf_jump_split_unwalked(cut));
+		m->notes[m->nnotes++] = cut_note;
 	}
 }
 
@@ -423,7 +431,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	meta.source = o.dir ? o.dir : in.perf_path ? in.perf_path : in.pt_path ? in.pt_path : in.cs_snapshot;
 	meta.trace_bytes = st->trace_bytes;
 	meta.top = o.top;
-	describe_inputs(&in, &result, &meta);
+	describe_inputs(&in, &result, consumer.cut, &meta);
 	if (print(stdout, &o, view, &result, &meta, &err) == 0 && fflush(stdout) == 0)
 		status = JF_EXIT_OK;
 	else if (!err.msg[0])
