@@ -255,10 +255,10 @@ uint32_t jf_jump_split_record(struct jf_jump_split *s, const struct jf_flow *f)
 			s->unwalked++;
 		}
 	}
-	if (f->flags & JF_FLOW_HAS_TIME) {
-		t->has_time = 1;
-		t->time = f->time;
-	}
+	/* A record without a time (after an error, a resynchronisation, lost data) says that
+	 * the decoder's time is not known from there on, until a record brings one. */
+	t->has_time = (f->flags & JF_FLOW_HAS_TIME) != 0;
+	t->time = t->has_time ? f->time : 0;
 	return n;
 }
 
