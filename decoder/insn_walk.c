@@ -187,10 +187,14 @@ static void classify_x86(csh h, const cs_insn *insn, struct jf_insn_info *info)
 	case X86_INS_RET:
 		info->cls = JF_INSN_RETURN;
 		break;
-	case X86_INS_LJMP: case X86_INS_LCALL: case X86_INS_RETF:
-	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_SYSEXIT:
-	case X86_INS_SYSRET: case X86_INS_INT: case X86_INS_INT1: case X86_INS_INT3:
-	case X86_INS_INTO: case X86_INS_IRET: case X86_INS_IRETD: case X86_INS_IRETQ:
+	case X86_INS_LCALL: case X86_INS_SYSCALL: case X86_INS_SYSENTER:
+	case X86_INS_INT: case X86_INS_INT1: case X86_INS_INT3: case X86_INS_INTO:
+		info->cls = JF_INSN_FAR;
+		info->far_call = 1;
+		break;
+	case X86_INS_LJMP: case X86_INS_RETF:
+	case X86_INS_SYSEXIT: case X86_INS_SYSRET:
+	case X86_INS_IRET: case X86_INS_IRETD: case X86_INS_IRETQ:
 	case X86_INS_VMLAUNCH: case X86_INS_VMRESUME: case X86_INS_VMCALL:
 	case X86_INS_UD2:
 		info->cls = JF_INSN_FAR;

@@ -65,12 +65,20 @@ static int psb_fup(struct fast *f, uint64_t psb, uint64_t *ip)
 			return 0;
 		if (p.type != ppt_fup)
 			continue;
-		if (p.payload.ip.ipc == pt_ipc_sext_48)
+		switch (p.payload.ip.ipc) {
+		case pt_ipc_sext_48:
 			*ip = (uint64_t)((int64_t)(p.payload.ip.ip << 16) >> 16);
-		else if (p.payload.ip.ipc == pt_ipc_full)
+			break;
+		/* A PSB clears the last IP: an update is relative to zero. */
+		case pt_ipc_update_16:
+		case pt_ipc_update_32:
+		case pt_ipc_update_48:
+		case pt_ipc_full:
 			*ip = p.payload.ip.ip;
-		else
+			break;
+		default:
 			return -1;
+		}
 		return 1;
 	}
 	return -1;
@@ -655,6 +663,7 @@ static int next_block(struct fast *f)
 		break;
 	case JF_FAST_INDIRECT:
 	case JF_FAST_FAR:
+	case JF_FAST_FAR_CALL:
 		if (query_indirect(f))
 			return 1;
 		break;

@@ -123,7 +123,7 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 			b->end = JF_FAST_INDIRECT;
 			return;
 		case JF_INSN_FAR:
-			b->end = JF_FAST_FAR;
+			b->end = in.far_call ? JF_FAST_FAR_CALL : JF_FAST_FAR;
 			return;
 		case JF_INSN_PTWRITE:
 		case JF_INSN_ERROR:

@@ -20,7 +20,8 @@ enum jf_fast_end {
 	JF_FAST_CALL_IND,  /* indirect near call: push next, then a TIP */
 	JF_FAST_RETURN,    /* near return: a compressed return (TNT bit) or a TIP */
 	JF_FAST_INDIRECT,  /* indirect jump: a TIP */
-	JF_FAST_FAR,       /* far branch, syscall, interrupt instruction...: a TIP */
+	JF_FAST_FAR,       /* far jump or return, sysret, iret...: a TIP */
+	JF_FAST_FAR_CALL,  /* syscall, int n, call far...: a TIP; tracing resumes after it */
 	JF_FAST_CONTINUE,  /* the block reached its length limit: go on at next (no trace) */
 	JF_FAST_JUMP,      /* direct jump, in a cache that ends blocks there: go to target */
 	JF_FAST_BAD,       /* the instruction at last cannot be decoded (no code, bad bytes) */

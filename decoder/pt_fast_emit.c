@@ -30,6 +30,7 @@ static enum jf_block_end end_of(enum jf_fast_end end)
 	case JF_FAST_RETURN: return JF_END_RETURN;
 	case JF_FAST_INDIRECT: return JF_END_JUMP_INDIRECT;
 	case JF_FAST_FAR: return JF_END_FAR;
+	case JF_FAST_FAR_CALL: return JF_END_FAR;
 	case JF_FAST_JUMP: return JF_END_JUMP;
 	default: return JF_END_NONE; /* the length limit: an ordinary instruction */
 	}
@@ -154,16 +155,19 @@ int jf_fast_emit_walk(struct fast *f, uint64_t to, int has_to, int bind_branch, 
 		case JF_FAST_RETURN:
 		case JF_FAST_INDIRECT:
 		case JF_FAST_FAR:
+		case JF_FAST_FAR_CALL:
 			/* Needs trace: libipt errs unless the event binds to this branch. */
 			if (!bind_branch || jf_fast_emit_block(f, b, offset))
 				return 1;
 			if (b->end == JF_FAST_CALL_IND)
 				jf_fast_push_return(f, b->next);
 			/* Where libipt expects tracing to resume (pt_blk_set_disable_resume_ip):
-			 * after a call; after a far branch only if it is a far call, which is
-			 * not told apart here (an enable there hands over); else nowhere. */
+			 * after a call or a far call (a syscall, say); else nowhere. The other
+			 * far branches (JF_FAST_FAR) include some that capstone and libipt may
+			 * class differently (vmcall, ud2): an enable after one hands over. */
 			f->resume_unsure = b->end == JF_FAST_FAR;
-			f->ip = b->end == JF_FAST_CALL_IND || b->end == JF_FAST_FAR ? b->next : 0;
+			f->ip = b->end == JF_FAST_CALL_IND || b->end == JF_FAST_FAR ||
+				b->end == JF_FAST_FAR_CALL ? b->next : 0;
 			return 0;
 		default:
 			return 1;

@@ -173,6 +173,7 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		case JF_FAST_RETURN: /* not compressed: no TNT bit came */
 		case JF_FAST_INDIRECT:
 		case JF_FAST_FAR:
+		case JF_FAST_FAR_CALL:
 			f->ip = to;
 			jf_fast_settle(f, offset);
 			return 0;

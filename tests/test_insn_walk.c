@@ -94,6 +94,45 @@ static void test_lengths_classes_targets(void **state)
 	jf_codemap_free(map);
 }
 
+/* Far branches after which tracing resumes (libipt's far calls: a TIP.PGD there and a
+ * TIP.PGE at the next instruction is a return from the kernel) and the others. */
+static void test_far_calls(void **state)
+{
+	static const struct { uint8_t bytes[3], size, far_call; const char *name; } far[] = {
+		{ { 0x0f, 0x05 }, 2, 1, "syscall" },
+		{ { 0x0f, 0x34 }, 2, 1, "sysenter" },
+		{ { 0xcd, 0x80 }, 2, 1, "int 0x80" },
+		{ { 0xcc }, 1, 1, "int3" },
+		{ { 0xf1 }, 1, 1, "int1" },
+		{ { 0xff, 0x18 }, 2, 1, "call far [rax]" },
+		{ { 0x0f, 0x07 }, 2, 0, "sysret" },
+		{ { 0x48, 0xcf }, 2, 0, "iretq" },
+		{ { 0xcb }, 1, 0, "retf" },
+		{ { 0xff, 0x28 }, 2, 0, "jmp far [rax]" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+		struct jf_codemap *map = jf_codemap_new();
+		struct jf_insn_cache *c;
+		struct jf_insn_info info;
+		struct jf_error err;
+
+		assert_int_equal(jf_codemap_add_bytes(map, far[i].bytes, far[i].size, 0x1000,
+						      "code", &err), 0);
+		c = jf_insn_cache_new(map);
+		assert_int_equal(jf_insn_at(c, JF_ISA_X86_64, 0x1000, &info), 0);
+		if (info.cls != JF_INSN_FAR || info.size != far[i].size ||
+		    info.far_call != far[i].far_call)
+			fail_msg("%s: class %u size %u far call %u, expected %u %u %u", far[i].name,
+				 info.cls, info.size, info.far_call, JF_INSN_FAR, far[i].size,
+				 far[i].far_call);
+		jf_insn_cache_free(c);
+		jf_codemap_free(map);
+	}
+}
+
 static void test_next_ip(void **state)
 {
 	struct jf_codemap *map = map_code();
@@ -257,6 +296,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lengths_classes_targets),
+		cmocka_unit_test(test_far_calls),
 		cmocka_unit_test(test_next_ip),
 		cmocka_unit_test(test_shadow_stack_nops),
 		cmocka_unit_test(test_block_walk_follows_direct_branches),

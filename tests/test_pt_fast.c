@@ -448,6 +448,65 @@ static void test_query_path(void **state)
 	jf_codemap_free(blocks_map);
 }
 
+static const uint8_t syscall_loop[] = {
+	0x48, 0x89, 0xc3,             /* 1000: mov rbx, rax */
+	0x0f, 0x05,                   /* 1003: syscall */
+	0x74, 0xf9,                   /* 1005: je 1000 */
+	0xc3,                         /* 1007: ret */
+};
+
+/* A syscall leaves user-mode tracing (TIP.PGD) and tracing resumes after it (TIP.PGE at
+ * the next instruction), as in every recording and user-space capture; a PSB+ whose FUP
+ * is compressed against the last IP, which the PSB cleared (the recorder writes them so).
+ * Both used to hand over to libipt's block decoder. Over both paths: packets (no timing)
+ * and libipt's query decoder (a TSC). */
+static void check_syscall_resume(const char *what, int timing)
+{
+	struct jf_codemap *map = jf_ptb_codemap(syscall_loop, sizeof(syscall_loop), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(syscall_loop, sizeof(syscall_loop), 0x1000);
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	uint64_t insns;
+
+	jf_ptb_psb(b);
+	if (timing)
+		jf_ptb_tsc(b, 0x1000);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_psbend(b);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);   /* the syscall at 1003 */
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1005); /* back after it */
+	jf_ptb_tnt(b, "T");                        /* je 1000 */
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1005);
+	jf_ptb_psb(b);
+	if (timing)
+		jf_ptb_tsc(b, 0x2000);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_update_32, 0x1005);   /* against the cleared last IP */
+	jf_ptb_psbend(b);
+	jf_ptb_tnt(b, "N");                        /* je falls through to the ret */
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);   /* the ret leaves the traced code */
+
+	rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, &insns);
+	assert_int_equal(rep.fallback_at, -1);
+	assert_int_equal(rep.fast_bytes, jf_ptb_size(b));
+	/* mov, syscall; je, mov, syscall; je, ret */
+	assert_int_equal(insns, 7);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
+}
+
+static void test_syscall_resume(void **state)
+{
+	(void)state;
+	check_syscall_resume("syscall, packets", 0);
+	check_syscall_resume("syscall, query decoder", 1);
+}
+
 /* An instruction in two sections: libipt marks its block truncated; the fast decoder
  * hands over there. */
 static void test_straddle(void **state)
@@ -633,6 +692,7 @@ static void test_block_cache(void **state)
 		0xff, 0xd0,                   /* 1011: call rax */
 		0x0f, 0x05,                   /* 1013: syscall */
 		0xeb, 0xfe,                   /* 1015: jmp 1015 (forever) */
+		0x0f, 0x07,                   /* 1017: sysret */
 	};
 	struct jf_error err = { "" };
 	struct jf_codemap *map = jf_codemap_new();
@@ -667,7 +727,9 @@ static void test_block_cache(void **state)
 	b = jf_fast_block_at(c, JF_ISA_X86_64, 0x1011, gen);
 	assert_int_equal(b->end, JF_FAST_CALL_IND);
 	assert_int_equal(b->next, 0x1013);
-	assert_int_equal(jf_fast_block_at(c, JF_ISA_X86_64, 0x1013, gen)->end, JF_FAST_FAR);
+	/* libipt classes syscall a far call (tracing resumes after it), sysret not */
+	assert_int_equal(jf_fast_block_at(c, JF_ISA_X86_64, 0x1013, gen)->end, JF_FAST_FAR_CALL);
+	assert_int_equal(jf_fast_block_at(c, JF_ISA_X86_64, 0x1017, gen)->end, JF_FAST_FAR);
 	b = jf_fast_block_at(c, JF_ISA_X86_64, 0x1015, gen);
 	assert_int_equal(b->end, JF_FAST_CONTINUE);
 	assert_int_equal(b->ninsn, JF_FAST_MAX_BLOCK);
@@ -750,6 +812,7 @@ int main(void)
 		cmocka_unit_test(test_no_sync),
 		cmocka_unit_test(test_payloads),
 		cmocka_unit_test(test_query_path),
+		cmocka_unit_test(test_syscall_resume),
 		cmocka_unit_test(test_straddle),
 		cmocka_unit_test(test_packet_hand_over),
 	};

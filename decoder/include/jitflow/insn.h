@@ -38,6 +38,9 @@ struct jf_insn_info {
 	uint64_t target;        /* direct branch target, 0 otherwise */
 	uint8_t size;           /* 0 when class is JF_INSN_ERROR */
 	uint8_t cls;            /* enum jf_insn_class */
+	/* JF_INSN_FAR that libipt counts as a far call (syscall, sysenter, int, int1, int3,
+	 * into, call far): tracing disabled there resumes after it. */
+	uint8_t far_call;
 };
 
 struct jf_insn_cache;
