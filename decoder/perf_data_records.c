@@ -50,6 +50,12 @@ int jf_perf_record_known(uint32_t type)
 	return strcmp(jf_perf_record_name(type), "unknown") != 0;
 }
 
+int jf_perf_record_maps_code(uint32_t type)
+{
+	return type == JF_PERF_RECORD_MMAP || type == JF_PERF_RECORD_MMAP2 ||
+	       type == JF_PERF_RECORD_FORK || type == JF_PERF_RECORD_COMM;
+}
+
 static int sid_enabled(const struct jf_perf_attr *a)
 {
 	return a->sample_id_all;

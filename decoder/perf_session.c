@@ -88,6 +88,8 @@ static int prescan(struct session *s, const char *path, struct jf_error *err)
 			jf_perf_data_release(s->data, released, at.pos - released);
 			released = at.pos;
 		}
+		if (jf_perf_record_maps_code(rec.type))
+			s->map_records_left++;
 		if (rec.type == JF_PERF_RECORD_AUXTRACE_INFO && !have_info) {
 			struct jf_perf_cursor again = at;
 
@@ -230,6 +232,33 @@ static struct jf_insn_cache *insns_for(struct session *s, struct jf_codemap *map
 	return n[s->ninsns++].cache;
 }
 
+/* The fast path's caches over map, made on first use (NULL: out of memory). */
+static const struct jf_pt_fast_caches *fast_caches_for(struct session *s, struct jf_codemap *map)
+{
+	struct map_fast *n;
+	size_t i;
+
+	for (i = 0; i < s->nfast; i++)
+		if (s->fast[i].map == map)
+			return &s->fast[i].caches;
+	n = realloc(s->fast, (s->nfast + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	s->fast = n;
+	n[s->nfast].map = map;
+	if (jf_pt_fast_block_caches_init(&n[s->nfast].caches, map) < 0)
+		return NULL;
+	return &n[s->nfast++].caches;
+}
+
+/* Whether no code bytes change from here on (fast_when_settled): nothing in the sideband
+ * still to come may change a code map, and the caller's code changes are all applied. */
+static int code_settled(const struct session *s)
+{
+	return s->map_records_left == 0 &&
+	       (!s->hooks.code_settled || s->hooks.code_settled(s->hooks.ctx));
+}
+
 /* A decoder over [from, to) of bytes at file offset file_off (base 0 for the stitch). */
 static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 		       uint64_t size, uint64_t file_off, int release, struct jf_error *err)
@@ -256,7 +285,20 @@ static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 	if (!map)
 		map = s->empty_map;
 	cfg.insns = insns_for(s, map);
-	q->dec = jf_pt_decoder_new(&cfg, map, err);
+	cfg.join_cache_splits = s->opts.join_cache_splits;
+	if (s->opts.fast_when_settled && code_settled(s)) {
+		const struct jf_pt_fast_caches *caches = fast_caches_for(s, map);
+
+		cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
+		q->dec = caches ? jf_pt_fast_decoder_cached(&cfg, map, caches, err) : NULL;
+		if (!caches)
+			jf_fail(err, "out of memory");
+		s->report.fast_buffers += q->dec != NULL;
+		s->report.fast_bytes += q->dec ? size : 0;
+	} else {
+		q->dec = jf_pt_decoder_new(&cfg, map, err);
+	}
+	s->report.buffers++;
 	if (!q->dec)
 		return jf_fail_prefix(err, "%s: offset %llu: AUXTRACE buffer: ",
 				      jf_perf_data_path(s->data), (unsigned long long)q->buf.offset);
@@ -724,6 +766,9 @@ static void session_free(void *self)
 		free(s->q[i].stitch);
 		free(s->q[i].parts);
 	}
+	for (i = 0; i < s->nfast; i++)
+		jf_pt_fast_caches_fini(&s->fast[i].caches);
+	free(s->fast);
 	for (i = 0; i < s->ninsns; i++)
 		jf_insn_cache_free(s->insns[i].cache);
 	free(s->insns);
@@ -782,6 +827,15 @@ struct jf_decoder *jf_perf_pt_decoder_new_opts(const char *path,
 	s->self = dec;
 	jf_decoder_stats_mut(dec)->time_is_ns = !s->timeless;
 	return dec;
+}
+
+void jf_perf_session_fast_report(struct jf_decoder *dec, struct jf_perf_session_report *out)
+{
+	struct session *s = jf_decoder_backend(dec, &session_ops);
+
+	memset(out, 0, sizeof(*out));
+	if (s)
+		*out = s->report;
 }
 
 struct jf_decoder *jf_perf_pt_decoder_new(const char *path,

@@ -5,6 +5,7 @@
 
 #include "jitflow/perf_intel_pt.h"
 #include "jitflow/perf_session.h"
+#include "pt_fast_watch.h"
 
 /* Where a queue is between buffers. */
 enum queue_state {
@@ -68,6 +69,12 @@ struct map_insns {
 	struct jf_insn_cache *cache;
 };
 
+/* The fast path's caches over one code map (see new_decoder in perf_session.c). */
+struct map_fast {
+	struct jf_codemap *map;
+	struct jf_pt_fast_caches caches;
+};
+
 struct session {
 	struct jf_perf_data *data;
 	struct jf_perf_session_hooks hooks;
@@ -99,6 +106,13 @@ struct session {
 	 * released again one step later (release_next). */
 	uint64_t release_from, release_next;
 
+	/* Sideband records that may change code maps (MMAP, MMAP2, FORK, COMM) not given to
+	 * on_record yet: counted by the prescan, down to 0 as they are delivered. */
+	uint64_t map_records_left;
+	/* The fast path's caches for each code map (fast_when_settled), and what it did. */
+	struct map_fast *fast;
+	size_t nfast;
+	struct jf_perf_session_report report;
 	uint64_t unknown_records;
 	struct jf_error fatal;        /* a framing error: the stream ends with it */
 	int failed;

@@ -231,6 +231,8 @@ void jf_sb_deliver(struct session *s)
 	}
 	if (s->hooks.on_record)
 		s->hooks.on_record(s->hooks.ctx, &rec);
+	if (jf_perf_record_maps_code(rec.type) && s->map_records_left)
+		s->map_records_left--;
 	switch (rec.type) {
 	case JF_PERF_RECORD_COMM:
 		set_context(s, &rec, rec.u.comm.pid, rec.u.comm.tid);

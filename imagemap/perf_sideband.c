@@ -548,6 +548,7 @@ void jf_perf_images_hooks(struct jf_perf_images *imgs, struct jf_perf_session_ho
 	hooks->ctx = imgs;
 	hooks->codemap_for_pid = codemap_for_pid;
 	hooks->on_record = on_record;
+	hooks->code_settled = NULL; /* the sideband's maps: the session counts them */
 }
 
 uint64_t jf_perf_images_loaded(const struct jf_perf_images *imgs)

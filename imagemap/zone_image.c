@@ -43,6 +43,23 @@ void jf_zone_image_free(struct jf_zone_image *zi)
 	free(zi);
 }
 
+/* Whether applying rec changes code bytes (see apply). */
+static int changes_code(const struct jf_zone_stream *s, const struct jf_zone_record *rec)
+{
+	switch (rec->id) {
+	case JF_JITDUMP_CODE_LOAD:
+		return rec->u.code_load.size != 0;
+	case JF_JITDUMP_CODE_MOVE:
+		return !s->has_ext;
+	case JF_ZONE_REGION_FREE:
+	case JF_ZONE_REGION_MOVE:
+		return 1;
+	case JF_ZONE_PATCH:
+		return rec->u.patch.size != 0;
+	}
+	return 0;
+}
+
 static int read_next(struct jf_zone_stream *s, struct jf_error *err)
 {
 	int rc;
@@ -73,6 +90,11 @@ static int survey(struct jf_zone_stream *s, struct jf_error *err)
 			return jf_fail(err, "%s: out of memory indexing code loads", s->path);
 		if (rec.id > JF_ZONE_ID_BASE && rec.id <= JF_ZONE_ID_LAST)
 			s->has_ext = 1;
+		/* Whether perf's CODE_MOVEs change code depends on has_ext, known at the end. */
+		if (rec.id == JF_JITDUMP_CODE_MOVE)
+			s->code_moves++;
+		else
+			s->code_changes += (uint64_t)changes_code(s, &rec);
 		if (rec.id == JF_ZONE_MARKER) {
 			if (rec.u.marker.methods & JF_ZONE_MARKER_CALLS)
 				s->marker_addr = rec.u.marker.addr;
@@ -270,6 +292,7 @@ int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum 
 	if (apply(zi, s, &s->next, err))
 		return jf_fail_prefix(err, "%s: offset %" PRIu64 ": applying %s: ", s->path,
 				      s->next.offset, jf_zone_record_name(s->next.id));
+	s->code_changes_applied += (uint64_t)changes_code(s, &s->next);
 	if (zi->cfg.on_apply && zi->cfg.on_apply(zi->cfg.apply_ctx, s->reader, &s->next) < 0)
 		return jf_fail(err, "%s: offset %" PRIu64 ": out of memory analysing %s", s->path,
 			       s->next.offset, jf_zone_record_name(s->next.id));
@@ -283,6 +306,19 @@ int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum 
 	else
 		zi->stats.by_time++;
 	return read_next(s, err);
+}
+
+int jf_zone_image_code_settled(const struct jf_zone_image *zi)
+{
+	size_t i;
+
+	for (i = 0; i < zi->nstreams; i++) {
+		const struct jf_zone_stream *s = &zi->streams[i];
+
+		if (s->code_changes_applied < s->code_changes + (s->has_ext ? 0 : s->code_moves))
+			return 0;
+	}
+	return 1;
 }
 
 int jf_zone_image_apply_all(struct jf_zone_image *zi, struct jf_error *err)

@@ -68,6 +68,10 @@ struct jf_zone_stream {
 	                              * thread (JF_ZONE_MARKER_POSITION) */
 	int has_ext;                 /* the file has jitflow records (perf's moves then
 	                              * come with a REGION_MOVE, which does the work) */
+	/* Records that change code bytes, in the whole file before any damage (the survey):
+	 * perf's CODE_MOVEs count only without jitflow records (has_ext)... */
+	uint64_t code_changes, code_moves;
+	uint64_t code_changes_applied; /* ...and those applied so far */
 	/* A damaged file (cut short, a bad record): the records before the damage apply,
 	 * the damage is reported once as a decode error, nothing after it is read. */
 	uint64_t whole_records, read_records;

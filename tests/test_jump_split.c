@@ -4,7 +4,9 @@
  * the command's own inputs (tools/jitflow/cli_inputs.c: the session, the zone filter,
  * PyPy's log), once with libipt's cut and once without it, the parts cut here; every
  * record must be the same, but for a part's trace offset (the block's, where libipt's
- * decoder was at the part's end). And the parts of two blocks made here, field by field. */
+ * decoder was at the part's end). Then report's decode with the fast path on the buffers
+ * that start once the code no longer changes, against libipt's block decoder on all:
+ * every record the same. And the parts of two blocks made here, field by field. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +18,7 @@
 #include "cli_inputs.h"
 #include "jitflow/codemap.h"
 #include "jitflow/jump_split.h"
+#include "jitflow/perf_session.h"
 #include "test_support.h"
 
 /* One decode's records in order, parts cut by `cut` when it is not NULL. */
@@ -30,7 +33,8 @@ struct pull {
 
 /* The recording folder path; image_dir: where its program's files are (NULL: at the
  * recorded paths or in its code/ folder). */
-static void open_pull(struct pull *p, const char *path, const char *image_dir, int cut)
+static void open_pull_with(struct pull *p, const char *path, const char *image_dir, int cut,
+			   int libipt_block)
 {
 	struct jf_error err = { 0 };
 
@@ -38,6 +42,7 @@ static void open_pull(struct pull *p, const char *path, const char *image_dir, i
 	jf_cli_inputs_init(&p->in);
 	p->in.split_blocks = 1;
 	p->in.cuts_jumps = cut;
+	p->in.libipt_block = libipt_block;
 	if (jf_cli_open_recording(&p->in, path, &err) < 0)
 		fail_msg("%s: %s", path, err.msg);
 	if (image_dir) {
@@ -53,6 +58,12 @@ static void open_pull(struct pull *p, const char *path, const char *image_dir, i
 	assert_int_equal(p->in.jumps_left_in_blocks, cut);
 	if (cut)
 		assert_non_null(p->cut = jf_jump_split_new(p->in.map));
+}
+
+/* As report decodes (the fast path once the code is settled) */
+static void open_pull(struct pull *p, const char *path, const char *image_dir, int cut)
+{
+	open_pull_with(p, path, image_dir, cut, 0);
 }
 
 static int next(struct pull *p, struct jf_flow *f)
@@ -99,41 +110,83 @@ static int same_but_offset(const struct jf_flow *a, const struct jf_flow *b)
 	return jf_flow_same(&x, &y);
 }
 
-/* Returns the number of blocks libipt cut at a jump (parts before a block's last). */
-static unsigned long compare(const char *path, const char *image_dir)
+/* Pull both decodes to their ends; every record must be the same (but for a block's trace
+ * offset when parts_offsets_differ: a part has its block's, libipt's has where its
+ * decoder was at the part's end). Returns the blocks x ends at a direct jump. */
+static unsigned long same_records(const char *path, struct pull *x, struct pull *y,
+				  int part_offsets_differ)
 {
-	struct pull libipt, cut;
 	struct jf_flow a, b;
 	unsigned long n = 0, jumps = 0;
 	int ra, rb;
 
-	open_pull(&libipt, path, image_dir, 0);
-	open_pull(&cut, path, image_dir, 1);
 	do {
 		memset(&a, 0, sizeof(a));
 		memset(&b, 0, sizeof(b));
-		ra = next(&libipt, &a);
-		rb = next(&cut, &b);
-		if (ra != rb || (ra > 0 && !same_but_offset(&a, &b)))
-			fail_msg("%s: record %lu differs: libipt kind %u ip %#lx time %lu flags %#x "
-				 "start %#lx last %#lx ninsn %u end %u next %#lx / cut: kind %u ip "
-				 "%#lx time %lu flags %#x start %#lx last %#lx ninsn %u end %u next %#lx",
-				 path, n, a.kind, (unsigned long)a.ip, (unsigned long)a.time, a.flags,
+		ra = next(x, &a);
+		rb = next(y, &b);
+		if (ra != rb || (ra > 0 && !(part_offsets_differ ? same_but_offset(&a, &b)
+								 : jf_flow_same(&a, &b))))
+			fail_msg("%s: record %lu differs: kind %u offset %#lx ip %#lx time %lu flags "
+				 "%#x start %#lx last %#lx ninsn %u end %u next %#lx / kind %u offset "
+				 "%#lx ip %#lx time %lu flags %#x start %#lx last %#lx ninsn %u end %u "
+				 "next %#lx", path, n, a.kind, (unsigned long)a.offset,
+				 (unsigned long)a.ip, (unsigned long)a.time, a.flags,
 				 (unsigned long)a.u.block.start, (unsigned long)a.u.block.last,
 				 a.u.block.ninsn, a.u.block.end, (unsigned long)a.u.block.next, b.kind,
-				 (unsigned long)b.ip, (unsigned long)b.time, b.flags,
-				 (unsigned long)b.u.block.start, (unsigned long)b.u.block.last,
-				 b.u.block.ninsn, b.u.block.end, (unsigned long)b.u.block.next);
+				 (unsigned long)b.offset, (unsigned long)b.ip, (unsigned long)b.time,
+				 b.flags, (unsigned long)b.u.block.start,
+				 (unsigned long)b.u.block.last, b.u.block.ninsn, b.u.block.end,
+				 (unsigned long)b.u.block.next);
 		if (ra > 0 && a.kind == JF_FLOW_BLOCK && a.u.block.end == JF_END_JUMP)
 			jumps++;
 		n++;
 	} while (ra > 0);
+	return jumps;
+}
+
+/* libipt's cut at jumps against the parts cut here. Returns the number of blocks libipt
+ * cut at a jump (parts before a block's last). */
+static unsigned long compare(const char *path, const char *image_dir)
+{
+	struct pull libipt, cut;
+	unsigned long jumps;
+
+	open_pull(&libipt, path, image_dir, 0);
+	open_pull(&cut, path, image_dir, 1);
+	jumps = same_records(path, &libipt, &cut, 1);
 	assert_int_equal(jf_jump_split_unwalked(cut.cut), 0);
 	close_pull(&libipt);
 	close_pull(&cut);
 	return jumps;
 }
 
+/* The records report's decode gives (parts cut at jumps) with the fast path on the
+ * perf.data buffers that start once the code is settled, and with libipt's block decoder
+ * on all: every record the same, offsets included. Returns the first's session report. */
+static struct jf_perf_session_report compare_decoders(const char *path, const char *image_dir)
+{
+	struct pull block, fast;
+	struct jf_perf_session_report rep, none;
+
+	open_pull_with(&block, path, image_dir, 1, 1);
+	open_pull_with(&fast, path, image_dir, 1, 0);
+	same_records(path, &block, &fast, 0);
+	jf_perf_session_fast_report(block.in.perf_session, &none);
+	jf_perf_session_fast_report(fast.in.perf_session, &rep);
+	assert_int_equal(none.fast_buffers, 0);
+	assert_int_equal(none.buffers, rep.buffers);
+	close_pull(&block);
+	close_pull(&fast);
+	return rep;
+}
+
+/* On each recording: libipt's cut at jumps against the parts cut here (compare), and
+ * report's decode with and without the fast path (compare_decoders). minivm-bridge's
+ * runtime loads and patches its code in the first of its AUX buffers: the decoders after
+ * it (a stitch across the cut, the second buffer) are the fast path's; recorded-fib has no
+ * JIT code and its MMAPs come before the trace: all are. pypy-loop has one buffer, in
+ * which PyPy compiles. */
 static void test_checked_in_recordings(void **state)
 {
 	static const char *const dirs[] = { "minivm-bridge", "pypy-loop", "recorded-fib" };
@@ -142,15 +195,27 @@ static void test_checked_in_recordings(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		/* recorded-fib's program is in its folder, not at the path it was recorded at */
+		const char *image_dir = strcmp(dirs[i], "recorded-fib") ? NULL : path;
+		struct jf_perf_session_report r;
 		unsigned long jumps;
 
 		snprintf(path, sizeof(path), "%s/traces/%s", jf_test_source_dir(), dirs[i]);
-		/* recorded-fib's program is in its folder, not at the path it was recorded at */
-		jumps = compare(path, strcmp(dirs[i], "recorded-fib") ? NULL : path);
+		jumps = compare(path, image_dir);
 		printf("# %s: %lu blocks end at a direct jump\n", dirs[i], jumps);
 		/* The JIT recordings jump into their traces and back to loop headers. */
 		if (strcmp(dirs[i], "recorded-fib"))
 			assert_true(jumps > 100);
+		r = compare_decoders(path, image_dir);
+		printf("# %s: %llu of %llu decoders the fast path's, over %llu bytes\n", dirs[i],
+		       (unsigned long long)r.fast_buffers, (unsigned long long)r.buffers,
+		       (unsigned long long)r.fast_bytes);
+		if (i == 0)
+			assert_true(r.fast_buffers > 0 && r.fast_buffers < r.buffers);
+		else if (i == 1)
+			assert_int_equal(r.fast_buffers, 0);
+		else
+			assert_true(r.fast_buffers > 0 && r.fast_buffers == r.buffers);
 	}
 }
 

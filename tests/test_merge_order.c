@@ -162,7 +162,7 @@ static void test_record_applies_before_the_other_thread_runs(void **state)
 	char dir[512], zone[600], path[600];
 	struct world *w = calloc(1, sizeof(*w));
 	struct jf_codemap *map = jf_codemap_new();
-	struct jf_perf_session_hooks hooks = { map, map_for_pid, NULL };
+	struct jf_perf_session_hooks hooks = { map, map_for_pid, NULL, NULL };
 	struct jf_perf_session_options opts = { 0 };
 	struct jf_error err = { "" };
 	struct jf_zone_image *zi;

@@ -475,7 +475,7 @@ static void add_insn(void *ctx, uint64_t ip)
 
 static void our_listing(const char *path, struct listing *l)
 {
-	struct jf_perf_session_hooks hooks = { l, codemap_for_pid, on_record };
+	struct jf_perf_session_hooks hooks = { l, codemap_for_pid, on_record, NULL };
 	struct jf_insn_cache *cache;
 	struct jf_decoder *dec;
 	struct jf_error err;

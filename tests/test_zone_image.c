@@ -547,6 +547,33 @@ static void test_by_time_applies_at_equal_time(void **state)
 	by_time_without_markers(1);
 }
 
+/* Settled once every code change of every file is applied: minivm-bridge's zone file has
+ * 11 CODE_LOADs and a PATCH among its 1,000 iteration marks and descriptions. */
+static void test_code_settled(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err = { "" };
+	struct jf_zone_image *zi = jf_zone_image_new(map, NULL, &err);
+	char zone[4096];
+
+	(void)state;
+	snprintf(zone, sizeof(zone), "%s/traces/minivm-bridge/jit-30059.dump",
+		 jf_test_source_dir());
+	assert_non_null(zi);
+	assert_true(jf_zone_image_code_settled(zi)); /* no files */
+	assert_int_equal(jf_zone_image_add_file(zi, zone, &err), 0);
+	assert_false(jf_zone_image_code_settled(zi));
+	assert_int_equal(jf_zone_image_apply_all(zi, &err), 0);
+	assert_int_equal(jf_zone_image_stats(zi)->loads, 11);
+	assert_int_equal(jf_zone_image_stats(zi)->patches, 1);
+	assert_true(jf_zone_image_code_settled(zi));
+	/* The same file again: its changes are not applied yet. */
+	assert_int_equal(jf_zone_image_add_file(zi, zone, &err), 0);
+	assert_false(jf_zone_image_code_settled(zi));
+	jf_zone_image_free(zi);
+	jf_codemap_free(map);
+}
+
 static int count_lines_with(const char *text, const char *a, const char *b)
 {
 	const char *line = text;
@@ -687,6 +714,7 @@ int main(void)
 		cmocka_unit_test(test_cli_decode_with_zone),
 		cmocka_unit_test(test_by_time_without_markers),
 		cmocka_unit_test(test_by_time_applies_at_equal_time),
+		cmocka_unit_test(test_code_settled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,12 +65,14 @@ const char jf_cli_inputs_help[] =
 	"  --segment-size BYTES        with -j: trace bytes per segment (default 64K; 256K\n"
 	"                              for stat's fast path and where the analysis is split;\n"
 	"                              K, M)\n"
-	"  --decoder=fast|libipt-block  for a raw Intel PT stream (--pt without --zone): fast\n"
-	"                              (default) follows it with libipt's packet or query\n"
-	"                              decoder and a block cache, handing over to libipt's\n"
-	"                              block decoder at the last PSB for anything it does not\n"
-	"                              model (the same records); libipt-block: libipt's block\n"
-	"                              decoder throughout\n";
+	"  --decoder=fast|libipt-block  for a raw Intel PT stream (--pt without --zone), and\n"
+	"                              for a perf.data once its code no longer changes (no\n"
+	"                              MMAP or code-changing zone record left; not for stat\n"
+	"                              and decode): fast (default) follows it with libipt's\n"
+	"                              packet or query decoder and a block cache, handing over\n"
+	"                              to libipt's block decoder at the last PSB for anything\n"
+	"                              it does not model (the same records); libipt-block:\n"
+	"                              libipt's block decoder throughout\n";
 
 void jf_cli_inputs_init(struct jf_cli_inputs *in)
 {
@@ -288,6 +290,7 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	size_t i;
 
 	memset(&opts, 0, sizeof(opts));
+	memset(&hooks, 0, sizeof(hooks));
 	if (in->cpu_given) {
 		opts.cpu_override = 1;
 		opts.cpu_family = in->pt.cpu_family;
@@ -296,6 +299,11 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	}
 	opts.end_on_call = in->split_blocks || in->zones;
 	opts.end_on_jump = libipt_ends_at_jumps(in);
+	/* Where the code no longer changes, the fast path decodes the buffers: its records
+	 * are libipt's with blocks ended at every branch and the block cache's splits joined,
+	 * which the commands that split blocks take (cut at jumps here or by the consumer). */
+	opts.fast_when_settled = in->split_blocks && !in->libipt_block;
+	opts.join_cache_splits = in->split_blocks;
 	if (jf_cli_perf_files_prepare(in, err) < 0)
 		return NULL;
 	jf_perf_images_use_one_map(in->perf_images, in->map);
@@ -320,6 +328,7 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 		dec = jf_perf_pt_decoder_new_opts(in->perf_path, &hooks, &opts, err);
 	if (dec && in->time_synthetic)
 		jf_decoder_stats_mut(dec)->time_is_synthetic = 1;
+	in->perf_session = dec;
 	return jf_zone_filter_new(dec, in->zones, err);
 }
 

@@ -40,6 +40,7 @@ struct jf_cli_inputs {
 	uint64_t recording_insns, recording_traced; /* ... instructions run, and traced */
 	int recording_killed_by;      /* ... the signal that killed its program (0: none) */
 	struct jf_cli_zone_discovery *zone_discovery; /* zone files named by --perf's MMAPs */
+	struct jf_decoder *perf_session; /* inside the zone filter (jf_perf_session_fast_report) */
 	char **zone_names;            /* base names of the zone files given */
 	size_t nzone_names;
 	/* Blocks end at every direct call and jump (the analysis needs arrivals at a

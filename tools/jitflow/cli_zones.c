@@ -83,6 +83,16 @@ static struct jf_codemap *codemap_for_pid(void *ctx, int32_t pid)
 	return d->inner.codemap_for_pid(d->inner.ctx, pid);
 }
 
+/* No zone file has a code change left (the session checks its own sideband). */
+static int code_settled(void *ctx)
+{
+	struct jf_cli_zone_discovery *d = ctx;
+
+	if (d->inner.code_settled && !d->inner.code_settled(d->inner.ctx))
+		return 0;
+	return jf_zone_image_code_settled(d->zones);
+}
+
 struct jf_cli_zone_discovery *jf_cli_zone_discovery_new(const char *perf_path,
 							struct jf_zone_image *zones,
 							struct jf_perf_session_hooks *hooks)
@@ -105,6 +115,7 @@ struct jf_cli_zone_discovery *jf_cli_zone_discovery_new(const char *perf_path,
 	}
 	hooks->ctx = d;
 	hooks->on_record = on_record;
+	hooks->code_settled = code_settled;
 	hooks->codemap_for_pid = d->inner.codemap_for_pid ? codemap_for_pid : NULL;
 	return d;
 }

@@ -252,6 +252,10 @@ int jf_perf_data_next_header(const struct jf_perf_data *data, struct jf_perf_cur
  * for callers to skip and count. */
 int jf_perf_record_known(uint32_t type);
 
+/* 1 for the records that change which code a process has (MMAP, MMAP2, FORK, COMM: a
+ * COMM may be an exec). */
+int jf_perf_record_maps_code(uint32_t type);
+
 /* Tell the kernel the whole pages inside [offset, offset + size) of the mapping are done
  * with (an AUXTRACE payload once decoded), so resident memory does not grow with the file.
  * Reading them again later is still correct: they come back from the file. */

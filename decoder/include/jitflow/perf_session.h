@@ -42,6 +42,11 @@ struct jf_perf_session_hooks {
 	/* Every sideband record (not AUXTRACE, not FINISHED_ROUND, not unknown types), in
 	 * time order, before any flow later than it is returned. */
 	void (*on_record)(void *ctx, const struct jf_perf_record *rec);
+	/* Optional (with fast_when_settled): whether code changes known to the caller (zone
+	 * files) are all applied, so that no code bytes change from here on. The session
+	 * adds its own condition: every MMAP, MMAP2, FORK and COMM record of the file has
+	 * been given to on_record (which must change code maps on no other record). */
+	int (*code_settled)(void *ctx);
 };
 
 /* Settings beyond what the file says. */
@@ -50,8 +55,24 @@ struct jf_perf_session_options {
 	uint16_t cpu_family;
 	uint8_t cpu_model, cpu_stepping;
 	int cpu_override;         /* 1: use the three fields above (all 0 = no errata) */
-	int end_on_call, end_on_jump; /* as in jf_pt_config */
+	int end_on_call, end_on_jump, join_cache_splits; /* as in jf_pt_config */
+	/* Decode a buffer with the fast path (jf_pt_fast_decoder_new: the same records,
+	 * faster) when the code is settled as it starts (code_settled above): the fast path
+	 * reads a PSB period ahead of what it returns, which is exact only while no code
+	 * changes. Its records are those of end_on_call, end_on_jump and join_cache_splits;
+	 * the other buffers are decoded with the options above, so a caller that wants the
+	 * same records throughout sets end_on_call and join_cache_splits, and cuts blocks at
+	 * direct jumps itself when end_on_jump is not set (jitflow/jump_split.h). */
+	int fast_when_settled;
 };
+
+/* How the buffers of a session (jf_perf_pt_decoder_new*) were decoded so far: decoders
+ * made (a buffer's own segment, or a stitch across a cut), and how many of them, over how
+ * many bytes, by the fast path (fast_when_settled). */
+struct jf_perf_session_report {
+	uint64_t buffers, fast_buffers, fast_bytes;
+};
+void jf_perf_session_fast_report(struct jf_decoder *session, struct jf_perf_session_report *out);
 
 /* Open path and check it is an Intel PT session (an intel_pt AUXTRACE_INFO record).
  * Malformed records found later end the stream with jf_decoder_next returning -1 and an
