@@ -25,7 +25,9 @@
 #    ">= 1.8x on a long trace"). The files of both are compared.
 # 2. Each RECORDING_DIR (written by `jitflow record`), decoded by
 #      stat     jitflow stat --recording DIR
-#      report   jitflow report DIR
+#      report   jitflow report DIR (the fast path on the buffers that start once the
+#               code no longer changes)
+#      report-blk jitflow report --decoder=libipt-block DIR (libipt's block decoder on all)
 #      perf-i   perf script --itrace=i1i -F ip (every instruction: the same work as stat)
 #      perf-b   perf script --itrace=b -F ip,addr (every branch: perf's cheapest mode that
 #               still gives the whole path)
@@ -200,16 +202,20 @@ for dir in "$@"; do
 	insns=$(json_field "$tmp/stat.json" instructions)
 	bytes=$(json_field "$tmp/stat.json" trace_bytes)
 	echo "$dir: $bytes bytes of Intel PT, $insns instructions"
-	rm -f "$tmp"/stat "$tmp"/report "$tmp"/perf-i "$tmp"/perf-b
+	rm -f "$tmp"/stat "$tmp"/report "$tmp"/report-blk "$tmp"/perf-i "$tmp"/perf-b
 	for ((r = 0; r < runs; r++)); do
 		run stat "$jf" stat --recording "$dir"
 		run report "$jf" report "$dir"
+		run report-blk "$jf" report --decoder=libipt-block "$dir"
 		run perf-i perf script -i "$dir/perf.data" --itrace=i1i -F ip
 		run perf-b perf script -i "$dir/perf.data" --itrace=b -F ip,addr
 	done
-	for t in stat report perf-i perf-b; do report $t "$bytes" "$insns"; done
+	cmp -s "$tmp/out.report" "$tmp/out.report-blk" ||
+		echo "  WARNING: report and report --decoder=libipt-block differ" >&2
+	for t in stat report report-blk perf-i perf-b; do report $t "$bytes" "$insns"; done
 	echo "  perf-i listed $(wc -l < "$tmp/out.perf-i") instructions, perf-b $(wc -l < "$tmp/out.perf-b") branches"
 	ratio report stat
+	ratio report-blk report
 	ratio stat perf-i
 	ratio report perf-i
 	ratio report perf-b
