@@ -73,6 +73,12 @@ struct pt_backend {
 	 * it that did not join it. */
 	struct jf_flow held, after;
 	int has_held, has_after;
+	/* The last block ends at an instruction capstone cannot decode (its end and next are
+	 * not known) and libipt does not class as a branch: libipt may have cut the block
+	 * there (a block cache fill stops at an entry an earlier decode made, which may be
+	 * another decoder's: the code map's sections, and their cache, are shared), so the
+	 * next block may continue it. held_open: the same for the held block. */
+	int last_open, held_open;
 };
 
 enum { RELEASE_STEP = 8 << 20, RELEASE_LAG = 1 << 20 };
@@ -212,10 +218,13 @@ static void block_flow(struct pt_backend *b, struct jf_flow *f, uint64_t offset)
 		out->flags |= JF_BLOCK_TRUNCATED;
 	/* libipt's iclass cannot tell direct from indirect jumps and calls, and is not always
 	 * filled in for cached blocks: classify the last instruction from its bytes. */
+	b->last_open = 0;
 	if (jf_insn_at(b->insns, (enum jf_isa)out->isa, blk->end_ip, &last) == 0) {
 		out->end = (uint8_t)jf_insn_class_to_end((enum jf_insn_class)last.cls);
 		out->last_size = last.size;
 		out->next = blk->end_ip + last.size;
+	} else {
+		b->last_open = blk->iclass == ptic_other || blk->iclass == ptic_error;
 	}
 }
 
@@ -440,11 +449,25 @@ static int next_record(struct pt_backend *b, struct jf_flow *f, struct jf_error 
 	}
 }
 
-/* A block that ended without a branch, which the next block may continue. */
-static int may_go_on(const struct jf_flow *f)
+/* A block that ended without a branch, which the next block may continue: after its last
+ * instruction (next), or, open (last_open: its end is unknown), where capstone cannot
+ * tell. */
+static int may_go_on(const struct jf_flow *f, int open)
 {
-	return f->kind == JF_FLOW_BLOCK && f->u.block.end == JF_END_NONE && f->u.block.next &&
+	return f->kind == JF_FLOW_BLOCK &&
+	       ((f->u.block.end == JF_END_NONE && f->u.block.next) || open) &&
 	       !(f->u.block.flags & JF_BLOCK_TRUNCATED);
+}
+
+/* Whether block g starts right after f's last instruction: at f's next, or, f open, within
+ * an instruction's length of its last (libipt's decoder went on to g's start from there
+ * without trace: the next instruction). */
+static int starts_after(const struct jf_flow *f, int open, const struct jf_flow *g)
+{
+	if (f->u.block.next)
+		return g->u.block.start == f->u.block.next;
+	return open && g->u.block.start > f->u.block.last &&
+	       g->u.block.start - f->u.block.last <= pt_max_insn_size;
 }
 
 /* Whether block g is the rest of block f, cut only by libipt's cache: it starts where f
@@ -452,9 +475,9 @@ static int may_go_on(const struct jf_flow *f)
  * times may differ: g ends with the query that f would have ended with uncut, and the
  * query decoder reads timing packets after it; the whole block takes g's time, as it would
  * uncut (fuzz_pt_decode found an MTC there). */
-static int continues(const struct jf_flow *f, const struct jf_flow *g)
+static int continues(const struct jf_flow *f, int open, const struct jf_flow *g)
 {
-	return g->kind == JF_FLOW_BLOCK && g->u.block.start == f->u.block.next &&
+	return g->kind == JF_FLOW_BLOCK && starts_after(f, open, g) &&
 	       g->offset == f->offset &&
 	       (g->flags & ~JF_FLOW_HAS_TIME) == (f->flags & ~JF_FLOW_HAS_TIME) &&
 	       g->u.block.isa == f->u.block.isa &&
@@ -477,16 +500,17 @@ static int pt_next(void *self, struct jf_flow *f, struct jf_error *err)
 	}
 	if (!b->has_held) {
 		rc = next_record(b, f, err);
-		if (rc <= 0 || !may_go_on(f))
+		if (rc <= 0 || !may_go_on(f, b->last_open))
 			return rc;
 		*h = *f;
+		b->held_open = b->last_open;
 		b->has_held = 1;
 	}
 	for (;;) {
 		rc = next_record(b, f, err);
 		if (rc < 0)
 			return rc;
-		if (rc > 0 && continues(h, f)) {
+		if (rc > 0 && continues(h, b->held_open, f)) {
 			h->time = f->time;
 			h->flags = f->flags;
 			h->u.block.last = f->u.block.last;
@@ -495,17 +519,19 @@ static int pt_next(void *self, struct jf_flow *f, struct jf_error *err)
 			h->u.block.end = f->u.block.end;
 			h->u.block.last_size = f->u.block.last_size;
 			h->u.block.flags = f->u.block.flags;
-			if (may_go_on(h))
+			b->held_open = b->last_open;
+			if (may_go_on(h, b->held_open))
 				continue;
 			b->has_held = 0;
 			*f = *h;
 			return 1;
 		}
 		/* f starts something else: the held block is whole. */
-		if (rc > 0 && may_go_on(f)) {
+		if (rc > 0 && may_go_on(f, b->last_open)) {
 			struct jf_flow whole = *h;
 
 			*h = *f;
+			b->held_open = b->last_open;
 			*f = whole;
 			return 1;
 		}

@@ -542,6 +542,56 @@ static void test_straddle(void **state)
 	jf_codemap_free(maps[1]);
 }
 
+/* A block whose middle instruction capstone cannot decode (`fe /3`: libipt's length decoder
+ * takes it, 3 bytes, not a branch) before one that needs trace, which the trace does not
+ * give (a TNT where libipt wants a TIP: an error). The first decoder to get there over a
+ * code map's sections caches only that last instruction in libipt's block cache (the fill
+ * stops at the error); the next one fills the cache from the start of the block and stops
+ * at that cached entry, splitting the block after the undecodable instruction. The fast
+ * path hands over at the undecodable instruction, and its block decoder and the reference
+ * share the code map (so libipt's cache): join_cache_splits must join the split although
+ * capstone does not know where the undecodable instruction ends (fuzz_perf_data: a far
+ * jump `ea`, invalid in 64-bit mode, after it). */
+static void test_cache_split_after_undecodable(void **state)
+{
+	static const uint8_t jmp_rax[] = { 0xff, 0xe0 };
+	static const uint8_t far_jmp[] = { 0xea, 0x6f, 0x02, 0xdc, 0x57, 0x02, 0xde };
+	const struct {
+		const char *what;
+		const uint8_t *end;
+		size_t size;
+	} ends[] = {
+		{ "undecodable, then jmp rax", jmp_rax, sizeof(jmp_rax) },
+		{ "undecodable, then jmp far", far_jmp, sizeof(far_jmp) },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		uint8_t code[32] = {
+			0xbf, 0x02, 0x31, 0x87, 0x02, /* 1000: mov edi, 0x2873102 */
+			0xfe, 0x5f, 0x02,             /* 1005: fe /3 (capstone: invalid) */
+		};                                    /* 1008: the end (needs trace) */
+		struct jf_codemap *map, *blocks_map;
+		struct jf_ptb *b = jf_ptb_new();
+
+		memcpy(code + 8, ends[i].end, ends[i].size);
+		map = jf_ptb_codemap(code, 8 + ends[i].size, 0x1000);
+		blocks_map = jf_ptb_codemap(code, 8 + ends[i].size, 0x1000);
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_psbend(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_tnt(b, "N");
+		jf_ptb_pad(b);
+		compare(ends[i].what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
+		jf_ptb_free(b);
+		jf_codemap_free(map);
+		jf_codemap_free(blocks_map);
+	}
+}
+
 /* The code the hand-written traces below run, in the two maps compare() wants:
  * 1000: je 1003; 1002: nop; 1003: jmp rax. */
 struct jump_code {
@@ -814,6 +864,7 @@ int main(void)
 		cmocka_unit_test(test_query_path),
 		cmocka_unit_test(test_syscall_resume),
 		cmocka_unit_test(test_straddle),
+		cmocka_unit_test(test_cache_split_after_undecodable),
 		cmocka_unit_test(test_packet_hand_over),
 	};
 	const struct CMUnitTest capture_tests[] = {
