@@ -2,15 +2,20 @@
  * record parsed, the intel_pt AUXTRACE_INFO decoded, the build-id entries, the cs_etm
  * time schedule) and through the session decoder over an empty code map, so the framing,
  * the sample_id trailers, the queue scans, the sideband reordering and libipt on
- * arbitrary AUXTRACE payloads all see it. Errors are expected;
+ * arbitrary AUXTRACE payloads all see it; then twice more over a code map of the input's
+ * own bytes, with the fast path on the buffers once the code is settled and without it,
+ * which must give the same records. Errors are expected;
  * crashes, hangs, leaks and sanitizer reports are findings. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "jitflow/codemap.h"
+#include "jitflow/flow.h"
 #include "jitflow/perf_buildid.h"
 #include "jitflow/perf_data.h"
 #include "jitflow/perf_intel_pt.h"
@@ -73,6 +78,70 @@ static void decode(const char *path)
 	jf_decoder_free(dec);
 }
 
+/* Every queue decodes over one code map: the input's own bytes at the addresses a
+ * recording's program runs at (recorded-fib's, the seed), so blocks decode to something. */
+static struct jf_codemap *the_map(void *ctx, int32_t pid)
+{
+	(void)pid;
+	return ctx;
+}
+
+static struct jf_decoder *blocks_decoder(const char *path, struct jf_codemap *map, int fast)
+{
+	struct jf_perf_session_hooks hooks = { map, the_map, NULL, NULL };
+	struct jf_perf_session_options opts;
+	struct jf_error err;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.end_on_call = opts.end_on_jump = opts.join_cache_splits = 1;
+	opts.fast_when_settled = fast;
+	return jf_perf_pt_decoder_new_opts(path, &hooks, &opts, &err);
+}
+
+/* The buffers decoded by the fast path once the code is settled (here: once the sideband's
+ * MMAP, FORK and COMM records are delivered; the map never changes) against libipt's
+ * block decoder on all: the same records, or the fast path is wrong. */
+static void fast_against_block(const char *path, const uint8_t *data, size_t size)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err;
+	struct jf_decoder *block, *fast;
+	struct jf_flow a, b;
+	int n = 0, ra = 0, rb = 0;
+
+	if (!map || jf_codemap_add_bytes(map, data, size, 0x400000, "input", &err) < 0) {
+		jf_codemap_free(map);
+		return;
+	}
+	block = blocks_decoder(path, map, 0);
+	fast = blocks_decoder(path, map, 1);
+	while (block && fast && n++ < MAX_FLOWS) {
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
+		ra = jf_decoder_next(block, &a, &err);
+		rb = jf_decoder_next(fast, &b, &err);
+		if (ra != rb || (ra > 0 && !jf_flow_same(&a, &b))) {
+			fprintf(stderr, "record %d: libipt's block decoder returned %d (kind %u offset "
+				"%#llx ip %#llx time %llu flags %#x start %#llx last %#llx ninsn %u end "
+				"%u), the session's fast path %d (kind %u offset %#llx ip %#llx time "
+				"%llu flags %#x start %#llx last %#llx ninsn %u end %u)\n", n, ra, a.kind,
+				(unsigned long long)a.offset, (unsigned long long)a.ip,
+				(unsigned long long)a.time, a.flags,
+				(unsigned long long)a.u.block.start, (unsigned long long)a.u.block.last,
+				a.u.block.ninsn, a.u.block.end, rb, b.kind, (unsigned long long)b.offset,
+				(unsigned long long)b.ip, (unsigned long long)b.time, b.flags,
+				(unsigned long long)b.u.block.start, (unsigned long long)b.u.block.last,
+				b.u.block.ninsn, b.u.block.end);
+			abort();
+		}
+		if (ra <= 0)
+			break;
+	}
+	jf_decoder_free(block);
+	jf_decoder_free(fast);
+	jf_codemap_free(map);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
@@ -82,6 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	read_records(path);
 	decode(path);
+	fast_against_block(path, data, size);
 	close(fd);
 	return 0;
 }
