@@ -199,8 +199,11 @@ static __attribute__((noinline)) void check(struct jf_jump_split *s, struct memo
 static inline const struct memo_slot *slot_of(struct jf_jump_split *s, const struct jf_block *b)
 {
 	uint64_t gen = *s->map_generation;
-	struct memo_slot *m =
-		&s->slot[((b->start ^ b->ninsn) * 0x9e3779b97f4a7c15ull) >> (64 - MEMO_BITS)];
+	/* The count goes above the address bits: start ^ ninsn made two blocks of one loop
+	 * (0x481ce6 with 3 instructions, 0x481ced with 8) share a slot and walked them at
+	 * every visit, 6% of report's instructions on rec50k. */
+	uint64_t key = b->start ^ ((uint64_t)b->ninsn << 48);
+	struct memo_slot *m = &s->slot[(key * 0x9e3779b97f4a7c15ull) >> (64 - MEMO_BITS)];
 
 	if (m->epoch != s->epoch || m->start != b->start || m->ninsn != b->ninsn ||
 	    m->isa != b->isa)
