@@ -85,17 +85,25 @@ static int psb_fup(struct fast *f, uint64_t psb, uint64_t *ip)
 }
 
 /* The time libipt's block decoder gives a record made now (0: none). */
+/* The query decoder's time changes only as it reads packets, which only a query (a sync,
+ * a branch or an event: each counts in f->queries) makes it do; the blocks and records
+ * between two queries, about two per query, take the time read once. */
 static uint64_t time_now(struct fast *f)
 {
-	uint64_t tsc;
+	uint64_t tsc, t = 0;
 	uint32_t lost_mtc, lost_cyc;
 
 	/* Following packets, no timing packet has been seen: libipt has no time either. */
 	if (f->by_packets)
 		return 0;
-	if (pt_qry_time(f->qry, &tsc, &lost_mtc, &lost_cyc) < 0 || !tsc)
-		return 0;
-	return jf_tsc_to_ns(&f->cfg.conv, tsc);
+	if (f->time_memo_valid && f->time_at_queries == f->queries)
+		return f->time_memo;
+	if (pt_qry_time(f->qry, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc)
+		t = jf_tsc_to_ns(&f->cfg.conv, tsc);
+	f->time_memo = t;
+	f->time_at_queries = f->queries;
+	f->time_memo_valid = 1;
+	return t;
 }
 
 static void note_time(struct fast *f, uint64_t t)
@@ -557,6 +565,7 @@ static int next_event(struct fast *f)
 	int status;
 
 	status = pt_qry_event(f->qry, &ev, sizeof(ev));
+	f->queries++;
 	if (status < 0)
 		return 1;
 	f->status = status;
@@ -600,6 +609,7 @@ static int query_cond(struct fast *f, int *taken)
 {
 	int status = pt_qry_cond_branch(f->qry, taken);
 
+	f->queries++;
 	if (status < 0)
 		return 1;
 	f->status = status;
@@ -610,6 +620,7 @@ static int query_indirect(struct fast *f)
 {
 	int status = pt_qry_indirect_branch(f->qry, &f->ip);
 
+	f->queries++;
 	if (status < 0 || (status & pts_ip_suppressed))
 		return 1;
 	f->status = status;
@@ -653,6 +664,7 @@ static int next_block(struct fast *f)
 	case JF_FAST_RETURN:
 		/* A compressed return is a taken TNT bit; otherwise a TIP follows. */
 		status = pt_qry_cond_branch(f->qry, &taken);
+		f->queries++;
 		if (status >= 0) {
 			if (!taken || jf_fast_pop_return(f, &f->ip))
 				return 1;
@@ -726,6 +738,7 @@ static int start(struct fast *f, struct jf_error *err)
 	f->restart = f->prev_restart = first;
 	status = f->cfg.has_sync_at ? pt_qry_sync_set(f->qry, &f->ip, f->cfg.sync_at)
 				    : pt_qry_sync_forward(f->qry, &f->ip);
+	f->queries++;
 	if (status < 0 || pt_qry_get_sync_offset(f->qry, &at) < 0)
 		return jf_fast_hand_over(f, err);
 	f->status = status;
@@ -817,6 +830,7 @@ static int setup(struct fast *f, struct jf_error *err)
 	}
 	f->check = jf_pt_check_new(f->cfg.trace, f->cfg.size);
 	f->qry = pt_qry_alloc_decoder(&config);
+	f->time_memo_valid = 0;
 	f->psbs = pt_pkt_alloc_decoder(&config);
 	f->pkt = pt_pkt_alloc_decoder(&config);
 	if (!f->payloads || !f->check || !f->qry ||

@@ -61,6 +61,10 @@ struct fast {
 	uint8_t nom_freq;           /* libipt's nominal frequency (for CBR calibration) */
 	enum jf_isa isa;
 	int status;                 /* the last query's status flags */
+	uint64_t queries;           /* queries that may have moved qry (time_now's memo)... */
+	uint64_t time_at_queries;   /* ...how many there were when time_memo was read... */
+	uint64_t time_memo;         /* ...and the time then */
+	int time_memo_valid;
 	uint64_t ret[RETSTACK_SIZE + 1];
 	uint8_t top, bottom;
 
