@@ -85,19 +85,11 @@ static int psb_fup(struct fast *f, uint64_t psb, uint64_t *ip)
 }
 
 /* The time libipt's block decoder gives a record made now (0: none). */
-/* The query decoder's time changes only as it reads packets, which only a query (a sync,
- * a branch or an event: each counts in f->queries) makes it do; the blocks and records
- * between two queries, about two per query, take the time read once. */
-static uint64_t time_now(struct fast *f)
+uint64_t jf_fast_time_read(struct fast *f)
 {
 	uint64_t tsc, t = 0;
 	uint32_t lost_mtc, lost_cyc;
 
-	/* Following packets, no timing packet has been seen: libipt has no time either. */
-	if (f->by_packets)
-		return 0;
-	if (f->time_memo_valid && f->time_at_queries == f->queries)
-		return f->time_memo;
 	if (pt_qry_time(f->qry, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc)
 		t = jf_tsc_to_ns(&f->cfg.conv, tsc);
 	f->time_memo = t;
@@ -117,7 +109,7 @@ static void note_time(struct fast *f, uint64_t t)
 
 static void note_block_time(struct fast *f)
 {
-	uint64_t t = time_now(f);
+	uint64_t t = jf_fast_time_now(f);
 
 	/* pt_decoder.c stamps each block with the decoder's time, if it has one. */
 	if (t)
@@ -157,7 +149,7 @@ struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_kind kind, uint6
 	fl->kind = (uint16_t)kind;
 	fl->source = f->cfg.source;
 	fl->offset = f->cfg.base_offset + offset;
-	t = time_now(f);
+	t = jf_fast_time_now(f);
 	if (t) {
 		fl->time = t;
 		fl->flags |= JF_FLOW_HAS_TIME;
@@ -551,7 +543,7 @@ static void retime(struct fast *f)
 		return;
 	fl = &f->pending.flows[f->retime - 1];
 	f->retime = 0;
-	t = time_now(f);
+	t = jf_fast_time_now(f);
 	fl->time = t;
 	fl->flags = (uint16_t)(t ? fl->flags | JF_FLOW_HAS_TIME : fl->flags & ~JF_FLOW_HAS_TIME);
 }

@@ -57,15 +57,20 @@ static int emit_range(struct fast *f, uint64_t start, uint64_t last, uint32_t ni
 			return 0;
 		}
 	}
-	if (f->by_packets && f->pending.n < f->pending.cap) {
-		/* The common case, without queue_flow's clearing of the whole record and its
-		 * query of the time (following packets there is none): the header and the
-		 * block are all a block's record has (pt_decoder.c). */
+	if (f->pending.n < f->pending.cap) {
+		/* The common case, without queue_flow's clearing of the whole record: the
+		 * header and the block are all a block's record has (pt_decoder.c). */
+		uint64_t t = jf_fast_time_now(f);
+
 		fl = &f->pending.flows[f->pending.n++];
 		memset(fl, 0, offsetof(struct jf_flow, u));
 		fl->kind = JF_FLOW_BLOCK;
 		fl->source = f->cfg.source;
 		fl->offset = f->cfg.base_offset + offset;
+		if (t) {
+			fl->time = t;
+			fl->flags = JF_FLOW_HAS_TIME;
+		}
 	} else {
 		fl = jf_fast_queue_flow(f, JF_FLOW_BLOCK, offset);
 		if (!fl)

@@ -126,6 +126,22 @@ static inline int jf_fast_plain_event(const struct jf_flow *fl)
 
 /* pt_fast.c's helpers that pt_fast_emit.c uses. */
 struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_kind kind, uint64_t offset);
+/* The query decoder's time now, read (and remembered) by jf_fast_time_now. */
+uint64_t jf_fast_time_read(struct fast *f);
+
+/* The decoder's time in ns (0: none), as libipt's block decoder stamps a record now.
+ * The query decoder's time changes only as it reads packets, which only a query (a sync, a
+ * branch or an event: each counts in f->queries) makes it do; the blocks and records
+ * between two queries take the time read once. */
+static inline uint64_t jf_fast_time_now(struct fast *f)
+{
+	/* Following packets, no timing packet has been seen: libipt has no time either. */
+	if (f->by_packets)
+		return 0;
+	if (f->time_memo_valid && f->time_at_queries == f->queries)
+		return f->time_memo;
+	return jf_fast_time_read(f);
+}
 void jf_fast_settle(struct fast *f, uint64_t offset);
 void jf_fast_push_return(struct fast *f, uint64_t ip);
 int jf_fast_pop_return(struct fast *f, uint64_t *ip);
