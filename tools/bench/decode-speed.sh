@@ -5,7 +5,7 @@
 #                               [RECORDING_DIR...]
 #
 # 1. The real Intel PT capture ../shared/traces/intel-pt/foo concatenated TIMES times
-#    (default 2400: 70 MB, 283 M instructions; each copy starts with a PSB), decoded by
+#    (default 2400: 70 MB, 283 M instructions; each copy starts with a PSB; 0: none), decoded by
 #      libipt   `ptxed --block-decoder --quiet --stat` when PTXED names a ptxed binary
 #               (libipt built with Intel XED, which Debian lacks; docs/performance.md
 #               gives the commands that build it outside the repository); otherwise
@@ -31,8 +31,13 @@
 #      perf-i   perf script --itrace=i1i -F ip (every instruction: the same work as stat)
 #      perf-b   perf script --itrace=b -F ip,addr (every branch: perf's cheapest mode that
 #               still gives the whole path)
-#    perf cannot see code that is only in a zone file (JIT code), so it decodes fewer
-#    instructions than jitflow there; its count is printed beside its time.
+#      perf-ij  perf script --itrace=i1i -F ip on the recording after
+#               `perf inject --jit` (which gives perf the JIT code of the zone file)
+#    perf cannot see code that is only in a zone file (JIT code), so perf-i decodes fewer
+#    instructions than jitflow there (and fails on the rest); its count is printed beside
+#    its time, and instructions per CPU second are compared with each tool's own count.
+#    perf-ij decodes all of them where the JIT code did not change after it was loaded
+#    (the script says whether its count is jitflow's: the same work).
 #
 # Each command runs RUNS times (default 3), interleaved, so that all tools see the same
 # load (other processes share this machine). Printed per tool: the median wall time, the
@@ -52,7 +57,7 @@ while getopts b:r:t:j:L: opt; do
 	t) times=$OPTARG ;;
 	j) jobs=$OPTARG ;;
 	L) long=$OPTARG ;;
-	*) sed -n '2,42p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,49p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -123,7 +128,7 @@ same_stat() {
 		echo "  ($2 differs from $1!)"
 }
 
-if [ -d "$shared" ]; then
+if [ -d "$shared" ] && [ "$times" -gt 0 ]; then
 	foo_inputs "$times" "$tmp/trace"
 	if [ -n "${PTXED:-}" ]; then
 		libipt=("$PTXED" --block-decoder --quiet --stat "${inputs[@]}")
@@ -175,7 +180,7 @@ if [ -d "$shared" ]; then
 	speedup "stat-blk-j$jobs" stat-blk
 	speedup "report-j$jobs" report
 	speedup report report-blk
-else
+elif [ "$times" -gt 0 ]; then
 	echo "decode-speed: $shared not found (needs ../shared/traces); skipping the real capture" >&2
 fi
 
@@ -197,26 +202,69 @@ if [ -d "$shared" ] && [ "$long" -gt 0 ]; then
 	rm -f "$tmp/long"
 fi
 
+# rate_ratio A NA B NB: how many times more instructions per CPU second A gave than B, each
+# counted by itself (NA and NB instructions): perf lists only the instructions it can
+# decode, so its time alone says nothing of how fast it decodes
+rate_ratio() {
+	awk -v a="$(cut -d' ' -f2 "$tmp/$1" | median)" -v na="$2" \
+	    -v b="$(cut -d' ' -f2 "$tmp/$3" | median)" -v nb="$4" -v an="$1" -v bn="$3" 'BEGIN {
+		if (a <= 0) a = 0.001
+		if (b <= 0 || nb <= 0) exit
+		printf "  %-6s decodes %5.2fx the instructions per CPU second of %s (%.1f M/s; %.1f M/s)\n",
+		       an, (na / a) / (nb / b), bn, na / a / 1e6, nb / b / 1e6 }'
+}
+
 for dir in "$@"; do
 	"$jf" stat --json --recording "$dir" > "$tmp/stat.json"
 	insns=$(json_field "$tmp/stat.json" instructions)
 	bytes=$(json_field "$tmp/stat.json" trace_bytes)
 	echo "$dir: $bytes bytes of Intel PT, $insns instructions"
-	rm -f "$tmp"/stat "$tmp"/report "$tmp"/report-blk "$tmp"/perf-i "$tmp"/perf-b
+	rm -f "$tmp"/stat "$tmp"/report "$tmp"/report-blk "$tmp"/perf-i "$tmp"/perf-b "$tmp"/perf-ij
+	# perf sees JIT code only through `perf inject --jit`, which writes a jitted-PID-N.so
+	# per code load next to the zone file (in the recording; removed again below) and a
+	# perf.data that maps them: perf-ij, perf on it, decodes all of the recording when no
+	# code was changed after it was loaded (a patch makes perf's copy of the code wrong).
+	ls "$dir" > "$tmp/files.before"
+	inject=0
+	if (cd "$dir" && perf inject --jit -i perf.data -o "$tmp/perf.jit.data") 2> /dev/null; then
+		inject=1
+	fi
 	for ((r = 0; r < runs; r++)); do
 		run stat "$jf" stat --recording "$dir"
 		run report "$jf" report "$dir"
 		run report-blk "$jf" report --decoder=libipt-block "$dir"
 		run perf-i perf script -i "$dir/perf.data" --itrace=i1i -F ip
 		run perf-b perf script -i "$dir/perf.data" --itrace=b -F ip,addr
+		[ $inject = 0 ] || run perf-ij perf script -i "$tmp/perf.jit.data" --itrace=i1i -F ip
 	done
+	ls "$dir" | comm -13 "$tmp/files.before" - | { grep '^jitted-.*\.so$' || true; } |
+		while read -r f; do rm -f "$dir/$f"; done
+	rm -f "$tmp/perf.jit.data"
 	cmp -s "$tmp/out.report" "$tmp/out.report-blk" ||
 		echo "  WARNING: report and report --decoder=libipt-block differ" >&2
-	for t in stat report report-blk perf-i perf-b; do report $t "$bytes" "$insns"; done
-	echo "  perf-i listed $(wc -l < "$tmp/out.perf-i") instructions, perf-b $(wc -l < "$tmp/out.perf-b") branches"
+	listed_i=$(wc -l < "$tmp/out.perf-i")
+	for t in stat report report-blk; do report $t "$bytes" "$insns"; done
+	report perf-i "$bytes" "$listed_i"
+	report perf-b "$bytes" "$insns"
+	echo "  (M insn/s: each tool's own count; perf-b's is jitflow's)"
+	echo "  perf-i listed $listed_i instructions, perf-b $(wc -l < "$tmp/out.perf-b") branches"
 	ratio report stat
 	ratio report-blk report
 	ratio stat perf-i
 	ratio report perf-i
 	ratio report perf-b
+	rate_ratio report "$insns" perf-i "$listed_i"
+	if [ $inject = 1 ]; then
+		listed_ij=$(wc -l < "$tmp/out.perf-ij")
+		report perf-ij "$bytes" "$listed_ij"
+		if [ "$listed_ij" = "$insns" ]; then
+			echo "  perf-ij (perf script --itrace=i1i after perf inject --jit) listed the same $insns instructions: the same work"
+		else
+			echo "  perf-ij (perf script --itrace=i1i after perf inject --jit) listed $listed_ij of the $insns instructions: not the same work"
+		fi
+		ratio report perf-ij
+		rate_ratio report "$insns" perf-ij "$listed_ij"
+	else
+		echo "  perf-ij: perf inject --jit failed on $dir (no zone file, or not writable)"
+	fi
 done
