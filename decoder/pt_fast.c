@@ -134,27 +134,10 @@ static int grow_queue(struct queue *q, size_t max)
 	return 0;
 }
 
-struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_kind kind, uint64_t offset)
+int jf_fast_queue_grow(struct fast *f)
 {
-	struct jf_flow *fl;
-	uint64_t t;
-
 	/* Returning blocks, a stretch holds every block between two PSBs. */
-	if (f->pending.n == f->pending.cap &&
-	    grow_queue(&f->pending, f->emit ? QUEUE_MAX_BLOCKS : QUEUE_MAX) < 0)
-		return NULL;
-	fl = &f->pending.flows[f->pending.n++];
-	memset(fl, 0, sizeof(*fl));
-	f->joinable = 0;
-	fl->kind = (uint16_t)kind;
-	fl->source = f->cfg.source;
-	fl->offset = f->cfg.base_offset + offset;
-	t = jf_fast_time_now(f);
-	if (t) {
-		fl->time = t;
-		fl->flags |= JF_FLOW_HAS_TIME;
-	}
-	return fl;
+	return grow_queue(&f->pending, f->emit ? QUEUE_MAX_BLOCKS : QUEUE_MAX);
 }
 
 /* Give the pages of a mapped trace well behind the last PSB back to the kernel, so that

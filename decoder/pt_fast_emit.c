@@ -16,9 +16,6 @@
  * takes, or waits for the next stop (jf_fast_settle) when it starts after that. */
 #include "pt_fast_internal.h"
 
-#include <stddef.h>
-#include <string.h>
-
 #include "jitflow/insn.h"
 
 static enum jf_block_end end_of(enum jf_fast_end end)
@@ -57,25 +54,9 @@ static int emit_range(struct fast *f, uint64_t start, uint64_t last, uint32_t ni
 			return 0;
 		}
 	}
-	if (f->pending.n < f->pending.cap) {
-		/* The common case, without queue_flow's clearing of the whole record: the
-		 * header and the block are all a block's record has (pt_decoder.c). */
-		uint64_t t = jf_fast_time_now(f);
-
-		fl = &f->pending.flows[f->pending.n++];
-		memset(fl, 0, offsetof(struct jf_flow, u));
-		fl->kind = JF_FLOW_BLOCK;
-		fl->source = f->cfg.source;
-		fl->offset = f->cfg.base_offset + offset;
-		if (t) {
-			fl->time = t;
-			fl->flags = JF_FLOW_HAS_TIME;
-		}
-	} else {
-		fl = jf_fast_queue_flow(f, JF_FLOW_BLOCK, offset);
-		if (!fl)
-			return 1;
-	}
+	fl = jf_fast_queue_flow(f, JF_FLOW_BLOCK, offset);
+	if (!fl)
+		return 1;
 	fl->ip = start;
 	b = &fl->u.block;
 	b->flags = 0;

@@ -5,6 +5,7 @@
 
 #include <intel-pt.h>
 #include <stddef.h>
+#include <string.h>
 #include <stdint.h>
 
 #include "jitflow/pt.h"
@@ -61,7 +62,7 @@ struct fast {
 	uint8_t nom_freq;           /* libipt's nominal frequency (for CBR calibration) */
 	enum jf_isa isa;
 	int status;                 /* the last query's status flags */
-	uint64_t queries;           /* queries that may have moved qry (time_now's memo)... */
+	uint64_t queries;           /* queries that may have moved qry (jf_fast_time_now's memo)... */
 	uint64_t time_at_queries;   /* ...how many there were when time_memo was read... */
 	uint64_t time_memo;         /* ...and the time then */
 	int time_memo_valid;
@@ -125,7 +126,8 @@ static inline int jf_fast_plain_event(const struct jf_flow *fl)
 }
 
 /* pt_fast.c's helpers that pt_fast_emit.c uses. */
-struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_kind kind, uint64_t offset);
+/* Room for one more pending record: 0, or -1 when the stretch holds as many as it may. */
+int jf_fast_queue_grow(struct fast *f);
 /* The query decoder's time now, read (and remembered) by jf_fast_time_now. */
 uint64_t jf_fast_time_read(struct fast *f);
 
@@ -141,6 +143,35 @@ static inline uint64_t jf_fast_time_now(struct fast *f)
 	if (f->time_memo_valid && f->time_at_queries == f->queries)
 		return f->time_memo;
 	return jf_fast_time_read(f);
+}
+
+/* Queue a record of this kind at offset, stamped with the decoder's time now; NULL if the
+ * stretch is full (not modelled). Inline: a block's record is queued for every block. */
+static inline struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_kind kind,
+						 uint64_t offset)
+{
+	struct jf_flow *fl;
+	uint64_t t;
+
+	if (f->pending.n == f->pending.cap && jf_fast_queue_grow(f) < 0)
+		return NULL;
+	fl = &f->pending.flows[f->pending.n++];
+	/* A block's record is its header and the block, which emit_range fills whole
+	 * (pt_decoder.c): clearing the rest of the union too cost as much as the block. */
+	if (kind == JF_FLOW_BLOCK)
+		memset(fl, 0, offsetof(struct jf_flow, u));
+	else
+		memset(fl, 0, sizeof(*fl));
+	f->joinable = 0;
+	fl->kind = (uint16_t)kind;
+	fl->source = f->cfg.source;
+	fl->offset = f->cfg.base_offset + offset;
+	t = jf_fast_time_now(f);
+	if (t) {
+		fl->time = t;
+		fl->flags |= JF_FLOW_HAS_TIME;
+	}
+	return fl;
 }
 void jf_fast_settle(struct fast *f, uint64_t offset);
 void jf_fast_push_return(struct fast *f, uint64_t ip);
