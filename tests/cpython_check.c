@@ -22,6 +22,9 @@ struct uop_counts {
 struct table {
 	struct uop_counts rows[MAX_UOPS];
 	size_t n;
+	/* pystats' totals: executors made (optimizer successes), executors entered (traces
+	 * executed: from the interpreter and through side exits), uops executed */
+	uint64_t py_made, py_entered, py_uops;
 };
 
 static struct uop_counts *row(struct table *t, const char *name)
@@ -48,6 +51,12 @@ static void read_pystats(const char *path, struct table *t)
 		unsigned long long v;
 		struct uop_counts *u;
 
+		if (sscanf(line, "Optimization optimizer successes: %llu", &v) == 1)
+			t->py_made = v;
+		if (sscanf(line, "Optimization traces executed: %llu", &v) == 1)
+			t->py_entered = v;
+		if (sscanf(line, "Optimization uops executed: %llu", &v) == 1)
+			t->py_uops = v;
 		if (sscanf(line, "uops[%63[^]]].%63s : %llu", name, what, &v) != 3)
 			continue;
 		u = row(t, name);
@@ -110,6 +119,41 @@ static void read_report(const cJSON *report, struct table *t, char names[][64], 
 	}
 }
 
+static uint64_t exec_of(struct table *t, const char *name)
+{
+	return row(t, name)->jf_exec;
+}
+
+/* Executors made (jitflow: trace regions named "executor ..."), entered (every entry
+ * runs _START_EXECUTOR, or _COLD_EXIT for a cold exit) and uops executed (every stencil
+ * entry), against pystats' totals. */
+static void compare_totals(const cJSON *report, struct table *t, const char *dir, FILE *out)
+{
+	const cJSON *trace;
+	uint64_t made = 0, entered, uops = 0;
+	size_t i;
+
+	cJSON_ArrayForEach(trace, cJSON_GetObjectItemCaseSensitive(report, "traces")) {
+		if (!strncmp(jf_test_str(trace, "name"), "executor ", 9))
+			made++;
+	}
+	entered = exec_of(t, "_START_EXECUTOR") + exec_of(t, "_COLD_EXIT");
+	for (i = 0; i < t->n; i++)
+		uops += t->rows[i].jf_exec;
+	if (out)
+		fprintf(out, "| executors made (optimizer successes) | %llu | %llu | | |\n"
+			"| executors entered (traces executed) | %llu | %llu | | |\n"
+			"| uops executed | %llu | %llu | | |\n",
+			(unsigned long long)t->py_made, (unsigned long long)made,
+			(unsigned long long)t->py_entered, (unsigned long long)entered,
+			(unsigned long long)t->py_uops, (unsigned long long)uops);
+	if (made != t->py_made || entered != t->py_entered || uops != t->py_uops)
+		fail_msg("%s: executors made %llu, entered %llu, uops %llu; pystats %llu, %llu, %llu",
+			 dir, (unsigned long long)made, (unsigned long long)entered,
+			 (unsigned long long)uops, (unsigned long long)t->py_made,
+			 (unsigned long long)t->py_entered, (unsigned long long)t->py_uops);
+}
+
 int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, FILE *out)
 {
 	static struct table t;
@@ -133,7 +177,7 @@ int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, F
 		if (n)
 			snprintf(names[k], sizeof(names[k]), "%s", n);
 	}
-	t.n = 0;
+	memset(&t, 0, sizeof(t));
 	read_pystats(pystats_path, &t);
 	read_report(report, &t, names, 1024);
 	if (out)
@@ -157,6 +201,7 @@ int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, F
 			differ++;
 		}
 	}
+	compare_totals(report, &t, dir, out);
 	cJSON_Delete(report);
 	for (i = 0, k = 0; i < t.n; i++)
 		k += t.rows[i].py_miss > 0;

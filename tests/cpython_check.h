@@ -9,7 +9,9 @@
  * execute, jitflow's entries into its stencils (the module's POINTs at each stencil's
  * first instruction; _COLD_EXIT: the entries of the cold-exit regions) equal pystats'
  * execution_count, and for every guard uop the passes of its jumps to the exit stub equal
- * pystats' miss; no decode error and no data lost. Writes the comparison table to table
+ * pystats' miss; executors made, executors entered and uops executed equal pystats'
+ * optimizer successes, traces executed and uops executed; no decode error and no data
+ * lost. Writes the comparison table to table
  * (may be NULL). Fails the running test on any difference; returns the number of uops
  * compared. */
 int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, FILE *table);

@@ -30,7 +30,10 @@
  * Cold exits are shared by every executor (exits[i] starts at cold exit i); each is
  * described the first time an executor with that many exits appears.
  *
- * Everything the module does is bracketed by INSTRUMENTATION events. */
+ * It also names the tier-1 interpreter's eval loop (_PyEval_EvalFrameDefault, address and
+ * size from its dynamic symbol) as an INTERP_RANGE. Everything the module does is
+ * bracketed by INSTRUMENTATION events. */
+#define _GNU_SOURCE            /* dladdr1 */
 #define PY_SSIZE_T_CLEAN
 #ifndef Py_BUILD_CORE_MODULE
 #define Py_BUILD_CORE_MODULE
@@ -46,7 +49,9 @@
 #include "pycore_optimizer.h"
 #include "pycore_uop_metadata.h"
 
+#include <dlfcn.h>
 #include <inttypes.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -477,6 +482,22 @@ static int on_audit(const char *event, PyObject *args, void *data)
 	return 0;
 }
 
+/* The tier-1 interpreter's eval loop, from its dynamic symbol (address and size), so that
+ * reports tell it apart from the rest of CPython's native code. */
+static void describe_interpreter(void)
+{
+	void *f = (void *)&_PyEval_EvalFrameDefault;
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	if (dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size)
+		jf_emit_interp_range(zones, JF_INTERP_EVAL_LOOP, (uint64_t)(uintptr_t)f,
+				     (uint64_t)(uintptr_t)f + sym->st_size, "_PyEval_EvalFrameDefault");
+	else
+		fprintf(stderr, "jitflow: no size for _PyEval_EvalFrameDefault; the interpreter "
+			"counts as native code\n");
+}
+
 /* start(jit_stencils_h_path): opens the emitter and wraps the optimizer, now or when
  * the program starts. */
 static PyObject *start(PyObject *mod, PyObject *args)
@@ -495,6 +516,7 @@ static PyObject *start(PyObject *mod, PyObject *args)
 	if (!zones)
 		return PyErr_Format(PyExc_OSError, "cannot open the jitflow zone file");
 	begin();
+	describe_interpreter();
 	for (op = 0; op <= MAX_UOP_ID; op++)
 		if (have_size[op])
 			jf_emit_op_name(zones, (uint16_t)op, _PyOpcode_uop_name[op]);
