@@ -125,28 +125,39 @@ static uint64_t exec_of(struct table *t, const char *name)
 }
 
 /* Executors made (jitflow: trace regions named "executor ..."), entered (every entry
- * runs _START_EXECUTOR, or _COLD_EXIT for a cold exit) and uops executed (every stencil
- * entry), against pystats' totals. */
+ * runs _START_EXECUTOR, or _COLD_EXIT for a cold exit), uops executed (every stencil
+ * entry) and the exits of all GUARD records' branches (all misses), against pystats. */
 static void compare_totals(const cJSON *report, struct table *t, const char *dir, FILE *out)
 {
 	const cJSON *trace;
-	uint64_t made = 0, entered, uops = 0;
+	uint64_t made = 0, entered, uops = 0, guard_exits = 0, misses = 0;
 	size_t i;
 
 	cJSON_ArrayForEach(trace, cJSON_GetObjectItemCaseSensitive(report, "traces")) {
+		const cJSON *guard;
+
 		if (!strncmp(jf_test_str(trace, "name"), "executor ", 9))
 			made++;
+		cJSON_ArrayForEach(guard, cJSON_GetObjectItemCaseSensitive(trace, "guards"))
+			guard_exits += (uint64_t)jf_test_num(guard, "exits");
 	}
 	entered = exec_of(t, "_START_EXECUTOR") + exec_of(t, "_COLD_EXIT");
-	for (i = 0; i < t->n; i++)
+	for (i = 0; i < t->n; i++) {
 		uops += t->rows[i].jf_exec;
+		misses += t->rows[i].py_miss;
+	}
 	if (out)
 		fprintf(out, "| executors made (optimizer successes) | %llu | %llu | | |\n"
 			"| executors entered (traces executed) | %llu | %llu | | |\n"
-			"| uops executed | %llu | %llu | | |\n",
+			"| uops executed | %llu | %llu | | |\n"
+			"| guard exits (GUARD records' branches) | | | %llu | %llu |\n",
 			(unsigned long long)t->py_made, (unsigned long long)made,
 			(unsigned long long)t->py_entered, (unsigned long long)entered,
-			(unsigned long long)t->py_uops, (unsigned long long)uops);
+			(unsigned long long)t->py_uops, (unsigned long long)uops,
+			(unsigned long long)misses, (unsigned long long)guard_exits);
+	if (guard_exits != misses)
+		fail_msg("%s: the guards' branches exited %llu times, pystats counts %llu misses",
+			 dir, (unsigned long long)guard_exits, (unsigned long long)misses);
 	if (made != t->py_made || entered != t->py_entered || uops != t->py_uops)
 		fail_msg("%s: executors made %llu, entered %llu, uops %llu; pystats %llu, %llu, %llu",
 			 dir, (unsigned long long)made, (unsigned long long)entered,

@@ -26,7 +26,11 @@
  *    as execution_count;
  *  - a POINT (label, EXIT_POINT: 2^63 | uop << 32 | index << 8 | n) at each direct
  *    jump of a guard's stencil to its exit stub (EXIT_IF / DEOPT_IF): its passes are the
- *    guard's exits, which pystats counts as miss.
+ *    guard's exits, which pystats counts as miss;
+ *  - GUARD records (guard id = uop index x 2, + 1 for branches that exit when they fall
+ *    through) for the conditional branches that decide each
+ *    of those jumps (found with capstone in the stencil's bytes), so that reports count
+ *    guard exits and passes as for any runtime.
  * Cold exits are shared by every executor (exits[i] starts at cold exit i); each is
  * described the first time an executor with that many exits appears.
  *
@@ -56,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <capstone/capstone.h>
 #include <jitflow/emitter.h>
 
 #include "stencil_table.h"
@@ -188,6 +193,131 @@ static int jumps_to(const uint8_t *from, const uint8_t *to, const uint8_t *dest,
 	return n;
 }
 
+static csh disasm;            /* capstone, x86-64, with instruction groups */
+
+/* A guard's flags hold for all of its branches, and one uop's stencil has branches that
+ * exit when taken and others that exit when they fall through: two guard ids per uop. */
+#define GUARD_ID(index, on_fallthrough) ((uint64_t)(index) << 1 | (on_fallthrough))
+
+/* The target of a direct jmp/jcc (rel8 or rel32) at insn, or 0. */
+static uint64_t direct_target(const cs_insn *insn)
+{
+	const uint8_t *b = insn->bytes;
+	int8_t r8;
+	int32_t r32;
+
+	if (insn->size == 2 && ((b[0] & 0xF0) == 0x70 || b[0] == 0xEB)) {
+		memcpy(&r8, b + 1, 1);
+		return insn->address + 2 + (int64_t)r8;
+	}
+	if (insn->size == 5 && b[0] == 0xE9) {
+		memcpy(&r32, b + 1, 4);
+		return insn->address + 5 + (int64_t)r32;
+	}
+	if (insn->size == 6 && b[0] == 0x0F && (b[1] & 0xF0) == 0x80) {
+		memcpy(&r32, b + 2, 4);
+		return insn->address + 6 + (int64_t)r32;
+	}
+	return 0;
+}
+
+static int is_jcc(const cs_insn *insn)
+{
+	return (insn->size == 2 && (insn->bytes[0] & 0xF0) == 0x70) ||
+	       (insn->size == 6 && insn->bytes[0] == 0x0F && (insn->bytes[1] & 0xF0) == 0x80);
+}
+
+static int ends_block(const cs_insn *insn)
+{
+	return cs_insn_group(disasm, insn, CS_GRP_JUMP) || cs_insn_group(disasm, insn, CS_GRP_RET);
+}
+
+static int is_jmp(const cs_insn *insn)
+{
+	return (insn->size == 2 && insn->bytes[0] == 0xEB) ||
+	       (insn->size == 5 && insn->bytes[0] == 0xE9);
+}
+
+/* The index of the first instruction of insn k's block: after the previous instruction
+ * that ends a block, or the nearest one that a branch of the stencil targets. */
+static size_t block_start(const cs_insn *insn, size_t n, size_t k)
+{
+	size_t b, j;
+
+	for (b = k;; b--) {
+		for (j = 0; j < n && direct_target(&insn[j]) != insn[b].address; j++)
+			;
+		if (j < n || b == 0 || ends_block(&insn[b - 1]))
+			return b;
+	}
+}
+
+#define MAX_EXIT_BLOCKS 32
+
+/* GUARD records for uop i of executor id: the conditional branches that decide whether
+ * its stencil [from, to) goes to its exit stub. The stencil reaches the stub through a
+ * jump (JUMP_TO_JUMP_TARGET, relaxed to jmp rel32 by jit.c) that ends a block; in pystats
+ * builds the block that counts the miss jumps or falls into it. Every block that leads
+ * to the stub without a condition is an exit block; the deciding branches are the jccs
+ * that jump to an exit block (exit when taken) or fall into one (exit on fall-through).
+ * A jcc straight to the stub is a guard too. Returns the number of GUARD records. */
+static int emit_guards(uint64_t id, uint32_t i, const uint8_t *from, const uint8_t *to,
+		       const uint8_t *stub, uint32_t resume_pc)
+{
+	cs_insn *insn;
+	size_t n, k, j, exits[MAX_EXIT_BLOCKS], nexits = 0, w;
+	uint64_t stub_addr = (uint64_t)(uintptr_t)stub;
+	int guards = 0;
+
+	n = cs_disasm(disasm, from, (size_t)(to - from), (uint64_t)(uintptr_t)from, 0, &insn);
+#define ADD_EXIT_BLOCK(b)                                                                  \
+	do {                                                                               \
+		size_t b_ = (b), q_;                                                       \
+		for (q_ = 0; q_ < nexits && exits[q_] != b_; q_++)                          \
+			;                                                                  \
+		if (q_ == nexits && nexits < MAX_EXIT_BLOCKS)                              \
+			exits[nexits++] = b_;                                              \
+	} while (0)
+	for (k = 0; k < n; k++) {
+		if (direct_target(&insn[k]) != stub_addr)
+			continue;
+		if (is_jcc(&insn[k])) {
+			jf_emit_guard_flags(zones, GUARD_ID(i, 0), id, insn[k].address, stub_addr,
+					    resume_pc, 0);
+			guards++;
+		} else {
+			ADD_EXIT_BLOCK(block_start(insn, n, k));
+		}
+	}
+	for (w = 0; w < nexits; w++) {
+		size_t x = exits[w];
+		uint64_t start = insn[x].address;
+
+		for (j = 0; j < n; j++) {
+			if (direct_target(&insn[j]) != start)
+				continue;
+			if (is_jcc(&insn[j])) {
+				jf_emit_guard_flags(zones, GUARD_ID(i, 0), id, insn[j].address,
+						    stub_addr, resume_pc, 0);
+				guards++;
+			} else if (is_jmp(&insn[j])) {
+				ADD_EXIT_BLOCK(block_start(insn, n, j));
+			}
+		}
+		if (x > 0 && is_jcc(&insn[x - 1])) {
+			jf_emit_guard_flags(zones, GUARD_ID(i, 1), id, insn[x - 1].address, stub_addr,
+					    resume_pc, JF_GUARD_EXIT_ON_FALLTHROUGH);
+			guards++;
+		} else if (x > 0 && !ends_block(&insn[x - 1])) {
+			ADD_EXIT_BLOCK(block_start(insn, n, x - 1));
+		}
+	}
+#undef ADD_EXIT_BLOCK
+	if (n)
+		cs_free(insn, n);
+	return guards;
+}
+
 static void describe(_PyExecutorObject *e, PyCodeObject *code, int64_t start_offset)
 {
 	uint32_t i, n = e->code_size;
@@ -296,6 +426,11 @@ static void describe(_PyExecutorObject *e, PyCodeObject *code, int64_t start_off
 			if (!nf)
 				fprintf(stderr, "jitflow: executor %" PRIu64 ": no jump from uop %u "
 					"(%s) to its exit stub\n", id, i, _PyOpcode_uop_name[u->opcode]);
+			else if (!emit_guards(id, i, base + starts[i], base + starts[i + 1],
+					      base + starts[u->jump_target],
+					      map[u->jump_target].bytecode_pc))
+				fprintf(stderr, "jitflow: executor %" PRIu64 ": no branch decides "
+					"uop %u (%s)\n", id, i, _PyOpcode_uop_name[u->opcode]);
 		}
 	}
 
@@ -512,6 +647,9 @@ static PyObject *start(PyObject *mod, PyObject *args)
 		Py_RETURN_FALSE;
 	if (load_table(path) < 0)
 		return NULL;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &disasm) != CS_ERR_OK ||
+	    cs_option(disasm, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK)
+		return PyErr_Format(PyExc_OSError, "capstone cannot disassemble x86-64");
 	zones = jf_emitter_open(NULL, 0);
 	if (!zones)
 		return PyErr_Format(PyExc_OSError, "cannot open the jitflow zone file");

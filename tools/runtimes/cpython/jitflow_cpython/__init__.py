@@ -91,7 +91,7 @@ def build():
            "-I" + os.path.join(bld, "Include"), "-I" + inc,
            os.path.join(HERE, os.pardir, "cpython_zones.c"),
            os.path.join(HERE, os.pardir, "stencil_table.c"),
-           lib, "-Wl,-rpath," + os.path.dirname(lib), "-o", tmp]
+           lib, "-Wl,-rpath," + os.path.dirname(lib), "-lcapstone", "-o", tmp]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode:
         raise NotAvailable("compiling the extension failed:\n%s\n%s" % (" ".join(cmd), res.stderr))
