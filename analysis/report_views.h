@@ -18,8 +18,6 @@ void jf_views_stack_frames(const struct jf_stack_result *s, char frames[JF_VIEWS
 /* Pointers to r's stacks in frame order (free() the array); NULL when out of memory. */
 const struct jf_stack_result **jf_views_sorted_stacks(const struct jf_analysis_result *r);
 
-/* A trace's kind as the text report names it (report_text.c). */
-const char *jf_report_trace_kind(uint32_t kind);
 /* A fill colour for a code class, and one for a split class. */
 const char *jf_views_class_colour(int code_class);
 const char *jf_views_split_colour(int split_class);
