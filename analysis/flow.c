@@ -340,7 +340,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	if (a->listeners.n) {
 		struct jf_block_event e = { t->tid, r, cls, trace, b };
 
-		jf_emit_block_counted(a, &a->listeners, &e);
+		jf_listeners_block_counted(a, &a->listeners, &e);
 	}
 	a->blocks++;
 	a->insns += b->ninsn;

@@ -2,6 +2,15 @@
  * only one listener answers. */
 #include "analysis_internal.h"
 
+/* Call callback cb of every listener of ls that has one; i_ is the listener's index. */
+#define JF_EMIT(ls, cb, ...)                                                              \
+	do {                                                                              \
+		size_t i_;                                                                \
+		for (i_ = 0; i_ < (ls)->n; i_++)                                          \
+			if ((ls)->of[i_]->cb)                                             \
+				(ls)->of[i_]->cb(__VA_ARGS__);                            \
+	} while (0)
+
 int jf_listeners_attach(struct jf_listeners *ls, const struct jf_listener *l, void *self)
 {
 	if (!self)
@@ -25,6 +34,42 @@ void jf_listeners_free(struct jf_listeners *ls)
 		if (ls->of[i]->destroy)
 			ls->of[i]->destroy(ls->self[i]);
 	ls->n = 0;
+}
+
+void jf_listeners_block_counted(struct jf_analysis *a, struct jf_listeners *ls,
+				const struct jf_block_event *e)
+{
+	JF_EMIT(ls, block_counted, a, ls->self[i_], e);
+}
+
+void jf_listeners_bytecode_insns(struct jf_analysis *a, struct jf_listeners *ls,
+				 int32_t bytecode, uint32_t n)
+{
+	JF_EMIT(ls, bytecode_insns, a, ls->self[i_], bytecode, n);
+}
+
+void jf_listeners_block_done(struct jf_analysis *a, struct jf_listeners *ls,
+			     const struct jf_block *b)
+{
+	JF_EMIT(ls, block_done, a, ls->self[i_], b);
+}
+
+void jf_listeners_time_attributed(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
+				  int has_from, uint64_t from, uint64_t to)
+{
+	JF_EMIT(ls, time_attributed, a, ls->self[i_], tid, has_from, from, to);
+}
+
+void jf_listeners_guard_exited(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
+			       int has_time, uint64_t time, uint32_t guard)
+{
+	JF_EMIT(ls, guard_exited, a, ls->self[i_], tid, has_time, time, guard);
+}
+
+void jf_listeners_code_changed(struct jf_analysis *a, struct jf_listeners *ls,
+			       const struct jf_zone_record *rec)
+{
+	JF_EMIT(ls, code_changed, a, ls->self[i_], rec);
 }
 
 /* The bytecode memo keeps one row per code line it saw, so only the first listener that

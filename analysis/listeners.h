@@ -88,52 +88,59 @@ void *jf_views_new(void);
 void jf_views_result_free(struct jf_analysis_result *r);
 
 /* ---- delivering an event to every listener ------------------------------------------ *
- * Inline, so that an analysis without listeners pays one test per event on the per-record
- * path. A listener that runs out of memory loses what it was told (as a view, it says less);
- * the analysis's own counts go on. */
+ * The jf_emit_* helpers are inline and only test whether there is a listener, so that an
+ * analysis without one (a text or JSON report) pays a load and a branch per event on the
+ * per-record path; the loop over the listeners is out of line (listeners.c). A listener
+ * that runs out of memory loses what it was told (as a view, it says less); the analysis's
+ * own counts go on. */
 
-#define JF_EMIT(ls, cb, ...)                                                              \
-	do {                                                                              \
-		size_t i_;                                                                \
-		for (i_ = 0; i_ < (ls)->n; i_++)                                          \
-			if ((ls)->of[i_]->cb)                                             \
-				(ls)->of[i_]->cb(__VA_ARGS__);                            \
-	} while (0)
-
-static inline void jf_emit_block_counted(struct jf_analysis *a, struct jf_listeners *ls,
-					 const struct jf_block_event *e)
-{
-	JF_EMIT(ls, block_counted, a, ls->self[i_], e);
-}
+/* Called only when there are listeners (the caller builds e only then). */
+void jf_listeners_block_counted(struct jf_analysis *a, struct jf_listeners *ls,
+				const struct jf_block_event *e);
+void jf_listeners_bytecode_insns(struct jf_analysis *a, struct jf_listeners *ls,
+				 int32_t bytecode, uint32_t n);
+void jf_listeners_block_done(struct jf_analysis *a, struct jf_listeners *ls,
+			     const struct jf_block *b);
+void jf_listeners_time_attributed(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
+				  int has_from, uint64_t from, uint64_t to);
+void jf_listeners_guard_exited(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
+			       int has_time, uint64_t time, uint32_t guard);
+void jf_listeners_code_changed(struct jf_analysis *a, struct jf_listeners *ls,
+			       const struct jf_zone_record *rec);
 
 static inline void jf_emit_bytecode_insns(struct jf_analysis *a, struct jf_listeners *ls,
 					  int32_t bytecode, uint32_t n)
 {
-	JF_EMIT(ls, bytecode_insns, a, ls->self[i_], bytecode, n);
+	if (__builtin_expect(ls->n != 0, 0))
+		jf_listeners_bytecode_insns(a, ls, bytecode, n);
 }
 
 static inline void jf_emit_block_done(struct jf_analysis *a, struct jf_listeners *ls,
 				      const struct jf_block *b)
 {
-	JF_EMIT(ls, block_done, a, ls->self[i_], b);
+	if (__builtin_expect(ls->n != 0, 0))
+		jf_listeners_block_done(a, ls, b);
 }
 
 static inline void jf_emit_time_attributed(struct jf_analysis *a, struct jf_listeners *ls,
 					   int32_t tid, int has_from, uint64_t from, uint64_t to)
 {
-	JF_EMIT(ls, time_attributed, a, ls->self[i_], tid, has_from, from, to);
+	if (__builtin_expect(ls->n != 0, 0))
+		jf_listeners_time_attributed(a, ls, tid, has_from, from, to);
 }
 
 static inline void jf_emit_guard_exited(struct jf_analysis *a, struct jf_listeners *ls,
 					int32_t tid, int has_time, uint64_t time, uint32_t guard)
 {
-	JF_EMIT(ls, guard_exited, a, ls->self[i_], tid, has_time, time, guard);
+	if (__builtin_expect(ls->n != 0, 0))
+		jf_listeners_guard_exited(a, ls, tid, has_time, time, guard);
 }
 
 static inline void jf_emit_code_changed(struct jf_analysis *a, struct jf_listeners *ls,
 					const struct jf_zone_record *rec)
 {
-	JF_EMIT(ls, code_changed, a, ls->self[i_], rec);
+	if (__builtin_expect(ls->n != 0, 0))
+		jf_listeners_code_changed(a, ls, rec);
 }
 
 /* Joining parts (merge.c) and making the result (result.c): the listeners of later are
@@ -156,13 +163,13 @@ static inline int32_t jf_emit_code_line(struct jf_analysis *a, struct jf_listene
 					const struct live_region *r, const struct pc_entry *e,
 					uint64_t ip, enum jf_isa isa)
 {
-	return ls->n ? jf_listeners_code_line(a, ls, r, e, ip, isa) : -1;
+	return __builtin_expect(ls->n != 0, 0) ? jf_listeners_code_line(a, ls, r, e, ip, isa) : -1;
 }
 
 static inline void jf_emit_code_lines_again(struct jf_listeners *ls, const uint32_t *rows,
 					    uint32_t n)
 {
-	if (ls->n && n)
+	if (__builtin_expect(ls->n != 0, 0) && n)
 		jf_listeners_code_lines_again(ls, rows, n);
 }
 
