@@ -43,6 +43,13 @@ static const char *id_text(void (*fmt)(char *, size_t, uint64_t), char *buf, siz
 	return buf;
 }
 
+const char *jf_runtime_class(const struct jf_runtime_desc *rt, enum jf_code_class cls)
+{
+	if ((unsigned)cls < JF_CLASS_COUNT && rt->class_names[cls])
+		return rt->class_names[cls];
+	return jf_code_class_name(cls);
+}
+
 const char *jf_runtime_trace_id(const struct jf_runtime_desc *rt, char *buf, size_t size, uint64_t id)
 {
 	return id_text(rt->trace_id, buf, size, id);

@@ -23,6 +23,8 @@ struct jf_runtime_desc {
 	 * set, answers instead (a method JIT's tier or OSR is in the trace, not its kind). */
 	const char *kind_names[JF_RUNTIME_KINDS];
 	const char *(*trace_kind)(const struct jf_trace_result *t);
+	/* A code class in flame graph frames, by enum jf_code_class (NULL: jitflow's name). */
+	const char *class_names[JF_CLASS_COUNT];
 	/* A trace and a bridge named by their id ("trace 3", "side trace 5"); bridges in a
 	 * sentence; a guard and guards ("exit", "uncommon trap"): lower case, writers make
 	 * headings of them. */
@@ -55,6 +57,7 @@ const struct jf_runtime_desc *jf_runtime_of(const struct jf_analysis_result *r);
 
 /* Words and ids through the description's defaults. */
 const char *jf_runtime_kind(const struct jf_runtime_desc *rt, const struct jf_trace_result *t);
+const char *jf_runtime_class(const struct jf_runtime_desc *rt, enum jf_code_class cls);
 const char *jf_runtime_trace_id(const struct jf_runtime_desc *rt, char *buf, size_t size, uint64_t id);
 const char *jf_runtime_guard_id(const struct jf_runtime_desc *rt, char *buf, size_t size, uint64_t id);
 /* word with its first letter in upper case, for headings. */

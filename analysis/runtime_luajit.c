@@ -272,6 +272,9 @@ const struct jf_runtime_desc jf_runtime_luajit = {
 		[JF_REGION_TRACE] = "root",
 		[JF_REGION_BRIDGE] = "side",
 	},
+	.class_names = {
+		[JF_CLASS_BRIDGE] = "side trace",
+	},
 	.trace = "trace",
 	.bridge = "side trace",
 	.bridges = "side traces",

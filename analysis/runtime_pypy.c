@@ -173,6 +173,9 @@ const struct jf_runtime_desc jf_runtime_pypy = {
 		[JF_REGION_TRACE] = "loop",
 		[JF_REGION_BRIDGE] = "bridge",
 	},
+	.class_names = {
+		[JF_CLASS_TRACE] = "loop",
+	},
 	.trace = "loop",
 	.bridge = "bridge",
 	.bridges = "bridges",
