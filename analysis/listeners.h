@@ -4,9 +4,9 @@
  * (a block counted in its region, instructions attributed to a bytecode range or a code
  * line, time attributed, a guard exited, the code changed); merge.c and result.c tell the
  * same listeners when parts are joined and when the result is made. A listener keeps its
- * own state (its `self`) and may read the analysis's tables, never write them: adding one
- * (a view) means writing its callbacks and attaching it in jf_analysis_new, not touching
- * the code that reads the flow. Every callback may be NULL. */
+ * own state (its `self`) and reads the analysis's tables for names and ids: adding one (a
+ * view) means writing its callbacks and attaching it in jf_analysis_new, not touching the
+ * code that reads the flow. Every callback may be NULL. */
 #ifndef JITFLOW_LISTENERS_H
 #define JITFLOW_LISTENERS_H
 
