@@ -24,7 +24,7 @@
 
 struct input {
 	const char *name;
-	char args[1024];
+	char args[1100];
 };
 
 static cJSON *json_report(const struct input *in)
@@ -415,7 +415,7 @@ static void test_html(void **state)
 
 static char *output(const struct input *in, const char *args)
 {
-	char cmd[4096], *out;
+	char cmd[8192], *out;
 
 	snprintf(cmd, sizeof(cmd), "'%s' %s", jf_test_cli(), args);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
@@ -432,7 +432,7 @@ static void assert_says(const struct input *in, const char *what, const char *te
 static void test_runtime_words(void **state)
 {
 	struct input in;
-	char args[2048], path[1024], *out;
+	char args[4096], path[1024], *out;
 
 	(void)state;
 	luajit(&in);
