@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # runtimes (only recommended by clang, and recommendations are not installed).
 packages=(cmake pkg-config gcc clang libclang-rt-14-dev libipt-dev libopencsd-dev libopencsd-bin luajit libelf-dev
           libcapstone-dev libcmocka-dev qemu-user linux-perf nodejs time python3 libcjson-dev
-          pypy3 dpkg-dev file groff-base libarchive-dev bzip2 xz-utils)
+          pypy3 dpkg-dev file groff-base libarchive-dev bzip2 xz-utils openjdk-17-jdk-headless)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
