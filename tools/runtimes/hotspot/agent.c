@@ -95,8 +95,12 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-	(void)jvmti;
 	(void)jni;
+	jf_hs_describe_final_blobs(jvmti);
+	/* CompiledMethodLoad is queued for the Service Thread, which may not get to an
+	 * nmethod installed just before the end: replay them all (those described already
+	 * are skipped). */
+	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
 	jf_emitter_flush(jf_hs_emitter);
 }
 

@@ -21,6 +21,9 @@ uint64_t jf_hs_code_remove(uint64_t start);
  * described, -1 when this JVM does not tell where they are. */
 int jf_hs_describe_codelets(void);
 
+/* Blobs whose code is only complete when the VM ends (code_blobs.c). */
+void jf_hs_describe_final_blobs(jvmtiEnv *jvmti);
+
 /* JVMTI callbacks (code_blobs.c, compiled_methods.c). */
 void JNICALL jf_hs_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *address,
 				jint length);
