@@ -23,16 +23,35 @@ static pthread_mutex_t code_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct code_entry *code;
 static size_t ncode, code_cap;
 
-/* Linear: a JVM describes a few thousand blobs, and only loads and unloads look. */
-static size_t code_find(uint64_t start)
+/* Linear: a JVM describes a few thousand blobs, and only loads and unloads look. size 0:
+ * any size. */
+static size_t code_find(uint64_t start, uint64_t size)
 {
 	size_t i;
 
 	for (i = 0; i < ncode; i++) {
-		if (code[i].start == start)
+		if (code[i].start == start && (!size || code[i].size == size))
 			return i;
 	}
 	return ncode;
+}
+
+/* Blobs HotSpot frees without an event (a compiler thread's "C1 temporary CodeBuffer"
+ * when the thread ends, buffers GenerateEvents announced) leave entries behind; the code
+ * cache never holds two blobs in one place, so one overlapping new code is gone: it is
+ * freed (REGION_FREE) before the new code is loaded. Called with code_lock held. */
+static void free_overlapping(uint64_t start, uint64_t size)
+{
+	size_t i = 0;
+
+	while (i < ncode) {
+		if (code[i].start < start + size && start < code[i].start + code[i].size) {
+			jf_emit_region_free(jf_hs_emitter, code[i].start, code[i].size);
+			code[i] = code[--ncode];
+		} else {
+			i++;
+		}
+	}
 }
 
 int jf_hs_code_add(uint64_t start, uint64_t size)
@@ -40,7 +59,7 @@ int jf_hs_code_add(uint64_t start, uint64_t size)
 	int added = 0;
 
 	pthread_mutex_lock(&code_lock);
-	if (code_find(start) == ncode) {
+	if (code_find(start, size) == ncode) {
 		if (ncode == code_cap) {
 			size_t cap = code_cap ? 2 * code_cap : 1024;
 			struct code_entry *n = realloc(code, cap * sizeof(*n));
@@ -52,6 +71,7 @@ int jf_hs_code_add(uint64_t start, uint64_t size)
 			code = n;
 			code_cap = cap;
 		}
+		free_overlapping(start, size);
 		code[ncode].start = start;
 		code[ncode++].size = size;
 		added = 1;
@@ -66,7 +86,7 @@ uint64_t jf_hs_code_remove(uint64_t start)
 	size_t i;
 
 	pthread_mutex_lock(&code_lock);
-	i = code_find(start);
+	i = code_find(start, 0);
 	if (i < ncode) {
 		size = code[i].size;
 		code[i] = code[--ncode];

@@ -12,7 +12,9 @@ extern struct jf_emitter *jf_hs_emitter;
 
 /* Described code (start -> size), so that a blob announced twice (GenerateEvents replays
  * what DynamicCodeGenerated already said) is loaded once and an unload knows the size.
- * jf_hs_code_add returns 1 when start was new, 0 when already there, -1 without memory. */
+ * jf_hs_code_add returns 1 when [start, start + size) was new (after freeing, with REGION_FREE records,
+ * described code it overlaps, which HotSpot freed without saying), 0 when already there,
+ * -1 without memory. */
 int jf_hs_code_add(uint64_t start, uint64_t size);
 /* Removes start; its size, or 0 when it was not described. */
 uint64_t jf_hs_code_remove(uint64_t start);
