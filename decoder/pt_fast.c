@@ -1,4 +1,4 @@
-/* Intel PT fast counting path (issue 14): libipt's packet decoder and a TNT payload cache
+/* Intel PT fast counting path: libipt's packet decoder and a TNT payload cache
  * (pt_fast_packets.c, "following packets") or, when the trace has timing packets, libipt's query
  * decoder for the packets; a block cache for the code; and libipt's block decoder
  * (pt_decoder.c) for everything else.

@@ -1,4 +1,4 @@
-/* Internal: the fast Intel PT path's block cache (issue 14).
+/* Internal: the fast Intel PT path's block cache.
  *
  * A block here runs from an address to the first instruction whose successor only the
  * trace can tell: a conditional branch, a return, an indirect or far branch. Direct jumps

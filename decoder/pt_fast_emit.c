@@ -1,4 +1,4 @@
-/* The fast Intel PT path returning blocks (issue 14): the blocks pt_fast.c follows, turned
+/* The fast Intel PT path returning blocks: the blocks pt_fast.c follows, turned
  * into the flow records libipt's block decoder returns through pt_decoder.c (with
  * end_on_call, end_on_jump and join_cache_splits).
  *

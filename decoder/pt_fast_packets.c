@@ -1,4 +1,4 @@
-/* Intel PT fast path, following packets (issue 14): libipt's packet decoder and the TNT
+/* Intel PT fast path, following packets: libipt's packet decoder and the TNT
  * payload cache, for traces without timing packets (pt_fast.c decides; the query path,
  * the stretches and the hand-over are there). */
 #include "pt_events.h"
@@ -7,7 +7,7 @@
 #include <intel-pt.h>
 #include <string.h>
 
-/* Following packets (issue 14): libipt's packet decoder and the TNT payload cache.
+/* Following packets: libipt's packet decoder and the TNT payload cache.
  *
  * The query decoder above hands out one TNT bit per call and hides the payloads, so a
  * cache of what a payload decodes to cannot sit on it. Without timing packets, what it

@@ -1,4 +1,4 @@
-/* Internal: the fast Intel PT path's TNT payload cache (issue 14).
+/* Internal: the fast Intel PT path's TNT payload cache.
  *
  * A TNT packet's payload, followed from a start address, always takes the same path through
  * the same code: libxdc's observation. An entry keyed by (start IP, execution mode, code map

@@ -1,9 +1,9 @@
 #!/bin/sh
-# The tests of the ASan + UBSan build (tools/setup.sh makes it in build/sanitize), run as
+# The tests of the ASan + UBSan build (tools/setup.sh --tests makes it in build/sanitize), run as
 # one test of the main suite: any sanitizer report fails its test and so this one.
 dir=$1
 if [ ! -f "$dir/CTestTestfile.cmake" ]; then
-  echo "SKIP: no sanitizer build in $dir (tools/setup.sh makes it; JITFLOW_SANITIZE_PASS=0 skips it)"
+  echo "SKIP: no sanitizer build in $dir (tools/setup.sh --tests makes it; JITFLOW_SANITIZE_PASS=0 skips it)"
   exit 77
 fi
 src=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,4 +1,4 @@
-/* Faults while recording (issue 15): the disk full (a small tmpfs) for the perf.data and
+/* Faults while recording: the disk full (a small tmpfs) for the perf.data and
  * for the zone files, and the recorded program killed (SIGKILL) from outside. Each leaves
  * a recording that decodes up to the cut, with no decode error and the cut located, and
  * `jitflow record` says what happened in its exit status and one line naming the file.

@@ -1,4 +1,4 @@
-/* Hostile sizes (issue 15): every size and offset field of a perf.data (the file header,
+/* Hostile sizes: every size and offset field of a perf.data (the file header,
  * the attr, the feature table, record sizes, AUXTRACE sizes and offsets, AUX, MMAP2 and
  * AUXTRACE_INFO) and of a zone file (the jitdump header, record sizes, CODE_LOAD's
  * code_size, REGION_LOAD's size, PATCH's size, PC_MAP's count, and CODE_MOVE, DEBUG_INFO,
@@ -288,7 +288,7 @@ static uint8_t *minivm_zone_file(char path[4200], size_t *size, struct zone_walk
 	uint8_t *d;
 
 	copy_recording("minivm-bridge");
-	snprintf(path, 4200, "%s/jit-30059.dump", dir);
+	snprintf(path, 4200, "%s/jit-12201.dump", dir);
 	d = jf_test_read_file(path, size);
 	walk_zone(d, *size, w);
 	return d;

@@ -15,8 +15,8 @@
  * and the -Xint recording decodes with no error and no data lost. A recording with
  * compiled code does not yet (docs/hotspot.md, "Limits": code HotSpot patches after
  * describing it), so the C1 recording is only decoded to show that it can be, and its
- * error count is printed. Not skipped: tools/setup.sh
- * installs the JDK, and without it the agent and these programs are not built. */
+ * error count is printed. Not skipped: `tools/setup.sh --tests` installs the JDK, and
+ * without it the agent and these programs are not built. */
 #include "hotspot_check.h"
 #include "json_check.h"
 #include "test_support.h"
@@ -204,8 +204,8 @@ int main(void)
 	};
 
 	if (access(agent(), R_OK) != 0) {
-		fprintf(stderr, "%s is not built: no JDK was found (tools/setup.sh installs "
-			"openjdk-17-jdk-headless)\n", agent());
+		fprintf(stderr, "%s is not built: no JDK was found (tools/setup.sh --tests "
+			"installs openjdk-17-jdk-headless)\n", agent());
 		return 1;
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,5 @@
 /* A zone record that one thread writes, applied exactly in the merged decode of all
- * threads (issue 15): tests/programs/jit_threads.c writes 8 versions of a function at
+ * threads: tests/programs/jit_threads.c writes 8 versions of a function at
  * one address on its main thread and runs each, right after writing it, 20 times on a
  * second thread. Version v is v + 2 instructions, so the report's region "version v"
  * must hold exactly 20 * (v + 2) instructions (the program's semantics are the oracle),

@@ -75,7 +75,7 @@ int main(void)
 	};
 
 	if (!have_luajit()) {
-		printf("skipped: luajit is not installed (tools/setup.sh installs it)\n");
+		printf("skipped: luajit is not installed (tools/setup.sh --tests installs it)\n");
 		return JF_TEST_SKIP;
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);

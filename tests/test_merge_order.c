@@ -1,5 +1,5 @@
 /* The multi-queue merge of a perf.data and a zone record that one thread makes due for
- * code another thread runs next (issue 15: "no look-ahead window").
+ * code another thread runs next (a due record must not wait for a look-ahead window to fill).
  *
  * Two per-thread buffers, built with libipt's encoder over code written here. Thread A
  * (queue 0) runs the zone emitter's real marker function after each record the emitter

@@ -170,7 +170,7 @@ static void test_minivm_zone_file_cut(void **state)
 	char rec[4096];
 
 	recording(rec, sizeof(rec), "minivm-bridge");
-	cut_file_of(rec, "jit-30059.dump", "", CUT_ZONE_FILE);
+	cut_file_of(rec, "jit-12201.dump", "", CUT_ZONE_FILE);
 }
 
 static void test_fib_perf_data_cut(void **state)

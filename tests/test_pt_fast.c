@@ -1,4 +1,4 @@
-/* The fast Intel PT counting path (decoder/pt_fast.c, issue 14) against libipt's block
+/* The fast Intel PT counting path (decoder/pt_fast.c) against libipt's block
  * decoder path (decoder/pt_decoder.c, itself checked against ptxed's reference output in
  * test_pt_shared): on the real captures in ../shared/traces/intel-pt, whole, concatenated,
  * cut short and corrupted, both must give the same instruction count, the same events,

@@ -463,8 +463,8 @@ static void test_pt_stream_decodes_with_libipt(void **state)
 /* The clock a thread's packets carry, as libipt reads it: exact at every branch, while
  * the thread runs (across MTC periods) and after it waited while other threads ran
  * (a few periods, and more than an MTC's 8 bits can count). A thread's blocks dated late
- * would be merged after other threads' blocks that ran after them (issue 15: a zone
- * record that one thread wrote applied before another thread's run of the old code). */
+ * would be merged after other threads' blocks that ran after them (a zone
+ * record that one thread wrote would apply before another thread's run of the old code). */
 static void test_pt_stream_time_after_waits(void **state)
 {
 	static const uint64_t gaps[] = { 3, 700, 3000, 40000, 300000, 5, 1 << 20 };

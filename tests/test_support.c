@@ -162,7 +162,7 @@ int jf_test_have_perf_and_qemu(void)
 	free(out);
 	if (status != 0)
 		fprintf(stderr, "SKIP: perf (linux-perf) or qemu-x86_64 (qemu-user) is not "
-				"installed; run tools/setup.sh\n");
+				"installed; run tools/setup.sh --tests\n");
 	return status == 0;
 }
 

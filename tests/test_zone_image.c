@@ -548,7 +548,7 @@ static void test_by_time_applies_at_equal_time(void **state)
 }
 
 /* Settled once every code change of every file is applied: minivm-bridge's zone file has
- * 11 CODE_LOADs and a PATCH among its 1,000 iteration marks and descriptions. */
+ * 11 CODE_LOADs and a PATCH among its 3,000 iteration marks and descriptions. */
 static void test_code_settled(void **state)
 {
 	struct jf_codemap *map = jf_codemap_new();
@@ -557,7 +557,7 @@ static void test_code_settled(void **state)
 	char zone[4096];
 
 	(void)state;
-	snprintf(zone, sizeof(zone), "%s/traces/minivm-bridge/jit-30059.dump",
+	snprintf(zone, sizeof(zone), "%s/traces/minivm-bridge/jit-12201.dump",
 		 jf_test_source_dir());
 	assert_non_null(zi);
 	assert_true(jf_zone_image_code_settled(zi)); /* no files */

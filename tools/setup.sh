@@ -1,17 +1,41 @@
 #!/usr/bin/env bash
-# Set up a jitflow build from a fresh clone: install the Debian packages it needs (when
-# missing), then configure and build into ./build. Safe to run again; it only does what is
-# missing. In CI (CI=true) warnings are errors.
+# Set up a jitflow build from a fresh clone. Safe to run again; it only does what is missing.
+#
+#   tools/setup.sh           the jitflow command only: the Debian packages it needs (when
+#                            missing), then ./build configured and only `jitflow` built, so
+#                            the first report comes within minutes on a fresh machine
+#   tools/setup.sh --tests   everything the test suite uses: the test tools and runtimes,
+#                            every target of ./build, the ASan + UBSan tree build/sanitize
+#                            and the clang fuzz tree build/fuzz
+#
+# In CI (CI=true) warnings are errors. JITFLOW_SANITIZE_PASS=0 and JITFLOW_FUZZ_SMOKE=0 skip
+# the second and third trees of --tests (their tests then skip and say so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# dpkg-dev and file: `cpack -G DEB` (dpkg-shlibdeps); groff-base: the install test renders
-# man pages; libarchive-dev and bzip2: perf archive tarballs; xz-utils: the LuaJIT recording
-# in traces/ is kept as a .tar.xz; libclang-rt-14-dev: libFuzzer and clang's sanitizer
-# runtimes (only recommended by clang, and recommendations are not installed).
-packages=(cmake pkg-config gcc clang libclang-rt-14-dev libipt-dev libopencsd-dev libopencsd-bin luajit libelf-dev
-          libcapstone-dev libcmocka-dev qemu-user linux-perf nodejs time python3 libcjson-dev
-          pypy3 dpkg-dev file groff-base libarchive-dev bzip2 xz-utils openjdk-17-jdk-headless)
+tests=0
+case "${1:-}" in
+  "") ;;
+  --tests) tests=1 ;;
+  *) echo "usage: tools/setup.sh [--tests]" >&2; exit 2 ;;
+esac
+
+# What building the command needs: the compiler and build tools, and the libraries it links
+# (libipt, OpenCSD, libelf, libarchive for perf archive tarballs, capstone, cJSON).
+packages=(cmake make pkg-config gcc libc6-dev libipt-dev libopencsd-dev libelf-dev
+          libarchive-dev libcapstone-dev libcjson-dev)
+# What the tests use on top: cmocka; clang with libclang-rt-14-dev (libFuzzer and clang's
+# sanitizer runtimes, only recommended by clang, and recommendations are not installed);
+# the oracles (linux-perf, trc_pkt_lister from libopencsd-bin); the programs recorded under
+# QEMU user mode (qemu-user, luajit, pypy3, nodejs, python3 for minivm's checks); dpkg-dev
+# and file for `cpack -G DEB` (dpkg-shlibdeps); groff-base to render man pages; bzip2 for
+# perf archive tarballs; xz-utils for the LuaJIT recording in traces/ (a .tar.xz); time;
+# openjdk-17-jdk-headless for HotSpot's JVMTI agent (built when a JDK is there) and its test.
+if [ $tests = 1 ]; then
+  packages+=(libcmocka-dev clang libclang-rt-14-dev linux-perf libopencsd-bin qemu-user luajit
+             pypy3 nodejs python3 dpkg-dev file groff-base bzip2 xz-utils time
+             openjdk-17-jdk-headless)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -25,8 +49,20 @@ fi
 
 build=${JITFLOW_BUILD_DIR:-build}
 werror=OFF; [ "${CI:-}" = "true" ] && werror=ON
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITFLOW_WERROR=$werror >&2
-cmake --build "$build" -j"$(nproc)" >&2
+if [ $tests = 1 ]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITFLOW_WERROR=$werror \
+        -DJITFLOW_TESTS=ON >&2
+  cmake --build "$build" -j"$(nproc)" >&2
+else
+  # A tree configured by --tests keeps its tests; a fresh one is configured without them
+  # (cmocka and python3 are not installed yet).
+  tests_option=()
+  [ -f "$build/CMakeCache.txt" ] || tests_option=(-DJITFLOW_TESTS=OFF)
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITFLOW_WERROR=$werror \
+        "${tests_option[@]}" >&2
+  cmake --build "$build" -j"$(nproc)" --target jitflow >&2
+  exit 0
+fi
 
 # The sanitizer pass (docs/fuzzing.md): a second tree with ASan + UBSan, whose tests
 # labelled "sanitize" the main suite runs as its test sanitizer_pass.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Decode speed of jitflow against libipt's block decoder and Linux perf, on the same inputs
-# in the same run (issue 14):
+# in the same run:
 #   tools/bench/decode-speed.sh [-b BUILD] [-r RUNS] [-t TIMES] [-j JOBS] [-L TIMES]
 #                               [RECORDING_DIR...]
 #
@@ -21,8 +21,7 @@
 #               (what splitting costs)
 # 1b. With -L LONG: foo concatenated LONG times (e.g. 9600: 282 MB), decoded by stat -j 1
 #    and stat -j JOBS only: what threads save on a long trace, where the process start and
-#    each thread's cache fills (fixed costs, about 0.1 s) no longer weigh (issue 14's
-#    ">= 1.8x on a long trace"). The files of both are compared.
+#    each thread's cache fills (fixed costs, about 0.1 s) no longer weigh. The files of both are compared.
 # 2. Each RECORDING_DIR (written by `jitflow record`), decoded by
 #      stat     jitflow stat --recording DIR
 #      report   jitflow report DIR (the fast path on the buffers that start once the

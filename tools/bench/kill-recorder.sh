@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reliability campaign (issue 15), outside CI: `jitflow record` killed (SIGKILL) at a
+# Reliability campaign, outside CI: `jitflow record` killed (SIGKILL) at a
 # random moment, RUNS times (default 30), each recording of fib(40) (tests/programs/fib.c,
 # which runs far longer than any kill time) decoded by jitflow and by Linux perf.
 # The first three kills come 0, 5 and 20 ms after the start (before any trace is written);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reliability campaign (issue 15), outside CI: RUNS recordings (default 50) of the signal
+# Reliability campaign, outside CI: RUNS recordings (default 50) of the signal
 # stress program tests/programs/sigstress.c (8 threads started back to back, SIGUSR1 by
 # pthread_kill, a SIGALRM timer per thread, siglongjmp out of the SIGUSR2 handler, a
 # fork) with `jitflow record` (BACKEND: plugin, the default, or log). Each recording is

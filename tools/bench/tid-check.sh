@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Thread ids when threads start together (issue 15), outside CI: RUNS recordings (default
+# Thread ids when threads start together, outside CI: RUNS recordings (default
 # 30) per backend of tests/programs/threadstart.c (4 workers started back to back, worker
 # K calling work() 1000 (K + 1) times through a pointer and printing its gettid) with
 # `jitflow record --backend=B`, for each backend of BACKENDS (default "plugin log"). A

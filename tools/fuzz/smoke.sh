@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The CI's short run of every libFuzzer target (ctest's fuzz_smoke): tools/fuzz/campaign.sh
 # for JITFLOW_FUZZ_SMOKE_SECONDS (default 4) per target, with seed 1, on the clang tree that
-# tools/setup.sh builds in BUILD (build/fuzz), from the seeds alone, in a fresh folder
+# tools/setup.sh --tests builds in BUILD (build/fuzz), from the seeds alone, in a fresh folder
 # inside BUILD. Fails on a NEW crash, leak or hang; OpenCSD 1.3.3's known crashes do not
 # fail it (docs/fuzzing.md). Skips (77) when there is no fuzz tree
-# (JITFLOW_FUZZ_SMOKE=0 ./tools/setup.sh builds none).
+# (JITFLOW_FUZZ_SMOKE=0 ./tools/setup.sh --tests builds none).
 set -uo pipefail
 build=${1:?usage: smoke.sh FUZZ_BUILD_DIR}
 if [ ! -f "$build/CMakeCache.txt" ]; then
-  echo "SKIP: no fuzz build in $build (tools/setup.sh makes it; JITFLOW_FUZZ_SMOKE=0 skips it)"
+  echo "SKIP: no fuzz build in $build (tools/setup.sh --tests makes it; JITFLOW_FUZZ_SMOKE=0 skips it)"
   exit 77
 fi
 build=$(cd "$build" && pwd)

@@ -1,4 +1,4 @@
-/* Intel PT fast counting path (issue 14): the counts `jitflow stat` prints, without
+/* Intel PT fast counting path: the counts `jitflow stat` prints, without
  * libipt's block decoder on the common path. */
 #ifndef JITFLOW_PT_FAST_H
 #define JITFLOW_PT_FAST_H
