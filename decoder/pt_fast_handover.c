@@ -12,7 +12,10 @@
  * compressed return to one (libipt: -pte_retstack_empty; hardware never compresses
  * across a PSB, damaged traces may) sends the decode, as does every other case, to a
  * block decoder from the trace's start, which skips the records already returned (or
- * counted). A hand-over then costs one PSB period, not the trace so far. */
+ * counted). A hand-over then costs one PSB period, not the trace so far; and where the
+ * block decoder resynchronises after an error, the fast path takes over again at that PSB
+ * (note_resync here, resume in pt_fast.c), so a decode error costs only the stretch from
+ * the PSB before it to the PSB after it. */
 #include "decoder_internal.h"
 #include "pt_fast_internal.h"
 
@@ -118,7 +121,7 @@ static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf
 {
 	/* Counting, the block decoder's blocks are skipped by their instructions; returning
 	 * blocks, they were among the records returned. */
-	f->skip_insns = f->emit ? 0 : f->stats->insns;
+	f->skip_insns = f->emit ? 0 : f->stats->insns - f->insns_before;
 	f->skip_records = skip_records;
 	f->local = 0;
 	f->report.block_decoder_from = f->cfg.has_sync_at ? (int64_t)f->cfg.sync_at : 0;
@@ -140,24 +143,45 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 	f->await = 0;
 	f->insns_n = f->blocks_n = f->events_n = f->events_hash = 0;
 	f->has_time = 0;
-	f->report.fallback_at = (int64_t)f->restart;
-	f->report.blocks_decoded = jf_fast_blocks_filled(f->blocks);
-	jf_payloads_counts(f->payloads, &f->report.tnt_payloads, &f->report.tnt_payload_hits);
+	if (f->report.fallback_at < 0)
+		f->report.fallback_at = (int64_t)f->restart;
+	f->report.hand_overs++;
 	rc = hand_over_at_psb_before(f, err);
 	if (rc == 0)
 		rc = hand_over_from_start(f, f->committed_records, err);
-	jf_fast_free_state(f);
+	jf_fast_free_decoders(f);
 	return rc < 0 ? -1 : 0;
+}
+
+/* The block decoder's record just read (not one held) is the loss up to the PSB it
+ * resynchronised at after an error, and all it returned before was returned or counted:
+ * this path resumes at that PSB (pt_fast.c) unless the code map changed since its caches
+ * were filled. */
+static void note_resync(struct fast *f, const struct jf_flow *flow)
+{
+	uint64_t psb;
+
+	if (flow->kind == JF_FLOW_LOST && !f->skip_records && !f->skip_insns &&
+	    f->held_pos == f->held_n && jf_codemap_generation(f->map) == f->generation &&
+	    jf_pt_decoder_resynced(f->old, &psb)) {
+		f->resume = 1;
+		f->resume_psb = psb;
+	}
 }
 
 /* The next record of the block decoder started at the PSB before: held ones first. */
 static int next_local(struct fast *f, struct jf_flow *flow, struct jf_error *err)
 {
+	int rc;
+
 	if (f->held_pos < f->held_n) {
 		*flow = f->held[f->held_pos++];
 		return 1;
 	}
-	return jf_decoder_next(f->old, flow, err);
+	rc = jf_decoder_next(f->old, flow, err);
+	if (rc > 0)
+		note_resync(f, flow);
+	return rc;
 }
 
 int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err)
@@ -186,6 +210,7 @@ int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf
 				f->skip_records--;
 				continue;
 			}
+			note_resync(f, flow);
 			if (f->emit || !f->cfg.count_plain_events || !jf_fast_plain_event(flow))
 				return rc;
 			/* Counted, as jf_decoder_next would count it returned. */
