@@ -772,6 +772,8 @@ static int resume(struct fast *f, struct jf_error *err)
 	f->ready.cap = keep.ready.cap;
 	f->report = keep.report;
 	f->report.resumes++;
+	f->resume_backoff = keep.resume_backoff;
+	f->fast_bytes_at_resume = f->report.fast_bytes;
 	f->insns_before = f->stats->insns;
 	if (setup(f, err) < 0)
 		return -1;

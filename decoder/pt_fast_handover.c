@@ -77,6 +77,8 @@ static int hand_over_at_psb_before(struct fast *f, struct jf_error *err)
 		until = f->ready.flows[f->stretch_n - 1].offset;
 	cfg.has_sync_at = 1;
 	cfg.sync_at = f->prev_restart;
+	if (!cfg.insns)
+		cfg.insns = f->insns;
 	dec = jf_pt_decoder_new(&cfg, f->map, err);
 	if (!dec)
 		return -1;
@@ -119,13 +121,19 @@ static int hand_over_at_psb_before(struct fast *f, struct jf_error *err)
  * counted: past skip_insns instructions (counting) and skip_records other records. */
 static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf_error *err)
 {
+	struct jf_pt_config cfg = f->cfg;
+
 	/* Counting, the block decoder's blocks are skipped by their instructions; returning
 	 * blocks, they were among the records returned. */
 	f->skip_insns = f->emit ? 0 : f->stats->insns - f->insns_before;
 	f->skip_records = skip_records;
 	f->local = 0;
 	f->report.block_decoder_from = f->cfg.has_sync_at ? (int64_t)f->cfg.sync_at : 0;
-	f->old = jf_pt_decoder_new(&f->cfg, f->map, err);
+	/* The instructions this path decoded (and will again, if it resumes): capstone's
+	 * work done once, not per hand-over. */
+	if (!cfg.insns)
+		cfg.insns = f->insns;
+	f->old = jf_pt_decoder_new(&cfg, f->map, err);
 	return f->old ? 0 : -1;
 }
 
@@ -146,6 +154,15 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 	if (f->report.fallback_at < 0)
 		f->report.fallback_at = (int64_t)f->restart;
 	f->report.hand_overs++;
+	if (f->report.resumes) {
+		if (f->report.fast_bytes == f->fast_bytes_at_resume)
+			f->resume_backoff = f->resume_backoff * 2 + 1 < MAX_RESUME_BACKOFF
+						    ? f->resume_backoff * 2 + 1
+						    : MAX_RESUME_BACKOFF;
+		else
+			f->resume_backoff = 0;
+		f->resumes_to_skip = f->resume_backoff;
+	}
 	rc = hand_over_at_psb_before(f, err);
 	if (rc == 0)
 		rc = hand_over_from_start(f, f->committed_records, err);
@@ -156,14 +173,20 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 /* The block decoder's record just read (not one held) is the loss up to the PSB it
  * resynchronised at after an error, and all it returned before was returned or counted:
  * this path resumes at that PSB (pt_fast.c) unless the code map changed since its caches
- * were filled. */
+ * were filled. Only when blocks are returned: counting, a hand-over starts the block
+ * decoder at the PSB resumed at (it has no blocks to join at the PSB before), so it would
+ * decode again all that the fast path decoded since, and resuming would cost, not save. */
 static void note_resync(struct fast *f, const struct jf_flow *flow)
 {
 	uint64_t psb;
 
-	if (flow->kind == JF_FLOW_LOST && !f->skip_records && !f->skip_insns &&
+	if (f->emit && flow->kind == JF_FLOW_LOST && !f->skip_records && !f->skip_insns &&
 	    f->held_pos == f->held_n && jf_codemap_generation(f->map) == f->generation &&
 	    jf_pt_decoder_resynced(f->old, &psb)) {
+		if (f->resumes_to_skip) {
+			f->resumes_to_skip--;
+			return;
+		}
 		f->resume = 1;
 		f->resume_psb = psb;
 	}
@@ -178,7 +201,7 @@ static int next_local(struct fast *f, struct jf_flow *flow, struct jf_error *err
 		*flow = f->held[f->held_pos++];
 		return 1;
 	}
-	rc = jf_decoder_next(f->old, flow, err);
+	rc = jf_decoder_next_uncounted(f->old, flow, err);
 	if (rc > 0)
 		note_resync(f, flow);
 	return rc;
@@ -204,7 +227,8 @@ int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf
 		if (hand_over_from_start(f, f->committed_records + f->returned_after, err) < 0)
 			return -1;
 	}
-	while ((rc = jf_decoder_next(f->old, flow, err)) > 0) {
+	/* Its own statistics are not read: what it gives is counted here, or by the caller. */
+	while ((rc = jf_decoder_next_uncounted(f->old, flow, err)) > 0) {
 		if (f->emit || flow->kind != JF_FLOW_BLOCK) {
 			if (f->skip_records) {
 				f->skip_records--;
@@ -221,7 +245,8 @@ int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf
 			/* Only with a PSB inside a block, which libipt does not decode. */
 			flow->u.block.ninsn -= (uint32_t)f->skip_insns;
 			f->skip_insns = 0;
-			return rc;
+			/* Counted, not returned, as the fast path counts its blocks. */
+			jf_decode_stats_count(f->stats, flow);
 		}
 	}
 	return rc;

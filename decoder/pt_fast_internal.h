@@ -31,6 +31,7 @@ enum {
 	MAX_TIP_WALK = 1 << 16,    /* blocks (or payload paths) walked without trace */
 	MAX_PSB_EVENTS = 16,       /* status updates of one PSB+ */
 	MAX_WALK = 1 << 20,        /* instructions walked to bind one disable event */
+	MAX_RESUME_BACKOFF = 63,   /* resynchronisations let pass after fruitless resumes */
 };
 
 /* Flow records held back until their stretch of trace is known to decode here. */
@@ -102,6 +103,12 @@ struct fast {
 	int resume;                 /* old resynchronised after an error at resume_psb: this
 				     * path goes on from there (pt_fast.c) */
 	uint64_t resume_psb;
+	/* Where the errors come one PSB period apart, taking over again costs more than it
+	 * saves (the stretch up to the next error is decoded twice): after a resume that
+	 * committed nothing, the next resume_backoff resynchronisations are let pass (1, 3,
+	 * 7... up to MAX_RESUME_BACKOFF; back to 0 once one commits). */
+	uint64_t resume_backoff, resumes_to_skip;
+	uint64_t fast_bytes_at_resume;
 	uint64_t insns_before;      /* instructions counted before the PSB this path started
 				     * at (a hand-over from there skips only those after) */
 	uint64_t released;          /* trace bytes below this were given back to the kernel */

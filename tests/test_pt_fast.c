@@ -91,8 +91,9 @@ static void same_records(const struct outcome *fast, const struct outcome *ref)
 
 /* The decoder returning blocks (jf_pt_fast_decoder_new) against the block decoder with the
  * options `jitflow report` and `decode` use. */
-static void compare_blocks_at(const char *what, const uint8_t *trace, size_t size,
-			      struct jf_codemap *map, int64_t sync_at)
+static struct jf_pt_fast_report compare_blocks_at(const char *what, const uint8_t *trace,
+						  size_t size, struct jf_codemap *map,
+						  int64_t sync_at)
 {
 	struct jf_pt_config cfg;
 	struct jf_error err = { "" };
@@ -115,6 +116,7 @@ static void compare_blocks_at(const char *what, const uint8_t *trace, size_t siz
 	       (unsigned long long)rep.fast_bytes, (long long)rep.fallback_at);
 	jf_decoder_free(fast);
 	jf_decoder_free(ref);
+	return rep;
 }
 
 static void compare_blocks(const char *what, const uint8_t *trace, size_t size,
@@ -323,10 +325,11 @@ static void test_corrupt(void **state)
 	close_capture(&c);
 }
 
-/* A decode error in the middle of a trace costs only its PSB period: three copies of foo,
- * the middle one overwritten halfway. The block decoder takes the stretch with the error
- * and resynchronises at the next PSB, where the fast path goes on (pt_fast.c: resume),
- * and every record and count is still the block decoder's over the whole trace. */
+/* A decode error in the middle of a trace costs only its PSB periods when blocks are
+ * returned: three copies of foo, the middle one overwritten halfway. The block decoder
+ * takes the stretch with the error and resynchronises at the next PSB, where the fast
+ * path goes on (pt_fast.c: resume), and every record and count is still the block
+ * decoder's over the whole trace (compare: counting too, which does not resume). */
 static void test_resume_after_error(void **state)
 {
 	static const uint8_t garbage[][4] = {
@@ -353,6 +356,9 @@ static void test_resume_after_error(void **state)
 		rep = compare(what, three, 3 * size, c.map, c.blocks_map, &insns);
 		/* The first and third copies decode whole: the reference's count each. */
 		assert_true(insns > 2 * 117967 && insns < 3 * 117967);
+		assert_int_equal(rep.hand_overs, 1);
+		assert_int_equal(rep.resumes, 0);
+		rep = compare_blocks_at(what, three, 3 * size, c.blocks_map, -1);
 		assert_int_equal(rep.hand_overs, 1);
 		assert_int_equal(rep.resumes, 1);
 		assert_int_equal(rep.fallback_at > (int64_t)size, 1);
