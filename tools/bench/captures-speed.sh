@@ -10,6 +10,9 @@
 #            Debian lacks; tools/bench/libipt_block_stat.c)
 #   stat-j1  jitflow stat -j 1 (the fast path, decoder/pt_fast.c)
 #   stat-jN  jitflow stat -j JOBS (default 2)
+#   report   jitflow report -j 1 (blocks from the fast path: jf_pt_fast_decoder_new, whose
+#            hand-overs take over again where the block decoder resynchronises)
+#   report-blk  jitflow report -j 1 --decoder=libipt-block (libipt's block decoder only)
 #   libxdc   with LIBXDC_BENCH=PROGRAM: PROGRAM IMAGE BASE TRACE, a driver of libxdc
 #            (github:nyx-fuzz/libxdc) built outside the repository; it prints
 #            "result R ..." (R 0: decoder_success; libxdc gives only a coverage bitmap)
@@ -19,7 +22,9 @@
 # second, instructions counted by each tool (stat -j 1 and -j JOBS must agree on every
 # line but those on how they decoded; libipt 2.0's count differs where the capture has
 # the status errors that jitflow reports as libipt 2.1's ptxed does: pt_status_check.h),
-# stat -j 1's CPU time over libipt's, and -j JOBS's wall-time speedup over -j 1.
+# then a table: stat -j 1 against libipt by CPU time, MB/s, -j JOBS against -j 1 by wall
+# time and by CPU time (on a loaded machine wall time says little of what threads save),
+# and report against report --decoder=libipt-block by CPU time.
 # Benchmarks are not tests: nothing here fails on a slow result.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,11 +34,11 @@ while getopts b:r:j: opt; do
 	b) build=$OPTARG ;;
 	r) runs=$OPTARG ;;
 	j) jobs=$OPTARG ;;
-	*) sed -n '2,23p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,28p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || { sed -n '2,23p' "$0" >&2; exit 2; }
+[ $# = 1 ] || { sed -n '2,28p' "$0" >&2; exit 2; }
 dir=$1
 jf="$build/tools/jitflow"
 blk="$build/tools/libipt_block_stat"
@@ -69,13 +74,15 @@ for kind in clean errors damaged filtered timed; do
 	base=$(cat "$k/base")
 	inputs=(--raw "$k/image:$base" --pt "$k/trace")
 	bytes=$(stat -c %s "$k/trace")
-	names=(libipt stat-j1 "stat-j$jobs")
+	names=(libipt stat-j1 "stat-j$jobs" report report-blk)
 	[ -z "${LIBXDC_BENCH:-}" ] || names+=(libxdc)
 	for n in "${names[@]}"; do rm -f "$tmp/$n"; done
 	for ((r = 0; r < runs; r++)); do
 		run libipt "$blk" "${inputs[@]}"
 		run stat-j1 "$jf" stat -j 1 "${inputs[@]}"
 		run "stat-j$jobs" "$jf" stat -j "$jobs" "${inputs[@]}"
+		run report "$jf" report -j 1 "${inputs[@]}"
+		run report-blk "$jf" report -j 1 --decoder=libipt-block "${inputs[@]}"
 		[ -z "${LIBXDC_BENCH:-}" ] || run libxdc "$LIBXDC_BENCH" "$k/image" "$base" "$k/trace"
 	done
 	insns=$(stat_insns stat-j1)
@@ -87,6 +94,10 @@ for kind in clean errors damaged filtered timed; do
 	how "stat-j$jobs"
 	cmp -s <(grep -v '^decode ' "$tmp/out.stat-j1") <(grep -v '^decode ' "$tmp/out.stat-j$jobs") ||
 		echo "  WARNING: stat -j $jobs's counts differ from stat -j 1's"
+	line report "$bytes" "$insns"
+	line report-blk "$bytes" "$insns"
+	cmp -s "$tmp/out.report" "$tmp/out.report-blk" ||
+		echo "  WARNING: report differs from report --decoder=libipt-block"
 	xdc=-
 	if [ -n "${LIBXDC_BENCH:-}" ]; then
 		line libxdc "$bytes" -
@@ -96,10 +107,13 @@ for kind in clean errors damaged filtered timed; do
 		echo "    libxdc: $(grep '^result' "$tmp/out.libxdc")"
 	fi
 	table+=("$(awk -v k="$kind" -v b="$bytes" -v l="$(col libipt 2)" -v s="$(col stat-j1 2)" \
-		-v w1="$(col stat-j1 1)" -v wn="$(col "stat-j$jobs" 1)" -v x="$xdc" 'BEGIN {
+		-v w1="$(col stat-j1 1)" -v wn="$(col "stat-j$jobs" 1)" -v x="$xdc" \
+		-v c1="$(col stat-j1 2)" -v cn="$(col "stat-j$jobs" 2)" \
+		-v r="$(col report 2)" -v rb="$(col report-blk 2)" 'BEGIN {
 		if (s <= 0) s = 0.001; if (l <= 0) l = 0.001; if (wn <= 0) wn = 0.001
-		printf "| %s | %.1f | %.2fx | %.1f | %.1f | %s | %.2fx |", k, b / 1e6, l / s,
-		       b / s / 1e6, b / l / 1e6, x, w1 / wn }')")
+		if (cn <= 0) cn = 0.001; if (r <= 0) r = 0.001
+		printf "| %s | %.1f | %.2fx | %.1f | %.1f | %s | %.2fx | %.2fx | %.2fx |", k,
+		       b / 1e6, l / s, b / s / 1e6, b / l / 1e6, x, w1 / wn, c1 / cn, rb / r }')")
 done
 
 if [ -f "$dir/recording/perf.data" ]; then
@@ -116,6 +130,6 @@ if [ -f "$dir/recording/perf.data" ]; then
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| capture | MB | stat -j 1 vs libipt (CPU) | stat -j 1 MB/s | libipt MB/s | libxdc MB/s | -j $jobs vs -j 1 (wall) |"
-echo "|---|---|---|---|---|---|---|"
+echo "| capture | MB | stat -j 1 vs libipt (CPU) | stat -j 1 MB/s | libipt MB/s | libxdc MB/s | -j $jobs vs -j 1 (wall) | -j 1 CPU / -j $jobs CPU | report vs report-blk (CPU) |"
+echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${table[@]}"
