@@ -30,6 +30,10 @@ struct jf_analysis *jf_analysis_new(const struct jf_analysis_config *cfg)
 			return NULL;
 		}
 	}
+	if (a->cfg.views && jf_listeners_attach(&a->listeners, &jf_views_listener, jf_views_new()) < 0) {
+		jf_analysis_free(a);
+		return NULL;
+	}
 	return a;
 }
 
@@ -40,7 +44,7 @@ void jf_analysis_free(struct jf_analysis *a)
 	jf_insn_cache_free(a->walker);
 	jf_block_memo_free(a->memo);
 	jf_zone_model_free(&a->zm);
-	jf_views_free(&a->views);
+	jf_listeners_free(&a->listeners);
 	free(a->traces);
 	free(a->guards);
 	free(a->regions);
@@ -95,7 +99,7 @@ static int start_iteration(struct jf_analysis *a, uint64_t index)
 int jf_analysis_zone_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
 			    const struct jf_zone_record *rec)
 {
-	jf_views_zone_record(a, rec);
+	jf_emit_code_changed(a, &a->listeners, rec);
 	if (rec->id == JF_ZONE_EVENT && rec->u.event.kind == JF_EVENT_ITERATION) {
 		a->has_zone_records = 1;
 		return start_iteration(a, rec->u.event.arg);

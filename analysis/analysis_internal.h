@@ -4,7 +4,8 @@
  *   flow.c       the per-thread state machines that turn blocks into counts
  *   merge.c      combining the analyses of consecutive parts of a trace
  *   result.c     the plain-data result: sorted tables, retrace candidates, warmup
- *   views.c      stacks, timeline buckets and events for the views (jitflow/views.h) */
+ * Listeners of the analysis events (listeners.h), such as the views (views.c), keep their
+ * state apart. */
 #ifndef JITFLOW_ANALYSIS_INTERNAL_H
 #define JITFLOW_ANALYSIS_INTERNAL_H
 
@@ -14,6 +15,7 @@
 #include "jitflow/analysis.h"
 #include "jitflow/emitter.h"
 #include "jitflow/insn.h"
+#include "listeners.h"
 
 /* ---- tables.c -------------------------------------------------------------------- */
 
@@ -81,70 +83,6 @@ struct jf_zone_model {
 	struct { uint64_t addr; uint32_t point; } *points; /* live points by address */
 	size_t npoints, points_cap;
 };
-
-/* ---- views.c: data for flame graphs, the timeline and the HTML report ---------------- */
-
-struct view_thread {
-	int32_t tid;
-	struct jf_timeline_series by_time, by_insns;
-	uint32_t act;                 /* activity of the last block (time goes to it) */
-	int has_act;
-	uint32_t first_act;           /* activity of the part's first block (for merging) */
-	int first_act_valid;
-	/* The last block's frame, reused while the code and the zone state are the same. */
-	int frame_valid;
-	uint64_t frame_gen, frame_map_gen;
-	int64_t frame_region;
-	enum jf_code_class frame_cls;
-	const char *frame_name;
-	uint32_t frame_stack, frame_act;
-	int bc_valid;
-	int32_t bc_index;
-	uint32_t bc_stack;
-};
-
-struct jf_views_state {
-	struct jf_stack_result *stacks;   size_t nstacks, stacks_cap;
-	struct jf_index_map stack_by_key;
-	struct jf_code_line *lines;       size_t nlines, lines_cap;
-	struct jf_index_map line_by_key;
-	struct jf_activity *acts;         size_t nacts, acts_cap;
-	struct jf_index_map act_by_key;
-	struct view_thread *threads;      size_t nthreads, threads_cap, last_thread;
-	struct jf_timeline_event *events; size_t nevents, events_cap;
-	uint64_t events_dropped;
-	uint64_t generation;              /* zone records applied: frames may have changed */
-	int has_time;
-	uint64_t last_time;               /* the latest timestamp of any thread */
-	/* The block being counted. */
-	struct view_thread *cur;
-	uint64_t block_pos, attributed;
-};
-
-struct jf_analysis;
-struct live_region;
-int jf_views_block_begin(struct jf_analysis *a, int32_t tid, const struct live_region *r,
-			 enum jf_code_class cls, int32_t trace, const struct jf_block *b);
-/* n instructions of the block being counted ran under bytecode range row `bytecode`. */
-int jf_views_bytecode_insns(struct jf_analysis *a, int32_t bytecode, uint32_t n);
-/* Instruction ip of pc-mapped region r ran, under pc map entry e: its code line row, or
- * -1 (views off, or no memory). */
-int jf_views_code_line(struct jf_analysis *a, const struct live_region *r,
-		       const struct pc_entry *e, uint64_t ip, enum jf_isa isa);
-void jf_views_block_end(struct jf_analysis *a, const struct jf_block *b);
-/* A timestamp `to` on thread tid; the clock since `from` (when has_from) went to what ran. */
-int jf_views_time(struct jf_analysis *a, int32_t tid, int has_from, uint64_t from, uint64_t to);
-int jf_views_guard_exit(struct jf_analysis *a, int32_t tid, int has_time, uint64_t time,
-			uint32_t guard);
-void jf_views_zone_record(struct jf_analysis *a, const struct jf_zone_record *rec);
-int jf_views_seam_guard_exit(struct jf_analysis *a, int32_t tid, int has_time, uint64_t time,
-			     uint32_t guard);
-int jf_views_seam_time(struct jf_analysis *a, const struct jf_analysis *later, int32_t tid,
-		       uint64_t from, uint64_t to);
-int jf_views_merge(struct jf_analysis *a, const struct jf_analysis *later, uint64_t insn_shift);
-int jf_views_result(const struct jf_analysis *a, struct jf_analysis_result *r);
-void jf_views_result_free(struct jf_analysis_result *r);
-void jf_views_free(struct jf_views_state *v);
 
 /* ---- names.c ---------------------------------------------------------------------- */
 
@@ -282,7 +220,7 @@ struct jf_analysis {
 	uint32_t runtime;                 /* enum jf_runtime */
 	uint64_t trace_starts, trace_aborts, trace_flushes;
 	int32_t last_loaded_trace;        /* a TRACE_LINK event describes this trace (-1: none) */
-	struct jf_views_state views;      /* views.c */
+	struct jf_listeners listeners;    /* of the analysis events (listeners.h) */
 	/* Zone records that changed the code model (regions, guards, pc maps, headers). */
 	uint64_t model_generation;
 	struct jf_block_memo *memo;       /* bytecodes.c */

@@ -170,11 +170,11 @@ static void count_insn(void *ctx, uint64_t ip)
 	op = w->last_op;
 	if (b >= 0) {
 		w->a->bytecodes[b].insns++;
-		jf_views_bytecode_insns(w->a, b, 1);
+		jf_emit_bytecode_insns(w->a, &w->a->listeners, b, 1);
 	}
 	if (op >= 0)
 		w->a->ops[op].insns++;
-	line = jf_views_code_line(w->a, r, e, ip, w->isa);
+	line = jf_emit_code_line(w->a, &w->a->listeners, r, e, ip, w->isa);
 	remember(w, b, op, line);
 }
 
@@ -213,14 +213,12 @@ static void replay(struct jf_analysis *a, const struct jf_block_memo *m, const s
 	for (i = 0; i < mb->nruns; i++, run++) {
 		if (run->bytecode >= 0) {
 			a->bytecodes[run->bytecode].insns += run->count;
-			if (a->cfg.views)
-				jf_views_bytecode_insns(a, run->bytecode, run->count);
+			jf_emit_bytecode_insns(a, &a->listeners, run->bytecode, run->count);
 		}
 		if (run->op >= 0)
 			a->ops[run->op].insns += run->count;
 	}
-	for (i = 0; i < mb->nlines; i++)
-		a->views.lines[line[i]].insns++;
+	jf_emit_code_lines_again(&a->listeners, line, mb->nlines);
 	if (mb->failed)
 		a->image_misses++;
 }

@@ -1,6 +1,8 @@
 /* Per-thread state machines: each block is classified through the live code model, and
  * counted as a trace entry or iteration, a guard's exit or pass, a transition between
- * interpreter, jitted and native code, instructions and time per bytecode range. */
+ * interpreter, jitted and native code, instructions and time per bytecode range. What
+ * else wants to know (the views) hears it as analysis events (listeners.h): this file
+ * knows no listener. */
 #include <stdio.h>
 #include <string.h>
 
@@ -78,7 +80,8 @@ static void resolve_guard(struct jf_analysis *a, struct thread_state *t, int32_t
 		t->prefix_open = 0;
 		guard->exits++;
 		t->split.guard_exits++;
-		jf_views_guard_exit(a, t->tid, t->has_time, t->last_time, (uint32_t)g);
+		jf_emit_guard_exited(a, &a->listeners, t->tid, t->has_time, t->last_time,
+				     (uint32_t)g);
 		if (jf_index_map_get(&a->trace_by_id, guard->trace_id, &tr))
 			a->traces[tr].exits++;
 	} else {
@@ -146,8 +149,7 @@ static inline __attribute__((always_inline)) void
 attribute_time(struct jf_analysis *a, struct thread_state *t, uint64_t time,
 	       enum jf_split_class split, int32_t trace)
 {
-	if (a->cfg.views)
-		jf_views_time(a, t->tid, t->has_time, t->last_time, time);
+	jf_emit_time_attributed(a, &a->listeners, t->tid, t->has_time, t->last_time, time);
 	if (t->has_time && time >= t->last_time) {
 		uint64_t delta = time - t->last_time;
 
@@ -335,8 +337,11 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	if (a->ninstrumented && instrumented_index(a, t->tid) >= 0)
 		cls = JF_CLASS_INSTRUMENTATION;
 	split = jf_split_fast(cls);
-	if (a->cfg.views)
-		jf_views_block_begin(a, t->tid, r, cls, trace, b);
+	if (a->listeners.n) {
+		struct jf_block_event e = { t->tid, r, cls, trace, b };
+
+		jf_listeners_block_counted(a, &a->listeners, &e);
+	}
 	a->blocks++;
 	a->insns += b->ninsn;
 	if (cls == JF_CLASS_UNKNOWN)
@@ -405,8 +410,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		jf_count_bytecodes(a, r, &slot->bytecode_row, b);
 	if (r)
 		jf_points_count(a, r, b);
-	if (a->cfg.views)
-		jf_views_block_end(a, b);
+	jf_emit_block_done(a, &a->listeners, b);
 	end_at_guard(a, t, r, b, slot);
 
 	if (!t->has_first) {

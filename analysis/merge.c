@@ -39,8 +39,8 @@ static int resolve_seam_guard(struct jf_analysis *a, struct thread_state *ta,
 	ta->exit_guard = (int32_t)(g - a->guards);
 	g->exits++;
 	ta->split.guard_exits++;
-	jf_views_seam_guard_exit(a, ta->tid, ta->has_time, ta->last_time,
-				 (uint32_t)(g - a->guards));
+	jf_emit_seam_guard_exited(a, ta->tid, ta->has_time, ta->last_time,
+				  (uint32_t)(g - a->guards));
 	if (jf_index_map_get(&a->trace_by_id, g->trace_id, &t))
 		a->traces[t].exits++;
 	return 1;
@@ -215,7 +215,7 @@ static void join_seam(struct jf_analysis *a, const struct jf_analysis *later,
 		int32_t t = map_trace(a, later, tb->first_trace);
 
 		*seam_time = tb->first_time - ta->last_time;
-		jf_views_seam_time(a, later, ta->tid, ta->last_time, tb->first_time);
+		jf_emit_seam_time(a, later, ta->tid, ta->last_time, tb->first_time);
 		ta->split.time[jf_split_of(tb->first_class)] += *seam_time;
 		if (t >= 0)
 			a->traces[t].time += *seam_time;
@@ -377,7 +377,7 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 		}
 	}
 	free(seams);
-	if (jf_views_merge(a, later, a->insns) < 0)
+	if (jf_listeners_merge(a, later, a->insns) < 0)
 		return -1;
 	a->insns += later->insns;
 	a->blocks += later->blocks;

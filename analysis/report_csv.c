@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "jitflow/report.h"
+#include "runtime.h"
 
 const char jf_report_csv_tables[] = "traces, guards, split, bytecodes, ops, regions, iterations";
 
@@ -18,13 +19,32 @@ static void field(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* A column name of the runtime's words: spaces become underscores. */
+static const char *column(char *buf, size_t size, const char *prefix, const char *word)
+{
+	char *p;
+
+	snprintf(buf, size, "%s%s", prefix, word);
+	for (p = buf; *p; p++)
+		if (*p == ' ')
+			*p = '_';
+	return buf;
+}
+
 int jf_report_csv(FILE *out, const struct jf_analysis_result *r, const char *table)
 {
+	const struct jf_runtime_desc *rt = jf_runtime_of(r);
+	char guard[48], bridge[48], before[64], to[64];
 	size_t i;
 	int c;
 
+	column(guard, sizeof(guard), "", rt->guard);
+	column(bridge, sizeof(bridge), "", rt->bridge);
+	column(before, sizeof(before), "exits_before_", rt->bridge);
+	column(to, sizeof(to), "to_", rt->bridge);
 	if (!strcmp(table, "traces")) {
-		fprintf(out, "id,kind,parent_trace,parent_guard,entries,iterations,instructions,time,exits,name\n");
+		fprintf(out, "id,kind,parent_trace,parent_%s,entries,iterations,instructions,time,"
+			"exits,name\n", guard);
 		for (i = 0; i < r->ntraces; i++) {
 			const struct jf_trace_result *t = &r->traces[i];
 
@@ -35,8 +55,8 @@ int jf_report_csv(FILE *out, const struct jf_analysis_result *r, const char *tab
 			fputc('\n', out);
 		}
 	} else if (!strcmp(table, "guards")) {
-		fprintf(out, "trace,guard,exits,passes,unresolved,branch,stub,resume_pc,bridge,exits_before_bridge,"
-			"to_interpreter,to_bridge\n");
+		fprintf(out, "trace,%s,exits,passes,unresolved,branch,stub,resume_pc,%s,%s,"
+			"to_interpreter,%s\n", guard, bridge, before, to);
 		for (i = 0; i < r->nguards; i++) {
 			const struct jf_guard_result *g = &r->guards[i];
 

@@ -7,6 +7,7 @@
 
 #include "jitflow/report.h"
 #include "report_views.h"
+#include "runtime.h"
 
 /* A frame's text: ';' separates frames and the count follows the last space of a line, so
  * ';' and line breaks in names become ',' and ' '. */
@@ -23,7 +24,8 @@ void jf_views_frame_text(char *buf, size_t size, const char *name)
 	}
 }
 
-void jf_views_stack_frames(const struct jf_stack_result *s, char frames[JF_VIEWS_DEPTH][128])
+void jf_views_stack_frames(const struct jf_runtime_desc *rt, const struct jf_stack_result *s,
+			   char frames[JF_VIEWS_DEPTH][128])
 {
 	char name[128];
 
@@ -31,7 +33,7 @@ void jf_views_stack_frames(const struct jf_stack_result *s, char frames[JF_VIEWS
 		snprintf(frames[0], 128, "trace source %d", -1 - s->tid);
 	else
 		snprintf(frames[0], 128, "thread %d", s->tid);
-	snprintf(frames[1], 128, "%s", jf_code_class_name(s->cls));
+	snprintf(frames[1], 128, "%s", jf_runtime_class(rt, s->cls));
 	jf_views_frame_text(name, sizeof(name), s->region[0] ? s->region : "(no image names it)");
 	snprintf(frames[2], 128, "%s", name);
 	if (s->has_range)
@@ -84,7 +86,7 @@ int jf_report_folded(FILE *out, const struct jf_analysis_result *r)
 	for (i = 0; i < r->nstacks; i++) {
 		if (!v[i]->insns)
 			continue;
-		jf_views_stack_frames(v[i], frames);
+		jf_views_stack_frames(jf_runtime_of(r), v[i], frames);
 		fprintf(out, "%s;%s;%s%s%s %" PRIu64 "\n", frames[0], frames[1], frames[2],
 			frames[3][0] ? ";" : "", frames[3], v[i]->insns);
 	}

@@ -11,6 +11,7 @@
 #include "jitflow/emitter.h"
 #include "jitflow/report.h"
 #include "report_views.h"
+#include "runtime.h"
 
 #define COLUMNS 200        /* most columns of a time or iteration chart */
 #define GUARD_CHARTS 12    /* guards drawn over time */
@@ -81,6 +82,7 @@ static void legend(FILE *out)
 
 static void notes(FILE *out, const struct jf_analysis_result *r)
 {
+	const char *apart = jf_runtime_not_told_apart(jf_runtime_of(r), r);
 	int bad = r->decode_errors || r->lost_events || r->overflows;
 
 	fprintf(out, "<div class=\"notes%s\" id=\"notes\"><b>Decode:</b> %" PRIu64 " errors, %"
@@ -98,6 +100,11 @@ static void notes(FILE *out, const struct jf_analysis_result *r)
 			"records came with the trace: the runtime wrote only jitdump, or none).");
 	else if (!r->has_pc_maps)
 		fprintf(out, " <b>Not available:</b> bytecode ranges (no pc maps).");
+	if (apart) {
+		fprintf(out, " <b>Not told apart:</b> ");
+		text(out, apart);
+		fputc('.', out);
+	}
 	fprintf(out, "</div>\n");
 }
 
@@ -228,11 +235,11 @@ static void split_section(FILE *out, const struct jf_analysis_result *r)
 		fprintf(out, " they are not drawn.</p>\n");
 	}
 	fprintf(out, "<p>Transitions (all threads): interpreter&#8594;jitted %"
-		PRIu64 ", jitted&#8594;interpreter %" PRIu64 " (%" PRIu64 " through guard exits), "
+		PRIu64 ", jitted&#8594;interpreter %" PRIu64 " (%" PRIu64 " through %ss), "
 		"trace&#8594;trace %" PRIu64 ".</p>\n",
 		r->total.transitions[JF_SPLIT_INTERPRETER][JF_SPLIT_JITTED],
 		r->total.transitions[JF_SPLIT_JITTED][JF_SPLIT_INTERPRETER], r->total.guard_exits,
-		r->total.trace_to_trace);
+		jf_runtime_of(r)->guard_exit, r->total.trace_to_trace);
 }
 
 /* Iterations as stacked columns (groups of iterations when there are many). */
@@ -325,14 +332,17 @@ static const struct jf_timeline_series *clock_series(const struct jf_analysis_re
 
 static void guards_over_time(FILE *out, const struct jf_analysis_result *r)
 {
+	const struct jf_runtime_desc *rt = jf_runtime_of(r);
+	char tid[32], gid[32], head[48];
 	const struct jf_timeline_result *tl = &r->timeline;
 	uint64_t lo = UINT64_MAX, hi = 0, span;
 	size_t *order, i, j, shown = 0;
 
-	fprintf(out, "<h2 id=\"guards-over-time\">Guard exits over time</h2>\n");
+	fprintf(out, "<h2 id=\"guards-over-time\">%ss over time</h2>\n",
+		jf_runtime_heading(head, sizeof(head), rt->guard_exit));
 	if (!r->nguards) {
-		fprintf(out, "<p class=\"na\">Not available: no guards are described (the runtime "
-			"wrote no zone records with guards).</p>\n");
+		fprintf(out, "<p class=\"na\">Not available: no %s are described (the runtime "
+			"wrote no zone records with %s).</p>\n", rt->guards, rt->guards);
 		return;
 	}
 	for (i = 0; i < tl->nthreads; i++) {
@@ -350,9 +360,10 @@ static void guards_over_time(FILE *out, const struct jf_analysis_result *r)
 		return;
 	}
 	span = hi - lo;
-	fprintf(out, "<p>Exits of each guard (the %d with most exits) in %d columns over the run, "
-		"on the %s; the dashed line is where its bridge attached.</p>\n", GUARD_CHARTS,
-		COLUMNS, r->has_time ? "trace's clock" : "instruction count (no timing)");
+	fprintf(out, "<p>Exits of each %s (the %d with most exits) in %d columns over the run, "
+		"on the %s; the dashed line is where its %s attached.</p>\n", rt->guard,
+		GUARD_CHARTS, COLUMNS, r->has_time ? "trace's clock" : "instruction count (no timing)",
+		rt->bridge);
 	order = malloc(r->nguards * sizeof(*order));
 	if (!order)
 		return;
@@ -389,10 +400,12 @@ static void guards_over_time(FILE *out, const struct jf_analysis_result *r)
 		for (k = 0; k < COLUMNS; k++)
 			if (col[k] > max)
 				max = col[k];
-		fprintf(out, "<div>guard %" PRIu64 "/%" PRIu64 ": %" PRIu64 " exits, resume pc %u",
-			g->trace_id, g->guard_id, g->exits, g->resume_pc);
+		fprintf(out, "<div>%s %s/%s: %" PRIu64 " exits, resume pc %u", rt->guard,
+			jf_runtime_trace_id(rt, tid, sizeof(tid), g->trace_id),
+			jf_runtime_guard_id(rt, gid, sizeof(gid), g->guard_id), g->exits, g->resume_pc);
 		if (g->has_bridge)
-			fprintf(out, ", bridge %" PRIu64 " after %" PRIu64 " exits", g->bridge_id,
+			fprintf(out, ", %s %s after %" PRIu64 " exits", rt->bridge,
+				jf_runtime_trace_id(rt, tid, sizeof(tid), g->bridge_id),
 				g->exits_before_bridge);
 		fprintf(out, "</div>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1100\" "
 			"height=\"46\"><rect x=\"0\" y=\"0\" width=\"1100\" height=\"42\" fill=\"#f6f6f6\"/>");
@@ -415,8 +428,8 @@ static void guards_over_time(FILE *out, const struct jf_analysis_result *r)
 				continue;
 			x = at <= lo ? 0 : 1100.0 * (double)(at - lo) / (double)span;
 			fprintf(out, "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"42\" stroke=\"#000\" "
-				"stroke-dasharray=\"3 2\"><title>bridge %" PRIu64 " attached</title></line>",
-				x, x, e->id);
+				"stroke-dasharray=\"3 2\"><title>%s %s attached</title></line>",
+				x, x, rt->bridge, jf_runtime_trace_id(rt, tid, sizeof(tid), e->id));
 		}
 		fprintf(out, "</svg>\n");
 	}
@@ -427,6 +440,8 @@ static void guards_over_time(FILE *out, const struct jf_analysis_result *r)
 
 static void traces_table(FILE *out, const struct jf_analysis_result *r)
 {
+	const struct jf_runtime_desc *rt = jf_runtime_of(r);
+	char tid[32], gid[32];
 	size_t i;
 
 	fprintf(out, "<h2 id=\"traces\">Traces</h2>\n");
@@ -444,7 +459,7 @@ static void traces_table(FILE *out, const struct jf_analysis_result *r)
 
 		fprintf(out, "<tr>");
 		num_cell(out, t->trace_id);
-		fprintf(out, "<td class=\"l\">%s</td>", jf_report_trace_kind(t->kind));
+		fprintf(out, "<td class=\"l\">%s</td>", jf_runtime_kind(rt, t));
 		num_cell(out, t->entries);
 		num_cell(out, t->iterations);
 		fprintf(out, "<td data-v=\"%.3f\">%.1f</td>",
@@ -458,8 +473,9 @@ static void traces_table(FILE *out, const struct jf_analysis_result *r)
 		fprintf(out, "<td class=\"l\">");
 		text(out, t->name);
 		if (t->kind == JF_REGION_BRIDGE)
-			fprintf(out, " (on trace %" PRIu64 " guard %" PRIu64 ")", t->parent_trace,
-				t->parent_guard);
+			fprintf(out, " (on trace %s %s %s)",
+				jf_runtime_trace_id(rt, tid, sizeof(tid), t->parent_trace), rt->guard,
+				jf_runtime_guard_id(rt, gid, sizeof(gid), t->parent_guard));
 		fprintf(out, "</td></tr>\n");
 	}
 	fprintf(out, "</tbody></table>\n");
@@ -467,16 +483,19 @@ static void traces_table(FILE *out, const struct jf_analysis_result *r)
 
 static void guards_table(FILE *out, const struct jf_analysis_result *r)
 {
+	const struct jf_runtime_desc *rt = jf_runtime_of(r);
+	char head[48];
 	size_t i;
 
-	fprintf(out, "<h2 id=\"guards\">Guards</h2>\n");
+	fprintf(out, "<h2 id=\"guards\">%s</h2>\n", jf_runtime_heading(head, sizeof(head), rt->guards));
 	if (!r->nguards) {
-		fprintf(out, "<p class=\"na\">Not available: no guards are described.</p>\n");
+		fprintf(out, "<p class=\"na\">Not available: no %s are described.</p>\n", rt->guards);
 		return;
 	}
 	fprintf(out, "<table class=\"sortable\" id=\"guards-table\"><thead><tr><th>trace</th>"
-		"<th>guard</th><th>exits</th><th>passes</th><th>fail %%</th><th>unresolved</th>"
-		"<th>resume pc</th><th>bridge</th><th>exits before bridge</th></tr></thead><tbody>\n");
+		"<th>%s</th><th>exits</th><th>passes</th><th>fail %%</th><th>unresolved</th>"
+		"<th>resume pc</th><th>%s</th><th>exits before %s</th></tr></thead><tbody>\n",
+		rt->guard, rt->bridge, rt->bridge);
 	for (i = 0; i < r->nguards; i++) {
 		const struct jf_guard_result *g = &r->guards[i];
 
@@ -501,6 +520,8 @@ static void guards_table(FILE *out, const struct jf_analysis_result *r)
 
 static void retrace_section(FILE *out, const struct jf_analysis_result *r)
 {
+	const struct jf_runtime_desc *rt = jf_runtime_of(r);
+	char tid[32], gid[32];
 	size_t i, j;
 
 	fprintf(out, "<h2 id=\"retrace\">Retrace candidates</h2>\n");
@@ -510,9 +531,9 @@ static void retrace_section(FILE *out, const struct jf_analysis_result *r)
 		return;
 	}
 	if (!r->nretrace) {
-		fprintf(out, "<p>None: every loop trace's common path stays in it (no guard takes "
-			"more than half of its iterations, no bridges run more than half of its "
-			"instructions).</p>\n");
+		fprintf(out, "<p>None: every loop trace's common path stays in it (no %s takes "
+			"more than half of its iterations, no %s run more than half of its "
+			"instructions).</p>\n", rt->guard, rt->bridges);
 		return;
 	}
 	fprintf(out, "<ul>\n");
@@ -523,9 +544,11 @@ static void retrace_section(FILE *out, const struct jf_analysis_result *r)
 		for (j = 0; j < r->ntraces; j++)
 			if (r->traces[j].trace_id == c->trace_id)
 				t = &r->traces[j];
-		fprintf(out, "<li>trace %" PRIu64 ": %.1f%% of its iterations leave through guard %"
-			PRIu64 ", %.1f%% of its instructions (with its bridges') run in bridges",
-			c->trace_id, 100 * c->top_guard_share, c->top_guard, 100 * c->bridge_share);
+		fprintf(out, "<li>trace %s: %.1f%% of its iterations leave through %s %s, %.1f%% "
+			"of its instructions (with its %s') run in %s",
+			jf_runtime_trace_id(rt, tid, sizeof(tid), c->trace_id), 100 * c->top_guard_share,
+			rt->guard, jf_runtime_guard_id(rt, gid, sizeof(gid), c->top_guard),
+			100 * c->bridge_share, rt->bridges, rt->bridges);
 		if (t)
 			fprintf(out, " (%" PRIu64 " iterations, %" PRIu64 " exits)", t->iterations,
 				t->exits);
@@ -660,6 +683,7 @@ static void listing(FILE *out, const struct jf_analysis_result *r, uint64_t key)
 
 static void code_section(FILE *out, const struct jf_analysis_result *r)
 {
+	const struct jf_runtime_desc *rt = jf_runtime_of(r);
 	size_t *order, i, j;
 
 	fprintf(out, "<h2 id=\"code\">Inside the traces: bytecode ranges and code</h2>\n");
@@ -689,7 +713,7 @@ static void code_section(FILE *out, const struct jf_analysis_result *r)
 		const struct jf_trace_result *t = &r->traces[order[i]];
 
 		fprintf(out, "<details%s><summary>%s %" PRIu64 ": %" PRIu64 " instructions, ",
-			i == 0 ? " open=\"open\"" : "", jf_report_trace_kind(t->kind), t->trace_id, t->insns);
+			i == 0 ? " open=\"open\"" : "", jf_runtime_kind(rt, t), t->trace_id, t->insns);
 		text(out, t->name);
 		fprintf(out, "</summary>\n");
 		if (r->has_pc_maps) {
@@ -703,6 +727,7 @@ static void code_section(FILE *out, const struct jf_analysis_result *r)
 
 void jf_report_html(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
+	const struct jf_runtime_desc *rt = jf_runtime_of(r);
 	const char *source = m && m->source ? m->source : "(trace)";
 
 	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"
@@ -718,16 +743,16 @@ void jf_report_html(FILE *out, const struct jf_analysis_result *r, const struct 
 		"<tr><td class=\"l\">blocks</td><td>%" PRIu64 "</td></tr>"
 		"<tr><td class=\"l\">trace bytes</td><td>%" PRIu64 "</td></tr>"
 		"<tr><td class=\"l\">time</td><td>%s</td></tr>"
-		"<tr><td class=\"l\">traces, guards</td><td>%zu, %zu</td></tr>"
+		"<tr><td class=\"l\">traces, %s</td><td>%zu, %zu</td></tr>"
 		"</tbody></table>\n", r->nthreads, r->insns, r->blocks, m ? m->trace_bytes : 0,
 		!r->has_time ? "not available" : r->time_is_synthetic ?
 		"synthetic instruction-count clock" : r->time_is_ns ? "ns" : "timestamp ticks",
-		r->ntraces, r->nguards);
+		rt->guards, r->ntraces, r->nguards);
 	fprintf(out, "<p><a href=\"#split\">split</a> &#183; <a href=\"#iterations\">iterations"
-		"</a> &#183; <a href=\"#guards-over-time\">guard exits over time</a> &#183; "
-		"<a href=\"#traces\">traces</a> &#183; <a href=\"#guards\">guards</a> &#183; "
+		"</a> &#183; <a href=\"#guards-over-time\">%ss over time</a> &#183; "
+		"<a href=\"#traces\">traces</a> &#183; <a href=\"#guards\">%s</a> &#183; "
 		"<a href=\"#retrace\">retrace candidates</a> &#183; <a href=\"#code\">code</a> "
-		"&#183; <a href=\"#flame\">flame graph</a></p>\n");
+		"&#183; <a href=\"#flame\">flame graph</a></p>\n", rt->guard_exit, rt->guards);
 	split_section(out, r);
 	iterations_section(out, r);
 	guards_over_time(out, r);

@@ -6,7 +6,7 @@
 #include "jitflow/emitter.h"
 #include "jitflow/json_out.h"
 #include "jitflow/report.h"
-#include "report_internal.h"
+#include "runtime.h"
 
 static const char *kind_name(uint32_t kind)
 {
@@ -209,7 +209,7 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 			r->retrace[i].trace_id, r->retrace[i].score, r->retrace[i].top_guard,
 			r->retrace[i].top_guard_share, r->retrace[i].bridge_share);
 	fprintf(out, "]");
-	jf_report_pypy_json(out, r);
-	jf_report_luajit_json(out, r);
+	if (jf_runtime_of(r)->json_section)
+		jf_runtime_of(r)->json_section(out, r);
 	fprintf(out, "}\n");
 }

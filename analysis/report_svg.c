@@ -8,6 +8,7 @@
 
 #include "jitflow/report.h"
 #include "report_views.h"
+#include "runtime.h"
 
 #define FRAME_H 18
 #define TOP 44
@@ -83,6 +84,7 @@ static void frame(FILE *out, double x, int depth, double w, int height, const ch
 
 void jf_views_flame_svg(FILE *out, const struct jf_analysis_result *r, int width)
 {
+	const struct jf_runtime_desc *rt = jf_runtime_of(r);
 	const struct jf_stack_result **v = jf_views_sorted_stacks(r);
 	int height = TOP + (JF_VIEWS_DEPTH + 1) * FRAME_H + FOOT, depth;
 	uint64_t total = 0, hidden = 0;
@@ -121,9 +123,9 @@ void jf_views_flame_svg(FILE *out, const struct jf_analysis_result *r, int width
 			size_t j = i;
 			int d;
 
-			jf_views_stack_frames(v[i], first);
+			jf_views_stack_frames(rt, v[i], first);
 			for (; j < r->nstacks; j++) {
-				jf_views_stack_frames(v[j], other);
+				jf_views_stack_frames(rt, v[j], other);
 				for (d = 0; d <= depth && !strcmp(first[d], other[d]); d++)
 					;
 				if (d <= depth)

@@ -7,7 +7,7 @@
 
 #include "jitflow/emitter.h"
 #include "jitflow/report.h"
-#include "report_internal.h"
+#include "runtime.h"
 
 static size_t top_of(const struct jf_report_meta *m)
 {
@@ -37,22 +37,6 @@ static const char *time_unit(const struct jf_analysis_result *r)
 	if (r->time_is_synthetic)
 		return "synthetic instruction-count clock";
 	return r->time_is_ns ? "ns" : "timestamp ticks";
-}
-
-static const char *trace_kind(uint32_t kind)
-{
-	switch (kind) {
-	case JF_REGION_TRACE: return "loop";
-	case JF_REGION_BRIDGE: return "bridge";
-	case JF_REGION_FUNCTION: return "function";
-	default: return "trace";
-	}
-}
-
-/* For the other views (report_views.h): the same words as this report's. */
-const char *jf_report_trace_kind(uint32_t kind)
-{
-	return trace_kind(kind);
 }
 
 static uint64_t split_total_insns(const struct jf_split_result *s)
@@ -164,10 +148,11 @@ static size_t *rank(size_t n, const void *rows, size_t size, size_t key_offset)
 
 void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
+	const struct jf_runtime_desc *rt = jf_runtime_of(r);
 	size_t *idx, i, n = r->ntraces < top_of(m) ? r->ntraces : top_of(m);
 
-	if (jf_report_is_luajit(r)) {
-		jf_report_luajit_traces(out, r, top_of(m));
+	if (rt->text_traces) {
+		rt->text_traces(out, r, top_of(m));
 		return;
 	}
 	if (!r->ntraces) {
@@ -188,7 +173,7 @@ void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struc
 		const struct jf_trace_result *t = &r->traces[idx[i]];
 
 		fprintf(out, "  %6" PRIu64 " %-8s %10" PRIu64 " %11" PRIu64 " %10.1f %9" PRIu64
-			" %14" PRIu64 " %6.1f%%  %s", t->trace_id, trace_kind(t->kind), t->entries,
+			" %14" PRIu64 " %6.1f%%  %s", t->trace_id, jf_runtime_kind(rt, t), t->entries,
 			t->iterations, t->entries ? (double)t->iterations / (double)t->entries : 0.0,
 			t->exits, t->insns, pct(t->insns, r->insns), t->name);
 		if (t->kind == JF_REGION_BRIDGE)
@@ -201,11 +186,12 @@ void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struc
 
 void jf_report_guards(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
+	const struct jf_runtime_desc *rt = jf_runtime_of(r);
 	size_t *idx, i, n = r->nguards < top_of(m) ? r->nguards : top_of(m);
 	int kinds;
 
-	if (jf_report_is_luajit(r)) {
-		jf_report_luajit_exits(out, r, top_of(m));
+	if (rt->text_guards) {
+		rt->text_guards(out, r, top_of(m));
 		return;
 	}
 	if (!r->nguards) {
@@ -251,6 +237,7 @@ void jf_report_guards(FILE *out, const struct jf_analysis_result *r, const struc
 
 void jf_report_retrace(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
+	const struct jf_runtime_desc *rt = jf_runtime_of(r);
 	size_t i;
 
 	if (!r->nretrace) {
@@ -260,12 +247,11 @@ void jf_report_retrace(FILE *out, const struct jf_analysis_result *r, const stru
 	fprintf(out, "Retrace candidates (the recorded path is not the common one)\n");
 	for (i = 0; i < r->nretrace && i < top_of(m); i++) {
 		const struct jf_retrace_candidate *c = &r->retrace[i];
-		int luajit = jf_report_is_luajit(r);
 
 		fprintf(out, "  trace %" PRIu64 ": %.0f%% of iterations leave through %s %" PRIu64
 			", %.0f%% of its instructions run in %s\n", c->trace_id,
-			100 * c->top_guard_share, luajit ? "exit" : "guard", c->top_guard,
-			100 * c->bridge_share, luajit ? "side traces" : "bridges");
+			100 * c->top_guard_share, rt->guard, c->top_guard, 100 * c->bridge_share,
+			rt->bridges);
 	}
 }
 
@@ -409,10 +395,8 @@ void jf_report_summary(FILE *out, const struct jf_analysis_result *r, const stru
 	fputc('\n', out);
 	jf_report_traces(out, r, m);
 	fputc('\n', out);
-	if (r->npoints) {
-		jf_report_pypy(out, r, m);
+	if (jf_runtime_of(r)->text_section && jf_runtime_of(r)->text_section(out, r))
 		fputc('\n', out);
-	}
 	jf_report_guards(out, r, m);
 	fputc('\n', out);
 	jf_report_retrace(out, r, m);

@@ -17,6 +17,7 @@
 #include "jitflow/json_out.h"
 #include "jitflow/report.h"
 #include "report_views.h"
+#include "runtime.h"
 
 /* A clock value as microseconds with one unit = 1 ns, exactly (no rounding). */
 static void us(FILE *out, uint64_t units)
@@ -24,12 +25,15 @@ static void us(FILE *out, uint64_t units)
 	fprintf(out, "%" PRIu64 ".%03" PRIu64, units / 1000, units % 1000);
 }
 
-static void activity_name(char *buf, size_t size, const struct jf_activity *a)
+static void activity_name(char *buf, size_t size, const struct jf_runtime_desc *rt,
+			  const struct jf_activity *a)
 {
+	char id[32];
+
 	if (a->cls == JF_CLASS_TRACE && a->trace_id)
-		snprintf(buf, size, "trace %" PRIu64, a->trace_id);
+		snprintf(buf, size, "%s %s", rt->trace, jf_runtime_trace_id(rt, id, sizeof(id), a->trace_id));
 	else if (a->cls == JF_CLASS_BRIDGE && a->trace_id)
-		snprintf(buf, size, "bridge %" PRIu64, a->trace_id);
+		snprintf(buf, size, "%s %s", rt->bridge, jf_runtime_trace_id(rt, id, sizeof(id), a->trace_id));
 	else if (a->name[0])
 		snprintf(buf, size, "%s", a->name);
 	else
@@ -45,6 +49,7 @@ struct span {
 struct writer {
 	FILE *out;
 	const struct jf_analysis_result *r;
+	const struct jf_runtime_desc *rt;  /* its words */
 	uint64_t origin;
 	int first;
 	size_t spans, instants;
@@ -65,7 +70,7 @@ static void flush_span(struct writer *w, int32_t tid, struct span *s)
 	if (!s->open || s->end <= s->start)
 		return;
 	a = &w->r->timeline.activities[s->act];
-	activity_name(name, sizeof(name), a);
+	activity_name(name, sizeof(name), w->rt, a);
 	begin_event(w);
 	fprintf(w->out, "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"name\":", tid);
 	jf_json_string(w->out, name);
@@ -98,10 +103,15 @@ static void flush_span(struct writer *w, int32_t tid, struct span *s)
 static void guard_exit(struct writer *w, int32_t tid, uint64_t at, uint32_t g, uint64_t n)
 {
 	const struct jf_guard_result *gr = &w->r->guards[g];
+	char name[96], trace[32], guard[32];
 
+	snprintf(name, sizeof(name), "%s %s/%s", w->rt->guard_exit,
+		 jf_runtime_trace_id(w->rt, trace, sizeof(trace), gr->trace_id),
+		 jf_runtime_guard_id(w->rt, guard, sizeof(guard), gr->guard_id));
 	begin_event(w);
-	fprintf(w->out, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%d,\"name\":\"guard exit %"
-		PRIu64 "/%" PRIu64 "\",\"cat\":\"guard\",\"ts\":", tid, gr->trace_id, gr->guard_id);
+	fprintf(w->out, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%d,\"name\":", tid);
+	jf_json_string(w->out, name);
+	fprintf(w->out, ",\"cat\":\"guard\",\"ts\":");
 	us(w->out, at - w->origin);
 	fprintf(w->out, ",\"args\":{\"trace\":%" PRIu64 ",\"guard\":%" PRIu64 ",\"resume_pc\":%u,"
 		"\"exits\":%" PRIu64 "}}", gr->trace_id, gr->guard_id, gr->resume_pc, n);
@@ -191,7 +201,7 @@ static void thread_track(struct writer *w, int32_t tid, const struct jf_timeline
 static void code_event(struct writer *w, const struct jf_timeline_event *e, int on_time)
 {
 	uint64_t at = on_time ? e->time : e->insn_pos;
-	char name[160];
+	char name[160], id[32], parent[32], guard[32];
 
 	switch (e->kind) {
 	case JF_TL_COMPILE:
@@ -208,8 +218,10 @@ static void code_event(struct writer *w, const struct jf_timeline_event *e, int 
 		snprintf(name, sizeof(name), "code freed at 0x%" PRIx64, e->id);
 		break;
 	case JF_TL_BRIDGE:
-		snprintf(name, sizeof(name), "bridge %" PRIu64 " attached to guard %" PRIu64 "/%"
-			 PRIu64, e->id, e->parent_trace, e->parent_guard);
+		snprintf(name, sizeof(name), "%s %s attached to %s %s/%s", w->rt->bridge,
+			 jf_runtime_trace_id(w->rt, id, sizeof(id), e->id), w->rt->guard,
+			 jf_runtime_trace_id(w->rt, parent, sizeof(parent), e->parent_trace),
+			 jf_runtime_guard_id(w->rt, guard, sizeof(guard), e->parent_guard));
 		break;
 	case JF_TL_ITERATION:
 		snprintf(name, sizeof(name), "iteration %" PRIu64, e->arg);
@@ -236,7 +248,7 @@ void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
 			const struct jf_report_meta *m, uint64_t resolution)
 {
 	const struct jf_timeline_result *tl = &r->timeline;
-	struct writer w = { out, r, UINT64_MAX, 1, 0, 0, 0 };
+	struct writer w = { out, r, jf_runtime_of(r), UINT64_MAX, 1, 0, 0, 0 };
 	uint64_t width = 1, skipped = 0;
 	size_t i;
 	int on_time = r->has_time;
@@ -288,7 +300,12 @@ void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
 					"it: no spans)\"", n++ ? "," : "", t->tid);
 		}
 	}
-	fprintf(out, "],\"decode_errors\":%" PRIu64 ",\"lost_bytes\":%" PRIu64
+	fprintf(out, "]");
+	if (jf_runtime_not_told_apart(w.rt, r)) {
+		fprintf(out, ",\"not_told_apart\":");
+		jf_json_string(out, jf_runtime_not_told_apart(w.rt, r));
+	}
+	fprintf(out, ",\"decode_errors\":%" PRIu64 ",\"lost_bytes\":%" PRIu64
 		",\"events_dropped\":%" PRIu64 "},\n\"traceEvents\":[", r->decode_errors,
 		r->lost_bytes, tl->events_dropped);
 

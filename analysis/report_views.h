@@ -13,13 +13,14 @@
 
 /* name with ';' and control characters replaced (folded-stack frame syntax). */
 void jf_views_frame_text(char *buf, size_t size, const char *name);
-/* The frames of a stack; frames[3] is "" when the code has no bytecode range. */
-void jf_views_stack_frames(const struct jf_stack_result *s, char frames[JF_VIEWS_DEPTH][128]);
+/* The frames of a stack in the words of runtime rt; frames[3] is "" when the code has no
+ * bytecode range. */
+struct jf_runtime_desc;
+void jf_views_stack_frames(const struct jf_runtime_desc *rt, const struct jf_stack_result *s,
+			   char frames[JF_VIEWS_DEPTH][128]);
 /* Pointers to r's stacks in frame order (free() the array); NULL when out of memory. */
 const struct jf_stack_result **jf_views_sorted_stacks(const struct jf_analysis_result *r);
 
-/* A trace's kind as the text report names it (report_text.c). */
-const char *jf_report_trace_kind(uint32_t kind);
 /* A fill colour for a code class, and one for a split class. */
 const char *jf_views_class_colour(int code_class);
 const char *jf_views_split_colour(int split_class);

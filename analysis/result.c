@@ -260,7 +260,8 @@ int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 	r->has_time = a->has_time;
 	r->time_is_ns = a->time_is_ns;
 	r->time_is_synthetic = a->time_is_synthetic;
-	if (classify_warmup(r, a->cfg.steady_tolerance) < 0 || find_retrace(r) < 0 || jf_views_result(a, r) < 0)
+	if (classify_warmup(r, a->cfg.steady_tolerance) < 0 || find_retrace(r) < 0 ||
+	    jf_listeners_result(a, r) < 0)
 		goto oom;
 	return 0;
 oom:

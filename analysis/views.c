@@ -1,6 +1,6 @@
 /* Data for the views (jitflow/views.h): folded stacks, timeline buckets per thread and the
- * events of the code's life, collected as the flow is analysed. flow.c and analysis.c call
- * the hooks; merge.c and result.c the merge and copy at the end of this file. */
+ * events of the code's life, collected as the flow is analysed. A listener of the analysis
+ * events (listeners.h): jf_views_listener at the end of this file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,45 @@
 #include "jitflow/emitter.h"
 
 /* ---- per-thread view state ---------------------------------------------------------- */
+
+struct view_thread {
+	int32_t tid;
+	struct jf_timeline_series by_time, by_insns;
+	uint32_t act;                 /* activity of the last block (time goes to it) */
+	int has_act;
+	uint32_t first_act;           /* activity of the part's first block (for merging) */
+	int first_act_valid;
+	/* The last block's frame, reused while the code and the zone state are the same. */
+	int frame_valid;
+	uint64_t frame_gen, frame_map_gen;
+	int64_t frame_region;
+	enum jf_code_class frame_cls;
+	const char *frame_name;
+	uint32_t frame_stack, frame_act;
+	int bc_valid;
+	int32_t bc_index;
+	uint32_t bc_stack;
+};
+
+/* The views' own state: a listener of the analysis events (listeners.h). */
+struct jf_views_state {
+	struct jf_stack_result *stacks;   size_t nstacks, stacks_cap;
+	struct jf_index_map stack_by_key;
+	struct jf_code_line *lines;       size_t nlines, lines_cap;
+	struct jf_index_map line_by_key;
+	struct jf_activity *acts;         size_t nacts, acts_cap;
+	struct jf_index_map act_by_key;
+	struct view_thread *threads;      size_t nthreads, threads_cap, last_thread;
+	struct jf_timeline_event *events; size_t nevents, events_cap;
+	uint64_t events_dropped;
+	uint64_t generation;              /* zone records applied: frames may have changed */
+	int has_time;
+	uint64_t last_time;               /* the latest timestamp of any thread */
+	/* The block being counted. */
+	struct view_thread *cur;
+	uint64_t block_pos, attributed;
+};
+
 
 static struct view_thread *view_thread(struct jf_views_state *v, int32_t tid)
 {
@@ -196,17 +235,18 @@ static int add_span(const struct jf_analysis *a, struct jf_timeline_series *s, u
 /* ---- hooks from the flow ----------------------------------------------------------- */
 
 /* The frame (stack and activity) of the block about to be counted. */
-int jf_views_block_begin(struct jf_analysis *a, int32_t tid, const struct live_region *r,
-			 enum jf_code_class cls, int32_t trace, const struct jf_block *b)
+static int block_counted(struct jf_analysis *a, void *self, const struct jf_block_event *e)
 {
-	struct jf_views_state *v = &a->views;
+	struct jf_views_state *v = self;
+	const struct live_region *r = e->r;
+	const struct jf_block *b = e->b;
+	enum jf_code_class cls = e->cls;
+	int32_t tid = e->tid, trace = e->trace;
 	struct view_thread *vt;
 	const char *name = "";
 	uint64_t gen;
 	int64_t region = r ? (int64_t)r->region : -1;
 
-	if (!a->cfg.views)
-		return 0;
 	gen = a->cfg.map ? jf_codemap_generation(a->cfg.map) : 0;
 	vt = view_thread(v, tid);
 	if (!vt)
@@ -254,9 +294,9 @@ int jf_views_block_begin(struct jf_analysis *a, int32_t tid, const struct live_r
 }
 
 /* n instructions of the block attributed to bytecode range b. */
-int jf_views_bytecode_insns(struct jf_analysis *a, int32_t b, uint32_t n)
+static int bytecode_insns(struct jf_analysis *a, void *self, int32_t b, uint32_t n)
 {
-	struct jf_views_state *v = &a->views;
+	struct jf_views_state *v = self;
 	struct view_thread *vt = v->cur;
 
 	if (!vt || b < 0)
@@ -300,16 +340,14 @@ static int32_t line_index(struct jf_views_state *v, uint64_t region_key, uint32_
 	return (int32_t)v->nlines++;
 }
 
-int jf_views_code_line(struct jf_analysis *a, const struct live_region *r,
-		       const struct pc_entry *e, uint64_t ip, enum jf_isa isa)
+static int32_t code_line(struct jf_analysis *a, void *self, const struct live_region *r,
+			 const struct pc_entry *e, uint64_t ip, enum jf_isa isa)
 {
-	struct jf_views_state *v = &a->views;
+	struct jf_views_state *v = self;
 	int created;
 	int32_t i;
 	struct jf_code_line *l;
 
-	if (!a->cfg.views)
-		return -1;
 	i = line_index(v, r->region_key, (uint32_t)(ip - r->start), &created);
 	if (i < 0)
 		return -1;
@@ -326,22 +364,32 @@ int jf_views_code_line(struct jf_analysis *a, const struct live_region *r,
 	return i;
 }
 
-void jf_views_block_end(struct jf_analysis *a, const struct jf_block *b)
+static void code_lines_again(void *self, const uint32_t *rows, uint32_t n)
 {
-	struct jf_views_state *v = &a->views;
+	struct jf_views_state *v = self;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		v->lines[rows[i]].insns++;
+}
+
+static void block_done(struct jf_analysis *a, void *self, const struct jf_block *b)
+{
+	struct jf_views_state *v = self;
+
+	(void)a;
 
 	if (v->cur && b->ninsn > v->attributed)
 		v->stacks[v->cur->frame_stack].insns += b->ninsn - v->attributed;
 	v->attributed = 0;
 }
 
-int jf_views_time(struct jf_analysis *a, int32_t tid, int has_from, uint64_t from, uint64_t to)
+static int time_attributed(struct jf_analysis *a, void *self, int32_t tid, int has_from,
+			   uint64_t from, uint64_t to)
 {
-	struct jf_views_state *v = &a->views;
+	struct jf_views_state *v = self;
 	struct view_thread *vt;
 
-	if (!a->cfg.views)
-		return 0;
 	vt = view_thread(v, tid);
 	if (!vt)
 		return -1;
@@ -354,14 +402,12 @@ int jf_views_time(struct jf_analysis *a, int32_t tid, int has_from, uint64_t fro
 	return add_span(a, &vt->by_time, from, to, vt->act, to - from);
 }
 
-int jf_views_guard_exit(struct jf_analysis *a, int32_t tid, int has_time, uint64_t time,
-			uint32_t guard)
+static int guard_exited(struct jf_analysis *a, void *self, int32_t tid, int has_time,
+			uint64_t time, uint32_t guard)
 {
-	struct jf_views_state *v = &a->views;
+	struct jf_views_state *v = self;
 	struct view_thread *vt;
 
-	if (!a->cfg.views)
-		return 0;
 	vt = view_thread(v, tid);
 	if (!vt)
 		return -1;
@@ -370,9 +416,9 @@ int jf_views_guard_exit(struct jf_analysis *a, int32_t tid, int has_time, uint64
 	return add_span(a, &vt->by_insns, v->block_pos, v->block_pos, guard | JF_BUCKET_GUARD, 1);
 }
 
-static struct jf_timeline_event *new_event(struct jf_analysis *a, uint8_t kind)
+static struct jf_timeline_event *new_event(const struct jf_analysis *a,
+					   struct jf_views_state *v, uint8_t kind)
 {
-	struct jf_views_state *v = &a->views;
 	struct jf_timeline_event *e;
 
 	if (v->nevents >= JF_TIMELINE_MAX_EVENTS) {
@@ -391,19 +437,17 @@ static struct jf_timeline_event *new_event(struct jf_analysis *a, uint8_t kind)
 }
 
 /* A zone record takes effect at this point of the flow. */
-void jf_views_zone_record(struct jf_analysis *a, const struct jf_zone_record *rec)
+static void code_changed(struct jf_analysis *a, void *self, const struct jf_zone_record *rec)
 {
-	struct jf_views_state *v = &a->views;
+	struct jf_views_state *v = self;
 	struct jf_timeline_event *e;
 
-	if (!a->cfg.views)
-		return;
 	/* Frames depend on the code model; an iteration mark leaves it as it is. */
 	if (rec->id != JF_ZONE_EVENT || rec->u.event.kind != JF_EVENT_ITERATION)
 		v->generation++;
 	switch (rec->id) {
 	case JF_JITDUMP_CODE_LOAD:
-		e = new_event(a, JF_TL_COMPILE);
+		e = new_event(a, v, JF_TL_COMPILE);
 		if (e) {
 			e->id = 0;
 			e->arg = rec->u.code_load.addr;
@@ -415,7 +459,7 @@ void jf_views_zone_record(struct jf_analysis *a, const struct jf_zone_record *re
 		/* Says more about the code its CODE_LOAD just brought. */
 		e = v->nevents ? &v->events[v->nevents - 1] : NULL;
 		if (!e || e->kind != JF_TL_COMPILE || e->arg != rec->u.region_load.addr || e->id) {
-			e = new_event(a, JF_TL_COMPILE);
+			e = new_event(a, v, JF_TL_COMPILE);
 			if (e)
 				e->describes_only = 1;
 		}
@@ -427,7 +471,7 @@ void jf_views_zone_record(struct jf_analysis *a, const struct jf_zone_record *re
 				snprintf(e->name, sizeof(e->name), "%s", rec->u.region_load.name);
 		}
 		if (rec->u.region_load.kind == JF_REGION_BRIDGE && rec->u.region_load.parent_trace) {
-			e = new_event(a, JF_TL_BRIDGE);
+			e = new_event(a, v, JF_TL_BRIDGE);
 			if (e) {
 				e->id = rec->u.region_load.trace_id;
 				e->parent_trace = rec->u.region_load.parent_trace;
@@ -436,13 +480,13 @@ void jf_views_zone_record(struct jf_analysis *a, const struct jf_zone_record *re
 		}
 		break;
 	case JF_ZONE_REGION_FREE:
-		e = new_event(a, JF_TL_FREE);
+		e = new_event(a, v, JF_TL_FREE);
 		if (e)
 			e->id = rec->u.region_free.addr;
 		break;
 	case JF_ZONE_EVENT:
 		if (rec->u.event.kind == JF_EVENT_ITERATION) {
-			e = new_event(a, JF_TL_ITERATION);
+			e = new_event(a, v, JF_TL_ITERATION);
 			if (e)
 				e->arg = rec->u.event.arg;
 		}
@@ -452,9 +496,13 @@ void jf_views_zone_record(struct jf_analysis *a, const struct jf_zone_record *re
 	}
 }
 
-void jf_views_free(struct jf_views_state *v)
+static void destroy(void *self)
 {
+	struct jf_views_state *v = self;
 	size_t i;
+
+	if (!v)
+		return;
 
 	for (i = 0; i < v->nthreads; i++) {
 		free(v->threads[i].by_time.entries);
@@ -468,36 +516,38 @@ void jf_views_free(struct jf_views_state *v)
 	free(v->events);
 	jf_index_map_free(&v->stack_by_key);
 	jf_index_map_free(&v->act_by_key);
-	memset(v, 0, sizeof(*v));
+	free(v);
 }
 
 /* ---- merging ------------------------------------------------------------------------ */
 
 /* Exits of guard g (a's index) settled at the seam, on thread tid at a's last timestamp. */
-int jf_views_seam_guard_exit(struct jf_analysis *a, int32_t tid, int has_time, uint64_t time,
-			     uint32_t g)
+static int seam_guard_exited(struct jf_analysis *a, void *self, int32_t tid, int has_time,
+			     uint64_t time, uint32_t g)
 {
-	a->views.block_pos = a->insns;
-	return jf_views_guard_exit(a, tid, has_time, time, g);
+	((struct jf_views_state *)self)->block_pos = a->insns;
+	return guard_exited(a, self, tid, has_time, time, g);
 }
 
 /* The time between a's last timestamp and the later part's first, spent in the later
  * part's first activity on that thread. */
-int jf_views_seam_time(struct jf_analysis *a, const struct jf_analysis *later, int32_t tid,
-		       uint64_t from, uint64_t to)
+static int seam_time(struct jf_analysis *a, void *self, const struct jf_analysis *later,
+		     const void *later_self, int32_t tid, uint64_t from, uint64_t to)
 {
-	struct view_thread *vt = view_thread(&a->views, tid);
-	const struct jf_views_state *lv = &later->views;
+	struct jf_views_state *v = self;
+	struct view_thread *vt = view_thread(v, tid);
+	const struct jf_views_state *lv = later_self;
 	size_t i;
 	int32_t act = -1;
 
+	(void)later; /* its views' state is later_self */
 	if (!vt)
 		return -1;
 	for (i = 0; i < lv->nthreads; i++) {
 		if (lv->threads[i].tid == tid && lv->threads[i].first_act_valid) {
 			const struct jf_activity *x = &lv->acts[lv->threads[i].first_act];
 
-			act = activity_index(&a->views, x->cls, x->trace_id, x->name);
+			act = activity_index(v, x->cls, x->trace_id, x->name);
 		}
 	}
 	if (act < 0)
@@ -505,7 +555,8 @@ int jf_views_seam_time(struct jf_analysis *a, const struct jf_analysis *later, i
 	return add_span(a, &vt->by_time, from, to, (uint32_t)act, to - from);
 }
 
-static int map_what(struct jf_analysis *a, const struct jf_analysis *later, uint32_t what,
+static int map_what(struct jf_analysis *a, struct jf_views_state *v,
+		    const struct jf_analysis *later, const struct jf_views_state *lv, uint32_t what,
 		    uint32_t *out)
 {
 	if (what & JF_BUCKET_GUARD) {
@@ -515,8 +566,8 @@ static int map_what(struct jf_analysis *a, const struct jf_analysis *later, uint
 		*out = (uint32_t)i | JF_BUCKET_GUARD;
 		return i;
 	} else {
-		const struct jf_activity *x = &later->views.acts[what];
-		int32_t i = activity_index(&a->views, x->cls, x->trace_id, x->name);
+		const struct jf_activity *x = &lv->acts[what];
+		int32_t i = activity_index(v, x->cls, x->trace_id, x->name);
 
 		*out = (uint32_t)i;
 		return i;
@@ -527,7 +578,8 @@ static int map_what(struct jf_analysis *a, const struct jf_analysis *later, uint
  * have the same width. On the instruction count, the later part's positions start at a's
  * total; its buckets are spread over a's grid in proportion (exact in sums, and in
  * position to within one bucket). */
-static int merge_series(struct jf_analysis *a, const struct jf_analysis *later,
+static int merge_series(struct jf_analysis *a, struct jf_views_state *v,
+			const struct jf_analysis *later, const struct jf_views_state *lv,
 			struct jf_timeline_series *to, const struct jf_timeline_series *from,
 			int on_clock, uint64_t shift)
 {
@@ -546,7 +598,7 @@ static int merge_series(struct jf_analysis *a, const struct jf_analysis *later,
 		uint64_t start = e->bucket * from->width, what_pos;
 		uint32_t what;
 
-		if (map_what(a, later, e->what, &what) < 0)
+		if (map_what(a, v, later, lv, e->what, &what) < 0)
 			return -1;
 		if (on_clock) {
 			/* Same grid: a bucket of `from` lies inside one of `to`'s (after fitting). */
@@ -568,10 +620,11 @@ static int merge_series(struct jf_analysis *a, const struct jf_analysis *later,
 	return 0;
 }
 
-int jf_views_merge(struct jf_analysis *a, const struct jf_analysis *later, uint64_t insn_shift)
+static int merge(struct jf_analysis *a, void *self, const struct jf_analysis *later,
+		 const void *later_self, uint64_t insn_shift)
 {
-	struct jf_views_state *v = &a->views;
-	const struct jf_views_state *lv = &later->views;
+	struct jf_views_state *v = self;
+	const struct jf_views_state *lv = later_self;
 	size_t i;
 
 	for (i = 0; i < lv->nstacks; i++) {
@@ -599,8 +652,8 @@ int jf_views_merge(struct jf_analysis *a, const struct jf_analysis *later, uint6
 		const struct view_thread *lt = &lv->threads[i];
 		struct view_thread *vt = view_thread(v, lt->tid);
 
-		if (!vt || merge_series(a, later, &vt->by_time, &lt->by_time, 1, 0) < 0 ||
-		    merge_series(a, later, &vt->by_insns, &lt->by_insns, 0, insn_shift) < 0)
+		if (!vt || merge_series(a, v, later, lv, &vt->by_time, &lt->by_time, 1, 0) < 0 ||
+		    merge_series(a, v, later, lv, &vt->by_insns, &lt->by_insns, 0, insn_shift) < 0)
 			return -1;
 		if (lt->has_act) {
 			const struct jf_activity *x = &lv->acts[lt->act];
@@ -709,9 +762,9 @@ static int by_line(const void *x, const void *y)
 	return p->offset < q->offset ? -1 : p->offset > q->offset;
 }
 
-int jf_views_result(const struct jf_analysis *a, struct jf_analysis_result *r)
+static int result(const struct jf_analysis *a, const void *self, struct jf_analysis_result *r)
 {
-	const struct jf_views_state *v = &a->views;
+	const struct jf_views_state *v = self;
 	struct jf_timeline_result *tl = &r->timeline;
 	size_t i;
 
@@ -754,3 +807,24 @@ void jf_views_result_free(struct jf_analysis_result *r)
 	free(r->stacks);
 	free(r->code_lines);
 }
+
+void *jf_views_new(void)
+{
+	return calloc(1, sizeof(struct jf_views_state));
+}
+
+const struct jf_listener jf_views_listener = {
+	.destroy = destroy,
+	.block_counted = block_counted,
+	.bytecode_insns = bytecode_insns,
+	.code_line = code_line,
+	.code_lines_again = code_lines_again,
+	.block_done = block_done,
+	.time_attributed = time_attributed,
+	.guard_exited = guard_exited,
+	.code_changed = code_changed,
+	.seam_guard_exited = seam_guard_exited,
+	.seam_time = seam_time,
+	.merge = merge,
+	.result = result,
+};

@@ -18,4 +18,10 @@ void jf_decode_stats_count(struct jf_decode_stats *s, const struct jf_flow *f);
  * union of the time spans; trace bytes and clock facts are left alone. */
 void jf_decode_stats_add(struct jf_decode_stats *to, const struct jf_decode_stats *from);
 
+/* pt_decoder.c: whether dec (made by jf_pt_decoder_new) has just returned the loss before
+ * the PSB it synchronised at after an error, with nothing read past it: then it goes on in
+ * the state of a decoder started at that PSB (cfg.sync_at = *psb), which libipt's
+ * synchronisation resets whole (its return stack, time and tracing state). 0 otherwise. */
+int jf_pt_decoder_resynced(struct jf_decoder *dec, uint64_t *psb);
+
 #endif

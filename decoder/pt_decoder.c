@@ -11,6 +11,7 @@
 #include "jitflow/pt.h"
 #include "codemap_pt.h"
 #include "pt_events.h"
+#include "decoder_internal.h"
 #include "pt_libipt_config.h"
 #include "pt_status_check.h"
 #include "pt_wrap.h"
@@ -61,6 +62,10 @@ struct pt_backend {
 	 * code in one mode. */
 	int mode_uncached;
 	int64_t resync_at;      /* >= 0: synchronise at this PSB next (after a check failed) */
+	/* The last record returned is the loss up to the PSB it synchronised at (synced_at)
+	 * after an error: nothing is decoded past it yet (jf_pt_decoder_resynced). */
+	int just_synced;
+	uint64_t synced_at;
 	uint64_t released;      /* trace bytes below this were given back to the kernel */
 	/* libipt's trace offset, remembered until the decoder moves on: asked after each
 	 * block (the status check follows it) and again before the next one. */
@@ -304,6 +309,8 @@ static int do_sync(struct pt_backend *b, struct jf_flow *f, struct jf_error *err
 		lost_flow(b, f, b->unaccounted ? JF_LOST_SKIPPED : JF_LOST_NO_SYNC,
 			  b->unaccounted, at);
 		b->unaccounted = at;
+		b->just_synced = 1;
+		b->synced_at = at;
 		return 1;
 	}
 	return -2; /* synchronised, nothing to report: go on decoding */
@@ -427,6 +434,7 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 
 static int next_record(struct pt_backend *b, struct jf_flow *f, struct jf_error *err)
 {
+	b->just_synced = 0;
 	for (;;) {
 		int rc;
 
@@ -560,6 +568,17 @@ static void pt_free(void *self)
 }
 
 static const struct jf_decoder_ops pt_ops = { pt_next, pt_free };
+
+int jf_pt_decoder_resynced(struct jf_decoder *dec, uint64_t *psb)
+{
+	struct pt_backend *b = jf_decoder_backend(dec, &pt_ops);
+
+	if (!b || !b->just_synced || b->state != ST_DECODE || b->has_pending || b->has_held ||
+	    b->has_after || b->has_violation)
+		return 0;
+	*psb = b->synced_at;
+	return 1;
+}
 
 struct jf_decoder *jf_pt_decoder_new(const struct jf_pt_config *cfg, struct jf_codemap *map,
 				     struct jf_error *err)

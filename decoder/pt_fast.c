@@ -255,7 +255,7 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 	f->insns_n = f->blocks_n = f->events_n = f->events_hash = 0;
 	f->has_time = 0;
 	f->committed_records += f->pending.n;
-	f->report.fast_bytes = new_restart;
+	f->report.fast_bytes += new_restart - f->restart;
 	f->prev_restart = f->restart;
 	f->restart = new_restart;
 	release_behind(f, new_restart);
@@ -273,7 +273,7 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 		jf_decoder_report_progress(f->dec, new_restart);
 }
 
-void jf_fast_free_state(struct fast *f)
+void jf_fast_free_decoders(struct fast *f)
 {
 	if (f->qry)
 		pt_qry_free_decoder(f->qry);
@@ -282,16 +282,21 @@ void jf_fast_free_state(struct fast *f)
 	if (f->pkt)
 		pt_pkt_free_decoder(f->pkt);
 	jf_pt_check_free(f->check);
+	f->qry = NULL;
+	f->psbs = NULL;
+	f->pkt = NULL;
+	f->check = NULL;
+}
+
+void jf_fast_free_state(struct fast *f)
+{
+	jf_fast_free_decoders(f);
 	if (!f->borrowed) {
 		struct jf_pt_fast_caches own = { f->insns, f->blocks, f->payloads };
 
 		jf_pt_fast_caches_fini(&own);
 	}
-	f->qry = NULL;
-	f->psbs = NULL;
-	f->pkt = NULL;
 	f->payloads = NULL;
-	f->check = NULL;
 	f->blocks = NULL;
 	f->insns = NULL;
 }
@@ -735,6 +740,46 @@ static int start(struct fast *f, struct jf_error *err)
 	return 0;
 }
 
+static int setup(struct fast *f, struct jf_error *err);
+
+/* The block decoder handed over to resynchronised at f->resume_psb after an error, with
+ * nothing decoded past it: it is from there on what a decoder started at that PSB is
+ * (pt_decoder.c), so this path starts there afresh, as with cfg.sync_at, and the hand-over
+ * cost the stretch from the PSB before the unmodelled one to this PSB. What was counted
+ * and returned stays; the caches stay (the code map is the one they were filled from). */
+static int resume(struct fast *f, struct jf_error *err)
+{
+	struct fast keep = *f;
+
+	jf_decoder_free(f->old);
+	free(f->held);
+	memset(f, 0, sizeof(*f));
+	f->cfg = keep.cfg;
+	f->cfg.has_sync_at = 1;
+	f->cfg.sync_at = keep.resume_psb;
+	f->map = keep.map;
+	f->insns = keep.insns;
+	f->blocks = keep.blocks;
+	f->payloads = keep.payloads;
+	f->borrowed = keep.borrowed;
+	f->stats = keep.stats;
+	f->dec = keep.dec;
+	f->emit = keep.emit;
+	f->released = keep.released;
+	f->pending.flows = keep.pending.flows;
+	f->pending.cap = keep.pending.cap;
+	f->ready.flows = keep.ready.flows;
+	f->ready.cap = keep.ready.cap;
+	f->report = keep.report;
+	f->report.resumes++;
+	f->resume_backoff = keep.resume_backoff;
+	f->fast_bytes_at_resume = f->report.fast_bytes;
+	f->insns_before = f->stats->insns;
+	if (setup(f, err) < 0)
+		return -1;
+	return start(f, err);
+}
+
 static int fast_next(void *self, struct jf_flow *flow, struct jf_error *err)
 {
 	struct fast *f = self;
@@ -745,6 +790,8 @@ static int fast_next(void *self, struct jf_flow *flow, struct jf_error *err)
 			return 1;
 		}
 		f->ready.n = f->ready.pos = 0;
+		if (f->resume && resume(f, err) < 0)
+			return -1;
 		if (f->old)
 			return jf_fast_next_after_hand_over(f, flow, err);
 		if (f->done)
@@ -780,6 +827,7 @@ void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report 
 	out->fallback_at = out->block_decoder_from = -1;
 	if (f) {
 		*out = f->report;
+		out->is_fast = 1;
 		if (f->blocks)
 			out->blocks_decoded = jf_fast_blocks_filled(f->blocks);
 		if (f->payloads)
@@ -795,7 +843,7 @@ static int setup(struct fast *f, struct jf_error *err)
 
 	if (jf_pt_libipt_config(&f->cfg, &config, err) < 0)
 		return -1;
-	if (!f->borrowed) {
+	if (!f->borrowed && !f->blocks) {
 		struct jf_pt_fast_caches own;
 
 		caches_init(&own, f->map, f->emit);

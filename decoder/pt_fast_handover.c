@@ -12,7 +12,10 @@
  * compressed return to one (libipt: -pte_retstack_empty; hardware never compresses
  * across a PSB, damaged traces may) sends the decode, as does every other case, to a
  * block decoder from the trace's start, which skips the records already returned (or
- * counted). A hand-over then costs one PSB period, not the trace so far. */
+ * counted). A hand-over then costs one PSB period, not the trace so far; and where the
+ * block decoder resynchronises after an error, the fast path takes over again at that PSB
+ * (note_resync here, resume in pt_fast.c), so a decode error costs only the stretch from
+ * the PSB before it to the PSB after it. */
 #include "decoder_internal.h"
 #include "pt_fast_internal.h"
 
@@ -74,6 +77,8 @@ static int hand_over_at_psb_before(struct fast *f, struct jf_error *err)
 		until = f->ready.flows[f->stretch_n - 1].offset;
 	cfg.has_sync_at = 1;
 	cfg.sync_at = f->prev_restart;
+	if (!cfg.insns)
+		cfg.insns = f->insns;
 	dec = jf_pt_decoder_new(&cfg, f->map, err);
 	if (!dec)
 		return -1;
@@ -116,13 +121,19 @@ static int hand_over_at_psb_before(struct fast *f, struct jf_error *err)
  * counted: past skip_insns instructions (counting) and skip_records other records. */
 static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf_error *err)
 {
+	struct jf_pt_config cfg = f->cfg;
+
 	/* Counting, the block decoder's blocks are skipped by their instructions; returning
 	 * blocks, they were among the records returned. */
-	f->skip_insns = f->emit ? 0 : f->stats->insns;
+	f->skip_insns = f->emit ? 0 : f->stats->insns - f->insns_before;
 	f->skip_records = skip_records;
 	f->local = 0;
 	f->report.block_decoder_from = f->cfg.has_sync_at ? (int64_t)f->cfg.sync_at : 0;
-	f->old = jf_pt_decoder_new(&f->cfg, f->map, err);
+	/* The instructions this path decoded (and will again, if it resumes): capstone's
+	 * work done once, not per hand-over. */
+	if (!cfg.insns)
+		cfg.insns = f->insns;
+	f->old = jf_pt_decoder_new(&cfg, f->map, err);
 	return f->old ? 0 : -1;
 }
 
@@ -140,24 +151,60 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 	f->await = 0;
 	f->insns_n = f->blocks_n = f->events_n = f->events_hash = 0;
 	f->has_time = 0;
-	f->report.fallback_at = (int64_t)f->restart;
-	f->report.blocks_decoded = jf_fast_blocks_filled(f->blocks);
-	jf_payloads_counts(f->payloads, &f->report.tnt_payloads, &f->report.tnt_payload_hits);
+	if (f->report.fallback_at < 0)
+		f->report.fallback_at = (int64_t)f->restart;
+	f->report.hand_overs++;
+	if (f->report.resumes) {
+		if (f->report.fast_bytes == f->fast_bytes_at_resume)
+			f->resume_backoff = f->resume_backoff * 2 + 1 < MAX_RESUME_BACKOFF
+						    ? f->resume_backoff * 2 + 1
+						    : MAX_RESUME_BACKOFF;
+		else
+			f->resume_backoff = 0;
+		f->resumes_to_skip = f->resume_backoff;
+	}
 	rc = hand_over_at_psb_before(f, err);
 	if (rc == 0)
 		rc = hand_over_from_start(f, f->committed_records, err);
-	jf_fast_free_state(f);
+	jf_fast_free_decoders(f);
 	return rc < 0 ? -1 : 0;
+}
+
+/* The block decoder's record just read (not one held) is the loss up to the PSB it
+ * resynchronised at after an error, and all it returned before was returned or counted:
+ * this path resumes at that PSB (pt_fast.c) unless the code map changed since its caches
+ * were filled. Only when blocks are returned: counting, a hand-over starts the block
+ * decoder at the PSB resumed at (it has no blocks to join at the PSB before), so it would
+ * decode again all that the fast path decoded since, and resuming would cost, not save. */
+static void note_resync(struct fast *f, const struct jf_flow *flow)
+{
+	uint64_t psb;
+
+	if (f->emit && flow->kind == JF_FLOW_LOST && !f->skip_records && !f->skip_insns &&
+	    f->held_pos == f->held_n && jf_codemap_generation(f->map) == f->generation &&
+	    jf_pt_decoder_resynced(f->old, &psb)) {
+		if (f->resumes_to_skip) {
+			f->resumes_to_skip--;
+			return;
+		}
+		f->resume = 1;
+		f->resume_psb = psb;
+	}
 }
 
 /* The next record of the block decoder started at the PSB before: held ones first. */
 static int next_local(struct fast *f, struct jf_flow *flow, struct jf_error *err)
 {
+	int rc;
+
 	if (f->held_pos < f->held_n) {
 		*flow = f->held[f->held_pos++];
 		return 1;
 	}
-	return jf_decoder_next(f->old, flow, err);
+	rc = jf_decoder_next_uncounted(f->old, flow, err);
+	if (rc > 0)
+		note_resync(f, flow);
+	return rc;
 }
 
 int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err)
@@ -180,12 +227,14 @@ int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf
 		if (hand_over_from_start(f, f->committed_records + f->returned_after, err) < 0)
 			return -1;
 	}
-	while ((rc = jf_decoder_next(f->old, flow, err)) > 0) {
+	/* Its own statistics are not read: what it gives is counted here, or by the caller. */
+	while ((rc = jf_decoder_next_uncounted(f->old, flow, err)) > 0) {
 		if (f->emit || flow->kind != JF_FLOW_BLOCK) {
 			if (f->skip_records) {
 				f->skip_records--;
 				continue;
 			}
+			note_resync(f, flow);
 			if (f->emit || !f->cfg.count_plain_events || !jf_fast_plain_event(flow))
 				return rc;
 			/* Counted, as jf_decoder_next would count it returned. */
@@ -196,7 +245,8 @@ int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf
 			/* Only with a PSB inside a block, which libipt does not decode. */
 			flow->u.block.ninsn -= (uint32_t)f->skip_insns;
 			f->skip_insns = 0;
-			return rc;
+			/* Counted, not returned, as the fast path counts its blocks. */
+			jf_decode_stats_count(f->stats, flow);
 		}
 	}
 	return rc;

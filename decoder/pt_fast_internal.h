@@ -31,6 +31,7 @@ enum {
 	MAX_TIP_WALK = 1 << 16,    /* blocks (or payload paths) walked without trace */
 	MAX_PSB_EVENTS = 16,       /* status updates of one PSB+ */
 	MAX_WALK = 1 << 20,        /* instructions walked to bind one disable event */
+	MAX_RESUME_BACKOFF = 63,   /* resynchronisations let pass after fruitless resumes */
 };
 
 /* Flow records held back until their stretch of trace is known to decode here. */
@@ -99,6 +100,17 @@ struct fast {
 	struct jf_flow *held;       /* ...its records read past the join, returned first */
 	size_t held_n, held_pos;
 	uint64_t returned_after;    /* records returned from old (or held) */
+	int resume;                 /* old resynchronised after an error at resume_psb: this
+				     * path goes on from there (pt_fast.c) */
+	uint64_t resume_psb;
+	/* Where the errors come one PSB period apart, taking over again costs more than it
+	 * saves (the stretch up to the next error is decoded twice): after a resume that
+	 * committed nothing, the next resume_backoff resynchronisations are let pass (1, 3,
+	 * 7... up to MAX_RESUME_BACKOFF; back to 0 once one commits). */
+	uint64_t resume_backoff, resumes_to_skip;
+	uint64_t fast_bytes_at_resume;
+	uint64_t insns_before;      /* instructions counted before the PSB this path started
+				     * at (a hand-over from there skips only those after) */
 	uint64_t released;          /* trace bytes below this were given back to the kernel */
 	int done;
 	struct jf_pt_fast_report report;
@@ -187,8 +199,10 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart);
 /* pt_fast.c: the watcher told of a commit at psb, or that the stretch from psb on is not
  * modelled (pt_fast_watch.h; 1: it asks to pause). */
 int jf_fast_tell_watcher(struct fast *f, uint64_t psb, int unmodelled);
-/* pt_fast.c: the query, packet and PSB decoders and the caches (unless borrowed) freed. */
+/* pt_fast.c: the query, packet and PSB decoders and the caches (unless borrowed) freed;
+ * only the decoders (a hand-over keeps the caches for when this path resumes). */
 void jf_fast_free_state(struct fast *f);
+void jf_fast_free_decoders(struct fast *f);
 
 /* pt_fast_handover.c: what this path does not model makes libipt's block decoder decode on
  * from the last PSB reached (0, or -1 with err); its records after that, one by one (as

@@ -250,6 +250,29 @@ static int psb_follows(struct fast *f)
 	return pt_pkt_sync_set(f->pkt, after) < 0 || psb;
 }
 
+/* A PSB+ without status updates (psb, its PSBEND at off), as while tracing is off: the
+ * query decoder reads on past the PSBEND to the next stop, where the records that wait for
+ * an offset take theirs. If none waits, the stretch before it is committed here; else it
+ * goes on through this PSB to the next (a hand-over then costs one PSB period more). With
+ * a FUP (tracing on) it is not modelled. */
+static int packet_quiet_psb(struct fast *f, uint64_t psb, uint64_t off, int fup)
+{
+	if (fup)
+		return 1;
+	if (psb == 0) {
+		/* The first PSB: decoding starts here, tracing off. */
+		f->enabled = 0;
+		f->ip = 0;
+		return 0;
+	}
+	f->emit_offset = off;
+	if (jf_fast_violation_before(f, off) || jf_fast_reach_psb_fup(f, 0, 0))
+		return 1;
+	if (f->await == f->pending.n)
+		jf_fast_commit(f, psb);
+	return 0;
+}
+
 /* A PSB+: its status updates, bound to its FUP's IP. The stretch before it decoded here
  * (apart from the walk to that IP): it is committed. */
 static int packet_psb(struct fast *f, uint64_t psb)
@@ -313,8 +336,10 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		}
 		n++;
 	}
-	/* Without status updates the query decoder would read on past the PSBEND. */
-	if (!n || psb_follows(f))
+	/* No update waits to be returned: what follows the PSBEND does not matter. */
+	if (!n)
+		return packet_quiet_psb(f, psb, off, fup);
+	if (psb_follows(f))
 		return 1;
 	jf_fast_settle(f, off);
 	if (psb == 0) {

@@ -6,7 +6,9 @@
  * fails on the last, and after BRIDGE_AFTER failures a bridge takes the guard's exits.
  * A handler bracketed by INSTRUMENTATION_BEGIN / _END runs interpreter code that counts
  * as instrumentation. Then the merge property: for every split point, analysing the two parts and merging
- * gives exactly the result of the whole. */
+ * gives exactly the result of the whole. A listener of the analysis events attached from
+ * outside (as a new view would be, without a change to flow.c) hears the script's blocks,
+ * iterations, guard exits, time and zone records. */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "jitflow/analysis.h"
 #include "jitflow/emitter.h"
 #include "jitflow/zone.h"
+#include "analysis_internal.h" /* a->listeners, to attach one from outside */
 
 enum {
 	INTERP = 0x1000,        /* interpreter eval loop [0x1000, 0x2000) */
@@ -697,6 +700,89 @@ static void test_a_block_is_classified_by_the_code_of_its_time(void **state)
 	jf_codemap_free(map);
 }
 
+/* What a listener attached from outside heard. */
+struct heard {
+	uint64_t blocks, insns, at_loop_start, guard_exits, time, code_changes;
+};
+
+static int heard_block(struct jf_analysis *a, void *self, const struct jf_block_event *e)
+{
+	struct heard *h = self;
+
+	(void)a;
+	h->blocks++;
+	h->insns += e->b->ninsn;
+	h->at_loop_start += e->r && e->b->start == TRACE;
+	return 0;
+}
+
+static int heard_time(struct jf_analysis *a, void *self, int32_t tid, int has_from,
+		      uint64_t from, uint64_t to)
+{
+	struct heard *h = self;
+
+	(void)a, (void)tid;
+	if (has_from && to > from)
+		h->time += to - from;
+	return 0;
+}
+
+static int heard_guard_exit(struct jf_analysis *a, void *self, int32_t tid, int has_time,
+			    uint64_t time, uint32_t guard)
+{
+	(void)a, (void)tid, (void)has_time, (void)time, (void)guard;
+	((struct heard *)self)->guard_exits++;
+	return 0;
+}
+
+static void heard_code_change(struct jf_analysis *a, void *self, const struct jf_zone_record *rec)
+{
+	(void)a, (void)rec;
+	((struct heard *)self)->code_changes++;
+}
+
+static void test_a_listener_hears_the_script(void **state)
+{
+	static const struct jf_listener counting = {
+		.block_counted = heard_block,
+		.time_attributed = heard_time,
+		.guard_exited = heard_guard_exit,
+		.code_changed = heard_code_change,
+	};
+	struct jf_analysis_config cfg = { 0 };
+	struct heard h = { 0 };
+	uint64_t blocks = 0, insns = 0, records = 0, first_time = 0;
+	struct jf_codemap *map;
+	struct jf_analysis *a;
+	int i;
+
+	(void)state;
+	build_script();
+	for (i = 0; i < nsteps; i++) {
+		if (steps[i].record >= 0) {
+			records++;
+			continue;
+		}
+		if (!blocks++)
+			first_time = steps[i].flow.time;
+		insns += steps[i].flow.u.block.ninsn;
+	}
+	map = code_map();
+	cfg.map = map;
+	a = jf_analysis_new(&cfg);
+	assert_non_null(a);
+	assert_int_equal(jf_listeners_attach(&a->listeners, &counting, &h), 0);
+	run(a, 0, nsteps);
+	assert_int_equal(h.blocks, blocks);
+	assert_int_equal(h.insns, insns);
+	assert_int_equal(h.at_loop_start, ENTRIES * ITERS);
+	assert_int_equal(h.guard_exits, ENTRIES);
+	assert_int_equal(h.time, now - first_time);
+	assert_int_equal(h.code_changes, records);
+	jf_analysis_free(a);
+	jf_codemap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -705,6 +791,7 @@ int main(void)
 		cmocka_unit_test(test_long_iteration_series_spills_and_reads_back),
 		cmocka_unit_test(test_two_parts_merge_to_the_whole),
 		cmocka_unit_test(test_a_block_is_classified_by_the_code_of_its_time),
+		cmocka_unit_test(test_a_listener_hears_the_script),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 

@@ -91,8 +91,9 @@ static void same_records(const struct outcome *fast, const struct outcome *ref)
 
 /* The decoder returning blocks (jf_pt_fast_decoder_new) against the block decoder with the
  * options `jitflow report` and `decode` use. */
-static void compare_blocks_at(const char *what, const uint8_t *trace, size_t size,
-			      struct jf_codemap *map, int64_t sync_at)
+static struct jf_pt_fast_report compare_blocks_at(const char *what, const uint8_t *trace,
+						  size_t size, struct jf_codemap *map,
+						  int64_t sync_at)
 {
 	struct jf_pt_config cfg;
 	struct jf_error err = { "" };
@@ -115,6 +116,7 @@ static void compare_blocks_at(const char *what, const uint8_t *trace, size_t siz
 	       (unsigned long long)rep.fast_bytes, (long long)rep.fallback_at);
 	jf_decoder_free(fast);
 	jf_decoder_free(ref);
+	return rep;
 }
 
 static void compare_blocks(const char *what, const uint8_t *trace, size_t size,
@@ -320,6 +322,52 @@ static void test_corrupt(void **state)
 		compare(what, copy, c.trace.size, c.map, c.blocks_map, NULL);
 	}
 	free(copy);
+	close_capture(&c);
+}
+
+/* A decode error in the middle of a trace costs only its PSB periods when blocks are
+ * returned: three copies of foo, the middle one overwritten halfway. The block decoder
+ * takes the stretch with the error and resynchronises at the next PSB, where the fast
+ * path goes on (pt_fast.c: resume), and every record and count is still the block
+ * decoder's over the whole trace (compare: counting too, which does not resume). */
+static void test_resume_after_error(void **state)
+{
+	static const uint8_t garbage[][4] = {
+		{ 0xff, 0xff, 0xff, 0xff }, { 0x02, 0xf3, 0x00, 0x00 },
+	};
+	struct jf_pt_fast_report rep;
+	struct capture c;
+	uint8_t *three;
+	uint64_t insns;
+	size_t g, size;
+	char what[64];
+
+	(void)state;
+	open_capture(&c, "foo", 0x7ffff7819000);
+	size = c.trace.size;
+	three = malloc(3 * size);
+	assert_non_null(three);
+	for (g = 0; g < sizeof(garbage) / sizeof(garbage[0]); g++) {
+		memcpy(three, c.trace.data, size);
+		memcpy(three + size, c.trace.data, size);
+		memcpy(three + 2 * size, c.trace.data, size);
+		memcpy(three + size + size / 2, garbage[g], sizeof(garbage[g]));
+		snprintf(what, sizeof(what), "foo x3, the second overwritten at %zu", size / 2);
+		rep = compare(what, three, 3 * size, c.map, c.blocks_map, &insns);
+		/* The first and third copies decode whole: the reference's count each. */
+		assert_true(insns > 2 * 117967 && insns < 3 * 117967);
+		assert_int_equal(rep.hand_overs, 1);
+		assert_int_equal(rep.resumes, 0);
+		rep = compare_blocks_at(what, three, 3 * size, c.blocks_map, -1);
+		assert_int_equal(rep.hand_overs, 1);
+		assert_int_equal(rep.resumes, 1);
+		assert_int_equal(rep.fallback_at > (int64_t)size, 1);
+		assert_int_equal(rep.fallback_at < (int64_t)(size + size / 2), 1);
+		/* All but the PSB periods around the error: more than the two whole copies. */
+		assert_true(rep.fast_bytes > 2 * size + size / 4);
+		assert_true(rep.fast_bytes < 3 * size);
+	}
+	free(three);
 	close_capture(&c);
 }
 
@@ -654,6 +702,57 @@ static void test_packet_hand_over(void **state)
 	jump_code_free(&code);
 }
 
+/* PSB+s without status updates, as while tracing is off (IP filtering: a TIP.PGD, PSBs,
+ * a TIP.PGE): the packet path goes through them (the stretch before one is committed there
+ * only when no record waits for an offset, which libipt's query decoder gives only past
+ * the PSBEND). Kinds: one PSB+ between TIP.PGD and TIP.PGE, two in a row, the trace's
+ * first PSB+ with tracing off. */
+static void test_quiet_psb(void **state)
+{
+	struct jump_code code = jump_code_new();
+	struct jf_pt_fast_report rep;
+	int kind;
+
+	(void)state;
+	for (kind = 0; kind < 3; kind++) {
+		struct jf_ptb *b = jf_ptb_new();
+		char what[32];
+
+		jf_ptb_psb(b);
+		if (kind < 2) {
+			jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_psbend(b);
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_tnt(b, "T");
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+			jf_ptb_pad(b);
+			jf_ptb_psb(b);
+		}
+		jf_ptb_psbend(b);
+		if (kind == 1) {
+			jf_ptb_psb(b);
+			jf_ptb_psbend(b);
+		}
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_tnt(b, "N");
+		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_tnt(b, "T");
+		jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+		jf_ptb_psb(b);
+		jf_ptb_psbend(b);
+		jf_ptb_pad(b);
+		snprintf(what, sizeof(what), "quiet PSB+ %d", kind);
+		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map,
+			      NULL);
+		assert_int_equal(rep.fallback_at, -1);
+		jf_ptb_free(b);
+	}
+	jump_code_free(&code);
+}
+
 /* A PSB+ right after another one's PSBEND, then a bad packet (fuzz_pt_decode): libipt
  * returns the first PSB+'s last status update only once it has read on past the PSBEND,
  * through the second PSB+, and there it fails, so the update is never returned; the fast
@@ -866,6 +965,7 @@ int main(void)
 		cmocka_unit_test(test_straddle),
 		cmocka_unit_test(test_cache_split_after_undecodable),
 		cmocka_unit_test(test_packet_hand_over),
+		cmocka_unit_test(test_quiet_psb),
 	};
 	const struct CMUnitTest capture_tests[] = {
 		cmocka_unit_test(test_foo),
@@ -873,6 +973,7 @@ int main(void)
 		cmocka_unit_test(test_sync_at),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_resume_after_error),
 	};
 	int rc = cmocka_run_group_tests(cache_tests, NULL, NULL);
 

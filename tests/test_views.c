@@ -11,8 +11,10 @@
  *              report's time split (its instruction split when the trace has no timing),
  *              spans of a thread never overlap, and the guard-exit instants count every
  *              guard exit.
- * Inputs: the minivm recording in traces/ (zone records, pc maps, timing) and a CoreSight
- * snapshot from ../shared (no zone records, no timing, several threads). */
+ * Inputs: the minivm recording in traces/ (zone records, pc maps, timing), the LuaJIT one
+ * (its own words: exits, side traces) and a CoreSight snapshot from ../shared (no zone
+ * records, no timing, several threads). Every view of the LuaJIT recording speaks LuaJIT's
+ * words (as its -jv/-jdump and the design notes name things), minivm's the generic ones. */
 #include "test_support.h"
 
 #include <cjson/cJSON.h>
@@ -22,7 +24,7 @@
 
 struct input {
 	const char *name;
-	char args[1024];
+	char args[1100];
 };
 
 static cJSON *json_report(const struct input *in)
@@ -345,6 +347,21 @@ static int coresight(struct input *in)
 	return 1;
 }
 
+/* The LuaJIT recording, unpacked into the temporary folder. */
+static int luajit(struct input *in)
+{
+	char dir[1024], cmd[4096];
+
+	snprintf(dir, sizeof(dir), "%s/luajit-side-trace", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && tar -xJf "
+		 "'%s/traces/luajit-side-trace/recording.tar.xz' -C '%s'", dir,
+		 jf_test_source_dir(), dir);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	in->name = "luajit-side-trace";
+	snprintf(in->args, sizeof(in->args), "'%s'", dir);
+	return 1;
+}
+
 static void test_folded_minivm(void **state)
 {
 	struct input in;
@@ -378,6 +395,8 @@ static void test_timeline(void **state)
 
 	minivm(&in);
 	check_timeline(&in);
+	luajit(&in);
+	check_timeline(&in);
 	if (coresight(&in))
 		check_timeline(&in);
 }
@@ -388,8 +407,65 @@ static void test_html(void **state)
 
 	minivm(&in);
 	check_html(&in);
+	luajit(&in);
+	check_html(&in);
 	if (coresight(&in))
 		check_html(&in);
+}
+
+static char *output(const struct input *in, const char *args)
+{
+	char cmd[8192], *out;
+
+	snprintf(cmd, sizeof(cmd), "'%s' %s", jf_test_cli(), args);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	return out;
+}
+
+static void assert_says(const struct input *in, const char *what, const char *text,
+			const char *words)
+{
+	if (!strstr(text, words))
+		fail_msg("%s: the %s does not say \"%s\"", in->name, what, words);
+}
+
+static void test_runtime_words(void **state)
+{
+	struct input in;
+	char args[4096], path[1024], *out;
+
+	(void)state;
+	luajit(&in);
+	snprintf(args, sizeof(args), "report %s --csv guards", in.args);
+	out = output(&in, args);
+	assert_says(&in, "guards CSV", out, "trace,exit,exits,passes,unresolved,branch,stub,"
+		    "resume_pc,side_trace,exits_before_side_trace,to_interpreter,to_side_trace\n");
+	free(out);
+	snprintf(path, sizeof(path), "%s/words.html", jf_test_tmpdir());
+	snprintf(args, sizeof(args), "report %s --html '%s'", in.args, path);
+	free(output(&in, args));
+	out = jf_test_read_file(path, NULL);
+	assert_says(&in, "HTML report", out, "<h2 id=\"guards\">Exits</h2>");
+	assert_says(&in, "HTML report", out, "<h2 id=\"guards-over-time\">Exits over time</h2>");
+	assert_says(&in, "HTML report", out, "<td class=\"l\">side</td>");
+	assert_says(&in, "HTML report", out, "<b>Not told apart:</b> LuaJIT&#39;s interpreter");
+	free(out);
+	snprintf(path, sizeof(path), "%s/words.json", jf_test_tmpdir());
+	snprintf(args, sizeof(args), "timeline %s -o '%s'", in.args, path);
+	free(output(&in, args));
+	out = jf_test_read_file(path, NULL);
+	assert_says(&in, "timeline", out, "\"name\":\"exit 1/");
+	assert_says(&in, "timeline", out, "\"name\":\"side trace ");
+	if (strstr(out, "\"name\":\"guard exit"))
+		fail_msg("%s: the timeline names LuaJIT's exits guard exits", in.name);
+	free(out);
+
+	minivm(&in);
+	snprintf(args, sizeof(args), "report %s --csv guards", in.args);
+	out = output(&in, args);
+	assert_says(&in, "guards CSV", out, "trace,guard,exits,passes,unresolved,branch,stub,"
+		    "resume_pc,bridge,exits_before_bridge,to_interpreter,to_bridge\n");
+	free(out);
 }
 
 int main(void)
@@ -400,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_runtime_words),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "jitflow/pt_fast.h"
+
 #include "cli_inputs.h"
 #include "cli_output.h"
 #include "commands.h"
@@ -25,6 +27,7 @@ struct stat_result {
 	char jobs[160];
 	struct jf_cli_inputs *in;
 	struct jf_missing_code missing;
+	struct jf_pt_fast_report fast; /* one thread on the fast path: how it went */
 };
 
 static void count(struct tally *t, int *n, const char *name, uint64_t bytes, uint64_t offset)
@@ -87,6 +90,12 @@ static void print_text(const struct jf_decode_stats *s, const struct stat_result
 	else
 		printf("time span       unknown (no timing packets)\n");
 	printf("decode threads  %s\n", r->jobs);
+	if (r->fast.is_fast && s->trace_bytes)
+		printf("decode path     fast path %.1f%% of the trace bytes, libipt's block decoder "
+		       "%.1f%% (%" PRIu64 " hand-overs)\n",
+		       100.0 * (double)r->fast.fast_bytes / (double)s->trace_bytes,
+		       100.0 - 100.0 * (double)r->fast.fast_bytes / (double)s->trace_bytes,
+		       r->fast.hand_overs);
 	printf("decode time     %.3f s\n", r->seconds);
 	if (r->seconds > 0)
 		printf("decode speed    %.1f MB/s, %.1f M instructions/s\n",
@@ -137,7 +146,14 @@ static void print_json(const struct jf_decode_stats *s, const struct stat_result
 		printf(",\"one_thread_from\":%llu", (unsigned long long)r->in->parallel.rest_from);
 	else
 		printf(",\"one_thread_from\":null");
-	printf("},\"decode_seconds\":%.6f}\n", r->seconds);
+	printf("}");
+	if (r->fast.is_fast)
+		printf(",\"decode_path\":{\"fast_bytes\":%" PRIu64 ",\"hand_overs\":%" PRIu64
+		       ",\"resumes\":%" PRIu64 "}", r->fast.fast_bytes, r->fast.hand_overs,
+		       r->fast.resumes);
+	else
+		printf(",\"decode_path\":null");
+	printf(",\"decode_seconds\":%.6f}\n", r->seconds);
 }
 
 static void usage(FILE *out)
@@ -148,7 +164,9 @@ static void usage(FILE *out)
 		"kind, overflows, bytes and instructions lost, time span, decode speed; where code\n"
 		"was missing, the gaps by file (with the build-id to look for), kernel addresses\n"
 		"and unmapped addresses. \"decode threads\" says how many threads decoded (with\n"
-		"-j: segments, seams joined and seams decoded on serially, or why one thread).\n\n"
+		"-j: segments, seams joined and seams decoded on serially, or why one thread);\n"
+		"\"decode path\" (one thread) the share of trace bytes the fast path decoded, the\n"
+		"rest libipt's block decoder's, and how often it handed over to that decoder.\n\n"
 		"  --json            one JSON object instead of the table\n"
 		"  --decoder=KIND    as below; stat's fast decoder only counts the blocks (the same\n"
 		"                    counts; its blocks are cut at every branch), with -j N on N\n"
@@ -203,6 +221,7 @@ int jf_cmd_stat(int argc, char **argv)
 	}
 	result.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	jf_cli_describe_jobs(&in, result.jobs, sizeof(result.jobs));
+	jf_pt_fast_counter_report(dec, &result.fast);
 	if (json)
 		print_json(jf_decoder_stats(dec), &result);
 	else

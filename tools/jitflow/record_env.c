@@ -4,11 +4,14 @@
  *                     jit-PID.dump there (minivm, or anything calling jf_emitter_open(NULL));
  *   JITFLOW_EMIT_LIB  the emitter shared library, for runtimes that load it (LuaJIT's FFI);
  *   LUA_INIT          loads jitflow's LuaJIT module (tools/runtimes/luajit) before the
- *                     script: `luajit` runs LUA_INIT first; other Luas ignore it (pcall).
+ *                     script: `luajit` runs LUA_INIT first; other Luas ignore it (pcall);
+ *   JAVA_TOOL_OPTIONS gains -agentpath: jitflow's JVMTI agent (tools/runtimes/hotspot),
+ *                     before the user's own options and agents, which stay;
  *   PYTHONPATH        for programs named python*: tools/runtimes/cpython first, whose
  *                     sitecustomize describes a CPython 3.13 JIT build's code and then
  *                     runs the sitecustomize it hides; the user's PYTHONPATH follows.
- * Each is set only when the user has not set it (PYTHONPATH: extended, never replaced). The module and the library are found
+ * Each of the first three is set only when the user has not set it; the last two are
+ * extended, never replaced. The module and the library are found
  * next to the jitflow binary: in the build tree (tools/runtimes/luajit beside it,
  * ../imagemap/libjitflow-emit.so.0) or installed (../share/lua/5.1, ../lib). */
 #include <limits.h>
@@ -95,6 +98,31 @@ static void set_emit_lib(void)
 	setenv("JITFLOW_EMIT_LIB", lib, 0);
 }
 
+/* Every HotSpot JVM reads JAVA_TOOL_OPTIONS (and says so on stderr); other programs do not
+ * look at it. The agent goes first, so that the user's options (and agents) still follow
+ * and win where they disagree; an agentpath already naming it is left alone. */
+static void add_jvmti_agent(void)
+{
+	static const char *const files[] = { "runtimes/hotspot/libjitflow-jvmti.so",
+					     "../lib/libjitflow-jvmti.so",
+					     "../lib/x86_64-linux-gnu/libjitflow-jvmti.so", NULL };
+	const char *user = getenv("JAVA_TOOL_OPTIONS");
+	char bin[PATH_MAX], lib[PATH_MAX], *options;
+	size_t size;
+
+	if ((user && strstr(user, "libjitflow-jvmti")) || binary_dir(bin, sizeof(bin)) < 0 ||
+	    find_beside(bin, files, lib) < 0 || strchr(lib, ' '))
+		return; /* the JVM splits JAVA_TOOL_OPTIONS at spaces */
+	size = strlen(lib) + (user ? strlen(user) : 0) + 32;
+	options = malloc(size);
+	if (!options)
+		return;
+	snprintf(options, size, "-agentpath:%s%s%s", lib, user && *user ? " " : "",
+		 user ? user : "");
+	setenv("JAVA_TOOL_OPTIONS", options, 1);
+	free(options);
+}
+
 static int is_python(const char *program)
 {
 	const char *base = program ? strrchr(program, '/') : NULL;
@@ -134,5 +162,6 @@ int jf_record_setup_env(const char *out_dir, const char *program, int verbose)
 	set_emit_lib();
 	set_lua_init(verbose);
 	set_python_path(program);
+	add_jvmti_agent();
 	return 0;
 }

@@ -23,7 +23,9 @@ extern "C" {
  * decoder instead when the trace's first PSB+ has timing packets). Each stretch between two PSBs is held back until the next PSB; whatever it
  * does not model (an error, an event other than tracing on/off, execution mode and
  * timing, a change of the code map) makes it decode from the last PSB it reached on with
- * jf_pt_decoder_new's decoder, so that the result stays that of the block decoder. Blocks
+ * jf_pt_decoder_new's decoder, so that the result stays that of the block decoder; where
+ * that decoder resynchronises at a PSB after an error, its state is that of a decoder
+ * started there, and this path takes over again from that PSB. Blocks
  * are counted as this path cuts them (at every conditional, indirect and far branch and
  * direct call), which is not always where libipt's block decoder cuts them. */
 struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
@@ -39,14 +41,20 @@ struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
 struct jf_decoder *jf_pt_fast_decoder_new(const struct jf_pt_config *cfg,
 					  struct jf_codemap *map, struct jf_error *err);
 
-/* How the last decode went: bytes decoded by the fast path, and where (trace offset) it
- * handed over to libipt's block decoder (-1: never). For tests and benchmarks. */
+/* How the last decode went: trace bytes decoded by the fast path (the rest were libipt's
+ * block decoder's), and where (trace offset) it first handed over to libipt's block
+ * decoder (-1: never). For `stat`, tests and benchmarks. */
 struct jf_pt_fast_report {
+	int is_fast;             /* the decoder was made here (else all is zero or -1) */
 	uint64_t fast_bytes;
 	int64_t fallback_at;
-	/* ...where libipt's block decoder started to decode (it returns its records from
-	 * fallback_at on): the PSB before fallback_at when it agreed there with the records
-	 * already returned, else the trace's start (or sync_at); -1 if none did */
+	uint64_t hand_overs;     /* times it handed over... */
+	uint64_t resumes;        /* ...and took over again at the PSB where the block decoder
+				  * resynchronised after an error */
+	/* ...where libipt's block decoder started to decode at the last hand-over (it returns
+	 * its records from there on): the PSB before when it agreed there with the records
+	 * already returned, else the trace's start (or sync_at, or the PSB resumed at last);
+	 * -1 if none did */
 	int64_t block_decoder_from;
 	uint64_t blocks_decoded; /* blocks decoded from code bytes (cache misses) */
 	uint64_t tnt_packets;    /* TNT packets followed with the payload cache... */

@@ -114,6 +114,8 @@ enum jf_runtime {
 	JF_RUNTIME_GENERIC = 0,
 	JF_RUNTIME_LUAJIT = 1,        /* trace id = LuaJIT's trace number + 2^32 x the
 	                               * flushes before it; guard id = exit number */
+	JF_RUNTIME_PYPY = 2,          /* trace id = loop number, or a bridge's guard descr;
+	                               * guard id = its descr (reports print it in hex) */
 };
 
 enum jf_guard_flags {

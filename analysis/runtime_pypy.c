@@ -1,14 +1,14 @@
-/* PyPy's words for the result (when the zone records came from a PYPYLOG): loops by
- * number and name, bridges by the guard they hang off (guard descrs in hex as PyPy prints
- * them, bridge ids in decimal as jit-backend-counts writes them), labels by TargetToken,
- * and the counts PyPy's own counters keep (entry N, TargetToken(T), bridge B), counted
- * from the trace. */
+/* PyPy's description (runtime.h), for results whose zone records came from a PYPYLOG:
+ * loops by number and name, bridges by the guard they hang off (guard descrs in hex as
+ * PyPy prints them, bridge ids in decimal as jit-backend-counts writes them), labels by
+ * TargetToken, and the counts PyPy's own counters keep (entry N, TargetToken(T),
+ * bridge B), counted from the trace. */
 #include <inttypes.h>
 #include <string.h>
 
 #include "jitflow/emitter.h"
 #include "jitflow/json_out.h"
-#include "report_internal.h"
+#include "runtime.h"
 
 /* The passes of trace t's point of kind k (the first one), 0 if it has none. */
 static uint64_t point_passes(const struct jf_analysis_result *r, uint64_t trace, uint32_t kind,
@@ -47,7 +47,7 @@ static void json_guards(FILE *out, const struct jf_analysis_result *r,
 	fputc(']', out);
 }
 
-void jf_report_pypy_json(FILE *out, const struct jf_analysis_result *r)
+static void pypy_json(FILE *out, const struct jf_analysis_result *r)
 {
 	size_t i, j;
 	int pass, first = 1, found;
@@ -100,14 +100,20 @@ void jf_report_pypy_json(FILE *out, const struct jf_analysis_result *r)
 	fputc('}', out);
 }
 
-void jf_report_pypy(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
+static const char *not_told_apart(const struct jf_analysis_result *r)
+{
+	(void)r;
+	return "PyPy's interpreter and the rest of its native code (both are the pypy binary: "
+	       "counted as native); the JIT's assembler helpers count as trampolines";
+}
+
+static int pypy_text(FILE *out, const struct jf_analysis_result *r)
 {
 	size_t i, j;
 	int found;
 
-	(void)m;
 	if (!r->npoints)
-		return;
+		return 0;
 	fprintf(out, "PyPy loops and bridges (counts as PyPy's jit-backend-counts names them, "
 		     "counted from the trace)\n");
 	for (i = 0; i < r->ntraces; i++) {
@@ -152,7 +158,32 @@ void jf_report_pypy(FILE *out, const struct jf_analysis_result *r, const struct 
 		fprintf(out, "      guards: %u, exits %" PRIu64 " (guards that never failed not "
 			     "listed)\n", t->guard_count, exits);
 	}
-	fprintf(out, "  Not told apart: PyPy's interpreter and the rest of its native code (both "
-		     "are the pypy binary: counted as native); the JIT's assembler helpers count as "
-		     "trampolines\n");
+	fprintf(out, "  Not told apart: %s\n", not_told_apart(r));
+	return 1;
 }
+
+static void guard_id(char *buf, size_t size, uint64_t id)
+{
+	snprintf(buf, size, "0x%" PRIx64, id);
+}
+
+const struct jf_runtime_desc jf_runtime_pypy = {
+	.name = "PyPy",
+	.kind_names = {
+		[JF_REGION_TRACE] = "loop",
+		[JF_REGION_BRIDGE] = "bridge",
+	},
+	.class_names = {
+		[JF_CLASS_TRACE] = "loop",
+	},
+	.trace = "loop",
+	.bridge = "bridge",
+	.bridges = "bridges",
+	.guard = "guard",
+	.guards = "guards",
+	.guard_exit = "guard exit",
+	.guard_id = guard_id,
+	.not_told_apart = not_told_apart,
+	.text_section = pypy_text,
+	.json_section = pypy_json,
+};

@@ -1,5 +1,5 @@
-/* LuaJIT's words for the result (when the zone records declare JF_RUNTIME_LUAJIT, as
- * tools/runtimes/luajit/jitflow.lua does): root and side traces by LuaJIT's trace number,
+/* LuaJIT's description (runtime.h), for results whose zone records declare
+ * JF_RUNTIME_LUAJIT, as tools/runtimes/luajit/jitflow.lua does: root and side traces by LuaJIT's trace number,
  * a side trace by its parent's exit ("exit 3 of trace 1"), each exit's branch taken split
  * into exits that reached LuaJIT's exit handler (the interpreter) before its side trace
  * was attached, those that went on to the side trace, and those that still reached the
@@ -13,14 +13,9 @@
 #include "jitflow/emitter.h"
 #include "jitflow/json_out.h"
 #include "jitflow/zone.h"
-#include "report_internal.h"
+#include "runtime.h"
 
 #define FLUSH_SHIFT 32
-
-int jf_report_is_luajit(const struct jf_analysis_result *r)
-{
-	return r->runtime == JF_RUNTIME_LUAJIT;
-}
 
 /* "3", or "f1:3" for trace 3 compiled after the first flush. */
 static const char *trace_name(char *buf, size_t size, uint64_t id)
@@ -69,18 +64,27 @@ static uint64_t compiled(const struct jf_analysis_result *r, uint32_t kind)
 	return n;
 }
 
-void jf_report_luajit_events(FILE *out, const struct jf_analysis_result *r)
+/* The module names LuaJIT's interpreter only where its lj_vm_* symbols can be found
+ * (Debian's luajit has none): otherwise the split cannot tell it from native code. */
+static const char *not_told_apart(const struct jf_analysis_result *r)
 {
+	if (r->total.insns[JF_SPLIT_INTERPRETER])
+		return NULL;
+	return "LuaJIT's interpreter (lj_vm_*, without symbols in this build) and the rest of "
+	       "its native code: counted as native";
+}
+
+static void luajit_events(FILE *out, const struct jf_analysis_result *r)
+{
+	const char *apart = not_told_apart(r);
+
 	fprintf(out, "LuaJIT: %" PRIu64 " traces compiled (%" PRIu64 " root, %" PRIu64 " side), "
 		"%" PRIu64 " recordings started, %" PRIu64 " aborted, %" PRIu64 " flushes\n",
 		compiled(r, JF_REGION_TRACE) + compiled(r, JF_REGION_BRIDGE),
 		compiled(r, JF_REGION_TRACE), compiled(r, JF_REGION_BRIDGE), r->trace_starts,
 		r->trace_aborts, r->trace_flushes);
-	/* The module names LuaJIT's interpreter only where its lj_vm_* symbols can be found
-	 * (Debian's luajit has none): otherwise say what the split cannot tell apart. */
-	if (!r->total.insns[JF_SPLIT_INTERPRETER])
-		fprintf(out, "  Not told apart: LuaJIT's interpreter (lj_vm_*, without symbols in "
-			     "this build) and the rest of its native code: counted as native\n");
+	if (apart)
+		fprintf(out, "  Not told apart: %s\n", apart);
 }
 
 /* Indexes of n rows ordered by a key, largest first; ties in table order. */
@@ -122,11 +126,11 @@ static void link_text(char *buf, size_t size, const struct jf_trace_result *t)
 		snprintf(buf, size, "%s", jf_zone_trace_link_name(t->link));
 }
 
-void jf_report_luajit_traces(FILE *out, const struct jf_analysis_result *r, size_t top)
+static void luajit_traces(FILE *out, const struct jf_analysis_result *r, size_t top)
 {
 	size_t *idx, i, n = r->ntraces < top ? r->ntraces : top;
 
-	jf_report_luajit_events(out, r);
+	luajit_events(out, r);
 	if (!r->ntraces) {
 		fprintf(out, "Traces: none\n");
 		return;
@@ -156,7 +160,7 @@ void jf_report_luajit_traces(FILE *out, const struct jf_analysis_result *r, size
 	free(idx);
 }
 
-void jf_report_luajit_exits(FILE *out, const struct jf_analysis_result *r, size_t top)
+static void luajit_exits(FILE *out, const struct jf_analysis_result *r, size_t top)
 {
 	uint64_t *key;
 	size_t *idx, i, n = r->nguards < top ? r->nguards : top;
@@ -229,12 +233,10 @@ static void json_exits(FILE *out, const struct jf_analysis_result *r,
 	fputc(']', out);
 }
 
-void jf_report_luajit_json(FILE *out, const struct jf_analysis_result *r)
+static void luajit_json(FILE *out, const struct jf_analysis_result *r)
 {
 	size_t i;
 
-	if (!jf_report_is_luajit(r))
-		return;
 	fprintf(out, ",\"luajit\":{\"trace_starts\":%" PRIu64 ",\"trace_aborts\":%" PRIu64
 		",\"flushes\":%" PRIu64 ",\"traces\":[", r->trace_starts, r->trace_aborts,
 		r->trace_flushes);
@@ -258,3 +260,30 @@ void jf_report_luajit_json(FILE *out, const struct jf_analysis_result *r)
 	}
 	fprintf(out, "]}");
 }
+
+static void trace_id(char *buf, size_t size, uint64_t id)
+{
+	trace_name(buf, size, id);
+}
+
+const struct jf_runtime_desc jf_runtime_luajit = {
+	.name = "LuaJIT",
+	.kind_names = {
+		[JF_REGION_TRACE] = "root",
+		[JF_REGION_BRIDGE] = "side",
+	},
+	.class_names = {
+		[JF_CLASS_BRIDGE] = "side trace",
+	},
+	.trace = "trace",
+	.bridge = "side trace",
+	.bridges = "side traces",
+	.guard = "exit",
+	.guards = "exits",
+	.guard_exit = "exit",
+	.trace_id = trace_id,
+	.not_told_apart = not_told_apart,
+	.text_traces = luajit_traces,
+	.text_guards = luajit_exits,
+	.json_section = luajit_json,
+};

@@ -1,0 +1,42 @@
+/* jitflow's JVMTI agent for HotSpot: the parts share one emitter and one table of the
+ * code they have described. */
+#ifndef JITFLOW_HOTSPOT_AGENT_H
+#define JITFLOW_HOTSPOT_AGENT_H
+
+#include <jvmti.h>
+#include <stdint.h>
+
+#include <jitflow/emitter.h>
+
+extern struct jf_emitter *jf_hs_emitter;
+
+/* Described code (start -> size), so that a blob announced twice (GenerateEvents replays
+ * what DynamicCodeGenerated already said) is loaded once and an unload knows the size.
+ * jf_hs_code_add returns 1 when [start, start + size) was new (after freeing, with REGION_FREE records,
+ * described code it overlaps, which HotSpot freed without saying), 0 when already there,
+ * -1 without memory. */
+int jf_hs_code_add(uint64_t start, uint64_t size);
+/* Removes start; its size, or 0 when it was not described. */
+uint64_t jf_hs_code_remove(uint64_t start);
+
+/* The template interpreter's codelets, one region each (interpreter_codelets.c); 0 when
+ * described, -1 when this JVM does not tell where they are. */
+int jf_hs_describe_codelets(void);
+
+/* Blobs whose code is only complete when the VM ends (code_blobs.c). */
+void jf_hs_describe_final_blobs(jvmtiEnv *jvmti);
+
+/* JVMTI callbacks (code_blobs.c, compiled_methods.c). */
+void JNICALL jf_hs_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *address,
+				jint length);
+void JNICALL jf_hs_compiled_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
+				 const void *code_addr, jint map_length,
+				 const jvmtiAddrLocationMap *map, const void *compile_info);
+void JNICALL jf_hs_compiled_unload(jvmtiEnv *jvmti, jmethodID method, const void *code_addr);
+
+/* The callbacks run JVMTI and the emitter only to describe code: a report counts what a
+ * thread runs between these as instrumentation, not as the JVM's own work. */
+void jf_hs_instrumentation_begin(void);
+void jf_hs_instrumentation_end(void);
+
+#endif

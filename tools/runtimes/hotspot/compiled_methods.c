@@ -1,0 +1,162 @@
+/* CompiledMethodLoad / CompiledMethodUnload: every nmethod as a function region.
+ *
+ * The event gives the code, its size, the method and the inline stacks per pc; HotSpot's
+ * own nmethod (found from the code address, through gHotSpotVMStructs) gives what the
+ * event lacks: compile id, compile level (0 native wrapper, 1-3 C1, 4 C2) and the OSR
+ * entry bci. The region's trace id is the compile id, its name starts with them
+ * ("nmethod 12 L4 osr@34 Hello.hot()V"), its code object is the method, and a pc map gives
+ * the innermost (bci, inline depth) of each pc the event lists. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+
+/* after jvmti.h (agent.h), whose types it uses */
+#include <jvmticmlr.h>
+#include "nmethod_header.h"
+
+/* "Class.method(sig)" from JVMTI; "?" parts when it does not say. */
+static void method_name(jvmtiEnv *jvmti, jmethodID m, char *out, size_t size, char *file,
+			size_t file_size, uint32_t *line)
+{
+	char *name = NULL, *sig = NULL, *cls_sig = NULL, *source = NULL;
+	jclass cls = NULL;
+	jint nlines = 0;
+	jvmtiLineNumberEntry *lines = NULL;
+	size_t n;
+
+	(*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL);
+	if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls) == JVMTI_ERROR_NONE) {
+		(*jvmti)->GetClassSignature(jvmti, cls, &cls_sig, NULL);
+		(*jvmti)->GetSourceFileName(jvmti, cls, &source);
+	}
+	/* "Ljava/lang/String;" -> "java/lang/String" */
+	n = cls_sig ? strlen(cls_sig) : 0;
+	if (n >= 2 && cls_sig[0] == 'L' && cls_sig[n - 1] == ';') {
+		cls_sig[n - 1] = '\0';
+		snprintf(out, size, "%s.%s%s", cls_sig + 1, name ? name : "?", sig ? sig : "");
+	} else {
+		snprintf(out, size, "%s.%s%s", cls_sig ? cls_sig : "?", name ? name : "?",
+			 sig ? sig : "");
+	}
+	snprintf(file, file_size, "%s", source ? source : "");
+	*line = 0;
+	if ((*jvmti)->GetLineNumberTable(jvmti, m, &nlines, &lines) == JVMTI_ERROR_NONE &&
+	    nlines > 0)
+		*line = (uint32_t)lines[0].line_number;
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)cls_sig);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)source);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)lines);
+}
+
+static const jvmtiCompiledMethodLoadInlineRecord *inline_record(const void *compile_info)
+{
+	const jvmtiCompiledMethodLoadRecordHeader *h = compile_info;
+
+	for (; h; h = h->next) {
+		if (h->kind == JVMTI_CMLR_INLINE_INFO)
+			return (const jvmtiCompiledMethodLoadInlineRecord *)h;
+	}
+	return NULL;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct jf_pc_map_entry *x = a, *y = b;
+
+	return x->code_offset < y->code_offset ? -1 : x->code_offset > y->code_offset;
+}
+
+/* The inline stacks as a pc map: an entry per distinct pc, in pc order; stack index 0 is
+ * the innermost frame. A bci below 0 (HotSpot's "before the first bytecode" markers) is
+ * kept as its 32-bit two's complement. */
+static void emit_pc_map(uint64_t start, uint64_t size, const void *compile_info)
+{
+	const jvmtiCompiledMethodLoadInlineRecord *rec = inline_record(compile_info);
+	struct jf_pc_map_entry *e;
+	jint i;
+	uint32_t n = 0;
+
+	if (!rec || rec->numpcs <= 0 || !(e = calloc((size_t)rec->numpcs, sizeof(*e))))
+		return;
+	for (i = 0; i < rec->numpcs; i++) {
+		const PCStackInfo *p = &rec->pcinfo[i];
+		uint64_t pc = (uint64_t)(uintptr_t)p->pc;
+
+		if (pc < start || pc - start >= size || p->numstackframes <= 0)
+			continue;
+		e[n].code_offset = (uint32_t)(pc - start);
+		e[n].bytecode_pc = (uint32_t)p->bcis[0];
+		e[n].inline_depth = (uint16_t)(p->numstackframes - 1);
+		n++;
+	}
+	qsort(e, n, sizeof(*e), by_offset);
+	/* One entry per offset: the last one HotSpot gave for it. */
+	{
+		uint32_t w = 0, r;
+
+		for (r = 0; r < n; r++) {
+			if (w && e[w - 1].code_offset == e[r].code_offset)
+				w--;
+			e[w++] = e[r];
+		}
+		n = w;
+	}
+	if (n)
+		jf_emit_pc_map(jf_hs_emitter, start, e, n);
+	free(e);
+}
+
+void JNICALL jf_hs_compiled_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
+				 const void *code_addr, jint map_length,
+				 const jvmtiAddrLocationMap *map, const void *compile_info)
+{
+	char name[512], region_name[600], file[256], osr[32] = "";
+	struct jf_nmethod_facts nm;
+	struct jf_region r;
+	uint32_t line;
+
+	(void)map_length;
+	(void)map;
+	if (!code_addr || code_size <= 0)
+		return;
+	jf_hs_instrumentation_begin();
+	method_name(jvmti, method, name, sizeof(name), file, sizeof(file), &line);
+	if (jf_hs_nmethod_facts(code_addr, &nm) == 0) {
+		if (nm.osr_bci >= 0)
+			snprintf(osr, sizeof(osr), " osr@%d", nm.osr_bci);
+		snprintf(region_name, sizeof(region_name), "nmethod %d L%d%s %s", nm.compile_id,
+			 nm.level, osr, name);
+	} else {
+		nm.compile_id = 0;
+		snprintf(region_name, sizeof(region_name), "nmethod %s", name);
+	}
+	jf_emit_code_object(jf_hs_emitter, (uint64_t)(uintptr_t)method, name, file, line);
+	memset(&r, 0, sizeof(r));
+	r.name = region_name;
+	r.addr = (uint64_t)(uintptr_t)code_addr;
+	r.code = code_addr;
+	r.size = (uint64_t)code_size;
+	r.kind = JF_REGION_FUNCTION;
+	r.trace_id = nm.compile_id > 0 ? (uint64_t)nm.compile_id : 0;
+	r.code_object = (uint64_t)(uintptr_t)method;
+	if (jf_hs_code_add(r.addr, r.size) == 1 && jf_emit_region_load(jf_hs_emitter, &r))
+		emit_pc_map(r.addr, r.size, compile_info);
+	jf_hs_instrumentation_end();
+}
+
+void JNICALL jf_hs_compiled_unload(jvmtiEnv *jvmti, jmethodID method, const void *code_addr)
+{
+	uint64_t size;
+
+	(void)jvmti;
+	(void)method;
+	jf_hs_instrumentation_begin();
+	size = jf_hs_code_remove((uint64_t)(uintptr_t)code_addr);
+	if (size)
+		jf_emit_region_free(jf_hs_emitter, (uint64_t)(uintptr_t)code_addr, size);
+	jf_hs_instrumentation_end();
+}
