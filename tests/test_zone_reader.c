@@ -62,6 +62,37 @@ static void next_ok(struct jf_zone_reader *r, struct jf_zone_record *rec, uint32
 	assert_string_equal(jf_zone_record_name(rec->id), jf_zone_record_name(id));
 }
 
+/* POINT records (a runtime's counted instruction) come back as written. */
+static void test_point_round_trip(void **state)
+{
+	static char dir[512];
+	struct jf_emitter *em;
+	struct jf_zone_reader *r;
+	struct jf_zone_record rec;
+	struct jf_error err;
+	char path[600];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/point", jf_test_tmpdir());
+	mkdir(dir, 0755);
+	assert_non_null(em = jf_emitter_open(dir, JF_EMIT_CLOCK_MONOTONIC));
+	assert_int_equal(jf_emit_point(em, 9, 0x7f0000010020, (1ull << 63) | 42, JF_POINT_LABEL), 4);
+	assert_int_equal(jf_emit_point(NULL, 9, 0x7f0000010020, 1, JF_POINT_LABEL), 0);
+	snprintf(path, sizeof(path), "%s", jf_emitter_path(em));
+	jf_emitter_close(em);
+	assert_int_equal(jf_zone_reader_open(&r, path, &err), 0);
+	next_ok(r, &rec, JF_ZONE_CLOCK);
+	next_ok(r, &rec, JF_ZONE_MARKER);
+	next_ok(r, &rec, JF_ZONE_INTERP_RANGE);
+	next_ok(r, &rec, JF_ZONE_POINT);
+	assert_int_equal(rec.seq, 4);
+	assert_int_equal(rec.u.point.trace_id, 9);
+	assert_int_equal(rec.u.point.addr, 0x7f0000010020);
+	assert_int_equal(rec.u.point.point_id, (1ull << 63) | 42);
+	assert_int_equal(rec.u.point.kind, JF_POINT_LABEL);
+	jf_zone_reader_close(r);
+}
+
 static void test_round_trip_every_record(void **state)
 {
 	const char *path = write_every_record("roundtrip");
@@ -500,6 +531,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_every_record),
+		cmocka_unit_test(test_point_round_trip),
 		cmocka_unit_test(test_other_byte_order),
 		cmocka_unit_test(test_truncated_at_every_length),
 		cmocka_unit_test(test_hostile_files),

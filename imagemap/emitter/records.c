@@ -286,3 +286,18 @@ uint64_t jf_emit_event(struct jf_emitter *em, uint32_t kind, uint64_t arg)
 		return 0;
 	return EMIT_FIXED(em, JF_ZONE_EVENT, body);
 }
+
+JF_EMIT_CODE
+uint64_t jf_emit_point(struct jf_emitter *em, uint64_t trace_id, uint64_t addr,
+		       uint64_t point_id, uint32_t kind)
+{
+	struct {
+		uint64_t trace_id, addr, point_id;
+		uint32_t kind, reserved;
+	} body = { trace_id, addr, point_id, kind, 0 };
+	_Static_assert(sizeof(body) == JF_ZONE_POINT_FIXED, "POINT body");
+
+	if (!em)
+		return 0;
+	return EMIT_FIXED(em, JF_ZONE_POINT, body);
+}

@@ -57,6 +57,7 @@ seed() { # seed TARGET CORPUS: the repository's own inputs of that kind
       for f in "$src"/traces/*/*.dump; do cp "$f" "$c/$(basename "$(dirname "$f")").dump"; done ;;
     fuzz_minivm_compile) cp "$src"/tools/minivm/examples/*.mvm "$c"/ 2>/dev/null ;;
     fuzz_pypylog) cp "$src"/tests/data/pypy/* "$c"/ 2>/dev/null ;;
+    fuzz_cpython_stencils) cp "$src"/tests/data/cpython/stencils_*.h "$c"/ 2>/dev/null ;;
     # the real cs_etm recordings in ../shared, when present
     fuzz_perf_cs_data)
       for f in "${JITFLOW_SHARED_TRACES:-$src/../shared/traces}"/coresight-perf/*/*.data; do

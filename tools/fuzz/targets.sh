@@ -20,4 +20,5 @@ fuzz_zone_retime
 fuzz_minivm_compile
 fuzz_check_reports
 fuzz_recording_dir
+fuzz_cpython_stencils
 LIST

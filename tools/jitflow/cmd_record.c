@@ -53,7 +53,9 @@ static void usage(FILE *out)
 		"Runtimes describe their code into DIR without extra flags: jitflow sets\n"
 		"JITFLOW_ZONE_DIR=DIR (the zone emitter writes jit-PID.dump there), and for\n"
 		"LuaJIT LUA_INIT (loads jitflow's module) and JITFLOW_EMIT_LIB, each only\n"
-		"when not already set.\n"
+		"when not already set. Python (PROGRAM named python*): jitflow's CPython module\n"
+		"goes first on PYTHONPATH; it describes a CPython 3.13 JIT build's executors\n"
+		"(docs/cpython.md) and runs the sitecustomize it hides.\n"
 		"PyPy (PROGRAM named pypy*): PYPYLOG is set to write the JIT's code, addresses,\n"
 		"optimized traces and counters (" JF_PYPYLOG_SECTIONS ")\n"
 		"to DIR/pypylog.log; a PYPYLOG of your own is kept and its file copied there.\n");
@@ -154,7 +156,7 @@ int jf_cmd_record(int argc, char **argv)
 	if (jf_pypylog_plan(&pypy, opt.out_dir, opt.argv[0]) < 0)
 		return JF_EXIT_FAIL;
 
-	if (jf_record_setup_env(opt.out_dir, 1) < 0) {
+	if (jf_record_setup_env(opt.out_dir, opt.argv[0], 1) < 0) {
 		fprintf(stderr, "jitflow record: %s: cannot create directory: %m\n", opt.out_dir);
 		return JF_EXIT_FAIL;
 	}

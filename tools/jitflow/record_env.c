@@ -6,8 +6,12 @@
  *   LUA_INIT          loads jitflow's LuaJIT module (tools/runtimes/luajit) before the
  *                     script: `luajit` runs LUA_INIT first; other Luas ignore it (pcall);
  *   JAVA_TOOL_OPTIONS gains -agentpath: jitflow's JVMTI agent (tools/runtimes/hotspot),
- *                     before the user's own options and agents, which stay.
- * Each of the first three is set only when the user has not set it. The module and the library are found
+ *                     before the user's own options and agents, which stay;
+ *   PYTHONPATH        for programs named python*: tools/runtimes/cpython first, whose
+ *                     sitecustomize describes a CPython 3.13 JIT build's code and then
+ *                     runs the sitecustomize it hides; the user's PYTHONPATH follows.
+ * Each of the first three is set only when the user has not set it; the last two are
+ * extended, never replaced. The module and the library are found
  * next to the jitflow binary: in the build tree (tools/runtimes/luajit beside it,
  * ../imagemap/libjitflow-emit.so.0) or installed (../share/lua/5.1, ../lib). */
 #include <limits.h>
@@ -119,7 +123,35 @@ static void add_jvmti_agent(void)
 	free(options);
 }
 
-int jf_record_setup_env(const char *out_dir, int verbose)
+static int is_python(const char *program)
+{
+	const char *base = program ? strrchr(program, '/') : NULL;
+
+	base = base ? base + 1 : program;
+	return base && !strncmp(base, "python", 6);
+}
+
+static void set_python_path(const char *program)
+{
+	static const char *const files[] = { "runtimes/cpython/sitecustomize.py", NULL };
+	char bin[PATH_MAX], site[PATH_MAX];
+	const char *old = getenv("PYTHONPATH");
+	char *path;
+	size_t len;
+
+	if (!is_python(program) || binary_dir(bin, sizeof(bin)) < 0 ||
+	    find_beside(bin, files, site) < 0)
+		return;
+	*strrchr(site, '/') = '\0';
+	len = strlen(site) + (old ? strlen(old) : 0) + 2;
+	if (!(path = malloc(len)))
+		return;
+	snprintf(path, len, "%s%s%s", site, old && *old ? ":" : "", old ? old : "");
+	setenv("PYTHONPATH", path, 1);
+	free(path);
+}
+
+int jf_record_setup_env(const char *out_dir, const char *program, int verbose)
 {
 	char abs[PATH_MAX];
 
@@ -129,6 +161,7 @@ int jf_record_setup_env(const char *out_dir, int verbose)
 		setenv("JITFLOW_ZONE_DIR", abs, 0);
 	set_emit_lib();
 	set_lua_init(verbose);
+	set_python_path(program);
 	add_jvmti_agent();
 	return 0;
 }

@@ -178,6 +178,11 @@ uint64_t jf_emit_interp_range(struct jf_emitter *em, uint32_t kind, uint64_t sta
 			      uint64_t end, const char *name);
 uint64_t jf_emit_op_name(struct jf_emitter *em, uint16_t op_kind, const char *name);
 uint64_t jf_emit_event(struct jf_emitter *em, uint32_t kind, uint64_t arg);
+/* An instruction of trace trace_id whose executions jitflow counts (the point's passes):
+ * a counter the runtime keeps itself, checked against the trace. kind: JF_POINT_* of
+ * zone_format.h (entry, label, bridge entry); point_id: the runtime's name for it. */
+uint64_t jf_emit_point(struct jf_emitter *em, uint64_t trace_id, uint64_t addr,
+		       uint64_t point_id, uint32_t kind);
 
 /* Called with each record's sequence number; never inlined, so its execution shows in a
  * trace. Runtimes do not call it themselves. */

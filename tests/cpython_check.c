@@ -1,0 +1,227 @@
+/* jitflow's report of a CPython JIT recording against pystats (cpython_check.h).
+ * The module's POINT ids say what they count: uop << 32 | index for a stencil's first
+ * instruction, EXIT_POINT | uop << 32 | index << 8 | n for a guard's jump to its exit. */
+#include "cpython_check.h"
+#include "json_check.h"
+#include "test_support.h"
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_POINT (1ull << 63)
+#define MAX_UOPS 1024
+
+struct uop_counts {
+	char name[64];
+	uint64_t py_exec, py_miss, jf_exec, jf_miss;
+	int in_pystats, in_jitflow;
+};
+
+struct table {
+	struct uop_counts rows[MAX_UOPS];
+	size_t n;
+	/* pystats' totals: executors made (optimizer successes), executors entered (traces
+	 * executed: from the interpreter and through side exits), uops executed */
+	uint64_t py_made, py_entered, py_uops;
+};
+
+static struct uop_counts *row(struct table *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(t->rows[i].name, name))
+			return &t->rows[i];
+	if (t->n == MAX_UOPS)
+		fail_msg("more than %d uops", MAX_UOPS);
+	memset(&t->rows[t->n], 0, sizeof(t->rows[0]));
+	snprintf(t->rows[t->n].name, sizeof(t->rows[0].name), "%s", name);
+	return &t->rows[t->n++];
+}
+
+/* "uops[NAME].execution_count : N" and "uops[NAME].specialization.miss : N" lines. */
+static void read_pystats(const char *path, struct table *t)
+{
+	char *text = jf_test_read_file(path, NULL), *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[64], what[64];
+		unsigned long long v;
+		struct uop_counts *u;
+
+		if (sscanf(line, "Optimization optimizer successes: %llu", &v) == 1)
+			t->py_made = v;
+		if (sscanf(line, "Optimization traces executed: %llu", &v) == 1)
+			t->py_entered = v;
+		if (sscanf(line, "Optimization uops executed: %llu", &v) == 1)
+			t->py_uops = v;
+		if (sscanf(line, "uops[%63[^]]].%63s : %llu", name, what, &v) != 3)
+			continue;
+		u = row(t, name);
+		u->in_pystats = 1;
+		if (!strcmp(what, "execution_count"))
+			u->py_exec = v;
+		else if (!strcmp(what, "specialization.miss"))
+			u->py_miss = v;
+	}
+	free(text);
+}
+
+/* The uop names by id, from the report's ops (the module names every uop it knows). */
+static const char *op_name(const cJSON *report, unsigned kind)
+{
+	const cJSON *op;
+
+	cJSON_ArrayForEach(op, cJSON_GetObjectItemCaseSensitive(report, "ops")) {
+		if ((unsigned)jf_test_num(op, "kind") == kind)
+			return cJSON_GetObjectItemCaseSensitive(op, "name")->valuestring;
+	}
+	return NULL;
+}
+
+static void read_report(const cJSON *report, struct table *t, char names[][64], size_t nnames)
+{
+	const cJSON *loop, *label, *region;
+
+	cJSON_ArrayForEach(loop, cJSON_GetObjectItemCaseSensitive(
+				 cJSON_GetObjectItemCaseSensitive(report, "pypy"), "loops")) {
+		cJSON_ArrayForEach(label, cJSON_GetObjectItemCaseSensitive(loop, "labels")) {
+			const char *token = cJSON_GetObjectItemCaseSensitive(label, "token")->valuestring;
+			uint64_t id = strtoull(token, NULL, 10);
+			unsigned uop = (unsigned)((id >> 32) & 0x7fffffff);
+			struct uop_counts *u;
+
+			if ((uop >= nnames || !names[uop][0]) && !jf_test_num(label, "passes"))
+				continue; /* never ran: no instructions, so no name in "ops" */
+			if (uop >= nnames || !names[uop][0])
+				fail_msg("point %s: uop %u has no name in the report", token, uop);
+			u = row(t, names[uop]);
+			u->in_jitflow = 1;
+			if (id & EXIT_POINT)
+				u->jf_miss += (uint64_t)jf_test_num(label, "passes");
+			else
+				u->jf_exec += (uint64_t)jf_test_num(label, "passes");
+		}
+	}
+	/* Cold exits are trampolines (no POINTs listed): each one's entries are its
+	 * _COLD_EXIT's executions. */
+	cJSON_ArrayForEach(region, cJSON_GetObjectItemCaseSensitive(report, "regions")) {
+		const char *name = cJSON_GetObjectItemCaseSensitive(region, "name")->valuestring;
+
+		if (!strncmp(name, "cold exit ", 10)) {
+			struct uop_counts *u = row(t, "_COLD_EXIT");
+
+			u->in_jitflow = 1;
+			u->jf_exec += (uint64_t)jf_test_num(region, "entries");
+		}
+	}
+}
+
+static uint64_t exec_of(struct table *t, const char *name)
+{
+	return row(t, name)->jf_exec;
+}
+
+/* Executors made (jitflow: trace regions named "executor ..."), entered (every entry
+ * runs _START_EXECUTOR, or _COLD_EXIT for a cold exit), uops executed (every stencil
+ * entry) and the exits of all GUARD records' branches (all misses), against pystats. */
+static void compare_totals(const cJSON *report, struct table *t, const char *dir, FILE *out)
+{
+	const cJSON *trace;
+	uint64_t made = 0, entered, uops = 0, guard_exits = 0, misses = 0;
+	size_t i;
+
+	cJSON_ArrayForEach(trace, cJSON_GetObjectItemCaseSensitive(report, "traces")) {
+		const cJSON *guard;
+
+		if (!strncmp(jf_test_str(trace, "name"), "executor ", 9))
+			made++;
+		cJSON_ArrayForEach(guard, cJSON_GetObjectItemCaseSensitive(trace, "guards"))
+			guard_exits += (uint64_t)jf_test_num(guard, "exits");
+	}
+	entered = exec_of(t, "_START_EXECUTOR") + exec_of(t, "_COLD_EXIT");
+	for (i = 0; i < t->n; i++) {
+		uops += t->rows[i].jf_exec;
+		misses += t->rows[i].py_miss;
+	}
+	if (out)
+		fprintf(out, "| executors made (optimizer successes) | %llu | %llu | | |\n"
+			"| executors entered (traces executed) | %llu | %llu | | |\n"
+			"| uops executed | %llu | %llu | | |\n"
+			"| guard exits (GUARD records' branches) | | | %llu | %llu |\n",
+			(unsigned long long)t->py_made, (unsigned long long)made,
+			(unsigned long long)t->py_entered, (unsigned long long)entered,
+			(unsigned long long)t->py_uops, (unsigned long long)uops,
+			(unsigned long long)misses, (unsigned long long)guard_exits);
+	if (guard_exits != misses)
+		fail_msg("%s: the guards' branches exited %llu times, pystats counts %llu misses",
+			 dir, (unsigned long long)guard_exits, (unsigned long long)misses);
+	if (made != t->py_made || entered != t->py_entered || uops != t->py_uops)
+		fail_msg("%s: executors made %llu, entered %llu, uops %llu; pystats %llu, %llu, %llu",
+			 dir, (unsigned long long)made, (unsigned long long)entered,
+			 (unsigned long long)uops, (unsigned long long)t->py_made,
+			 (unsigned long long)t->py_entered, (unsigned long long)t->py_uops);
+}
+
+int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, FILE *out)
+{
+	static struct table t;
+	static char names[1024][64];
+	char cmd[4096];
+	cJSON *report;
+	const cJSON *summary;
+	size_t i, compared = 0, differ = 0;
+	unsigned k;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
+	if (jf_test_num(summary, "decode_errors") != 0 || jf_test_num(summary, "lost_bytes") != 0)
+		fail_msg("%s: %.0f decode errors, %.0f bytes lost", dir,
+			 jf_test_num(summary, "decode_errors"), jf_test_num(summary, "lost_bytes"));
+	memset(names, 0, sizeof(names));
+	for (k = 0; k < 1024; k++) {
+		const char *n = op_name(report, k);
+
+		if (n)
+			snprintf(names[k], sizeof(names[k]), "%s", n);
+	}
+	memset(&t, 0, sizeof(t));
+	read_pystats(pystats_path, &t);
+	read_report(report, &t, names, 1024);
+	if (out)
+		fprintf(out, "| uop | pystats execution_count | jitflow entries | pystats miss | "
+			"jitflow exits |\n|---|---:|---:|---:|---:|\n");
+	for (i = 0; i < t.n; i++) {
+		const struct uop_counts *u = &t.rows[i];
+
+		if (!u->py_exec && !u->jf_exec && !u->py_miss && !u->jf_miss)
+			continue;
+		compared++;
+		if (out)
+			fprintf(out, "| %s | %llu | %llu | %llu | %llu |\n", u->name,
+				(unsigned long long)u->py_exec, (unsigned long long)u->jf_exec,
+				(unsigned long long)u->py_miss, (unsigned long long)u->jf_miss);
+		if (u->py_exec != u->jf_exec || u->py_miss != u->jf_miss) {
+			fprintf(stderr, "%s: pystats %llu executions %llu misses, jitflow %llu "
+				"entries %llu exits\n", u->name, (unsigned long long)u->py_exec,
+				(unsigned long long)u->py_miss, (unsigned long long)u->jf_exec,
+				(unsigned long long)u->jf_miss);
+			differ++;
+		}
+	}
+	compare_totals(report, &t, dir, out);
+	cJSON_Delete(report);
+	for (i = 0, k = 0; i < t.n; i++)
+		k += t.rows[i].py_miss > 0;
+	if (!k)
+		fail_msg("%s: no guard exited: the program does not exercise exits", dir);
+	if (differ)
+		fail_msg("%s: %zu of %zu uops differ from pystats (%s)", dir, differ, compared,
+			 pystats_path);
+	if (!compared)
+		fail_msg("%s: no uop ran in JIT code", dir);
+	return (int)compared;
+}

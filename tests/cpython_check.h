@@ -1,0 +1,20 @@
+/* Checking jitflow's report of a CPython 3.13 JIT recording against the pystats file
+ * the same run wrote (-X pystats of a --enable-pystats build). */
+#ifndef JITFLOW_TEST_CPYTHON_CHECK_H
+#define JITFLOW_TEST_CPYTHON_CHECK_H
+
+#include <stdio.h>
+
+/* Compares `jitflow report DIR --json` with pystats_path: for every uop that pystats saw
+ * execute, jitflow's entries into its stencils (the module's POINTs at each stencil's
+ * first instruction; _COLD_EXIT: the entries of the cold-exit regions) equal pystats'
+ * execution_count, and for every guard uop the passes of its jumps to the exit stub equal
+ * pystats' miss; executors made, executors entered and uops executed equal pystats'
+ * optimizer successes, traces executed and uops executed; the exits the report counts at
+ * the GUARD records' branches add up to all of pystats' misses; no decode error and no
+ * data lost. Writes the comparison table to table
+ * (may be NULL). Fails the running test on any difference; returns the number of uops
+ * compared. */
+int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, FILE *table);
+
+#endif

@@ -1,0 +1,127 @@
+/* CPython 3.13's copy-and-patch JIT through jitflow's module (tools/runtimes/cpython),
+ * checked against CPython's own pystats: the programs of tests/cpython run under
+ * `jitflow record` (which puts the module on PYTHONPATH by itself) with `-X pystats` of
+ * the cached --enable-pystats JIT build that tools/runtimes/cpython/build.sh makes; the
+ * report of the recording must give, for every uop that ran in JIT code, pystats'
+ * execution_count as the entries into its stencils and pystats' miss as the exits of its
+ * guards (cpython_check.c), with no decode error and no data lost, and at least one guard
+ * exited. The comparison table is printed (ctest -V shows it).
+ * Skipped when the cached build does not exist (it takes 20+ minutes to make, so
+ * tools/setup.sh does not): JITFLOW_CPYTHON_CACHE or
+ * ${XDG_CACHE_HOME:-$HOME/.cache}/jitflow/cpython-3.13-jit. */
+#include "cpython_check.h"
+#include "test_support.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* pystats writes its file at exit into this fixed folder (Python/specialize.c). */
+#define PYSTATS_DIR "/tmp/py_stats"
+
+static char python[1024];
+
+static int find_python(void)
+{
+	const char *cache = getenv("JITFLOW_CPYTHON_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+
+	if (cache && *cache)
+		snprintf(python, sizeof(python), "%s/jit-pystats/python", cache);
+	else if (xdg && *xdg)
+		snprintf(python, sizeof(python), "%s/jitflow/cpython-3.13-jit/jit-pystats/python", xdg);
+	else
+		snprintf(python, sizeof(python), "%s/.cache/jitflow/cpython-3.13-jit/jit-pystats/python",
+			 home ? home : "");
+	return access(python, X_OK) == 0;
+}
+
+/* The one file in PYSTATS_DIR that is not in before (names joined by '\n'). */
+static char *new_pystats_file(const char *before)
+{
+	DIR *d = opendir(PYSTATS_DIR);
+	struct dirent *e;
+	char *found = NULL;
+	int n = 0;
+
+	if (!d)
+		fail_msg("%s: no pystats folder after the run", PYSTATS_DIR);
+	while ((e = readdir(d))) {
+		char key[300];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(key, sizeof(key), "\n%s\n", e->d_name);
+		if (strstr(before, key))
+			continue;
+		n++;
+		free(found);
+		found = malloc(strlen(PYSTATS_DIR) + strlen(e->d_name) + 2);
+		sprintf(found, "%s/%s", PYSTATS_DIR, e->d_name);
+	}
+	closedir(d);
+	if (n != 1)
+		fail_msg("%d new pystats files in %s (expected the run's one)", n, PYSTATS_DIR);
+	return found;
+}
+
+static char *list_pystats(void)
+{
+	char *out = NULL;
+
+	if (jf_test_run("mkdir -p " PYSTATS_DIR " && printf '\\n' && ls -1 " PYSTATS_DIR
+			" && printf '\\n'", &out) != 0)
+		fail_msg("cannot list %s", PYSTATS_DIR);
+	return out;
+}
+
+static void check_program(const char *name)
+{
+	char dir[1024], cmd[8192], *before, *stats;
+
+	snprintf(dir, sizeof(dir), "%s/%s", jf_test_tmpdir(), name);
+	/* The extension is compiled once per build, here natively, not inside the recording. */
+	snprintf(cmd, sizeof(cmd),
+		 "JITFLOW_EMIT_LIB='%s/imagemap/libjitflow-emit.so.0' "
+		 "PYTHONPATH='%s/tools/runtimes/cpython' '%s' -m jitflow_cpython build",
+		 jf_test_binary_dir(), jf_test_binary_dir(), python);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	before = list_pystats();
+	/* The module is loaded by jitflow record itself; the user's settings are not ours. */
+	snprintf(cmd, sizeof(cmd),
+		 "env -u PYTHONPATH -u JITFLOW_ZONE_DIR -u JITFLOW_EMIT_LIB -u PYTHON_JIT "
+		 "'%s' record --emulate -o '%s' -- '%s' -X pystats '%s/tests/cpython/%s.py' "
+		 ">'%s/%s.out' 2>&1",
+		 jf_test_cli(), dir, python, jf_test_source_dir(), name, jf_test_tmpdir(), name);
+	if (jf_test_run(cmd, NULL) != 0) {
+		snprintf(cmd, sizeof(cmd), "cat '%s/%s.out' >&2", jf_test_tmpdir(), name);
+		jf_test_run(cmd, NULL);
+		fail_msg("%s: jitflow record failed", name);
+	}
+	stats = new_pystats_file(before);
+	printf("%s: jitflow against pystats\n", name);
+	assert_true(jf_test_cpython_matches_pystats(dir, stats, stdout) > 0);
+	unlink(stats);
+	free(stats);
+	free(before);
+}
+
+static void test_guards(void **state) { (void)state; check_program("guards"); }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_guards),
+	};
+
+	if (!find_python()) {
+		printf("skipped: no CPython JIT build at %s (tools/runtimes/cpython/build.sh "
+		       "makes it, in about 20 minutes per variant on 2 cores)\n", python);
+		return JF_TEST_SKIP;
+	}
+	if (!jf_test_have_perf_and_qemu())
+		return JF_TEST_SKIP;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
