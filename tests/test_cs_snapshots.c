@@ -104,5 +104,5 @@ int main(void)
 	shared = jf_test_shared_traces();
 	if (!shared)
 		return JF_TEST_SKIP;
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

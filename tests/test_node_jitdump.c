@@ -2,7 +2,7 @@
  * V8 writes only perf's jitdump records, and buffers them, so some functions run before
  * their record is written. Every instruction QEMU executed must decode (the recorder's own
  * count, from QEMU's log, is the oracle), with no error and nothing lost, attributed to
- * jitted regions by V8's names. Skipped where node is not installed. Takes a few minutes:
+ * jitted regions by V8's names. A missing node fails. Takes a few minutes:
  * V8 starts up with about half a billion instructions. */
 #include "json_check.h"
 #include "test_support.h"
@@ -73,9 +73,6 @@ int main(void)
 		cmocka_unit_test(test_every_instruction_of_node),
 	};
 
-	if (jf_test_run("node --version > /dev/null 2>&1", NULL) != 0) {
-		fprintf(stderr, "SKIP: node is not installed\n");
-		return JF_TEST_SKIP;
-	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	jf_test_require_tools("node --version", "node (nodejs)");
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

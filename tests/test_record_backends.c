@@ -1,8 +1,8 @@
 /* jitflow record's two backends, QEMU's text log and jitflow's TCG plugin, on the same
  * programs: each recording decodes without error, and to the same instructions per
  * thread. The log backend is the older, independently written path (it reads what QEMU
- * prints); perf's decoder splits threaded recordings by thread. Skips when perf or
- * qemu-x86_64 is missing. */
+ * prints); perf's decoder splits threaded recordings by thread. A missing perf or
+ * qemu-x86_64 fails. */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -163,7 +163,7 @@ int main(void)
 		cmocka_unit_test(test_fallback_to_log),
 	};
 
-	if (!jf_test_have_perf_and_qemu())
-		return JF_TEST_SKIP;
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	jf_test_require_tools("perf --version && qemu-x86_64 --version",
+			      "perf (linux-perf) or qemu-x86_64 (qemu-user)");
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

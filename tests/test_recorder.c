@@ -1,7 +1,7 @@
 /* jitflow record: programs run under QEMU; their recordings are checked with Linux perf's
  * own Intel PT decoder (`perf script --itrace=...`), an oracle independent of jitflow, and
  * against counts fixed by the programs' semantics (and printed by the programs themselves).
- * Skips when perf or qemu-x86_64 is missing. */
+ * A missing perf or qemu-x86_64 fails (tools/setup.sh installs both). */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -633,7 +633,7 @@ int main(void)
 		cmocka_unit_test(test_system_program),
 	};
 
-	if (!jf_test_have_perf_and_qemu())
-		return JF_TEST_SKIP;
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	jf_test_require_tools("perf --version && qemu-x86_64 --version",
+			      "perf (linux-perf) or qemu-x86_64 (qemu-user)");
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

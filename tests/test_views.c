@@ -402,5 +402,5 @@ int main(void)
 		cmocka_unit_test(test_html),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

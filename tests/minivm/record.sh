@@ -6,7 +6,8 @@
 set -u
 jitflow=$1
 minivm=$2
-command -v qemu-x86_64 >/dev/null || { echo "SKIP: qemu-x86_64 is not installed"; exit 77; }
+command -v qemu-x86_64 >/dev/null ||
+  { echo "FAIL: qemu-x86_64 is not installed (tools/setup.sh installs qemu-user)"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
