@@ -29,6 +29,14 @@ static void test_every_instruction_of_node(void **state)
 	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' record -o rec -- node --perf-prof --no-opt "
 		 "tiny.js > node.out", tmp, jf_test_cli());
 	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	/* The program's own answer under the recorder: the sum of 0..19999. */
+	snprintf(cmd, sizeof(cmd), "%s/node.out", tmp);
+	{
+		char *text = jf_test_read_file(cmd, NULL);
+
+		assert_string_equal(text, "199990000\n");
+		free(text);
+	}
 
 	snprintf(cmd, sizeof(cmd), "%s/rec/manifest.json", tmp);
 	{
