@@ -12,7 +12,8 @@ addresses, bridges and patched exit stubs included.
 Every program runs under `jitflow record`; `jitflow report --json` must give, for every
 trace minivm compiled, its entries and iterations, for every guard its exits, and for
 every bridge the exits of its parent guard that went on to it, exactly as minivm's
-compiled code counted them (--counters), with no decode error and no data lost; and the
+compiled code counted them (--counters), with no decode error and no data lost, and
+every instruction QEMU ran (the recorder's count) decoded; and the
 program's output must be the same as in a native run.
 
 usage: random_programs.py MINIVM JITFLOW FIRST[-LAST] [--keep DIR]
@@ -154,7 +155,13 @@ def run_seed(minivm, jitflow, seed, work):
         return bad + ["jitflow report failed: " + report.stderr.strip()], 0, 0, 0
     with open(counters) as f:
         truth = json.load(f)
-    more, traces, guards = compare(json.loads(report.stdout), truth)
+    report = json.loads(report.stdout)
+    with open(os.path.join(rec, "manifest.json")) as f:
+        ran = json.load(f)["instructions"]
+    if report["summary"]["instructions"] != ran:
+        bad.append("%d instructions decoded, QEMU ran %d" % (report["summary"]["instructions"],
+                                                             ran))
+    more, traces, guards = compare(report, truth)
     bridges = sum(1 for t in truth["traces"] if t["kind"] == "bridge")
     return bad + more, traces, guards, bridges
 
