@@ -26,7 +26,9 @@ skipped=$(awk '
   name == "" { next }
   /^SKIP/ {
     skipped = 1
-    reasons = reasons (reasons == "" ? "" : " | ") $0
+    # each reason once (a program skipping several tests for one reason says it each time)
+    if (index(" | " reasons " | ", " | " $0 " | ") == 0)
+      reasons = reasons (reasons == "" ? "" : " | ") $0
     if ($0 !~ /^SKIP\((shared|root|hardware)\): /) other = 1
     next
   }
