@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static cJSON *parse_file(const char *path)
 {
@@ -36,6 +37,47 @@ static const cJSON *by_id(const cJSON *array, double id)
 			return x;
 	}
 	return NULL;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsString(v))
+		fail_msg("missing string \"%s\"", key);
+	return v->valuestring;
+}
+
+static const cJSON *array(const cJSON *o, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+/* The other way round: every trace and guard the report holds is one the runtime had, of
+ * the same kind, so that a trace made up by the decode, or exits charged to a guard the
+ * runtime never compiled, cannot pass. */
+static void report_holds_only_the_runtimes(const cJSON *report, const cJSON *truth,
+					   const char *name)
+{
+	const cJSON *mine, *mg;
+
+	cJSON_ArrayForEach(mine, array(report, "traces")) {
+		const cJSON *t = by_id(array(truth, "traces"), num(mine, "id"));
+
+		if (!t)
+			fail_msg("%s: the report's trace %.0f (%s, %.0f entries) is not one the "
+				 "runtime had", name, num(mine, "id"), str(mine, "kind"),
+				 num(mine, "entries"));
+		if (strcmp(str(mine, "kind"), str(t, "kind")))
+			fail_msg("%s: trace %.0f is a %s in the report, a %s in the runtime", name,
+				 num(mine, "id"), str(mine, "kind"), str(t, "kind"));
+		cJSON_ArrayForEach(mg, array(mine, "guards")) {
+			if (!by_id(array(t, "guards"), num(mg, "id")))
+				fail_msg("%s: the report's guard %.0f of trace %.0f (%.0f exits) is not "
+					 "one the runtime had", name, num(mg, "id"), num(mine, "id"),
+					 num(mg, "exits"));
+		}
+	}
 }
 
 int jf_test_report_matches_counters(const char *dir, const char *counters, const char *name)
@@ -93,6 +135,7 @@ int jf_test_report_matches_counters(const char *dir, const char *counters, const
 		}
 	}
 	assert_true(traces > 0);
+	report_holds_only_the_runtimes(report, truth, name);
 	printf("%s: %d traces and %d guards exactly as the runtime counted\n", name, traces, guards);
 	cJSON_Delete(truth);
 	cJSON_Delete(report);

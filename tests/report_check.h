@@ -1,5 +1,6 @@
 /* Checking a `jitflow report --json` against a runtime's own counters (minivm
- * --counters): for every trace, entries and iterations; for every guard, exits. */
+ * --counters), both ways: for every trace of the runtime, entries and iterations; for
+ * every guard, exits; and every trace and guard of the report is one the runtime had. */
 #ifndef JITFLOW_TEST_REPORT_CHECK_H
 #define JITFLOW_TEST_REPORT_CHECK_H
 

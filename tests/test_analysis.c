@@ -797,5 +797,5 @@ int main(void)
 
 	if (reader)
 		jf_zone_reader_close(reader);
-	return rc;
+	return jf_test_exit(rc);
 }

@@ -119,5 +119,5 @@ int main(void)
 		cmocka_unit_test(test_bad_input_is_usage_error),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return jf_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }

@@ -286,5 +286,5 @@ int main(void)
 		cmocka_unit_test(test_decode_jsonl),
 		cmocka_unit_test(test_stat_json),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -105,5 +105,5 @@ int main(void)
 		cmocka_unit_test(test_file_sections_and_bad_ranges),
 		cmocka_unit_test(test_many_generations_of_code),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

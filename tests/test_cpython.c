@@ -116,12 +116,11 @@ int main(void)
 		cmocka_unit_test(test_guards),
 	};
 
-	if (!find_python()) {
-		printf("skipped: no CPython JIT build at %s (tools/runtimes/cpython/build.sh "
-		       "makes it, in about 20 minutes per variant on 2 cores)\n", python);
-		return JF_TEST_SKIP;
-	}
-	if (!jf_test_have_perf_and_qemu())
-		return JF_TEST_SKIP;
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	if (!find_python())
+		return jf_test_skip_reason(JF_NEED_RUNTIME_BUILD, "no CPython JIT build at %s "
+					   "(tools/runtimes/cpython/build.sh makes it, in about "
+					   "30 minutes per variant on 2 cores)", python);
+	jf_test_require_tools("perf --version", "perf (linux-perf)");
+	jf_test_require_tools("qemu-x86_64 --version", "qemu-x86_64 (qemu-user)");
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -111,5 +111,5 @@ int main(void)
 		cmocka_unit_test(test_corrupt),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

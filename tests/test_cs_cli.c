@@ -150,5 +150,5 @@ int main(void)
 	};
 
 	write_snapshot();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

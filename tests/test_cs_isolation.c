@@ -424,5 +424,5 @@ int main(void)
 		cmocka_unit_test(test_lockstep_sees_the_code_map_change),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -1,6 +1,7 @@
 /* The CoreSight backend against OpenCSD's reference lister run live (trc_pkt_lister from
  * libopencsd-bin): on the synthetic snapshot written by this test, and on the small
- * shared ete_ip capture when ../shared is present. Skips when trc_pkt_lister is absent. */
+ * shared ete_ip capture when ../shared is present. A missing trc_pkt_lister fails
+ * (tools/setup.sh installs it). */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -74,10 +75,6 @@ int main(void)
 		cmocka_unit_test(test_shared_ete_ip),
 	};
 
-	if (jf_test_run("command -v trc_pkt_lister >/dev/null 2>&1", NULL) != 0) {
-		fprintf(stderr, "SKIP: trc_pkt_lister (Debian package libopencsd-bin) not "
-				"installed\n");
-		return JF_TEST_SKIP;
-	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	jf_test_require_tools("command -v trc_pkt_lister", "trc_pkt_lister (libopencsd-bin)");
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

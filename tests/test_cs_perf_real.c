@@ -141,10 +141,8 @@ static const char *capture(const char *name)
 	if (!shared)
 		skip();
 	snprintf(dir, sizeof(dir), "%s/coresight-perf/%s", shared, name);
-	if (stat(dir, &st) != 0) {
-		fprintf(stderr, "SKIP: %s is absent\n", dir);
-		skip();
-	}
+	if (stat(dir, &st) != 0)
+		jf_test_skip(JF_NEED_SHARED, "%s is absent", dir);
 	return dir;
 }
 
@@ -208,10 +206,7 @@ static void test_n1_pipe_mode(void **state)
 	const char *dir = capture("n1-sort-single");
 
 	(void)state;
-	if (jf_test_run("perf version >/dev/null 2>&1 && command -v bzip2 >/dev/null", NULL)) {
-		fprintf(stderr, "SKIP: perf or bzip2 not installed\n");
-		skip();
-	}
+	jf_test_require_tools("perf version && command -v bzip2", "perf (linux-perf) or bzip2");
 	snprintf(file, sizeof(file), "%s/perf.data", dir);
 	snprintf(pipe, sizeof(pipe), "%s/n1-pipe.data", jf_test_tmpdir());
 	snprintf(images, sizeof(images), "%s/n1-images", jf_test_tmpdir());
@@ -288,5 +283,5 @@ int main(void)
 		cmocka_unit_test(test_simpleperf_with_symfs),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -268,5 +268,5 @@ int main(void)
 		cmocka_unit_test(test_empty_and_short_buffers),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

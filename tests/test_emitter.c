@@ -193,5 +193,5 @@ int main(void)
 		cmocka_unit_test(test_threads_get_unique_increasing_seqs),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -5,7 +5,7 @@
  * The oracles: the program's own semantics (fib(25) enters fib 242785 times, its whole
  * recording's instruction count) and Linux perf's decode of the same file.
  * The tmpfs needs mount(2) (root or CAP_SYS_ADMIN): without it those tests skip with a
- * message. Skips when perf or qemu-x86_64 is missing. */
+ * message, asked before they record. perf and qemu-x86_64 missing is a failure. */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -23,8 +23,11 @@ static const char *program(const char *name)
 	return path;
 }
 
-/* A tmpfs of kb KiB at TMP/name; 0, or -1 after printing why it cannot be made. */
-static int mount_tmpfs(const char *name, unsigned kb)
+/* Why a tmpfs cannot be mounted here (mount's message), or NULL when it can. */
+static char *cannot_mount;
+
+/* A tmpfs of kb KiB at TMP/name; 0, or -1 with mount's message in *why (malloc'd). */
+static int try_mount_tmpfs(const char *name, unsigned kb, char **why)
 {
 	char cmd[8400], *out = NULL;
 
@@ -32,14 +35,29 @@ static int mount_tmpfs(const char *name, unsigned kb)
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && mount -t tmpfs -o size=%uk jitflow-test '%s' 2>&1",
 		 tmpfs, kb, tmpfs);
 	if (jf_test_run(cmd, &out) != 0) {
-		printf("SKIP: cannot mount a %u KiB tmpfs (needs root or CAP_SYS_ADMIN): %s\n", kb,
-		       out);
-		free(out);
+		*why = out;
 		return -1;
 	}
 	free(out);
 	mounted = 1;
 	return 0;
+}
+
+/* The tests' tmpfs, which mounted once in main already (so it cannot fail for want of
+ * privileges): a failure here fails the test. */
+static void mount_tmpfs(const char *name, unsigned kb)
+{
+	char *why = NULL;
+
+	if (try_mount_tmpfs(name, kb, &why) < 0)
+		fail_msg("cannot mount a %u KiB tmpfs at %s: %s", kb, tmpfs, why);
+}
+
+static void skip_without_mount(void)
+{
+	if (cannot_mount)
+		jf_test_skip(JF_NEED_ROOT, "cannot mount a tmpfs (needs root or CAP_SYS_ADMIN): %s",
+			     cannot_mount);
 }
 
 /* After each test, passed or failed: no tmpfs is left mounted. */
@@ -112,6 +130,7 @@ static void test_perf_data_disk_full(void **state)
 	int status;
 
 	(void)state;
+	skip_without_mount();
 	snprintf(dir, sizeof(dir), "%s/fib25", jf_test_tmpdir());
 	snprintf(cmd, sizeof(cmd), "'%s' record -o '%s' -- '%s' 25 2>/dev/null", jf_test_cli(), dir,
 		 program("fib"));
@@ -120,8 +139,7 @@ static void test_perf_data_disk_full(void **state)
 	free(out);
 	stat_recording(dir, &whole);
 	assert_int_equal(whole.instructions, manifest_instructions(dir));
-	if (mount_tmpfs("full-perf", 256) < 0)
-		skip();
+	mount_tmpfs("full-perf", 256);
 	snprintf(dir, sizeof(dir), "%s/rec", tmpfs);
 	snprintf(err_path, sizeof(err_path), "%s/fib25-full.err", jf_test_tmpdir());
 	snprintf(cmd, sizeof(cmd), "'%s' record -o '%s' -- '%s' 25 2>'%s'", jf_test_cli(), dir,
@@ -153,6 +171,7 @@ static void test_zone_file_disk_full(void **state)
 	int status;
 
 	(void)state;
+	skip_without_mount();
 	snprintf(dir, sizeof(dir), "%s/jit-whole", jf_test_tmpdir());
 	snprintf(zone_dir, sizeof(zone_dir), "%s/jit-zone", jf_test_tmpdir());
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && JITFLOW_ZONE_DIR='%s' '%s' record -o '%s' -- "
@@ -163,8 +182,7 @@ static void test_zone_file_disk_full(void **state)
 	free(out);
 	/* The perf.data's pages and one more, which jit-code.txt (written before the zone
 	 * files are copied) takes: no room is left for the zone file. */
-	if (mount_tmpfs("full-zone", (unsigned)((perf_size + 4095) / 4096 + 1) * 4) < 0)
-		skip();
+	mount_tmpfs("full-zone", (unsigned)((perf_size + 4095) / 4096 + 1) * 4);
 	snprintf(dir, sizeof(dir), "%s/rec", tmpfs);
 	snprintf(err_path, sizeof(err_path), "%s/jit-full.err", jf_test_tmpdir());
 	snprintf(cmd, sizeof(cmd), "JITFLOW_ZONE_DIR='%s' '%s' record -o '%s' -- '%s' >/dev/null "
@@ -252,7 +270,9 @@ int main(void)
 		cmocka_unit_test(test_program_killed),
 	};
 
-	if (!jf_test_have_perf_and_qemu())
-		return JF_TEST_SKIP;
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	jf_test_require_tools("perf --version && qemu-x86_64 --version",
+			      "perf (linux-perf) or qemu-x86_64 (qemu-user)");
+	if (try_mount_tmpfs("probe", 64, &cannot_mount) == 0 && unmount_tmpfs(NULL) != 0)
+		fail_msg("cannot unmount the probe tmpfs at %s", tmpfs);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

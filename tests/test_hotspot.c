@@ -208,5 +208,5 @@ int main(void)
 			"installs openjdk-17-jdk-headless)\n", agent());
 		return 1;
 	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -305,5 +305,5 @@ int main(void)
 		cmocka_unit_test(test_cache_follows_code_changes),
 		cmocka_unit_test(test_other_modes_and_disasm),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -82,9 +82,6 @@ int main(void)
 		cmocka_unit_test(test_log_backend),
 	};
 
-	if (jf_test_run("qemu-x86_64 --version > /dev/null 2>&1", NULL) != 0) {
-		fprintf(stderr, "SKIP: qemu-x86_64 is not installed\n");
-		return JF_TEST_SKIP;
-	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	jf_test_require_tools("qemu-x86_64 --version", "qemu-x86_64 (qemu-user)");
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -102,5 +102,5 @@ int main(void)
 		cmocka_unit_test(test_regions_by_name_are_exact),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

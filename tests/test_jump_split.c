@@ -297,5 +297,5 @@ int main(void)
 		cmocka_unit_test(test_checked_in_recordings),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -14,7 +14,7 @@
  * instrumentation: in these small programs they run more instructions than all of
  * LuaJIT's own native code and interpreter (without the brackets the report shows ~3%
  * instrumentation, the emitter's own code, and ~97% native).
- * Skipped when luajit is not installed. */
+ * A missing luajit fails (tools/setup.sh installs it). */
 #include "luajit_check.h"
 #include "json_check.h"
 #include "test_support.h"
@@ -59,11 +59,6 @@ static void check_program(const char *name)
 	instrumentation_outweighs_runtime(dir, name);
 }
 
-static int have_luajit(void)
-{
-	return jf_test_run("command -v luajit >/dev/null 2>&1", NULL) == 0;
-}
-
 static void test_phases(void **state) { (void)state; check_program("phases"); }
 static void test_types_flush(void **state) { (void)state; check_program("types_flush"); }
 
@@ -74,9 +69,6 @@ int main(void)
 		cmocka_unit_test(test_types_flush),
 	};
 
-	if (!have_luajit()) {
-		printf("skipped: luajit is not installed (tools/setup.sh --tests installs it)\n");
-		return JF_TEST_SKIP;
-	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	jf_test_require_tools("command -v luajit", "luajit");
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -239,5 +239,5 @@ int main(void)
 		cmocka_unit_test(test_record_applies_before_the_other_thread_runs),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

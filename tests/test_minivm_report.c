@@ -60,5 +60,5 @@ int main(void)
 		cmocka_unit_test(test_every_example),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

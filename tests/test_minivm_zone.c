@@ -323,5 +323,5 @@ int main(void)
 		cmocka_unit_test(test_nested_loops_iteration_events),
 		cmocka_unit_test(test_polymorphic_call_bridges_of_bridges),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -257,5 +257,5 @@ int main(void)
 		cmocka_unit_test(test_snapshot_buffer_cut),
 		cmocka_unit_test(test_jitdump_cut),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

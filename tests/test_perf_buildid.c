@@ -6,7 +6,7 @@
  * and decodes exactly the instructions QEMU executed (the recording's manifest); without
  * them it names each missing file with its build-id; a file of another build-id under
  * --symfs is refused. The HEADER_BUILD_ID reader takes perf's entries and rejects
- * truncated ones with their offset. Skips when perf or qemu-x86_64 is missing. */
+ * truncated ones with their offset. A missing perf or qemu-x86_64 fails. */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -23,11 +23,9 @@ static int setup(void **state)
 	char cmd[16000];
 
 	(void)state;
-	if (jf_test_run("perf --version >/dev/null 2>&1 && qemu-x86_64 --version >/dev/null "
-			"2>&1 && command -v bzip2 >/dev/null", NULL) != 0) {
-		fprintf(stderr, "SKIP: perf, qemu-x86_64 or bzip2 is not installed\n");
-		return 0;
-	}
+	jf_test_require_tools("perf --version && qemu-x86_64 --version && command -v bzip2 && "
+			      "python3 -c 'import tarfile, bz2'",
+			      "perf (linux-perf), qemu-x86_64 (qemu-user), bzip2 or python3");
 	snprintf(dir, sizeof(dir), "%s/rec", jf_test_tmpdir());
 	snprintf(home, sizeof(home), "%s/home", jf_test_tmpdir());
 	snprintf(empty, sizeof(empty), "%s/empty", jf_test_tmpdir());
@@ -42,7 +40,7 @@ static int setup(void **state)
 		 "ln -sf '%s/inj.data' '%s/inj.data'",
 		 home, empty, other, jf_test_cli(), dir, dir, home, home, dir, other);
 	if (jf_test_run(cmd, NULL) != 0)
-		dir[0] = 0;
+		fail_msg("recording, injecting the build-ids or packing the archive failed: %s", cmd);
 	return 0;
 }
 
@@ -112,10 +110,6 @@ static void test_perf_archive_and_cache(void **state)
 	unsigned long long want;
 
 	(void)state;
-	if (!dir[0]) {
-		fprintf(stderr, "SKIP: no recording (see setup)\n");
-		skip();
-	}
 	want = recorded_instructions();
 	assert_true(want > 10000);
 	snprintf(file, sizeof(file), "%s/inj.data", dir);
@@ -147,8 +141,6 @@ static void test_wrong_file_under_symfs(void **state)
 	char cmd[2400], root[700], file[800], *w;
 
 	(void)state;
-	if (!dir[0])
-		skip();
 	/* Another ELF (jitflow itself) where the program was: not decoded, reported. */
 	snprintf(root, sizeof(root), "%s/wrong", jf_test_tmpdir());
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/usr/bin' && cp '%s' '%s/usr/bin/true'", root,
@@ -225,10 +217,6 @@ static void test_bad_archives(void **state)
 	size_t i;
 
 	(void)state;
-	if (jf_test_run("python3 -c 'import tarfile, bz2' 2>/dev/null", NULL) != 0) {
-		fprintf(stderr, "SKIP: python3 with tarfile and bz2 is needed to write archives\n");
-		skip();
-	}
 	snprintf(file, sizeof(file), "%s/plain.data", jf_test_tmpdir());
 	snprintf(archive, sizeof(archive), "%s/bad.tar.bz2", jf_test_tmpdir());
 	pb_init(&b);
@@ -259,5 +247,5 @@ int main(void)
 		cmocka_unit_test(test_wrong_file_under_symfs),
 	};
 
-	return cmocka_run_group_tests(tests, setup, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, setup, NULL));
 }

@@ -293,12 +293,7 @@ static void test_perf_dumps_same_info(void **state)
 	struct pb b;
 	size_t i;
 
-	if (jf_test_run("perf --version >/dev/null 2>&1", &out) != 0) {
-		free(out);
-		print_message("SKIP: perf not installed; not checking against perf\n");
-		return;
-	}
-	free(out);
+	jf_test_require_tools("perf --version", "perf (linux-perf)");
 	pb_init(&b);
 	pb_add_attr(&b, PB_INTEL_PT_PMU, PB_CFG_TSC, PB_SAMPLE_STD | 1u, PB_ATTR_SAMPLE_ID_ALL, 1);
 	pb_intel_pt_priv(priv, 1, 123456, 17, 987654321);
@@ -601,5 +596,5 @@ int main(void)
 		cmocka_unit_test(test_corrupt_sizes),
 		cmocka_unit_test(test_pipe_mode),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -130,5 +130,5 @@ int main(void)
 		cmocka_unit_test(test_process_maps),
 		cmocka_unit_test(test_one_map_and_substitutes),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -545,15 +545,9 @@ static int perf_listing(const char *path, int per_cpu, char *insns, size_t cap, 
 	return 0;
 }
 
-static int have_perf(void)
+static void require_perf(void)
 {
-	char *out = NULL;
-	int rc = jf_test_run("perf --version >/dev/null 2>&1", &out);
-
-	free(out);
-	if (rc != 0)
-		print_message("SKIP: perf not installed; not checking against perf\n");
-	return rc == 0;
+	jf_test_require_tools("perf --version", "perf (linux-perf)");
 }
 
 /* perf itself reads a per-thread file built here: the same sideband, and its own Intel PT
@@ -566,8 +560,7 @@ static void test_perf_agrees_per_thread(void **state)
 	struct pb b;
 	uint64_t at;
 
-	if (!have_perf())
-		return;
+	require_perf();
 	build_per_thread(&b, code_file(), NULL, 0, 0, &at);
 	pb_write(&b, path);
 	our_listing(path, &ours);
@@ -635,8 +628,7 @@ static void assert_two_cpus_as_perf(const char *path)
 	char theirs[8192], warnings[256], *side = NULL;
 	struct listing ours;
 
-	if (!have_perf())
-		return;
+	require_perf();
 	our_listing(path, &ours);
 	assert_int_equal(perf_listing(path, 1, theirs, sizeof(theirs), &side, warnings,
 				      sizeof(warnings)),
@@ -741,13 +733,9 @@ static void test_cli_decode_perf(void **state)
 	pb_free(&b);
 	snprintf(cmd, sizeof(cmd), "%s decode --perf %s 2>&1", jf_test_cli(), path);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
-	if (have_perf()) {
-		assert_int_equal(perf_listing(path, 0, theirs, sizeof(theirs), &side, NULL, 0), 0);
-		free(side);
-	} else {
-		snprintf(theirs, sizeof(theirs), "0 400000\n0 400005\n0 400007\n0 400005\n"
-						 "0 400007\n0 400005\n0 400007\n0 400009\n");
-	}
+	require_perf();
+	assert_int_equal(perf_listing(path, 0, theirs, sizeof(theirs), &side, NULL, 0), 0);
+	free(side);
 	want[0] = 0;
 	for (line = strtok_r(theirs, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		len += (size_t)snprintf(want + len, sizeof(want) - len, "%016llx\n",
@@ -825,7 +813,8 @@ static void check_split(size_t cut, int perf_agrees)
 				 (unsigned long long)res.flows[i].offset);
 	assert_int_equal(count_kind(&res, JF_FLOW_END), 0); /* ends with TIP.PGD */
 	jf_perf_images_free(imgs);
-	if (perf_agrees && have_perf()) {
+	if (perf_agrees) {
+		require_perf();
 		char theirs[8192], *side = NULL;
 		struct listing ours;
 
@@ -915,5 +904,5 @@ int main(void)
 		cmocka_unit_test(test_split_buffers_stitched),
 		cmocka_unit_test(test_context_switches),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -235,5 +235,5 @@ int main(void)
 
 	if (!jf_test_shared_traces())
 		return JF_TEST_SKIP;
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -1395,5 +1395,5 @@ int main(void)
 		cmocka_unit_test(test_interrupt),
 		cmocka_unit_test(test_tnt64),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

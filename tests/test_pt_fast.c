@@ -977,10 +977,7 @@ int main(void)
 	};
 	int rc = cmocka_run_group_tests(cache_tests, NULL, NULL);
 
-	if (!jf_test_shared_traces()) {
-		if (rc)
-			return rc;
-		return JF_TEST_SKIP;
-	}
-	return rc | cmocka_run_group_tests(capture_tests, NULL, NULL);
+	if (!jf_test_shared_traces())
+		return jf_test_exit(rc);
+	return jf_test_exit(rc + cmocka_run_group_tests(capture_tests, NULL, NULL));
 }

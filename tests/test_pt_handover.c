@@ -16,6 +16,7 @@
 #include "jitflow/pt_fast.h"
 #include "flow_check.h"
 #include "pt_builder.h"
+#include "test_support.h"
 
 /* 1000: call 1010; 1005: jne 1000; 1007: jmp 100b; 100b: jmp rax; 1010: je 1013;
  * 1012: nop; 1013: ret */
@@ -175,5 +176,5 @@ int main(void)
 		cmocka_unit_test(test_return_to_call_before),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -130,5 +130,5 @@ int main(void)
 		cmocka_unit_test(test_inconsistency_found_ahead),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -6,7 +6,7 @@
  *
  * The program (tests/data/pypy/phases.py) has a phase change, a polymorphic call site
  * (guard_class failing into bridges), nested loops and bridges of bridges; PyPy runs it
- * with a low JIT threshold so it compiles early. Skipped where pypy3 is not installed.
+ * with a low JIT threshold so it compiles early.
  * Takes a minute or a few: PyPy starts up with about 70 million instructions. phases.py
  * is also recorded with --filter=jit (only the JIT's code traced). */
 #include "json_check.h"
@@ -32,7 +32,6 @@ static void assert_decoded_whole(const cJSON *report, double instructions)
 
 /* One recording for every test here, and one report of it: PyPy's start-up alone is
  * ~70 M instructions. */
-static int pypy_installed;
 static cJSON *phases_report;
 
 static int record_phases(void **state)
@@ -41,9 +40,7 @@ static int record_phases(void **state)
 	char cmd[8192];
 
 	(void)state;
-	pypy_installed = jf_test_run("command -v pypy3 >/dev/null", NULL) == 0;
-	if (!pypy_installed)
-		return 0;
+	jf_test_require_tools("command -v pypy3", "pypy3");
 	snprintf(cmd, sizeof(cmd), "cp '%s/tests/data/pypy/phases.py' '%s/' && cd '%s' && "
 		 "'%s' record -o rec -- pypy3 --jit threshold=200,trace_eagerness=20 phases.py "
 		 "> phases.out", jf_test_source_dir(), tmp, tmp, jf_test_cli());
@@ -61,14 +58,6 @@ static int free_report(void **state)
 	return 0;
 }
 
-static void skip_without_pypy(void)
-{
-	if (!pypy_installed) {
-		printf("pypy3 is not installed: skipped\n");
-		skip();
-	}
-}
-
 static void test_counts_equal_pypys_own(void **state)
 {
 	const char *tmp = jf_test_tmpdir();
@@ -78,7 +67,6 @@ static void test_counts_equal_pypys_own(void **state)
 	int bridges_of_bridges = 0;
 
 	(void)state;
-	skip_without_pypy();
 	snprintf(path, sizeof(path), "%s/rec/manifest.json", tmp);
 	manifest = jf_test_json_file(path);
 	assert_decoded_whole(report, jf_test_num(manifest, "instructions"));
@@ -101,7 +89,6 @@ static void test_counts_through_filter(void **state)
 	char cmd[8192], dir[4096], path[4200];
 
 	(void)state;
-	skip_without_pypy();
 	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' record --filter=jit -o filtered -- pypy3 --jit "
 		 "threshold=200,trace_eagerness=20 phases.py > filtered.out", tmp, jf_test_cli());
 	assert_int_equal(jf_test_run(cmd, NULL), 0);
@@ -130,7 +117,6 @@ static void test_tsc_stamps_place_writes(void **state)
 	char ip[32];
 
 	(void)state;
-	skip_without_pypy();
 	snprintf(log, sizeof(log), "%s/rec/manifest.json", tmp);
 	manifest = jf_test_json_file(log);
 	snprintf(log, sizeof(log), "%s/rec/pypylog.log", tmp);
@@ -177,7 +163,6 @@ static void test_freed_loops_reused_memory(void **state)
 	FILE *log;
 
 	(void)state;
-	skip_without_pypy();
 	snprintf(cmd, sizeof(cmd), "cp '%s/tests/data/pypy/frees.py' '%s/' && cd '%s' && "
 		 "PYPYLOG=jit-backend-dump,jit-backend-addr,jit-log-opt,jit-backend-counts,"
 		 "jit-summary:frees.log '%s' record -o frees -- pypy3 --jit threshold=200 "
@@ -251,7 +236,6 @@ static void test_code_objects_are_the_programs_functions(void **state)
 	int poly = 0, nested = 0, methods = 0;
 
 	(void)state;
-	skip_without_pypy();
 	snprintf(source, sizeof(source), "%s/phases.py", tmp);
 	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(phases_report, "bytecodes")) {
 		const char *name, *file;
@@ -326,5 +310,5 @@ int main(void)
 		cmocka_unit_test(test_freed_loops_reused_memory),
 	};
 
-	return cmocka_run_group_tests(tests, record_phases, free_report);
+	return jf_test_exit(cmocka_run_group_tests(tests, record_phases, free_report));
 }

@@ -479,5 +479,5 @@ int main(void)
 		cmocka_unit_test(cli_pypylog_input),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -53,5 +53,5 @@ int main(void)
 		cmocka_unit_test(test_stat),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -902,5 +902,5 @@ int main(void)
 		cmocka_unit_test(test_zone_retime_by_writes),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

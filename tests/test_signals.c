@@ -11,7 +11,7 @@
  *   - threadstart: 4 threads started back to back: every thread's calls under its own
  *     thread id (tools/bench/tid-check.sh runs 30 per backend);
  *   - sigjmp_timer: a process-wide timer's handler leaving a busy loop by siglongjmp.
- * Skips when perf or qemu-x86_64 is missing. */
+ * A missing perf or qemu-x86_64 fails (tools/setup.sh installs both). */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -282,7 +282,7 @@ int main(void)
 		cmocka_unit_test(test_timer_longjmp_out_of_busy_loop),
 	};
 
-	if (!jf_test_have_perf_and_qemu())
-		return JF_TEST_SKIP;
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	jf_test_require_tools("perf --version && qemu-x86_64 --version",
+			      "perf (linux-perf) or qemu-x86_64 (qemu-user)");
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -1,5 +1,6 @@
 #include "test_support.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,15 +10,50 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+static int skipped;
+
+static const char *const need_names[] = {
+	[JF_NEED_SHARED] = "shared",
+	[JF_NEED_ROOT] = "root",
+	[JF_NEED_HARDWARE] = "hardware",
+	[JF_NEED_RUNTIME_BUILD] = "runtime-build",
+};
+
+int jf_test_skip_reason(enum jf_test_need need, const char *fmt, ...)
+{
+	va_list ap;
+
+	skipped = 1;
+	fprintf(stderr, "SKIP(%s): ", need_names[need]);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return JF_TEST_SKIP;
+}
+
+void jf_test_mark_skipped(void)
+{
+	skipped = 1;
+}
+
+int jf_test_exit(int failed)
+{
+	if (failed)
+		return failed > 0 && failed < JF_TEST_SKIP ? failed : 1;
+	return skipped ? JF_TEST_SKIP : 0;
+}
+
 const char *jf_test_shared_traces(void)
 {
 	const char *dir = getenv("JITFLOW_SHARED_TRACES");
 	struct stat st;
 
 	if (!dir || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "SKIP: real captures not found at %s (../shared/traces beside "
-				"the repository); skipping tests that need them\n",
-			dir ? dir : "(JITFLOW_SHARED_TRACES unset)");
+		jf_test_skip_reason(JF_NEED_SHARED,
+				    "real captures not found at %s (../shared/traces beside the "
+				    "repository)",
+				    dir ? dir : "(JITFLOW_SHARED_TRACES unset)");
 		return NULL;
 	}
 	return dir;
@@ -153,17 +189,14 @@ long jf_test_number_after(const char *text, const char *prefix)
 	return strtol(p + strlen(prefix), NULL, 10);
 }
 
-int jf_test_have_perf_and_qemu(void)
+void jf_test_require_tools(const char *check_cmd, const char *what)
 {
-	char *out = NULL;
-	int status = jf_test_run("perf --version >/dev/null 2>&1 && "
-				 "qemu-x86_64 --version >/dev/null 2>&1", &out);
+	char cmd[1024];
 
-	free(out);
-	if (status != 0)
-		fprintf(stderr, "SKIP: perf (linux-perf) or qemu-x86_64 (qemu-user) is not "
-				"installed; run tools/setup.sh --tests\n");
-	return status == 0;
+	snprintf(cmd, sizeof(cmd), "(%s) >/dev/null 2>&1", check_cmd);
+	if (jf_test_run(cmd, NULL) != 0)
+		fail_msg("%s missing (`%s` fails): tools/setup.sh installs it; run it", what,
+			 check_cmd);
 }
 
 unsigned char *jf_test_concatenated_capture(const char *name, int times, int damage,

@@ -11,8 +11,44 @@
 /* Exit code ctest treats as "skipped" (SKIP_RETURN_CODE). */
 enum { JF_TEST_SKIP = 77 };
 
-/* The folder of real captures (../shared/traces), or NULL after printing why the test is
- * skipped when it is absent. */
+/* What a test may skip for: only what tools/setup.sh cannot provide. A tool that setup.sh
+ * installs is never a reason; its absence is a failure. */
+enum jf_test_need {
+	JF_NEED_SHARED,	  /* the real captures in ../shared/traces */
+	JF_NEED_ROOT,	  /* root, CAP_SYS_ADMIN or a perf_event_paranoid that lets perf record */
+	JF_NEED_HARDWARE, /* something of the machine itself (a CPU flag, /proc) */
+	JF_NEED_RUNTIME_BUILD, /* a runtime that tools/runtimes/NAME/build.sh builds outside the
+				* tree, too long for every setup (CPython's JIT: ~30 min a variant) */
+};
+
+/* Records that the program skipped something and prints "SKIP(need): reason" on stderr,
+ * the line tools/ci-summary.sh reads; returns JF_TEST_SKIP, for main to return when it skips
+ * everything before any test runs. */
+int jf_test_skip_reason(enum jf_test_need need, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Skip the running cmocka test with a reason (see jf_test_skip_reason). cmocka 1.1.5
+ * counts a skipped test as passed, so main ends with jf_test_exit, which turns a run with a
+ * skip and no failure into exit status 77. */
+#define jf_test_skip(need, ...)                                                        \
+	do {                                                                           \
+		jf_test_skip_reason(need, __VA_ARGS__);                                \
+		_skip(__FILE__, __LINE__);                                             \
+	} while (0)
+
+/* cmocka's own skip() counts too (for jf_test_exit), as one without a reason, which
+ * tools/ci-summary.sh reports as such: after jf_test_shared_traces returned NULL it has
+ * its reason already. */
+void jf_test_mark_skipped(void);
+#undef skip
+#define skip() (jf_test_mark_skipped(), _skip(__FILE__, __LINE__))
+
+/* main's exit status after cmocka_run_group_tests returned `failed` (the failed tests):
+ * failed when non-zero, else JF_TEST_SKIP when anything skipped, else 0. */
+int jf_test_exit(int failed);
+
+/* The folder of real captures (../shared/traces), or NULL after recording a skip (with
+ * its reason) when it is absent: the caller skips what needs it. */
 const char *jf_test_shared_traces(void);
 
 /* The repository root, the build folder, the jitflow command (from ctest's environment). */
@@ -44,8 +80,9 @@ int jf_test_run(const char *cmd, char **out);
  * "\"instructions\": " in a manifest); fails the test when prefix is absent. */
 long jf_test_number_after(const char *text, const char *prefix);
 
-/* Whether Linux perf and qemu-x86_64 are installed (the recorder's tests need both);
- * prints why the test is skipped when not. */
-int jf_test_have_perf_and_qemu(void);
+/* Fails the test (from main: exits 1) when one of the commands, given as a shell command
+ * line, is not runnable: each is installed by tools/setup.sh, so its absence is a broken
+ * setup, never a skip. `what` names the Debian packages for the message. */
+void jf_test_require_tools(const char *check_cmd, const char *what);
 
 #endif

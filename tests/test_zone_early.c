@@ -114,5 +114,5 @@ int main(void)
 		cmocka_unit_test(test_code_served_from_its_pending_record),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -717,5 +717,5 @@ int main(void)
 		cmocka_unit_test(test_code_settled),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -323,5 +323,5 @@ int main(void)
 		cmocka_unit_test(test_shuffled_file_truncated_at_every_length),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

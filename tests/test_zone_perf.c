@@ -2,8 +2,8 @@
  * `perf record -k mono` as a workload, writes every record type while running jitted code;
  * `perf inject --jit` must find the dump through its executable mapping, skip the
  * extension records, write the jitted ELF, and `perf report` must attribute samples to the
- * jitted region by its name. Skips (77) with the reason when perf is missing or cannot
- * record on this machine. */
+ * jitted region by its name. Skips (77) with the reason when perf cannot record on this
+ * machine (asked before the workload runs). */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -51,12 +51,21 @@ static int workload(void)
 	return sum == 200000000 ? 0 : 1;
 }
 
+static char self[1024];
+
 static void test_perf_inject_accepts_extension_records(void **state)
 {
 	char cmd[4096];
 	char *out = NULL;
 	const char *dir = jf_test_tmpdir();
 
+	(void)state;
+	/* -k mono: the CLOCK_MONOTONIC sample clock that jitdump timestamps use */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && perf record -q -e cpu-clock -k mono -o perf.data "
+		 "'%s' --workload 2>&1", dir, self);
+	if (jf_test_run(cmd, &out) != 0)
+		fail_msg("the workload (the emitter under perf record) failed:\n%s", out);
+	free(out);
 	snprintf(cmd, sizeof(cmd), "cd '%s' && perf inject --jit -i perf.data -o perf.jit.data "
 		 "2>&1", dir);
 	if (jf_test_run(cmd, &out) != 0)
@@ -78,29 +87,21 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_perf_inject_accepts_extension_records),
 	};
-	char cmd[4096], self[1024];
 	char *out = NULL;
 	ssize_t n;
 
 	if (argc > 1 && !strcmp(argv[1], "--workload"))
 		return workload();
-	if (system("perf --version >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "SKIP: perf is not installed (Debian package linux-perf)\n");
-		return JF_TEST_SKIP;
-	}
+	jf_test_require_tools("perf --version", "perf (linux-perf)");
+	/* Whether perf may record at all here, asked of a program that is not under test. */
+	if (jf_test_run("perf record -q -e cpu-clock -k mono -o /dev/null true 2>&1", &out) != 0)
+		return jf_test_skip_reason(JF_NEED_ROOT, "perf cannot record here "
+					   "(perf_event_paranoid, or no perf_event_open in this "
+					   "VM/container): %s", out ? out : "");
+	free(out);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
 		return 1;
 	self[n] = 0;
-	/* -k mono: the CLOCK_MONOTONIC sample clock that jitdump timestamps use */
-	snprintf(cmd, sizeof(cmd), "cd '%s' && perf record -q -e cpu-clock -k mono -o perf.data "
-		 "'%s' --workload 2>&1", jf_test_tmpdir(), self);
-	if (jf_test_run(cmd, &out) != 0) {
-		fprintf(stderr, "SKIP: perf cannot record here (perf_event_paranoid or no "
-				"perf_event_open in this VM/container):\n%s\n", out ? out : "");
-		free(out);
-		return JF_TEST_SKIP;
-	}
-	free(out);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

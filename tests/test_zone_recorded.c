@@ -5,7 +5,7 @@
  * by itself (the runtime's executable mapping of jit-PID.dump in the sideband) and name the
  * JIT code so that the runtime's counters, an account independent of the trace, come out
  * exactly: trace entries, bridge entries, exits through the stub before (v1) and after
- * (v2) its patch. Skips when qemu-x86_64 is missing. */
+ * (v2) its patch. A missing qemu-x86_64 fails. */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -113,10 +113,6 @@ int main(void)
 		cmocka_unit_test(test_runtime_counters_from_the_trace),
 	};
 
-	if (system("qemu-x86_64 --version >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "SKIP: qemu-x86_64 is not installed (Debian package qemu-user): "
-				"no recording without Intel PT hardware\n");
-		return JF_TEST_SKIP;
-	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	jf_test_require_tools("qemu-x86_64 --version", "qemu-x86_64 (qemu-user)");
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

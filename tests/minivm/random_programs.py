@@ -12,12 +12,15 @@ addresses, bridges and patched exit stubs included.
 Every program runs under `jitflow record`; `jitflow report --json` must give, for every
 trace minivm compiled, its entries and iterations, for every guard its exits, and for
 every bridge the exits of its parent guard that went on to it, exactly as minivm's
-compiled code counted them (--counters), with no decode error and no data lost; and the
+compiled code counted them (--counters), with no decode error and no data lost, and
+every instruction QEMU ran (the recorder's count) decoded; and the
 program's output must be the same as in a native run.
 
 usage: random_programs.py MINIVM JITFLOW FIRST[-LAST] [--keep DIR]
-Exit status 0 when every program matched, 1 otherwise (each difference is printed),
-77 when QEMU is not installed."""
+Exit status 0 when every program matched, 1 otherwise (each difference is printed), 1
+also when the programs together compiled no trace, guard or bridge (nothing would have
+been compared; a single program may compile none, when its code memory is too small for
+any trace), or when QEMU (which tools/setup.sh installs) is missing."""
 import json
 import os
 import random
@@ -77,8 +80,9 @@ def by_id(items):
 
 
 def compare(report, truth):
-    """Differences between jitflow's report and minivm's counters, and the numbers of
-    traces and guards compared."""
+    """Differences between jitflow's report and minivm's counters, both ways (what minivm
+    counted must be in the report, and what the report holds must be minivm's), and the
+    numbers of traces and guards compared."""
     bad = []
     summary = report["summary"]
     if summary["decode_errors"] or summary["lost_bytes"]:
@@ -108,6 +112,21 @@ def compare(report, truth):
                 bad.append("trace %d guard %d: %d exits, minivm counted %d" % (
                     t["id"], g["id"], exits, g["exits"]))
             guards += 1
+    known = by_id(truth["traces"])
+    for m in report["traces"]:
+        t = known.get(m["id"])
+        if t is None:
+            bad.append("the report's trace %d (%s, %d entries) is not one minivm compiled" % (
+                m["id"], m["kind"], m["entries"]))
+            continue
+        if m["kind"] != t["kind"]:
+            bad.append("trace %d is a %s in the report, a %s in minivm" % (
+                m["id"], m["kind"], t["kind"]))
+        theirs = by_id(t["guards"])
+        for g in m.get("guards", []):
+            if g["id"] not in theirs:
+                bad.append("the report's guard %d of trace %d (%d exits) is not one minivm "
+                           "compiled" % (g["id"], m["id"], g["exits"]))
     return bad, len(truth["traces"]), guards
 
 
@@ -136,7 +155,13 @@ def run_seed(minivm, jitflow, seed, work):
         return bad + ["jitflow report failed: " + report.stderr.strip()], 0, 0, 0
     with open(counters) as f:
         truth = json.load(f)
-    more, traces, guards = compare(json.loads(report.stdout), truth)
+    report = json.loads(report.stdout)
+    with open(os.path.join(rec, "manifest.json")) as f:
+        ran = json.load(f)["instructions"]
+    if report["summary"]["instructions"] != ran:
+        bad.append("%d instructions decoded, QEMU ran %d" % (report["summary"]["instructions"],
+                                                             ran))
+    more, traces, guards = compare(report, truth)
     bridges = sum(1 for t in truth["traces"] if t["kind"] == "bridge")
     return bad + more, traces, guards, bridges
 
@@ -154,8 +179,8 @@ def main():
     first, _, last = seeds.partition("-")
     first, last = int(first), int(last or first)
     if shutil.which("qemu-x86_64") is None:
-        print("SKIP: qemu-x86_64 is not installed")
-        sys.exit(77)
+        print("FAIL: qemu-x86_64 is not installed (tools/setup.sh installs qemu-user)")
+        sys.exit(1)
     failed = programs = traces = guards = bridges = 0
     started = time.time()
     for seed in range(first, last + 1):
@@ -180,6 +205,10 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     print("%d programs, %d with differences; %d traces (%d bridges) and %d guards compared; "
           "%.0f s" % (programs, failed, traces, bridges, guards, time.time() - started))
+    if not (traces and guards and bridges):
+        print("FAIL: %d traces, %d guards and %d bridges compared: too little to check" % (
+            traces, guards, bridges))
+        sys.exit(1)
     sys.exit(1 if failed else 0)
 
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # minivm runs under `jitflow record` (QEMU + synthesised Intel PT): same output and counters
 # as natively, the recording follows all of it (static non-PIE: nothing "not followed"),
-# its zone file is found, and the emitter's marker calls are seen in the trace.
+# its zone file is found, the emitter's marker calls are seen in the trace, and the
+# recording decodes to every instruction QEMU ran.
 # usage: record.sh JITFLOW MINIVM
 set -u
 jitflow=$1
 minivm=$2
-command -v qemu-x86_64 >/dev/null || { echo "SKIP: qemu-x86_64 is not installed"; exit 77; }
+command -v qemu-x86_64 >/dev/null ||
+  { echo "FAIL: qemu-x86_64 is not installed (tools/setup.sh installs qemu-user)"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -44,5 +46,20 @@ if sum(t["marker_calls"] for t in m["threads"]) == 0: problems.append("no marker
 for p in problems: print("FAIL: manifest: " + p)
 sys.exit(1 if problems else 0)
 CHECK
+# The recording decodes to every instruction QEMU ran (the recorder's count), without error.
+if ! "$jitflow" stat --recording rec --json >stat.json 2>stat.err; then
+  echo "FAIL: jitflow stat: $(tail -2 stat.err)"
+  fail=1
+else
+  python3 - rec/manifest.json stat.json <<'CHECK' || fail=1
+import json, sys
+ran = json.load(open(sys.argv[1]))["instructions"]
+stat = json.load(open(sys.argv[2]))
+if (stat["instructions"], stat["errors"], stat["lost_bytes"]) != (ran, 0, 0):
+    print("FAIL: decoded %d instructions (%d errors, %d bytes lost); QEMU ran %d"
+          % (stat["instructions"], stat["errors"], stat["lost_bytes"], ran))
+    sys.exit(1)
+CHECK
+fi
 [ $fail = 0 ] && echo "minivm runs under jitflow record with the same output and counters"
 exit $fail

@@ -8,16 +8,20 @@
 # sharing the cores (at nice 10 beside builds) still gets its hour; JITFLOW_FUZZ_SEED=S fixes
 # libFuzzer's random seed (the CI run does, so that what it finds replays with the same S); JITFLOW_FUZZ_WORK=DIR
 # keeps the corpora, crashes and logs in DIR instead of BUILD (tools/fuzz/smoke.sh, the CI
-# run, uses a fresh one). The exit status is 1 when a NEW crash, leak or hang was found.
+# run, uses a fresh one).
 #
 # BUILD (default build-fuzz) is configured with clang, -DJITFLOW_FUZZ=ON (ASan + UBSan)
 # when it does not exist yet. Each target runs SECONDS (default 180) on one core, from a
 # corpus kept in BUILD/corpus/TARGET and seeded from the repository's own inputs (traces/,
 # test inputs, minivm examples). Targets that reach OpenCSD 1.3.3's known crashes run in
 # fork mode so the campaign looks past them; each crash found is then replayed and sorted
-# by its stack: "known OpenCSD" (frames only inside libopencsd, see docs/fuzzing.md) or
-# "NEW". Prints one line per target: executions, executions/s, corpus size, wall time,
-# crashes.
+# by its stack (tools/fuzz/crash_kind.sh): "known OpenCSD" (one of the OpenCSD bugs that
+# docs/fuzzing.md lists, crashing inside OpenCSD below any frame of ours) or "NEW". Prints
+# one line per target: executions, executions/s, corpus size, wall time, crashes.
+#
+# The exit status is 1 when a target was not built, when a crash, leak or hang is NEW or
+# does not crash again when replayed alone, or when a fuzzer exited with an error that no
+# artifact it left explains.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 src=$PWD
@@ -88,23 +92,19 @@ seed() { # seed TARGET CORPUS: the repository's own inputs of that kind
   return 0
 }
 
-# A crash is OpenCSD's own when every frame of ours below it is the decode tree's caller
-# and the top frames are inside libopencsd. One that does not crash again when replayed
-# says "does not replay": OpenCSD's extractFrame bug reads past the bytes it is given and
-# faults only where the memory after them happens not to be mapped (docs/fuzzing.md).
-classify() { # classify TARGET INPUT
+# classify TARGET INPUT: "known OpenCSD FUNCTION", "NEW", or "does not replay" when the
+# input runs clean alone (OpenCSD's extractFrame bug reads past the bytes it is given and
+# faults only where the memory after them happens not to be mapped, docs/fuzzing.md; a
+# hang found while the machine was loaded may run fast alone). Each fails the run but the
+# known ones: what cannot be replayed cannot be shown to be OpenCSD's.
+classify() {
   local out
   out=$("$build/$(find_target "$1")" -timeout=20 -rss_limit_mb=2048 "$2" 2>&1)
   if ! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error|SUMMARY' <<<"$out"; then
     echo "does not replay"
     return
   fi
-  out=$(grep -E '^ +#[0-9]+ ' <<<"$out" | head -4)
-  if grep -qE 'libopencsd|TrcPktDecode|TraceFmtDcdImpl|ocsd_' <<<"$(head -2 <<<"$out")"; then
-    echo "known OpenCSD"
-  else
-    echo "NEW"
-  fi
+  "$src/tools/fuzz/crash_kind.sh" <<<"$out"
 }
 
 find_target() { (cd "$build" && find . -name "$1" -type f -perm -u+x | head -1); }
@@ -141,6 +141,7 @@ stop_at_cpu() {
       else
         kill -INT "$fuzzer" 2>/dev/null
       fi
+      touch "$log.stopped" # its exit status is then the stop's, not an error
       return 0
     fi
   done
@@ -152,6 +153,7 @@ for t in "${targets[@]}"; do
   bin=$(find_target "$t")
   if [ -z "$bin" ]; then
     printf '%-22s not built\n' "$t"
+    status=1
     continue
   fi
   corpus=$work/corpus/$t; crashes=$work/crashes/$t
@@ -169,6 +171,8 @@ for t in "${targets[@]}"; do
   # its statistics and the sanitizers' reports on a copy of stderr.
   # /usr/bin/time: the CPU time of the fuzzer and of its fork-mode children, which is what
   # "an hour of fuzzing" means on a shared machine (the wall time is printed beside it)
+  artifacts_before=$(ls "$crashes" | wc -l)
+  rm -f "$log.stopped"
   /usr/bin/time -f '%U %S' -o "$log.cpu" "$build/$bin" "${mode[@]}" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -close_fd_mask=3 \
     -artifact_prefix="$crashes/" -print_final_stats=1 "$corpus" >"$log" 2>&1 &
   time_pid=$!
@@ -178,6 +182,7 @@ for t in "${targets[@]}"; do
     watcher=$!
   fi
   wait "$time_pid"
+  fuzzer_status=$?
   [ -z "$watcher" ] || { kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null; }
   # a fork-mode parent's own statistics count none of its jobs' executions: its last #N does
   executed=""
@@ -192,7 +197,7 @@ for t in "${targets[@]}"; do
       [ -e "$c" ] || continue
       n=$((n + 1))
       case $(classify "$t" "$c") in
-        "known OpenCSD") known=$((known + 1)) ;;
+        "known OpenCSD"*) known=$((known + 1)) ;;
         "does not replay")
           unreplayed=$((unreplayed + 1))
           echo "does not replay, $kind: $build/$bin $c (the log says: $(grep -m1 -E '==[0-9]+==ERROR|ERROR: libFuzzer' "$log"))" >&2 ;;
@@ -208,6 +213,13 @@ for t in "${targets[@]}"; do
   cpu=$(awk 'END { printf "%d", $1 + $2 }' "$log.cpu" 2>/dev/null)
   printf '%-22s %12s %10s %8s %6ss %6ss %s\n' "$t" "${executed:-?}" "$(( ${executed:-0} / wall ))" \
     "$(ls "$corpus" | wc -l)" "$wall" "${cpu:-?}" "$new new, $known known OpenCSD, $unreplayed not replaying (${kinds# }; log: $log)"
-  [ "$new" -eq 0 ] || status=1
+  [ "$new" -eq 0 ] && [ "$unreplayed" -eq 0 ] || status=1
+  # A fuzzer that stops with an error leaves an artifact (sorted above); one that leaves
+  # none failed some other way (it could not start, read its corpus, or fork its jobs).
+  if [ "$fuzzer_status" -ne 0 ] && [ ! -e "$log.stopped" ] &&
+     [ "$(ls "$crashes" | wc -l)" -le "$artifacts_before" ]; then
+    echo "$t: the fuzzer exited with status $fuzzer_status and left no crash, leak or hang: $(tail -3 "$log")" >&2
+    status=1
+  fi
 done
 exit $status
