@@ -14,7 +14,8 @@
  * Exactness comes from handing over rather than guessing: whatever this path does not
  * model (a decode error, an overflow, an interrupt, paging, PTWRITE, a code map change...)
  * makes it drop what it decoded since the last PSB and let jf_pt_decoder_new's decoder
- * decode the rest of the trace from that PSB on. To make that possible, nothing decoded
+ * decode on from that PSB (pt_fast_handover.c), until it resynchronises after an error,
+ * where this path takes over again (resume). To make that possible, nothing decoded
  * after a PSB is returned (or counted) before the next PSB is reached. The consistency
  * checks libipt 2.0 lacks (pt_status_check.c) run here too; a violation hands over. */
 #include "jitflow/pt_fast.h"
@@ -157,28 +158,12 @@ static void release_behind(struct fast *f, uint64_t offset)
 	f->released = offset - LAG;
 }
 
-/* pt_fast_watch.h: tell the watcher of a commit at psb (or that the stretch from psb on is
- * not modelled) with the state carried into the next stretch. Returns 1 to pause. */
-int jf_fast_tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
+/* The state carried into the stretch after the PSB reached now (pt_fast_watch.h). */
+void jf_fast_fill_state(struct fast *f, struct jf_pt_fast_state *st)
 {
-	struct jf_pt_fast_commit c;
-	struct jf_pt_fast_state *st = &c.state;
 	uint8_t i;
 
-	memset(&c, 0, sizeof(c));
-	c.psb = psb;
-	c.unmodelled = unmodelled;
-	if (!unmodelled) {
-		c.insns = f->insns_n;
-		c.blocks = f->blocks_n;
-		c.has_time = f->has_time;
-		c.tmin = f->tmin;
-		c.tmax = f->tmax;
-		c.records = f->pending.flows;
-		c.nrecords = f->pending.n;
-		c.events = f->events_n;
-		c.events_hash = f->events_hash;
-	}
+	memset(st, 0, sizeof(*st));
 	st->ip = f->ip;
 	st->enabled = f->enabled;
 	st->isa = f->isa;
@@ -196,7 +181,63 @@ int jf_fast_tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
 		i = (uint8_t)(!i ? RETSTACK_SIZE : i - 1);
 		st->ret[st->depth] = f->ret[i];
 	}
+}
+
+int jf_pt_fast_same_state(const struct jf_pt_fast_state *f, const struct jf_pt_fast_state *g)
+{
+	if (f->ip != g->ip || f->enabled != g->enabled || f->isa != g->isa ||
+	    f->status != g->status || f->tsc != g->tsc || f->lost_mtc != g->lost_mtc ||
+	    f->lost_cyc != g->lost_cyc || f->cbr != g->cbr || g->depth > f->depth)
+		return 0;
+	return !memcmp(f->ret, g->ret, (size_t)g->depth * sizeof(g->ret[0]));
+}
+
+/* pt_fast_watch.h: tell the watcher of a commit at psb (or that the stretch from psb on is
+ * not modelled) with the state carried into the next stretch. Returns 1 to pause. */
+int jf_fast_tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
+{
+	struct jf_pt_fast_commit c;
+
+	memset(&c, 0, sizeof(c));
+	c.psb = psb;
+	c.unmodelled = unmodelled;
+	if (!unmodelled) {
+		c.insns = f->insns_n;
+		c.blocks = f->blocks_n;
+		c.has_time = f->has_time;
+		c.tmin = f->tmin;
+		c.tmax = f->tmax;
+		c.records = f->pending.flows;
+		c.nrecords = f->pending.n;
+		c.events = f->events_n;
+		c.events_hash = f->events_hash;
+	}
+	jf_fast_fill_state(f, &c.state);
 	return f->watch(f->watch_ctx, &c);
+}
+
+/* Counting: what the stretch ending at psb counted, and the state there, kept for the
+ * last two stretches (a hand-over checks a block decoder started before them against
+ * them: pt_fast_count_handover.c). */
+static void keep_counted(struct fast *f, uint64_t psb)
+{
+	struct jf_fast_counted *c;
+
+	if (f->ncounted == 2)
+		f->counted[0] = f->counted[1];
+	else
+		f->ncounted++;
+	c = &f->counted[f->ncounted - 1];
+	c->from = f->restart;
+	c->psb = psb;
+	c->insns = f->insns_n;
+	c->blocks = f->blocks_n;
+	c->has_time = f->has_time;
+	c->tmin = f->tmin;
+	c->tmax = f->tmax;
+	c->events = f->events_n;
+	c->events_hash = f->events_hash;
+	jf_fast_fill_state(f, &c->state);
 }
 
 /* cfg.count_plain_events: count the stretch's event records (settled by now: their times
@@ -217,10 +258,10 @@ static void count_plain_events(struct fast *f)
 		f->events_n++;
 		if (fl->flags & JF_FLOW_HAS_TIME)
 			note_time(f, fl->time);
-		/* Watched, two decoders' stretches are compared (pt_parallel_count.c): by
-		 * where and what these records were (a full jf_flow_hash of each cost -j 2 as
-		 * much as the rest of this). */
-		if (f->watch) {
+		/* Two decoders' stretches are compared (pt_parallel_count.c, a counting
+		 * hand-over): by where and what these records were (a full jf_flow_hash of
+		 * each cost -j 2 as much as the rest of this). */
+		{
 			uint64_t h = f->events_hash ^ fl->offset ^ (uint64_t)fl->kind << 56;
 
 			f->events_hash = (h * 0x100000001b3ull) ^ fl->ip;
@@ -243,6 +284,8 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 		/* The watcher has the records: they are not returned again. */
 		f->paused = jf_fast_tell_watcher(f, new_restart, 0);
 		f->pending.n = 0;
+	} else if (!f->emit) {
+		keep_counted(f, new_restart);
 	}
 	/* Returned blocks count themselves as they pass jf_decoder_next. */
 	if (!f->emit) {

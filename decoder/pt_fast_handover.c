@@ -15,7 +15,9 @@
  * counted). A hand-over then costs one PSB period, not the trace so far; and where the
  * block decoder resynchronises after an error, the fast path takes over again at that PSB
  * (note_resync here, resume in pt_fast.c), so a decode error costs only the stretch from
- * the PSB before it to the PSB after it. */
+ * the PSB before it to the PSB after it. Counting keeps no blocks to join: there the
+ * block decoder starts two PSBs before, checked by a fast decoder started there
+ * (pt_fast_count_handover.c). */
 #include "decoder_internal.h"
 #include "pt_fast_internal.h"
 
@@ -128,6 +130,7 @@ static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf
 	f->skip_insns = f->emit ? 0 : f->stats->insns - f->insns_before;
 	f->skip_records = skip_records;
 	f->local = 0;
+	f->count_local = 0;
 	f->report.block_decoder_from = f->cfg.has_sync_at ? (int64_t)f->cfg.sync_at : 0;
 	/* The instructions this path decoded (and will again, if it resumes): capstone's
 	 * work done once, not per hand-over. */
@@ -163,7 +166,7 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 			f->resume_backoff = 0;
 		f->resumes_to_skip = f->resume_backoff;
 	}
-	rc = hand_over_at_psb_before(f, err);
+	rc = f->emit ? hand_over_at_psb_before(f, err) : jf_fast_count_hand_over_local(f, err);
 	if (rc == 0)
 		rc = hand_over_from_start(f, f->committed_records, err);
 	jf_fast_free_decoders(f);
@@ -173,14 +176,12 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 /* The block decoder's record just read (not one held) is the loss up to the PSB it
  * resynchronised at after an error, and all it returned before was returned or counted:
  * this path resumes at that PSB (pt_fast.c) unless the code map changed since its caches
- * were filled. Only when blocks are returned: counting, a hand-over starts the block
- * decoder at the PSB resumed at (it has no blocks to join at the PSB before), so it would
- * decode again all that the fast path decoded since, and resuming would cost, not save. */
+ * were filled. */
 static void note_resync(struct fast *f, const struct jf_flow *flow)
 {
 	uint64_t psb;
 
-	if (f->emit && flow->kind == JF_FLOW_LOST && !f->skip_records && !f->skip_insns &&
+	if (flow->kind == JF_FLOW_LOST && !f->skip_records && !f->skip_insns &&
 	    f->held_pos == f->held_n && jf_codemap_generation(f->map) == f->generation &&
 	    jf_pt_decoder_resynced(f->old, &psb)) {
 		if (f->resumes_to_skip) {
@@ -234,6 +235,18 @@ int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf
 				f->skip_records--;
 				continue;
 			}
+			if (f->count_local && return_before(flow)) {
+				/* Counting from a PSB near the hand-over: a return to a call
+				 * before it needs a decoder from the start, which skips all
+				 * counted so far. */
+				jf_decoder_free(f->old);
+				f->old = NULL;
+				if (hand_over_from_start(f, f->committed_records + f->returned_after,
+							 err) < 0)
+					return -1;
+				continue;
+			}
+			f->returned_after++;
 			note_resync(f, flow);
 			if (f->emit || !f->cfg.count_plain_events || !jf_fast_plain_event(flow))
 				return rc;

@@ -40,6 +40,15 @@ struct queue {
 	size_t n, pos, cap;
 };
 
+/* Counting: one committed stretch, from PSB `from` to PSB `psb`, and the state at psb. */
+struct jf_fast_counted {
+	uint64_t from, psb;
+	uint64_t insns, blocks, tmin, tmax;
+	int has_time;
+	uint64_t events, events_hash;
+	struct jf_pt_fast_state state;
+};
+
 struct fast {
 	struct jf_pt_config cfg;
 	struct jf_codemap *map;
@@ -96,6 +105,10 @@ struct fast {
 	uint64_t skip_insns;        /* ...whose first instructions and non-block records... */
 	uint64_t skip_records;      /* ...were already counted here */
 	uint64_t committed_records; /* non-block records released (or counted) so far */
+	struct jf_fast_counted counted[2]; /* counting: the last two stretches committed */
+	unsigned ncounted;
+	int count_local;            /* counting: old started two stretches before restart
+				     * (pt_fast_count_handover.c) */
 	int local;                  /* old started at prev_restart (pt_fast_handover.c)... */
 	struct jf_flow *held;       /* ...its records read past the join, returned first */
 	size_t held_n, held_pos;
@@ -208,6 +221,11 @@ void jf_fast_free_decoders(struct fast *f);
  * from the last PSB reached (0, or -1 with err); its records after that, one by one (as
  * jf_decoder_next). */
 int jf_fast_hand_over(struct fast *f, struct jf_error *err);
+/* pt_fast_count_handover.c: counting, a block decoder from the PSB two stretches before
+ * f->restart, checked against them (1), or 0 where it cannot be (-1: out of memory). */
+int jf_fast_count_hand_over_local(struct fast *f, struct jf_error *err);
+/* pt_fast.c: the state carried into the stretch after the PSB reached now. */
+void jf_fast_fill_state(struct fast *f, struct jf_pt_fast_state *st);
 int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err);
 int jf_fast_reach_psb_fup(struct fast *f, int fup, uint64_t ip);
 int jf_fast_apply_event(struct fast *f, const struct pt_event *ev);

@@ -27,6 +27,10 @@ struct jf_pt_fast_state {
 	uint64_t ret[JF_PT_FAST_RETSTACK];
 };
 
+/* Whether g, which started later with an empty return stack, is in the state f is in: all
+ * but the return stack equal, and g's return stack the top of f's. */
+int jf_pt_fast_same_state(const struct jf_pt_fast_state *f, const struct jf_pt_fast_state *g);
+
 struct jf_pt_fast_commit {
 	uint64_t psb;               /* the stretch ends at this PSB (the trace size: the end) */
 	uint64_t insns, blocks;

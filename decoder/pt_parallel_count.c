@@ -15,9 +15,9 @@
  * If a seam does not join, the calling thread decodes on over the next segment with the
  * previous segment's decoder (made again by decoding that segment a second time, checked
  * against the first). Where a stretch is not modelled by the fast path (an error, an event
- * it does not model...), the one-thread decoder hands over to libipt's block decoder from
- * the trace's beginning (pt_fast.c); so does this: the calling thread then runs the
- * one-thread decoder from the beginning, skips the records already given out (checked to
+ * it does not model...), the one-thread decoder hands over to libipt's block decoder
+ * (pt_fast_handover.c); here the calling thread then runs the one-thread decoder from the
+ * beginning to the end, skips the records already given out (checked to
  * be the same) and gives the rest, and its statistics become this decoder's. */
 #include "jitflow/pt_fast.h"
 #include "jitflow/pt_parallel.h"
@@ -269,16 +269,6 @@ static void *work(void *arg)
 	return NULL;
 }
 
-/* Whether g, which started later with an empty return stack, is in the state f is in. */
-static int same_state(const struct jf_pt_fast_state *f, const struct jf_pt_fast_state *g)
-{
-	if (f->ip != g->ip || f->enabled != g->enabled || f->isa != g->isa ||
-	    f->status != g->status || f->tsc != g->tsc || f->lost_mtc != g->lost_mtc ||
-	    f->lost_cyc != g->lost_cyc || f->cbr != g->cbr || g->depth > f->depth)
-		return 0;
-	return !memcmp(f->ret, g->ret, (size_t)g->depth * sizeof(g->ret[0]));
-}
-
 static int same_stretch(const struct segment *f, const struct stretch *a, const struct segment *g,
 			const struct stretch *b)
 {
@@ -288,7 +278,7 @@ static int same_stretch(const struct segment *f, const struct stretch *a, const 
 	    a->has_time != b->has_time || a->nrecords != b->nrecords ||
 	    a->events != b->events || a->events_hash != b->events_hash ||
 	    (a->has_time && (a->tmin != b->tmin || a->tmax != b->tmax)) ||
-	    !same_state(&a->state, &b->state))
+	    !jf_pt_fast_same_state(&a->state, &b->state))
 		return 0;
 	for (i = 0; i < a->nrecords; i++) {
 		if (!jf_flow_buffer_same(&f->records, pa, &g->records, pb))
@@ -317,7 +307,8 @@ static int find_join(const struct segment *f, size_t from, const struct segment 
 			b++;
 		if (b == g->n)
 			return 0;
-		if (g->st[b].psb != f->st[a].psb || !same_state(&f->st[a].state, &g->st[b].state))
+		if (g->st[b].psb != f->st[a].psb ||
+		    !jf_pt_fast_same_state(&f->st[a].state, &g->st[b].state))
 			continue;
 		/* Every stretch both decoded after the PSB must agree, and there must be one. */
 		for (i = a + 1, j = b + 1; i < f->n && j < g->n; i++, j++) {
