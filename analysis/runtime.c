@@ -1,5 +1,6 @@
 /* Which description speaks for a result, and the defaults of a description (runtime.h). */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime.h"
@@ -11,6 +12,8 @@ const struct jf_runtime_desc *jf_runtime_of(const struct jf_analysis_result *r)
 		return &jf_runtime_luajit;
 	case JF_RUNTIME_PYPY:
 		return &jf_runtime_pypy;
+	case JF_RUNTIME_HOTSPOT:
+		return &jf_runtime_hotspot;
 	default:
 		break;
 	}
@@ -72,4 +75,32 @@ const char *jf_runtime_not_told_apart(const struct jf_runtime_desc *rt,
 				      const struct jf_analysis_result *r)
 {
 	return rt->not_told_apart ? rt->not_told_apart(r) : NULL;
+}
+
+size_t *jf_runtime_order_by(size_t n, const uint64_t *key)
+{
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), i, j;
+
+	if (!idx)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		for (j = i; j > 0 && key[idx[j - 1]] < key[i]; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = i;
+	}
+	return idx;
+}
+
+size_t *jf_runtime_rank_traces(const struct jf_analysis_result *r)
+{
+	uint64_t *key = malloc((r->ntraces ? r->ntraces : 1) * sizeof(*key));
+	size_t *idx, i;
+
+	if (!key)
+		return NULL;
+	for (i = 0; i < r->ntraces; i++)
+		key[i] = r->traces[i].insns;
+	idx = jf_runtime_order_by(r->ntraces, key);
+	free(key);
+	return idx;
 }

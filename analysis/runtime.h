@@ -51,6 +51,7 @@ struct jf_runtime_desc {
 extern const struct jf_runtime_desc jf_runtime_generic; /* minivm, and runtimes not described */
 extern const struct jf_runtime_desc jf_runtime_pypy;
 extern const struct jf_runtime_desc jf_runtime_luajit;
+extern const struct jf_runtime_desc jf_runtime_hotspot;
 
 /* The description of the runtime whose records made r. */
 const struct jf_runtime_desc *jf_runtime_of(const struct jf_analysis_result *r);
@@ -62,6 +63,11 @@ const char *jf_runtime_trace_id(const struct jf_runtime_desc *rt, char *buf, siz
 const char *jf_runtime_guard_id(const struct jf_runtime_desc *rt, char *buf, size_t size, uint64_t id);
 /* word with its first letter in upper case, for headings. */
 const char *jf_runtime_heading(char *buf, size_t size, const char *word);
+/* Indexes of n rows ordered by key (n values), largest first, ties in table order;
+ * malloc'd, NULL when out of memory. */
+size_t *jf_runtime_order_by(size_t n, const uint64_t *key);
+/* r's traces so ordered by instructions. */
+size_t *jf_runtime_rank_traces(const struct jf_analysis_result *r);
 /* The sentence of what r's split cannot tell apart, or NULL. */
 const char *jf_runtime_not_told_apart(const struct jf_runtime_desc *rt,
 				      const struct jf_analysis_result *r);

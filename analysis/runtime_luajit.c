@@ -87,35 +87,6 @@ static void luajit_events(FILE *out, const struct jf_analysis_result *r)
 		fprintf(out, "  Not told apart: %s\n", apart);
 }
 
-/* Indexes of n rows ordered by a key, largest first; ties in table order. */
-static size_t *order_by(size_t n, const uint64_t *key)
-{
-	size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), i, j;
-
-	if (!idx)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		for (j = i; j > 0 && key[idx[j - 1]] < key[i]; j--)
-			idx[j] = idx[j - 1];
-		idx[j] = i;
-	}
-	return idx;
-}
-
-static size_t *rank_traces(const struct jf_analysis_result *r)
-{
-	uint64_t *key = malloc((r->ntraces ? r->ntraces : 1) * sizeof(*key));
-	size_t *idx, i;
-
-	if (!key)
-		return NULL;
-	for (i = 0; i < r->ntraces; i++)
-		key[i] = r->traces[i].insns;
-	idx = order_by(r->ntraces, key);
-	free(key);
-	return idx;
-}
-
 static void link_text(char *buf, size_t size, const struct jf_trace_result *t)
 {
 	char to[32];
@@ -135,7 +106,7 @@ static void luajit_traces(FILE *out, const struct jf_analysis_result *r, size_t 
 		fprintf(out, "Traces: none\n");
 		return;
 	}
-	idx = rank_traces(r);
+	idx = jf_runtime_rank_traces(r);
 	if (!idx)
 		return;
 	fprintf(out, "Traces (top %zu of %zu by instructions; side traces as parent/exit)\n", n,
@@ -174,7 +145,7 @@ static void luajit_exits(FILE *out, const struct jf_analysis_result *r, size_t t
 		return;
 	for (i = 0; i < r->nguards; i++)
 		key[i] = r->guards[i].exits;
-	idx = order_by(r->nguards, key);
+	idx = jf_runtime_order_by(r->nguards, key);
 	free(key);
 	if (!idx)
 		return;

@@ -12,7 +12,10 @@
  *    QEMU), and, for C2 and all tiered levels, once more outside the recorder (the agent
  *    alone, the recorder adds nothing to what it writes);
  *
- * and the -Xint recording decodes with no error and no data lost. A recording with
+ * and the -Xint recording decodes with no error and no data lost. Reports speak HotSpot
+ * (analysis/runtime_hotspot.c): the HotSpot section's interpreted bytecodes give i2s its K
+ * entries, its nmethods by tier are LogCompilation's (native wrappers, C1, OSR), and the
+ * text report has nmethods and uncommon traps where a tracing JIT has traces and guards. A recording with
  * compiled code does not yet (docs/hotspot.md, "Limits": code HotSpot patches after
  * describing it), so the C1 recording is only decoded to show that it can be, and its
  * error count is printed. Not skipped: `tools/setup.sh --tests` installs the JDK, and
@@ -110,6 +113,55 @@ static const cJSON *region(const cJSON *r, const char *name)
 	return NULL;
 }
 
+/* The report's HotSpot section (analysis/runtime_hotspot.c). */
+static const cJSON *hotspot_section(const cJSON *r, const char *dir)
+{
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(r, "hotspot");
+
+	if (!cJSON_IsObject(h))
+		fail_msg("%s: the report does not speak HotSpot (no \"hotspot\" object): the "
+			 "agent's runtime record is missing", dir);
+	return h;
+}
+
+static const cJSON *codelet(const cJSON *hotspot, const char *bytecode)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(hotspot, "bytecodes")) {
+		const char *name = jf_test_str(c, "codelet");
+
+		if (name && !strcmp(name, bytecode))
+			return c;
+	}
+	return NULL;
+}
+
+/* nmethods of one tier ("c1", "c2", "native_wrapper") in the HotSpot section. */
+static double tier(const cJSON *hotspot, const char *name, const char *what)
+{
+	return jf_test_num(cJSON_GetObjectItemCaseSensitive(
+				   cJSON_GetObjectItemCaseSensitive(hotspot, "nmethods"), name), what);
+}
+
+/* The text report names HotSpot's code in its own words, not a tracing JIT's. */
+static void check_text_words(const char *dir)
+{
+	static const char *const said[] = { "Nmethods", "HotSpot code", "Interpreted bytecodes",
+					    "Uncommon traps", "Not told apart: the VM's own C++" };
+	char cmd[2048], *text;
+	size_t i;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s'", jf_test_cli(), dir);
+	assert_int_equal(jf_test_run(cmd, &text), 0);
+	for (i = 0; i < sizeof(said) / sizeof(said[0]); i++)
+		if (!strstr(text, said[i]))
+			fail_msg("%s: the text report does not say \"%s\"", dir, said[i]);
+	if (strstr(text, "\nTraces") || strstr(text, "\nGuards"))
+		fail_msg("%s: the text report has a tracing JIT's Traces or Guards table", dir);
+	free(text);
+}
+
 static void test_interpreted_bytecode_entries(void **state)
 {
 	char dir[1024], *out;
@@ -137,23 +189,35 @@ static void test_interpreted_bytecode_entries(void **state)
 		    !strstr(n->valuestring, " L0 "))
 			fail_msg("%s: compiled Java code under -Xint: %s", dir, n->valuestring);
 	}
+	g = codelet(hotspot_section(r, dir), "i2s");
+	if (!g || jf_test_num(g, "entries") != I2S_RUNS)
+		fail_msg("%s: the HotSpot section's interpreted bytecodes give i2s %.0f entries, "
+			 "the program runs it %d times", dir, g ? jf_test_num(g, "entries") : 0.0,
+			 I2S_RUNS);
+	if (tier(hotspot_section(r, dir), "c1", "count") != 0 ||
+	    tier(hotspot_section(r, dir), "c2", "count") != 0)
+		fail_msg("%s: C1 or C2 nmethods counted under -Xint", dir);
 	cJSON_Delete(r);
+	check_text_words(dir);
 }
 
-static void check_compiled(const char *zone, const char *log, int *osr)
+/* Returns the number of nmethods LogCompilation lists; *native of them native wrappers. */
+static int check_compiled(const char *zone, const char *log, int *osr, int *native)
 {
-	int native, n = jf_test_hotspot_nmethods_match(zone, log, osr, &native);
+	int n = jf_test_hotspot_nmethods_match(zone, log, osr, native);
 
-	if (n == 0 || *osr == 0 || native == 0)
+	if (n == 0 || *osr == 0 || *native == 0)
 		fail_msg("%s: %d nmethods, %d OSR, %d native wrappers: HotLoops compiles all "
-			 "three kinds", log, n, *osr, native);
+			 "three kinds", log, n, *osr, *native);
+	return n;
 }
 
 static void test_recorded_nmethods_match_logcompilation(void **state)
 {
 	char dir[1024], options[2048], zone[1400], log[1200], *out;
 	cJSON *r;
-	int osr;
+	const cJSON *h;
+	int osr, native, n;
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/c1", jf_test_tmpdir());
@@ -166,8 +230,18 @@ static void test_recorded_nmethods_match_logcompilation(void **state)
 	assert_true(atoll(out) == 332833500LL * HOT_ROUNDS);
 	free(out);
 	zone_file(dir, zone, sizeof(zone));
-	check_compiled(zone, log, &osr);
+	n = check_compiled(zone, log, &osr, &native);
 	r = report(dir, 0);
+	/* C1 only: every nmethod LogCompilation lists is a native wrapper or a C1 one */
+	h = hotspot_section(r, dir);
+	if (tier(h, "native_wrapper", "count") != native || tier(h, "c1", "count") != n - native ||
+	    tier(h, "c1", "osr") != osr || tier(h, "c2", "count") != 0 ||
+	    tier(h, "unknown_level", "count") != 0)
+		fail_msg("%s: the HotSpot section counts %.0f native wrappers, %.0f C1 nmethods "
+			 "(%.0f OSR), %.0f C2, %.0f of unknown level; LogCompilation lists %d, %d "
+			 "(%d OSR), 0, 0", dir, tier(h, "native_wrapper", "count"),
+			 tier(h, "c1", "count"), tier(h, "c1", "osr"), tier(h, "c2", "count"),
+			 tier(h, "unknown_level", "count"), native, n - native, osr);
 	cJSON_Delete(r);
 }
 
@@ -175,7 +249,7 @@ static void test_recorded_nmethods_match_logcompilation(void **state)
 static void test_tiered_nmethods_match_logcompilation(void **state)
 {
 	char dir[1024], cmd[8192], zone[1400], log[1200], *out;
-	int osr;
+	int osr, native;
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/tiered", jf_test_tmpdir());
@@ -189,7 +263,7 @@ static void test_tiered_nmethods_match_logcompilation(void **state)
 	assert_true(atoll(out) == 332833500LL * 20 * HOT_ROUNDS);
 	free(out);
 	zone_file(dir, zone, sizeof(zone));
-	check_compiled(zone, log, &osr);
+	check_compiled(zone, log, &osr, &native);
 	snprintf(cmd, sizeof(cmd), "grep -c \"<nmethod [^>]*level='4'\" '%s' >/dev/null", log);
 	if (jf_test_run(cmd, NULL) != 0)
 		fail_msg("%s: no C2 (level 4) nmethod to compare", log);

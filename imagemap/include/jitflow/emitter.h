@@ -116,6 +116,8 @@ enum jf_runtime {
 	                               * flushes before it; guard id = exit number */
 	JF_RUNTIME_PYPY = 2,          /* trace id = loop number, or a bridge's guard descr;
 	                               * guard id = its descr (reports print it in hex) */
+	JF_RUNTIME_HOTSPOT = 3,       /* trace id = an nmethod's compile id; its name holds
+	                               * the level and OSR bci ("nmethod 52 L1 osr@4 ...") */
 };
 
 enum jf_guard_flags {

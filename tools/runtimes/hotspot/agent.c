@@ -148,6 +148,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 			"it\n");
 		return JNI_OK;
 	}
+	/* First of all, so that reports speak HotSpot (analysis/runtime_hotspot.c). */
+	jf_emit_event(jf_hs_emitter, JF_EVENT_RUNTIME, JF_RUNTIME_HOTSPOT);
 	memset(&caps, 0, sizeof(caps));
 	caps.can_generate_compiled_method_load_events = 1;
 	caps.can_get_source_file_name = 1;

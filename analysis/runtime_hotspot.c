@@ -1,0 +1,297 @@
+/* HotSpot's description (runtime.h), for results whose zone records declare
+ * JF_RUNTIME_HOTSPOT, as the JVMTI agent (tools/runtimes/hotspot) does: nmethods by
+ * compile id, named by tier from the level and OSR bci the agent puts in their names
+ * ("nmethod 52 L1 osr@4 HotLoops.sum(I)J": level 0 a native wrapper, 1-3 C1, 4 C2), the
+ * interpreter's codelets by bytecode ("Interpreter: iadd"), adapters and stubs, and the
+ * calls into UncommonTrapBlob and DeoptimizationBlob, which are where compiled code
+ * leaves for the interpreter. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jitflow/emitter.h"
+#include "jitflow/json_out.h"
+#include "runtime.h"
+
+#define CODELET_PREFIX "Interpreter: "
+#define TOP_CODELETS 10
+
+enum tier { TIER_NATIVE, TIER_C1, TIER_C2, TIER_UNKNOWN, TIER_COUNT };
+
+static const char *const tier_names[TIER_COUNT] = { "native wrapper", "C1", "C2", "nmethod" };
+static const char *const tier_osr_names[TIER_COUNT] = { "native wrapper", "C1 OSR", "C2 OSR",
+							"nmethod" };
+static const char *const tier_keys[TIER_COUNT] = { "native_wrapper", "c1", "c2",
+						   "unknown_level" };
+
+/* The tier and OSR kind an nmethod's name gives; TIER_UNKNOWN when the agent could not
+ * read the level (a JVM whose tables lack it names the nmethod without one). */
+static enum tier tier_of(const char *name, int *osr)
+{
+	int id, level;
+
+	*osr = strstr(name, " osr@") != NULL;
+	if (sscanf(name, "nmethod %d L%d", &id, &level) != 2)
+		return TIER_UNKNOWN;
+	if (level == 0)
+		return TIER_NATIVE;
+	return level >= 4 ? TIER_C2 : TIER_C1;
+}
+
+static const char *trace_kind(const struct jf_trace_result *t)
+{
+	int osr;
+	enum tier tier;
+
+	if (t->kind != JF_REGION_FUNCTION)
+		return NULL;
+	tier = tier_of(t->name, &osr);
+	return osr ? tier_osr_names[tier] : tier_names[tier];
+}
+
+struct tier_sum {
+	uint64_t nmethods, osr, entries, insns;
+};
+
+/* nmethods described in the flow, by tier. */
+static void sum_tiers(const struct jf_analysis_result *r, struct tier_sum *sum)
+{
+	size_t i;
+
+	memset(sum, 0, TIER_COUNT * sizeof(*sum));
+	for (i = 0; i < r->ntraces; i++) {
+		const struct jf_trace_result *t = &r->traces[i];
+		int osr;
+		enum tier tier;
+
+		if (t->kind != JF_REGION_FUNCTION)
+			continue;
+		tier = tier_of(t->name, &osr);
+		sum[tier].nmethods++;
+		sum[tier].osr += (uint64_t)osr;
+		sum[tier].entries += t->entries;
+		sum[tier].insns += t->insns;
+	}
+}
+
+/* Instructions and entries in regions of one kind, or named name exactly. */
+static void sum_regions(const struct jf_analysis_result *r, int kind, const char *name,
+			uint64_t *insns, uint64_t *entries)
+{
+	size_t i;
+
+	*insns = *entries = 0;
+	for (i = 0; i < r->nregions; i++) {
+		const struct jf_region_result *g = &r->regions[i];
+
+		if (name ? strcmp(g->name, name) != 0 : (int)g->kind != kind)
+			continue;
+		*insns += g->insns;
+		*entries += g->entries;
+	}
+}
+
+static int is_codelet(const struct jf_region_result *g)
+{
+	return g->kind == JF_REGION_INTERPRETER &&
+	       !strncmp(g->name, CODELET_PREFIX, strlen(CODELET_PREFIX));
+}
+
+/* Indexes of the codelet regions that ran, most entries first; *n of them. */
+static size_t *rank_codelets(const struct jf_analysis_result *r, size_t *n)
+{
+	uint64_t *key = malloc((r->nregions ? r->nregions : 1) * sizeof(*key));
+	size_t *idx, i;
+
+	*n = 0;
+	if (!key)
+		return NULL;
+	for (i = 0; i < r->nregions; i++) {
+		key[i] = is_codelet(&r->regions[i]) ? r->regions[i].entries : 0;
+		*n += key[i] != 0;
+	}
+	idx = jf_runtime_order_by(r->nregions, key);
+	free(key);
+	return idx;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void hotspot_nmethods(FILE *out, const struct jf_analysis_result *r, size_t top)
+{
+	size_t *idx, i, n = r->ntraces < top ? r->ntraces : top;
+
+	if (!r->ntraces) {
+		fprintf(out, "Nmethods: none\n");
+		return;
+	}
+	idx = jf_runtime_rank_traces(r);
+	if (!idx)
+		return;
+	fprintf(out, "Nmethods (top %zu of %zu by instructions; tier from the nmethod's level)\n",
+		n, r->ntraces);
+	fprintf(out, "  %7s %-14s %10s %14s %7s  %s\n", "compile", "tier", "entries",
+		"instructions", "%", "name");
+	for (i = 0; i < n; i++) {
+		const struct jf_trace_result *t = &r->traces[idx[i]];
+		const char *tier = trace_kind(t);
+
+		fprintf(out, "  %7" PRIu64 " %-14s %10" PRIu64 " %14" PRIu64 " %6.1f%%  %s\n",
+			t->trace_id, tier ? tier : "-", t->entries, t->insns, pct(t->insns, r->insns),
+			t->name);
+	}
+	free(idx);
+}
+
+/* The agent writes no guard records: an uncommon trap is seen only as a call into
+ * UncommonTrapBlob (the HotSpot section counts them). */
+static void hotspot_traps(FILE *out, const struct jf_analysis_result *r, size_t top)
+{
+	(void)r;
+	(void)top;
+	fprintf(out, "Uncommon traps by compile id and bci: not described (counted only as "
+		     "entries into UncommonTrapBlob and DeoptimizationBlob, above)\n");
+}
+
+static const char *not_told_apart(const struct jf_analysis_result *r)
+{
+	(void)r;
+	return "the VM's own C++ in libjvm (GC, compilers, class loading, the runtime calls "
+	       "compiled code makes) and native libraries: counted as native; an nmethod that "
+	       "ran before its CompiledMethodLoad record applied: counted as unknown; an "
+	       "uncommon trap or deoptimization is a call into its blob, not yet tied to a "
+	       "compile id, bci or reason";
+}
+
+static void text_tiers(FILE *out, const struct jf_analysis_result *r)
+{
+	struct tier_sum sum[TIER_COUNT];
+	int t, any = 0;
+
+	sum_tiers(r, sum);
+	for (t = 0; t < TIER_COUNT; t++) {
+		if (!sum[t].nmethods)
+			continue;
+		if (!any++)
+			fprintf(out, "  %-15s %8s %5s %10s %14s\n", "nmethod tier", "nmethods", "OSR",
+				"entries", "instructions");
+		fprintf(out, "  %-15s %8" PRIu64 " %5" PRIu64 " %10" PRIu64 " %14" PRIu64 "\n",
+			tier_names[t], sum[t].nmethods, sum[t].osr, sum[t].entries, sum[t].insns);
+	}
+	if (!any)
+		fprintf(out, "  nmethods: none\n");
+}
+
+static void text_codelets(FILE *out, const struct jf_analysis_result *r)
+{
+	size_t *idx, n, i;
+
+	idx = rank_codelets(r, &n);
+	if (idx && n) {
+		fprintf(out, "Interpreted bytecodes (top %zu of %zu codelets by entries)\n",
+			n < TOP_CODELETS ? n : TOP_CODELETS, n);
+		for (i = 0; i < n && i < TOP_CODELETS; i++) {
+			const struct jf_region_result *g = &r->regions[idx[i]];
+
+			fprintf(out, "  %-40s entries %10" PRIu64 ", instructions %12" PRIu64 "\n",
+				g->name + strlen(CODELET_PREFIX), g->entries, g->insns);
+		}
+	}
+	free(idx);
+}
+
+static int hotspot_text(FILE *out, const struct jf_analysis_result *r)
+{
+	uint64_t insns, entries;
+
+	fprintf(out, "HotSpot code\n");
+	text_tiers(out, r);
+	sum_regions(r, JF_REGION_INTERPRETER, NULL, &insns, &entries);
+	fprintf(out, "  interpreter codelets: %" PRIu64 " instructions\n", insns);
+	sum_regions(r, JF_REGION_TRAMPOLINE, NULL, &insns, &entries);
+	fprintf(out, "  I2C/C2I adapters: %" PRIu64 " instructions, %" PRIu64 " entries\n", insns,
+		entries);
+	sum_regions(r, JF_REGION_OTHER, NULL, &insns, &entries);
+	fprintf(out, "  other stubs: %" PRIu64 " instructions\n", insns);
+	sum_regions(r, -1, "UncommonTrapBlob", &insns, &entries);
+	fprintf(out, "  uncommon traps (entries into UncommonTrapBlob): %" PRIu64 "\n", entries);
+	sum_regions(r, -1, "DeoptimizationBlob", &insns, &entries);
+	fprintf(out, "  deoptimizations (entries into DeoptimizationBlob): %" PRIu64 "\n", entries);
+	text_codelets(out, r);
+	fprintf(out, "  Not told apart: %s\n", not_told_apart(r));
+	return 1;
+}
+
+static void json_blob(FILE *out, const struct jf_analysis_result *r, const char *key,
+		      const char *name)
+{
+	uint64_t insns, entries;
+
+	sum_regions(r, -1, name, &insns, &entries);
+	fprintf(out, ",\"%s\":{\"entries\":%" PRIu64 ",\"instructions\":%" PRIu64 "}", key,
+		entries, insns);
+}
+
+static void hotspot_json(FILE *out, const struct jf_analysis_result *r)
+{
+	struct tier_sum sum[TIER_COUNT];
+	uint64_t insns, entries;
+	size_t *idx, n, i;
+	int t;
+
+	sum_tiers(r, sum);
+	fprintf(out, ",\"hotspot\":{\"nmethods\":{");
+	for (t = 0; t < TIER_COUNT; t++)
+		fprintf(out, "%s\"%s\":{\"count\":%" PRIu64 ",\"osr\":%" PRIu64 ",\"entries\":%" PRIu64
+			",\"instructions\":%" PRIu64 "}", t ? "," : "", tier_keys[t], sum[t].nmethods,
+			sum[t].osr, sum[t].entries, sum[t].insns);
+	sum_regions(r, JF_REGION_INTERPRETER, NULL, &insns, &entries);
+	fprintf(out, "},\"interpreter_instructions\":%" PRIu64, insns);
+	sum_regions(r, JF_REGION_TRAMPOLINE, NULL, &insns, &entries);
+	fprintf(out, ",\"adapters\":{\"entries\":%" PRIu64 ",\"instructions\":%" PRIu64 "}", entries,
+		insns);
+	json_blob(out, r, "uncommon_traps", "UncommonTrapBlob");
+	json_blob(out, r, "deoptimizations", "DeoptimizationBlob");
+	fprintf(out, ",\"bytecodes\":[");
+	idx = rank_codelets(r, &n);
+	for (i = 0; idx && i < n; i++) {
+		const struct jf_region_result *g = &r->regions[idx[i]];
+
+		fprintf(out, "%s{\"codelet\":", i ? "," : "");
+		jf_json_string(out, g->name + strlen(CODELET_PREFIX));
+		fprintf(out, ",\"entries\":%" PRIu64 ",\"instructions\":%" PRIu64 "}", g->entries,
+			g->insns);
+	}
+	free(idx);
+	fprintf(out, "],\"not_told_apart\":");
+	jf_json_string(out, not_told_apart(r));
+	fputc('}', out);
+}
+
+const struct jf_runtime_desc jf_runtime_hotspot = {
+	.name = "HotSpot",
+	.kind_names = {
+		[JF_REGION_FUNCTION] = "nmethod",
+	},
+	.trace_kind = trace_kind,
+	.class_names = {
+		[JF_CLASS_TRACE] = "nmethod",
+		[JF_CLASS_TRAMPOLINE] = "adapter",
+		[JF_CLASS_EXIT_STUB] = "trap stub",
+	},
+	.trace = "nmethod",
+	.bridge = "bridge",
+	.bridges = "bridges",
+	.guard = "uncommon trap",
+	.guards = "uncommon traps",
+	.guard_exit = "uncommon trap",
+	.not_told_apart = not_told_apart,
+	.text_traces = hotspot_nmethods,
+	.text_guards = hotspot_traps,
+	.text_section = hotspot_text,
+	.json_section = hotspot_json,
+};
