@@ -183,6 +183,37 @@ static int consume_plugin(void *ctx, const char *data, size_t size)
 	return jf_prec_feed(ctx, (const uint8_t *)data, size);
 }
 
+/* A forked child's plugin writes its execve records to FIFO.children, a regular file (each
+ * record one O_APPEND write), not into the FIFO, where its write could land between two of
+ * the parent's writes of one record and cut the stream. They only make notes, so they are
+ * read after the stream; the file has no hello record of its own. */
+static void read_child_records(const char *fifo, struct jf_record_plugin *plugin,
+			       struct jf_record_state *st)
+{
+	char path[PATH_MAX + 16];
+	struct jf_prec_callbacks cb;
+	struct jf_prec_reader r;
+	uint8_t buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s.children", fifo);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	jf_record_plugin_callbacks(plugin, &cb);
+	if (jf_prec_init(&r, &cb) == 0) {
+		r.saw_hello = 1;
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			if (jf_prec_feed(&r, buf, (size_t)n))
+				break;
+		if (jf_prec_finish(&r))
+			jf_rec_note(st, "%s: %s", path, r.error);
+		jf_prec_free(&r);
+	}
+	close(fd);
+}
+
 /* Streams the FIFO into consume until QEMU closes it. After consume fails (a corrupt
  * plugin stream), the rest is read and dropped so that QEMU can finish. */
 static int pump_fifo(int fd, int (*consume)(void *, const char *, size_t), void *ctx,
@@ -381,6 +412,7 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 			fprintf(stderr, "jitflow record: %s\n", reader.error);
 		}
 		st->log_lines = reader.records;
+		read_child_records(fifo, plugin, st);
 	} else {
 		jf_qlog_finish(parser);
 		st->log_lines = parser->lines;
@@ -441,6 +473,12 @@ out_fd:
 	free(log.buf);
 out_fifo:
 	unlink(fifo);
+	{
+		char children[PATH_MAX + 16];
+
+		snprintf(children, sizeof(children), "%s.children", fifo);
+		unlink(children);
+	}
 out_tmp:
 	rmdir(tmpdir);
 out_state:

@@ -36,6 +36,9 @@ struct vcpu_buffer {
 };
 
 static int out_fd = -1;
+/* Where a forked child's QEMU writes its records: a regular file beside the FIFO, never the
+ * FIFO, where its write could land between two of the parent's writes of one record. */
+static char children_path[4096];
 static int failed;
 static pid_t recorded_pid;    /* a forked child's QEMU writes nothing */
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -265,6 +268,7 @@ static void write_child_record(struct jf_prec_syscall *s, const char *str)
 {
 	uint8_t rec[sizeof(struct jf_prec_head) + sizeof(*s) + 256];
 	struct jf_prec_head head = { JF_PREC_SYSCALL, 0 };
+	int fd;
 
 	if (s->string_len > 200)
 		s->string_len = 200;
@@ -274,8 +278,12 @@ static void write_child_record(struct jf_prec_syscall *s, const char *str)
 	memcpy(rec, &head, sizeof(head));
 	memcpy(rec + sizeof(head), s, sizeof(*s));
 	memcpy(rec + sizeof(head) + sizeof(*s), str, s->string_len);
-	if (write(out_fd, rec, sizeof(head) + head.size) < 0)
+	/* One O_APPEND write: records of several children cannot mix. */
+	fd = open(children_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, rec, sizeof(head) + head.size) < 0)
 		failed = 1;
+	if (fd >= 0)
+		close(fd);
 }
 
 static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
@@ -298,9 +306,9 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 		s.string_len = JF_PREC_SIGACTION_SIZE; /* the handler the recorder must know */
 	s.tid = (int32_t)syscall(SYS_gettid);
 	if (getpid() != recorded_pid) {
-		/* A forked child's QEMU records nothing but the program it runs next. One
-		 * write, without the lock another thread may have held at the fork: a record
-		 * below PIPE_BUF bytes cannot interleave with the parent's. */
+		/* A forked child's QEMU records nothing but the program it runs next, into
+		 * its own file (write_child_record), without the lock another thread may have
+		 * held at the fork. */
 		if (!failed && (num == JF_SYS_EXECVE || num == JF_SYS_EXECVEAT))
 			write_child_record(&s, str);
 		return;
@@ -403,6 +411,7 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 		return -1;
 	}
 	out_fd = open(out, O_WRONLY | O_CLOEXEC);
+	snprintf(children_path, sizeof(children_path), "%s.children", out);
 	pending = malloc(PENDING_TRANSLATIONS);
 	if (out_fd < 0 || !pending) {
 		fprintf(stderr, "jitflow plugin: %s: %s\n", out, strerror(errno));
