@@ -83,7 +83,8 @@ static void check_words(const char *dir)
 	static const char *const text_said[] = { "Executors (top", "Uop stencils", "Guard uops (top",
 						 "cold exits:", "_EXIT_TRACE",
 						 "Not told apart: the eval loop's helpers" };
-	static const char *const never[] = { "TargetToken", "PyPy", "\nTraces (", " loop " };
+	static const char *const never[] = { "TargetToken", "PyPy", "\nTraces (", " loop ",
+					     "\n  trace " };
 	char cmd[4096], *text, *html, *timeline;
 	size_t i;
 
