@@ -247,11 +247,14 @@ void jf_report_retrace(FILE *out, const struct jf_analysis_result *r, const stru
 	fprintf(out, "Retrace candidates (the recorded path is not the common one)\n");
 	for (i = 0; i < r->nretrace && i < top_of(m); i++) {
 		const struct jf_retrace_candidate *c = &r->retrace[i];
+		char trace[32], guard[32];
 
-		fprintf(out, "  trace %" PRIu64 ": %.0f%% of iterations leave through %s %" PRIu64
-			", %.0f%% of its instructions run in %s\n", c->trace_id,
-			100 * c->top_guard_share, rt->guard, c->top_guard, 100 * c->bridge_share,
-			rt->bridges);
+		fprintf(out, "  %s %s: %.0f%% of iterations leave through %s %s, %.0f%% of its "
+			"instructions run in %s\n", rt->trace,
+			jf_runtime_trace_id(rt, trace, sizeof(trace), c->trace_id),
+			100 * c->top_guard_share, rt->guard,
+			jf_runtime_guard_id(rt, guard, sizeof(guard), c->top_guard),
+			100 * c->bridge_share, rt->bridges);
 	}
 }
 

@@ -14,6 +14,8 @@ const struct jf_runtime_desc *jf_runtime_of(const struct jf_analysis_result *r)
 		return &jf_runtime_pypy;
 	case JF_RUNTIME_HOTSPOT:
 		return &jf_runtime_hotspot;
+	case JF_RUNTIME_CPYTHON:
+		return &jf_runtime_cpython;
 	default:
 		break;
 	}
@@ -101,6 +103,20 @@ size_t *jf_runtime_rank_traces(const struct jf_analysis_result *r)
 	for (i = 0; i < r->ntraces; i++)
 		key[i] = r->traces[i].insns;
 	idx = jf_runtime_order_by(r->ntraces, key);
+	free(key);
+	return idx;
+}
+
+size_t *jf_runtime_rank_guards(const struct jf_analysis_result *r)
+{
+	uint64_t *key = malloc((r->nguards ? r->nguards : 1) * sizeof(*key));
+	size_t *idx, i;
+
+	if (!key)
+		return NULL;
+	for (i = 0; i < r->nguards; i++)
+		key[i] = r->guards[i].exits;
+	idx = jf_runtime_order_by(r->nguards, key);
 	free(key);
 	return idx;
 }

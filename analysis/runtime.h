@@ -52,6 +52,7 @@ extern const struct jf_runtime_desc jf_runtime_generic; /* minivm, and runtimes 
 extern const struct jf_runtime_desc jf_runtime_pypy;
 extern const struct jf_runtime_desc jf_runtime_luajit;
 extern const struct jf_runtime_desc jf_runtime_hotspot;
+extern const struct jf_runtime_desc jf_runtime_cpython;
 
 /* The description of the runtime whose records made r. */
 const struct jf_runtime_desc *jf_runtime_of(const struct jf_analysis_result *r);
@@ -68,6 +69,8 @@ const char *jf_runtime_heading(char *buf, size_t size, const char *word);
 size_t *jf_runtime_order_by(size_t n, const uint64_t *key);
 /* r's traces so ordered by instructions. */
 size_t *jf_runtime_rank_traces(const struct jf_analysis_result *r);
+/* r's guards so ordered by exits. */
+size_t *jf_runtime_rank_guards(const struct jf_analysis_result *r);
 /* The sentence of what r's split cannot tell apart, or NULL. */
 const char *jf_runtime_not_told_apart(const struct jf_runtime_desc *rt,
 				      const struct jf_analysis_result *r);

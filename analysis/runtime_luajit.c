@@ -133,20 +133,13 @@ static void luajit_traces(FILE *out, const struct jf_analysis_result *r, size_t 
 
 static void luajit_exits(FILE *out, const struct jf_analysis_result *r, size_t top)
 {
-	uint64_t *key;
 	size_t *idx, i, n = r->nguards < top ? r->nguards : top;
 
 	if (!r->nguards) {
 		fprintf(out, "Exits: none described\n");
 		return;
 	}
-	key = malloc(r->nguards * sizeof(*key));
-	if (!key)
-		return;
-	for (i = 0; i < r->nguards; i++)
-		key[i] = r->guards[i].exits;
-	idx = jf_runtime_order_by(r->nguards, key);
-	free(key);
+	idx = jf_runtime_rank_guards(r);
 	if (!idx)
 		return;
 	fprintf(out, "Exits (top %zu of %zu by exits taken: to LuaJIT's exit handler (the "

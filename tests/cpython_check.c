@@ -83,27 +83,35 @@ static const char *op_name(const cJSON *report, unsigned kind)
 
 static void read_report(const cJSON *report, struct table *t, char names[][64], size_t nnames)
 {
-	const cJSON *loop, *label, *region;
+	const cJSON *executor, *point, *region;
+	int exits;
 
-	cJSON_ArrayForEach(loop, cJSON_GetObjectItemCaseSensitive(
-				 cJSON_GetObjectItemCaseSensitive(report, "pypy"), "loops")) {
-		cJSON_ArrayForEach(label, cJSON_GetObjectItemCaseSensitive(loop, "labels")) {
-			const char *token = cJSON_GetObjectItemCaseSensitive(label, "token")->valuestring;
-			uint64_t id = strtoull(token, NULL, 10);
-			unsigned uop = (unsigned)((id >> 32) & 0x7fffffff);
-			struct uop_counts *u;
+	cJSON_ArrayForEach(executor, cJSON_GetObjectItemCaseSensitive(
+				     cJSON_GetObjectItemCaseSensitive(report, "cpython"), "executors")) {
+		for (exits = 0; exits < 2; exits++)
+			cJSON_ArrayForEach(point, cJSON_GetObjectItemCaseSensitive(
+						  executor, exits ? "guard_exits" : "stencils")) {
+				const char *id = cJSON_GetObjectItemCaseSensitive(point, "point")->valuestring;
+				uint64_t passes = (uint64_t)jf_test_num(point, exits ? "exits" : "entries");
+				/* the uop from the POINT's id, not from the report's own reading of it */
+				uint64_t point_id = strtoull(id, NULL, 10);
+				unsigned uop = (unsigned)((point_id >> 32) & 0x7fffffff);
+				struct uop_counts *u;
 
-			if ((uop >= nnames || !names[uop][0]) && !jf_test_num(label, "passes"))
-				continue; /* never ran: no instructions, so no name in "ops" */
-			if (uop >= nnames || !names[uop][0])
-				fail_msg("point %s: uop %u has no name in the report", token, uop);
-			u = row(t, names[uop]);
-			u->in_jitflow = 1;
-			if (id & EXIT_POINT)
-				u->jf_miss += (uint64_t)jf_test_num(label, "passes");
-			else
-				u->jf_exec += (uint64_t)jf_test_num(label, "passes");
-		}
+				if (!(point_id & EXIT_POINT) != !exits)
+					fail_msg("point %s listed as %s", id, exits ? "a guard exit" : "a stencil");
+
+				if ((uop >= nnames || !names[uop][0]) && !passes)
+					continue; /* never ran: no instructions, so no name in "ops" */
+				if (uop >= nnames || !names[uop][0])
+					fail_msg("point %s: uop %u has no name in the report", id, uop);
+				u = row(t, names[uop]);
+				u->in_jitflow = 1;
+				if (exits)
+					u->jf_miss += passes;
+				else
+					u->jf_exec += passes;
+			}
 	}
 	/* Cold exits are trampolines (no POINTs listed): each one's entries are its
 	 * _COLD_EXIT's executions. */

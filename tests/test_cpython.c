@@ -77,6 +77,40 @@ static char *list_pystats(void)
 	return out;
 }
 
+/* Every report writer names CPython's code in its words, none in a tracing JIT's. */
+static void check_words(const char *dir)
+{
+	static const char *const text_said[] = { "Executors (top", "Uop stencils", "Guard uops (top",
+						 "cold exits:", "_EXIT_TRACE",
+						 "Not told apart: the eval loop's helpers" };
+	static const char *const never[] = { "TargetToken", "PyPy", "\nTraces (", " loop ",
+					     "\n  trace " };
+	char cmd[4096], *text, *html, *timeline;
+	size_t i;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s'", jf_test_cli(), dir);
+	assert_int_equal(jf_test_run(cmd, &text), 0);
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --html '%s.html' && cat '%s.html'",
+		 jf_test_cli(), dir, dir, dir);
+	assert_int_equal(jf_test_run(cmd, &html), 0);
+	snprintf(cmd, sizeof(cmd), "'%s' timeline '%s' -o '%s.json' && cat '%s.json'",
+		 jf_test_cli(), dir, dir, dir);
+	assert_int_equal(jf_test_run(cmd, &timeline), 0);
+	for (i = 0; i < sizeof(text_said) / sizeof(text_said[0]); i++)
+		if (!strstr(text, text_said[i]))
+			fail_msg("%s: the text report does not say \"%s\"", dir, text_said[i]);
+	if (!strstr(html, "Guard uops"))
+		fail_msg("%s: the HTML report has no \"Guard uops\" heading", dir);
+	if (!strstr(timeline, "executor "))
+		fail_msg("%s: the timeline names no executor", dir);
+	for (i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+		if (strstr(text, never[i]) || strstr(html, never[i]) || strstr(timeline, never[i]))
+			fail_msg("%s: a report says \"%s\"", dir, never[i]);
+	free(text);
+	free(html);
+	free(timeline);
+}
+
 static void check_program(const char *name)
 {
 	char dir[1024], cmd[8192], *before, *stats;
@@ -103,6 +137,7 @@ static void check_program(const char *name)
 	stats = new_pystats_file(before);
 	printf("%s: jitflow against pystats\n", name);
 	assert_true(jf_test_cpython_matches_pystats(dir, stats, stdout) > 0);
+	check_words(dir);
 	unlink(stats);
 	free(stats);
 	free(before);

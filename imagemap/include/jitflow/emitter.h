@@ -118,6 +118,8 @@ enum jf_runtime {
 	                               * guard id = its descr (reports print it in hex) */
 	JF_RUNTIME_HOTSPOT = 3,       /* trace id = an nmethod's compile id; its name holds
 	                               * the level and OSR bci ("nmethod 52 L1 osr@4 ...") */
+	JF_RUNTIME_CPYTHON = 4,       /* trace id = the executor's number; POINT ids say the
+	                               * uop and its index (tools/runtimes/cpython) */
 };
 
 enum jf_guard_flags {

@@ -34,9 +34,10 @@
  * Cold exits are shared by every executor (exits[i] starts at cold exit i); each is
  * described the first time an executor with that many exits appears.
  *
- * It also names the tier-1 interpreter's eval loop (_PyEval_EvalFrameDefault, address and
- * size from its dynamic symbol) as an INTERP_RANGE. Everything the module does is
- * bracketed by INSTRUMENTATION events. */
+ * Its first record declares the runtime (JF_RUNTIME_CPYTHON), so that reports use
+ * CPython's words. It also names the tier-1 interpreter's eval loop
+ * (_PyEval_EvalFrameDefault, address and size from its dynamic symbol) as an
+ * INTERP_RANGE. Everything the module does is bracketed by INSTRUMENTATION events. */
 #define _GNU_SOURCE            /* dladdr1 */
 #define PY_SSIZE_T_CLEAN
 #ifndef Py_BUILD_CORE_MODULE
@@ -653,6 +654,7 @@ static PyObject *start(PyObject *mod, PyObject *args)
 	zones = jf_emitter_open(NULL, 0);
 	if (!zones)
 		return PyErr_Format(PyExc_OSError, "cannot open the jitflow zone file");
+	jf_emit_event(zones, JF_EVENT_RUNTIME, JF_RUNTIME_CPYTHON);
 	begin();
 	describe_interpreter();
 	for (op = 0; op <= MAX_UOP_ID; op++)
