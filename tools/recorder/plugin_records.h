@@ -57,8 +57,11 @@ struct jf_prec_execs {
  * execve's file name, read from guest memory; for rt_sigaction with a new action, the
  * JF_PREC_SIGACTION_SIZE bytes of the kernel's struct sigaction that its second argument
  * points to (handler, flags, restorer, mask: 8 bytes each), binary; empty otherwise. A forked child process
- * (not recorded) sends only its execve calls, with vcpu = JF_PREC_OTHER_PROCESS. */
+ * (not recorded) sends only its execve calls, with vcpu = JF_PREC_OTHER_PROCESS, into a file
+ * of its own: the FIFO's path with JF_PREC_CHILDREN_SUFFIX (one O_APPEND write a record, no
+ * hello record), read after the stream. */
 #define JF_PREC_OTHER_PROCESS 0xffffffffu
+#define JF_PREC_CHILDREN_SUFFIX ".children"
 struct jf_prec_syscall {
 	uint32_t vcpu;
 	int32_t tid;

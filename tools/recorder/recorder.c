@@ -187,6 +187,11 @@ static int consume_plugin(void *ctx, const char *data, size_t size)
  * record one O_APPEND write), not into the FIFO, where its write could land between two of
  * the parent's writes of one record and cut the stream. They only make notes, so they are
  * read after the stream; the file has no hello record of its own. */
+static void children_path(char *path, size_t size, const char *fifo)
+{
+	snprintf(path, size, "%s" JF_PREC_CHILDREN_SUFFIX, fifo);
+}
+
 static void read_child_records(const char *fifo, struct jf_record_plugin *plugin,
 			       struct jf_record_state *st)
 {
@@ -197,7 +202,7 @@ static void read_child_records(const char *fifo, struct jf_record_plugin *plugin
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s.children", fifo);
+	children_path(path, sizeof(path), fifo);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -476,7 +481,7 @@ out_fifo:
 	{
 		char children[PATH_MAX + 16];
 
-		snprintf(children, sizeof(children), "%s.children", fifo);
+		children_path(children, sizeof(children), fifo);
 		unlink(children);
 	}
 out_tmp:

@@ -411,7 +411,7 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 		return -1;
 	}
 	out_fd = open(out, O_WRONLY | O_CLOEXEC);
-	snprintf(children_path, sizeof(children_path), "%s.children", out);
+	snprintf(children_path, sizeof(children_path), "%s" JF_PREC_CHILDREN_SUFFIX, out);
 	pending = malloc(PENDING_TRANSLATIONS);
 	if (out_fd < 0 || !pending) {
 		fprintf(stderr, "jitflow plugin: %s: %s\n", out, strerror(errno));
