@@ -288,6 +288,10 @@ function M.start()
 		return nil, err
 	end
 	M.path = ffi.string(lib.jf_emitter_path(em))
+	-- capstone is loaded here, with the module: loading it (the dynamic loader relocating
+	-- the library, its tables set up) is start-up, not the cost of describing a trace
+	local cs_ok, cs_err = x64.open()
+	if not cs_ok then warn("%s: traces' guards will not be described", cs_err) end
 	lib.jf_emit_event(em, emitter.EVENT_RUNTIME, emitter.RUNTIME_LUAJIT)
 	jit.attach(on_trace, "trace")
 	return true

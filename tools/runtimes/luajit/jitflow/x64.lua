@@ -46,6 +46,10 @@ local function capstone()
 	return true
 end
 
+-- Loads capstone and opens its x86-64 disassembler (once). Returns true, or false and why
+-- not.
+M.open = capstone
+
 local function rel32(code, at) -- at: 0-based offset of the displacement
 	local b0, b1, b2, b3 = code:byte(at + 1, at + 4)
 	return bit.tobit(b0 + b1 * 256 + b2 * 65536 + b3 * 16777216)
