@@ -233,6 +233,15 @@ static inline int jf_guard_exited(const struct jf_guard_result *g, int taken)
 	return (g->flags & JF_GUARD_EXIT_ON_FALLTHROUGH) ? !taken : taken;
 }
 
+/* Whether the code of a loop trace before its header is a whole iteration of the loop, so
+ * that running on from it into the header begins the next one: LuaJIT's preamble (its
+ * LOOP optimisation peels the first iteration off the loop). minivm's and PyPy's code
+ * before the header belongs to the entry's own iteration. */
+static inline int jf_preamble_is_iteration(const struct jf_analysis *a)
+{
+	return a->runtime == JF_RUNTIME_LUAJIT;
+}
+
 /* zone_model.c */
 void jf_zone_model_free(struct jf_zone_model *zm);
 int jf_zone_model_apply(struct jf_analysis *a, const struct jf_zone_reader *reader,

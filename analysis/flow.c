@@ -375,10 +375,10 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		}
 	} else if (r && trace >= 0 && b->start == r->header &&
 		   a->traces[trace].kind != JF_REGION_BRIDGE &&
-		   !(t->has_prev && t->prev_fallthrough == b->start)) {
-		/* A back-edge, or a bridge jumping back into its loop; not the fall-through
-		 * from code before the header (LuaJIT's first iteration, which its entry
-		 * counted, can end in a branch right before the loop label). */
+		   (!(t->has_prev && t->prev_fallthrough == b->start) ||
+		    jf_preamble_is_iteration(a))) {
+		/* A back-edge, or a bridge jumping back into its loop; the fall-through from
+		 * code before the header only where that code was an iteration of its own. */
 		a->traces[trace].iterations++;
 		if (!t->has_prev && !t->has_first)
 			t->first_header_trace = trace;

@@ -184,9 +184,10 @@ static void join_seam(struct jf_analysis *a, const struct jf_analysis *later,
 		if (r >= 0)
 			a->regions[r].entries--;
 	}
-	/* tb's first block arrived at a loop header by falling through: no iteration. */
+	/* tb's first block arrived at a loop header by falling through: no iteration,
+	 * unless the code before the header was one. */
 	if (tb->first_header_trace >= 0 && ta->has_prev &&
-	    ta->prev_fallthrough == tb->first_start) {
+	    ta->prev_fallthrough == tb->first_start && !jf_preamble_is_iteration(a)) {
 		int32_t t = map_trace(a, later, tb->first_header_trace);
 
 		if (t >= 0)

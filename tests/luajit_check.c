@@ -20,10 +20,15 @@ struct trace_row {
 	char linktype[32];
 };
 
+struct loop_row {
+	double trace, index;
+};
+
 struct luajit_events {
 	struct texit_row texits[MAX_ROWS];
 	struct trace_row traces[MAX_ROWS];
-	size_t ntexits, ntraces;
+	struct loop_row loops[MAX_ROWS];
+	size_t ntexits, ntraces, nloops;
 	double starts, aborts, flushes;
 };
 
@@ -73,6 +78,12 @@ static void read_events(const char *path, struct luajit_events *ev)
 			r->exit = p ? (double)e : -1;
 			r->link = a ? (double)a + (double)f * FLUSH_STRIDE : -1;
 			snprintf(r->linktype, sizeof(r->linktype), "%s", word);
+		} else if (sscanf(line, "loop %llu %llu %llu", &f, &t, &c) == 3) {
+			struct loop_row *r = &ev->loops[ev->nloops++];
+
+			assert_true(ev->nloops < MAX_ROWS);
+			r->trace = (double)t + (double)f * FLUSH_STRIDE;
+			r->index = (double)c;
 		} else if (sscanf(line, "event %31s %llu", word, &c) == 2) {
 			if (!strcmp(word, "start"))
 				ev->starts = (double)c;
@@ -220,4 +231,18 @@ int jf_test_luajit_report_matches(const char *dir, const char *texit_path, const
 	sides_entered = check_exits(&ev, traces, name);
 	cJSON_Delete(report);
 	return sides_entered;
+}
+
+double jf_test_luajit_recorded_index(const char *texit_path, double trace)
+{
+	static struct luajit_events ev;
+	size_t i;
+
+	read_events(texit_path, &ev);
+	for (i = 0; i < ev.nloops; i++) {
+		if (ev.loops[i].trace == trace)
+			return ev.loops[i].index;
+	}
+	fail_msg("%s: no loop variable for trace %.0f", texit_path, trace);
+	return -1;
 }

@@ -11,4 +11,9 @@
  * difference, decode error or lost data. Returns the number of side traces entered. */
 int jf_test_luajit_report_matches(const char *dir, const char *texit_path, const char *name);
 
+/* The loop variable of root loop trace `trace` (number + flushes * 2^32) when LuaJIT stopped
+ * recording it (texit_path's "loop" line): the last iteration LuaJIT ran in its
+ * interpreter before the trace took over. Fails the running test when there is none. */
+double jf_test_luajit_recorded_index(const char *texit_path, double trace);
+
 #endif

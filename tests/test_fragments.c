@@ -3,11 +3,13 @@
  * counters, LuaJIT's texit and trace events), it decodes
  * exactly the instructions the recorder counted, and it still prints the expected report
  * (a regression check of the output format). */
+#include "json_check.h"
 #include "luajit_check.h"
 #include "pypy_counts.h"
 #include "report_check.h"
 #include "test_support.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,31 @@ static void check_expected_report(const char *dir, const char *expected, const c
 	free(want);
 }
 
+/* program.lua's first loop is `for i = 1, 2000` (its semantics fix the 2000). LuaJIT ran it
+ * in its interpreter up to the iteration it recorded (the loop variable its own trace
+ * event left on the program's stack, in texit.txt); every later iteration begins in root
+ * trace 1: JFORL enters the trace, an exit finishes its iteration in the interpreter or in
+ * side trace 2 and both go on into trace 1 again. So trace 1 begins 2000 - that index. */
+static void check_luajit_iterations(const char *dir, const char *texit)
+{
+	char cmd[4096];
+	cJSON *report;
+	const cJSON *t;
+	double recorded = jf_test_luajit_recorded_index(texit, 1), iterations = -1;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
+				      cJSON_GetObjectItemCaseSensitive(report, "luajit"), "traces")) {
+		if (jf_test_num(t, "id") == 1)
+			iterations = jf_test_num(t, "iterations");
+	}
+	if (iterations != 2000 - recorded)
+		fail_msg("luajit: trace 1 began %.0f iterations; the loop runs 2000 and LuaJIT "
+			 "ran %.0f of them before its trace", iterations, recorded);
+	cJSON_Delete(report);
+}
+
 static void check_recording(const char *name)
 {
 	char dir[1024], path[1200];
@@ -78,6 +105,7 @@ static void check_luajit_recording(const char *name)
 
 	snprintf(path, sizeof(path), "%s/texit.txt", src);
 	assert_true(jf_test_luajit_report_matches(dir, path, name) > 0);
+	check_luajit_iterations(dir, path);
 	check_decodes_all(dir, name);
 	snprintf(path, sizeof(path), "%s/expected-report.txt", src);
 	check_expected_report(dir, path, name);

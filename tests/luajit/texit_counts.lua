@@ -7,11 +7,31 @@
 --   "trace F T P E LINK L" every trace compiled ("trace" event "stop"): its parent trace
 --                          P and exit E (0 0 for a root trace, from its "start" event)
 --                          and jit.util.traceinfo's linktype and link;
---   "event WHAT COUNT"     "trace" events by kind: start, stop, abort, flush.
+--   "event WHAT COUNT"     "trace" events by kind: start, stop, abort, flush;
+--   "loop F T INDEX"       for a root trace of a numeric for loop: the loop's own
+--                          variable (its "(for index)") when LuaJIT stopped recording
+--                          it, i.e. the iteration LuaJIT ran in the interpreter last.
 local out, prog = arg[1], arg[2]
 local jutil = require("jit.util")
 local counts, after, flushes, events, traces = {}, {}, 0, {}, {}
-local started, side_of = {}, {}
+local started, side_of, loops = {}, {}, {}
+-- The innermost numeric for loop's variable in the running frame of func, or nil: read
+-- from the program's own stack (debug.getlocal), not from anything jitflow writes.
+local function for_index(func)
+	for level = 2, 64 do
+		local info = debug.getinfo(level, "f")
+		if not info then return nil end
+		if info.func == func then
+			local index
+			for k = 1, 255 do
+				local name, value = debug.getlocal(level, k)
+				if not name then break end
+				if name == "(for index)" then index = value end
+			end
+			return index
+		end
+	end
+end
 jit.attach(function(traceno, exitno)
 	local key = flushes .. " " .. traceno .. " " .. exitno
 	counts[key] = (counts[key] or 0) + 1
@@ -30,6 +50,10 @@ jit.attach(function(what, traceno, func, pc, parent, exitno)
 		traces[#traces + 1] = string.format("trace %d %d %d %d %s %d", flushes, traceno,
 			s[1], s[2], info.linktype, info.link or 0)
 		if s[1] ~= 0 then side_of[flushes .. " " .. s[1] .. " " .. s[2]] = traceno end
+		local index = s[1] == 0 and info.linktype == "loop" and for_index(func)
+		if index then
+			loops[#loops + 1] = string.format("loop %d %d %d", flushes, traceno, index)
+		end
 	elseif what == "flush" then
 		flushes = flushes + 1
 		side_of = {}
@@ -58,5 +82,6 @@ table.sort(names)
 local f = assert(io.open(out, "w"))
 for _, line in ipairs(lines) do f:write(line, "\n") end
 for _, line in ipairs(traces) do f:write(line, "\n") end
+for _, line in ipairs(loops) do f:write(line, "\n") end
 for _, what in ipairs(names) do f:write("event ", what, " ", events[what], "\n") end
 f:close()
