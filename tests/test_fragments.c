@@ -75,6 +75,29 @@ static void check_luajit_iterations(const char *dir, const char *texit)
 	cJSON_Delete(report);
 }
 
+/* minivm-bridge's program.mvm loops `while (i < 3000)`, and minivm reports each iteration
+ * of it where it begins (interpreter or trace): the report's iterations are 0 to 2999, in
+ * order, none lost or doubled. */
+static void check_minivm_iterations(const char *dir)
+{
+	char cmd[4096];
+	cJSON *report;
+	const cJSON *it;
+	double index = 0;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(report, "iterations")) {
+		if (jf_test_num(it, "index") != index)
+			fail_msg("minivm-bridge: iteration %.0f where %.0f was due", jf_test_num(it, "index"),
+				 index);
+		index++;
+	}
+	if (index != 3000)
+		fail_msg("minivm-bridge: %.0f iterations; the program runs 3000", index);
+	cJSON_Delete(report);
+}
+
 static void check_recording(const char *name)
 {
 	char dir[1024], path[1200];
@@ -84,6 +107,7 @@ static void check_recording(const char *name)
 	/* The oracle: the runtime's own counters. */
 	snprintf(path, sizeof(path), "%s/counters.json", dir);
 	jf_test_report_matches_counters(dir, path, name);
+	check_minivm_iterations(dir);
 	check_decodes_all(dir, name);
 	snprintf(path, sizeof(path), "%s/expected-report.txt", dir);
 	check_expected_report(dir, path, name);
