@@ -2,7 +2,8 @@
  * V8 writes only perf's jitdump records, and buffers them, so some functions run before
  * their record is written. Every instruction QEMU executed must decode (the recorder's own
  * count, from QEMU's log, is the oracle), with no error and nothing lost, attributed to
- * jitted regions by V8's names. A missing node fails. Takes a few minutes:
+ * jitted regions by V8's names, and add's code entered once per call the program makes.
+ * A missing node fails. Takes a few minutes:
  * V8 starts up with about half a billion instructions. */
 #include "json_check.h"
 #include "test_support.h"
@@ -19,15 +20,18 @@ static void test_every_instruction_of_node(void **state)
 	cJSON *manifest, *stat, *report;
 	const cJSON *r;
 	double jitted = 0;
-	int named = 0;
+	int named = 0, add_regions = 0;
 	static const char program[] = "function add(a, b) { return a + b; }\n"
 				      "let s = 0;\nfor (let i = 0; i < 20000; i++) s = add(s, i);\n"
 				      "console.log(s);\n";
 
 	snprintf(js, sizeof(js), "%s/tiny.js", tmp);
 	jf_test_write_file(js, program, strlen(program));
+	/* --no-opt: no optimizing compiler to inline add into the loop; --always-sparkplug:
+	 * every function gets its baseline code before its first call, so every call of add
+	 * enters add's own code (interpreted calls would run V8's shared bytecode handlers). */
 	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' record -o rec -- node --perf-prof --no-opt "
-		 "tiny.js > node.out", tmp, jf_test_cli());
+		 "--always-sparkplug tiny.js > node.out", tmp, jf_test_cli());
 	assert_int_equal(jf_test_run(cmd, NULL), 0);
 	/* The program's own answer under the recorder: the sum of 0..19999. */
 	snprintf(cmd, sizeof(cmd), "%s/node.out", tmp);
@@ -58,12 +62,21 @@ static void test_every_instruction_of_node(void **state)
 	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(report, "regions")) {
 		const char *name = cJSON_GetObjectItemCaseSensitive(r, "name")->valuestring;
 
+		/* The program's loop calls add 20000 times: V8's baseline code of add, named
+		 * by V8 in its jitdump, is entered exactly that often. */
+		if (!strncmp(name, "JS:^add ", 8) && strstr(name, "tiny.js:1:")) {
+			add_regions++;
+			if (jf_test_num(r, "entries") != 20000)
+				fail_msg("node: %s entered %.0f times; the program calls add 20000 "
+					 "times", name, jf_test_num(r, "entries"));
+		}
 		jitted += jf_test_num(r, "instructions");
 		if (jf_test_num(r, "instructions") > 0 && (!strncmp(name, "JS:", 3) ||
 						   !strncmp(name, "Builtin:", 8) ||
 						   !strncmp(name, "BytecodeHandler:", 16)))
 			named++;
 	}
+	assert_int_equal(add_regions, 1);
 	/* V8's own names on the code that ran, and every jitted instruction attributed. */
 	assert_true(named > 100);
 	assert_int_equal(jitted, jf_test_num(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
