@@ -5,7 +5,8 @@
 # lists every instruction with the object it ran in. Its trace is never patched, so perf
 # decodes all of it: the instructions perf lists in jitted-*.so are jitflow's "jitted",
 # the ones in minivm are jitflow's interpreter + native + instrumentation, and together
-# they are every instruction QEMU ran (the manifest).
+# they are every instruction QEMU ran (the manifest); and per region of the zone file
+# (trace, exit stubs), perf's instructions at its addresses are the report's.
 # usage: perf_split.sh JITFLOW MINIVM SOURCE_DIR
 set -u
 jitflow=$1
@@ -36,30 +37,56 @@ if ! perf script -i perf.jit.data --itrace=i1ie -F ip,dso >listing 2>script.err;
   echo "FAIL: perf script: $(tail -3 script.err)"
   exit 1
 fi
-read -r perf_jitted perf_other perf_errors < <(awk '
-  / instruction trace error/ { e++; next }
-  /jitted-[0-9]+-[0-9]+\.so/ { j++; next }
-  NF { o++ }
-  END { print j + 0, o + 0, e + 0 }' listing)
 if ! "$jitflow" report rec --json >report.json 2>report.err; then
   echo "FAIL: jitflow report: $(tail -3 report.err)"
   exit 1
 fi
-read -r jitted other total manifest < <(python3 -c '
-import json, sys
-r = json.load(open("report.json"))
-m = json.load(open("rec/manifest.json"))
-i = r["split"]["total"]["instructions"]
-print(i["jitted"], i["interpreter"] + i["native"] + i["instrumentation"] + i["unknown"],
-      r["summary"]["instructions"], m["instructions"])')
-echo "perf: $perf_jitted instructions in jitted code, $perf_other in minivm, $perf_errors errors;" \
-     "jitflow: $jitted jitted, $other interpreter/native/instrumentation; the recorder ran $manifest"
-if [ "$perf_errors" != 0 ] || [ $((perf_jitted + perf_other)) != "$manifest" ]; then
-  echo "FAIL: perf did not decode the recording whole: $perf_errors errors, $((perf_jitted + perf_other)) of $manifest instructions"
-  exit 1
-fi
-if [ "$jitted" != "$perf_jitted" ] || [ "$other" != "$perf_other" ] || [ "$total" != "$manifest" ]; then
-  echo "FAIL: jitflow's split differs from perf's listing"
-  exit 1
-fi
-echo "the split's jitted and non-jitted instructions are perf's"
+python3 - <<'CHECK'
+import bisect, json, sys
+report = json.load(open("report.json"))
+recorded = json.load(open("rec/manifest.json"))["instructions"]
+split = report["split"]["total"]["instructions"]
+regions = sorted((int(r["addr"], 16), r["size"], r["name"], r["instructions"])
+                 for r in report["regions"])
+starts = [r[0] for r in regions]
+perf_jitted = perf_other = errors = outside = 0
+per_region = [0] * len(regions)
+for line in open("listing"):
+    if " instruction trace error" in line:
+        errors += 1
+        continue
+    fields = line.split()
+    if not fields:
+        continue
+    if "/jitted-" not in line:
+        perf_other += 1
+        continue
+    perf_jitted += 1
+    ip = int(fields[0], 16)
+    k = bisect.bisect_right(starts, ip) - 1
+    if k >= 0 and ip < regions[k][0] + regions[k][1]:
+        per_region[k] += 1
+    else:
+        outside += 1
+other = split["interpreter"] + split["native"] + split["instrumentation"] + split["unknown"]
+print(f"perf: {perf_jitted} instructions in jitted code, {perf_other} in minivm, {errors} "
+      f"errors; jitflow: {split['jitted']} jitted, {other} interpreter/native/"
+      f"instrumentation; the recorder ran {recorded}")
+failed = False
+if errors or perf_jitted + perf_other != recorded or outside:
+    print(f"FAIL: perf did not decode the recording whole: {errors} errors, "
+          f"{perf_jitted + perf_other} of {recorded} instructions, {outside} in jitted code "
+          f"outside every region")
+    failed = True
+if split["jitted"] != perf_jitted or other != perf_other or report["summary"]["instructions"] != recorded:
+    print("FAIL: jitflow's split differs from perf's listing")
+    failed = True
+for (addr, size, name, mine), perfs in zip(regions, per_region):
+    if mine != perfs:
+        print(f"FAIL: {name} at {addr:#x}: {mine} instructions, perf lists {perfs}")
+        failed = True
+if failed:
+    sys.exit(1)
+print(f"the split's jitted and non-jitted instructions and each of the {len(regions)} "
+      f"regions' instructions are perf's")
+CHECK
