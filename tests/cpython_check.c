@@ -17,6 +17,7 @@ struct uop_counts {
 	char name[64];
 	uint64_t py_exec, py_miss, jf_exec, jf_miss;
 	int in_pystats, in_jitflow;
+	int kinds;                  /* the report's guard kinds that list it */
 };
 
 struct table {
@@ -173,6 +174,59 @@ static void compare_totals(const cJSON *report, struct table *t, const char *dir
 			 (unsigned long long)t->py_entered, (unsigned long long)t->py_uops);
 }
 
+/* The uop names CPython gives these guards and the kind the report must say for each:
+ * what each one checks, read from CPython's bytecodes.c. */
+static const struct {
+	const char *uop, *kind;
+} known_kinds[] = {
+	{ "_GUARD_TYPE_VERSION", "type version" },
+	{ "_GUARD_NOT_EXHAUSTED_RANGE", "iterator not exhausted" },
+	{ "_GUARD_NOT_EXHAUSTED_LIST", "iterator not exhausted" },
+	{ "_GUARD_IS_TRUE_POP", "truth (is true, false, none)" },
+	{ "_GUARD_IS_FALSE_POP", "truth (is true, false, none)" },
+	{ "_GUARD_NOS_INT", "operand type" },
+	{ "_GUARD_BOTH_INT", "operand type" },
+	{ "_GUARD_GLOBALS_VERSION", "dict version (globals, builtins, module)" },
+	{ "_CHECK_VALIDITY", "executor valid (invalidated, eval breaker)" },
+};
+
+/* The report's guard kinds: each kind's exits equal pystats' misses of the uops it lists,
+ * every uop pystats saw miss is in exactly one kind, and the uops of known_kinds are in
+ * theirs. */
+static void compare_guard_kinds(const cJSON *report, struct table *t, const char *dir, FILE *out)
+{
+	const cJSON *kind, *uop;
+	size_t i, k;
+
+	if (out)
+		fprintf(out, "| guard kind | pystats miss | jitflow exits |\n|---|---:|---:|\n");
+	cJSON_ArrayForEach(kind, cJSON_GetObjectItemCaseSensitive(
+				 cJSON_GetObjectItemCaseSensitive(report, "cpython"), "guard_kinds")) {
+		const char *name = jf_test_str(kind, "kind");
+		uint64_t misses = 0, exits = (uint64_t)jf_test_num(kind, "exits");
+
+		cJSON_ArrayForEach(uop, cJSON_GetObjectItemCaseSensitive(kind, "uops")) {
+			struct uop_counts *u = row(t, uop->valuestring);
+
+			misses += u->py_miss;
+			u->kinds++;
+			for (k = 0; k < sizeof(known_kinds) / sizeof(known_kinds[0]); k++)
+				if (!strcmp(known_kinds[k].uop, u->name) && strcmp(known_kinds[k].kind, name))
+					fail_msg("%s: %s is said to check \"%s\", not \"%s\"", dir, u->name,
+						 name, known_kinds[k].kind);
+		}
+		if (out)
+			fprintf(out, "| %s | %llu | %llu |\n", name, (unsigned long long)misses,
+				(unsigned long long)exits);
+		if (misses != exits)
+			fail_msg("%s: guard kind \"%s\": %llu exits, pystats counts %llu misses of its uops",
+				 dir, name, (unsigned long long)exits, (unsigned long long)misses);
+	}
+	for (i = 0; i < t->n; i++)
+		if ((t->rows[i].py_miss && t->rows[i].kinds != 1) || t->rows[i].kinds > 1)
+			fail_msg("%s: %s is in %d guard kinds", dir, t->rows[i].name, t->rows[i].kinds);
+}
+
 int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, FILE *out)
 {
 	static struct table t;
@@ -221,6 +275,7 @@ int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, F
 		}
 	}
 	compare_totals(report, &t, dir, out);
+	compare_guard_kinds(report, &t, dir, out);
 	cJSON_Delete(report);
 	for (i = 0, k = 0; i < t.n; i++)
 		k += t.rows[i].py_miss > 0;
