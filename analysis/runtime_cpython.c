@@ -289,6 +289,48 @@ static void text_guard_kinds(FILE *out, const struct jf_analysis_result *r,
 	}
 }
 
+static const char *executor_name(const struct jf_analysis_result *r, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < r->ntraces; i++)
+		if (r->traces[i].trace_id == id)
+			return r->traces[i].name;
+	return "?";
+}
+
+static uint64_t chained(const struct jf_analysis_result *r)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < r->ntrace_links; i++)
+		n += r->trace_links[i].count;
+	return n;
+}
+
+/* Executor -> executor: control that left one executor's code straight into another's
+ * (an exit whose _EXIT_TRACE runs the next executor, or _DYNAMIC_EXIT finding one);
+ * through a cold exit or the interpreter it is not a chain. */
+static void text_chains(FILE *out, const struct jf_analysis_result *r, size_t top)
+{
+	size_t i, n = r->ntrace_links < top ? r->ntrace_links : top;
+
+	if (!r->ntrace_links) {
+		fprintf(out, "\nExecutor chains: none (no executor ran straight into another)\n");
+		return;
+	}
+	fprintf(out, "\nExecutor chains (top %zu of %zu pairs; an exit of one executor straight "
+		     "into the next, %" PRIu64 " times in all)\n", n, r->ntrace_links, chained(r));
+	fprintf(out, "  %6s %6s %10s  %s\n", "from", "to", "times", "into");
+	for (i = 0; i < n; i++) {
+		const struct jf_trace_link_result *l = &r->trace_links[i];
+
+		fprintf(out, "  %6" PRIu64 " %6" PRIu64 " %10" PRIu64 "  %s\n", l->from_trace,
+			l->to_trace, l->count, executor_name(r, l->to_trace));
+	}
+}
+
 static int cpython_text(FILE *out, const struct jf_analysis_result *r)
 {
 	struct uop_sum *sum = sum_uops(r);
@@ -316,6 +358,7 @@ static int cpython_text(FILE *out, const struct jf_analysis_result *r)
 		     "%" PRIu64 " times\n", entries_of_uop(r, sum, "_EXIT_TRACE"));
 	fprintf(out, "  Not told apart: %s\n", not_told_apart(r));
 	text_guard_kinds(out, r, sum);
+	text_chains(out, r, 10);
 	free(sum);
 	return 1;
 }
@@ -403,6 +446,12 @@ static void cpython_json(FILE *out, const struct jf_analysis_result *r)
 	fprintf(out, ",\"exit_trace\":%" PRIu64, sum ? entries_of_uop(r, sum, "_EXIT_TRACE") : 0);
 	if (sum)
 		json_guard_kinds(out, r, sum);
+	fprintf(out, ",\"chained\":%" PRIu64 ",\"chains\":[", chained(r));
+	for (i = 0; i < r->ntrace_links; i++)
+		fprintf(out, "%s{\"from\":%" PRIu64 ",\"to\":%" PRIu64 ",\"count\":%" PRIu64 "}",
+			i ? "," : "", r->trace_links[i].from_trace, r->trace_links[i].to_trace,
+			r->trace_links[i].count);
+	fputc(']', out);
 	fprintf(out, ",\"not_told_apart\":");
 	jf_json_string(out, not_told_apart(r));
 	fputc('}', out);

@@ -227,6 +227,44 @@ static void compare_guard_kinds(const cJSON *report, struct table *t, const char
 			fail_msg("%s: %s is in %d guard kinds", dir, t->rows[i].name, t->rows[i].kinds);
 }
 
+/* Executor chains: _EXIT_TRACE runs the executor its exit points to, a cold exit or
+ * another executor, so the runs of _EXIT_TRACE that were no cold exit's entry went
+ * straight into another executor; _DYNAMIC_EXIT may chain too (into the executor at its
+ * target, if any). The report's chains between described executors add up to that. */
+static void compare_chains(const cJSON *report, struct table *t, const char *dir, FILE *out)
+{
+	const cJSON *cpython = cJSON_GetObjectItemCaseSensitive(report, "cpython"), *chain;
+	uint64_t chained = (uint64_t)jf_test_num(cpython, "chained"), sum = 0;
+	uint64_t exit_trace = row(t, "_EXIT_TRACE")->py_exec, cold = row(t, "_COLD_EXIT")->py_exec;
+	uint64_t dynamic = row(t, "_DYNAMIC_EXIT")->py_exec, least = exit_trace - cold;
+
+	cJSON_ArrayForEach(chain, cJSON_GetObjectItemCaseSensitive(cpython, "chains")) {
+		const cJSON *e;
+		int from = 0, to = 0;
+
+		sum += (uint64_t)jf_test_num(chain, "count");
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(cpython, "executors")) {
+			from |= jf_test_num(e, "id") == jf_test_num(chain, "from");
+			to |= jf_test_num(e, "id") == jf_test_num(chain, "to");
+		}
+		if (!from || !to)
+			fail_msg("%s: a chain %.0f -> %.0f names no executor of the report", dir,
+				 jf_test_num(chain, "from"), jf_test_num(chain, "to"));
+	}
+	if (out)
+		fprintf(out, "| executor chains (_EXIT_TRACE - _COLD_EXIT, + up to _DYNAMIC_EXIT) | "
+			"%llu..%llu | %llu |\n", (unsigned long long)least,
+			(unsigned long long)(least + dynamic), (unsigned long long)chained);
+	if (sum != chained)
+		fail_msg("%s: the chains add up to %llu, the report says %llu", dir,
+			 (unsigned long long)sum, (unsigned long long)chained);
+	if (cold > exit_trace || chained < least || chained > least + dynamic)
+		fail_msg("%s: %llu executor chains; pystats: _EXIT_TRACE %llu, _COLD_EXIT %llu, "
+			 "_DYNAMIC_EXIT %llu", dir, (unsigned long long)chained,
+			 (unsigned long long)exit_trace, (unsigned long long)cold,
+			 (unsigned long long)dynamic);
+}
+
 int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, FILE *out)
 {
 	static struct table t;
@@ -276,6 +314,7 @@ int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, F
 	}
 	compare_totals(report, &t, dir, out);
 	compare_guard_kinds(report, &t, dir, out);
+	compare_chains(report, &t, dir, out);
 	cJSON_Delete(report);
 	for (i = 0, k = 0; i < t.n; i++)
 		k += t.rows[i].py_miss > 0;
