@@ -51,6 +51,8 @@ void jf_analysis_free(struct jf_analysis *a)
 	free(a->bytecodes);
 	free(a->ops);
 	free(a->points);
+	free(a->links);
+	jf_index_map_free(&a->link_by_key);
 	free(a->threads);
 	free(a->instrumented);
 	free(a->sources);

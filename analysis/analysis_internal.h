@@ -190,6 +190,8 @@ struct jf_analysis {
 	struct jf_index_map op_by_kind;
 	struct jf_point_result *points;   size_t npoints, points_cap;
 	struct jf_index_map point_by_key;
+	struct jf_trace_link_result *links; size_t nlinks, links_cap;
+	struct jf_index_map link_by_key;
 
 	struct thread_state *threads;     size_t nthreads, threads_cap;
 	/* Threads between INSTRUMENTATION_BEGIN and _END events (a runtime's handlers that
@@ -264,6 +266,9 @@ int32_t jf_region_index(struct jf_analysis *a, const char *name, uint64_t addr);
 int32_t jf_bytecode_index(struct jf_analysis *a, uint64_t region_key, uint32_t pc_from,
 			  uint32_t pc_to);
 int32_t jf_op_index(struct jf_analysis *a, uint16_t op_kind);
+
+/* trace_links.c: add n to the pair's count (trace ids); 0, or -1 when out of memory. */
+int jf_trace_link_add(struct jf_analysis *a, uint64_t from_trace, uint64_t to_trace, uint64_t n);
 
 /* points.c */
 int32_t jf_point_index(struct jf_analysis *a, uint64_t trace_id, uint64_t point_id,

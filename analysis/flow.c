@@ -403,8 +403,11 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 
 		if (prev_split != split)
 			t->split.transitions[prev_split][split]++;
-		if (t->prev_trace >= 0 && trace >= 0 && t->prev_region_start != r->start)
+		if (t->prev_trace >= 0 && trace >= 0 && t->prev_region_start != r->start) {
 			t->split.trace_to_trace++;
+			jf_trace_link_add(a, a->traces[t->prev_trace].trace_id,
+					  a->traces[trace].trace_id, 1);
+		}
 	}
 	if (r && r->npcs)
 		jf_count_bytecodes(a, r, &slot->bytecode_row, b);

@@ -148,6 +148,10 @@ static int merge_tables(struct jf_analysis *a, const struct jf_analysis *later,
 		a->points[p].addr = s->addr;
 		a->points[p].passes += s->passes;
 	}
+	for (i = 0; i < later->nlinks; i++)
+		if (jf_trace_link_add(a, later->links[i].from_trace, later->links[i].to_trace,
+				      later->links[i].count) < 0)
+			return -1;
 	for (i = 0; i < later->zm.ncode_objects; i++)
 		if (!jf_zone_model_code_object(&a->zm, later->zm.code_objects[i].id) &&
 		    jf_zone_model_set_code_object(&a->zm, &later->zm.code_objects[i]) < 0)
@@ -206,8 +210,14 @@ static void join_seam(struct jf_analysis *a, const struct jf_analysis *later,
 		jf_split_add_transition(&ta->split, ta->prev_class, tb->first_class);
 		if (ta->prev_trace >= 0 && tb->first_region_start &&
 		    (tb->first_class == JF_CLASS_TRACE || tb->first_class == JF_CLASS_BRIDGE) &&
-		    ta->prev_region_start != tb->first_region_start)
+		    ta->prev_region_start != tb->first_region_start) {
+			int32_t to = map_trace(a, later, tb->first_trace);
+
 			ta->split.trace_to_trace++;
+			if (to >= 0)
+				jf_trace_link_add(a, a->traces[ta->prev_trace].trace_id,
+						  a->traces[to].trace_id, 1);
+		}
 	}
 	/* The time between ta's last timestamp and tb's first was spent in tb's first
 	 * block; its iteration is only known once the iteration series are joined. */

@@ -180,6 +180,18 @@ static int by_point(const void *x, const void *y)
 	return p->addr < q->addr ? -1 : p->addr > q->addr;
 }
 
+/* Most taken first, then by the traces' ids. */
+static int by_link(const void *x, const void *y)
+{
+	const struct jf_trace_link_result *p = x, *q = y;
+
+	if (p->count != q->count)
+		return p->count > q->count ? -1 : 1;
+	if (p->from_trace != q->from_trace)
+		return p->from_trace < q->from_trace ? -1 : 1;
+	return p->to_trace < q->to_trace ? -1 : p->to_trace > q->to_trace;
+}
+
 int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 {
 	size_t i, g;
@@ -188,8 +200,11 @@ int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 	if (!DUP(r->traces, a->traces, a->ntraces) || !DUP(r->guards, a->guards, a->nguards) ||
 	    !DUP(r->regions, a->regions, a->nregions) ||
 	    !DUP(r->bytecodes, a->bytecodes, a->nbytecodes) || !DUP(r->ops, a->ops, a->nops) ||
-	    !DUP(r->points, a->points, a->npoints))
+	    !DUP(r->points, a->points, a->npoints) ||
+	    !DUP(r->trace_links, a->links, a->nlinks))
 		goto oom;
+	r->ntrace_links = a->nlinks;
+	jf_sort_rows(r->trace_links, r->ntrace_links, sizeof(*r->trace_links), by_link);
 	r->npoints = a->npoints;
 	jf_sort_rows(r->points, r->npoints, sizeof(*r->points), by_point);
 	r->ntraces = a->ntraces;
@@ -277,6 +292,7 @@ void jf_analysis_result_free(struct jf_analysis_result *r)
 	free(r->bytecodes);
 	free(r->ops);
 	free(r->points);
+	free(r->trace_links);
 	free(r->threads);
 	jf_iteration_series_unref(r->iteration_series);
 	free(r->retrace);

@@ -88,6 +88,68 @@ static uint64_t entries_of_uop(const struct jf_analysis_result *r, const struct 
 	return 0;
 }
 
+/* What a guard uop checks, from its name (CPython 3.13's uops with an exit or deopt
+ * flag, Include/internal/pycore_uop_metadata.h); the first match names it. */
+static const struct {
+	const char *part, *kind;
+} guard_kinds[] = {
+	{ "_NOT_EXHAUSTED", "iterator not exhausted" },
+	{ "_GUARD_IS_", "truth (is true, false, none)" },
+	{ "_TYPE_VERSION", "type version" },
+	{ "_KEYS_VERSION", "type version" },
+	{ "_CHECK_ATTR_CLASS", "type version" },
+	{ "_CHECK_METHOD_VERSION", "type version" },
+	{ "_CHECK_ATTR_METHOD_LAZY_DICT", "type version" },
+	{ "_GLOBALS_VERSION", "dict version (globals, builtins, module)" },
+	{ "_BUILTINS_VERSION", "dict version (globals, builtins, module)" },
+	{ "_LOAD_GLOBAL_", "dict version (globals, builtins, module)" },
+	{ "_ATTR_MODULE", "dict version (globals, builtins, module)" },
+	{ "_CHECK_FUNCTION", "callee (function version, arguments, stack)" },
+	{ "_CHECK_CALL_BOUND_METHOD", "callee (function version, arguments, stack)" },
+	{ "_CHECK_PEP_523", "callee (function version, arguments, stack)" },
+	{ "_CHECK_IS_NOT_PY_CALLABLE", "callee (function version, arguments, stack)" },
+	{ "_CHECK_STACK_SPACE", "callee (function version, arguments, stack)" },
+	{ "_GUARD_BOTH_", "operand type" },
+	{ "_GUARD_NOS_", "operand type" },
+	{ "_GUARD_TOS_", "operand type" },
+	{ "_ITER_CHECK_", "operand type" },
+	{ "_TO_BOOL_", "operand type" },
+	{ "_CHECK_VALIDITY", "executor valid (invalidated, eval breaker)" },
+	{ "RESUME_CHECK", "executor valid (invalidated, eval breaker)" },
+	{ "_START_EXECUTOR", "executor valid (invalidated, eval breaker)" },
+	{ "_CHECK_MANAGED_OBJECT", "attribute layout" },
+	{ "_CHECK_ATTR_", "attribute layout" },
+	{ "_LOAD_ATTR_", "attribute layout" },
+	{ "_GUARD_DORV_", "attribute layout" },
+};
+#define OTHER_GUARD_KIND "specialized op (call, subscript, compare)"
+#define NGUARD_KINDS 9       /* the distinct kinds above, and the other one */
+
+static const char *guard_kind(const char *uop)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(guard_kinds) / sizeof(guard_kinds[0]); i++)
+		if (strstr(uop, guard_kinds[i].part))
+			return guard_kinds[i].kind;
+	return OTHER_GUARD_KIND;
+}
+
+/* The distinct kinds in table order, the other one last; returns how many. */
+static size_t kind_list(const char **kinds)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; i < sizeof(guard_kinds) / sizeof(guard_kinds[0]); i++) {
+		for (k = 0; k < n && strcmp(kinds[k], guard_kinds[i].kind); k++)
+			;
+		if (k == n)
+			kinds[n++] = guard_kinds[i].kind;
+	}
+	kinds[n++] = OTHER_GUARD_KIND;
+	return n;
+}
+
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -156,18 +218,117 @@ static void cpython_guards(FILE *out, const struct jf_analysis_result *r, size_t
 		return;
 	fprintf(out, "Guard uops (top %zu of %zu branches by exits; guard G is a branch of the "
 		     "executor's uop G/2)\n", n, r->nguards);
-	fprintf(out, "  %14s %-28s %10s %12s %9s %9s\n", "executor/guard", "uop", "exits", "passes",
-		"fail %", "resume @");
+	fprintf(out, "  %14s %-28s %10s %12s %9s %9s  %s\n", "executor/guard", "uop", "exits",
+		"passes", "fail %", "resume @", "kind");
 	for (i = 0; i < n; i++) {
 		const struct jf_guard_result *g = &r->guards[idx[i]];
 		char id[48], buf[32];
+		const char *uop = guard_uop(r, g, buf, sizeof(buf));
 
 		snprintf(id, sizeof(id), "%" PRIu64 "/%" PRIu64, g->trace_id, g->guard_id);
-		fprintf(out, "  %14s %-28s %10" PRIu64 " %12" PRIu64 " %8.2f%% %9u\n", id,
-			guard_uop(r, g, buf, sizeof(buf)), g->exits, g->passes,
-			pct(g->exits, g->exits + g->passes), g->resume_pc);
+		fprintf(out, "  %14s %-28s %10" PRIu64 " %12" PRIu64 " %8.2f%% %9u  %s\n", id, uop,
+			g->exits, g->passes, pct(g->exits, g->exits + g->passes), g->resume_pc,
+			strcmp(uop, "-") ? guard_kind(uop) : "-");
 	}
 	free(idx);
+}
+
+/* Uop u's name when it is a guard uop of that kind that ran, else NULL. */
+static const char *guard_of_kind(const struct jf_analysis_result *r, const struct uop_sum *sum,
+				 unsigned u, const char *kind, char *buf, size_t size)
+{
+	const char *name;
+
+	if (!sum[u].guard || !(sum[u].entries || sum[u].exits))
+		return NULL;
+	name = uop_name(r, u, buf, size);
+	return strcmp(guard_kind(name), kind) ? NULL : name;
+}
+
+/* The exits of a kind's guard uops (their exit POINTs); 0 uops: none of that kind ran. */
+static uint64_t kind_exits(const struct jf_analysis_result *r, const struct uop_sum *sum,
+			   const char *kind, unsigned *uops)
+{
+	uint64_t exits = 0;
+	char buf[32];
+	unsigned u;
+
+	*uops = 0;
+	for (u = 0; u < UOP_IDS; u++)
+		if (guard_of_kind(r, sum, u, kind, buf, sizeof(buf))) {
+			exits += sum[u].exits;
+			(*uops)++;
+		}
+	return exits;
+}
+
+/* Guard exits by kind, and which uops those were. */
+static void text_guard_kinds(FILE *out, const struct jf_analysis_result *r,
+			     const struct uop_sum *sum)
+{
+	const char *kinds[NGUARD_KINDS], *name;
+	size_t k, n = kind_list(kinds);
+	char buf[32];
+	unsigned u, uops;
+
+	fprintf(out, "\nGuard kinds (exits of every guard uop, by what it checks)\n");
+	fprintf(out, "  %-44s %10s  %s\n", "kind", "exits", "guard uops that ran");
+	for (k = 0; k < n; k++) {
+		uint64_t exits = kind_exits(r, sum, kinds[k], &uops);
+		const char *sep = "";
+
+		if (!uops)
+			continue;
+		fprintf(out, "  %-44s %10" PRIu64 "  ", kinds[k], exits);
+		for (u = 0; u < UOP_IDS; u++)
+			if ((name = guard_of_kind(r, sum, u, kinds[k], buf, sizeof(buf)))) {
+				fprintf(out, "%s%s", sep, name);
+				sep = " ";
+			}
+		fputc('\n', out);
+	}
+}
+
+static const char *executor_name(const struct jf_analysis_result *r, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < r->ntraces; i++)
+		if (r->traces[i].trace_id == id)
+			return r->traces[i].name;
+	return "?";
+}
+
+static uint64_t chained(const struct jf_analysis_result *r)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < r->ntrace_links; i++)
+		n += r->trace_links[i].count;
+	return n;
+}
+
+/* Executor -> executor: control that left one executor's code straight into another's
+ * (an exit whose _EXIT_TRACE runs the next executor, or _DYNAMIC_EXIT finding one);
+ * through a cold exit or the interpreter it is not a chain. */
+static void text_chains(FILE *out, const struct jf_analysis_result *r, size_t top)
+{
+	size_t i, n = r->ntrace_links < top ? r->ntrace_links : top;
+
+	if (!r->ntrace_links) {
+		fprintf(out, "\nExecutor chains: none (no executor ran straight into another)\n");
+		return;
+	}
+	fprintf(out, "\nExecutor chains (top %zu of %zu pairs; an exit of one executor straight "
+		     "into the next, %" PRIu64 " times in all)\n", n, r->ntrace_links, chained(r));
+	fprintf(out, "  %6s %6s %10s  %s\n", "from", "to", "times", "into");
+	for (i = 0; i < n; i++) {
+		const struct jf_trace_link_result *l = &r->trace_links[i];
+
+		fprintf(out, "  %6" PRIu64 " %6" PRIu64 " %10" PRIu64 "  %s\n", l->from_trace,
+			l->to_trace, l->count, executor_name(r, l->to_trace));
+	}
 }
 
 static int cpython_text(FILE *out, const struct jf_analysis_result *r)
@@ -196,6 +357,8 @@ static int cpython_text(FILE *out, const struct jf_analysis_result *r)
 	fprintf(out, "  _EXIT_TRACE (leaving an executor for the next one or the interpreter): "
 		     "%" PRIu64 " times\n", entries_of_uop(r, sum, "_EXIT_TRACE"));
 	fprintf(out, "  Not told apart: %s\n", not_told_apart(r));
+	text_guard_kinds(out, r, sum);
+	text_chains(out, r, 10);
 	free(sum);
 	return 1;
 }
@@ -215,9 +378,47 @@ static void json_points(FILE *out, const struct jf_analysis_result *r, uint64_t 
 			continue;
 		fprintf(out, "%s{\"point\":\"%" PRIu64 "\",\"uop\":", first ? "" : ",", p->point_id);
 		jf_json_string(out, uop_name(r, uop_of(p->point_id), buf, sizeof(buf)));
-		fprintf(out, ",\"uop_id\":%u,\"index\":%u,\"%s\":%" PRIu64 "}", uop_of(p->point_id),
+		fprintf(out, ",\"uop_id\":%u,\"index\":%u,\"%s\":%" PRIu64, uop_of(p->point_id),
 			index_of(p->point_id), exits ? "exits" : "entries", p->passes);
+		if (exits) {
+			fprintf(out, ",\"kind\":");
+			jf_json_string(out, guard_kind(uop_name(r, uop_of(p->point_id), buf,
+								 sizeof(buf))));
+		}
+		fputc('}', out);
 		first = 0;
+	}
+	fputc(']', out);
+}
+
+/* ,"guard_kinds":[{"kind":K,"uops":[names],"exits":N}]: every kind with a guard uop that
+ * ran, its uops' exits summed. */
+static void json_guard_kinds(FILE *out, const struct jf_analysis_result *r,
+			     const struct uop_sum *sum)
+{
+	const char *kinds[NGUARD_KINDS], *name, *sep = "";
+	size_t k, n = kind_list(kinds);
+	char buf[32];
+	unsigned u, uops;
+
+	fprintf(out, ",\"guard_kinds\":[");
+	for (k = 0; k < n; k++) {
+		uint64_t exits = kind_exits(r, sum, kinds[k], &uops);
+		const char *comma = "";
+
+		if (!uops)
+			continue;
+		fprintf(out, "%s{\"kind\":", sep);
+		jf_json_string(out, kinds[k]);
+		fprintf(out, ",\"uops\":[");
+		for (u = 0; u < UOP_IDS; u++)
+			if ((name = guard_of_kind(r, sum, u, kinds[k], buf, sizeof(buf)))) {
+				fputs(comma, out);
+				jf_json_string(out, name);
+				comma = ",";
+			}
+		fprintf(out, "],\"exits\":%" PRIu64 "}", exits);
+		sep = ",";
 	}
 	fputc(']', out);
 }
@@ -243,6 +444,14 @@ static void cpython_json(FILE *out, const struct jf_analysis_result *r)
 	fprintf(out, "],\"cold_exits\":{\"count\":%" PRIu64 ",\"entries\":%" PRIu64 "}", cold,
 		cold_entries);
 	fprintf(out, ",\"exit_trace\":%" PRIu64, sum ? entries_of_uop(r, sum, "_EXIT_TRACE") : 0);
+	if (sum)
+		json_guard_kinds(out, r, sum);
+	fprintf(out, ",\"chained\":%" PRIu64 ",\"chains\":[", chained(r));
+	for (i = 0; i < r->ntrace_links; i++)
+		fprintf(out, "%s{\"from\":%" PRIu64 ",\"to\":%" PRIu64 ",\"count\":%" PRIu64 "}",
+			i ? "," : "", r->trace_links[i].from_trace, r->trace_links[i].to_trace,
+			r->trace_links[i].count);
+	fputc(']', out);
 	fprintf(out, ",\"not_told_apart\":");
 	jf_json_string(out, not_told_apart(r));
 	fputc('}', out);

@@ -17,6 +17,7 @@ struct uop_counts {
 	char name[64];
 	uint64_t py_exec, py_miss, jf_exec, jf_miss;
 	int in_pystats, in_jitflow;
+	int kinds;                  /* the report's guard kinds that list it */
 };
 
 struct table {
@@ -173,6 +174,97 @@ static void compare_totals(const cJSON *report, struct table *t, const char *dir
 			 (unsigned long long)t->py_entered, (unsigned long long)t->py_uops);
 }
 
+/* The uop names CPython gives these guards and the kind the report must say for each:
+ * what each one checks, read from CPython's bytecodes.c. */
+static const struct {
+	const char *uop, *kind;
+} known_kinds[] = {
+	{ "_GUARD_TYPE_VERSION", "type version" },
+	{ "_GUARD_NOT_EXHAUSTED_RANGE", "iterator not exhausted" },
+	{ "_GUARD_NOT_EXHAUSTED_LIST", "iterator not exhausted" },
+	{ "_GUARD_IS_TRUE_POP", "truth (is true, false, none)" },
+	{ "_GUARD_IS_FALSE_POP", "truth (is true, false, none)" },
+	{ "_GUARD_NOS_INT", "operand type" },
+	{ "_GUARD_BOTH_INT", "operand type" },
+	{ "_GUARD_GLOBALS_VERSION", "dict version (globals, builtins, module)" },
+	{ "_CHECK_VALIDITY", "executor valid (invalidated, eval breaker)" },
+};
+
+/* The report's guard kinds: each kind's exits equal pystats' misses of the uops it lists,
+ * every uop pystats saw miss is in exactly one kind, and the uops of known_kinds are in
+ * theirs. */
+static void compare_guard_kinds(const cJSON *report, struct table *t, const char *dir, FILE *out)
+{
+	const cJSON *kind, *uop;
+	size_t i, k;
+
+	if (out)
+		fprintf(out, "| guard kind | pystats miss | jitflow exits |\n|---|---:|---:|\n");
+	cJSON_ArrayForEach(kind, cJSON_GetObjectItemCaseSensitive(
+				 cJSON_GetObjectItemCaseSensitive(report, "cpython"), "guard_kinds")) {
+		const char *name = jf_test_str(kind, "kind");
+		uint64_t misses = 0, exits = (uint64_t)jf_test_num(kind, "exits");
+
+		cJSON_ArrayForEach(uop, cJSON_GetObjectItemCaseSensitive(kind, "uops")) {
+			struct uop_counts *u = row(t, uop->valuestring);
+
+			misses += u->py_miss;
+			u->kinds++;
+			for (k = 0; k < sizeof(known_kinds) / sizeof(known_kinds[0]); k++)
+				if (!strcmp(known_kinds[k].uop, u->name) && strcmp(known_kinds[k].kind, name))
+					fail_msg("%s: %s is said to check \"%s\", not \"%s\"", dir, u->name,
+						 name, known_kinds[k].kind);
+		}
+		if (out)
+			fprintf(out, "| %s | %llu | %llu |\n", name, (unsigned long long)misses,
+				(unsigned long long)exits);
+		if (misses != exits)
+			fail_msg("%s: guard kind \"%s\": %llu exits, pystats counts %llu misses of its uops",
+				 dir, name, (unsigned long long)exits, (unsigned long long)misses);
+	}
+	for (i = 0; i < t->n; i++)
+		if ((t->rows[i].py_miss && t->rows[i].kinds != 1) || t->rows[i].kinds > 1)
+			fail_msg("%s: %s is in %d guard kinds", dir, t->rows[i].name, t->rows[i].kinds);
+}
+
+/* Executor chains: _EXIT_TRACE runs the executor its exit points to, a cold exit or
+ * another executor, so the runs of _EXIT_TRACE that were no cold exit's entry went
+ * straight into another executor; _DYNAMIC_EXIT may chain too (into the executor at its
+ * target, if any). The report's chains between described executors add up to that. */
+static void compare_chains(const cJSON *report, struct table *t, const char *dir, FILE *out)
+{
+	const cJSON *cpython = cJSON_GetObjectItemCaseSensitive(report, "cpython"), *chain;
+	uint64_t chained = (uint64_t)jf_test_num(cpython, "chained"), sum = 0;
+	uint64_t exit_trace = row(t, "_EXIT_TRACE")->py_exec, cold = row(t, "_COLD_EXIT")->py_exec;
+	uint64_t dynamic = row(t, "_DYNAMIC_EXIT")->py_exec, least = exit_trace - cold;
+
+	cJSON_ArrayForEach(chain, cJSON_GetObjectItemCaseSensitive(cpython, "chains")) {
+		const cJSON *e;
+		int from = 0, to = 0;
+
+		sum += (uint64_t)jf_test_num(chain, "count");
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(cpython, "executors")) {
+			from |= jf_test_num(e, "id") == jf_test_num(chain, "from");
+			to |= jf_test_num(e, "id") == jf_test_num(chain, "to");
+		}
+		if (!from || !to)
+			fail_msg("%s: a chain %.0f -> %.0f names no executor of the report", dir,
+				 jf_test_num(chain, "from"), jf_test_num(chain, "to"));
+	}
+	if (out)
+		fprintf(out, "| executor chains (_EXIT_TRACE - _COLD_EXIT, + up to _DYNAMIC_EXIT) | "
+			"%llu..%llu | %llu |\n", (unsigned long long)least,
+			(unsigned long long)(least + dynamic), (unsigned long long)chained);
+	if (sum != chained)
+		fail_msg("%s: the chains add up to %llu, the report says %llu", dir,
+			 (unsigned long long)sum, (unsigned long long)chained);
+	if (cold > exit_trace || chained < least || chained > least + dynamic)
+		fail_msg("%s: %llu executor chains; pystats: _EXIT_TRACE %llu, _COLD_EXIT %llu, "
+			 "_DYNAMIC_EXIT %llu", dir, (unsigned long long)chained,
+			 (unsigned long long)exit_trace, (unsigned long long)cold,
+			 (unsigned long long)dynamic);
+}
+
 int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, FILE *out)
 {
 	static struct table t;
@@ -221,6 +313,8 @@ int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, F
 		}
 	}
 	compare_totals(report, &t, dir, out);
+	compare_guard_kinds(report, &t, dir, out);
+	compare_chains(report, &t, dir, out);
 	cJSON_Delete(report);
 	for (i = 0, k = 0; i < t.n; i++)
 		k += t.rows[i].py_miss > 0;

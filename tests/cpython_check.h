@@ -11,8 +11,11 @@
  * execution_count, and for every guard uop the passes of its jumps to the exit stub equal
  * pystats' miss; executors made, executors entered and uops executed equal pystats'
  * optimizer successes, traces executed and uops executed; the exits the report counts at
- * the GUARD records' branches add up to all of pystats' misses; no decode error and no
- * data lost. Writes the comparison table to table
+ * the GUARD records' branches add up to all of pystats' misses; each guard kind's exits
+ * equal pystats' misses of the uops it lists, with every missing uop in one kind; the
+ * executor chains add up to pystats' _EXIT_TRACE runs less _COLD_EXIT's (plus at most
+ * _DYNAMIC_EXIT's, which may also chain); no
+ * decode error and no data lost. Writes the comparison table to table
  * (may be NULL). Fails the running test on any difference; returns the number of uops
  * compared. */
 int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, FILE *table);

@@ -294,6 +294,14 @@ static void test_counts_follow_the_script(void **state)
 	assert_int_equal(bridge->iterations, bridged);
 	assert_int_equal(bridge->insns, bridged * 5);
 
+	/* Into the bridge from its guard, once per entry after it was attached (the bridge
+	 * goes back to the interpreter): the one pair is the split's trace->trace. */
+	assert_int_equal(r.ntrace_links, 1);
+	assert_int_equal(r.trace_links[0].from_trace, 7);
+	assert_int_equal(r.trace_links[0].to_trace, 8);
+	assert_int_equal(r.trace_links[0].count, bridged);
+	assert_int_equal(r.total.trace_to_trace, bridged);
+
 	/* Loop instructions: per iteration 17 to the guard, 16 more on passes. */
 	loop_insns = ENTRIES * (ITERS * 17 + (ITERS - 1) * 16);
 	assert_int_equal(loop->insns, loop_insns);
@@ -482,6 +490,10 @@ static void assert_same(const struct jf_analysis_result *x, const struct jf_anal
 	}
 	if (x->insns != y->insns || x->blocks != y->blocks)
 		fail_msg("split %d: totals differ", split);
+	/* trace -> trace by pair, a seam's transition included */
+	if (x->ntrace_links != y->ntrace_links ||
+	    memcmp(x->trace_links, y->trace_links, x->ntrace_links * sizeof(*x->trace_links)))
+		fail_msg("split %d: trace links differ", split);
 	assert_same_views(x, y, split);
 }
 

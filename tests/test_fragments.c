@@ -1,8 +1,10 @@
 /* The recordings checked into traces/: each decodes on any machine (from its saved code
  * and zone files), its report says exactly what the runtime counted itself (minivm's
- * counters, LuaJIT's texit and trace events), it decodes
+ * counters, LuaJIT's texit and trace events, PyPy's jit-backend-counts, CPython's
+ * pystats), it decodes
  * exactly the instructions the recorder counted, and it still prints the expected report
  * (a regression check of the output format). */
+#include "cpython_check.h"
 #include "json_check.h"
 #include "luajit_check.h"
 #include "pypy_counts.h"
@@ -33,6 +35,29 @@ static void check_decodes_all(const char *dir, const char *name)
 	assert_non_null(strstr(stat, "\"lost_bytes\":0,"));
 	free(stat);
 	free(manifest);
+}
+
+/* A recording made with --filter: every instruction the recorder traced (the manifest's
+ * filter.traced_instructions), decoded with no error, nothing lost. */
+static void check_decodes_traced(const char *dir, const char *name)
+{
+	char path[1200], cmd[4096];
+	cJSON *manifest, *stat;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	manifest = jf_test_json_file(path);
+	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s' --json", jf_test_cli(), dir);
+	stat = jf_test_run_json(cmd);
+	if (jf_test_num(stat, "instructions") !=
+	    jf_test_num(cJSON_GetObjectItemCaseSensitive(manifest, "filter"), "traced_instructions"))
+		fail_msg("%s: jitflow stat decoded %.0f instructions, the recorder traced %.0f", name,
+			 jf_test_num(stat, "instructions"),
+			 jf_test_num(cJSON_GetObjectItemCaseSensitive(manifest, "filter"),
+				     "traced_instructions"));
+	assert_int_equal(jf_test_num(stat, "errors"), 0);
+	assert_int_equal(jf_test_num(stat, "lost_bytes"), 0);
+	cJSON_Delete(manifest);
+	cJSON_Delete(stat);
 }
 
 /* The report of dir as it was when the recording was checked in (expected). */
@@ -154,12 +179,35 @@ static void test_pypy_loop(void **state)
 	check_expected_report(dir, path, "pypy-loop");
 }
 
+/* CPython 3.13's JIT running traces/cpython-guards/program.py with the --enable-pystats
+ * build, recorded with --filter=jit (its README.md): decoded from the zone file alone (no
+ * CPython needed), every uop's stencil entries and guard exits, the executors made and
+ * entered and the uops executed equal pystats' counts of the same run (pystats.txt);
+ * every traced instruction is decoded, nothing is lost. */
+static void test_cpython_guards(void **state)
+{
+	char src[1024], dir[1024], path[1200], cmd[4096];
+
+	(void)state;
+	snprintf(src, sizeof(src), "%s/traces/cpython-guards", jf_test_source_dir());
+	snprintf(dir, sizeof(dir), "%s/cpython-guards", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && tar -xJf '%s/recording.tar.xz' -C '%s'", dir,
+		 src, dir);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	snprintf(path, sizeof(path), "%s/pystats.txt", src);
+	assert_true(jf_test_cpython_matches_pystats(dir, path, stdout) > 0);
+	check_decodes_traced(dir, "cpython-guards");
+	snprintf(path, sizeof(path), "%s/expected-report.txt", src);
+	check_expected_report(dir, path, "cpython-guards");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_minivm_bridge),
 		cmocka_unit_test(test_luajit_side_trace),
 		cmocka_unit_test(test_pypy_loop),
+		cmocka_unit_test(test_cpython_guards),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

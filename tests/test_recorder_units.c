@@ -14,6 +14,7 @@
 #include "plugin_stream.h"
 #include "pt_stream.h"
 #include "qemu_log.h"
+#include "record_filter.h"
 #include "zone_copy.h"
 
 /* ---- QEMU log parser ---- */
@@ -730,6 +731,78 @@ static void test_zone_retime_by_writes(void **state)
 	assert_non_null(strstr(err.msg, "offset 96"));
 }
 
+/* A recording whose trace cannot show the marker calls: the MARKER record's marker-calls
+ * method is cleared (its other methods kept), nothing else changes; a damaged file is
+ * read only up to the damage. */
+static void test_zone_clear_marker_calls(void **state)
+{
+	uint8_t buf[256], before[256];
+	uint32_t magic = 0x4A695444, header = 40, methods = 1 | 2, bad = 100000;
+	uint64_t addr = 0x401234;
+	size_t end;
+
+	(void)state;
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &magic, 4);
+	memcpy(buf + 8, &header, 4);
+	end = put_record(buf, 40, 0, 40, 1, 1);              /* CODE_LOAD */
+	end = put_record(buf, end, 0x4A46000C, 48, 5, 42);   /* MARKER at 80 */
+	memcpy(buf + 80 + 32, &addr, 8);
+	memcpy(buf + 80 + 40, &methods, 4);
+	assert_int_equal(jf_zone_marker_calls_addr(buf, end), 0x401234);
+	memcpy(before, buf, sizeof(buf));
+	assert_int_equal(jf_zone_clear_marker_calls(buf, end), 1);
+	memcpy(&methods, buf + 80 + 40, 4);
+	assert_int_equal(methods, 2);                        /* PTWRITE still said */
+	memcpy(before + 80 + 40, &methods, 4);
+	assert_memory_equal(buf, before, sizeof(buf));
+	assert_int_equal(jf_zone_marker_calls_addr(buf, end), 0);
+	assert_int_equal(jf_zone_clear_marker_calls(buf, end), 0);
+	/* A MARKER after a record whose size runs past the file is not read. */
+	methods = 1;
+	memcpy(buf + 80 + 40, &methods, 4);
+	memcpy(buf + 40 + 4, &bad, 4);
+	assert_int_equal(jf_zone_marker_calls_addr(buf, end), 0);
+	assert_int_equal(jf_zone_clear_marker_calls(buf, end), 0);
+	/* Not a jitdump file; shorter than a header. */
+	assert_int_equal(jf_zone_marker_calls_addr(buf, 10), 0);
+	memset(buf, 0xff, 8);
+	assert_int_equal(jf_zone_marker_calls_addr(buf, end), 0);
+}
+
+/* ---- the IP filter ---- */
+
+/* Anonymous executable memory that touches or overlaps a range the filter holds grows
+ * it (a JIT mapping one executor at a time needs one range, not one each); START-END
+ * ranges given on the command line never grow. */
+static void test_filter_jit_ranges_merge(void **state)
+{
+	struct jf_rec_filter f;
+	struct jf_error err;
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(jf_rec_filter_parse(&f, "jit,1000-2000", &err), 0);
+	assert_int_equal(jf_rec_filter_anon_exec(&f, 0x2000, 0x1000), 0);
+	assert_int_equal(f.nranges, 2);                      /* not merged into 1000-2000 */
+	assert_int_equal(jf_rec_filter_anon_exec(&f, 0x3000, 0x1000), 0);   /* touches above */
+	assert_int_equal(jf_rec_filter_anon_exec(&f, 0x1800, 0x800), 0);    /* below, overlaps */
+	assert_int_equal(f.nranges, 2);
+	assert_int_equal(f.start[1], 0x1800);
+	assert_int_equal(f.end[1], 0x4000);
+	assert_int_equal(jf_rec_filter_anon_exec(&f, 0x5000, 0x1000), 0);   /* a gap: new */
+	assert_int_equal(f.nranges, 3);
+	assert_true(jf_rec_filter_has(&f, 0x3fff));
+	assert_false(jf_rec_filter_has(&f, 0x4000));
+	assert_true(jf_rec_filter_has(&f, 0x5000));
+	/* Full: the first one that cannot be kept says so, once. */
+	for (i = 0; f.nranges < JF_REC_FILTER_MAX; i++)
+		assert_int_equal(jf_rec_filter_anon_exec(&f, 0x100000 + i * 0x2000, 0x1000), 0);
+	assert_int_equal(jf_rec_filter_anon_exec(&f, 0x90000000, 0x1000), 1);
+	assert_int_equal(jf_rec_filter_anon_exec(&f, 0x90002000, 0x1000), 0);
+	assert_int_equal(f.dropped, 2);
+}
+
 /* ---- plugin stream reader ---- */
 
 struct prec_seen {
@@ -900,6 +973,8 @@ int main(void)
 		cmocka_unit_test(test_pt_filter_edges),
 		cmocka_unit_test(test_zone_retime),
 		cmocka_unit_test(test_zone_retime_by_writes),
+		cmocka_unit_test(test_zone_clear_marker_calls),
+		cmocka_unit_test(test_filter_jit_ranges_merge),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

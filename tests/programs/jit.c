@@ -3,7 +3,10 @@
  * it RUNS_A times, then rewrites the same address with different code and runs that
  * RUNS_B times. Instructions executed inside the page: RUNS_A * 2 + RUNS_B * 3.
  * With --no-markers it writes like a plain jitdump writer: no marker calls, each record
- * written to the file (flushed) before the code runs. */
+ * written to the file (flushed) before the code runs. With --wx the page is never writable
+ * and executable at once, as CPython's JIT does it: mapped read-write, made read-execute
+ * with mprotect once the code is in (and writable again to change it); records are
+ * flushed before the code runs, and the marker calls are kept. */
 #include <jitflow/emitter.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,7 +22,13 @@ static const uint8_t code_b[] = { 0x8d, 0x47, 0x07, 0x01, 0xf8, 0xc3 };
 
 typedef int (*jit_fn)(int);
 
-static int flush_each;
+static int flush_each, wx;
+
+static void protect(uint8_t *page, int prot)
+{
+	if (wx && mprotect(page, 4096, prot))
+		perror("jit: mprotect");
+}
 
 /* Placing a record by its timestamp (perf inject --jit; jitflow with a zone file but no
  * markers) cannot tell which of two versions at one address ran when they run closer
@@ -41,8 +50,10 @@ static void load(struct jf_emitter *em, uint8_t *page, const uint8_t *code, size
 			       .size = size, .kind = JF_REGION_FUNCTION,
 			       .generation = generation, .trace_id = 1 };
 
+	protect(page, PROT_READ | PROT_WRITE);
 	memcpy(page, code, size);
 	__builtin___clear_cache((char *)page, (char *)page + size);
+	protect(page, PROT_READ | PROT_EXEC);
 	if (!jf_emit_region_load(em, &r))
 		fprintf(stderr, "jit: %s\n", jf_emitter_error(em));
 	if (flush_each)
@@ -52,20 +63,22 @@ static void load(struct jf_emitter *em, uint8_t *page, const uint8_t *code, size
 
 int main(int argc, char **argv)
 {
-	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int markers = !(argc > 1 && !strcmp(argv[1], "--no-markers"));
+	uint8_t *page;
 	struct jf_emitter *em;
 	volatile jit_fn fn;
 	long sum = 0;
 	int i;
 
+	wx = argc > 1 && !strcmp(argv[1], "--wx");
+	flush_each = !markers || wx;
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | (wx ? 0 : PROT_EXEC),
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page == MAP_FAILED) {
 		perror("jit: mmap");
 		return 1;
 	}
-	flush_each = argc > 1 && !strcmp(argv[1], "--no-markers");
-	em = jf_emitter_open(NULL, JF_EMIT_CLOCK_MONOTONIC |
-			     (flush_each ? JF_EMIT_NO_MARKER_CALLS : 0));
+	em = jf_emitter_open(NULL, JF_EMIT_CLOCK_MONOTONIC | (markers ? 0 : JF_EMIT_NO_MARKER_CALLS));
 	if (!em) {
 		perror("jit: jf_emitter_open");
 		return 1;

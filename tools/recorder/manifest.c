@@ -130,7 +130,7 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 	if (st->filter)
 		fprintf(f, "    \"filter\": \"an IP filter as Intel PT's address ranges (--filter): only "
 			"blocks that start inside it are traced ('jit': anonymous executable memory, "
-			"each mapping from its mmap on); a branch leaving it writes TIP.PGD with its "
+			"each mapping from its mmap, or mprotect to executable, on); a branch leaving it writes TIP.PGD with its "
 			"target (no TNT bit or TIP for the branch), the first block back inside TIP.PGE. "
 			"Unlike hardware, no MTC is written outside the filter: a PSB+ before the next "
 			"TIP.PGE dates it instead. Positions in jit-code.txt and instruction counts "

@@ -5,8 +5,9 @@
  * block back inside writes TIP.PGE (record_flow.c). A filter is a list of items:
  *
  *   jit          anonymous executable memory (a JIT's code zones), each mapping from the
- *                moment its mmap returns (mappings are never dropped: code freed and
- *                reused by the JIT stays inside)
+ *                moment its mmap (or the mprotect that makes it executable) returns;
+ *                mappings are never dropped (code freed and reused by the JIT stays
+ *                inside), and ranges that touch or overlap are one
  *   START-END    the addresses [START, END) (hexadecimal, 0x optional)
  *
  * The filter only chooses what is traced; the recorder still follows every block (the

@@ -56,6 +56,8 @@ void jf_rec_file_closed(struct jf_record_state *st, long fd);
 /* An mmap that returned addr: an MMAP2 record when it maps a known file executable. */
 void jf_rec_mmap(struct jf_record_state *st, uint64_t addr, uint64_t len, uint32_t prot,
 		 uint32_t flags, long fd, uint64_t pgoff);
+/* An mprotect of [addr, addr+len) to prot that succeeded. */
+void jf_rec_mprotect(struct jf_record_state *st, uint64_t addr, uint64_t len, uint32_t prot);
 /* A write of `written` bytes into fd, ending at file offset `end` (-1: the file's end). */
 void jf_rec_file_written(struct jf_record_state *st, long fd, long long written, long long end);
 /* fork/vfork/clone of a process by thread t (NULL: unknown), which is not followed. */

@@ -225,6 +225,9 @@ static void on_syscall_ret(void *ctx, const struct jf_prec_syscall_ret *r, const
 			    (PROT_READ | PROT_WRITE | PROT_EXEC), (s->args[3] & MAP_SHARED) ?
 			    MAP_SHARED : MAP_PRIVATE, (long)(int)s->args[4], s->args[5]);
 		break;
+	case JF_SYS_MPROTECT:
+		jf_rec_mprotect(st, s->args[0], s->args[1], (uint32_t)s->args[2] & PROT_EXEC);
+		break;
 	case JF_SYS_WRITE:
 	case JF_SYS_WRITEV:
 		jf_rec_file_written(st, (long)(int)s->args[0], r->ret, -1);

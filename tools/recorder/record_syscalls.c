@@ -85,6 +85,33 @@ void jf_rec_mmap(struct jf_record_state *st, uint64_t addr, uint64_t len, uint32
 	st->mmap_records++;
 }
 
+void jf_rec_mprotect(struct jf_record_state *st, uint64_t addr, uint64_t len, uint32_t prot)
+{
+	/* Memory made executable after it was written: a JIT's code (CPython maps each
+	 * executor read-write, copies its stencils in, then makes it read-execute). Loaders
+	 * map code executable with mmap itself, so this is taken as anonymous memory. */
+	if (!(prot & PROT_EXEC) || !st->filter)
+		return;
+	if (jf_rec_filter_anon_exec(st->filter, addr, len))
+		jf_rec_note(st, "--filter: more than %d ranges: the memory made executable at %#llx "
+			    "and later ones are not traced", JF_REC_FILTER_MAX, (unsigned long long)addr);
+}
+
+/* strace's "addr,len,PROT_..." of the call being completed. */
+static void on_mprotect(struct jf_record_state *st)
+{
+	char a[64];
+	uint64_t addr, len;
+
+	if (nth_arg(st->pending_args, 2, a, sizeof(a)) || !strstr(a, "PROT_EXEC"))
+		return;
+	addr = strtoull(st->pending_args, NULL, 0);
+	if (nth_arg(st->pending_args, 1, a, sizeof(a)))
+		return;
+	len = strtoull(a, NULL, 0);
+	jf_rec_mprotect(st, addr, len, PROT_EXEC);
+}
+
 /* strace's "addr,len,PROT_...,MAP_...,fd,offset" of the call being completed. */
 static void on_mmap(struct jf_record_state *st, uint64_t addr)
 {
@@ -287,6 +314,8 @@ void jf_rec_on_syscall_result(void *ctx, const char *result)
 			on_open(st, (long)value, 0);
 		else if (!strcmp(name, "mmap") && value != -1)
 			on_mmap(st, (uint64_t)value);
+		else if (!strcmp(name, "mprotect") && value == 0)
+			on_mprotect(st);
 		else if (!strcmp(name, "write") || !strcmp(name, "writev"))
 			jf_rec_file_written(st, strtol(st->pending_args, NULL, 0), value, -1);
 		else if (!strcmp(name, "pwrite64")) {

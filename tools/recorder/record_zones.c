@@ -1,4 +1,5 @@
 /* Zone files the program wrote, copied into the recording with timestamps on its clock. */
+#include "record_filter.h"
 #include "record_internal.h"
 
 #include <errno.h>
@@ -62,6 +63,22 @@ static int write_all(int fd, const uint8_t *data, size_t size, size_t *written)
 	return 0;
 }
 
+/* Under --filter the marker function may lie outside what is traced: its calls cannot
+ * place the records then, their timestamps (from the marker calls the recorder saw, or
+ * from the writes) do. */
+static void untraced_marker(struct jf_record_state *st, uint8_t *data, size_t size,
+			    const char *path)
+{
+	uint64_t marker = jf_zone_marker_calls_addr(data, size);
+
+	if (!st->filter || !marker || jf_rec_filter_has(st->filter, marker))
+		return;
+	if (jf_zone_clear_marker_calls(data, size))
+		jf_rec_note(st, "zone file %s: its marker function (%#llx) lies outside --filter=%s; "
+			    "the copy's records apply by their timestamps", path,
+			    (unsigned long long)marker, st->filter->spec);
+}
+
 int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
 			      struct jf_error *err)
 {
@@ -115,6 +132,7 @@ int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
 		else if (res.markers_unmatched)
 			jf_rec_note(st, "zone file %s: %zu marker calls had no record", st->zone_files[i],
 			     res.markers_unmatched);
+		untraced_marker(st, data, size, st->zone_files[i]);
 		out = open(dest, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (out < 0) {
 			rc = jf_fail(err, "%s: cannot create: %m", dest);

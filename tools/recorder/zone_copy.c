@@ -10,6 +10,8 @@ enum {
 	EXT_BASE = 0x4A460000,          /* jitflow's extension record ids: EXT_BASE + n */
 	EXT_PREFIX = 32,                /* + seq u64, tid u32, version u16, reserved u16 */
 	EXT_CLOCK = EXT_BASE + 1,
+	EXT_MARKER = EXT_BASE + 12,     /* + marker_addr u64, methods u32, reserved u32 */
+	MARKER_ADDR = EXT_PREFIX, MARKER_METHODS = EXT_PREFIX + 8, MARKER_CALLS = 1,
 	CLOCK_MONO_NS = 48, CLOCK_TICKS = 56,
 	CODE_LOAD = 0, CODE_LOAD_TID = 20,
 };
@@ -166,4 +168,52 @@ int jf_zone_retime_by_writes(uint8_t *data, size_t size, const uint64_t *ends,
 	put64(data + 32, get64(data + 32) & ~JITDUMP_FLAGS_ARCH_TIMESTAMP);
 	put64(data + 24, times[0]);
 	return 0;
+}
+
+/* The MARKER records of a well-formed prefix of the file, one at a time: the offset of the
+ * next one at or after *off, or 0 when there is none. */
+static size_t next_marker(const uint8_t *data, size_t size, size_t *off)
+{
+	if (*off == 0) {
+		if (size < JITDUMP_HEADER_MIN || get32(data) != JITDUMP_MAGIC)
+			return 0;
+		*off = get32(data + 8);
+	}
+	while (*off + RECORD_PREFIX <= size) {
+		size_t at = *off;
+		uint32_t id = get32(data + at), len = get32(data + at + 4);
+
+		if (len < RECORD_PREFIX || len > size - at)
+			return 0;
+		*off += len;
+		if (id == EXT_MARKER && len >= MARKER_METHODS + 4)
+			return at;
+	}
+	return 0;
+}
+
+uint64_t jf_zone_marker_calls_addr(const uint8_t *data, size_t size)
+{
+	size_t off = 0, at;
+
+	while ((at = next_marker(data, size, &off)))
+		if (get32(data + at + MARKER_METHODS) & MARKER_CALLS)
+			return get64(data + at + MARKER_ADDR);
+	return 0;
+}
+
+size_t jf_zone_clear_marker_calls(uint8_t *data, size_t size)
+{
+	size_t off = 0, at, cleared = 0;
+
+	while ((at = next_marker(data, size, &off))) {
+		uint32_t methods = get32(data + at + MARKER_METHODS);
+
+		if (methods & MARKER_CALLS) {
+			methods &= ~(uint32_t)MARKER_CALLS;
+			memcpy(data + at + MARKER_METHODS, &methods, 4);
+			cleared++;
+		}
+	}
+	return cleared;
 }

@@ -42,4 +42,12 @@ int jf_zone_retime_by_writes(uint8_t *data, size_t size, const uint64_t *ends,
 			     const uint64_t *times, size_t n, struct jf_zone_copy_result *res,
 			     struct jf_error *err);
 
+/* The address of the marker function when the file's MARKER record says marker calls
+ * follow its records, else 0. */
+uint64_t jf_zone_marker_calls_addr(const uint8_t *data, size_t size);
+/* A recording whose trace cannot show the marker calls (an IP filter leaves the marker
+ * function out): clear the marker-calls method of every MARKER record, so that readers
+ * apply the records by their timestamps. Returns how many records were changed. */
+size_t jf_zone_clear_marker_calls(uint8_t *data, size_t size);
+
 #endif

@@ -98,6 +98,14 @@ struct jf_point_result {
 	uint64_t passes;            /* times the instruction at addr ran */
 };
 
+/* Control that went straight from one trace's code into another's, counted by the pair
+ * (CPython: an executor's exit that runs the next executor; LuaJIT: a side trace linked
+ * to a root trace). The sum over all pairs is the split's trace_to_trace. */
+struct jf_trace_link_result {
+	uint64_t from_trace, to_trace;
+	uint64_t count;
+};
+
 struct jf_trace_result {
 	uint64_t trace_id;
 	uint32_t kind;              /* JF_REGION_TRACE, JF_REGION_BRIDGE, ... */
@@ -207,6 +215,7 @@ struct jf_analysis_result {
 	struct jf_bytecode_result *bytecodes; size_t nbytecodes;
 	struct jf_op_result *ops;         size_t nops;
 	struct jf_point_result *points;   size_t npoints; /* by trace, kind, address */
+	struct jf_trace_link_result *trace_links; size_t ntrace_links; /* most taken first */
 	struct jf_split_result total;
 	struct jf_split_result *threads;  size_t nthreads;
 	/* One row per iteration, the last one the iteration under way when the trace ended:

@@ -1,4 +1,5 @@
-/* libFuzzer target for the zone file retimers (by markers, by writes): hostile jitdump files (sizes beyond the file,
+/* libFuzzer target for the zone file retimers (by markers, by writes) and the MARKER
+ * record's reader and rewriter: hostile jitdump files (sizes beyond the file,
  * zero sizes, extension records too short for their fields) must never crash or read out
  * of bounds. The marker times belong to the tids in the first bytes of the input. */
 #include <stdint.h>
@@ -32,6 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		jf_zone_retime_by_writes(copy, size, ends, times, 4, &res, &err);
 	}
+	if (jf_zone_marker_calls_addr(copy, size))
+		jf_zone_clear_marker_calls(copy, size);
 	free(copy);
 	return 0;
 }

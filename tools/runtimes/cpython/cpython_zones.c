@@ -153,6 +153,10 @@ static void forget(struct described *d)
 	}
 }
 
+/* The emitter buffers records; written out before the executor first runs or its memory
+ * goes, each record's write() dates it correctly where the trace cannot show the
+ * emitter's marker calls (a recording with --filter=jit traces JIT code only). */
+static void written_now(void) { jf_emitter_flush(zones); }
 static void begin(void) { jf_emit_event(zones, JF_EVENT_INSTRUMENTATION_BEGIN, 0); }
 static void end(void) { jf_emit_event(zones, JF_EVENT_INSTRUMENTATION_END, 0); }
 
@@ -480,6 +484,7 @@ static void executor_dealloc(PyObject *self)
 		jf_emit_region_free(zones, d->addr, d->size);
 		forget(d);
 		end();
+		written_now();
 	}
 	original_dealloc(self);
 }
@@ -506,6 +511,7 @@ static int wrapped_optimize(_PyOptimizerObject *self, struct _PyInterpreterFrame
 		describe_cold_exits(*exec_ptr);
 		describe(*exec_ptr, code, (int64_t)(instr - _PyCode_CODE(code)) * 2);
 		end();
+		written_now();
 	}
 	return res;
 }
@@ -661,6 +667,7 @@ static PyObject *start(PyObject *mod, PyObject *args)
 		if (have_size[op])
 			jf_emit_op_name(zones, (uint16_t)op, _PyOpcode_uop_name[op]);
 	end();
+	written_now();
 	current = _Py_GetOptimizer();
 	if (current) {
 		Py_DECREF(current);

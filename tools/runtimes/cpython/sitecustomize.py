@@ -1,7 +1,9 @@
 """Put on PYTHONPATH by `jitflow record` for Python programs: when the interpreter is a
 CPython 3.13 JIT build, jitflow_cpython describes its JIT code (executors, stencils, exits)
 into the recording. Then the sitecustomize this file hides (the user's or the
-distribution's), if there is one, runs as it would have."""
+distribution's), if there is one, runs as it would have. Outside a recording (no
+JITFLOW_ZONE_DIR, which `jitflow record` always sets) nothing is described: building the
+extension with `python -m jitflow_cpython build` writes no zone file."""
 import os
 import sys
 
@@ -27,5 +29,6 @@ def _run_hidden_sitecustomize():
     spec.loader.exec_module(module)
 
 
-_jitflow_start()
+if os.environ.get("JITFLOW_ZONE_DIR"):
+    _jitflow_start()
 _run_hidden_sitecustomize()
