@@ -3,7 +3,8 @@
  *   zone_model.c the live code model built from zone records (regions, guards, pc maps)
  *   flow.c       the per-thread state machines that turn blocks into analysis events
  *   events.h     announcing an event to the counters and the attached listeners
- *   counters.h   the counters: the result's counts, from the events
+ *   counters.h   the counters: the result's counts, from the events (problems.c: the
+ *                trace's errors, losses and overflows, and where they happened)
  *   merge.c      combining the analyses of consecutive parts of a trace
  *   result.c     the plain-data result: sorted tables, retrace candidates, warmup
  * Attached listeners of the analysis events (listeners.h), such as the views (views.c),

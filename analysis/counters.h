@@ -1,7 +1,8 @@
 /* The counters: what the result counts (entries and iterations of traces and regions,
  * exits and passes of guards, instructions and time per trace, region and thread, the
  * interpreter/jitted/native split and its transitions, instructions and time per
- * iteration), counted from the analysis events (listeners.h) and from nothing else.
+ * iteration, decode errors, losses and overflows), counted from the analysis events
+ * (listeners.h) and from nothing else.
  *
  * They are a listener like the views, with two differences that keep `report` as fast as
  * counting in place: they are always there, so events.h calls them directly, inline,
@@ -83,6 +84,10 @@ static inline void jf_count_guard_unresolved(struct jf_analysis *a, uint32_t gua
 {
 	a->guards[guard].unresolved++;
 }
+
+/* A decode error, lost data or an overflow (flow f): counted, and its site kept while
+ * there is room (problems.c). */
+void jf_count_problem(struct jf_analysis *a, const struct jf_flow *f);
 
 /* delta of the clock went to what ran last on the thread: split class `to`, trace row
  * `trace` (-1: none). */

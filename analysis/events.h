@@ -41,8 +41,8 @@ static inline void jf_announce_guard_passed(struct jf_analysis *a, int32_t tid, 
 }
 
 /* An exit of guard row `guard` reached the bridge attached to it; or the guard's branch
- * ran and the trace stopped before its direction was known. Only the counters hear these
- * (no listener has needed them). */
+ * ran and the trace stopped before its direction was known; and below, a problem in the
+ * trace. Only the counters hear these (no listener has needed them). */
 static inline void jf_announce_guard_to_bridge(struct jf_analysis *a, uint32_t guard)
 {
 	jf_count_guard_to_bridge(a, guard);
@@ -51,6 +51,12 @@ static inline void jf_announce_guard_to_bridge(struct jf_analysis *a, uint32_t g
 static inline void jf_announce_guard_unresolved(struct jf_analysis *a, uint32_t guard)
 {
 	jf_count_guard_unresolved(a, guard);
+}
+
+/* The trace lost its way: a decode error, lost data or an overflow (flow f). */
+static inline void jf_announce_problem(struct jf_analysis *a, const struct jf_flow *f)
+{
+	jf_count_problem(a, f);
 }
 
 /* At the thread's last timestamp (when has_time). */

@@ -3,7 +3,6 @@
  * transition between interpreter, jitted and native code, time since the last timestamp.
  * They announce it as analysis events (events.h) to the counters and the views, and count
  * nothing themselves: this file knows no counter and no listener. */
-#include <stdio.h>
 #include <string.h>
 
 #include "analysis_internal.h"
@@ -85,46 +84,6 @@ static void resolve_guard(struct jf_analysis *a, struct thread_state *t, int32_t
 		guard_exited(a, t, g);
 	else
 		jf_announce_guard_passed(a, t->tid, (uint32_t)g);
-}
-
-/* Keep where the first problems happened, so every report can say where, not only how
- * many. */
-static void note_problem(struct jf_analysis *a, const struct jf_flow *f)
-{
-	struct jf_problem_site *p;
-
-	if (a->nproblems >= JF_PROBLEM_SITES_MAX)
-		return;
-	p = &a->problems[a->nproblems++];
-	memset(p, 0, sizeof(*p));
-	p->kind = f->kind;
-	p->source = f->source;
-	p->offset = f->offset;
-	p->has_ip = !(f->flags & JF_FLOW_IP_SUPPRESSED);
-	p->ip = p->has_ip ? f->ip : 0;
-	p->has_time = (f->flags & JF_FLOW_HAS_TIME) != 0;
-	p->time = p->has_time ? f->time : 0;
-	if (f->kind == JF_FLOW_LOST) {
-		p->code = (uint16_t)f->u.lost.reason;
-		p->bytes = f->u.lost.bytes;
-	} else if (f->kind == JF_FLOW_ERROR) {
-		p->code = f->u.error.phase;
-		snprintf(p->text, sizeof(p->text), "%s", f->u.error.text);
-	}
-}
-
-const char *jf_problem_kind_name(const struct jf_problem_site *p)
-{
-	return p->kind == JF_FLOW_LOST ? "lost" : p->kind == JF_FLOW_ERROR ? "error" : "overflow";
-}
-
-const char *jf_problem_what(const struct jf_problem_site *p)
-{
-	if (p->kind == JF_FLOW_LOST)
-		return jf_lost_reason_name(p->code);
-	if (p->kind == JF_FLOW_ERROR)
-		return jf_error_phase_name(p->code);
-	return "overflow";
 }
 
 /* The thread lost track of where it was (error, overflow, lost data). */
@@ -450,19 +409,9 @@ static __attribute__((noinline)) int other_flow(struct jf_analysis *a, const str
 	case JF_FLOW_BLOCK:
 		return 1;
 	case JF_FLOW_ERROR:
-		note_problem(a, f);
-		a->decode_errors++;
-		lose_track(a, t);
-		break;
 	case JF_FLOW_LOST:
-		note_problem(a, f);
-		a->lost_bytes += f->u.lost.bytes;
-		a->lost_events++;
-		lose_track(a, t);
-		break;
 	case JF_FLOW_OVERFLOW:
-		note_problem(a, f);
-		a->overflows++;
+		jf_announce_problem(a, f);
 		lose_track(a, t);
 		break;
 	case JF_FLOW_DISABLED:
