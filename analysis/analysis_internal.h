@@ -1,11 +1,14 @@
 /* Internal state of the analysis, shared by its files:
  *   tables.c     growable arrays and a u64 -> index hash map
  *   zone_model.c the live code model built from zone records (regions, guards, pc maps)
- *   flow.c       the per-thread state machines that turn blocks into counts
+ *   flow.c       the per-thread state machines that turn blocks into analysis events
+ *   events.h     announcing an event to the counters and the attached listeners
+ *   counters.h   the counters: the result's counts, from the events (problems.c: the
+ *                trace's errors, losses and overflows, and where they happened)
  *   merge.c      combining the analyses of consecutive parts of a trace
  *   result.c     the plain-data result: sorted tables, retrace candidates, warmup
- * Listeners of the analysis events (listeners.h), such as the views (views.c), keep their
- * state apart. */
+ * Attached listeners of the analysis events (listeners.h), such as the views (views.c),
+ * keep their state apart. */
 #ifndef JITFLOW_ANALYSIS_INTERNAL_H
 #define JITFLOW_ANALYSIS_INTERNAL_H
 
@@ -123,10 +126,11 @@ struct block_class_memo {
 
 struct thread_state {
 	int32_t tid;
-	struct jf_split_result split;
+	struct jf_split_result split; /* the counters' (counters.h): this thread's split */
 	/* The previous block. */
 	int has_prev;
 	enum jf_code_class prev_class;
+	uint8_t prev_split;           /* its split class (enum jf_split_class) */
 	uint64_t prev_region_start;   /* live region of the previous block (0: none) */
 	int32_t prev_trace;
 	/* Inside a call of the emitter: its code, and the library code it calls, until it

@@ -1,12 +1,12 @@
 /* Per-thread state machines: each block is classified through the live code model, and
- * counted as a trace entry or iteration, a guard's exit or pass, a transition between
- * interpreter, jitted and native code, instructions and time per bytecode range. What
- * else wants to know (the views) hears it as analysis events (listeners.h): this file
- * knows no listener. */
-#include <stdio.h>
+ * the machines decide what it was: a trace entry or iteration, a guard's exit or pass, a
+ * transition between interpreter, jitted and native code, time since the last timestamp.
+ * They announce it as analysis events (events.h) to the counters and the views, and count
+ * nothing themselves: this file knows no counter and no listener. */
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "events.h"
 
 struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid)
 {
@@ -68,72 +68,29 @@ void jf_split_add(struct jf_split_result *to, const struct jf_split_result *from
 	to->guard_exits += from->guard_exits;
 }
 
+/* Out of line: guards mostly pass, and the pass path then needs no registers saved. */
+static __attribute__((noinline)) void guard_exited(struct jf_analysis *a, struct thread_state *t,
+						   int32_t g)
+{
+	t->exit_guard = g;
+	t->prefix_open = 0;
+	jf_announce_guard_exited(a, &t->split, t->tid, t->has_time, t->last_time, (uint32_t)g);
+}
+
 /* taken: the branch did not fall through. */
 static void resolve_guard(struct jf_analysis *a, struct thread_state *t, int32_t g, int taken)
 {
-	struct jf_guard_result *guard = &a->guards[g];
-
-	if (jf_guard_exited(guard, taken)) {
-		uint32_t tr;
-
-		t->exit_guard = g;
-		t->prefix_open = 0;
-		guard->exits++;
-		t->split.guard_exits++;
-		jf_emit_guard_exited(a, &a->listeners, t->tid, t->has_time, t->last_time,
-				     (uint32_t)g);
-		if (jf_index_map_get(&a->trace_by_id, guard->trace_id, &tr))
-			a->traces[tr].exits++;
-	} else {
-		guard->passes++;
-	}
-}
-
-/* Keep where the first problems happened, so every report can say where, not only how
- * many. */
-static void note_problem(struct jf_analysis *a, const struct jf_flow *f)
-{
-	struct jf_problem_site *p;
-
-	if (a->nproblems >= JF_PROBLEM_SITES_MAX)
-		return;
-	p = &a->problems[a->nproblems++];
-	memset(p, 0, sizeof(*p));
-	p->kind = f->kind;
-	p->source = f->source;
-	p->offset = f->offset;
-	p->has_ip = !(f->flags & JF_FLOW_IP_SUPPRESSED);
-	p->ip = p->has_ip ? f->ip : 0;
-	p->has_time = (f->flags & JF_FLOW_HAS_TIME) != 0;
-	p->time = p->has_time ? f->time : 0;
-	if (f->kind == JF_FLOW_LOST) {
-		p->code = (uint16_t)f->u.lost.reason;
-		p->bytes = f->u.lost.bytes;
-	} else if (f->kind == JF_FLOW_ERROR) {
-		p->code = f->u.error.phase;
-		snprintf(p->text, sizeof(p->text), "%s", f->u.error.text);
-	}
-}
-
-const char *jf_problem_kind_name(const struct jf_problem_site *p)
-{
-	return p->kind == JF_FLOW_LOST ? "lost" : p->kind == JF_FLOW_ERROR ? "error" : "overflow";
-}
-
-const char *jf_problem_what(const struct jf_problem_site *p)
-{
-	if (p->kind == JF_FLOW_LOST)
-		return jf_lost_reason_name(p->code);
-	if (p->kind == JF_FLOW_ERROR)
-		return jf_error_phase_name(p->code);
-	return "overflow";
+	if (jf_guard_exited(&a->guards[g], taken))
+		guard_exited(a, t, g);
+	else
+		jf_announce_guard_passed(a, t->tid, (uint32_t)g);
 }
 
 /* The thread lost track of where it was (error, overflow, lost data). */
 static void lose_track(struct jf_analysis *a, struct thread_state *t)
 {
 	if (t->pending_guard >= 0)
-		a->guards[t->pending_guard].unresolved++;
+		jf_announce_guard_unresolved(a, (uint32_t)t->pending_guard);
 	t->pending_guard = -1;
 	t->exit_guard = -1;
 	t->prefix_open = 0;
@@ -149,18 +106,8 @@ static inline __attribute__((always_inline)) void
 attribute_time(struct jf_analysis *a, struct thread_state *t, uint64_t time,
 	       enum jf_split_class split, int32_t trace)
 {
-	jf_emit_time_attributed(a, &a->listeners, t->tid, t->has_time, t->last_time, time);
-	if (t->has_time && time >= t->last_time) {
-		uint64_t delta = time - t->last_time;
-
-		t->split.time[split] += delta;
-		if (trace >= 0)
-			a->traces[trace].time += delta;
-		if (a->cur.open)
-			a->cur.time += delta;
-		else
-			a->pre.time += delta;
-	} else if (!t->has_time && !t->has_first_time) {
+	jf_announce_time(a, &t->split, t->tid, t->has_time, t->last_time, time, split, trace);
+	if (!t->has_time && !t->has_first_time) {
 		t->has_first_time = 1;
 		t->first_time = time;
 	}
@@ -232,7 +179,7 @@ static void follow_exit(struct jf_analysis *a, struct thread_state *t,
 			struct jf_guard_result *g = &a->guards[t->exit_guard];
 
 			if (g->trace_id == tr->parent_trace && g->guard_id == tr->parent_guard)
-				g->to_bridge++;
+				jf_announce_guard_to_bridge(a, (uint32_t)t->exit_guard);
 		} else if (t->prefix_open) {
 			t->prefix_bridge_entry = trace;
 		}
@@ -332,20 +279,24 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	enum jf_code_class cls = (enum jf_code_class)slot->cls;
 	enum jf_split_class split;
 	int32_t trace = r ? r->trace : -1;
+	struct jf_block_event e;
 
 	cls = instrumentation_call(t, cls);
 	if (a->ninstrumented && instrumented_index(a, t->tid) >= 0)
 		cls = JF_CLASS_INSTRUMENTATION;
 	split = jf_split_fast(cls);
-	if (a->listeners.n) {
-		struct jf_block_event e = { t->tid, r, cls, trace, b };
-
-		jf_listeners_block_counted(a, &a->listeners, &e);
-	}
-	a->blocks++;
-	a->insns += b->ninsn;
-	if (cls == JF_CLASS_UNKNOWN)
-		a->image_misses++;
+	e.tid = t->tid;
+	e.r = r;
+	e.cls = cls;
+	e.trace = trace;
+	e.b = b;
+	e.split = (uint8_t)split;
+	e.has_from = (uint8_t)t->has_prev;
+	e.from_split = t->prev_split;
+	/* (prev_trace is -1 whenever there is no previous block) */
+	e.trace_to_trace = trace >= 0 && t->prev_trace >= 0 && t->prev_region_start != r->start;
+	e.from_trace = t->prev_trace;
+	jf_announce_block(a, &t->split, &e);
 
 	if (t->pending_guard >= 0) {
 		resolve_guard(a, t, t->pending_guard, b->start != t->pending_fallthrough);
@@ -358,18 +309,14 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		int from_outside = !(t->has_prev && t->prev_region_start == r->start);
 
 		if (from_outside)
-			a->regions[r->region].entries++;
+			jf_announce_region_entered(a, t->tid, r);
 		/* Only the part before this one can tell whether this was an entry. */
 		if (!t->has_prev && !t->has_first)
 			t->first_entry_region = (int32_t)r->region;
 		if (trace >= 0) {
-			struct jf_trace_result *tr = &a->traces[trace];
-
-			if (from_outside)
-				tr->entries++;
 			/* Control at a loop's entry runs on through its header. */
-			if (from_outside || tr->kind != JF_REGION_BRIDGE)
-				tr->iterations++;
+			if (from_outside || a->traces[trace].kind != JF_REGION_BRIDGE)
+				jf_announce_loop_iteration(a, t->tid, trace);
 			if (!t->has_prev && !t->has_first)
 				t->first_entry_trace = trace;
 		}
@@ -379,36 +326,11 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		    jf_preamble_is_iteration(a))) {
 		/* A back-edge, or a bridge jumping back into its loop; the fall-through from
 		 * code before the header only where that code was an iteration of its own. */
-		a->traces[trace].iterations++;
+		jf_announce_loop_iteration(a, t->tid, trace);
 		if (!t->has_prev && !t->has_first)
 			t->first_header_trace = trace;
 	}
 
-	t->split.insns[split] += b->ninsn;
-	t->split.by_class[cls] += b->ninsn;
-	if (trace >= 0)
-		a->traces[trace].insns += b->ninsn;
-	if (r)
-		a->regions[r->region].insns += b->ninsn;
-	if (a->cur.open) {
-		a->cur.insns += b->ninsn;
-		a->cur.by_split[split] += b->ninsn;
-	} else {
-		a->pre.insns += b->ninsn;
-		a->pre.by_split[split] += b->ninsn;
-	}
-
-	if (t->has_prev) {
-		enum jf_split_class prev_split = jf_split_fast(t->prev_class);
-
-		if (prev_split != split)
-			t->split.transitions[prev_split][split]++;
-		if (t->prev_trace >= 0 && trace >= 0 && t->prev_region_start != r->start) {
-			t->split.trace_to_trace++;
-			jf_trace_link_add(a, a->traces[t->prev_trace].trace_id,
-					  a->traces[trace].trace_id, 1);
-		}
-	}
 	if (r && r->npcs)
 		jf_count_bytecodes(a, r, &slot->bytecode_row, b);
 	if (r)
@@ -426,6 +348,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	}
 	t->has_prev = 1;
 	t->prev_class = cls;
+	t->prev_split = (uint8_t)split;
 	t->prev_region_start = r ? r->start : 0;
 	t->prev_end = b->end;
 	t->prev_fallthrough = (b->end == JF_END_NONE || b->end == JF_END_COND ||
@@ -487,19 +410,9 @@ static __attribute__((noinline)) int other_flow(struct jf_analysis *a, const str
 	case JF_FLOW_BLOCK:
 		return 1;
 	case JF_FLOW_ERROR:
-		note_problem(a, f);
-		a->decode_errors++;
-		lose_track(a, t);
-		break;
 	case JF_FLOW_LOST:
-		note_problem(a, f);
-		a->lost_bytes += f->u.lost.bytes;
-		a->lost_events++;
-		lose_track(a, t);
-		break;
 	case JF_FLOW_OVERFLOW:
-		note_problem(a, f);
-		a->overflows++;
+		jf_announce_problem(a, f);
 		lose_track(a, t);
 		break;
 	case JF_FLOW_DISABLED:

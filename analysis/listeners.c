@@ -72,6 +72,24 @@ void jf_listeners_code_changed(struct jf_analysis *a, struct jf_listeners *ls,
 	JF_EMIT(ls, code_changed, a, ls->self[i_], rec);
 }
 
+void jf_listeners_region_entered(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
+				 const struct live_region *r)
+{
+	JF_EMIT(ls, region_entered, a, ls->self[i_], tid, r);
+}
+
+void jf_listeners_loop_iteration(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
+				 int32_t trace)
+{
+	JF_EMIT(ls, loop_iteration, a, ls->self[i_], tid, trace);
+}
+
+void jf_listeners_guard_passed(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
+			       uint32_t guard)
+{
+	JF_EMIT(ls, guard_passed, a, ls->self[i_], tid, guard);
+}
+
 /* The bytecode memo keeps one row per code line it saw, so only the first listener that
  * keeps code lines is asked. */
 static size_t line_keeper(const struct jf_listeners *ls)
@@ -107,6 +125,13 @@ void jf_emit_seam_guard_exited(struct jf_analysis *a, int32_t tid, int has_time,
 	struct jf_listeners *ls = &a->listeners;
 
 	JF_EMIT(ls, seam_guard_exited, a, ls->self[i_], tid, has_time, time, guard);
+}
+
+void jf_emit_seam_guard_passed(struct jf_analysis *a, int32_t tid, uint32_t guard)
+{
+	struct jf_listeners *ls = &a->listeners;
+
+	JF_EMIT(ls, seam_guard_passed, a, ls->self[i_], tid, guard);
 }
 
 void jf_emit_seam_time(struct jf_analysis *a, const struct jf_analysis *later, int32_t tid,

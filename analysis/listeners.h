@@ -1,12 +1,16 @@
 /* The analysis events, and the one interface through which their listeners receive them.
  *
  * flow.c, bytecodes.c and analysis.c turn the flow and the zone records into a few events
- * (a block counted in its region, instructions attributed to a bytecode range or a code
- * line, time attributed, a guard exited, the code changed); merge.c and result.c tell the
- * same listeners when parts are joined and when the result is made. A listener keeps its
- * own state (its `self`) and reads the analysis's tables for names and ids: adding one (a
- * view) means writing its callbacks and attaching it in jf_analysis_new, not touching the
- * code that reads the flow. Every callback may be NULL. */
+ * (a block counted in its region, a region entered, a loop iteration, instructions
+ * attributed to a bytecode range or a code line, time attributed, a guard passed or
+ * exited, the code changed); merge.c and result.c tell the same listeners when parts are
+ * joined and when the result is made. A listener keeps its own state (its `self`) and
+ * reads the analysis's tables for names and ids: adding one (a view) means writing its
+ * callbacks and attaching it in jf_analysis_new, not touching the code that reads the
+ * flow. Every callback may be NULL.
+ *
+ * The counters of the result (counters.h) hear the same events, bound at compile time
+ * rather than through a jf_listener (events.h announces each event to both). */
 #ifndef JITFLOW_LISTENERS_H
 #define JITFLOW_LISTENERS_H
 
@@ -22,13 +26,20 @@ struct live_region;
 struct pc_entry;
 
 /* A block about to be counted on thread tid: its live region (NULL outside every region),
- * its class after instrumentation and its trace row (-1: none). */
+ * its class after instrumentation, that class's split class, and its trace row (-1:
+ * none); and how the thread came to it: the split class of its block before (when
+ * has_from), and whether control moved there from one trace or bridge region to another. */
 struct jf_block_event {
 	int32_t tid;
 	const struct live_region *r;
 	enum jf_code_class cls;
 	int32_t trace;
 	const struct jf_block *b;
+	uint8_t split;             /* enum jf_split_class */
+	uint8_t has_from;
+	uint8_t from_split;        /* enum jf_split_class */
+	uint8_t trace_to_trace;
+	int32_t from_trace;        /* the previous block's trace row, when trace_to_trace */
 };
 
 struct jf_listener {
@@ -45,6 +56,13 @@ struct jf_listener {
 	void (*code_lines_again)(void *self, const uint32_t *rows, uint32_t n);
 	/* The block being counted is done. */
 	void (*block_done)(struct jf_analysis *a, void *self, const struct jf_block *b);
+	/* Control arrived at the start of live region r from outside it (an entry of r, and of
+	 * its trace when it has one), on thread tid. */
+	void (*region_entered)(struct jf_analysis *a, void *self, int32_t tid,
+			       const struct live_region *r);
+	/* Trace row `trace` began an iteration on thread tid: its loop header ran (a bridge's
+	 * iteration is its entry). */
+	void (*loop_iteration)(struct jf_analysis *a, void *self, int32_t tid, int32_t trace);
 	/* A timestamp `to` on thread tid; the clock since `from` (when has_from) went to what
 	 * ran last. */
 	int (*time_attributed)(struct jf_analysis *a, void *self, int32_t tid, int has_from,
@@ -52,13 +70,16 @@ struct jf_listener {
 	/* Guard row `guard` exited on thread tid (at the thread's last timestamp, when known). */
 	int (*guard_exited)(struct jf_analysis *a, void *self, int32_t tid, int has_time,
 			    uint64_t time, uint32_t guard);
+	/* Guard row `guard` held on thread tid: its branch went on in the trace. */
+	void (*guard_passed)(struct jf_analysis *a, void *self, int32_t tid, uint32_t guard);
 	/* A zone record takes effect here, before the code model applies it. */
 	void (*code_changed)(struct jf_analysis *a, void *self, const struct jf_zone_record *rec);
 	/* Joining the analysis of the next part (later, whose listener state is later_self):
-	 * a guard exit settled at the seam, the time between the parts on thread tid, then
-	 * everything else (later's instruction positions start at insn_shift). */
+	 * a guard exit or pass settled at the seam, the time between the parts on thread tid,
+	 * then everything else (later's instruction positions start at insn_shift). */
 	int (*seam_guard_exited)(struct jf_analysis *a, void *self, int32_t tid, int has_time,
 				 uint64_t time, uint32_t guard);
+	void (*seam_guard_passed)(struct jf_analysis *a, void *self, int32_t tid, uint32_t guard);
 	int (*seam_time)(struct jf_analysis *a, void *self, const struct jf_analysis *later,
 			 const void *later_self, int32_t tid, uint64_t from, uint64_t to);
 	int (*merge)(struct jf_analysis *a, void *self, const struct jf_analysis *later,
@@ -107,6 +128,12 @@ void jf_listeners_guard_exited(struct jf_analysis *a, struct jf_listeners *ls, i
 			       int has_time, uint64_t time, uint32_t guard);
 void jf_listeners_code_changed(struct jf_analysis *a, struct jf_listeners *ls,
 			       const struct jf_zone_record *rec);
+void jf_listeners_region_entered(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
+				 const struct live_region *r);
+void jf_listeners_loop_iteration(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
+				 int32_t trace);
+void jf_listeners_guard_passed(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
+			       uint32_t guard);
 
 static inline void jf_emit_bytecode_insns(struct jf_analysis *a, struct jf_listeners *ls,
 					  int32_t bytecode, uint32_t n)
@@ -136,6 +163,27 @@ static inline void jf_emit_guard_exited(struct jf_analysis *a, struct jf_listene
 		jf_listeners_guard_exited(a, ls, tid, has_time, time, guard);
 }
 
+static inline void jf_emit_region_entered(struct jf_analysis *a, struct jf_listeners *ls,
+					  int32_t tid, const struct live_region *r)
+{
+	if (__builtin_expect(ls->n != 0, 0))
+		jf_listeners_region_entered(a, ls, tid, r);
+}
+
+static inline void jf_emit_loop_iteration(struct jf_analysis *a, struct jf_listeners *ls,
+					  int32_t tid, int32_t trace)
+{
+	if (__builtin_expect(ls->n != 0, 0))
+		jf_listeners_loop_iteration(a, ls, tid, trace);
+}
+
+static inline void jf_emit_guard_passed(struct jf_analysis *a, struct jf_listeners *ls,
+					int32_t tid, uint32_t guard)
+{
+	if (__builtin_expect(ls->n != 0, 0))
+		jf_listeners_guard_passed(a, ls, tid, guard);
+}
+
 static inline void jf_emit_code_changed(struct jf_analysis *a, struct jf_listeners *ls,
 					const struct jf_zone_record *rec)
 {
@@ -147,6 +195,7 @@ static inline void jf_emit_code_changed(struct jf_analysis *a, struct jf_listene
  * those of a, attached in the same order. -1 when one ran out of memory. */
 void jf_emit_seam_guard_exited(struct jf_analysis *a, int32_t tid, int has_time,
 			       uint64_t time, uint32_t guard);
+void jf_emit_seam_guard_passed(struct jf_analysis *a, int32_t tid, uint32_t guard);
 void jf_emit_seam_time(struct jf_analysis *a, const struct jf_analysis *later, int32_t tid,
 		       uint64_t from, uint64_t to);
 int jf_listeners_merge(struct jf_analysis *a, const struct jf_analysis *later,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "events.h"
 
 static int32_t map_trace(struct jf_analysis *a, const struct jf_analysis *later, int32_t idx)
 {
@@ -25,24 +26,18 @@ static int32_t map_guard(struct jf_analysis *a, const struct jf_analysis *later,
 static int resolve_seam_guard(struct jf_analysis *a, struct thread_state *ta,
 			      const struct thread_state *tb)
 {
-	struct jf_guard_result *g;
-	uint32_t t;
+	int32_t g = ta->pending_guard;
 
-	if (ta->pending_guard < 0 || !tb->has_first)
+	if (g < 0 || !tb->has_first)
 		return 0;
-	g = &a->guards[ta->pending_guard];
 	ta->pending_guard = -1;
-	if (!jf_guard_exited(g, tb->first_start != ta->pending_fallthrough)) {
-		g->passes++;
+	if (!jf_guard_exited(&a->guards[g], tb->first_start != ta->pending_fallthrough)) {
+		jf_announce_seam_guard_passed(a, ta->tid, (uint32_t)g);
 		return 0;
 	}
-	ta->exit_guard = (int32_t)(g - a->guards);
-	g->exits++;
-	ta->split.guard_exits++;
-	jf_emit_seam_guard_exited(a, ta->tid, ta->has_time, ta->last_time,
-				  (uint32_t)(g - a->guards));
-	if (jf_index_map_get(&a->trace_by_id, g->trace_id, &t))
-		a->traces[t].exits++;
+	ta->exit_guard = g;
+	jf_announce_seam_guard_exited(a, &ta->split, ta->tid, ta->has_time, ta->last_time,
+				      (uint32_t)g);
 	return 1;
 }
 
@@ -204,7 +199,7 @@ static void join_seam(struct jf_analysis *a, const struct jf_analysis *later,
 
 		if (t >= 0 && g->trace_id == a->traces[t].parent_trace &&
 		    g->guard_id == a->traces[t].parent_guard)
-			g->to_bridge++;
+			jf_announce_guard_to_bridge(a, (uint32_t)ta->exit_guard);
 	}
 	if (ta->has_prev && tb->has_first) {
 		jf_split_add_transition(&ta->split, ta->prev_class, tb->first_class);
@@ -240,6 +235,7 @@ static void take_end_state(struct jf_analysis *a, const struct jf_analysis *late
 	if (tb->has_first || !tb->has_prev) {
 		ta->has_prev = tb->has_prev;
 		ta->prev_class = tb->prev_class;
+		ta->prev_split = tb->prev_split;
 		ta->prev_region_start = tb->prev_region_start;
 		ta->prev_fallthrough = tb->prev_fallthrough;
 		ta->prev_end = tb->prev_end;

@@ -27,6 +27,7 @@ const char *jf_views_class_colour(int c)
 	case JF_CLASS_RUNTIME: return "#74c476";
 	case JF_CLASS_NATIVE: return "#a1d99b";
 	case JF_CLASS_KERNEL: return "#c7e9c0";
+	case JF_CLASS_INSTRUMENTATION: return "#9e9ac8";
 	default: return "#bdbdbd";
 	}
 }
@@ -37,6 +38,7 @@ const char *jf_views_split_colour(int s)
 	case JF_SPLIT_INTERPRETER: return "#6baed6";
 	case JF_SPLIT_JITTED: return "#fd8d3c";
 	case JF_SPLIT_NATIVE: return "#74c476";
+	case JF_SPLIT_INSTRUMENTATION: return "#9e9ac8";
 	default: return "#bdbdbd";
 	}
 }

@@ -86,6 +86,7 @@ int jf_test_report_matches_counters(const char *dir, const char *counters, const
 	cJSON *truth, *report, *summary;
 	const cJSON *t;
 	int traces = 0, guards = 0;
+	double reached;
 
 	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
@@ -123,20 +124,31 @@ int jf_test_report_matches_counters(const char *dir, const char *counters, const
 					 "counted %.0f entries", name, num(t, "id"),
 					 pg ? num(pg, "to_bridge") : -1, num(t, "entries"));
 		}
+		/* A minivm trace is straight-line code from its header (a bridge's: its entry)
+		 * with its guards in the order of their ids, so every iteration reaches a guard
+		 * unless a guard before it exited: the guard held (passes) as many times as the
+		 * iterations left after the exits of the guards up to it. */
+		reached = num(t, "iterations");
 		cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(t, "guards")) {
 			const cJSON *mg = by_id(cJSON_GetObjectItemCaseSensitive(mine, "guards"),
 						num(g, "id"));
-			double exits = mg ? num(mg, "exits") : 0;
+			double exits = mg ? num(mg, "exits") : 0, passes = mg ? num(mg, "passes") : 0;
 
 			if (exits != num(g, "exits"))
 				fail_msg("%s: trace %.0f guard %.0f: %.0f exits, the runtime counted %.0f",
 					 name, num(t, "id"), num(g, "id"), exits, num(g, "exits"));
+			reached -= num(g, "exits");
+			if (passes != reached)
+				fail_msg("%s: trace %.0f guard %.0f: %.0f passes, the runtime's iterations "
+					 "less the exits up to this guard are %.0f", name, num(t, "id"),
+					 num(g, "id"), passes, reached);
 			guards++;
 		}
 	}
 	assert_true(traces > 0);
 	report_holds_only_the_runtimes(report, truth, name);
-	printf("%s: %d traces and %d guards exactly as the runtime counted\n", name, traces, guards);
+	printf("%s: %d traces and %d guards (exits and passes) exactly as the runtime counted\n",
+	       name, traces, guards);
 	cJSON_Delete(truth);
 	cJSON_Delete(report);
 	return guards;

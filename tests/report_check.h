@@ -1,6 +1,8 @@
 /* Checking a `jitflow report --json` against a runtime's own counters (minivm
  * --counters), both ways: for every trace of the runtime, entries and iterations; for
- * every guard, exits; and every trace and guard of the report is one the runtime had. */
+ * every guard, exits, and passes (what the runtime's counts leave for the guard: a trace's
+ * iterations less the exits of the guards before it and its own); and every trace and
+ * guard of the report is one the runtime had. */
 #ifndef JITFLOW_TEST_REPORT_CHECK_H
 #define JITFLOW_TEST_REPORT_CHECK_H
 

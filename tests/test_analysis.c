@@ -8,7 +8,8 @@
  * as instrumentation. Then the merge property: for every split point, analysing the two parts and merging
  * gives exactly the result of the whole. A listener of the analysis events attached from
  * outside (as a new view would be, without a change to flow.c) hears the script's blocks,
- * iterations, guard exits, time and zone records. */
+ * loop entries and iterations, guard passes and exits, time and zone records; cut at any
+ * point, the two parts' listeners hear each guard branch once. */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -715,6 +716,7 @@ static void test_a_block_is_classified_by_the_code_of_its_time(void **state)
 /* What a listener attached from outside heard. */
 struct heard {
 	uint64_t blocks, insns, at_loop_start, guard_exits, time, code_changes;
+	uint64_t loop_entries, iterations, guard_passes;
 };
 
 static int heard_block(struct jf_analysis *a, void *self, const struct jf_block_event *e)
@@ -753,14 +755,45 @@ static void heard_code_change(struct jf_analysis *a, void *self, const struct jf
 	((struct heard *)self)->code_changes++;
 }
 
+static void heard_region_entered(struct jf_analysis *a, void *self, int32_t tid,
+				 const struct live_region *r)
+{
+	(void)a, (void)tid;
+	((struct heard *)self)->loop_entries += r->start == TRACE;
+}
+
+static void heard_iteration(struct jf_analysis *a, void *self, int32_t tid, int32_t trace)
+{
+	(void)a, (void)tid, (void)trace;
+	((struct heard *)self)->iterations++;
+}
+
+static void heard_guard_pass(struct jf_analysis *a, void *self, int32_t tid, uint32_t guard)
+{
+	(void)a, (void)tid, (void)guard;
+	((struct heard *)self)->guard_passes++;
+}
+
+static int heard_seam_exit(struct jf_analysis *a, void *self, int32_t tid, int has_time,
+			   uint64_t time, uint32_t guard)
+{
+	return heard_guard_exit(a, self, tid, has_time, time, guard);
+}
+
+static const struct jf_listener counting = {
+	.block_counted = heard_block,
+	.region_entered = heard_region_entered,
+	.loop_iteration = heard_iteration,
+	.time_attributed = heard_time,
+	.guard_passed = heard_guard_pass,
+	.guard_exited = heard_guard_exit,
+	.code_changed = heard_code_change,
+	.seam_guard_passed = heard_guard_pass,
+	.seam_guard_exited = heard_seam_exit,
+};
+
 static void test_a_listener_hears_the_script(void **state)
 {
-	static const struct jf_listener counting = {
-		.block_counted = heard_block,
-		.time_attributed = heard_time,
-		.guard_exited = heard_guard_exit,
-		.code_changed = heard_code_change,
-	};
 	struct jf_analysis_config cfg = { 0 };
 	struct heard h = { 0 };
 	uint64_t blocks = 0, insns = 0, records = 0, first_time = 0;
@@ -789,9 +822,50 @@ static void test_a_listener_hears_the_script(void **state)
 	assert_int_equal(h.insns, insns);
 	assert_int_equal(h.at_loop_start, ENTRIES * ITERS);
 	assert_int_equal(h.guard_exits, ENTRIES);
+	/* The guard holds on every iteration of an entry but its last. */
+	assert_int_equal(h.guard_passes, ENTRIES * (ITERS - 1));
+	assert_int_equal(h.loop_entries, ENTRIES);
+	/* The loop's iterations, and one per entry of the bridge. */
+	assert_int_equal(h.iterations, ENTRIES * ITERS + (ENTRIES - BRIDGE_AFTER));
 	assert_int_equal(h.time, now - first_time);
 	assert_int_equal(h.code_changes, records);
 	jf_analysis_free(a);
+	jf_codemap_free(map);
+}
+
+/* Cut anywhere, the two parts' listeners together hear every guard pass and exit once: a
+ * guard branch that ends the first part is settled when the parts are joined, and its
+ * listener hears it then. */
+static void test_a_listener_hears_each_guard_once_across_a_seam(void **state)
+{
+	struct jf_analysis_config cfg = { 0 };
+	struct jf_codemap *map;
+	int split;
+
+	(void)state;
+	build_script();
+	map = code_map();
+	cfg.map = map;
+	for (split = 1; split < nsteps; split++) {
+		struct jf_analysis *first = jf_analysis_new(&cfg), *second = jf_analysis_new(&cfg);
+		struct heard h1 = { 0 }, h2 = { 0 };
+
+		assert_non_null(first);
+		assert_non_null(second);
+		assert_int_equal(jf_listeners_attach(&first->listeners, &counting, &h1), 0);
+		assert_int_equal(jf_listeners_attach(&second->listeners, &counting, &h2), 0);
+		run(first, 0, split);
+		run(second, split, nsteps);
+		assert_int_equal(jf_analysis_merge(first, second), 0);
+		if (h1.guard_passes + h2.guard_passes != ENTRIES * (ITERS - 1) ||
+		    h1.guard_exits + h2.guard_exits != ENTRIES)
+			fail_msg("split %d: heard %llu passes and %llu exits, the script has %d and %d",
+				 split, (unsigned long long)(h1.guard_passes + h2.guard_passes),
+				 (unsigned long long)(h1.guard_exits + h2.guard_exits),
+				 ENTRIES * (ITERS - 1), ENTRIES);
+		jf_analysis_free(first);
+		jf_analysis_free(second);
+	}
 	jf_codemap_free(map);
 }
 
@@ -804,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_two_parts_merge_to_the_whole),
 		cmocka_unit_test(test_a_block_is_classified_by_the_code_of_its_time),
 		cmocka_unit_test(test_a_listener_hears_the_script),
+		cmocka_unit_test(test_a_listener_hears_each_guard_once_across_a_seam),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 

@@ -297,6 +297,48 @@ static void assert_cell(const char *name, const char *html, const char *what, ui
 		fail_msg("%s: the HTML report lacks %s = %llu", name, what, (unsigned long long)v);
 }
 
+/* The colour the split key gives a class ("" when the key lacks it). */
+static void key_colour(const char *html, const char *cls, char *colour, size_t size)
+{
+	char tail[64];
+	const char *p = html, *end;
+
+	snprintf(tail, sizeof(tail), "\"></span>%s<", cls);
+	colour[0] = 0;
+	while ((end = strstr(p, tail))) {
+		const char *start = end;
+
+		while (start > html && start[-1] != ':')
+			start--;
+		if ((size_t)(end - start) < size) {
+			memcpy(colour, start, (size_t)(end - start));
+			colour[end - start] = 0;
+			return;
+		}
+		p = end + 1;
+	}
+}
+
+/* Each class of the split has a colour of its own in the key, so a chart tells them
+ * apart. */
+static void assert_key_colours_distinct(const char *name, const char *html)
+{
+	static const char *const classes[] = { "interpreter", "jitted", "native",
+					       "instrumentation", "unknown" };
+	char colour[5][32];
+	size_t i, j;
+
+	for (i = 0; i < 5; i++) {
+		key_colour(html, classes[i], colour[i], sizeof(colour[i]));
+		if (!colour[i][0])
+			fail_msg("%s: the split key has no colour for %s", name, classes[i]);
+		for (j = 0; j < i; j++)
+			if (!strcmp(colour[i], colour[j]))
+				fail_msg("%s: %s and %s share the colour %s in the split key", name,
+					 classes[j], classes[i], colour[i]);
+	}
+}
+
 static void check_html(const struct input *in)
 {
 	cJSON *report = json_report(in);
@@ -325,6 +367,7 @@ static void check_html(const struct input *in)
 	}
 	if (!strstr(html, "Decode:</b> "))
 		fail_msg("%s: the decode errors and losses are not said", in->name);
+	assert_key_colours_distinct(in->name, html);
 	free(html);
 	cJSON_Delete(report);
 }
