@@ -9,10 +9,12 @@
  * each later visit costs one lookup and the trace query that ends it (a TNT bit or a TIP,
  * from pt_qry_cond_branch / pt_qry_indirect_branch). Return compression keeps libipt's
  * call stack rules; tracing on/off, execution mode and timing events are handled where
- * they occur, exactly as the block decoder handles them, and returned as it returns them.
+ * they occur, exactly as the block decoder handles them, and returned as it returns them;
+ * so are overflows (the block decoder goes on where the overflow resolved, with its return
+ * stack).
  *
  * Exactness comes from handing over rather than guessing: whatever this path does not
- * model (a decode error, an overflow, an interrupt, paging, PTWRITE, a code map change...)
+ * model (a decode error, an interrupt, paging, PTWRITE, a code map change...)
  * makes it drop what it decoded since the last PSB and let jf_pt_decoder_new's decoder
  * decode on from that PSB (pt_fast_handover.c), until it resynchronises after an error,
  * where this path takes over again (resume). To make that possible, nothing decoded
@@ -516,6 +518,16 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 			return 1;
 		f->ip = ev->variant.async_branch.to;
 		return 0;
+	case ptev_overflow:
+		/* Binds to nothing: libipt's block decoder applies it where it is (after the
+		 * last branch it followed) and goes on at the FUP's IP, or with tracing off if
+		 * the overflow resolved so; the return stack and the execution mode stay. */
+		if (ev->status_update)
+			return 1;
+		f->enabled = !ev->ip_suppressed;
+		f->ip = f->enabled ? ev->variant.overflow.ip : 0;
+		f->resume_unsure = 0;
+		return 0;
 	case ptev_exec_mode: {
 		enum jf_isa isa = jf_pt_isa(ev->variant.exec_mode.mode);
 
@@ -558,7 +570,9 @@ int jf_fast_violation_before(struct fast *f, uint64_t offset)
 
 	/* Following packets, this path hands over on what the checks find itself: a TIP.PGE
 	 * while tracing (apply_event), a PSB+ whose FUP says tracing is on while it is off
-	 * (reach_psb_fup), and an overflow; so the packets need not be read twice. */
+	 * (reach_psb_fup); after an overflow the checks know less than this path (tracing
+	 * unknown until a FUP, PSB+ or TIP.PGE says), so they find nothing it accepts. The
+	 * packets need not be read twice. */
 	if (f->by_packets)
 		return 0;
 	return jf_pt_check_advance(f->check, offset, &v);
@@ -905,6 +919,8 @@ static int setup(struct fast *f, struct jf_error *err)
 	f->generation = jf_codemap_generation(f->map);
 	f->skd022 = config.errata.skd022;
 	f->bdm70 = config.errata.bdm70;
+	f->skd010 = config.errata.skd010;
+	f->apl12 = config.errata.apl12;
 	f->nom_freq = config.nom_freq;
 	return 0;
 }

@@ -69,6 +69,7 @@ struct fast {
 	int enabled;
 	int skd022;                 /* the CPU has erratum SKD022 (async disables) */
 	int bdm70;                  /* ...BDM70 (FUPs in PSB+ while tracing is off) */
+	int skd010, apl12;          /* ...SKD010 and APL12 (the binding of an overflow) */
 	uint8_t nom_freq;           /* libipt's nominal frequency (for CBR calibration) */
 	enum jf_isa isa;
 	int status;                 /* the last query's status flags */

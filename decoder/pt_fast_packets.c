@@ -15,7 +15,8 @@
  * TIP it binds to, a PSB+'s status updates. This keeps the same by the rules of libipt
  * 2.0's pt_query_decoder.c and pt_last_ip.c, builds the events the query decoder would
  * give and applies them as the query path does (apply_event). Any other packet or
- * combination hands over; a timing packet too, as libipt's time is not modelled here. */
+ * combination hands over; a timing packet too, as libipt's time is not modelled here. An
+ * overflow is followed as libipt follows it: no hand-over. */
 
 /* IP compression (pt_last_ip.c). Returns 0, or 1 for a compression libipt rejects. */
 static int update_last_ip(struct fast *f, const struct pt_packet_ip *p)
@@ -225,6 +226,69 @@ static int packet_pgd(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		ev.type = ptev_disabled;
 		ev.ip_suppressed = last_ip(f, &ev.variant.disabled.ip);
 	}
+	return packet_event(f, &ev, 1, offset);
+}
+
+/* OVF at offset: libipt's query decoder forgets what it kept between packets (IP
+ * compression; a FUP or MODE.exec waiting is not modelled) and looks ahead for the FUP the
+ * overflow binds to, which says tracing is on where it resolved (the overflow's IP); a
+ * packet that cannot come before that FUP says tracing was off (pt_qry_decode_ovf in libipt
+ * 2.0). Here only PADs may come between: timing packets are the query path's. The errata
+ * libipt works around there (SKD010, APL12) are not modelled. Returns 0, or 1 if not
+ * modelled. */
+static int packet_ovf(struct fast *f, uint64_t offset)
+{
+	struct pt_event ev;
+	struct pt_packet p;
+	uint64_t at;
+	int status;
+
+	if (f->pend_fup || f->pend_mode)
+		return 1;
+	f->have_ip = f->ip_suppressed = 0;
+	f->last_ip = 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = ptev_overflow;
+	do {
+		if (pt_pkt_get_offset(f->pkt, &at) < 0)
+			return 1;
+		status = pt_pkt_next(f->pkt, &p, sizeof(p));
+	} while (status >= 0 && p.type == ppt_pad);
+	if (status >= 0 && p.type == ppt_fup) {
+		if (f->apl12 || update_last_ip(f, &p.payload.ip) ||
+		    last_ip(f, &ev.variant.overflow.ip))
+			return 1;
+		return packet_event(f, &ev, 1, offset);
+	}
+	if (f->skd010)
+		return 1;
+	if (status < 0) {
+		/* An overflow at the very end of the trace stands alone. */
+		if (status != -pte_eos || at != f->cfg.size)
+			return 1;
+	} else {
+		switch (p.type) {
+		case ppt_psb:
+		case ppt_tip_pge:
+		case ppt_mode:
+		case ppt_pip:
+		case ppt_vmcs:
+		case ppt_stop:
+		case ppt_ovf:
+		case ppt_exstop:
+		case ppt_mwait:
+		case ppt_pwre:
+		case ppt_pwrx:
+		case ppt_ptw:
+			break;
+		default:
+			return 1; /* timing packets, or an error libipt reports */
+		}
+		/* That packet is read next, as the query decoder reads on from the OVF. */
+		if (pt_pkt_sync_set(f->pkt, at) < 0)
+			return 1;
+	}
+	ev.ip_suppressed = 1;
 	return packet_event(f, &ev, 1, offset);
 }
 
@@ -451,8 +515,10 @@ int jf_fast_next_packet(struct fast *f)
 		f->pend_mode = 1;
 		f->mode = pt_get_exec_mode(&p.payload.mode.bits.exec);
 		return 0;
+	case ppt_ovf:
+		return packet_ovf(f, off);
 	default:
-		return 1; /* OVF, timing, PTWRITE, power events... */
+		return 1; /* timing, PTWRITE, power events... */
 	}
 }
 

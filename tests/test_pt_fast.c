@@ -670,8 +670,9 @@ static void jump_code_free(struct jump_code *c)
 }
 
 /* What the packet path does not model hands over, and the result stays the block
- * decoder's: a CBR of ratio 0 in PSB+ (libipt's error), an overflow, a TSC after a first
- * PSB+ without timing, a MODE.exec before a TIP. */
+ * decoder's: a CBR of ratio 0 in PSB+ (libipt's error), an overflow bound to nothing (a TIP
+ * after it: libipt's error), a TSC after a first PSB+ without timing, a MODE.exec before a
+ * TIP. */
 static void test_packet_hand_over(void **state)
 {
 	struct jump_code code = jump_code_new();
@@ -705,6 +706,85 @@ static void test_packet_hand_over(void **state)
 		jf_ptb_free(b);
 	}
 	jump_code_free(&code);
+}
+
+/* Overflows, followed by the fast path as libipt's block decoder follows them (no
+ * hand-over), with and without timing packets (the packet and the query path). The code:
+ * 1000: call 1010; 1005: je 1008; 1007: nop; 1008: jmp rax; 1010: call 1020; 1015: ret;
+ * 1020: ret. Kinds: resolved with tracing on (FUP); off, then TIP.PGE (PAD and MODE.exec
+ * between); at the end of the trace; off, then a PSB+ with tracing off; on, with a return
+ * compressed after it to a call before it (libipt keeps its return stack). */
+static void test_overflow(void **state)
+{
+	static const uint8_t code[] = {
+		0xe8, 0x0b, 0x00, 0x00, 0x00, /* 1000: call 1010 */
+		0x74, 0x01,                   /* 1005: je 1008 */
+		0x90,                         /* 1007: nop */
+		0xff, 0xe0,                   /* 1008: jmp rax */
+		0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+		0xe8, 0x0b, 0x00, 0x00, 0x00, /* 1010: call 1020 */
+		0xc3,                         /* 1015: ret */
+		0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+		0xc3,                         /* 1020: ret */
+	};
+	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_pt_fast_report rep;
+	int kind, timed;
+
+	(void)state;
+	for (timed = 0; timed < 2; timed++) {
+		for (kind = 0; kind < 5; kind++) {
+			struct jf_ptb *b = jf_ptb_new();
+			char what[48];
+
+			jf_ptb_psb(b);
+			if (timed)
+				jf_ptb_tsc(b, 0x1000);
+			jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1005);
+			jf_ptb_psbend(b);
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip(b, pt_ipc_sext_48, kind == 4 ? 0x1000 : 0x1005);
+			if (kind == 4)
+				jf_ptb_tnt(b, "T"); /* through both calls, the inner return */
+			jf_ptb_ovf(b);
+			if (timed)
+				jf_ptb_tsc(b, 0x2000);
+			switch (kind) {
+			case 0:
+				jf_ptb_fup(b, pt_ipc_sext_48, 0x1005);
+				break;
+			case 1:
+				jf_ptb_pad(b);
+				jf_ptb_mode_exec(b, ptem_64bit);
+				jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1005);
+				break;
+			case 2:
+				break;
+			case 3:
+				jf_ptb_psb(b);
+				jf_ptb_psbend(b);
+				jf_ptb_mode_exec(b, ptem_64bit);
+				jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1005);
+				break;
+			case 4:
+				jf_ptb_fup(b, pt_ipc_sext_48, 0x1015);
+				jf_ptb_tnt(b, "T"); /* the outer return, to 1005 */
+				break;
+			}
+			if (kind != 2) {
+				jf_ptb_tnt(b, "N");
+				jf_ptb_tip(b, pt_ipc_sext_48, 0x1005);
+			}
+			snprintf(what, sizeof(what), "overflow %d%s", kind, timed ? ", timed" : "");
+			rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
+			assert_int_equal(rep.fallback_at, -1);
+			jf_ptb_free(b);
+		}
+	}
+	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
 }
 
 /* PSB+s without status updates, as while tracing is off (IP filtering: a TIP.PGD, PSBs,
@@ -971,6 +1051,7 @@ int main(void)
 		cmocka_unit_test(test_cache_split_after_undecodable),
 		cmocka_unit_test(test_packet_hand_over),
 		cmocka_unit_test(test_quiet_psb),
+		cmocka_unit_test(test_overflow),
 	};
 	const struct CMUnitTest capture_tests[] = {
 		cmocka_unit_test(test_foo),
