@@ -43,8 +43,7 @@ static uint64_t qry_offset(struct fast *f)
 	return off;
 }
 
-/* The first PSB after offset, or the trace size. */
-static uint64_t psb_after(struct fast *f, uint64_t offset)
+uint64_t jf_fast_psb_after(struct fast *f, uint64_t offset)
 {
 	uint64_t at;
 
@@ -495,6 +494,7 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		f->resume_unsure = 0;
 		f->ip = ev->variant.enabled.ip;
 		f->enabled = 1;
+		f->off_at_ip = 0;
 		return 0;
 	case ptev_disabled:
 		/* A TIP.PGD binds to the branch that left the traced region: its target, or
@@ -503,6 +503,7 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		    walk_to(f, ev->variant.disabled.ip, !ev->ip_suppressed, 1))
 			return 1;
 		f->enabled = 0;
+		f->off_at_ip = 0;
 		return 0;
 	case ptev_async_disabled:
 		/* FUP + TIP.PGD: tracing stopped at the FUP's IP (erratum SKD022 aside). */
@@ -510,6 +511,7 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		    walk_to(f, ev->variant.async_disabled.at, 1, 0))
 			return 1;
 		f->enabled = 0;
+		f->off_at_ip = 1;
 		return 0;
 	case ptev_async_branch:
 		/* FUP + TIP: an interrupt or exception at the FUP's IP. */
@@ -527,6 +529,7 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		f->enabled = !ev->ip_suppressed;
 		f->ip = f->enabled ? ev->variant.overflow.ip : 0;
 		f->resume_unsure = 0;
+		f->off_at_ip = 0;
 		return 0;
 	case ptev_exec_mode: {
 		enum jf_isa isa = jf_pt_isa(ev->variant.exec_mode.mode);
@@ -617,7 +620,7 @@ static int next_event(struct fast *f)
 		 * one PSB passed (tracing off in between), restart at the last of them. */
 		uint64_t psb = f->next_psb, after;
 
-		while ((after = psb_after(f, psb)) < offset)
+		while ((after = jf_fast_psb_after(f, psb)) < offset)
 			psb = after;
 		if (jf_fast_violation_before(f, offset) || reach_psb(f, psb))
 			return 1;
@@ -790,6 +793,7 @@ static int start(struct fast *f, struct jf_error *err)
 	 * state), follow the packets from here, PSB+ included. */
 	if (!f->bdm70 && !jf_fast_psb_has_timing(f, at)) {
 		f->by_packets = 1;
+		f->fresh = 1;
 		if (pt_pkt_sync_set(f->pkt, at) < 0)
 			return jf_fast_hand_over(f, err);
 	}
@@ -828,7 +832,10 @@ static int resume(struct fast *f, struct jf_error *err)
 	f->ready.flows = keep.ready.flows;
 	f->ready.cap = keep.ready.cap;
 	f->report = keep.report;
-	f->report.resumes++;
+	if (keep.resync)
+		f->report.resyncs++;
+	else
+		f->report.resumes++;
 	f->resume_backoff = keep.resume_backoff;
 	f->fast_bytes_at_resume = f->report.fast_bytes;
 	f->insns_before = f->stats->insns;
@@ -847,7 +854,7 @@ static int fast_next(void *self, struct jf_flow *flow, struct jf_error *err)
 			return 1;
 		}
 		f->ready.n = f->ready.pos = 0;
-		if (f->resume && resume(f, err) < 0)
+		if ((f->resume || f->resync) && resume(f, err) < 0)
 			return -1;
 		if (f->old)
 			return jf_fast_next_after_hand_over(f, flow, err);

@@ -252,9 +252,20 @@ static void test_foo(void **state)
 
 static void test_unzip(void **state)
 {
+	struct jf_pt_fast_report rep;
+	struct capture c;
+
 	(void)state;
-	/* Errors in the capture: the fast path hands over before the first. */
 	check_whole("Unzip", 0x400000, 121052, 0, 0);
+	/* Its 11 errors (ptxed's) are the two the status checks find: the fast path reports
+	 * them itself and resynchronises, as the block decoder does, but for the last, which
+	 * has no PSB after it; it never hands over. */
+	open_capture(&c, "Unzip", 0x400000);
+	rep = compare("Unzip", c.trace.data, c.trace.size, c.map, c.blocks_map, NULL);
+	assert_int_equal(rep.fallback_at, -1);
+	assert_int_equal(rep.resyncs, 10);
+	assert_int_equal(rep.fast_bytes, c.trace.size);
+	close_capture(&c);
 }
 
 /* Started at each PSB after the first, as -j N starts the segments' decoders. */
@@ -787,6 +798,109 @@ static void test_overflow(void **state)
 	jf_codemap_free(blocks_map);
 }
 
+/* The status updates of a PSB+ (the first k of MODE.exec, CBR, PIP, VMCS, MODE.TSX). */
+static void psb_updates(struct jf_ptb *b, int k)
+{
+	struct pt_packet p;
+	int i;
+
+	for (i = 0; i < k; i++) {
+		memset(&p, 0, sizeof(p));
+		switch (i) {
+		case 0:
+			jf_ptb_mode_exec(b, ptem_64bit);
+			continue;
+		case 1:
+			jf_ptb_cbr(b, 30);
+			continue;
+		case 2:
+			p.type = ppt_pip;
+			p.payload.pip.cr3 = 0x1000;
+			break;
+		case 3:
+			p.type = ppt_vmcs;
+			p.payload.vmcs.base = 0x2000;
+			break;
+		default:
+			p.type = ppt_mode;
+			p.payload.mode.leaf = pt_mol_tsx;
+			break;
+		}
+		jf_ptb_packet(b, &p);
+	}
+}
+
+/* The errors libipt 2.1 reports where 2.0 lets the trace through (pt_status_check.h),
+ * followed by the fast path as the block decoder reports them, resynchronising at the next
+ * PSB (no hand-over): a PSB+ whose FUP says tracing is on where it stopped asynchronously
+ * (FUP, TIP.PGD) at that IP ("bad status update"), with one to five status updates (the
+ * block decoder returns all but the last two first); a TIP.PGE while tracing right after
+ * the PSB+ decoding synchronised at ("unexpected packet context"), with and without a
+ * MODE.exec before it. Handed over: the same TIP.PGE after a TNT (the error's IP is the
+ * last block's), a bad status update right after another PSB+, and one after tracing
+ * stopped at a branch (libipt 2.0 walks to the FUP's IP first). */
+static void test_status_errors(void **state)
+{
+	struct jump_code code = jump_code_new();
+	struct jf_pt_fast_report rep;
+	int kind;
+
+	(void)state;
+	for (kind = 0; kind < 10; kind++) {
+		struct jf_ptb *b = jf_ptb_new();
+		char what[48];
+
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_psbend(b);
+		if (kind < 5 || kind >= 8) {
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+			if (kind == 9) {
+				jf_ptb_tnt(b, "T");
+			} else {
+				jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			}
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+			if (kind == 8) {
+				jf_ptb_psb(b);
+				psb_updates(b, 2);
+				jf_ptb_psbend(b);
+			}
+			jf_ptb_psb(b);
+			psb_updates(b, kind >= 8 ? 2 : kind + 1);
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_psbend(b);
+		} else {
+			if (kind == 7)
+				jf_ptb_tnt(b, "N");
+			if (kind != 5)
+				jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+		}
+		jf_ptb_tnt(b, "N");
+		jf_ptb_pad(b);
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_psbend(b);
+		jf_ptb_tnt(b, "N");
+		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		snprintf(what, sizeof(what), "status error %d", kind);
+		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map,
+			      NULL);
+		if (kind < 7) {
+			assert_int_equal(rep.fallback_at, -1);
+			assert_int_equal(rep.resyncs, 1);
+		} else {
+			assert_true(rep.fallback_at >= 0);
+		}
+		jf_ptb_free(b);
+	}
+	jump_code_free(&code);
+}
+
 /* PSB+s without status updates, as while tracing is off (IP filtering: a TIP.PGD, PSBs,
  * a TIP.PGE): the packet path goes through them (the stretch before one is committed there
  * only when no record waits for an offset, which libipt's query decoder gives only past
@@ -1052,6 +1166,7 @@ int main(void)
 		cmocka_unit_test(test_packet_hand_over),
 		cmocka_unit_test(test_quiet_psb),
 		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_status_errors),
 	};
 	const struct CMUnitTest capture_tests[] = {
 		cmocka_unit_test(test_foo),
