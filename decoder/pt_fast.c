@@ -810,8 +810,10 @@ static int setup(struct fast *f, struct jf_error *err);
  * and returned stays; the caches stay (the code map is the one they were filled from). */
 static int resume(struct fast *f, struct jf_error *err)
 {
-	struct fast keep = *f;
+	struct fast keep;
 
+	jf_fast_free_decoders(f); /* a resync's: a hand-over freed them */
+	keep = *f;
 	jf_decoder_free(f->old);
 	free(f->held);
 	memset(f, 0, sizeof(*f));
