@@ -9,10 +9,12 @@
  * each later visit costs one lookup and the trace query that ends it (a TNT bit or a TIP,
  * from pt_qry_cond_branch / pt_qry_indirect_branch). Return compression keeps libipt's
  * call stack rules; tracing on/off, execution mode and timing events are handled where
- * they occur, exactly as the block decoder handles them, and returned as it returns them.
+ * they occur, exactly as the block decoder handles them, and returned as it returns them;
+ * so are overflows (the block decoder goes on where the overflow resolved, with its return
+ * stack).
  *
  * Exactness comes from handing over rather than guessing: whatever this path does not
- * model (a decode error, an overflow, an interrupt, paging, PTWRITE, a code map change...)
+ * model (a decode error, an interrupt, paging, PTWRITE, a code map change...)
  * makes it drop what it decoded since the last PSB and let jf_pt_decoder_new's decoder
  * decode on from that PSB (pt_fast_handover.c), until it resynchronises after an error,
  * where this path takes over again (resume). To make that possible, nothing decoded
@@ -41,8 +43,7 @@ static uint64_t qry_offset(struct fast *f)
 	return off;
 }
 
-/* The first PSB after offset, or the trace size. */
-static uint64_t psb_after(struct fast *f, uint64_t offset)
+uint64_t jf_fast_psb_after(struct fast *f, uint64_t offset)
 {
 	uint64_t at;
 
@@ -493,6 +494,7 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		f->resume_unsure = 0;
 		f->ip = ev->variant.enabled.ip;
 		f->enabled = 1;
+		f->off_at_ip = 0;
 		return 0;
 	case ptev_disabled:
 		/* A TIP.PGD binds to the branch that left the traced region: its target, or
@@ -501,6 +503,7 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		    walk_to(f, ev->variant.disabled.ip, !ev->ip_suppressed, 1))
 			return 1;
 		f->enabled = 0;
+		f->off_at_ip = 0;
 		return 0;
 	case ptev_async_disabled:
 		/* FUP + TIP.PGD: tracing stopped at the FUP's IP (erratum SKD022 aside). */
@@ -508,6 +511,7 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		    walk_to(f, ev->variant.async_disabled.at, 1, 0))
 			return 1;
 		f->enabled = 0;
+		f->off_at_ip = 1;
 		return 0;
 	case ptev_async_branch:
 		/* FUP + TIP: an interrupt or exception at the FUP's IP. */
@@ -515,6 +519,17 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		    walk_to(f, ev->variant.async_branch.from, 1, 0))
 			return 1;
 		f->ip = ev->variant.async_branch.to;
+		return 0;
+	case ptev_overflow:
+		/* Binds to nothing: libipt's block decoder applies it where it is (after the
+		 * last branch it followed) and goes on at the FUP's IP, or with tracing off if
+		 * the overflow resolved so; the return stack and the execution mode stay. */
+		if (ev->status_update)
+			return 1;
+		f->enabled = !ev->ip_suppressed;
+		f->ip = f->enabled ? ev->variant.overflow.ip : 0;
+		f->resume_unsure = 0;
+		f->off_at_ip = 0;
 		return 0;
 	case ptev_exec_mode: {
 		enum jf_isa isa = jf_pt_isa(ev->variant.exec_mode.mode);
@@ -558,7 +573,9 @@ int jf_fast_violation_before(struct fast *f, uint64_t offset)
 
 	/* Following packets, this path hands over on what the checks find itself: a TIP.PGE
 	 * while tracing (apply_event), a PSB+ whose FUP says tracing is on while it is off
-	 * (reach_psb_fup), and an overflow; so the packets need not be read twice. */
+	 * (reach_psb_fup); after an overflow the checks know less than this path (tracing
+	 * unknown until a FUP, PSB+ or TIP.PGE says), so they find nothing it accepts. The
+	 * packets need not be read twice. */
 	if (f->by_packets)
 		return 0;
 	return jf_pt_check_advance(f->check, offset, &v);
@@ -603,7 +620,7 @@ static int next_event(struct fast *f)
 		 * one PSB passed (tracing off in between), restart at the last of them. */
 		uint64_t psb = f->next_psb, after;
 
-		while ((after = psb_after(f, psb)) < offset)
+		while ((after = jf_fast_psb_after(f, psb)) < offset)
 			psb = after;
 		if (jf_fast_violation_before(f, offset) || reach_psb(f, psb))
 			return 1;
@@ -776,6 +793,7 @@ static int start(struct fast *f, struct jf_error *err)
 	 * state), follow the packets from here, PSB+ included. */
 	if (!f->bdm70 && !jf_fast_psb_has_timing(f, at)) {
 		f->by_packets = 1;
+		f->fresh = 1;
 		if (pt_pkt_sync_set(f->pkt, at) < 0)
 			return jf_fast_hand_over(f, err);
 	}
@@ -792,8 +810,10 @@ static int setup(struct fast *f, struct jf_error *err);
  * and returned stays; the caches stay (the code map is the one they were filled from). */
 static int resume(struct fast *f, struct jf_error *err)
 {
-	struct fast keep = *f;
+	struct fast keep;
 
+	jf_fast_free_decoders(f); /* a resync's: a hand-over freed them */
+	keep = *f;
 	jf_decoder_free(f->old);
 	free(f->held);
 	memset(f, 0, sizeof(*f));
@@ -814,7 +834,10 @@ static int resume(struct fast *f, struct jf_error *err)
 	f->ready.flows = keep.ready.flows;
 	f->ready.cap = keep.ready.cap;
 	f->report = keep.report;
-	f->report.resumes++;
+	if (keep.resync)
+		f->report.resyncs++;
+	else
+		f->report.resumes++;
 	f->resume_backoff = keep.resume_backoff;
 	f->fast_bytes_at_resume = f->report.fast_bytes;
 	f->insns_before = f->stats->insns;
@@ -833,7 +856,7 @@ static int fast_next(void *self, struct jf_flow *flow, struct jf_error *err)
 			return 1;
 		}
 		f->ready.n = f->ready.pos = 0;
-		if (f->resume && resume(f, err) < 0)
+		if ((f->resume || f->resync) && resume(f, err) < 0)
 			return -1;
 		if (f->old)
 			return jf_fast_next_after_hand_over(f, flow, err);
@@ -905,6 +928,8 @@ static int setup(struct fast *f, struct jf_error *err)
 	f->generation = jf_codemap_generation(f->map);
 	f->skd022 = config.errata.skd022;
 	f->bdm70 = config.errata.bdm70;
+	f->skd010 = config.errata.skd010;
+	f->apl12 = config.errata.apl12;
 	f->nom_freq = config.nom_freq;
 	return 0;
 }

@@ -69,6 +69,7 @@ struct fast {
 	int enabled;
 	int skd022;                 /* the CPU has erratum SKD022 (async disables) */
 	int bdm70;                  /* ...BDM70 (FUPs in PSB+ while tracing is off) */
+	int skd010, apl12;          /* ...SKD010 and APL12 (the binding of an overflow) */
 	uint8_t nom_freq;           /* libipt's nominal frequency (for CBR calibration) */
 	enum jf_isa isa;
 	int status;                 /* the last query's status flags */
@@ -116,6 +117,16 @@ struct fast {
 	int resume;                 /* old resynchronised after an error at resume_psb: this
 				     * path goes on from there (pt_fast.c) */
 	uint64_t resume_psb;
+	int resync;                 /* ...or this path found an error there is no need to hand
+				     * over for, and synchronises at resume_psb (pt_fast_resync.c) */
+	int fresh;                  /* following packets: nothing but the PSB+ decoding started
+				     * at (and PADs, MODE.exec) read so far */
+	int ovf_off;                /* following packets: tracing off since an overflow, which
+				     * libipt 2.1 takes for unknown (no status check applies) */
+	int off_at_ip;              /* tracing off since an asynchronous disable: libipt's IP is
+				     * where it stopped (f->ip) */
+	int chained;                /* following packets: the PSB+ just read has updates and
+				     * another PSB+ follows it (pt_fast_packets.c, psb_follows) */
 	/* Where the errors come one PSB period apart, taking over again costs more than it
 	 * saves (the stretch up to the next error is decoded twice): after a resume that
 	 * committed nothing, the next resume_backoff resynchronisations are let pass (1, 3,
@@ -231,6 +242,13 @@ int jf_fast_reach_psb_fup(struct fast *f, int fup, uint64_t ip);
 int jf_fast_apply_event(struct fast *f, const struct pt_event *ev);
 int jf_fast_violation_before(struct fast *f, uint64_t offset);
 int jf_fast_finish(struct fast *f, uint64_t offset);
+
+/* pt_fast.c: the first PSB after offset, or the trace size. */
+uint64_t jf_fast_psb_after(struct fast *f, uint64_t offset);
+/* pt_fast_resync.c: following packets, the error code the block decoder reports at offset at
+ * (with ip) for an inconsistency libipt 2.0 lets through, queued with the loss up to the
+ * next PSB, where this path starts afresh. Returns 0, or 1 if not modelled. */
+int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64_t ip);
 
 /* pt_fast_packets.c: following packets (no timing packet in the trace): the next
  * packet(s), 0 or 1 if not modelled; and whether the PSB+ at psb has timing packets (or

@@ -15,7 +15,8 @@
  * TIP it binds to, a PSB+'s status updates. This keeps the same by the rules of libipt
  * 2.0's pt_query_decoder.c and pt_last_ip.c, builds the events the query decoder would
  * give and applies them as the query path does (apply_event). Any other packet or
- * combination hands over; a timing packet too, as libipt's time is not modelled here. */
+ * combination hands over; a timing packet too, as libipt's time is not modelled here. An
+ * overflow is followed as libipt follows it: no hand-over. */
 
 /* IP compression (pt_last_ip.c). Returns 0, or 1 for a compression libipt rejects. */
 static int update_last_ip(struct fast *f, const struct pt_packet_ip *p)
@@ -185,14 +186,20 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 	return 1;
 }
 
-/* TIP.PGE: tracing enabled, and a MODE.exec before it applies at its IP. */
-static int packet_pge(struct fast *f, const struct pt_packet_ip *ipp, uint64_t offset)
+/* TIP.PGE: tracing enabled, and a MODE.exec before it applies at its IP. While tracing is
+ * on, libipt 2.1 rejects it ("unexpected packet context"); the block decoder reports that
+ * with the IP of the last block it decoded, known here only when it decoded none since it
+ * synchronised (fresh): 0. */
+static int packet_pge(struct fast *f, const struct pt_packet_ip *ipp, uint64_t offset, int fresh)
 {
 	struct pt_event ev;
 	uint64_t ip;
 
 	if (update_last_ip(f, ipp) || last_ip(f, &ip) || f->pend_fup)
 		return 1;
+	f->ovf_off = 0;
+	if (f->enabled)
+		return !fresh || jf_fast_resync_after_violation(f, offset, -pte_bad_context, 0);
 	memset(&ev, 0, sizeof(ev));
 	ev.type = ptev_enabled;
 	ev.variant.enabled.ip = ip;
@@ -228,16 +235,153 @@ static int packet_pgd(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 	return packet_event(f, &ev, 1, offset);
 }
 
-/* Whether another PSB follows the PSBEND just read (PADs between). libipt's query decoder
- * returns a PSB+'s last status update only once it has read on past the PSBEND, and a PSB
- * right after it is read on through to that PSB+'s own end and beyond; whether the update
- * is returned then depends on what comes there (fuzz_pt_decode: a bad packet, and the
- * update was never returned). Not modelled: the caller hands over. */
+/* OVF at offset: libipt's query decoder forgets what it kept between packets (IP
+ * compression; a FUP or MODE.exec waiting is not modelled) and looks ahead for the FUP the
+ * overflow binds to, which says tracing is on where it resolved (the overflow's IP); a
+ * packet that cannot come before that FUP says tracing was off (pt_qry_decode_ovf in libipt
+ * 2.0). Here only PADs may come between: timing packets are the query path's. The errata
+ * libipt works around there (SKD010, APL12) are not modelled. Returns 0, or 1 if not
+ * modelled. */
+static int packet_ovf(struct fast *f, uint64_t offset)
+{
+	struct pt_event ev;
+	struct pt_packet p;
+	uint64_t at;
+	int status;
+
+	if (f->pend_fup || f->pend_mode)
+		return 1;
+	f->have_ip = f->ip_suppressed = 0;
+	f->last_ip = 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = ptev_overflow;
+	do {
+		if (pt_pkt_get_offset(f->pkt, &at) < 0)
+			return 1;
+		status = pt_pkt_next(f->pkt, &p, sizeof(p));
+	} while (status >= 0 && p.type == ppt_pad);
+	if (status >= 0 && p.type == ppt_fup) {
+		if (f->apl12 || update_last_ip(f, &p.payload.ip) ||
+		    last_ip(f, &ev.variant.overflow.ip))
+			return 1;
+		return packet_event(f, &ev, 1, offset);
+	}
+	if (f->skd010)
+		return 1;
+	if (status < 0) {
+		/* An overflow at the very end of the trace stands alone. */
+		if (status != -pte_eos || at != f->cfg.size)
+			return 1;
+	} else {
+		switch (p.type) {
+		case ppt_psb:
+		case ppt_tip_pge:
+		case ppt_mode:
+		case ppt_pip:
+		case ppt_vmcs:
+		case ppt_stop:
+		case ppt_ovf:
+		case ppt_exstop:
+		case ppt_mwait:
+		case ppt_pwre:
+		case ppt_pwrx:
+		case ppt_ptw:
+			break;
+		default:
+			return 1; /* timing packets, or an error libipt reports */
+		}
+		/* That packet is read next, as the query decoder reads on from the OVF. */
+		if (pt_pkt_sync_set(f->pkt, at) < 0)
+			return 1;
+	}
+	ev.ip_suppressed = 1;
+	f->ovf_off = 1;
+	return packet_event(f, &ev, 1, offset);
+}
+
+/* A FUP's IP compression that gives an IP after a PSB (which resets the last IP). */
+static int whole_ip(enum pt_ip_compression ipc)
+{
+	return ipc == pt_ipc_update_16 || ipc == pt_ipc_update_32 || ipc == pt_ipc_update_48 ||
+	       ipc == pt_ipc_sext_48 || ipc == pt_ipc_full;
+}
+
+/* From just after a PSBEND: whether libipt's query decoder reads ahead without an error
+ * through what follows (PADs, PSB+s as this path follows them, a MODE.exec) to the next
+ * packet it stops at (a TNT, TIP, TIP.PGE, TIP.PGD, OVF) or the end of the trace. */
+static int reads_ahead_cleanly(struct fast *f)
+{
+	struct pt_packet p;
+	uint64_t at = 0;
+	int in_psb = 0, updates = 0, modes = 0;
+
+	for (;;) {
+		if (pt_pkt_get_offset(f->pkt, &at) < 0)
+			return 0;
+		if (pt_pkt_next(f->pkt, &p, sizeof(p)) < 0)
+			return !in_psb && at == f->cfg.size;
+		if (p.type == ppt_pad)
+			continue;
+		if (in_psb) {
+			switch (p.type) {
+			case ppt_psbend:
+				in_psb = 0;
+				continue;
+			case ppt_fup:
+				if (!whole_ip(p.payload.ip.ipc))
+					return 0;
+				continue;
+			case ppt_cbr:
+				if (!p.payload.cbr.ratio || f->nom_freq)
+					return 0;
+				break;
+			case ppt_mode:
+			case ppt_pip:
+			case ppt_vmcs:
+				break;
+			default:
+				return 0;
+			}
+			/* libipt queues a few events per PSB+ (pt_event_queue.h): stay below. */
+			if (++updates > 7)
+				return 0;
+			continue;
+		}
+		switch (p.type) {
+		case ppt_psb:
+			in_psb = 1;
+			updates = 0;
+			continue;
+		case ppt_mode:
+			if (p.payload.mode.leaf != pt_mol_exec || ++modes > 1)
+				return 0;
+			continue;
+		case ppt_tnt_8:
+		case ppt_tnt_64:
+		case ppt_tip:
+		case ppt_tip_pge:
+		case ppt_tip_pgd:
+		case ppt_ovf:
+			return 1;
+		default:
+			return 0;
+		}
+	}
+}
+
+/* Whether another PSB follows the PSBEND just read (PADs between), and the PSB+ just read
+ * has status updates: libipt's query decoder returns its last update only once it has read
+ * on past the PSBEND, and with a PSB right after it, through that PSB+ to the next packet
+ * it stops at, and the block decoder fetches the next update before it returns this one;
+ * a read that fails there and the update is never returned (fuzz_pt_decode: a bad packet
+ * after two PSB+s). So this path goes on through such PSB+s only when the read ahead
+ * succeeds (chained is then set: the next PSB+'s updates are fetched with this one's);
+ * else (1) the caller hands over. */
 static int psb_follows(struct fast *f)
 {
 	struct pt_packet p;
 	uint64_t after;
-	int psb = 0;
+	int psb = 0, clean = 1;
 
 	if (pt_pkt_get_offset(f->pkt, &after) < 0)
 		return 1;
@@ -247,7 +391,13 @@ static int psb_follows(struct fast *f)
 			break;
 		}
 	}
-	return pt_pkt_sync_set(f->pkt, after) < 0 || psb;
+	if (psb) {
+		if (pt_pkt_sync_set(f->pkt, after) < 0)
+			return 1;
+		clean = reads_ahead_cleanly(f);
+		f->chained = clean;
+	}
+	return pt_pkt_sync_set(f->pkt, after) < 0 || !clean;
 }
 
 /* A PSB+ without status updates (psb, its PSBEND at off), as while tracing is off: the
@@ -273,14 +423,57 @@ static int packet_quiet_psb(struct fast *f, uint64_t psb, uint64_t off, int fup)
 	return 0;
 }
 
+/* A PSB+'s status update, bound to its FUP's IP (fup: whether there is one). */
+static void bind_update(struct pt_event *ev, int fup, uint64_t fup_ip)
+{
+	ev->status_update = 1;
+	ev->ip_suppressed = ev->type != ptev_cbr && !fup;
+	if (ev->type == ptev_exec_mode)
+		ev->variant.exec_mode.ip = fup_ip;
+	else if (ev->type == ptev_async_paging)
+		ev->variant.async_paging.ip = fup_ip;
+	else if (ev->type == ptev_async_vmcs)
+		ev->variant.async_vmcs.ip = fup_ip;
+	else if (ev->type == ptev_tsx)
+		ev->variant.tsx.ip = fup_ip;
+}
+
+/* A PSB+ (its n status updates evs, its PSBEND at off) with a FUP while tracing is off,
+ * which libipt 2.1 rejects ("bad status update", at the PSBEND, with the FUP's payload as
+ * IP). The block decoder finds it once the query decoder has read past the PSBEND, which
+ * it does as it hands out the last update; libipt's block decoder fetches one event ahead
+ * of the one it returns, so the updates but the last two are returned first and the
+ * last but one is replaced by the error (../shared's Unzip: three of five). Modelled
+ * where tracing is known to be off (not after an overflow, which libipt 2.1 takes for
+ * unknown), not right after another PSB+ with updates (chained: the updates of both are
+ * fetched in one run), and where libipt's IP is the FUP's (tracing stopped there
+ * asynchronously): elsewhere libipt 2.0 walks to the FUP's IP without trace and may fail
+ * first. Returns 0, or 1 if not modelled. */
+static int bad_status_update(struct fast *f, const struct pt_event *evs, int n, uint64_t off,
+			     int ovf_off, int chained, uint64_t fup_ip, uint64_t fup_payload)
+{
+	int i;
+
+	if (ovf_off || chained || !f->off_at_ip || f->ip != fup_ip)
+		return 1;
+	for (i = 0; i + 2 < n; i++) {
+		struct jf_flow *fl = jf_fast_queue_flow(f, JF_FLOW_OTHER, off);
+
+		if (!fl)
+			return 1;
+		jf_pt_event_flow(&evs[i], &f->cfg.conv, fl);
+	}
+	return jf_fast_resync_after_violation(f, off, -pte_bad_status_update, fup_payload);
+}
+
 /* A PSB+: its status updates, bound to its FUP's IP. The stretch before it decoded here
  * (apart from the walk to that IP): it is committed. */
 static int packet_psb(struct fast *f, uint64_t psb)
 {
 	struct pt_event evs[MAX_PSB_EVENTS];
 	struct pt_packet p;
-	uint64_t off = psb, fup_ip = 0;
-	int n = 0, fup = 0, i;
+	uint64_t off = psb, fup_ip = 0, fup_payload = 0;
+	int n = 0, fup = 0, i, ovf_off = f->ovf_off, chained = f->chained;
 
 	if (f->pend_fup || f->pend_mode)
 		return 1;
@@ -296,6 +489,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		if (p.type == ppt_fup) {
 			if (fup || update_last_ip(f, &p.payload.ip) || last_ip(f, &fup_ip))
 				return 1;
+			fup_payload = p.payload.ip.ip;
 			fup = 1;
 			continue;
 		}
@@ -336,12 +530,18 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		}
 		n++;
 	}
+	for (i = 0; i < n; i++)
+		bind_update(&evs[i], fup, fup_ip);
+	f->ovf_off = 0;
+	f->chained = 0;
 	/* No update waits to be returned: what follows the PSBEND does not matter. */
 	if (!n)
 		return packet_quiet_psb(f, psb, off, fup);
 	if (psb_follows(f))
 		return 1;
 	jf_fast_settle(f, off);
+	if (fup && !f->enabled && psb != f->restart)
+		return bad_status_update(f, evs, n, off, ovf_off, chained, fup_ip, fup_payload);
 	if (psb == 0) {
 		/* The first PSB: decoding starts here, as a sync does. */
 		f->enabled = fup;
@@ -353,20 +553,8 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		jf_fast_commit(f, psb);
 	}
 	for (i = 0; i < n; i++) {
-		struct pt_event *ev = &evs[i];
-
-		ev->status_update = 1;
-		ev->ip_suppressed = ev->type != ptev_cbr && !fup;
-		if (ev->type == ptev_exec_mode)
-			ev->variant.exec_mode.ip = fup_ip;
-		else if (ev->type == ptev_async_paging)
-			ev->variant.async_paging.ip = fup_ip;
-		else if (ev->type == ptev_async_vmcs)
-			ev->variant.async_vmcs.ip = fup_ip;
-		else if (ev->type == ptev_tsx)
-			ev->variant.tsx.ip = fup_ip;
 		/* All but the last are returned before the query decoder leaves the PSBEND. */
-		if (packet_event(f, ev, i == n - 1, off))
+		if (packet_event(f, &evs[i], i == n - 1, off))
 			return 1;
 	}
 	return 0;
@@ -390,6 +578,7 @@ static int next_short_packets(struct fast *f, uint64_t *off)
 		v = byte >> 1;
 		while (v >> (nbits + 1))
 			nbits++;
+		f->fresh = 0;
 		jf_fast_settle(f, *off);
 		if (packet_tnt(f, v & ~(1u << nbits), nbits, *off))
 			return 1;
@@ -402,7 +591,7 @@ int jf_fast_next_packet(struct fast *f)
 {
 	struct pt_packet p;
 	uint64_t off, from;
-	int status;
+	int status, fresh;
 
 	if (jf_codemap_generation(f->map) != f->generation || pt_pkt_get_offset(f->pkt, &off) < 0)
 		return 1;
@@ -412,6 +601,12 @@ int jf_fast_next_packet(struct fast *f)
 	if (off != from && pt_pkt_sync_set(f->pkt, off) < 0)
 		return 1;
 	status = pt_pkt_next(f->pkt, &p, sizeof(p));
+	/* Whether the block decoder has decoded no block since it synchronised: only the PSB+
+	 * it synchronised at, PADs and a MODE.exec (which waits for its TIP.PGE) read. */
+	fresh = f->fresh;
+	if (status >= 0 && p.type != ppt_pad && (p.type != ppt_psb || off != f->restart) &&
+	    (p.type != ppt_mode || p.payload.mode.leaf != pt_mol_exec))
+		f->fresh = 0;
 	if (status < 0) {
 		/* The end of the trace (not in the middle of a packet). */
 		if (status != -pte_eos || off != f->cfg.size || f->pend_fup || f->pend_mode)
@@ -441,7 +636,7 @@ int jf_fast_next_packet(struct fast *f)
 	case ppt_tip:
 		return packet_tip(f, &p.payload.ip, off);
 	case ppt_tip_pge:
-		return packet_pge(f, &p.payload.ip, off);
+		return packet_pge(f, &p.payload.ip, off, fresh);
 	case ppt_tip_pgd:
 		return packet_pgd(f, &p.payload.ip, off);
 	case ppt_mode:
@@ -451,8 +646,10 @@ int jf_fast_next_packet(struct fast *f)
 		f->pend_mode = 1;
 		f->mode = pt_get_exec_mode(&p.payload.mode.bits.exec);
 		return 0;
+	case ppt_ovf:
+		return packet_ovf(f, off);
 	default:
-		return 1; /* OVF, timing, PTWRITE, power events... */
+		return 1; /* timing, PTWRITE, power events... */
 	}
 }
 

@@ -252,9 +252,20 @@ static void test_foo(void **state)
 
 static void test_unzip(void **state)
 {
+	struct jf_pt_fast_report rep;
+	struct capture c;
+
 	(void)state;
-	/* Errors in the capture: the fast path hands over before the first. */
 	check_whole("Unzip", 0x400000, 121052, 0, 0);
+	/* Its 11 errors (ptxed's) are the two the status checks find: the fast path reports
+	 * them itself and resynchronises, as the block decoder does, but for the last, which
+	 * has no PSB after it; it never hands over. */
+	open_capture(&c, "Unzip", 0x400000);
+	rep = compare("Unzip", c.trace.data, c.trace.size, c.map, c.blocks_map, NULL);
+	assert_int_equal(rep.fallback_at, -1);
+	assert_int_equal(rep.resyncs, 10);
+	assert_int_equal(rep.fast_bytes, c.trace.size);
+	close_capture(&c);
 }
 
 /* Started at each PSB after the first, as -j N starts the segments' decoders. */
@@ -670,8 +681,9 @@ static void jump_code_free(struct jump_code *c)
 }
 
 /* What the packet path does not model hands over, and the result stays the block
- * decoder's: a CBR of ratio 0 in PSB+ (libipt's error), an overflow, a TSC after a first
- * PSB+ without timing, a MODE.exec before a TIP. */
+ * decoder's: a CBR of ratio 0 in PSB+ (libipt's error), an overflow bound to nothing (a TIP
+ * after it: libipt's error), a TSC after a first PSB+ without timing, a MODE.exec before a
+ * TIP. */
 static void test_packet_hand_over(void **state)
 {
 	struct jump_code code = jump_code_new();
@@ -702,6 +714,188 @@ static void test_packet_hand_over(void **state)
 		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map,
 			      NULL);
 		assert_int_equal(rep.fallback_at, 0);
+		jf_ptb_free(b);
+	}
+	jump_code_free(&code);
+}
+
+/* Overflows, followed by the fast path as libipt's block decoder follows them (no
+ * hand-over), with and without timing packets (the packet and the query path). The code:
+ * 1000: call 1010; 1005: je 1008; 1007: nop; 1008: jmp rax; 1010: call 1020; 1015: ret;
+ * 1020: ret. Kinds: resolved with tracing on (FUP); off, then TIP.PGE (PAD and MODE.exec
+ * between); at the end of the trace; off, then a PSB+ with tracing off; on, with a return
+ * compressed after it to a call before it (libipt keeps its return stack). */
+static void test_overflow(void **state)
+{
+	static const uint8_t code[] = {
+		0xe8, 0x0b, 0x00, 0x00, 0x00, /* 1000: call 1010 */
+		0x74, 0x01,                   /* 1005: je 1008 */
+		0x90,                         /* 1007: nop */
+		0xff, 0xe0,                   /* 1008: jmp rax */
+		0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+		0xe8, 0x0b, 0x00, 0x00, 0x00, /* 1010: call 1020 */
+		0xc3,                         /* 1015: ret */
+		0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+		0xc3,                         /* 1020: ret */
+	};
+	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_pt_fast_report rep;
+	int kind, timed;
+
+	(void)state;
+	for (timed = 0; timed < 2; timed++) {
+		for (kind = 0; kind < 5; kind++) {
+			struct jf_ptb *b = jf_ptb_new();
+			char what[48];
+
+			jf_ptb_psb(b);
+			if (timed)
+				jf_ptb_tsc(b, 0x1000);
+			jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1005);
+			jf_ptb_psbend(b);
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip(b, pt_ipc_sext_48, kind == 4 ? 0x1000 : 0x1005);
+			if (kind == 4)
+				jf_ptb_tnt(b, "T"); /* through both calls, the inner return */
+			jf_ptb_ovf(b);
+			if (timed)
+				jf_ptb_tsc(b, 0x2000);
+			switch (kind) {
+			case 0:
+				jf_ptb_fup(b, pt_ipc_sext_48, 0x1005);
+				break;
+			case 1:
+				jf_ptb_pad(b);
+				jf_ptb_mode_exec(b, ptem_64bit);
+				jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1005);
+				break;
+			case 2:
+				break;
+			case 3:
+				jf_ptb_psb(b);
+				jf_ptb_psbend(b);
+				jf_ptb_mode_exec(b, ptem_64bit);
+				jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1005);
+				break;
+			case 4:
+				jf_ptb_fup(b, pt_ipc_sext_48, 0x1015);
+				jf_ptb_tnt(b, "T"); /* the outer return, to 1005 */
+				break;
+			}
+			if (kind != 2) {
+				jf_ptb_tnt(b, "N");
+				jf_ptb_tip(b, pt_ipc_sext_48, 0x1005);
+			}
+			snprintf(what, sizeof(what), "overflow %d%s", kind, timed ? ", timed" : "");
+			rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
+			assert_int_equal(rep.fallback_at, -1);
+			jf_ptb_free(b);
+		}
+	}
+	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
+}
+
+/* The status updates of a PSB+ (the first k of MODE.exec, CBR, PIP, VMCS, MODE.TSX). */
+static void psb_updates(struct jf_ptb *b, int k)
+{
+	struct pt_packet p;
+	int i;
+
+	for (i = 0; i < k; i++) {
+		memset(&p, 0, sizeof(p));
+		switch (i) {
+		case 0:
+			jf_ptb_mode_exec(b, ptem_64bit);
+			continue;
+		case 1:
+			jf_ptb_cbr(b, 30);
+			continue;
+		case 2:
+			p.type = ppt_pip;
+			p.payload.pip.cr3 = 0x1000;
+			break;
+		case 3:
+			p.type = ppt_vmcs;
+			p.payload.vmcs.base = 0x2000;
+			break;
+		default:
+			p.type = ppt_mode;
+			p.payload.mode.leaf = pt_mol_tsx;
+			break;
+		}
+		jf_ptb_packet(b, &p);
+	}
+}
+
+/* The errors libipt 2.1 reports where 2.0 lets the trace through (pt_status_check.h),
+ * followed by the fast path as the block decoder reports them, resynchronising at the next
+ * PSB (no hand-over): a PSB+ whose FUP says tracing is on where it stopped asynchronously
+ * (FUP, TIP.PGD) at that IP ("bad status update"), with one to five status updates (the
+ * block decoder returns all but the last two first); a TIP.PGE while tracing right after
+ * the PSB+ decoding synchronised at ("unexpected packet context"), with and without a
+ * MODE.exec before it. Handed over: the same TIP.PGE after a TNT (the error's IP is the
+ * last block's), a bad status update right after another PSB+, and one after tracing
+ * stopped at a branch (libipt 2.0 walks to the FUP's IP first). */
+static void test_status_errors(void **state)
+{
+	struct jump_code code = jump_code_new();
+	struct jf_pt_fast_report rep;
+	int kind;
+
+	(void)state;
+	for (kind = 0; kind < 10; kind++) {
+		struct jf_ptb *b = jf_ptb_new();
+		char what[48];
+
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_psbend(b);
+		if (kind < 5 || kind >= 8) {
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+			if (kind == 9) {
+				jf_ptb_tnt(b, "T");
+			} else {
+				jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			}
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+			if (kind == 8) {
+				jf_ptb_psb(b);
+				psb_updates(b, 2);
+				jf_ptb_psbend(b);
+			}
+			jf_ptb_psb(b);
+			psb_updates(b, kind >= 8 ? 2 : kind + 1);
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_psbend(b);
+		} else {
+			if (kind == 7)
+				jf_ptb_tnt(b, "N");
+			if (kind != 5)
+				jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+		}
+		jf_ptb_tnt(b, "N");
+		jf_ptb_pad(b);
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_psbend(b);
+		jf_ptb_tnt(b, "N");
+		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		snprintf(what, sizeof(what), "status error %d", kind);
+		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map,
+			      NULL);
+		if (kind < 7) {
+			assert_int_equal(rep.fallback_at, -1);
+			assert_int_equal(rep.resyncs, 1);
+		} else {
+			assert_true(rep.fallback_at >= 0);
+		}
 		jf_ptb_free(b);
 	}
 	jump_code_free(&code);
@@ -971,6 +1165,8 @@ int main(void)
 		cmocka_unit_test(test_cache_split_after_undecodable),
 		cmocka_unit_test(test_packet_hand_over),
 		cmocka_unit_test(test_quiet_psb),
+		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_status_errors),
 	};
 	const struct CMUnitTest capture_tests[] = {
 		cmocka_unit_test(test_foo),

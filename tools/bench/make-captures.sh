@@ -13,7 +13,7 @@
 #   filtered  tests/programs/sigbranches recorded by `jitflow record --emulate --backend=log
 #             --no-timing --filter=START-END` around the program's own functions:
 #             TIP.PGE/TIP.PGD around every call out of the range (libc, the kernel's signal
-#             delivery), 14 OVFs (signals the log backend cannot place: docs/recorder.md);
+#             delivery), OVFs (signals the log backend cannot place: docs/recorder.md; 4 to 14);
 #             its AUX data concatenated 8*SCALE times (12 MB; recording it takes ~20 s)
 #   timed     the same program recorded with timing (TSC, MTC, CYC) and no filter (the
 #             plugin backend); its AUX data concatenated 16*SCALE times (12 MB)

@@ -92,10 +92,11 @@ static void print_text(const struct jf_decode_stats *s, const struct stat_result
 	printf("decode threads  %s\n", r->jobs);
 	if (r->fast.is_fast && s->trace_bytes)
 		printf("decode path     fast path %.1f%% of the trace bytes, libipt's block decoder "
-		       "%.1f%% (%" PRIu64 " hand-overs)\n",
+		       "%.1f%% (%" PRIu64 " hand-overs; %" PRIu64 " errors resynchronised on the "
+		       "fast path)\n",
 		       100.0 * (double)r->fast.fast_bytes / (double)s->trace_bytes,
 		       100.0 - 100.0 * (double)r->fast.fast_bytes / (double)s->trace_bytes,
-		       r->fast.hand_overs);
+		       r->fast.hand_overs, r->fast.resyncs);
 	printf("decode time     %.3f s\n", r->seconds);
 	if (r->seconds > 0)
 		printf("decode speed    %.1f MB/s, %.1f M instructions/s\n",
@@ -149,8 +150,8 @@ static void print_json(const struct jf_decode_stats *s, const struct stat_result
 	printf("}");
 	if (r->fast.is_fast)
 		printf(",\"decode_path\":{\"fast_bytes\":%" PRIu64 ",\"hand_overs\":%" PRIu64
-		       ",\"resumes\":%" PRIu64 "}", r->fast.fast_bytes, r->fast.hand_overs,
-		       r->fast.resumes);
+		       ",\"resumes\":%" PRIu64 ",\"resyncs\":%" PRIu64 "}", r->fast.fast_bytes,
+		       r->fast.hand_overs, r->fast.resumes, r->fast.resyncs);
 	else
 		printf(",\"decode_path\":null");
 	printf(",\"decode_seconds\":%.6f}\n", r->seconds);
@@ -166,7 +167,8 @@ static void usage(FILE *out)
 		"and unmapped addresses. \"decode threads\" says how many threads decoded (with\n"
 		"-j: segments, seams joined and seams decoded on serially, or why one thread);\n"
 		"\"decode path\" (one thread) the share of trace bytes the fast path decoded, the\n"
-		"rest libipt's block decoder's, and how often it handed over to that decoder.\n\n"
+		"rest libipt's block decoder's, how often it handed over to that decoder, and how\n"
+		"many errors it reported and resynchronised after itself, as that decoder does.\n\n"
 		"  --json            one JSON object instead of the table\n"
 		"  --decoder=KIND    as below; stat's fast decoder only counts the blocks (the same\n"
 		"                    counts; its blocks are cut at every branch), with -j N on N\n"

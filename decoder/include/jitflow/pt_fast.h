@@ -51,6 +51,8 @@ struct jf_pt_fast_report {
 	uint64_t hand_overs;     /* times it handed over... */
 	uint64_t resumes;        /* ...and took over again at the PSB where the block decoder
 				  * resynchronised after an error */
+	uint64_t resyncs;        /* decode errors it reported itself as the block decoder
+				  * does, resynchronising at the next PSB */
 	/* ...where libipt's block decoder started to decode at the last hand-over (it returns
 	 * its records from there on): the PSB before when it agreed there with the records
 	 * already returned, else the trace's start (or sync_at, or the PSB resumed at last);

@@ -1,0 +1,53 @@
+/* The fast Intel PT path following packets (pt_fast_packets.c) where the trace contradicts
+ * the tracing state in one of the two ways libipt 2.1 rejects and libipt 2.0 lets through
+ * (pt_status_check.h): a PSB+ with a FUP while tracing is off ("bad status update"), a
+ * TIP.PGE while it is on ("unexpected packet context"). The block decoder (pt_decoder.c,
+ * raise_violation) reports the error there, counts the bytes up to the next PSB as lost and
+ * synchronises at that PSB afresh. This path does the same: it queues the error and the
+ * loss, commits the stretch up to that PSB and starts there as a decoder started there
+ * (resume in pt_fast.c), so that such an error costs no hand-over. Real captures have them
+ * every PSB period (../shared's Unzip), where a hand-over for each cost more than the block
+ * decoder alone. */
+#include "pt_fast_internal.h"
+
+#include <intel-pt.h>
+#include <stdio.h>
+
+int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64_t ip)
+{
+	struct jf_flow *error, *lost;
+	uint64_t psb, sync_ip;
+
+	/* A watched decoder's stretches are compared with another's state: it hands over. */
+	if (f->watch || at < f->restart)
+		return 1;
+	psb = jf_fast_psb_after(f, at);
+	/* The loss record carries the time of the PSB+ synchronised at (none without timing
+	 * packets); where libipt cannot synchronise there, its records differ: both hand
+	 * over. This query decoder is not needed past here (resume makes a new one). */
+	if (psb < f->cfg.size &&
+	    (jf_fast_psb_has_timing(f, psb) || pt_qry_sync_set(f->qry, &sync_ip, psb) < 0))
+		return 1;
+	error = jf_fast_queue_flow(f, JF_FLOW_ERROR, at);
+	lost = error ? jf_fast_queue_flow(f, JF_FLOW_LOST, at) : NULL;
+	if (!lost)
+		return 1;
+	error = lost - 1;
+	error->ip = ip;
+	error->u.error.code = code;
+	error->u.error.phase = JF_PHASE_DECODE;
+	snprintf(error->u.error.text, sizeof(error->u.error.text), "%s",
+		 pt_errstr(pt_errcode(code)));
+	lost->flags |= JF_FLOW_IP_SUPPRESSED;
+	lost->u.lost.bytes = psb - at;
+	lost->u.lost.reason = JF_LOST_SKIPPED;
+	f->await = f->pending.n; /* their offsets are final */
+	jf_fast_commit(f, psb);
+	if (psb >= f->cfg.size) {
+		f->done = 1;
+		return 0;
+	}
+	f->resync = 1;
+	f->resume_psb = psb;
+	return 0;
+}
