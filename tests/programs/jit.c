@@ -3,7 +3,9 @@
  * it RUNS_A times, then rewrites the same address with different code and runs that
  * RUNS_B times. Instructions executed inside the page: RUNS_A * 2 + RUNS_B * 3.
  * With --no-markers it writes like a plain jitdump writer: no marker calls, each record
- * written to the file (flushed) before the code runs. */
+ * written to the file (flushed) before the code runs. With --unannounced it describes
+ * version A only and then overwrites it with version B in place without a word, as a JIT
+ * patches its code (inline caches, call sites): only the recorder sees the change. */
 #include <jitflow/emitter.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,7 +21,7 @@ static const uint8_t code_b[] = { 0x8d, 0x47, 0x07, 0x01, 0xf8, 0xc3 };
 
 typedef int (*jit_fn)(int);
 
-static int flush_each;
+static int flush_each, unannounced;
 
 /* Placing a record by its timestamp (perf inject --jit; jitflow with a zone file but no
  * markers) cannot tell which of two versions at one address ran when they run closer
@@ -64,6 +66,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	flush_each = argc > 1 && !strcmp(argv[1], "--no-markers");
+	unannounced = argc > 1 && !strcmp(argv[1], "--unannounced");
 	em = jf_emitter_open(NULL, JF_EMIT_CLOCK_MONOTONIC |
 			     (flush_each ? JF_EMIT_NO_MARKER_CALLS : 0));
 	if (!em) {
@@ -75,8 +78,13 @@ int main(int argc, char **argv)
 	for (i = 0; i < RUNS_A; i++)
 		sum += fn(i);
 	settle();
-	jf_emit_region_free(em, (uint64_t)(uintptr_t)page, sizeof(code_a));
-	load(em, page, code_b, sizeof(code_b), "version B", 2);
+	if (unannounced) {
+		memcpy(page, code_b, sizeof(code_b));
+		__builtin___clear_cache((char *)page, (char *)page + sizeof(code_b));
+	} else {
+		jf_emit_region_free(em, (uint64_t)(uintptr_t)page, sizeof(code_a));
+		load(em, page, code_b, sizeof(code_b), "version B", 2);
+	}
 	for (i = 0; i < RUNS_B; i++)
 		sum += fn(i);
 	jf_emitter_close(em);
