@@ -29,6 +29,7 @@ struct table {
 struct thread_file {
 	FILE *f;
 	uint64_t seq;
+	int refused;       /* could not be opened: said once */
 };
 
 struct jf_rec_code_changes {
@@ -37,6 +38,7 @@ struct jf_rec_code_changes {
 	size_t nfiles;
 	uint64_t written;
 	int failed;
+	int too_many;      /* a thread past MAX_FILES: said once */
 };
 
 static size_t home(const struct table *t, uint64_t pc, uint32_t key)
@@ -162,24 +164,31 @@ static struct thread_file *file_of(struct jf_record_state *st, struct jf_rec_cod
 	struct thread_file *tf;
 	char path[8192];
 
-	if (slot >= MAX_FILES)
+	if (slot >= MAX_FILES) {
+		if (!cc->too_many++)
+			jf_rec_note(st, "more than %d threads: the code changes of thread %d and later "
+				    "ones are not recorded", MAX_FILES, tid);
 		return NULL;
+	}
 	if (slot >= cc->nfiles) {
 		size_t n = slot + 16;
 
 		tf = realloc(cc->files, n * sizeof(*tf));
-		if (!tf)
+		if (!tf) {
+			cc->failed = 1;
 			return NULL;
+		}
 		memset(tf + cc->nfiles, 0, (n - cc->nfiles) * sizeof(*tf));
 		cc->files = tf;
 		cc->nfiles = n;
 	}
 	tf = &cc->files[slot];
-	if (tf->f)
-		return tf;
+	if (tf->f || tf->refused)
+		return tf->f ? tf : NULL;
 	snprintf(path, sizeof(path), "%s/" JF_OBSERVED_CODE_PREFIX "%d.dump", st->out_dir, tid);
 	tf->f = fopen(path, "wb");
 	if (!tf->f) {
+		tf->refused = 1;
 		jf_rec_note(st, "%s: cannot write (%m): this thread's code changes are not "
 			    "recorded", path);
 		return NULL;
