@@ -118,6 +118,10 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 		r->has_zone_records ? "true" : "false", r->has_pc_maps ? "true" : "false");
 
 	problems(out, r);
+	if (m && (m->observed_changed || m->observed_before_record || m->observed_same))
+		fprintf(out, ",\"observed_code\":{\"changed\":%" PRIu64 ",\"before_record\":%" PRIu64
+			",\"unchanged\":%" PRIu64 "}", m->observed_changed,
+			m->observed_before_record, m->observed_same);
 	fprintf(out, ",\"notes\":[");
 	for (i = 0; m && i < m->nnotes; i++) {
 		if (i)

@@ -370,18 +370,27 @@ void jf_codemap_set_fill(struct jf_codemap *map, jf_codemap_fill_fn fill, void *
 	map->fill_ctx = ctx;
 }
 
-size_t jf_codemap_read(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size)
+size_t jf_codemap_read_mapped(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size)
 {
 	const struct section *s = find(map, vaddr);
 	uint64_t in_section;
 
 	if (!s)
-		return map->fill ? map->fill(map->fill_ctx, vaddr, buf, size) : 0;
+		return 0;
 	in_section = vaddr - s->vaddr;
 	if (size > s->size - in_section)
 		size = (size_t)(s->size - in_section);
 	memcpy(buf, s->backing->file.data + s->offset + in_section, size);
 	return size;
+}
+
+size_t jf_codemap_read(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size)
+{
+	size_t n = jf_codemap_read_mapped(map, vaddr, buf, size);
+
+	if (!n && map->fill)
+		return map->fill(map->fill_ctx, vaddr, buf, size);
+	return n;
 }
 
 const char *jf_codemap_lookup(struct jf_codemap *map, uint64_t vaddr, uint64_t *section_vaddr)

@@ -85,7 +85,7 @@ static int patch(struct jf_cursor *c, struct jf_zone_reader *r, struct jf_zone_r
 
 	p->addr = jf_cur_u64(c);
 	p->size = jf_cur_u32(c);
-	(void)jf_cur_u32(c);
+	p->flags = jf_cur_u32(c);
 	if (!c->ok)
 		return short_record(rec, err);
 	p->bytes = jf_cur_bytes(c, p->size);

@@ -240,6 +240,28 @@ static int move(struct jf_zone_image *zi, uint64_t from, uint64_t to, uint64_t s
 	return 0;
 }
 
+/* What an observed patch (JF_PATCH_OBSERVED) does to the image: 0 it holds those bytes
+ * already, 1 it holds others, 2 some of them are not mapped. Only mapped code counts: an
+ * early read of a pending record (zone_early.c) is no code the image holds. */
+static int observed_difference(struct jf_zone_image *zi, const struct jf_zone_record *rec)
+{
+	uint8_t buf[256];
+	uint64_t done = 0, size = rec->u.patch.size;
+	int differs = 0;
+
+	while (done < size) {
+		size_t want = size - done < sizeof(buf) ? (size_t)(size - done) : sizeof(buf);
+		size_t n = jf_codemap_read_mapped(zi->map, rec->u.patch.addr + done, buf, want);
+
+		if (!n)
+			return 2;
+		differs |= memcmp(buf, rec->u.patch.bytes + done, n) != 0;
+		done += n;
+	}
+	return differs;
+}
+
+/* 0 applied, 1 an observed patch that changes nothing (not applied), -1 error. */
 static int patch(struct jf_zone_image *zi, const struct jf_zone_record *rec,
 		 struct jf_error *err)
 {
@@ -247,6 +269,19 @@ static int patch(struct jf_zone_image *zi, const struct jf_zone_record *rec,
 
 	if (!rec->u.patch.size)
 		return 0;
+	if (rec->u.patch.flags & JF_PATCH_OBSERVED) {
+		switch (observed_difference(zi, rec)) {
+		case 0:
+			zi->stats.observed_same++;
+			return 1;
+		case 1:
+			zi->stats.observed_changed++;
+			break;
+		default:
+			zi->stats.observed_unmapped++;
+			break;
+		}
+	}
 	if (jf_codemap_add_bytes(zi->map, rec->u.patch.bytes, rec->u.patch.size,
 				 rec->u.patch.addr, r ? r->name : rec->u.patch.reason, err))
 		return -1;
@@ -287,12 +322,17 @@ static int apply(struct jf_zone_image *zi, struct jf_zone_stream *s,
 int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum jf_zone_how how,
 		       struct jf_error *err)
 {
+	int rc;
+
 	if (!s->has_next)
 		return 0;
-	if (apply(zi, s, &s->next, err))
+	rc = apply(zi, s, &s->next, err);
+	if (rc < 0)
 		return jf_fail_prefix(err, "%s: offset %" PRIu64 ": applying %s: ", s->path,
 				      s->next.offset, jf_zone_record_name(s->next.id));
 	s->code_changes_applied += (uint64_t)changes_code(s, &s->next);
+	if (rc == 1)
+		return read_next(s, err); /* nothing changed: no event for the analysis */
 	if (zi->cfg.on_apply && zi->cfg.on_apply(zi->cfg.apply_ctx, s->reader, &s->next) < 0)
 		return jf_fail(err, "%s: offset %" PRIu64 ": out of memory analysing %s", s->path,
 			       s->next.offset, jf_zone_record_name(s->next.id));

@@ -8,6 +8,8 @@
  * message, asked before they record. perf and qemu-x86_64 missing is a failure. */
 #include "test_support.h"
 
+#include "jitflow/zone_format.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,7 +165,9 @@ static void test_perf_data_disk_full(void **state)
 /* The zone file cannot be copied into the recording (the disk holds the perf.data and
  * little more): exit status 1 naming the zone file and how much of it was written; the
  * perf.data is whole and decodes (perf agrees), and the part of the zone file that was
- * written is read up to its damage, which is reported with its offset. */
+ * written is read up to its damage, which is reported with its offset. The JIT code the
+ * recorder saw run (observed-code-TID.dump, written while recording) still decodes without
+ * error or missing code; without that too, the JIT code's absence is reported. */
 static void test_zone_file_disk_full(void **state)
 {
 	char cmd[16384], dir[1100], zone_dir[1100], err_path[1200], *out = NULL, *err_text;
@@ -195,11 +199,18 @@ static void test_zone_file_disk_full(void **state)
 		fail_msg("exit status %d, stderr: %s", status, err_text);
 	free(err_text);
 	{
-		struct decoded d;
+		struct decoded d, observed;
 		char perf_data[1200];
 
+		/* The observed code alone: no error, nothing missing. */
+		stat_recording(dir, &observed);
+		if (observed.errors != 0 || observed.missing_code)
+			fail_msg("with the observed code: %ld errors, missing code %s",
+				 observed.errors, observed.missing_code ? "reported" : "none");
 		/* Without the zone file the JIT page's code is missing: reported, and the
 		 * rest of the program decodes as perf decodes it. */
+		snprintf(cmd, sizeof(cmd), "rm -f '%s'/" JF_OBSERVED_CODE_PREFIX "*.dump", dir);
+		assert_int_equal(jf_test_run(cmd, NULL), 0);
 		stat_recording(dir, &d);
 		snprintf(perf_data, sizeof(perf_data), "%s/perf.data", dir);
 		assert_false(d.file_cut);
@@ -207,6 +218,7 @@ static void test_zone_file_disk_full(void **state)
 		if (d.errors == 0 && !d.missing_code)
 			fail_msg("the JIT code's absence is not reported");
 		assert_true(d.instructions <= perf_instructions(perf_data));
+		assert_true(d.instructions < observed.instructions);
 	}
 }
 

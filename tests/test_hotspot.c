@@ -11,15 +11,20 @@
  *    and there are no others (hotspot_check.c): recorded with C1 only (the fast mode under
  *    QEMU), and, for C2 and all tiered levels, once more outside the recorder (the agent
  *    alone, the recorder adds nothing to what it writes);
+ *  - patched code: ClassHierarchyChange has its call sites resolved and a method made not
+ *    entrant by loading a subclass (LogCompilation says which), so HotSpot rewrites
+ *    compiled code in place after the agent described it;
  *
- * and the -Xint recording decodes with no error and no data lost. Reports speak HotSpot
+ * and every recording decodes with no error and no data lost, every instruction the
+ * recorder counted decoded (but those of the blocks an OVF hides, which it counts too):
+ * with compiled code, only because the recorder's observed patches (code that ran with
+ * other bytes than the agent's copy, or before the agent described it) apply where the
+ * new bytes first ran, and the report counts them. Reports speak HotSpot
  * (analysis/runtime_hotspot.c): the HotSpot section's interpreted bytecodes give i2s its K
  * entries, its nmethods by tier are LogCompilation's (native wrappers, C1, OSR), and the
- * text report has nmethods and uncommon traps where a tracing JIT has traces and guards. A recording with
- * compiled code does not yet (docs/hotspot.md, "Limits": code HotSpot patches after
- * describing it), so the C1 recording is only decoded to show that it can be, and its
- * error count is printed. Not skipped: `tools/setup.sh --tests` installs the JDK, and
- * without it the agent and these programs are not built. */
+ * text report has nmethods and uncommon traps where a tracing JIT has traces and guards.
+ * Not skipped: `tools/setup.sh --tests` installs the JDK, and without it the agent and
+ * these programs are not built. */
 #include "hotspot_check.h"
 #include "json_check.h"
 #include "test_support.h"
@@ -33,6 +38,7 @@
 
 #define I2S_RUNS 1000
 #define HOT_ROUNDS 300
+#define CHA_ROUNDS 200
 
 static const char *classes(void)
 {
@@ -66,7 +72,31 @@ static char *record_java(const char *dir, const char *options, const char *main_
 	return out;
 }
 
-static cJSON *report(const char *dir, int must_be_clean)
+/* The instructions the recorder counted (manifest.json) that a decoder can see: all but
+ * those of the blocks whose branch an OVF hides (each thread's hidden_instructions). */
+static double decodable_instructions(const char *dir)
+{
+	char path[1200], *text;
+	cJSON *m;
+	const cJSON *t;
+	double n;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	text = jf_test_read_file(path, NULL);
+	m = cJSON_Parse(text);
+	free(text);
+	if (!m)
+		fail_msg("%s: not JSON", path);
+	n = jf_test_num(m, "instructions");
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(m, "threads"))
+		n -= jf_test_num(t, "hidden_instructions");
+	cJSON_Delete(m);
+	return n;
+}
+
+/* The recording's report, which must decode every instruction the recorder counted
+ * (decodable_instructions), with no error and nothing lost. */
+static cJSON *report(const char *dir)
 {
 	char cmd[4096];
 	cJSON *r;
@@ -75,15 +105,28 @@ static cJSON *report(const char *dir, int must_be_clean)
 	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
 	r = jf_test_run_json(cmd);
 	summary = cJSON_GetObjectItemCaseSensitive(r, "summary");
-	if (jf_test_num(summary, "decode_errors") != 0 || jf_test_num(summary, "lost_bytes") != 0) {
-		if (must_be_clean)
-			fail_msg("%s: %.0f decode errors, %.0f bytes lost", dir,
-				 jf_test_num(summary, "decode_errors"),
-				 jf_test_num(summary, "lost_bytes"));
-		printf("%s: %.0f decode errors, %.0f bytes lost (not checked yet)\n", dir,
-		       jf_test_num(summary, "decode_errors"), jf_test_num(summary, "lost_bytes"));
-	}
+	if (jf_test_num(summary, "decode_errors") != 0 || jf_test_num(summary, "lost_bytes") != 0 ||
+	    jf_test_num(summary, "unknown_code_blocks") != 0)
+		fail_msg("%s: %.0f decode errors, %.0f bytes lost, %.0f blocks of unknown code", dir,
+			 jf_test_num(summary, "decode_errors"), jf_test_num(summary, "lost_bytes"),
+			 jf_test_num(summary, "unknown_code_blocks"));
+	if (jf_test_num(summary, "instructions") != decodable_instructions(dir))
+		fail_msg("%s: %.0f instructions decoded, the recorder counted %.0f that a decoder "
+			 "can see", dir, jf_test_num(summary, "instructions"),
+			 decodable_instructions(dir));
 	return r;
+}
+
+/* Compiled code ran with bytes the agent's records do not hold (HotSpot patched it after
+ * the copy, or before the late record came): the report counts those observed changes. */
+static void check_observed_changes(const cJSON *r, const char *dir)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(r, "observed_code");
+
+	if (!o || jf_test_num(o, "changed") < 1 || jf_test_num(o, "before_record") < 1)
+		fail_msg("%s: the report counts %.0f observed code changes and %.0f blocks that ran "
+			 "before their record; compiled code is patched and described late", dir,
+			 o ? jf_test_num(o, "changed") : 0.0, o ? jf_test_num(o, "before_record") : 0.0);
 }
 
 /* The zone file the recording holds (the agent's jit-PID.dump, copied in). */
@@ -174,7 +217,7 @@ static void test_interpreted_bytecode_entries(void **state)
 	/* (short)70000 = 4464, added K times */
 	assert_int_equal(atol(out), 4464L * I2S_RUNS);
 	free(out);
-	r = report(dir, 1);
+	r = report(dir);
 	i2s = region(r, "Interpreter: i2s");
 	if (!i2s)
 		fail_msg("%s: the report has no region \"Interpreter: i2s\"", dir);
@@ -231,7 +274,8 @@ static void test_recorded_nmethods_match_logcompilation(void **state)
 	free(out);
 	zone_file(dir, zone, sizeof(zone));
 	n = check_compiled(zone, log, &osr, &native);
-	r = report(dir, 0);
+	r = report(dir);
+	check_observed_changes(r, dir);
 	/* C1 only: every nmethod LogCompilation lists is a native wrapper or a C1 one */
 	h = hotspot_section(r, dir);
 	if (tier(h, "native_wrapper", "count") != native || tier(h, "c1", "count") != n - native ||
@@ -242,6 +286,53 @@ static void test_recorded_nmethods_match_logcompilation(void **state)
 			 "(%d OSR), 0, 0", dir, tier(h, "native_wrapper", "count"),
 			 tier(h, "c1", "count"), tier(h, "c1", "osr"), tier(h, "c2", "count"),
 			 tier(h, "unknown_level", "count"), native, n - native, osr);
+	cJSON_Delete(r);
+}
+
+/* The compile ids of the nmethods of `method` (LogCompilation's "Class name (sig)" prefix)
+ * that LogCompilation says were made not entrant. */
+static int not_entrant_of(const char *log, const char *method)
+{
+	char *text = jf_test_read_file(log, NULL), *p, *q;
+	int count = 0;
+
+	for (p = text; (p = strstr(p, "<make_not_entrant ")); p++) {
+		char id[64], nm[128];
+		int cid;
+
+		q = strstr(p, "compile_id='");
+		if (!q || sscanf(q, "compile_id='%d'", &cid) != 1)
+			continue;
+		snprintf(id, sizeof(id), "<nmethod compile_id='%d' ", cid);
+		q = strstr(text, id);
+		snprintf(nm, sizeof(nm), "method='%s", method);
+		if (q && strstr(q, nm) && strstr(q, nm) < strchr(q, '\n'))
+			count++;
+	}
+	free(text);
+	return count;
+}
+
+static void test_patched_code_decodes_exactly(void **state)
+{
+	char dir[1024], options[2048], log[1200], *out;
+	cJSON *r;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/patched", jf_test_tmpdir());
+	snprintf(log, sizeof(log), "%s/patched-compilation.log", jf_test_tmpdir());
+	snprintf(options, sizeof(options),
+		 "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CompileCommand=quiet "
+		 "-XX:CompileCommand=dontinline,ClassHierarchyChange::step "
+		 "-XX:+UnlockDiagnosticVMOptions -XX:+LogCompilation -XX:LogFile='%s'", log);
+	out = record_java(dir, options, "ClassHierarchyChange", CHA_ROUNDS);
+	assert_true(atoll(out) == 4000LL * CHA_ROUNDS);
+	free(out);
+	if (not_entrant_of(log, "ClassHierarchyChange step") < 1)
+		fail_msg("%s: no nmethod of ClassHierarchyChange.step made not entrant: loading "
+			 "Square should have invalidated it", log);
+	r = report(dir);
+	check_observed_changes(r, dir);
 	cJSON_Delete(r);
 }
 
@@ -274,6 +365,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_interpreted_bytecode_entries),
 		cmocka_unit_test(test_recorded_nmethods_match_logcompilation),
+		cmocka_unit_test(test_patched_code_decodes_exactly),
 		cmocka_unit_test(test_tiered_nmethods_match_logcompilation),
 	};
 

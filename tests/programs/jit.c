@@ -6,7 +6,10 @@
  * written to the file (flushed) before the code runs. With --wx the page is never writable
  * and executable at once, as CPython's JIT does it: mapped read-write, made read-execute
  * with mprotect once the code is in (and writable again to change it); records are
- * flushed before the code runs, and the marker calls are kept. */
+ * flushed before the code runs, and the marker calls are kept. With --unannounced it
+ * describes version A only and then overwrites it with version B in place without a word,
+ * as a JIT patches its code (inline caches, call sites): only the recorder sees the
+ * change. */
 #include <jitflow/emitter.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +25,7 @@ static const uint8_t code_b[] = { 0x8d, 0x47, 0x07, 0x01, 0xf8, 0xc3 };
 
 typedef int (*jit_fn)(int);
 
-static int flush_each, wx;
+static int flush_each, wx, unannounced;
 
 static void protect(uint8_t *page, int prot)
 {
@@ -71,6 +74,7 @@ int main(int argc, char **argv)
 	int i;
 
 	wx = argc > 1 && !strcmp(argv[1], "--wx");
+	unannounced = argc > 1 && !strcmp(argv[1], "--unannounced");
 	flush_each = !markers || wx;
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | (wx ? 0 : PROT_EXEC),
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -88,8 +92,13 @@ int main(int argc, char **argv)
 	for (i = 0; i < RUNS_A; i++)
 		sum += fn(i);
 	settle();
-	jf_emit_region_free(em, (uint64_t)(uintptr_t)page, sizeof(code_a));
-	load(em, page, code_b, sizeof(code_b), "version B", 2);
+	if (unannounced) {
+		memcpy(page, code_b, sizeof(code_b));
+		__builtin___clear_cache((char *)page, (char *)page + sizeof(code_b));
+	} else {
+		jf_emit_region_free(em, (uint64_t)(uintptr_t)page, sizeof(code_a));
+		load(em, page, code_b, sizeof(code_b), "version B", 2);
+	}
 	for (i = 0; i < RUNS_B; i++)
 		sum += fn(i);
 	jf_emitter_close(em);

@@ -18,7 +18,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const names[] = { "manifest.json", "jit-1.dump", "pypylog.log",
-				     "jit-code.txt", "code/fuzz@401000.bin" };
+				     "jit-code.txt", "code/fuzz@401000.bin",
+				     "observed-code-1.dump" };
 enum { NPARTS = sizeof(names) / sizeof(names[0]) };
 static char dir[4096];
 

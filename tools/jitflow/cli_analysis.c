@@ -301,11 +301,25 @@ static void describe_inputs(const struct jf_cli_inputs *in, const struct jf_anal
 			    const struct jf_jump_split *cut, struct jf_report_meta *m)
 {
 	static char code_note[512], filter_note[512], killed_note[512], cut_note[512];
+	static char observed_note[512];
 
 	m->zone_files_known = 1;
 	if (in->zones) {
-		m->zone_files = jf_zone_image_stats(in->zones)->files;
-		m->zone_ext_files = jf_zone_image_stats(in->zones)->ext_files;
+		const struct jf_zone_image_stats *zs = jf_zone_image_stats(in->zones);
+
+		m->zone_files = zs->files;
+		m->zone_ext_files = zs->ext_files;
+		m->observed_changed = zs->observed_changed;
+		m->observed_before_record = zs->observed_unmapped;
+		m->observed_same = zs->observed_same;
+	}
+	if (m->observed_changed || m->observed_before_record) {
+		snprintf(observed_note, sizeof(observed_note),
+			 "code changed in place where the recorder saw it run: %" PRIu64 " blocks "
+			 "ran with bytes other than the zone records' (applied there, and counted "
+			 "as code changes), %" PRIu64 " ran before a record described their code",
+			 m->observed_changed, m->observed_before_record);
+		m->notes[m->nnotes++] = observed_note;
 	}
 	if (in->pypy && in->pypy->placement)
 		m->notes[m->nnotes++] = in->pypy->placement;

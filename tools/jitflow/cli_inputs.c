@@ -7,6 +7,7 @@
 #include "cli_perf_files.h"
 
 #include "jitflow/perf_cs_etm.h"
+#include "jitflow/zone_format.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -39,7 +40,9 @@ const char jf_cli_inputs_help[] =
 	"  --elf FILE[:BASE]           the loadable segments of an ELF file (moved to BASE)\n"
 	"  --cpu FAMILY/MODEL[/STEPPING]|none  the CPU that recorded the trace (errata)\n"
 	"  --recording DIR             a folder written by `jitflow record`: its perf.data,\n"
-	"                              zone files (jit-*.dump), saved code (code/) and PyPy's\n"
+	"                              zone files (jit-*.dump; observed-code-*.dump: code the\n"
+	"                              recorder saw run with new bytes, applied where it\n"
+	"                              first ran), saved code (code/) and PyPy's\n"
 	"                              JIT log (pypylog.log, placed with jit-code.txt)\n"
 	"  --zone FILE                 a JIT code-zone file (jit-PID.dump: jitdump with or\n"
 	"                              without jitflow's records), repeatable; its code is\n"
@@ -344,7 +347,9 @@ int jf_cli_add_recording_zones(struct jf_cli_inputs *in, const char *dir, struct
 	while (rc == 0 && (e = readdir(d))) {
 		size_t n = strlen(e->d_name);
 
-		if (strncmp(e->d_name, "jit-", 4) || n < 9 || strcmp(e->d_name + n - 5, ".dump"))
+		if ((strncmp(e->d_name, "jit-", 4) &&
+		     strncmp(e->d_name, JF_OBSERVED_CODE_PREFIX, strlen(JF_OBSERVED_CODE_PREFIX))) ||
+		    n < 9 || strcmp(e->d_name + n - 5, ".dump"))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		rc = jf_cli_add_zone(in, path, err);

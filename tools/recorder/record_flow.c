@@ -2,6 +2,7 @@
  * before running them, and signals (see record_state.h). */
 #include "record_filter.h"
 #include "record_internal.h"
+#include "record_code_changes.h"
 #include "record_jitcode.h"
 
 #include <stdlib.h>
@@ -38,6 +39,7 @@ static void interruption(struct jf_record_thread *t, uint64_t known_ip, uint64_t
 	} else if (in) {
 		jf_pt_overflow(t->pt, pc);
 		t->lost_events++;
+		t->hidden += t->prev_inside ? t->prev.ninsn : 0;
 	} else {
 		/* A decoder binds a TIP.PGD without an IP to the next branch that needs
 		 * trace: the branch whose direction is unknown. */
@@ -127,6 +129,21 @@ static int transition(struct jf_record_thread *t, const struct jf_block *prev, u
 	}
 }
 
+/* Whether the block at pc follows prev without a branch the trace shows (a decoder's
+ * block goes on through it: libipt's block decoder follows direct jumps and calls). */
+static int straight_on(const struct jf_block *prev, uint64_t pc)
+{
+	switch (prev->exit) {
+	case JF_EXIT_NONE:
+		return pc == prev->next_ip || (prev->last_is_rep && pc == prev->last_ip);
+	case JF_EXIT_JUMP:
+	case JF_EXIT_CALL:
+		return pc == prev->target;
+	default:
+		return 0;
+	}
+}
+
 /* One block of thread t, at pc, in order: the packets for getting there, then its clock. */
 static void run_block(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc,
 		      const struct jf_block *b)
@@ -195,6 +212,10 @@ static void run_block(struct jf_record_state *st, struct jf_record_thread *t, ui
 			jf_pt_ptwrite(t->pt, t->marker_calls);
 	}
 	jf_rec_jitcode_exec(st, t, pc);
+	if (!t->have_prev || !t->prev_inside || !straight_on(&t->prev, pc))
+		t->straight_from = t->traced;
+	if (in)
+		jf_rec_code_ran(st, t, b, t->straight_from - t->hidden);
 	jf_pt_boundary(t->pt, pc);
 	st->clock += ninsn;
 	t->instructions += ninsn;
@@ -278,6 +299,7 @@ void jf_rec_replay_deferred(struct jf_record_state *st, struct jf_record_thread 
 		t->started = 0; /* the handler's first block re-enables tracing */
 	} else {
 		t->have_prev = 0; /* an OVF before the handler: where it interrupted is lost */
+		t->hidden += t->prev_inside ? from->ninsn : 0;
 		st->signals_lost++;
 		if (st->interruptions_noted++ < 8)
 			jf_rec_note(st, "thread %d: a signal interrupted the block at %#llx and the "
@@ -408,6 +430,7 @@ void jf_rec_on_translation(void *ctx, uint64_t pc, const uint8_t *bytes, size_t 
 
 	jf_block_map_translated(st->blocks, pc, bytes, size);
 	jf_rec_jitcode_translation(st, pc, bytes, size);
+	jf_rec_code_translated(st, pc, st->translation_id, bytes, size);
 }
 
 void jf_rec_on_signal(void *ctx, const char *name)

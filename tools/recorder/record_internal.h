@@ -6,6 +6,10 @@
 
 #include "record_state.h"
 
+/* The plugin backend's blocks are known by (flags = the translation's id, cflags = this):
+ * no QEMU cflags value has all these bits, so plugin keys never meet log keys. */
+#define JF_REC_PLUGIN_KEY 0xffffffffu
+
 /* A line for the manifest's "not_followed" list (what was not recorded, or not exactly). */
 void jf_rec_note(struct jf_record_state *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

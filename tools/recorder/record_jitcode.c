@@ -71,9 +71,9 @@ static int in_region(const struct jf_rec_jitcode *jc, uint64_t pc)
 	return 0;
 }
 
-static uint64_t fnv(const uint8_t *b, size_t n)
+uint64_t jf_rec_code_hash(const uint8_t *b, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
 
 	while (n--)
 		h = (h ^ *b++) * 0x100000001b3ull;
@@ -123,6 +123,11 @@ static struct seen *slot(struct jf_rec_jitcode *jc, uint64_t pc, int add)
 	return &jc->table[i];
 }
 
+int jf_rec_jitcode_covers(struct jf_record_state *st, uint64_t pc)
+{
+	return st->jitcode && in_region(st->jitcode, pc);
+}
+
 void jf_rec_jitcode_translation(struct jf_record_state *st, uint64_t pc, const uint8_t *bytes,
 				size_t size)
 {
@@ -132,7 +137,7 @@ void jf_rec_jitcode_translation(struct jf_record_state *st, uint64_t pc, const u
 
 	if (!jc || !size || size > UINT32_MAX || !in_region(jc, pc))
 		return;
-	h = fnv(bytes, size);
+	h = jf_rec_code_hash(bytes, size);
 	s = slot(jc, pc, 1);
 	if (!s) {
 		jc->failed = 1;

@@ -8,10 +8,6 @@
 
 #include "record_internal.h"
 
-/* Executions name a translation by (flags = its id, cflags = this): no QEMU cflags value
- * has all these bits, so plugin keys never meet log keys. */
-#define PLUGIN_KEY 0xffffffffu
-
 enum { CLONE_THREAD_FLAG = 0x00010000 };
 
 struct jf_record_plugin {
@@ -86,10 +82,12 @@ static void on_translation(void *ctx, const struct jf_prec_translation *t, const
 
 	if (grow(&p->blocks, &p->nblocks, t->id, sizeof(*p->blocks)))
 		return;
-	jf_block_map_key_next(st->blocks, t->id, PLUGIN_KEY);
+	jf_block_map_key_next(st->blocks, t->id, JF_REC_PLUGIN_KEY);
+	st->translation_id = t->id;
 	jf_rec_on_translation(st, t->pc, bytes,
 			      jf_block_map_prefix_size(st->blocks, t->pc, bytes, t->nbytes, t->ninsns));
-	b = jf_block_map_executed(st->blocks, t->pc, t->id, PLUGIN_KEY);
+	st->translation_id = 0;
+	b = jf_block_map_executed(st->blocks, t->pc, t->id, JF_REC_PLUGIN_KEY);
 	if (b)
 		p->blocks[t->id] = *b;
 }
@@ -116,7 +114,7 @@ static void on_execs(void *ctx, unsigned vcpu, int tid, const uint32_t *ids, siz
 	struct jf_record_plugin *p = ctx;
 	struct jf_record_state *st = p->st;
 	struct jf_record_thread *t = thread_on(st, vcpu, tid);
-	struct jf_qlog_exec e = { .cpu = vcpu, .cflags = PLUGIN_KEY };
+	struct jf_qlog_exec e = { .cpu = vcpu, .cflags = JF_REC_PLUGIN_KEY };
 	size_t i;
 
 	if (!t)

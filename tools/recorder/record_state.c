@@ -2,6 +2,7 @@
  * (see record_state.h; the work is in record_threads.c, record_flow.c, record_syscalls.c,
  * record_layout.c and record_zones.c). */
 #include "record_internal.h"
+#include "record_code_changes.h"
 #include "record_jitcode.h"
 
 #include <stdarg.h>
@@ -77,6 +78,7 @@ void jf_record_state_free(struct jf_record_state *st)
 	for (i = 0; i < st->nnotes; i++)
 		free(st->notes[i]);
 	jf_block_map_free(st->blocks);
+	jf_rec_code_changes_finish(st);
 	jf_rec_jitcode_finish(st);
 	free(st);
 }
@@ -135,6 +137,7 @@ int jf_record_state_end(struct jf_record_state *st, const struct jf_perf_info *i
 			rc = -1;
 	}
 	jf_perf_finished_round(&st->perf);
+	jf_rec_code_changes_finish(st);
 	jf_rec_jitcode_finish(st);
 	return rc;
 }

@@ -53,6 +53,12 @@ struct jf_record_thread {
 	uint64_t traced;           /* the instructions inside the IP filter (all without one):
 	                            * the thread's position in its trace */
 	int prev_inside;           /* the block it ran last was inside the IP filter */
+	uint64_t hidden;           /* instructions of blocks whose branch an OVF hides: a
+	                            * decoder cannot finish them, so its count of the
+	                            * thread's instructions is this much behind `traced` */
+	uint64_t straight_from;    /* the position where its run of straight-line blocks
+	                            * (joined by direct jumps, calls, fall-through) began:
+	                            * where a decoder's block holding the next one begins */
 	uint64_t start_clock;      /* the instruction clock when it appeared */
 	uint64_t *marker_times;    /* perf time of each jf_emitter_marker call, in order */
 	size_t nmarker_times, marker_times_cap;
@@ -148,6 +154,9 @@ struct jf_record_state {
 	struct jf_rec_jitcode *jitcode; /* anonymous executable code (record_jitcode.c) */
 	struct jf_rec_filter *filter;   /* --filter (record_filter.h); NULL: trace everything */
 	int jitcode_failed;
+	struct jf_rec_code_changes *code_changes; /* record_code_changes.c */
+	int code_changes_failed;
+	uint32_t translation_id;        /* the plugin's id of the translation being reported */
 	char *notes[JF_RECORD_MAX_NOTES]; /* what was not followed (fork, execve, ...) */
 	unsigned nnotes;
 };

@@ -22,6 +22,10 @@ struct jf_report_meta {
 	 * zone_files_known): zone files read, and how many of them hold jitflow's records. */
 	int zone_files_known;
 	uint64_t zone_files, zone_ext_files;
+	/* Blocks a recorder saw run with bytes a thread had not run there before
+	 * (JF_PATCH_OBSERVED records): those that changed the code the image held, those
+	 * that brought code no record had described yet, and those the image already held. */
+	uint64_t observed_changed, observed_before_record, observed_same;
 	const char *notes[8];       /* further facts about the inputs, one sentence each */
 	size_t nnotes;
 };

@@ -43,6 +43,8 @@ int jf_codemap_remove(struct jf_codemap *map, uint64_t vaddr, uint64_t size);
 /* Copy up to size bytes at vaddr into buf, stopping at the end of the section that holds
  * vaddr. Returns the count copied, 0 if nothing is mapped at vaddr. */
 size_t jf_codemap_read(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size);
+/* The same from the sections alone: 0 where none holds vaddr, whatever fill would say. */
+size_t jf_codemap_read_mapped(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size);
 
 /* The name and start address of the section holding vaddr (NULL if none). */
 const char *jf_codemap_lookup(struct jf_codemap *map, uint64_t vaddr, uint64_t *section_vaddr);

@@ -89,6 +89,7 @@ struct jf_zone_record {
 		struct {
 			uint64_t addr;
 			uint32_t size;
+			uint32_t flags;         /* JF_PATCH_OBSERVED (zone_format.h) */
 			uint64_t bytes_offset;  /* file offset of the new bytes */
 			const uint8_t *bytes;
 			const char *reason;

@@ -55,7 +55,7 @@ enum jf_zone_id {
 	                                              * name\0 */
 	JF_ZONE_REGION_FREE = JF_ZONE_ID_BASE + 3,  /* addr u64, size u64 */
 	JF_ZONE_REGION_MOVE = JF_ZONE_ID_BASE + 4,  /* old u64, new u64, size u64 */
-	JF_ZONE_PATCH = JF_ZONE_ID_BASE + 5,        /* addr u64, size u32, reserved u32,
+	JF_ZONE_PATCH = JF_ZONE_ID_BASE + 5,        /* addr u64, size u32, flags u32,
 	                                              * bytes[size], reason\0 */
 	JF_ZONE_GUARD = JF_ZONE_ID_BASE + 6,        /* guard_id, trace_id, branch, stub (u64),
 	                                              * resume_pc u32, op_kind u16 (named by
@@ -92,6 +92,17 @@ enum jf_zone_id {
 #define JF_ZONE_EVENT_FIXED 16u
 #define JF_ZONE_MARKER_FIXED 16u
 #define JF_ZONE_POINT_FIXED 32u
+
+/* JF_ZONE_PATCH.flags */
+enum {
+	JF_PATCH_OBSERVED = 1 << 0, /* bytes a recorder saw run here (not a runtime's word that
+	                             * it wrote them): where the image already holds them,
+	                             * nothing changed and the record is no code change */
+};
+
+/* A recording folder's zone files of observed patches (one per thread, `jitflow record`)
+ * are named PREFIX + TID + ".dump"; not jit-*.dump, which names a runtime's own. */
+#define JF_OBSERVED_CODE_PREFIX "observed-code-"
 
 /* JF_ZONE_POINT.kind */
 enum jf_zone_point_kind {

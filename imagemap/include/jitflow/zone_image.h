@@ -70,6 +70,11 @@ struct jf_zone_image_stats {
 	uint64_t late_in_block;    /* ... after a block that ran past its position (the
 	                            * block was decoded with the code before the record) */
 	uint64_t loads, frees, moves, patches;
+	/* PATCH records of bytes a recorder saw run (JF_PATCH_OBSERVED): */
+	uint64_t observed_same;     /* ... the image already held: no change, not applied */
+	uint64_t observed_changed;  /* ... that replaced other bytes (counted in patches) */
+	uint64_t observed_unmapped; /* ... where no code was mapped yet: code that ran before
+	                             * a record described it (counted in patches) */
 	uint64_t mismatches;       /* decode errors turned into JF_PHASE_IMAGE errors */
 	uint64_t unmatched_markers; /* marker calls with no record left to apply */
 	uint64_t early_code;       /* reads of code whose record had not applied yet (the
