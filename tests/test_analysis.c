@@ -700,6 +700,37 @@ static void test_a_block_is_classified_by_the_code_of_its_time(void **state)
 	jf_codemap_free(map);
 }
 
+/* A guard whose branch is a call (HotSpot: a call into UncommonTrapBlob) exits each time
+ * the call runs; a call elsewhere in the trace is no exit. */
+static void test_a_call_guard_exits_each_time_it_runs(void **state)
+{
+	struct jf_analysis *a;
+	struct jf_analysis_result r;
+	int i, e;
+
+	(void)state;
+	build_script();
+	a = jf_analysis_new(&(struct jf_analysis_config){ 0 });
+	assert_non_null(a);
+	for (e = R_TRACE_CODE; e <= R_STUB; e++)
+		assert_int_equal(jf_analysis_zone_record(a, reader, &records[e]), 0);
+	nsteps = 0;
+	now = 0;
+	add_block(TRACE, TRACE + 4, JF_END_CALL);            /* a call that is no guard */
+	add_block(TRACE + 5, GUARD_BRANCH, JF_END_CALL);     /* the guard's call: exit 1 */
+	add_block(STUB, STUB + 3, JF_END_JUMP_INDIRECT);
+	add_block(TRACE + 5, GUARD_BRANCH, JF_END_CALL);     /* exit 2 */
+	add_block(STUB, STUB + 3, JF_END_JUMP_INDIRECT);
+	for (i = 0; i < nsteps; i++)
+		assert_int_equal(jf_analysis_flow(a, &steps[i].flow), 0);
+	assert_int_equal(jf_analysis_result(a, &r), 0);
+	assert_int_equal(guard(&r, 7, 3)->exits, 2);
+	assert_int_equal(guard(&r, 7, 3)->passes, 0);
+	assert_int_equal(r.total.guard_exits, 2);
+	jf_analysis_result_free(&r);
+	jf_analysis_free(a);
+}
+
 /* What a listener attached from outside heard. */
 struct heard {
 	uint64_t blocks, insns, at_loop_start, guard_exits, time, code_changes;
@@ -791,6 +822,7 @@ int main(void)
 		cmocka_unit_test(test_long_iteration_series_spills_and_reads_back),
 		cmocka_unit_test(test_two_parts_merge_to_the_whole),
 		cmocka_unit_test(test_a_block_is_classified_by_the_code_of_its_time),
+		cmocka_unit_test(test_a_call_guard_exits_each_time_it_runs),
 		cmocka_unit_test(test_a_listener_hears_the_script),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

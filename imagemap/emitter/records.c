@@ -173,11 +173,21 @@ uint64_t jf_emit_guard_flags(struct jf_emitter *em, uint64_t guard_id, uint64_t 
 			     uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc,
 			     uint32_t flags)
 {
+	return jf_emit_guard_kind(em, guard_id, trace_id, branch_addr, stub_addr, resume_pc,
+				  flags, 0);
+}
+
+JF_EMIT_CODE
+uint64_t jf_emit_guard_kind(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
+			    uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc,
+			    uint32_t flags, uint16_t op_kind)
+{
 	struct {
 		uint64_t guard_id, trace_id, branch_addr, stub_addr;
 		uint32_t resume_pc;
-		uint16_t op_kind, flags; /* op_kind: none (runtimes that name guard kinds say so) */
-	} body = { guard_id, trace_id, branch_addr, stub_addr, resume_pc, 0, (uint16_t)flags };
+		uint16_t op_kind, flags;
+	} body = { guard_id, trace_id, branch_addr, stub_addr, resume_pc, op_kind,
+		   (uint16_t)flags };
 	_Static_assert(sizeof(body) == JF_ZONE_GUARD_FIXED, "GUARD body");
 
 	if (!em)
