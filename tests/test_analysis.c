@@ -731,6 +731,70 @@ static void test_a_call_guard_exits_each_time_it_runs(void **state)
 	jf_analysis_free(a);
 }
 
+/* A THREAD_NAME record names the thread in the result; an OS thread that takes another
+ * name keeps both, in order, also when the second came in a later part of the trace. */
+static void name_thread(struct jf_analysis *a, int32_t tid, const char *name)
+{
+	struct jf_zone_record rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.id = JF_ZONE_THREAD_NAME;
+	rec.u.thread_name.tid = (uint32_t)tid;
+	rec.u.thread_name.name = name;
+	assert_int_equal(jf_analysis_zone_record(a, NULL, &rec), 0);
+}
+
+static void run_on_thread(struct jf_analysis *a, int32_t tid)
+{
+	struct jf_flow ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.kind = JF_FLOW_CONTEXT;
+	ctx.u.context.tid = tid;
+	assert_int_equal(jf_analysis_flow(a, &ctx), 0);
+	nsteps = 0;
+	add_block(INTERP, INTERP + 9, JF_END_JUMP_INDIRECT);
+	assert_int_equal(jf_analysis_flow(a, &steps[0].flow), 0);
+}
+
+static const char *name_of(const struct jf_analysis_result *r, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < r->nthreads; i++)
+		if (r->threads[i].tid == tid)
+			return r->threads[i].name;
+	fail_msg("no thread %d in the result", tid);
+	return NULL;
+}
+
+static void test_threads_are_named_by_their_records(void **state)
+{
+	struct jf_analysis *a = jf_analysis_new(&(struct jf_analysis_config){ 0 });
+	struct jf_analysis *later = jf_analysis_new(&(struct jf_analysis_config){ 0 });
+	struct jf_analysis_result r;
+
+	(void)state;
+	name_thread(a, 101, "main");
+	name_thread(a, 102, "jf-cold");
+	run_on_thread(a, 101);
+	run_on_thread(a, 102);
+	run_on_thread(a, 103);
+	name_thread(a, 101, "main");              /* again: no change */
+	name_thread(later, 101, "main");          /* the later part knows the earlier names */
+	name_thread(later, 101, "DestroyJavaVM");
+	run_on_thread(later, 101);
+	assert_int_equal(jf_analysis_merge(a, later), 0);
+	assert_int_equal(jf_analysis_result(a, &r), 0);
+	assert_string_equal(name_of(&r, 101), "main / DestroyJavaVM");
+	assert_string_equal(name_of(&r, 102), "jf-cold");
+	assert_string_equal(name_of(&r, 103), "");
+	assert_string_equal(r.total.name, "");
+	jf_analysis_result_free(&r);
+	jf_analysis_free(later);
+	jf_analysis_free(a);
+}
+
 /* What a listener attached from outside heard. */
 struct heard {
 	uint64_t blocks, insns, at_loop_start, guard_exits, time, code_changes;
@@ -823,6 +887,7 @@ int main(void)
 		cmocka_unit_test(test_two_parts_merge_to_the_whole),
 		cmocka_unit_test(test_a_block_is_classified_by_the_code_of_its_time),
 		cmocka_unit_test(test_a_call_guard_exits_each_time_it_runs),
+		cmocka_unit_test(test_threads_are_named_by_their_records),
 		cmocka_unit_test(test_a_listener_hears_the_script),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -187,6 +187,9 @@ uint64_t jf_emit_interp_range(struct jf_emitter *em, uint32_t kind, uint64_t sta
 			      uint64_t end, const char *name);
 uint64_t jf_emit_op_name(struct jf_emitter *em, uint16_t op_kind, const char *name);
 uint64_t jf_emit_event(struct jf_emitter *em, uint32_t kind, uint64_t arg);
+/* The OS thread tid goes by name from now on (a runtime's own name for it, e.g. a Java
+ * thread's); reports name the thread so. */
+uint64_t jf_emit_thread_name(struct jf_emitter *em, uint32_t tid, const char *name);
 /* An instruction of trace trace_id whose executions jitflow counts (the point's passes):
  * a counter the runtime keeps itself, checked against the trace. kind: JF_POINT_* of
  * zone_format.h (entry, label, bridge entry); point_id: the runtime's name for it. */
