@@ -10,7 +10,20 @@
  * has, and no other; the guard exits of each thread are the log's traps of that thread
  * (jitflow's tids are the OS's, as the log's); the entries into UncommonTrapBlob are the
  * trap count, those into DeoptimizationBlob the deoptimized frames. The program prints a
- * sum its construction fixes, so the run itself is checked too. */
+ * sum its construction fixes, so the run itself is checked too.
+ *
+ * Java threads by name and the split per thread: tests/hotspot/Threads.java runs the same
+ * loop on a thread "jf-hot" through a method C1 compiles within its first calls and on a
+ * thread "jf-cold" through one CompileCommand excludes; each prints its OS tid as the
+ * kernel gives it (/proc/thread-self). The report's threads of those tids carry those
+ * names (the agent's THREAD_NAME records from ThreadStart); no nmethod of cold() or
+ * coldRun() exists, and "jf-cold" ran almost nothing in compiled code (the JDK's own code
+ * it runs when it starts and ends may be compiled: about 1000 instructions of its 9.6 M
+ * were); most of what "jf-hot" ran was compiled code (C1 compiles hot() within its first
+ * 20 calls of 1000, thresholds scaled by 0.1). Compiled code is the nmethods' instructions
+ * and those of code no record described yet ("unknown"): HotSpot posts an nmethod's
+ * CompiledMethodLoad from its Service Thread, after Java threads may have run the code
+ * for a while (docs/hotspot.md, "Ordering"), and in some runs for all of jf-hot's work. */
 #include "json_check.h"
 #include "test_support.h"
 
@@ -24,6 +37,8 @@
 
 #define N 20000L
 #define MAX_TRAPS 64
+#define THREAD_CALLS 1000L
+#define THREAD_N 1000L /* a multiple of 8: each call sums n / 8 runs of 0..7 */
 
 struct trap {
 	long compile_id, bci, tid, count;
@@ -34,6 +49,21 @@ struct traps {
 	struct trap t[MAX_TRAPS];
 	int n;
 };
+
+/* Records `java ARGS` (options, class, its arguments) with the classes of tests/hotspot
+ * into dir; returns the program's stdout. */
+static char *record_java(const char *dir, const char *args)
+{
+	char cmd[8192], *out;
+
+	snprintf(cmd, sizeof(cmd),
+		 "env -u JAVA_TOOL_OPTIONS -u JDK_JAVA_OPTIONS -u JITFLOW_ZONE_DIR "
+		 "'%s' record --emulate -o '%s' -- java -cp '%s/tests/hotspot' %s 2>'%s.stderr'",
+		 jf_test_cli(), dir, jf_test_binary_dir(), args, dir);
+	if (jf_test_run(cmd, &out) != 0)
+		fail_msg("%s failed (see %s.stderr)", cmd, dir);
+	return out;
+}
 
 /* The value of attr='...' in the element starting at el (up to its '>'), into out. */
 static int attribute(const char *el, const char *attr, char *out, size_t size)
@@ -223,14 +253,10 @@ static void test_traps_match_logcompilation(void **state)
 	snprintf(dir, sizeof(dir), "%s/traps", jf_test_tmpdir());
 	snprintf(log_path, sizeof(log_path), "%s/traps-compilation.log", jf_test_tmpdir());
 	snprintf(cmd, sizeof(cmd),
-		 "env -u JAVA_TOOL_OPTIONS -u JDK_JAVA_OPTIONS -u JITFLOW_ZONE_DIR "
-		 "'%s' record --emulate -o '%s' -- java -XX:-TieredCompilation -Xbatch "
-		 "-XX:+UseSerialGC -XX:CompileCommand=quiet "
+		 "-XX:-TieredCompilation -Xbatch -XX:+UseSerialGC -XX:CompileCommand=quiet "
 		 "-XX:CompileCommand=exclude,Traps::maybeLoad -XX:+UnlockDiagnosticVMOptions "
-		 "-XX:+LogCompilation -XX:LogFile='%s' -cp '%s/tests/hotspot' Traps %ld "
-		 "2>'%s.stderr'", jf_test_cli(), dir, log_path, jf_test_binary_dir(), N, dir);
-	if (jf_test_run(cmd, &out) != 0)
-		fail_msg("%s failed (see %s.stderr)", cmd, dir);
+		 "-XX:+LogCompilation -XX:LogFile='%s' Traps %ld", log_path, N);
+	out = record_java(dir, cmd);
 	if (atol(out) != 3 * (N * (N + 1) / 2 + 10 * N) + 7 + 3 - 1 + N + N + 2)
 		fail_msg("Traps printed %s", out);
 	free(out);
@@ -282,10 +308,101 @@ static void test_traps_match_logcompilation(void **state)
 	cJSON_Delete(report);
 }
 
+static const cJSON *thread_of(const cJSON *report, long tid)
+{
+	const cJSON *t;
+
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
+				      cJSON_GetObjectItemCaseSensitive(report, "split"), "threads"))
+		if ((long)jf_test_num(t, "tid") == tid)
+			return t;
+	fail_msg("no thread %ld in the report", tid);
+	return NULL;
+}
+
+static double class_insns(const cJSON *thread, const char *cls)
+{
+	return jf_test_num(cJSON_GetObjectItemCaseSensitive(thread, "instructions_by_class"), cls);
+}
+
+static double thread_insns(const cJSON *thread)
+{
+	const cJSON *c;
+	double sum = 0;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(thread, "instructions_by_class"))
+		sum += c->valuedouble;
+	return sum;
+}
+
+/* Instructions in nmethods, described or not yet (see the file's comment). */
+static double compiled_insns(const cJSON *thread)
+{
+	return class_insns(thread, "trace") + class_insns(thread, "unknown");
+}
+
+static void check_thread_name(const cJSON *thread, const char *name, long tid)
+{
+	const char *got = jf_test_str(thread, "name");
+
+	if (!got || strcmp(got, name))
+		fail_msg("thread %ld is named \"%s\" in the report; the program ran \"%s\" on it",
+			 tid, got ? got : "", name);
+}
+
+static void test_threads_by_name_and_split(void **state)
+{
+	char dir[1024], cmd[8192], *out;
+	long hot_sum, cold_sum, hot_tid, cold_tid;
+	cJSON *report;
+	const cJSON *hot, *cold, *g;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/threads", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd),
+		 "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xbatch -XX:CompileThresholdScaling=0.1 "
+		 "-XX:CompileCommand=quiet '-XX:CompileCommand=exclude,Threads::cold*' "
+		 "Threads %ld %ld", THREAD_CALLS, THREAD_N);
+	out = record_java(dir, cmd);
+	if (sscanf(out, "%ld %ld jf-hot %ld jf-cold %ld", &hot_sum, &cold_sum, &hot_tid,
+		   &cold_tid) != 4 || hot_sum != THREAD_CALLS * THREAD_N * 7 / 2 ||
+	    cold_sum != THREAD_CALLS / 10 * THREAD_N * 7 / 2)
+		fail_msg("Threads printed %s", out);
+	free(out);
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	hot = thread_of(report, hot_tid);
+	cold = thread_of(report, cold_tid);
+	check_thread_name(hot, "jf-hot", hot_tid);
+	check_thread_name(cold, "jf-cold", cold_tid);
+	cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(report, "regions")) {
+		const char *name = jf_test_str(g, "name");
+
+		if (name && strstr(name, "Threads.cold"))
+			fail_msg("%s: %s was compiled, CompileCommand excludes it", dir, name);
+	}
+	if (!(1000 * compiled_insns(cold) < thread_insns(cold)) ||
+	    !(2 * class_insns(cold, "interpreter") > thread_insns(cold)))
+		fail_msg("%s: jf-cold ran %.0f instructions in compiled code and %.0f in the "
+			 "interpreter of its %.0f; its own work is interpreted only", dir,
+			 compiled_insns(cold), class_insns(cold, "interpreter"), thread_insns(cold));
+	if (!(2 * compiled_insns(hot) > thread_insns(hot)))
+		fail_msg("%s: jf-hot ran %.0f of its %.0f instructions in compiled code, not most",
+			 dir, compiled_insns(hot), thread_insns(hot));
+	printf("%s: jf-hot %.0f of %.0f instructions in compiled code (%.0f in described "
+	       "nmethods), jf-cold %.0f of %.0f in the interpreter; %.0f decode errors\n", dir,
+	       compiled_insns(hot), thread_insns(hot), class_insns(hot, "trace"),
+	       class_insns(cold, "interpreter"), thread_insns(cold),
+	       jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"), "decode_errors"));
+	cJSON_Delete(report);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_traps_match_logcompilation),
+		cmocka_unit_test(test_threads_by_name_and_split),
 	};
 	char agent[1024];
 
