@@ -85,6 +85,8 @@ struct jf_zone_model {
 	size_t ncode_objects, code_objects_cap;
 	struct { uint64_t addr; uint32_t point; } *points; /* live points by address */
 	size_t npoints, points_cap;
+	struct jf_thread_name { int32_t tid; char name[32]; } *thread_names; /* THREAD_NAME */
+	size_t nthread_names, thread_names_cap;
 };
 
 /* ---- names.c ---------------------------------------------------------------------- */
@@ -261,6 +263,9 @@ const struct jf_code_object_name *jf_zone_model_code_object(const struct jf_zone
 							     uint64_t id);
 int jf_zone_model_set_code_object(struct jf_zone_model *zm,
 				  const struct jf_code_object_name *co);
+/* A thread's name (the last THREAD_NAME record's), NULL when none named it. */
+const char *jf_zone_model_thread_name(const struct jf_zone_model *zm, int32_t tid);
+int jf_zone_model_set_thread_name(struct jf_zone_model *zm, int32_t tid, const char *name);
 
 /* Lookups that create a table entry when missing; return its index or -1. */
 int32_t jf_trace_index(struct jf_analysis *a, uint64_t trace_id);

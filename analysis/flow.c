@@ -137,7 +137,8 @@ static void end_at_guard(struct jf_analysis *a, struct thread_state *t,
 {
 	int32_t g;
 
-	if (b->end != JF_END_COND && b->end != JF_END_COND_TAKEN && b->end != JF_END_COND_NOT_TAKEN)
+	if (b->end != JF_END_COND && b->end != JF_END_COND_TAKEN &&
+	    b->end != JF_END_COND_NOT_TAKEN && b->end != JF_END_CALL)
 		return;
 	g = guard_at(a, s, b->last);
 	if (g < 0)
@@ -150,6 +151,12 @@ static void end_at_guard(struct jf_analysis *a, struct thread_state *t,
 		return;
 	if (b->end == JF_END_COND_TAKEN || b->end == JF_END_COND_NOT_TAKEN) {
 		resolve_guard(a, t, g, b->end == JF_END_COND_TAKEN);
+		return;
+	}
+	/* A guard whose branch is a call (HotSpot's call into UncommonTrapBlob) leaves
+	 * every time it runs, like a taken branch. */
+	if (b->end == JF_END_CALL) {
+		resolve_guard(a, t, g, 1);
 		return;
 	}
 	t->pending_guard = g;

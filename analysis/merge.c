@@ -151,6 +151,22 @@ static int merge_tables(struct jf_analysis *a, const struct jf_analysis *later,
 		if (!jf_zone_model_code_object(&a->zm, later->zm.code_objects[i].id) &&
 		    jf_zone_model_set_code_object(&a->zm, &later->zm.code_objects[i]) < 0)
 			return -1;
+	/* names given in the later part come after the earlier part's, one by one */
+	for (i = 0; i < later->zm.nthread_names; i++) {
+		char names[sizeof(later->zm.thread_names[i].name)], *name, *next;
+
+		memcpy(names, later->zm.thread_names[i].name, sizeof(names));
+		for (name = names; name; name = next) {
+			next = strstr(name, " / ");
+			if (next) {
+				*next = '\0';
+				next += 3;
+			}
+			if (jf_zone_model_set_thread_name(&a->zm, later->zm.thread_names[i].tid,
+							  name) < 0)
+				return -1;
+		}
+	}
 	for (i = 0; i < later->zm.nop_names; i++) {
 		if (!jf_zone_model_op_name(&a->zm, later->zm.op_names[i].kind) &&
 		    jf_grow((void **)&a->zm.op_names, &a->zm.op_names_cap, a->zm.nop_names,

@@ -27,7 +27,13 @@ static void split(FILE *out, const struct jf_split_result *s)
 {
 	int i, j;
 
-	fprintf(out, "{\"tid\":%d,\"instructions\":{", s->tid);
+	fprintf(out, "{\"tid\":%d,", s->tid);
+	if (s->name[0]) {
+		fprintf(out, "\"name\":");
+		jf_json_string(out, s->name);
+		fputc(',', out);
+	}
+	fprintf(out, "\"instructions\":{");
 	for (i = 0; i < JF_SPLIT_COUNT; i++)
 		fprintf(out, "%s\"%s\":%" PRIu64, i ? "," : "", jf_split_class_name(i), s->insns[i]);
 	fprintf(out, "},\"time\":{");

@@ -114,7 +114,11 @@ void jf_report_split(FILE *out, const struct jf_analysis_result *r, const struct
 	transitions(out, &r->total);
 	if (r->nthreads > 1) {
 		for (i = 0; i < r->nthreads; i++) {
-			fprintf(out, "Thread %d\n", r->threads[i].tid);
+			if (r->threads[i].name[0])
+				fprintf(out, "Thread %d \"%s\"\n", r->threads[i].tid,
+					r->threads[i].name);
+			else
+				fprintf(out, "Thread %d\n", r->threads[i].tid);
 			split_table(out, &r->threads[i], r->has_time);
 			transitions(out, &r->threads[i]);
 		}

@@ -1,5 +1,6 @@
 /* The plain-data result: tables sorted by the runtime's ids, the overall split, the
  * per-iteration series with its warmup class, and the retrace candidates. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,7 +237,11 @@ int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 		goto oom;
 	r->total.tid = -1;
 	for (i = 0; i < a->nthreads; i++) {
+		const char *name = jf_zone_model_thread_name(&a->zm, a->threads[i].tid);
+
 		r->threads[i] = a->threads[i].split;
+		if (name)
+			snprintf(r->threads[i].name, sizeof(r->threads[i].name), "%s", name);
 		jf_split_add(&r->total, &a->threads[i].split);
 	}
 	r->nthreads = a->nthreads;

@@ -4,7 +4,8 @@
  * ("nmethod 52 L1 osr@4 HotLoops.sum(I)J": level 0 a native wrapper, 1-3 C1, 4 C2), the
  * interpreter's codelets by bytecode ("Interpreter: iadd"), adapters and stubs, and the
  * calls into UncommonTrapBlob and DeoptimizationBlob, which are where compiled code
- * leaves for the interpreter. */
+ * leaves for the interpreter: each call into UncommonTrapBlob is a guard the agent
+ * describes (trap_sites.c), by compile id, offset, bci and reason. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,14 +148,85 @@ static void hotspot_nmethods(FILE *out, const struct jf_analysis_result *r, size
 	free(idx);
 }
 
-/* The agent writes no guard records: an uncommon trap is seen only as a call into
- * UncommonTrapBlob (the HotSpot section counts them). */
+/* The nmethod (trace) a guard belongs to, or NULL. */
+static const struct jf_trace_result *nmethod_of(const struct jf_analysis_result *r,
+						const struct jf_guard_result *g)
+{
+	size_t i;
+
+	for (i = 0; i < r->ntraces; i++)
+		if (r->traces[i].trace_id == g->trace_id &&
+		    (size_t)(g - r->guards) - r->traces[i].guard_first < r->traces[i].guard_count)
+			return &r->traces[i];
+	return NULL;
+}
+
+static uint64_t trap_exits(const struct jf_analysis_result *r, size_t *taken)
+{
+	uint64_t exits = 0;
+	size_t i;
+
+	*taken = 0;
+	for (i = 0; i < r->nguards; i++) {
+		exits += r->guards[i].exits;
+		*taken += r->guards[i].exits != 0;
+	}
+	return exits;
+}
+
+/* The agent writes a guard per call from an nmethod into UncommonTrapBlob: its trace is
+ * the compile id, its id the call's offset, its resume pc the innermost frame's bci, its
+ * kind the trap reason; every run of the call is one exit. */
 static void hotspot_traps(FILE *out, const struct jf_analysis_result *r, size_t top)
 {
-	(void)r;
-	(void)top;
-	fprintf(out, "Uncommon traps by compile id and bci: not described (counted only as "
-		     "entries into UncommonTrapBlob and DeoptimizationBlob, above)\n");
+	size_t *idx, i, taken;
+	uint64_t exits = trap_exits(r, &taken);
+
+	if (!r->nguards) {
+		fprintf(out, "Uncommon traps: no nmethod calls UncommonTrapBlob\n");
+		return;
+	}
+	fprintf(out, "Uncommon traps (%" PRIu64 " taken at %zu of %zu trap calls in nmethods; "
+		"bci of the innermost frame)\n", exits, taken, r->nguards);
+	idx = jf_runtime_rank_guards(r);
+	if (!idx)
+		return;
+	fprintf(out, "  %7s %8s %5s %-22s %8s  %s\n", "compile", "offset", "bci", "reason",
+		"exits", "nmethod");
+	for (i = 0; i < taken && i < top; i++) {
+		const struct jf_guard_result *g = &r->guards[idx[i]];
+		const struct jf_trace_result *t = nmethod_of(r, g);
+
+		fprintf(out, "  %7" PRIu64 " %#8" PRIx64 " %5u %-22s %8" PRIu64 "  %s\n", g->trace_id,
+			g->guard_id, g->resume_pc, g->kind[0] ? g->kind : "(not told)", g->exits,
+			t ? t->name : "-");
+	}
+	free(idx);
+}
+
+static void json_traps(FILE *out, const struct jf_analysis_result *r)
+{
+	size_t *idx = jf_runtime_rank_guards(r), i, taken;
+	uint64_t exits = trap_exits(r, &taken);
+
+	fprintf(out, ",\"trap_calls\":%zu,\"trap_exits\":%" PRIu64 ",\"traps\":[", r->nguards,
+		exits);
+	for (i = 0; idx && i < taken; i++) {
+		const struct jf_guard_result *g = &r->guards[idx[i]];
+		const struct jf_trace_result *t = nmethod_of(r, g);
+
+		fprintf(out, "%s{\"compile_id\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"bci\":%u,"
+			"\"reason\":", i ? "," : "", g->trace_id, g->guard_id, g->resume_pc);
+		if (g->kind[0])
+			jf_json_string(out, g->kind);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"exits\":%" PRIu64 ",\"nmethod\":", g->exits);
+		jf_json_string(out, t ? t->name : "");
+		fputc('}', out);
+	}
+	fputc(']', out);
+	free(idx);
 }
 
 static const char *not_told_apart(const struct jf_analysis_result *r)
@@ -163,8 +235,8 @@ static const char *not_told_apart(const struct jf_analysis_result *r)
 	return "the VM's own C++ in libjvm (GC, compilers, class loading, the runtime calls "
 	       "compiled code makes) and native libraries: counted as native; an nmethod that "
 	       "ran before its CompiledMethodLoad record applied: counted as unknown; an "
-	       "uncommon trap or deoptimization is a call into its blob, not yet tied to a "
-	       "compile id, bci or reason";
+	       "uncommon trap's inlined frames above the innermost one; a deoptimization "
+	       "(a return into DeoptimizationBlob) is not tied to its nmethod";
 }
 
 static void text_tiers(FILE *out, const struct jf_analysis_result *r)
@@ -256,6 +328,7 @@ static void hotspot_json(FILE *out, const struct jf_analysis_result *r)
 		insns);
 	json_blob(out, r, "uncommon_traps", "UncommonTrapBlob");
 	json_blob(out, r, "deoptimizations", "DeoptimizationBlob");
+	json_traps(out, r);
 	fprintf(out, ",\"bytecodes\":[");
 	idx = rank_codelets(r, &n);
 	for (i = 0; idx && i < n; i++) {

@@ -18,6 +18,7 @@ void jf_zone_model_free(struct jf_zone_model *zm)
 	free(zm->op_names);
 	free(zm->code_objects);
 	free(zm->points);
+	free(zm->thread_names);
 	jf_index_map_free(&zm->guard_by_branch);
 	memset(zm, 0, sizeof(*zm));
 }
@@ -284,6 +285,55 @@ int jf_zone_model_set_code_object(struct jf_zone_model *zm, const struct jf_code
 	return 0;
 }
 
+/* Whether name is one of the " / "-separated names in names. */
+static int names_include(const char *names, const char *name)
+{
+	size_t n = strlen(name);
+	const char *at;
+
+	for (at = names; (at = strstr(at, name)) != NULL; at++)
+		if ((at == names || !strncmp(at - 3, " / ", 3)) && (!at[n] || !strncmp(at + n, " / ", 3)))
+			return 1;
+	return 0;
+}
+
+const char *jf_zone_model_thread_name(const struct jf_zone_model *zm, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < zm->nthread_names; i++)
+		if (zm->thread_names[i].tid == tid)
+			return zm->thread_names[i].name;
+	return NULL;
+}
+
+/* An OS thread may run under several names in turn (HotSpot's main thread ends as
+ * "DestroyJavaVM"): each new one is added after " / ", as far as the name's room goes. */
+int jf_zone_model_set_thread_name(struct jf_zone_model *zm, int32_t tid, const char *name)
+{
+	struct jf_thread_name *t;
+	size_t i, used;
+
+	if (!name || !*name)
+		return 0;
+	for (i = 0; i < zm->nthread_names && zm->thread_names[i].tid != tid; i++)
+		;
+	if (i == zm->nthread_names) {
+		if (jf_grow((void **)&zm->thread_names, &zm->thread_names_cap, zm->nthread_names,
+			    sizeof(*zm->thread_names)) < 0)
+			return -1;
+		zm->nthread_names++;
+		zm->thread_names[i].tid = tid;
+		zm->thread_names[i].name[0] = '\0';
+	}
+	t = &zm->thread_names[i];
+	if (names_include(t->name, name))
+		return 0;
+	used = strlen(t->name);
+	snprintf(t->name + used, sizeof(t->name) - used, "%s%s", used ? " / " : "", name);
+	return 0;
+}
+
 static int set_code_object(struct jf_zone_model *zm, const struct jf_zone_record *rec)
 {
 	struct jf_code_object_name co = { rec->u.code_object.id, rec->u.code_object.line, "", "" };
@@ -420,6 +470,9 @@ int jf_zone_model_apply(struct jf_analysis *a, const struct jf_zone_reader *read
 		return set_op_name(&a->zm, rec->u.op_name.op_kind, rec->u.op_name.name);
 	case JF_ZONE_CODE_OBJECT:
 		return set_code_object(&a->zm, rec);
+	case JF_ZONE_THREAD_NAME:
+		return jf_zone_model_set_thread_name(&a->zm, (int32_t)rec->u.thread_name.tid,
+						     rec->u.thread_name.name);
 	case JF_ZONE_INTERP_RANGE: {
 		uint32_t k = rec->u.interp_range.kind;
 		enum jf_code_class cls = (k == JF_INTERP_EVAL_LOOP || k == JF_INTERP_HANDLER) ?

@@ -193,6 +193,11 @@ int jf_zone_parse_ext(struct jf_zone_reader *r, struct jf_cursor *c, struct jf_z
 		rec->u.point.kind = jf_cur_u32(c);
 		(void)jf_cur_u32(c);
 		break;
+	case JF_ZONE_THREAD_NAME:
+		rec->u.thread_name.tid = jf_cur_u32(c);
+		(void)jf_cur_u32(c);
+		rec->u.thread_name.name = jf_cur_str(c);
+		break;
 	}
 	if (!c->ok)
 		return jf_fail(err, "%s record of %" PRIu32 " bytes is shorter than its fields or "

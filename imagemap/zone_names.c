@@ -10,7 +10,8 @@ const char *jf_zone_record_name(uint32_t id)
 					    "CODE_CLOSE", "CODE_UNWINDING_INFO" };
 	static const char *const ext[] = { NULL, "CLOCK", "REGION_LOAD", "REGION_FREE",
 					   "REGION_MOVE", "PATCH", "GUARD", "PC_MAP", "OP_NAME",
-					   "CODE_OBJECT", "INTERP_RANGE", "EVENT", "MARKER", "POINT" };
+					   "CODE_OBJECT", "INTERP_RANGE", "EVENT", "MARKER", "POINT",
+					   "THREAD_NAME" };
 
 	if (id < JF_JITDUMP_CODE_MAX)
 		return perf[id];

@@ -713,6 +713,101 @@ static void test_a_block_is_classified_by_the_code_of_its_time(void **state)
 	jf_codemap_free(map);
 }
 
+/* A guard whose branch is a call (HotSpot: a call into UncommonTrapBlob) exits each time
+ * the call runs; a call elsewhere in the trace is no exit. */
+static void test_a_call_guard_exits_each_time_it_runs(void **state)
+{
+	struct jf_analysis *a;
+	struct jf_analysis_result r;
+	int i, e;
+
+	(void)state;
+	build_script();
+	a = jf_analysis_new(&(struct jf_analysis_config){ 0 });
+	assert_non_null(a);
+	for (e = R_TRACE_CODE; e <= R_STUB; e++)
+		assert_int_equal(jf_analysis_zone_record(a, reader, &records[e]), 0);
+	nsteps = 0;
+	now = 0;
+	add_block(TRACE, TRACE + 4, JF_END_CALL);            /* a call that is no guard */
+	add_block(TRACE + 5, GUARD_BRANCH, JF_END_CALL);     /* the guard's call: exit 1 */
+	add_block(STUB, STUB + 3, JF_END_JUMP_INDIRECT);
+	add_block(TRACE + 5, GUARD_BRANCH, JF_END_CALL);     /* exit 2 */
+	add_block(STUB, STUB + 3, JF_END_JUMP_INDIRECT);
+	for (i = 0; i < nsteps; i++)
+		assert_int_equal(jf_analysis_flow(a, &steps[i].flow), 0);
+	assert_int_equal(jf_analysis_result(a, &r), 0);
+	assert_int_equal(guard(&r, 7, 3)->exits, 2);
+	assert_int_equal(guard(&r, 7, 3)->passes, 0);
+	assert_int_equal(r.total.guard_exits, 2);
+	jf_analysis_result_free(&r);
+	jf_analysis_free(a);
+}
+
+/* A THREAD_NAME record names the thread in the result; an OS thread that takes another
+ * name keeps both, in order, also when the second came in a later part of the trace. */
+static void name_thread(struct jf_analysis *a, int32_t tid, const char *name)
+{
+	struct jf_zone_record rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.id = JF_ZONE_THREAD_NAME;
+	rec.u.thread_name.tid = (uint32_t)tid;
+	rec.u.thread_name.name = name;
+	assert_int_equal(jf_analysis_zone_record(a, NULL, &rec), 0);
+}
+
+static void run_on_thread(struct jf_analysis *a, int32_t tid)
+{
+	struct jf_flow ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.kind = JF_FLOW_CONTEXT;
+	ctx.u.context.tid = tid;
+	assert_int_equal(jf_analysis_flow(a, &ctx), 0);
+	nsteps = 0;
+	add_block(INTERP, INTERP + 9, JF_END_JUMP_INDIRECT);
+	assert_int_equal(jf_analysis_flow(a, &steps[0].flow), 0);
+}
+
+static const char *name_of(const struct jf_analysis_result *r, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < r->nthreads; i++)
+		if (r->threads[i].tid == tid)
+			return r->threads[i].name;
+	fail_msg("no thread %d in the result", tid);
+	return NULL;
+}
+
+static void test_threads_are_named_by_their_records(void **state)
+{
+	struct jf_analysis *a = jf_analysis_new(&(struct jf_analysis_config){ 0 });
+	struct jf_analysis *later = jf_analysis_new(&(struct jf_analysis_config){ 0 });
+	struct jf_analysis_result r;
+
+	(void)state;
+	name_thread(a, 101, "main");
+	name_thread(a, 102, "jf-cold");
+	run_on_thread(a, 101);
+	run_on_thread(a, 102);
+	run_on_thread(a, 103);
+	name_thread(a, 101, "main");              /* again: no change */
+	name_thread(later, 101, "main");          /* the later part knows the earlier names */
+	name_thread(later, 101, "DestroyJavaVM");
+	run_on_thread(later, 101);
+	assert_int_equal(jf_analysis_merge(a, later), 0);
+	assert_int_equal(jf_analysis_result(a, &r), 0);
+	assert_string_equal(name_of(&r, 101), "main / DestroyJavaVM");
+	assert_string_equal(name_of(&r, 102), "jf-cold");
+	assert_string_equal(name_of(&r, 103), "");
+	assert_string_equal(r.total.name, "");
+	jf_analysis_result_free(&r);
+	jf_analysis_free(later);
+	jf_analysis_free(a);
+}
+
 /* What a listener attached from outside heard. */
 struct heard {
 	uint64_t blocks, insns, at_loop_start, guard_exits, time, code_changes;
@@ -877,6 +972,8 @@ int main(void)
 		cmocka_unit_test(test_long_iteration_series_spills_and_reads_back),
 		cmocka_unit_test(test_two_parts_merge_to_the_whole),
 		cmocka_unit_test(test_a_block_is_classified_by_the_code_of_its_time),
+		cmocka_unit_test(test_a_call_guard_exits_each_time_it_runs),
+		cmocka_unit_test(test_threads_are_named_by_their_records),
 		cmocka_unit_test(test_a_listener_hears_the_script),
 		cmocka_unit_test(test_a_listener_hears_each_guard_once_across_a_seam),
 	};

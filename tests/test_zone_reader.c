@@ -47,6 +47,7 @@ static const char *write_every_record(const char *sub)
 	assert_int_equal(jf_emit_region_move(em, 0x7f0000010000, 0x7f0000030000,
 					     sizeof(trace_code)), 12);
 	assert_int_equal(jf_emit_region_free(em, 0x7f0000030000, sizeof(trace_code)), 13);
+	assert_int_equal(jf_emit_thread_name(em, 4321, "C2 CompilerThread0"), 14);
 	snprintf(path, sizeof(path), "%s", jf_emitter_path(em));
 	jf_emitter_close(em);
 	return path;
@@ -192,6 +193,9 @@ static void test_round_trip_every_record(void **state)
 	assert_int_equal(rec.u.region_move.size, sizeof(trace_code));
 	next_ok(r, &rec, JF_ZONE_REGION_FREE);
 	assert_int_equal(rec.u.region_free.addr, 0x7f0000030000);
+	next_ok(r, &rec, JF_ZONE_THREAD_NAME);
+	assert_int_equal(rec.u.thread_name.tid, 4321);
+	assert_string_equal(rec.u.thread_name.name, "C2 CompilerThread0");
 	next_ok(r, &rec, JF_ZONE_CLOCK);
 	next_ok(r, &rec, JF_JITDUMP_CODE_CLOSE);
 	assert_int_equal(jf_zone_next(r, &rec, &err), 0);
@@ -422,6 +426,10 @@ static void test_hostile_files(void **state)
 	FRESH(); memset(d + off + 40, 'x', 4);
 	expect_error(d, size, "OP_NAME record of 44 bytes is shorter than its fields or has a "
 			      "string not NUL-terminated");
+	off = find_record(orig, size, JF_ZONE_THREAD_NAME, 0);
+	FRESH(); memset(d + off + 40, 'x', sizeof("C2 CompilerThread0"));
+	expect_error(d, size, "THREAD_NAME record of 59 bytes is shorter than its fields or "
+			      "has a string not NUL-terminated");
 	free(d);
 	free(orig);
 }

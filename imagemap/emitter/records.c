@@ -173,11 +173,21 @@ uint64_t jf_emit_guard_flags(struct jf_emitter *em, uint64_t guard_id, uint64_t 
 			     uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc,
 			     uint32_t flags)
 {
+	return jf_emit_guard_kind(em, guard_id, trace_id, branch_addr, stub_addr, resume_pc,
+				  flags, 0);
+}
+
+JF_EMIT_CODE
+uint64_t jf_emit_guard_kind(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
+			    uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc,
+			    uint32_t flags, uint16_t op_kind)
+{
 	struct {
 		uint64_t guard_id, trace_id, branch_addr, stub_addr;
 		uint32_t resume_pc;
-		uint16_t op_kind, flags; /* op_kind: none (runtimes that name guard kinds say so) */
-	} body = { guard_id, trace_id, branch_addr, stub_addr, resume_pc, 0, (uint16_t)flags };
+		uint16_t op_kind, flags;
+	} body = { guard_id, trace_id, branch_addr, stub_addr, resume_pc, op_kind,
+		   (uint16_t)flags };
 	_Static_assert(sizeof(body) == JF_ZONE_GUARD_FIXED, "GUARD body");
 
 	if (!em)
@@ -255,8 +265,10 @@ uint64_t jf_emit_interp_range(struct jf_emitter *em, uint32_t kind, uint64_t sta
 	return jf_emit_end(em, tb, seq);
 }
 
+/* A record of 8 fixed bytes and a name (OP_NAME, THREAD_NAME). */
 JF_EMIT_CODE
-uint64_t jf_emit_op_name(struct jf_emitter *em, uint16_t op_kind, const char *name)
+static uint64_t emit_named(struct jf_emitter *em, uint32_t id, const void *fixed,
+			   const char *name)
 {
 	struct jf_emit_tbuf *tb;
 	uint64_t seq;
@@ -265,12 +277,22 @@ uint64_t jf_emit_op_name(struct jf_emitter *em, uint16_t op_kind, const char *na
 		return 0;
 	if (!(tb = jf_emit_begin(em)))
 		return 0;
-	seq = jf_emit_begin_ext(em, tb, JF_ZONE_OP_NAME, JF_ZONE_OP_NAME_FIXED + str_size(name));
-	jf_emit_put_u16(em, tb, op_kind);
-	jf_emit_put_u16(em, tb, 0);
-	jf_emit_put_u32(em, tb, 0);
+	seq = jf_emit_begin_ext(em, tb, id, 8 + str_size(name));
+	jf_emit_put(em, tb, fixed, 8);
 	jf_emit_put_str(em, tb, name);
 	return jf_emit_end(em, tb, seq);
+}
+
+JF_EMIT_CODE
+uint64_t jf_emit_op_name(struct jf_emitter *em, uint16_t op_kind, const char *name)
+{
+	struct {
+		uint16_t op_kind, reserved16;
+		uint32_t reserved32;
+	} body = { op_kind, 0, 0 };
+	_Static_assert(sizeof(body) == JF_ZONE_OP_NAME_FIXED, "OP_NAME body");
+
+	return emit_named(em, JF_ZONE_OP_NAME, &body, name);
 }
 
 JF_EMIT_CODE
@@ -285,6 +307,17 @@ uint64_t jf_emit_event(struct jf_emitter *em, uint32_t kind, uint64_t arg)
 	if (!em)
 		return 0;
 	return EMIT_FIXED(em, JF_ZONE_EVENT, body);
+}
+
+JF_EMIT_CODE
+uint64_t jf_emit_thread_name(struct jf_emitter *em, uint32_t tid, const char *name)
+{
+	struct {
+		uint32_t tid, reserved;
+	} body = { tid, 0 };
+	_Static_assert(sizeof(body) == JF_ZONE_THREAD_NAME_FIXED, "THREAD_NAME body");
+
+	return emit_named(em, JF_ZONE_THREAD_NAME, &body, name);
 }
 
 JF_EMIT_CODE

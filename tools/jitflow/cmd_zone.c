@@ -210,6 +210,10 @@ static void print_fields(struct dump *d, const struct jf_zone_record *rec)
 		field_x(d, "end", rec->u.interp_range.end);
 		field_s(d, "name", rec->u.interp_range.name);
 		break;
+	case JF_ZONE_THREAD_NAME:
+		field_u(d, "thread", rec->u.thread_name.tid);
+		field_s(d, "name", rec->u.thread_name.name);
+		break;
 	case JF_ZONE_EVENT:
 		field_s(d, "kind", jf_zone_event_kind_name(rec->u.event.kind));
 		field_u(d, "arg", rec->u.event.arg);

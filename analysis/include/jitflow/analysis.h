@@ -151,6 +151,7 @@ struct jf_region_result {           /* jitted regions by name (what jitdump-only
 
 struct jf_split_result {
 	int32_t tid;                 /* -1 = all threads */
+	char name[32];               /* the thread's name from a THREAD_NAME record, "" if none */
 	uint64_t insns[JF_SPLIT_COUNT];
 	uint64_t time[JF_SPLIT_COUNT];
 	uint64_t by_class[JF_CLASS_COUNT];

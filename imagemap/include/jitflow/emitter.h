@@ -174,6 +174,11 @@ uint64_t jf_emit_guard(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_
 uint64_t jf_emit_guard_flags(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
 			     uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc,
 			     uint32_t flags);
+/* The same with the guard's kind: op_kind named by jf_emit_op_name (e.g. PyPy's
+ * guard_class, HotSpot's trap reason unstable_if); 0: not said. */
+uint64_t jf_emit_guard_kind(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
+			    uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc,
+			    uint32_t flags, uint16_t op_kind);
 uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
 			const struct jf_pc_map_entry *entries, uint32_t count);
 uint64_t jf_emit_code_object(struct jf_emitter *em, uint64_t id, const char *name,
@@ -182,6 +187,9 @@ uint64_t jf_emit_interp_range(struct jf_emitter *em, uint32_t kind, uint64_t sta
 			      uint64_t end, const char *name);
 uint64_t jf_emit_op_name(struct jf_emitter *em, uint16_t op_kind, const char *name);
 uint64_t jf_emit_event(struct jf_emitter *em, uint32_t kind, uint64_t arg);
+/* The OS thread tid goes by name from now on (a runtime's own name for it, e.g. a Java
+ * thread's); reports name the thread so. */
+uint64_t jf_emit_thread_name(struct jf_emitter *em, uint32_t tid, const char *name);
 /* An instruction of trace trace_id whose executions jitflow counts (the point's passes):
  * a counter the runtime keeps itself, checked against the trace. kind: JF_POINT_* of
  * zone_format.h (entry, label, bridge entry); point_id: the runtime's name for it. */

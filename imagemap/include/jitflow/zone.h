@@ -112,6 +112,7 @@ struct jf_zone_record {
 		struct { uint32_t kind; uint64_t arg; } event;
 		struct { uint64_t addr; uint32_t methods; } marker;
 		struct { uint64_t trace_id, addr, point_id; uint32_t kind; } point;
+		struct { uint32_t tid; const char *name; } thread_name;
 	} u;
 };
 

@@ -74,7 +74,9 @@ enum jf_zone_id {
 	JF_ZONE_POINT = JF_ZONE_ID_BASE + 13,       /* trace_id u64, addr u64, point_id u64,
 	                                              * kind u32, reserved u32: an instruction
 	                                              * whose passes the runtime counts */
-	JF_ZONE_ID_LAST = JF_ZONE_POINT,
+	JF_ZONE_THREAD_NAME = JF_ZONE_ID_BASE + 14, /* tid u32, reserved u32, name\0: the
+	                                              * name thread tid goes by from here on */
+	JF_ZONE_ID_LAST = JF_ZONE_THREAD_NAME,
 };
 
 /* Fixed body sizes after the extension prefix. */
@@ -92,6 +94,7 @@ enum jf_zone_id {
 #define JF_ZONE_EVENT_FIXED 16u
 #define JF_ZONE_MARKER_FIXED 16u
 #define JF_ZONE_POINT_FIXED 32u
+#define JF_ZONE_THREAD_NAME_FIXED 8u
 
 /* JF_ZONE_PATCH.flags */
 enum {

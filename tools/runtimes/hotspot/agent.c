@@ -5,11 +5,13 @@
  * writes jit-PID.dump (in $JITFLOW_ZONE_DIR, else the current folder) through jitflow's
  * emitter: the interpreter's codelets, adapters and stubs (DynamicCodeGenerated), every
  * nmethod (CompiledMethodLoad) with its compile id, level, OSR bci and pc -> bci map, and
- * its unload. */
+ * its unload, and the name of every Java thread (ThreadStart, VMInit for the main one). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "agent.h"
 
@@ -105,12 +107,30 @@ void jf_hs_instrumentation_end(void)
 	jf_emit_event(jf_hs_emitter, JF_EVENT_INSTRUMENTATION_END, 0);
 }
 
-/* Blobs made before the agent could listen (and buffers never announced) come now. */
+/* A Java thread's name for the OS thread running it: ThreadStart and VMInit run on the
+ * thread itself, so its OS tid is gettid's (the tid a trace shows). Not bracketed as
+ * instrumentation: under the recorder a thread's records reach the zone file only when
+ * its buffer is written, at the latest when the thread ends, and the bracket would then
+ * cover the thread's whole work (seen on a worker thread: all of its 60 M instructions
+ * counted as instrumentation); the few thousand instructions here count as native. */
+static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	jvmtiThreadInfo info;
+
+	(void)jni;
+	if ((*jvmti)->GetThreadInfo(jvmti, thread, &info) == JVMTI_ERROR_NONE) {
+		if (info.name)
+			jf_emit_thread_name(jf_hs_emitter, (uint32_t)syscall(SYS_gettid), info.name);
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+	}
+}
+
+/* Blobs made before the agent could listen (and buffers never announced) come now; the
+ * main thread started before ThreadStart could be posted. */
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-	(void)jni;
-	(void)thread;
 	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
+	on_thread_start(jvmti, jni, thread);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -165,11 +185,13 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	cb.DynamicCodeGenerated = jf_hs_dynamic_code;
 	cb.CompiledMethodLoad = jf_hs_compiled_load;
 	cb.CompiledMethodUnload = jf_hs_compiled_unload;
+	cb.ThreadStart = on_thread_start;
 	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE ||
 	    enable(jvmti, JVMTI_EVENT_VM_INIT) < 0 || enable(jvmti, JVMTI_EVENT_VM_DEATH) < 0 ||
 	    enable(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED) < 0 ||
 	    enable(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD) < 0 ||
-	    enable(jvmti, JVMTI_EVENT_COMPILED_METHOD_UNLOAD) < 0)
+	    enable(jvmti, JVMTI_EVENT_COMPILED_METHOD_UNLOAD) < 0 ||
+	    enable(jvmti, JVMTI_EVENT_THREAD_START) < 0)
 		fprintf(stderr, "jitflow-jvmti: the JVM refused an event; code is described in "
 			"part\n");
 	return JNI_OK;

@@ -4,6 +4,8 @@
 #define JITFLOW_HOTSPOT_AGENT_H
 
 #include <jvmti.h>
+/* after jvmti.h, whose types it uses */
+#include <jvmticmlr.h>
 #include <stdint.h>
 
 #include <jitflow/emitter.h>
@@ -25,6 +27,16 @@ int jf_hs_describe_codelets(void);
 
 /* Blobs whose code is only complete when the VM ends (code_blobs.c). */
 void jf_hs_describe_final_blobs(jvmtiEnv *jvmti);
+
+/* The inline records (pc -> frames) of a CompiledMethodLoad's compile_info; NULL when it
+ * has none (compiled_methods.c). */
+const jvmtiCompiledMethodLoadInlineRecord *jf_hs_inline_record(const void *compile_info);
+
+/* Uncommon traps (trap_sites.c): where UncommonTrapBlob is, then, per nmethod, a GUARD
+ * record for each call into it. */
+void jf_hs_trap_blob(uint64_t start, uint64_t size);
+void jf_hs_emit_trap_sites(uint64_t compile_id, uint64_t start, uint64_t size,
+			   const void *code_bytes, const void *compile_info);
 
 /* JVMTI callbacks (code_blobs.c, compiled_methods.c). */
 void JNICALL jf_hs_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *address,

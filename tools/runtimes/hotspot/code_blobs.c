@@ -46,6 +46,8 @@ void JNICALL jf_hs_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *a
 		r.kind = strcmp(name, "Interpreter") ? kind_of(name) : JF_REGION_INTERPRETER;
 		if (jf_hs_code_add(r.addr, r.size) == 1)
 			jf_emit_region_load(jf_hs_emitter, &r);
+		if (!strcmp(name, "UncommonTrapBlob"))
+			jf_hs_trap_blob(r.addr, r.size);
 	}
 	jf_hs_instrumentation_end();
 }

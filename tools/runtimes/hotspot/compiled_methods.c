@@ -11,9 +11,6 @@
 #include <string.h>
 
 #include "agent.h"
-
-/* after jvmti.h (agent.h), whose types it uses */
-#include <jvmticmlr.h>
 #include "nmethod_header.h"
 
 /* "Class.method(sig)" from JVMTI; "?" parts when it does not say. */
@@ -52,7 +49,7 @@ static void method_name(jvmtiEnv *jvmti, jmethodID m, char *out, size_t size, ch
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)lines);
 }
 
-static const jvmtiCompiledMethodLoadInlineRecord *inline_record(const void *compile_info)
+const jvmtiCompiledMethodLoadInlineRecord *jf_hs_inline_record(const void *compile_info)
 {
 	const jvmtiCompiledMethodLoadRecordHeader *h = compile_info;
 
@@ -75,7 +72,7 @@ static int by_offset(const void *a, const void *b)
  * kept as its 32-bit two's complement. */
 static void emit_pc_map(uint64_t start, uint64_t size, const void *compile_info)
 {
-	const jvmtiCompiledMethodLoadInlineRecord *rec = inline_record(compile_info);
+	const jvmtiCompiledMethodLoadInlineRecord *rec = jf_hs_inline_record(compile_info);
 	struct jf_pc_map_entry *e;
 	jint i;
 	uint32_t n = 0;
@@ -143,8 +140,11 @@ void JNICALL jf_hs_compiled_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	r.kind = JF_REGION_FUNCTION;
 	r.trace_id = nm.compile_id > 0 ? (uint64_t)nm.compile_id : 0;
 	r.code_object = (uint64_t)(uintptr_t)method;
-	if (jf_hs_code_add(r.addr, r.size) == 1 && jf_emit_region_load(jf_hs_emitter, &r))
+	if (jf_hs_code_add(r.addr, r.size) == 1 && jf_emit_region_load(jf_hs_emitter, &r)) {
 		emit_pc_map(r.addr, r.size, compile_info);
+		if (r.trace_id)
+			jf_hs_emit_trap_sites(r.trace_id, r.addr, r.size, code_addr, compile_info);
+	}
 	jf_hs_instrumentation_end();
 }
 

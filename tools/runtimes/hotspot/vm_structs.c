@@ -12,8 +12,8 @@ struct table {
 	uint64_t stride;
 };
 
-static struct table structs, types;
-static uint64_t s_type, s_field, s_static, s_offset, s_address, t_name, t_size;
+static struct table structs, types, int_constants;
+static uint64_t s_type, s_field, s_static, s_offset, s_address, t_name, t_size, c_name, c_value;
 
 static int symbol_u64(const char *name, uint64_t *out)
 {
@@ -49,6 +49,12 @@ int jf_hs_vm_structs_open(void)
 	    symbol_u64("gHotSpotVMStructEntryAddressOffset", &s_address) < 0 ||
 	    symbol_table("gHotSpotVMStructs", "gHotSpotVMStructEntryArrayStride", &structs) < 0)
 		return -1;
+	/* Optional: only the trap reasons need them. */
+	if (symbol_u64("gHotSpotVMIntConstantEntryNameOffset", &c_name) < 0 ||
+	    symbol_u64("gHotSpotVMIntConstantEntryValueOffset", &c_value) < 0 ||
+	    symbol_table("gHotSpotVMIntConstants", "gHotSpotVMIntConstantEntryArrayStride",
+			 &int_constants) < 0)
+		int_constants.base = NULL;
 	return 0;
 }
 
@@ -115,6 +121,40 @@ int64_t jf_hs_type_size(const char *type)
 		}
 	}
 	return -1;
+}
+
+/* The constant entry named name (exact), or whose name starts with name and whose value
+ * is value. */
+static const char *find_int_constant(const char *name, int exact, int32_t value)
+{
+	const char *e, *n;
+	int32_t v;
+
+	if (!int_constants.base)
+		return NULL;
+	for (e = int_constants.base; (n = string_at(e, c_name)) != NULL; e += int_constants.stride) {
+		memcpy(&v, e + c_value, sizeof(v));
+		if (exact ? !strcmp(n, name) : v == value && !strncmp(n, name, strlen(name)))
+			return e;
+	}
+	return NULL;
+}
+
+int jf_hs_int_constant(const char *name, int32_t *value)
+{
+	const char *e = find_int_constant(name, 1, 0);
+
+	if (!e)
+		return -1;
+	memcpy(value, e + c_value, sizeof(*value));
+	return 0;
+}
+
+const char *jf_hs_int_constant_name(const char *prefix, int32_t value)
+{
+	const char *e = find_int_constant(prefix, 0, value);
+
+	return e ? string_at(e, c_name) + strlen(prefix) : NULL;
 }
 
 /* JVMFlag::flags is an array of numFlags JVMFlag objects, each naming its value's

@@ -17,6 +17,12 @@ int64_t jf_hs_field_offset(const char *type, const char *field);
 void *jf_hs_static_address(const char *type, const char *field);
 /* sizeof(type). */
 int64_t jf_hs_type_size(const char *type);
+/* The value of a named integer constant (gHotSpotVMIntConstants, e.g.
+ * "Deoptimization::_reason_shift"); 0 when this JVM exports it. */
+int jf_hs_int_constant(const char *name, int32_t *value);
+/* The name, after prefix, of the first integer constant that starts with prefix and has
+ * this value ("Deoptimization::Reason_", 23 -> "unstable_if"); NULL when none has. */
+const char *jf_hs_int_constant_name(const char *prefix, int32_t value);
 /* The value of an intx command-line flag (JVMFlag table). */
 int jf_hs_flag_intx(const char *name, int64_t *value);
 

@@ -1,0 +1,417 @@
+/* HotSpot's uncommon traps as jitflow's guard exits, against the JVM's own LogCompilation
+ * of the same recorded run.
+ *
+ * tests/hotspot/Traps.java, run with C2 alone and -Xbatch under `jitflow record`, takes an
+ * unstable_if, a class_check and a null_check trap and has a frame deoptimized by class
+ * loading. The JVM logs every trap it takes (`<uncommon_trap thread=T reason=R ...
+ * compile_id=C>` and the frames, innermost first, `<jvms bci=B .../>`) and every frame it
+ * deoptimizes (`<deoptimized ...>`). The report's HotSpot section must list the same
+ * traps: as many exits per (compile id, bci of the innermost frame, reason) as the log
+ * has, and no other; the guard exits of each thread are the log's traps of that thread
+ * (jitflow's tids are the OS's, as the log's); the entries into UncommonTrapBlob are the
+ * trap count, those into DeoptimizationBlob the deoptimized frames. The program prints a
+ * sum its construction fixes, so the run itself is checked too.
+ *
+ * Java threads by name and the split per thread: tests/hotspot/Threads.java runs the same
+ * loop on a thread "jf-hot" through a method C1 compiles within its first calls and on a
+ * thread "jf-cold" through one CompileCommand excludes; each prints its OS tid as the
+ * kernel gives it (/proc/thread-self). The report's threads of those tids carry those
+ * names (the agent's THREAD_NAME records from ThreadStart); no nmethod of cold() or
+ * coldRun() exists, and "jf-cold" ran almost nothing in compiled code (the JDK's own code
+ * it runs when it starts and ends may be compiled: about 1000 instructions of its 9.6 M
+ * were); most of what "jf-hot" ran was compiled code (C1 compiles hot() within its first
+ * 20 calls of 1000, thresholds scaled by 0.1). Compiled code is the nmethods' instructions
+ * and those of code no record described yet ("unknown"): HotSpot posts an nmethod's
+ * CompiledMethodLoad from its Service Thread, after Java threads may have run the code
+ * for a while (docs/hotspot.md, "Ordering"), and in some runs for all of jf-hot's work. */
+#include "json_check.h"
+#include "test_support.h"
+
+#include <cjson/cJSON.h>
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define N 20000L
+#define MAX_TRAPS 64
+#define THREAD_CALLS 1000L
+#define THREAD_N 1000L /* a multiple of 8: each call sums n / 8 runs of 0..7 */
+
+struct trap {
+	long compile_id, bci, tid, count;
+	char reason[48];
+};
+
+struct traps {
+	struct trap t[MAX_TRAPS];
+	int n;
+};
+
+/* Records `java ARGS` (options, class, its arguments) with the classes of tests/hotspot
+ * into dir; returns the program's stdout. */
+static char *record_java(const char *dir, const char *args)
+{
+	char cmd[8192], *out;
+
+	snprintf(cmd, sizeof(cmd),
+		 "env -u JAVA_TOOL_OPTIONS -u JDK_JAVA_OPTIONS -u JITFLOW_ZONE_DIR "
+		 "'%s' record --emulate -o '%s' -- java -cp '%s/tests/hotspot' %s 2>'%s.stderr'",
+		 jf_test_cli(), dir, jf_test_binary_dir(), args, dir);
+	if (jf_test_run(cmd, &out) != 0)
+		fail_msg("%s failed (see %s.stderr)", cmd, dir);
+	return out;
+}
+
+/* The value of attr='...' in the element starting at el (up to its '>'), into out. */
+static int attribute(const char *el, const char *attr, char *out, size_t size)
+{
+	char key[64];
+	const char *end = strchr(el, '>'), *at, *q;
+
+	snprintf(key, sizeof(key), " %s='", attr);
+	at = strstr(el, key);
+	if (!end || !at || at > end)
+		return -1;
+	at += strlen(key);
+	q = strchr(at, '\'');
+	if (!q || (size_t)(q - at) >= size)
+		return -1;
+	memcpy(out, at, (size_t)(q - at));
+	out[q - at] = '\0';
+	return 0;
+}
+
+static long number_attribute(const char *el, const char *attr)
+{
+	char v[32];
+
+	if (attribute(el, attr, v, sizeof(v)) < 0)
+		fail_msg("LogCompilation: no %s= in %.120s", attr, el);
+	return atol(v);
+}
+
+/* Adds one exit (count) of a trap to set, merged with an equal one. */
+static void add_trap(struct traps *set, long compile_id, long bci, long tid, const char *reason,
+		     long count)
+{
+	int i;
+
+	for (i = 0; i < set->n; i++) {
+		struct trap *t = &set->t[i];
+
+		if (t->compile_id == compile_id && t->bci == bci && t->tid == tid &&
+		    !strcmp(t->reason, reason)) {
+			t->count += count;
+			return;
+		}
+	}
+	if (set->n == MAX_TRAPS)
+		fail_msg("more than %d different traps", MAX_TRAPS);
+	set->t[set->n] = (struct trap){ compile_id, bci, tid, count, "" };
+	snprintf(set->t[set->n].reason, sizeof(set->t[set->n].reason), "%s", reason);
+	set->n++;
+}
+
+/* The traps the JVM took (runtime <uncommon_trap thread=...> elements; those without a
+ * thread are the compilers' notes of traps they compiled in). */
+static void logged_traps(const char *log, struct traps *set)
+{
+	const char *el = log;
+	char reason[48];
+
+	memset(set, 0, sizeof(*set));
+	while ((el = strstr(el, "<uncommon_trap thread='")) != NULL) {
+		const char *jvms = strstr(el, "<jvms ");
+
+		if (attribute(el, "reason", reason, sizeof(reason)) < 0 || !jvms)
+			fail_msg("LogCompilation: a trap without reason or frames: %.160s", el);
+		add_trap(set, number_attribute(el, "compile_id"), number_attribute(jvms, "bci"),
+			 number_attribute(el, "thread"), reason, 1);
+		el++;
+	}
+}
+
+static int count_of(const char *text, const char *what)
+{
+	int n = 0;
+
+	for (; (text = strstr(text, what)) != NULL; text++)
+		n++;
+	return n;
+}
+
+/* The report's traps (thread unknown: 0) and, per reason, whether the log has one. */
+static void reported_traps(const cJSON *hotspot, struct traps *set)
+{
+	const cJSON *t;
+
+	memset(set, 0, sizeof(*set));
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(hotspot, "traps")) {
+		const char *reason = jf_test_str(t, "reason");
+
+		add_trap(set, (long)jf_test_num(t, "compile_id"), (long)jf_test_num(t, "bci"), 0,
+			 reason ? reason : "(not told)", (long)jf_test_num(t, "exits"));
+	}
+}
+
+static void print_traps(const char *title, const struct traps *set)
+{
+	int i;
+
+	fprintf(stderr, "%s:\n", title);
+	for (i = 0; i < set->n; i++)
+		fprintf(stderr, "  compile id %ld bci %ld %s: %ld\n", set->t[i].compile_id,
+			set->t[i].bci, set->t[i].reason, set->t[i].count);
+}
+
+/* The logged traps without their threads. */
+static void without_threads(const struct traps *logged, struct traps *out)
+{
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < logged->n; i++)
+		add_trap(out, logged->t[i].compile_id, logged->t[i].bci, 0, logged->t[i].reason,
+			 logged->t[i].count);
+}
+
+static int same_traps(const struct traps *a, const struct traps *b)
+{
+	int i, j;
+
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++) {
+		for (j = 0; j < b->n; j++)
+			if (!memcmp(&a->t[i], &b->t[j], offsetof(struct trap, reason)) &&
+			    !strcmp(a->t[i].reason, b->t[j].reason))
+				break;
+		if (j == b->n)
+			return 0;
+	}
+	return 1;
+}
+
+static double thread_guard_exits(const cJSON *report, long tid)
+{
+	const cJSON *t;
+
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
+				      cJSON_GetObjectItemCaseSensitive(report, "split"), "threads"))
+		if ((long)jf_test_num(t, "tid") == tid)
+			return jf_test_num(t, "guard_exits");
+	return -1;
+}
+
+static double blob_entries(const cJSON *hotspot, const char *key)
+{
+	return jf_test_num(cJSON_GetObjectItemCaseSensitive(hotspot, key), "entries");
+}
+
+static void check_reasons_provoked(const struct traps *logged, const char *log_path)
+{
+	static const char *const provoked[] = { "unstable_if", "class_check", "null_check" };
+	size_t i;
+	int j;
+
+	for (i = 0; i < sizeof(provoked) / sizeof(provoked[0]); i++) {
+		for (j = 0; j < logged->n && strcmp(logged->t[j].reason, provoked[i]); j++)
+			;
+		if (j == logged->n)
+			fail_msg("%s: no %s trap taken: Traps.java no longer provokes it", log_path,
+				 provoked[i]);
+	}
+}
+
+/* The text report says how many traps were taken, in HotSpot's words. */
+static void check_text(const char *dir, int total)
+{
+	char cmd[2048], said[64], *text;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s'", jf_test_cli(), dir);
+	assert_int_equal(jf_test_run(cmd, &text), 0);
+	snprintf(said, sizeof(said), "Uncommon traps (%d taken at ", total);
+	if (!strstr(text, said) || !strstr(text, " unstable_if ") || !strstr(text, " class_check ") ||
+	    !strstr(text, " null_check "))
+		fail_msg("%s: the text report does not say \"%s...\" with the three reasons", dir,
+			 said);
+	free(text);
+}
+
+static void test_traps_match_logcompilation(void **state)
+{
+	char dir[1024], log_path[1200], cmd[8192], *out, *log;
+	struct traps logged, logged_any_thread, reported;
+	cJSON *report;
+	const cJSON *hotspot;
+	int i, deoptimized, total = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/traps", jf_test_tmpdir());
+	snprintf(log_path, sizeof(log_path), "%s/traps-compilation.log", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd),
+		 "-XX:-TieredCompilation -Xbatch -XX:+UseSerialGC -XX:CompileCommand=quiet "
+		 "-XX:CompileCommand=exclude,Traps::maybeLoad -XX:+UnlockDiagnosticVMOptions "
+		 "-XX:+LogCompilation -XX:LogFile='%s' Traps %ld", log_path, N);
+	out = record_java(dir, cmd);
+	if (atol(out) != 3 * (N * (N + 1) / 2 + 10 * N) + 7 + 3 - 1 + N + N + 2)
+		fail_msg("Traps printed %s", out);
+	free(out);
+
+	log = jf_test_read_file(log_path, NULL);
+	logged_traps(log, &logged);
+	check_reasons_provoked(&logged, log_path);
+	deoptimized = count_of(log, "<deoptimized ");
+	if (!deoptimized || !strstr(log, "<dependency_failed ") ||
+	    !strstr(log, "witness='Traps$Heavier'"))
+		fail_msg("%s: loading Traps$Heavier deoptimized no frame", log_path);
+	free(log);
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	hotspot = cJSON_GetObjectItemCaseSensitive(report, "hotspot");
+	if (!cJSON_IsObject(hotspot))
+		fail_msg("%s: the report has no HotSpot section", dir);
+	reported_traps(hotspot, &reported);
+	without_threads(&logged, &logged_any_thread);
+	if (!same_traps(&logged_any_thread, &reported)) {
+		print_traps("LogCompilation's traps", &logged_any_thread);
+		print_traps("the report's", &reported);
+		fail_msg("%s: the report's uncommon traps are not LogCompilation's", dir);
+	}
+	for (i = 0; i < logged.n; i++) {
+		int j, of_thread = 0;
+
+		for (j = 0; j < logged.n; j++)
+			of_thread += (int)(logged.t[j].tid == logged.t[i].tid) * (int)logged.t[j].count;
+		if (thread_guard_exits(report, logged.t[i].tid) != of_thread)
+			fail_msg("%s: thread %ld: %.0f guard exits in the report, %d traps logged",
+				 dir, logged.t[i].tid, thread_guard_exits(report, logged.t[i].tid),
+				 of_thread);
+		total += (int)logged.t[i].count;
+	}
+	if (jf_test_num(hotspot, "trap_exits") != total ||
+	    blob_entries(hotspot, "uncommon_traps") != total)
+		fail_msg("%s: %.0f trap exits and %.0f entries into UncommonTrapBlob, %d traps "
+			 "logged", dir, jf_test_num(hotspot, "trap_exits"),
+			 blob_entries(hotspot, "uncommon_traps"), total);
+	if (blob_entries(hotspot, "deoptimizations") != deoptimized)
+		fail_msg("%s: %.0f entries into DeoptimizationBlob, %d frames deoptimized", dir,
+			 blob_entries(hotspot, "deoptimizations"), deoptimized);
+	check_text(dir, total);
+	printf("%s: %d traps and %d deoptimized frames as LogCompilation logs them; %.0f decode "
+	       "errors\n", dir, total, deoptimized,
+	       jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"), "decode_errors"));
+	cJSON_Delete(report);
+}
+
+static const cJSON *thread_of(const cJSON *report, long tid)
+{
+	const cJSON *t;
+
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
+				      cJSON_GetObjectItemCaseSensitive(report, "split"), "threads"))
+		if ((long)jf_test_num(t, "tid") == tid)
+			return t;
+	fail_msg("no thread %ld in the report", tid);
+	return NULL;
+}
+
+static double class_insns(const cJSON *thread, const char *cls)
+{
+	return jf_test_num(cJSON_GetObjectItemCaseSensitive(thread, "instructions_by_class"), cls);
+}
+
+static double thread_insns(const cJSON *thread)
+{
+	const cJSON *c;
+	double sum = 0;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(thread, "instructions_by_class"))
+		sum += c->valuedouble;
+	return sum;
+}
+
+/* Instructions in nmethods, described or not yet (see the file's comment). */
+static double compiled_insns(const cJSON *thread)
+{
+	return class_insns(thread, "trace") + class_insns(thread, "unknown");
+}
+
+static void check_thread_name(const cJSON *thread, const char *name, long tid)
+{
+	const char *got = jf_test_str(thread, "name");
+
+	if (!got || strcmp(got, name))
+		fail_msg("thread %ld is named \"%s\" in the report; the program ran \"%s\" on it",
+			 tid, got ? got : "", name);
+}
+
+static void test_threads_by_name_and_split(void **state)
+{
+	char dir[1024], cmd[8192], *out;
+	long hot_sum, cold_sum, hot_tid, cold_tid;
+	cJSON *report;
+	const cJSON *hot, *cold, *g;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/threads", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd),
+		 "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xbatch -XX:CompileThresholdScaling=0.1 "
+		 "-XX:CompileCommand=quiet '-XX:CompileCommand=exclude,Threads::cold*' "
+		 "Threads %ld %ld", THREAD_CALLS, THREAD_N);
+	out = record_java(dir, cmd);
+	if (sscanf(out, "%ld %ld jf-hot %ld jf-cold %ld", &hot_sum, &cold_sum, &hot_tid,
+		   &cold_tid) != 4 || hot_sum != THREAD_CALLS * THREAD_N * 7 / 2 ||
+	    cold_sum != THREAD_CALLS / 10 * THREAD_N * 7 / 2)
+		fail_msg("Threads printed %s", out);
+	free(out);
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	hot = thread_of(report, hot_tid);
+	cold = thread_of(report, cold_tid);
+	check_thread_name(hot, "jf-hot", hot_tid);
+	check_thread_name(cold, "jf-cold", cold_tid);
+	cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(report, "regions")) {
+		const char *name = jf_test_str(g, "name");
+
+		if (name && strstr(name, "Threads.cold"))
+			fail_msg("%s: %s was compiled, CompileCommand excludes it", dir, name);
+	}
+	if (!(1000 * compiled_insns(cold) < thread_insns(cold)) ||
+	    !(2 * class_insns(cold, "interpreter") > thread_insns(cold)))
+		fail_msg("%s: jf-cold ran %.0f instructions in compiled code and %.0f in the "
+			 "interpreter of its %.0f; its own work is interpreted only", dir,
+			 compiled_insns(cold), class_insns(cold, "interpreter"), thread_insns(cold));
+	if (!(2 * compiled_insns(hot) > thread_insns(hot)))
+		fail_msg("%s: jf-hot ran %.0f of its %.0f instructions in compiled code, not most",
+			 dir, compiled_insns(hot), thread_insns(hot));
+	printf("%s: jf-hot %.0f of %.0f instructions in compiled code (%.0f in described "
+	       "nmethods), jf-cold %.0f of %.0f in the interpreter; %.0f decode errors\n", dir,
+	       compiled_insns(hot), thread_insns(hot), class_insns(hot, "trace"),
+	       class_insns(cold, "interpreter"), thread_insns(cold),
+	       jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"), "decode_errors"));
+	cJSON_Delete(report);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_traps_match_logcompilation),
+		cmocka_unit_test(test_threads_by_name_and_split),
+	};
+	char agent[1024];
+
+	snprintf(agent, sizeof(agent), "%s/tools/runtimes/hotspot/libjitflow-jvmti.so",
+		 jf_test_binary_dir());
+	if (access(agent, R_OK) != 0) {
+		fprintf(stderr, "%s is not built: no JDK was found (tools/setup.sh --tests "
+			"installs openjdk-17-jdk-headless)\n", agent);
+		return 1;
+	}
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+}
