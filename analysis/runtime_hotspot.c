@@ -234,7 +234,8 @@ static const char *not_told_apart(const struct jf_analysis_result *r)
 	(void)r;
 	return "the VM's own C++ in libjvm (GC, compilers, class loading, the runtime calls "
 	       "compiled code makes) and native libraries: counted as native; an nmethod that "
-	       "ran before its CompiledMethodLoad record applied: counted as unknown; an "
+	       "ran before its CompiledMethodLoad record applied: counted as unknown in a trace "
+	       "made without jitflow's recorder (whose observed code describes it); an "
 	       "uncommon trap's inlined frames above the innermost one; a deoptimization "
 	       "(a return into DeoptimizationBlob) is not tied to its nmethod";
 }
