@@ -24,9 +24,12 @@ int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64
 	psb = jf_fast_psb_after(f, at);
 	/* The loss record carries the time of the PSB+ synchronised at (none without timing
 	 * packets); where libipt cannot synchronise there, its records differ: both hand
-	 * over. This query decoder is not needed past here (resume makes a new one). */
-	if (psb < f->cfg.size &&
-	    (jf_fast_psb_has_timing(f, psb) || pt_qry_sync_set(f->qry, &sync_ip, psb) < 0))
+	 * over. So does a TIP.PGE while tracing with no PSB after it: where libipt's block
+	 * decoder then places the error and the loss depends on the packets after the TIP.PGE
+	 * (fuzz_pt_decode). This query decoder is not needed past here (resume makes a new
+	 * one). */
+	if (psb >= f->cfg.size ? code == -pte_bad_context :
+	    jf_fast_psb_has_timing(f, psb) || pt_qry_sync_set(f->qry, &sync_ip, psb) < 0)
 		return 1;
 	error = jf_fast_queue_flow(f, JF_FLOW_ERROR, at);
 	lost = error ? jf_fast_queue_flow(f, JF_FLOW_LOST, at) : NULL;
