@@ -6,25 +6,11 @@
 #include <string.h>
 
 #include "jitflow/zone_format.h"
+#include "code_table.h"
 #include "record_internal.h"
 #include "record_jitcode.h"
 
 enum { TABLE_BITS = 14, MAX_FILES = 1024 };
-
-/* One entry of a table keyed by (pc, key). Versions: key = translation id, with the
- * bytes. What a thread last ran at pc: key = the thread's slot, bytes NULL. */
-struct entry {
-	uint64_t pc;
-	uint32_t key;
-	uint32_t size;     /* 0: free slot */
-	uint64_t hash;
-	uint8_t *bytes;
-};
-
-struct table {
-	struct entry *e;
-	size_t mask, used;
-};
 
 struct thread_file {
 	FILE *f;
@@ -33,49 +19,15 @@ struct thread_file {
 };
 
 struct jf_rec_code_changes {
-	struct table versions, last_run;
+	/* Versions: key = translation id, with the bytes. What a thread last ran at pc:
+	 * key = the thread's slot, bytes NULL. */
+	struct jf_rec_code_table versions, last_run;
 	struct thread_file *files; /* by thread slot (its AUX buffer index) */
 	size_t nfiles;
 	uint64_t written;
 	int failed;
 	int too_many;      /* a thread past MAX_FILES: said once */
 };
-
-static size_t home(const struct table *t, uint64_t pc, uint32_t key)
-{
-	return (size_t)(((pc ^ ((uint64_t)key << 40)) * 0x9e3779b97f4a7c15ull) >> 20) & t->mask;
-}
-
-static struct entry *find(struct table *t, uint64_t pc, uint32_t key, int add)
-{
-	size_t i;
-
-	if (!t->e)
-		return NULL;
-	for (i = home(t, pc, key); t->e[i].size; i = (i + 1) & t->mask)
-		if (t->e[i].pc == pc && t->e[i].key == key)
-			return &t->e[i];
-	if (!add)
-		return NULL;
-	if ((t->used + 1) * 2 > t->mask + 1) {
-		struct table bigger = { calloc((t->mask + 1) * 2, sizeof(struct entry)),
-					(t->mask + 1) * 2 - 1, 0 };
-		size_t k;
-
-		if (!bigger.e)
-			return NULL;
-		for (k = 0; k <= t->mask; k++)
-			if (t->e[k].size)
-				*find(&bigger, t->e[k].pc, t->e[k].key, 1) = t->e[k];
-		free(t->e);
-		*t = bigger;
-		return find(t, pc, key, 1);
-	}
-	t->used++;
-	t->e[i].pc = pc;
-	t->e[i].key = key;
-	return &t->e[i];
-}
 
 static struct jf_rec_code_changes *state(struct jf_record_state *st)
 {
@@ -84,15 +36,11 @@ static struct jf_rec_code_changes *state(struct jf_record_state *st)
 	if (cc || st->code_changes_failed)
 		return cc;
 	cc = calloc(1, sizeof(*cc));
-	if (cc) {
-		cc->versions.mask = cc->last_run.mask = (1u << TABLE_BITS) - 1;
-		cc->versions.e = calloc(1u << TABLE_BITS, sizeof(struct entry));
-		cc->last_run.e = calloc(1u << TABLE_BITS, sizeof(struct entry));
-	}
-	if (!cc || !cc->versions.e || !cc->last_run.e) {
+	if (!cc || jf_rec_code_table_init(&cc->versions, TABLE_BITS) ||
+	    jf_rec_code_table_init(&cc->last_run, TABLE_BITS)) {
 		if (cc) {
-			free(cc->versions.e);
-			free(cc->last_run.e);
+			jf_rec_code_table_free(&cc->versions);
+			jf_rec_code_table_free(&cc->last_run);
 		}
 		free(cc);
 		st->code_changes_failed = 1;
@@ -107,11 +55,11 @@ void jf_rec_code_translated(struct jf_record_state *st, uint64_t pc, uint32_t id
 			    const uint8_t *bytes, size_t size)
 {
 	struct jf_rec_code_changes *cc;
-	struct entry *v;
+	struct jf_rec_code_entry *v;
 
 	if (!size || size > UINT32_MAX || !jf_rec_jitcode_covers(st, pc) || !(cc = state(st)))
 		return;
-	v = find(&cc->versions, pc, id, 1);
+	v = jf_rec_code_table_find(&cc->versions, pc, id, 1);
 	if (!v) {
 		cc->failed = 1;
 		return;
@@ -213,16 +161,17 @@ void jf_rec_code_ran(struct jf_record_state *st, struct jf_record_thread *t,
 {
 	static const char reason[] = "ran";
 	struct jf_rec_code_changes *cc = st->code_changes;
-	struct entry *v, *last;
+	struct jf_rec_code_entry *v, *last;
 	struct thread_file *tf;
 	int tid = t->tid ? t->tid : st->pid;
 
 	if (!cc)
 		return;
-	v = find(&cc->versions, b->pc, b->cflags == JF_REC_PLUGIN_KEY ? b->flags : 0, 0);
+	v = jf_rec_code_table_find(&cc->versions, b->pc,
+				   b->cflags == JF_REC_PLUGIN_KEY ? b->flags : 0, 0);
 	if (!v || !v->bytes)
 		return;
-	last = find(&cc->last_run, b->pc, t->queue, 1);
+	last = jf_rec_code_table_find(&cc->last_run, b->pc, t->queue, 1);
 	if (!last) {
 		cc->failed = 1;
 		return;
@@ -258,10 +207,8 @@ uint64_t jf_rec_code_changes_finish(struct jf_record_state *st)
 	for (i = 0; i < cc->nfiles; i++)
 		if (cc->files[i].f && fclose(cc->files[i].f))
 			jf_rec_note(st, JF_OBSERVED_CODE_PREFIX "TID.dump: write error");
-	for (i = 0; i <= cc->versions.mask; i++)
-		free(cc->versions.e[i].bytes);
-	free(cc->versions.e);
-	free(cc->last_run.e);
+	jf_rec_code_table_free(&cc->versions);
+	jf_rec_code_table_free(&cc->last_run);
 	free(cc->files);
 	n = cc->written;
 	free(cc);

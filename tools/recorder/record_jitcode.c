@@ -5,24 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code_table.h"
 #include "record_internal.h"
 
 enum { MAX_REGIONS = 256, TABLE_BITS = 16 };
 
-/* The last bytes translated at an address, and whether they ran since. */
-struct seen {
-	uint64_t pc;
-	uint64_t hash;
-	uint32_t size;
-	int pending;       /* translated with new bytes, not run yet */
-	uint8_t *bytes;    /* the new bytes until they run */
-};
-
 struct jf_rec_jitcode {
 	uint64_t start[MAX_REGIONS], end[MAX_REGIONS];
 	unsigned nregions;
-	struct seen *table;          /* open addressing by pc */
-	size_t mask, used;
+	struct jf_rec_code_table seen; /* the last bytes translated at each pc (key 0) */
 	FILE *out;
 	uint64_t written;
 	int failed;
@@ -32,11 +23,7 @@ static struct jf_rec_jitcode *state(struct jf_record_state *st)
 {
 	if (!st->jitcode && !st->jitcode_failed) {
 		st->jitcode = calloc(1, sizeof(*st->jitcode));
-		if (st->jitcode) {
-			st->jitcode->mask = (1u << TABLE_BITS) - 1;
-			st->jitcode->table = calloc(st->jitcode->mask + 1, sizeof(struct seen));
-		}
-		if (!st->jitcode || !st->jitcode->table) {
+		if (!st->jitcode || jf_rec_code_table_init(&st->jitcode->seen, TABLE_BITS)) {
 			free(st->jitcode);
 			st->jitcode = NULL;
 			st->jitcode_failed = 1;
@@ -71,58 +58,6 @@ static int in_region(const struct jf_rec_jitcode *jc, uint64_t pc)
 	return 0;
 }
 
-uint64_t jf_rec_code_hash(const uint8_t *b, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-
-	while (n--)
-		h = (h ^ *b++) * 0x100000001b3ull;
-	return h;
-}
-
-static struct seen *slot(struct jf_rec_jitcode *jc, uint64_t pc, int add)
-{
-	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20) & jc->mask;
-
-	for (;; i = (i + 1) & jc->mask) {
-		struct seen *s = &jc->table[i];
-
-		if (s->pc == pc && s->size)
-			return s;
-		if (!s->size)
-			break;
-	}
-	if (!add)
-		return NULL;
-	if ((jc->used + 1) * 2 > jc->mask + 1) {
-		/* grow: rehash every entry into a table twice the size */
-		struct seen *old = jc->table;
-		size_t n = jc->mask + 1, k;
-
-		jc->table = calloc(n * 2, sizeof(*old));
-		if (!jc->table) {
-			jc->table = old;
-			return NULL;
-		}
-		jc->mask = n * 2 - 1;
-		jc->used = 0;
-		for (k = 0; k < n; k++) {
-			if (old[k].size) {
-				struct seen *s = slot(jc, old[k].pc, 1);
-
-				*s = old[k];
-			}
-		}
-		free(old);
-	}
-	for (i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20) & jc->mask; jc->table[i].size;
-	     i = (i + 1) & jc->mask)
-		;
-	jc->used++;
-	jc->table[i].pc = pc;
-	return &jc->table[i];
-}
-
 int jf_rec_jitcode_covers(struct jf_record_state *st, uint64_t pc)
 {
 	return st->jitcode && in_region(st->jitcode, pc);
@@ -132,13 +67,13 @@ void jf_rec_jitcode_translation(struct jf_record_state *st, uint64_t pc, const u
 				size_t size)
 {
 	struct jf_rec_jitcode *jc = st->jitcode;
-	struct seen *s;
+	struct jf_rec_code_entry *s;
 	uint64_t h;
 
 	if (!jc || !size || size > UINT32_MAX || !in_region(jc, pc))
 		return;
 	h = jf_rec_code_hash(bytes, size);
-	s = slot(jc, pc, 1);
+	s = jf_rec_code_table_find(&jc->seen, pc, 0, 1);
 	if (!s) {
 		jc->failed = 1;
 		return;
@@ -148,7 +83,8 @@ void jf_rec_jitcode_translation(struct jf_record_state *st, uint64_t pc, const u
 	free(s->bytes);
 	s->bytes = malloc(size);
 	if (!s->bytes) {
-		s->size = 0;
+		s->size = 1; /* keeps its slot; not pending: never written */
+		s->pending = 0;
 		jc->failed = 1;
 		return;
 	}
@@ -161,10 +97,11 @@ void jf_rec_jitcode_translation(struct jf_record_state *st, uint64_t pc, const u
 void jf_rec_jitcode_exec(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc)
 {
 	struct jf_rec_jitcode *jc = st->jitcode;
-	struct seen *s;
+	struct jf_rec_code_entry *s;
 	uint32_t i;
 
-	if (!jc || !jc->used || !(s = slot(jc, pc, 0)) || !s->pending)
+	if (!jc || !jc->seen.used || !(s = jf_rec_code_table_find(&jc->seen, pc, 0, 0)) ||
+	    !s->pending)
 		return;
 	s->pending = 0;
 	if (!jc->out) {
@@ -193,7 +130,6 @@ uint64_t jf_rec_jitcode_finish(struct jf_record_state *st)
 {
 	struct jf_rec_jitcode *jc = st->jitcode;
 	uint64_t n;
-	size_t i;
 
 	if (!jc)
 		return 0;
@@ -201,9 +137,7 @@ uint64_t jf_rec_jitcode_finish(struct jf_record_state *st)
 		jf_rec_note(st, "out of memory following JIT code: jit-code.txt is incomplete");
 	if (jc->out && fclose(jc->out))
 		jf_rec_note(st, "jit-code.txt: write error");
-	for (i = 0; i <= jc->mask; i++)
-		free(jc->table[i].bytes);
-	free(jc->table);
+	jf_rec_code_table_free(&jc->seen);
 	n = jc->written;
 	free(jc);
 	st->jitcode = NULL;

@@ -24,8 +24,6 @@ struct jf_rec_jitcode;
 
 /* An anonymous mapping with PROT_EXEC at [addr, addr + len). */
 void jf_rec_jitcode_region(struct jf_record_state *st, uint64_t addr, uint64_t len);
-/* A hash of code bytes, to tell versions at one address apart. */
-uint64_t jf_rec_code_hash(const uint8_t *b, size_t n);
 /* Whether pc lies in such a mapping. */
 int jf_rec_jitcode_covers(struct jf_record_state *st, uint64_t pc);
 /* QEMU translated the block at pc. */
