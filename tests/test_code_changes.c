@@ -11,6 +11,11 @@
  * counts 2 instructions a run where 3 ran, one less than the recorder counted for each of
  * those runs.
  *
+ * The same for a JIT whose code is never writable and executable at once (--wx
+ * --unannounced): the page is mapped read-write, made executable by mprotect, and made
+ * writable and executable again around the rewrite; the recorder follows memory made
+ * executable by mprotect as it follows executable mappings, so the counts are as exact.
+ *
  * And the reader's side on its own: an observed patch applies only where the image holds
  * other bytes or none, and only then is it a code change the analysis hears of. */
 #include "test_support.h"
@@ -27,9 +32,10 @@
 
 enum { RUNS_A = 100, RUNS_B = 50 };
 
-static char rec[512], rec_log[512];
+static char rec[512], rec_log[512], rec_wx[512];
 
-/* The program recorded with the plugin backend (rec) and QEMU's log (rec_log). */
+/* The program recorded with the plugin backend (rec), QEMU's log (rec_log), and with its
+ * page made executable by mprotect (rec_wx). */
 static int record_once(void **state)
 {
 	const char *tmp = jf_test_tmpdir(), *prog = getenv("JITFLOW_JIT_PROGRAM");
@@ -40,9 +46,12 @@ static int record_once(void **state)
 		return -1;
 	snprintf(rec, sizeof(rec), "%s/rec", tmp);
 	snprintf(rec_log, sizeof(rec_log), "%s/rec-log", tmp);
+	snprintf(rec_wx, sizeof(rec_wx), "%s/rec-wx", tmp);
 	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' record -o '%s' -- '%s' --unannounced > /dev/null"
-		 " && '%s' record --backend=log -o '%s' -- '%s' --unannounced > /dev/null",
-		 tmp, jf_test_cli(), rec, prog, jf_test_cli(), rec_log, prog);
+		 " && '%s' record --backend=log -o '%s' -- '%s' --unannounced > /dev/null"
+		 " && '%s' record -o '%s' -- '%s' --wx --unannounced > /dev/null",
+		 tmp, jf_test_cli(), rec, prog, jf_test_cli(), rec_log, prog, jf_test_cli(), rec_wx,
+		 prog);
 	return jf_test_run(cmd, NULL) == 0 ? 0 : -1;
 }
 
@@ -129,6 +138,12 @@ static void test_rewrite_in_place_is_exact_from_the_log(void **state)
 {
 	(void)state;
 	rewrite_in_place_is_exact(rec_log);
+}
+
+static void test_rewrite_of_memory_made_executable_by_mprotect_is_exact(void **state)
+{
+	(void)state;
+	rewrite_in_place_is_exact(rec_wx);
 }
 
 static void test_without_observed_patches_the_rewrite_mismatches(void **state)
@@ -283,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_observed_patch_applies_only_where_bytes_differ),
 		cmocka_unit_test(test_rewrite_in_place_is_exact),
 		cmocka_unit_test(test_rewrite_in_place_is_exact_from_the_log),
+		cmocka_unit_test(test_rewrite_of_memory_made_executable_by_mprotect_is_exact),
 		cmocka_unit_test(test_without_observed_patches_the_rewrite_mismatches),
 	};
 

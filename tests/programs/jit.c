@@ -9,7 +9,8 @@
  * flushed before the code runs, and the marker calls are kept. With --unannounced it
  * describes version A only and then overwrites it with version B in place without a word,
  * as a JIT patches its code (inline caches, call sites): only the recorder sees the
- * change. */
+ * change. The two options go together (--wx --unannounced): the page made writable, version
+ * B written, the page made executable again, still without a word. */
 #include <jitflow/emitter.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,15 +67,18 @@ static void load(struct jf_emitter *em, uint8_t *page, const uint8_t *code, size
 
 int main(int argc, char **argv)
 {
-	int markers = !(argc > 1 && !strcmp(argv[1], "--no-markers"));
+	int markers = 1;
 	uint8_t *page;
 	struct jf_emitter *em;
 	volatile jit_fn fn;
 	long sum = 0;
 	int i;
 
-	wx = argc > 1 && !strcmp(argv[1], "--wx");
-	unannounced = argc > 1 && !strcmp(argv[1], "--unannounced");
+	for (i = 1; i < argc; i++) {
+		markers &= strcmp(argv[i], "--no-markers") != 0;
+		wx |= !strcmp(argv[i], "--wx");
+		unannounced |= !strcmp(argv[i], "--unannounced");
+	}
 	flush_each = !markers || wx;
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | (wx ? 0 : PROT_EXEC),
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -93,8 +97,10 @@ int main(int argc, char **argv)
 		sum += fn(i);
 	settle();
 	if (unannounced) {
+		protect(page, PROT_READ | PROT_WRITE);
 		memcpy(page, code_b, sizeof(code_b));
 		__builtin___clear_cache((char *)page, (char *)page + sizeof(code_b));
+		protect(page, PROT_READ | PROT_EXEC);
 	} else {
 		jf_emit_region_free(em, (uint64_t)(uintptr_t)page, sizeof(code_a));
 		load(em, page, code_b, sizeof(code_b), "version B", 2);

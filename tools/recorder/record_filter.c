@@ -1,6 +1,8 @@
 /* The recorder's IP filter (record_filter.h). */
 #include "record_filter.h"
 
+#include "address_ranges.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,21 +64,9 @@ int jf_rec_filter_parse(struct jf_rec_filter *f, const char *spec, struct jf_err
 
 int jf_rec_filter_anon_exec(struct jf_rec_filter *f, uint64_t addr, uint64_t len)
 {
-	unsigned i;
-
-	if (!f->jit || !len)
+	if (!f->jit || !len ||
+	    jf_rec_ranges_join(f->start, f->end, f->nfixed, f->nranges, addr, len))
 		return 0;
-	/* A JIT that maps one piece of code at a time (CPython: one mapping per executor)
-	 * gets them next to each other: one range grows instead of filling the table. */
-	for (i = f->nfixed; i < f->nranges; i++) {
-		if (addr + len < f->start[i] || addr > f->end[i])
-			continue;
-		if (addr < f->start[i])
-			f->start[i] = addr;
-		if (addr + len > f->end[i])
-			f->end[i] = addr + len;
-		return 0;
-	}
 	if (f->nranges == JF_REC_FILTER_MAX)
 		return ++f->dropped == 1;
 	f->start[f->nranges] = addr;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "address_ranges.h"
 #include "code_table.h"
 #include "record_internal.h"
 
@@ -37,7 +38,8 @@ void jf_rec_jitcode_region(struct jf_record_state *st, uint64_t addr, uint64_t l
 {
 	struct jf_rec_jitcode *jc = state(st);
 
-	if (!jc || !len)
+	/* a page made executable again after a rewrite joins its own region */
+	if (!jc || !len || jf_rec_ranges_join(jc->start, jc->end, 0, jc->nregions, addr, len))
 		return;
 	if (jc->nregions == MAX_REGIONS) {
 		jf_rec_note(st, "more than %d anonymous executable mappings: code in later ones "

@@ -22,7 +22,8 @@ struct jf_record_state;
 struct jf_record_thread;
 struct jf_rec_jitcode;
 
-/* An anonymous mapping with PROT_EXEC at [addr, addr + len). */
+/* An anonymous mapping with PROT_EXEC at [addr, addr + len), or memory made executable
+ * there by mprotect; overlapping and adjacent ones make one region. */
 void jf_rec_jitcode_region(struct jf_record_state *st, uint64_t addr, uint64_t len);
 /* Whether pc lies in such a mapping. */
 int jf_rec_jitcode_covers(struct jf_record_state *st, uint64_t pc);

@@ -89,10 +89,12 @@ void jf_rec_mprotect(struct jf_record_state *st, uint64_t addr, uint64_t len, ui
 {
 	/* Memory made executable after it was written: a JIT's code (CPython maps each
 	 * executor read-write, copies its stencils in, then makes it read-execute). Loaders
-	 * map code executable with mmap itself, so this is taken as anonymous memory. */
-	if (!(prot & PROT_EXEC) || !st->filter)
+	 * map code executable with mmap itself, so this is taken as anonymous memory, and its
+	 * code followed as the code of executable mappings is (jit-code.txt, observed code). */
+	if (!(prot & PROT_EXEC))
 		return;
-	if (jf_rec_filter_anon_exec(st->filter, addr, len))
+	jf_rec_jitcode_region(st, addr, len);
+	if (st->filter && jf_rec_filter_anon_exec(st->filter, addr, len))
 		jf_rec_note(st, "--filter: more than %d ranges: the memory made executable at %#llx "
 			    "and later ones are not traced", JF_REC_FILTER_MAX, (unsigned long long)addr);
 }
