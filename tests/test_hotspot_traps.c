@@ -26,6 +26,7 @@
  * recorder's observed code (docs/recorder.md) gives those blocks their bytes as they ran
  * and the record, once it applies, their nmethod: so neither thread runs a block outside
  * known code, and the recording decodes with no error. */
+#include "jfr_samples.h"
 #include "json_check.h"
 #include "test_support.h"
 
@@ -39,8 +40,13 @@
 
 #define N 20000L
 #define MAX_TRAPS 64
-#define THREAD_CALLS 1000L
+#define THREAD_CALLS 3000L
 #define THREAD_N 1000L /* a multiple of 8: each call sums n / 8 runs of 0..7 */
+#define THREAD_OPTIONS                                                                      \
+	"-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xbatch -XX:CompileThresholdScaling=0.1 " \
+	"-XX:CompileCommand=quiet '-XX:CompileCommand=exclude,Threads::cold*'"
+#define JFR_TAIL 0.00135      /* one-sided 3 sigma */
+#define JFR_TIME_RATIO 20.0   /* an interpreted instruction's time over a compiled one's, at most */
 
 struct trap {
 	long compile_id, bci, tid, count;
@@ -352,6 +358,65 @@ static void check_thread_name(const cJSON *thread, const char *name, long tid)
 			 tid, got ? got : "", name);
 }
 
+/* The share of time in the interpreter of a thread that ran a share p of its interpreted
+ * and compiled instructions in the interpreter, if an interpreted instruction takes r times
+ * as long as a compiled one. */
+static double time_share(double p, double r)
+{
+	return r * p / (r * p + 1 - p);
+}
+
+/* Java Flight Recorder as a second oracle of the split: the same program with the same
+ * options, run under qemu-x86_64 (the recorder's emulator) without the recorder, sampled
+ * by JFR every millisecond. Not under the recorder: there JFR's start-up alone ran 3.3 G
+ * guest instructions (the whole recording is 0.3 G without it) and most samples were
+ * lost, since HotSpot gives up a sample when the thread has not taken the suspend signal
+ * within 2 ms. JFR samples time, jitflow counts instructions: under QEMU an interpreted
+ * instruction takes longer than a compiled one (each bytecode ends in an indirect jump,
+ * which QEMU looks up; a compiled loop chains its translated blocks), so the sampled
+ * share of interpreted frames is compared with the time share jitflow's instruction
+ * share gives for any ratio up to JFR_TIME_RATIO either way, within the binomial
+ * sampling error (JFR_TAIL on each side). Only samples in each thread's own loop
+ * (hotRun, coldRun) count: the first run of code costs QEMU its translation, so the
+ * few samples JFR takes while a thread starts fall on code it ran for the first time. */
+static void check_split_against_jfr(const cJSON *hot, const cJSON *cold)
+{
+	static const char *const names[] = { "jf-hot", "jf-cold" }, *const loops[] = { "hotRun",
+										   "coldRun" };
+	const cJSON *threads[] = { hot, cold };
+	char jfr[1024], cmd[8192], *out;
+	int i;
+
+	snprintf(jfr, sizeof(jfr), "%s/threads.jfr", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd),
+		 "env -u JAVA_TOOL_OPTIONS -u JDK_JAVA_OPTIONS qemu-x86_64 \"$(command -v java)\" "
+		 "-cp '%s/tests/hotspot' '-XX:StartFlightRecording=filename=%s,"
+		 "jdk.ExecutionSample#period=1ms' " THREAD_OPTIONS " Threads %ld %ld 2>'%s.stderr'",
+		 jf_test_binary_dir(), jfr, THREAD_CALLS, THREAD_N, jfr);
+	if (jf_test_run(cmd, &out) != 0 || !strstr(out, " jf-cold "))
+		fail_msg("%s failed (see %s.stderr)", cmd, jfr);
+	free(out);
+	for (i = 0; i < 2; i++) {
+		double p = class_insns(threads[i], "interpreter") /
+			   (class_insns(threads[i], "interpreter") + compiled_insns(threads[i]));
+		double q_lo = time_share(p, 1 / JFR_TIME_RATIO), q_hi = time_share(p, JFR_TIME_RATIO);
+		struct jf_jfr_samples n;
+
+		jf_jfr_count_samples(jfr, names[i], "Threads", loops[i], &n);
+		if (n.interpreted + n.compiled == 0 ||
+		    !jf_binomial_fits(n.interpreted, n.interpreted + n.compiled, q_lo, q_hi,
+				      JFR_TAIL))
+			fail_msg("%s: JFR sampled %s's loop %ld times interpreted and %ld times in "
+				 "compiled code; jitflow counted %.4f%% of its interpreted and "
+				 "compiled instructions in the interpreter, %.2f%%..%.2f%% of its time",
+				 jfr, names[i], n.interpreted, n.compiled, 100 * p, 100 * q_lo,
+				 100 * q_hi);
+		printf("%s: JFR: %ld of %ld samples of its loop interpreted (%ld other, %ld "
+		       "outside it); jitflow: %.4f%% of its instructions interpreted\n", names[i],
+		       n.interpreted, n.interpreted + n.compiled, n.other, n.outside, 100 * p);
+	}
+}
+
 static void test_threads_by_name_and_split(void **state)
 {
 	char dir[1024], cmd[8192], *out;
@@ -361,10 +426,7 @@ static void test_threads_by_name_and_split(void **state)
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/threads", jf_test_tmpdir());
-	snprintf(cmd, sizeof(cmd),
-		 "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xbatch -XX:CompileThresholdScaling=0.1 "
-		 "-XX:CompileCommand=quiet '-XX:CompileCommand=exclude,Threads::cold*' "
-		 "Threads %ld %ld", THREAD_CALLS, THREAD_N);
+	snprintf(cmd, sizeof(cmd), THREAD_OPTIONS " Threads %ld %ld", THREAD_CALLS, THREAD_N);
 	out = record_java(dir, cmd);
 	if (sscanf(out, "%ld %ld jf-hot %ld jf-cold %ld", &hot_sum, &cold_sum, &hot_tid,
 		   &cold_tid) != 4 || hot_sum != THREAD_CALLS * THREAD_N * 7 / 2 ||
@@ -403,6 +465,7 @@ static void test_threads_by_name_and_split(void **state)
 	       "interpreter and %.0f in nmethods; no decode error, no unknown code\n", dir,
 	       compiled_insns(hot), thread_insns(hot), class_insns(cold, "interpreter"),
 	       thread_insns(cold), compiled_insns(cold));
+	check_split_against_jfr(hot, cold);
 	cJSON_Delete(report);
 }
 
