@@ -25,7 +25,9 @@
  * for a while (docs/hotspot.md, "Ordering"), in some runs for all of jf-hot's work; the
  * recorder's observed code (docs/recorder.md) gives those blocks their bytes as they ran
  * and the record, once it applies, their nmethod: so neither thread runs a block outside
- * known code, and the recording decodes with no error. */
+ * known code, and the recording decodes with no error. The same program run once more
+ * under QEMU alone with Java Flight Recorder checks the split against JFR's execution
+ * samples of each thread's loop (check_split_against_jfr). */
 #include "jfr_samples.h"
 #include "json_check.h"
 #include "test_support.h"
