@@ -97,22 +97,29 @@ uint64_t jf_hs_code_remove(uint64_t start)
 	return size;
 }
 
+/* Each bracket's event goes out at once: under `jitflow record` the agent's records are
+ * dated by the write() that puts them in the file (its marker calls lie in this library,
+ * not in the program), and a begin and an end that left in different writes would
+ * bracket whatever the thread ran in between: up to its whole later work when the end
+ * waited in the buffer until the thread ended (the main thread's callbacks at VMInit
+ * fill the buffer). Two writes per callback; with the events' own clock (a capture from
+ * hardware) nothing changes. */
 void jf_hs_instrumentation_begin(void)
 {
 	jf_emit_event(jf_hs_emitter, JF_EVENT_INSTRUMENTATION_BEGIN, 0);
+	jf_emitter_flush(jf_hs_emitter);
 }
 
 void jf_hs_instrumentation_end(void)
 {
 	jf_emit_event(jf_hs_emitter, JF_EVENT_INSTRUMENTATION_END, 0);
+	jf_emitter_flush(jf_hs_emitter);
 }
 
 /* A Java thread's name for the OS thread running it: ThreadStart and VMInit run on the
  * thread itself, so its OS tid is gettid's (the tid a trace shows). Not bracketed as
- * instrumentation: under the recorder a thread's records reach the zone file only when
- * its buffer is written, at the latest when the thread ends, and the bracket would then
- * cover the thread's whole work (seen on a worker thread: all of its 60 M instructions
- * counted as instrumentation); the few thousand instructions here count as native. */
+ * instrumentation, which would cost every thread two more write()s at its start: the few
+ * thousand instructions here count as native. */
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	jvmtiThreadInfo info;
