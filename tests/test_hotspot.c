@@ -143,6 +143,47 @@ static void zone_file(const char *dir, char *out, size_t size)
 	free(name);
 }
 
+/* The agent brackets its callbacks as instrumentation; under the recorder its records are
+ * dated by the write() that puts them out, so a begin and an end that leave in one write
+ * bracket nothing, and ones that leave in different writes of a batch bracket whatever
+ * the thread ran until the later one. Each goes out on its own, so every bracket of the
+ * recording's zone copy (`jitflow zone dump`) must end later than it begins. */
+static void check_brackets_dated_apart(const char *zone)
+{
+	enum { MAX_THREADS = 64 };
+	struct { int tid; unsigned long long begin; } open[MAX_THREADS];
+	char cmd[2048], *text, *line;
+	int nopen = 0, pairs = 0, empty = 0;
+
+	snprintf(cmd, sizeof(cmd), "'%s' zone dump '%s'", jf_test_cli(), zone);
+	assert_int_equal(jf_test_run(cmd, &text), 0);
+	for (line = strstr(text, " EVENT "); line; line = strstr(line + 1, " EVENT ")) {
+		unsigned long long ts, seq;
+		char kind[16];
+		int tid, i;
+
+		if (sscanf(line, " EVENT ts=%llu seq=%llu tid=%d kind=\"instrumentation-%15[a-z]",
+			   &ts, &seq, &tid, kind) != 4)
+			continue;
+		for (i = 0; i < nopen && open[i].tid != tid; i++)
+			;
+		if (!strcmp(kind, "begin")) {
+			if (i == nopen && nopen < MAX_THREADS)
+				nopen++;
+			open[i].tid = tid;
+			open[i].begin = ts;
+		} else if (i < nopen) {
+			pairs++;
+			empty += ts <= open[i].begin;
+			open[i] = open[--nopen];
+		}
+	}
+	free(text);
+	if (!pairs || empty)
+		fail_msg("%s: %d of %d instrumentation brackets end no later than they begin "
+			 "(their records left in one write())", zone, empty, pairs);
+}
+
 static const cJSON *region(const cJSON *r, const char *name)
 {
 	const cJSON *g;
@@ -274,6 +315,7 @@ static void test_recorded_nmethods_match_logcompilation(void **state)
 	free(out);
 	zone_file(dir, zone, sizeof(zone));
 	n = check_compiled(zone, log, &osr, &native);
+	check_brackets_dated_apart(zone);
 	r = report(dir);
 	check_observed_changes(r, dir);
 	/* C1 only: every nmethod LogCompilation lists is a native wrapper or a C1 one */
