@@ -7,6 +7,7 @@
  * leaves for the interpreter: each call into UncommonTrapBlob is a guard the agent
  * describes (trap_sites.c), by compile id, offset, bci, reason and frames; entries other
  * than at an nmethod's start are in runtime_hotspot_entries.c. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,7 +195,9 @@ static void json_frames(FILE *out, const char *frames)
 		size_t len = end ? (size_t)(end - frames) : strlen(frames);
 
 		at = memchr(frames, '@', len);
-		if (at && (size_t)(at - frames) < sizeof(method)) {
+		/* a frame names a method and a bci; a damaged one is left out */
+		if (at && at > frames && (size_t)(at - frames) < sizeof(method) &&
+		    at + 1 < frames + len && (isdigit((unsigned char)at[1]) || at[1] == '-')) {
 			memcpy(method, frames, (size_t)(at - frames));
 			method[at - frames] = '\0';
 			fprintf(out, "%s{\"method\":", first ? "" : ",");
@@ -291,9 +294,10 @@ static const char *not_told_apart(const struct jf_analysis_result *r)
 	       "compiled code makes) and native libraries: counted as native; an nmethod that "
 	       "ran before its CompiledMethodLoad record applied: counted as unknown in a trace "
 	       "made without jitflow's recorder (whose observed code describes it); an "
-	       "entry into DeoptimizationBlob other than through a deopt handler (an exception "
-	       "unwinding into a deoptimized frame) is not tied to an nmethod; an nmethod made "
-	       "not entrant shows only when called through its verified entry again";
+	       "entry into DeoptimizationBlob other than through a deopt handler is not tied to "
+	       "an nmethod, and an exception unwinding into a deoptimized frame (which goes "
+	       "into the blob past its start) is no entry; an nmethod made not entrant shows "
+	       "only when called through its verified entry again";
 }
 
 static void text_tiers(FILE *out, const struct jf_analysis_result *r)

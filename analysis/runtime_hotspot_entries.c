@@ -5,9 +5,10 @@
  *  - OSR entries: passes of an OSR nmethod's OSR entry, one per transition from the
  *    interpreter's loop;
  *  - deoptimizations: passes of an nmethod's deopt handlers, where a deoptimized frame of
- *    it returns before going on to DeoptimizationBlob; entries into the blob that came
- *    another way (an exception unwinding into a deoptimized frame) are counted apart, not
- *    tied to an nmethod;
+ *    it returns before going on to DeoptimizationBlob's start; entries at that start that
+ *    no handler led to are counted apart, not tied to an nmethod (an exception unwinding
+ *    into a deoptimized frame goes to the blob's unpack_with_exception, inside it: that is
+ *    no entry into the blob and is not counted);
  *  - made not entrant: runs of the verified entry that did not pass the byte inside its
  *    first instruction, i.e. ran the 5-byte jump HotSpot writes there. Only a call through
  *    the verified entry after the patch shows it: an nmethod made not entrant and never
