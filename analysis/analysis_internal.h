@@ -76,7 +76,7 @@ struct jf_zone_model {
 	struct { uint64_t addr; uint32_t cls, valid; } native_memo[256];
 	size_t last_hit;
 	struct jf_index_map guard_by_branch; /* live guards: branch address -> guard index */
-	struct { uint16_t kind; char name[48]; } *op_names; size_t nop_names, op_names_cap;
+	struct { uint16_t kind; char name[192]; } *op_names; size_t nop_names, op_names_cap;
 	struct jf_code_object_name { /* CODE_OBJECT records */
 		uint64_t id;
 		uint32_t line;

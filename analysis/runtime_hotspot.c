@@ -5,7 +5,9 @@
  * interpreter's codelets by bytecode ("Interpreter: iadd"), adapters and stubs, and the
  * calls into UncommonTrapBlob and DeoptimizationBlob, which are where compiled code
  * leaves for the interpreter: each call into UncommonTrapBlob is a guard the agent
- * describes (trap_sites.c), by compile id, offset, bci and reason. */
+ * describes (trap_sites.c), by compile id, offset, bci, reason and frames; entries other
+ * than at an nmethod's start are in runtime_hotspot_entries.c. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include "jitflow/emitter.h"
 #include "jitflow/json_out.h"
 #include "runtime.h"
+#include "runtime_hotspot_entries.h"
 
 #define CODELET_PREFIX "Interpreter: "
 #define TOP_CODELETS 10
@@ -71,7 +74,8 @@ static void sum_tiers(const struct jf_analysis_result *r, struct tier_sum *sum)
 		tier = tier_of(t->name, &osr);
 		sum[tier].nmethods++;
 		sum[tier].osr += (uint64_t)osr;
-		sum[tier].entries += t->entries;
+		/* an OSR nmethod is entered at its OSR entry, not at its start */
+		sum[tier].entries += t->entries + (osr ? jf_hotspot_osr_entries(r, t->trace_id) : 0);
 		sum[tier].insns += t->insns;
 	}
 }
@@ -133,16 +137,17 @@ static void hotspot_nmethods(FILE *out, const struct jf_analysis_result *r, size
 	idx = jf_runtime_rank_traces(r);
 	if (!idx)
 		return;
-	fprintf(out, "Nmethods (top %zu of %zu by instructions; tier from the nmethod's level)\n",
-		n, r->ntraces);
+	fprintf(out, "Nmethods (top %zu of %zu by instructions; tier from the nmethod's level; an "
+		"OSR nmethod's entries at its OSR entry)\n", n, r->ntraces);
 	fprintf(out, "  %7s %-14s %10s %14s %7s  %s\n", "compile", "tier", "entries",
 		"instructions", "%", "name");
 	for (i = 0; i < n; i++) {
 		const struct jf_trace_result *t = &r->traces[idx[i]];
 		const char *tier = trace_kind(t);
+		uint64_t entries = t->entries + jf_hotspot_osr_entries(r, t->trace_id);
 
 		fprintf(out, "  %7" PRIu64 " %-14s %10" PRIu64 " %14" PRIu64 " %6.1f%%  %s\n",
-			t->trace_id, tier ? tier : "-", t->entries, t->insns, pct(t->insns, r->insns),
+			t->trace_id, tier ? tier : "-", entries, t->insns, pct(t->insns, r->insns),
 			t->name);
 	}
 	free(idx);
@@ -159,6 +164,50 @@ static const struct jf_trace_result *nmethod_of(const struct jf_analysis_result 
 		    (size_t)(g - r->guards) - r->traces[i].guard_first < r->traces[i].guard_count)
 			return &r->traces[i];
 	return NULL;
+}
+
+/* A trap call's kind is "REASON: M.a@1 <- M.b@7" (the reason empty when the agent could
+ * not tell it; the frames at the call, innermost first), or the reason alone. The reason
+ * into buf (empty: not told); returns the frames, or NULL. */
+static const char *trap_reason(const struct jf_guard_result *g, char *buf, size_t size)
+{
+	const char *colon = strchr(g->kind, ':');
+	size_t n = colon ? (size_t)(colon - g->kind) : strlen(g->kind);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, g->kind, n);
+	buf[n] = '\0';
+	if (!colon)
+		return NULL;
+	return colon[1] == ' ' ? colon + 2 : colon + 1;
+}
+
+/* The frames "M.a@1 <- M.b@7" as a JSON array of {"method","bci"}. */
+static void json_frames(FILE *out, const char *frames)
+{
+	char method[192];
+	int first = 1;
+
+	fputc('[', out);
+	while (frames && *frames) {
+		const char *end = strstr(frames, " <- "), *at;
+		size_t len = end ? (size_t)(end - frames) : strlen(frames);
+
+		at = memchr(frames, '@', len);
+		/* a frame names a method and a bci; a damaged one is left out */
+		if (at && at > frames && (size_t)(at - frames) < sizeof(method) &&
+		    at + 1 < frames + len && (isdigit((unsigned char)at[1]) || at[1] == '-')) {
+			memcpy(method, frames, (size_t)(at - frames));
+			method[at - frames] = '\0';
+			fprintf(out, "%s{\"method\":", first ? "" : ",");
+			jf_json_string(out, method);
+			fprintf(out, ",\"bci\":%d}", atoi(at + 1));
+			first = 0;
+		}
+		frames = end ? end + 4 : NULL;
+	}
+	fputc(']', out);
 }
 
 static uint64_t trap_exits(const struct jf_analysis_result *r, size_t *taken)
@@ -187,7 +236,8 @@ static void hotspot_traps(FILE *out, const struct jf_analysis_result *r, size_t 
 		return;
 	}
 	fprintf(out, "Uncommon traps (%" PRIu64 " taken at %zu of %zu trap calls in nmethods; "
-		"bci of the innermost frame)\n", exits, taken, r->nguards);
+		"bci of the innermost frame; the frames at the call, innermost first)\n", exits,
+		taken, r->nguards);
 	idx = jf_runtime_rank_guards(r);
 	if (!idx)
 		return;
@@ -196,10 +246,14 @@ static void hotspot_traps(FILE *out, const struct jf_analysis_result *r, size_t 
 	for (i = 0; i < taken && i < top; i++) {
 		const struct jf_guard_result *g = &r->guards[idx[i]];
 		const struct jf_trace_result *t = nmethod_of(r, g);
+		char reason[64];
+		const char *frames = trap_reason(g, reason, sizeof(reason));
 
 		fprintf(out, "  %7" PRIu64 " %#8" PRIx64 " %5u %-22s %8" PRIu64 "  %s\n", g->trace_id,
-			g->guard_id, g->resume_pc, g->kind[0] ? g->kind : "(not told)", g->exits,
+			g->guard_id, g->resume_pc, reason[0] ? reason : "(not told)", g->exits,
 			t ? t->name : "-");
+		if (frames)
+			fprintf(out, "  %7s at %s\n", "", frames);
 	}
 	free(idx);
 }
@@ -214,13 +268,17 @@ static void json_traps(FILE *out, const struct jf_analysis_result *r)
 	for (i = 0; idx && i < taken; i++) {
 		const struct jf_guard_result *g = &r->guards[idx[i]];
 		const struct jf_trace_result *t = nmethod_of(r, g);
+		char reason[64];
+		const char *frames = trap_reason(g, reason, sizeof(reason));
 
 		fprintf(out, "%s{\"compile_id\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"bci\":%u,"
 			"\"reason\":", i ? "," : "", g->trace_id, g->guard_id, g->resume_pc);
-		if (g->kind[0])
-			jf_json_string(out, g->kind);
+		if (reason[0])
+			jf_json_string(out, reason);
 		else
 			fputs("null", out);
+		fprintf(out, ",\"frames\":");
+		json_frames(out, frames);
 		fprintf(out, ",\"exits\":%" PRIu64 ",\"nmethod\":", g->exits);
 		jf_json_string(out, t ? t->name : "");
 		fputc('}', out);
@@ -236,8 +294,10 @@ static const char *not_told_apart(const struct jf_analysis_result *r)
 	       "compiled code makes) and native libraries: counted as native; an nmethod that "
 	       "ran before its CompiledMethodLoad record applied: counted as unknown in a trace "
 	       "made without jitflow's recorder (whose observed code describes it); an "
-	       "uncommon trap's inlined frames above the innermost one; a deoptimization "
-	       "(a return into DeoptimizationBlob) is not tied to its nmethod";
+	       "entry into DeoptimizationBlob other than through a deopt handler is not tied to "
+	       "an nmethod, and an exception unwinding into a deoptimized frame (which goes "
+	       "into the blob past its start) is no entry; an nmethod made not entrant shows "
+	       "only when called through its verified entry again";
 }
 
 static void text_tiers(FILE *out, const struct jf_analysis_result *r)
@@ -294,6 +354,7 @@ static int hotspot_text(FILE *out, const struct jf_analysis_result *r)
 	fprintf(out, "  uncommon traps (entries into UncommonTrapBlob): %" PRIu64 "\n", entries);
 	sum_regions(r, -1, "DeoptimizationBlob", &insns, &entries);
 	fprintf(out, "  deoptimizations (entries into DeoptimizationBlob): %" PRIu64 "\n", entries);
+	jf_hotspot_entries_text(out, r);
 	text_codelets(out, r);
 	fprintf(out, "  Not told apart: %s\n", not_told_apart(r));
 	return 1;
@@ -330,6 +391,7 @@ static void hotspot_json(FILE *out, const struct jf_analysis_result *r)
 	json_blob(out, r, "uncommon_traps", "UncommonTrapBlob");
 	json_blob(out, r, "deoptimizations", "DeoptimizationBlob");
 	json_traps(out, r);
+	jf_hotspot_entries_json(out, r);
 	fprintf(out, ",\"bytecodes\":[");
 	idx = rank_codelets(r, &n);
 	for (i = 0; idx && i < n; i++) {

@@ -208,7 +208,7 @@ static int set_guard(struct jf_analysis *a, const struct jf_zone_record *rec)
 		const char *kind = jf_zone_model_op_name(&a->zm, rec->u.guard.op_kind);
 
 		if (kind)
-			snprintf(a->guards[g].kind, sizeof(a->guards[g].kind), "%.31s", kind);
+			snprintf(a->guards[g].kind, sizeof(a->guards[g].kind), "%s", kind);
 	}
 	a->guards[g].flags = rec->u.guard.flags;
 	return jf_index_map_put(&a->zm.guard_by_branch, rec->u.guard.branch_addr, (uint32_t)g);

@@ -9,8 +9,10 @@
  * traps: as many exits per (compile id, bci of the innermost frame, reason) as the log
  * has, and no other; the guard exits of each thread are the log's traps of that thread
  * (jitflow's tids are the OS's, as the log's); the entries into UncommonTrapBlob are the
- * trap count, those into DeoptimizationBlob the deoptimized frames. The program prints a
- * sum its construction fixes, so the run itself is checked too.
+ * trap count, those into DeoptimizationBlob the deoptimized frames. The same log checks
+ * the report's trap frames (one trap is in an inlined frame), OSR entries, deoptimizations
+ * per nmethod and the nmethod seen made not entrant (hotspot_log_check.c). The program
+ * prints a sum its construction fixes, so the run itself is checked too.
  *
  * Java threads by name and the split per thread: tests/hotspot/Threads.java runs the same
  * loop on a thread "jf-hot" through a method C1 compiles within its first calls and on a
@@ -28,6 +30,7 @@
  * known code, and the recording decodes with no error. The same program run once more
  * under QEMU alone with Java Flight Recorder checks the split against JFR's execution
  * samples of each thread's loop (check_split_against_jfr). */
+#include "hotspot_log_check.h"
 #include "jfr_samples.h"
 #include "json_check.h"
 #include "test_support.h"
@@ -75,34 +78,6 @@ static char *record_java(const char *dir, const char *args)
 	return out;
 }
 
-/* The value of attr='...' in the element starting at el (up to its '>'), into out. */
-static int attribute(const char *el, const char *attr, char *out, size_t size)
-{
-	char key[64];
-	const char *end = strchr(el, '>'), *at, *q;
-
-	snprintf(key, sizeof(key), " %s='", attr);
-	at = strstr(el, key);
-	if (!end || !at || at > end)
-		return -1;
-	at += strlen(key);
-	q = strchr(at, '\'');
-	if (!q || (size_t)(q - at) >= size)
-		return -1;
-	memcpy(out, at, (size_t)(q - at));
-	out[q - at] = '\0';
-	return 0;
-}
-
-static long number_attribute(const char *el, const char *attr)
-{
-	char v[32];
-
-	if (attribute(el, attr, v, sizeof(v)) < 0)
-		fail_msg("LogCompilation: no %s= in %.120s", attr, el);
-	return atol(v);
-}
-
 /* Adds one exit (count) of a trap to set, merged with an equal one. */
 static void add_trap(struct traps *set, long compile_id, long bci, long tid, const char *reason,
 		     long count)
@@ -136,10 +111,10 @@ static void logged_traps(const char *log, struct traps *set)
 	while ((el = strstr(el, "<uncommon_trap thread='")) != NULL) {
 		const char *jvms = strstr(el, "<jvms ");
 
-		if (attribute(el, "reason", reason, sizeof(reason)) < 0 || !jvms)
+		if (jf_test_log_attribute(el, "reason", reason, sizeof(reason)) < 0 || !jvms)
 			fail_msg("LogCompilation: a trap without reason or frames: %.160s", el);
-		add_trap(set, number_attribute(el, "compile_id"), number_attribute(jvms, "bci"),
-			 number_attribute(el, "thread"), reason, 1);
+		add_trap(set, jf_test_log_number(el, "compile_id"), jf_test_log_number(jvms, "bci"),
+			 jf_test_log_number(el, "thread"), reason, 1);
 		el++;
 	}
 }
@@ -251,6 +226,28 @@ static void check_text(const char *dir, int total)
 	free(text);
 }
 
+/* Frames, OSR entries, deoptimizations by nmethod and nmethods seen made not entrant,
+ * against the same LogCompilation (tests/hotspot/Traps.java says what its construction
+ * fixes: one trap in an inlined frame, warm's and spin's OSR nmethods entered once each,
+ * one frame deoptimized, weighAgain's nmethod the only one called after it was made not
+ * entrant, once). */
+static void check_entries(const char *log, const cJSON *hotspot, const char *dir)
+{
+	int inlined = jf_test_trap_frames_match(log, hotspot);
+	int osr = jf_test_osr_entries_match(log, hotspot, "Traps ");
+	int deopts = jf_test_deoptimized_match(log, hotspot);
+	int unseen = jf_test_not_entrant_match(log, hotspot, "Traps weighAgain");
+
+	if (inlined != 1 || osr != 2)
+		fail_msg("%s: %d traps in inlined frames and %d OSR nmethods of Traps; the program "
+			 "has 1 and 2", dir, inlined, osr);
+	printf("%s: trap frames as LogCompilation's (%d in an inlined frame); %d OSR nmethods of "
+	       "Traps entered once each; %d deoptimized frames tied to their nmethods; "
+	       "weighAgain's nmethod seen made not entrant, %d others made not entrant not seen "
+	       "(never called through their entry again, or OSR)\n", dir, inlined, osr, deopts,
+	       unseen);
+}
+
 static void test_traps_match_logcompilation(void **state)
 {
 	char dir[1024], log_path[1200], cmd[8192], *out, *log;
@@ -264,10 +261,11 @@ static void test_traps_match_logcompilation(void **state)
 	snprintf(log_path, sizeof(log_path), "%s/traps-compilation.log", jf_test_tmpdir());
 	snprintf(cmd, sizeof(cmd),
 		 "-XX:-TieredCompilation -Xbatch -XX:+UseSerialGC -XX:CompileCommand=quiet "
-		 "-XX:CompileCommand=exclude,Traps::maybeLoad -XX:+UnlockDiagnosticVMOptions "
+		 "-XX:CompileCommand=exclude,Traps::maybeLoad "
+		 "-XX:CompileCommand=dontinline,Traps::weighAgain -XX:+UnlockDiagnosticVMOptions "
 		 "-XX:+LogCompilation -XX:LogFile='%s' Traps %ld", log_path, N);
 	out = record_java(dir, cmd);
-	if (atol(out) != 3 * (N * (N + 1) / 2 + 10 * N) + 7 + 3 - 1 + N + N + 2)
+	if (atol(out) != 3 * (N * (N + 1) + 11 * N) + 7 + 3 - 1 + 6 + N + N + 2 + 1)
 		fail_msg("Traps printed %s", out);
 	free(out);
 
@@ -278,13 +276,14 @@ static void test_traps_match_logcompilation(void **state)
 	if (!deoptimized || !strstr(log, "<dependency_failed ") ||
 	    !strstr(log, "witness='Traps$Heavier'"))
 		fail_msg("%s: loading Traps$Heavier deoptimized no frame", log_path);
-	free(log);
 
 	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
 	report = jf_test_run_json(cmd);
 	hotspot = cJSON_GetObjectItemCaseSensitive(report, "hotspot");
 	if (!cJSON_IsObject(hotspot))
 		fail_msg("%s: the report has no HotSpot section", dir);
+	check_entries(log, hotspot, dir);
+	free(log);
 	reported_traps(hotspot, &reported);
 	without_threads(&logged, &logged_any_thread);
 	if (!same_traps(&logged_any_thread, &reported)) {

@@ -87,7 +87,8 @@ struct jf_guard_result {
 	int has_bridge;
 	int bridge_before_flow;     /* attached before this part's first block (for merging) */
 	uint64_t code_object;
-	char kind[32];              /* the runtime's name for the guard (PyPy: guard_class) */
+	char kind[192];             /* the runtime's name for the guard (PyPy: guard_class;
+	                             * HotSpot: the trap reason and the frames at the call) */
 };
 
 /* An instruction whose passes the runtime counts itself (zone POINT records; PyPy's

@@ -122,6 +122,21 @@ enum jf_runtime {
 	                               * uop and its index (tools/runtimes/cpython) */
 };
 
+/* JF_RUNTIME_HOTSPOT: the ids of an nmethod's POINTs (kind JF_POINT_ENTRY), whose passes
+ * reports count per compile id. */
+enum jf_hotspot_point {
+	JF_HOTSPOT_OSR_ENTRY = 1,      /* an OSR nmethod's entry from the interpreter's loop */
+	JF_HOTSPOT_VERIFIED_ENTRY = 2, /* the verified entry's first instruction */
+	JF_HOTSPOT_ENTRY_BODY = 3,     /* a byte inside that instruction (HotSpot makes it 5
+	                                * bytes or more): passed by every run of the entry
+	                                * except one through the 5-byte jump HotSpot writes
+	                                * over it when it makes the nmethod not entrant, which
+	                                * ends its block at the entry */
+	JF_HOTSPOT_DEOPT_HANDLER = 4,  /* where a deoptimized frame returns: on to
+	                                * DeoptimizationBlob */
+	JF_HOTSPOT_DEOPT_MH_HANDLER = 5, /* the same for a frame of a method handle call */
+};
+
 enum jf_guard_flags {
 	/* The guard's branch stays in the trace when taken and exits when it falls through
 	 * (to an unconditional jump to the exit stub): LuaJIT's inverted loop branch. */

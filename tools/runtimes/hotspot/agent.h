@@ -33,10 +33,16 @@ void jf_hs_describe_final_blobs(jvmtiEnv *jvmti);
 const jvmtiCompiledMethodLoadInlineRecord *jf_hs_inline_record(const void *compile_info);
 
 /* Uncommon traps (trap_sites.c): where UncommonTrapBlob is, then, per nmethod, a GUARD
- * record for each call into it. */
+ * record for each call into it, its kind naming the reason and the frames there. */
 void jf_hs_trap_blob(uint64_t start, uint64_t size);
-void jf_hs_emit_trap_sites(uint64_t compile_id, uint64_t start, uint64_t size,
+void jf_hs_emit_trap_sites(jvmtiEnv *jvmti, uint64_t compile_id, uint64_t start, uint64_t size,
 			   const void *code_bytes, const void *compile_info);
+
+/* POINT records where control enters an nmethod other than at its start (OSR entry,
+ * deopt handlers) and at its verified entry, which shows when it was made not entrant
+ * (nmethod_points.c). */
+struct jf_nmethod_facts;
+void jf_hs_emit_nmethod_points(const struct jf_nmethod_facts *nm, uint64_t start, uint64_t size);
 
 /* JVMTI callbacks (code_blobs.c, compiled_methods.c). */
 void JNICALL jf_hs_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *address,

@@ -142,8 +142,13 @@ void JNICALL jf_hs_compiled_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	r.code_object = (uint64_t)(uintptr_t)method;
 	if (jf_hs_code_add(r.addr, r.size) == 1 && jf_emit_region_load(jf_hs_emitter, &r)) {
 		emit_pc_map(r.addr, r.size, compile_info);
-		if (r.trace_id)
-			jf_hs_emit_trap_sites(r.trace_id, r.addr, r.size, code_addr, compile_info);
+		if (r.trace_id) {
+			jf_hs_emit_trap_sites(jvmti, r.trace_id, r.addr, r.size, code_addr, compile_info);
+			jf_hs_emit_nmethod_points(&nm, r.addr, r.size);
+		}
+		/* The Service Thread's buffer would reach the file (and a recording, which
+		 * dates the records by that write) only when full, nmethods later. */
+		jf_emitter_flush(jf_hs_emitter);
 	}
 	jf_hs_instrumentation_end();
 }

@@ -21,10 +21,19 @@
 struct offsets {
 	int64_t name, size, header_size, entry;
 	int64_t compile_id, level, entry_bci, verified_entry;
+	int64_t osr_entry, deopt_handler, deopt_mh_handler; /* optional: -1 when not told */
 	int ready;
 };
 
 static struct offsets o;
+
+/* A field of nmethod or of the superclass that declares it. */
+static int64_t nmethod_field(const char *field)
+{
+	int64_t off = jf_hs_field_offset("nmethod", field);
+
+	return off >= 0 ? off : jf_hs_field_offset("CompiledMethod", field);
+}
 
 static int read_offsets(void)
 {
@@ -41,6 +50,10 @@ static int read_offsets(void)
 	o.level = jf_hs_field_offset("nmethod", "_comp_level");
 	o.entry_bci = jf_hs_field_offset("nmethod", "_entry_bci");
 	o.verified_entry = jf_hs_field_offset("nmethod", "_verified_entry_point");
+	o.osr_entry = jf_hs_field_offset("nmethod", "_osr_entry_point");
+	/* CompiledMethod's fields (nmethod's superclass) in the JDKs that have one */
+	o.deopt_handler = nmethod_field("_deopt_handler_begin");
+	o.deopt_mh_handler = nmethod_field("_deopt_mh_handler_begin");
 	if (o.name < 0 || o.size < 0 || o.header_size < 0 || o.entry < 0 ||
 	    o.compile_id < 0 || o.level < 0 || o.entry_bci < 0 || o.verified_entry < 0)
 		return -1;
@@ -116,6 +129,9 @@ int jf_hs_nmethod_facts(const void *code_addr, struct jf_nmethod_facts *out)
 		if (out->osr_bci == INVOCATION_ENTRY_BCI)
 			out->osr_bci = -1;
 		out->verified_entry = ptr_at(p, o.verified_entry);
+		out->osr_entry = o.osr_entry >= 0 ? ptr_at(p, o.osr_entry) : 0;
+		out->deopt_handler = o.deopt_handler >= 0 ? ptr_at(p, o.deopt_handler) : 0;
+		out->deopt_mh_handler = o.deopt_mh_handler >= 0 ? ptr_at(p, o.deopt_mh_handler) : 0;
 		return 0;
 	}
 	return -1;

@@ -9,6 +9,10 @@
  * the call's return address, which the CompiledMethodLoad event lists), and its kind the
  * trap reason.
  *
+ * The guard's kind names the reason and the frames at the call, innermost first, each
+ * method with the bci it is at ("unstable_if: Traps.kind@12 <- Traps.run@40"): the
+ * debug info's stack at the return address, which also gives the innermost bci.
+ *
  * The reason is the call's argument, the trap request, which C2 loads as a constant into
  * the first Java argument register (esi) in the straight-line code before the call, with
  * stores of the frame's live values in between. A negative request packs the reason as
@@ -21,6 +25,7 @@
  * among its instructions), done only for code with a candidate: bytes E8 rel32 aiming
  * into UncommonTrapBlob whose return address is a pc of the event's debug info. */
 #include <capstone/capstone.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,9 +36,14 @@
 #define REASON_PREFIX "Deoptimization::Reason_"
 /* op kinds of the reasons: 1 + the reason's value (HotSpot has about 32) */
 #define REASON_KINDS 64
+#define FRAMES_NAME_MAX 192
 
 static uint64_t blob_start, blob_size;
 static unsigned char reason_named[REASON_KINDS];
+
+/* Op kinds above the reasons', one per distinct "reason: frames" name. */
+static char **frame_names;
+static size_t nframe_names, frame_names_cap;
 
 void jf_hs_trap_blob(uint64_t start, uint64_t size)
 {
@@ -53,6 +63,95 @@ static int bci_at(const jvmtiCompiledMethodLoadInlineRecord *rec, uint64_t pc)
 		    rec->pcinfo[i].numstackframes > 0)
 			bci = rec->pcinfo[i].bcis[0];
 	return bci;
+}
+
+/* The debug info's entry at pc (the last one, as bci_at), or NULL. */
+static const PCStackInfo *stack_at(const jvmtiCompiledMethodLoadInlineRecord *rec, uint64_t pc)
+{
+	const PCStackInfo *found = NULL;
+	jint i;
+
+	for (i = 0; rec && i < rec->numpcs; i++)
+		if ((uint64_t)(uintptr_t)rec->pcinfo[i].pc == pc && rec->pcinfo[i].numstackframes > 0)
+			found = &rec->pcinfo[i];
+	return found;
+}
+
+/* "Traps.kind" for a method: its class with dots, as LogCompilation writes it. */
+static void frame_method(jvmtiEnv *jvmti, jmethodID m, char *out, size_t size)
+{
+	char *name = NULL, *cls_sig = NULL, *p;
+	jclass cls = NULL;
+	size_t n;
+
+	(*jvmti)->GetMethodName(jvmti, m, &name, NULL, NULL);
+	if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls) == JVMTI_ERROR_NONE)
+		(*jvmti)->GetClassSignature(jvmti, cls, &cls_sig, NULL);
+	n = cls_sig ? strlen(cls_sig) : 0;
+	if (n >= 2 && cls_sig[0] == 'L' && cls_sig[n - 1] == ';') {
+		cls_sig[n - 1] = '\0';
+		for (p = cls_sig; *p; p++)
+			if (*p == '/')
+				*p = '.';
+		snprintf(out, size, "%s.%s", cls_sig + 1, name ? name : "?");
+	} else {
+		snprintf(out, size, "?.%s", name ? name : "?");
+	}
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)cls_sig);
+}
+
+/* "REASON: M.a@1 <- M.b@7" into out (REASON empty when not told); a stack too long for
+ * out ends in "...". */
+static void frames_name(jvmtiEnv *jvmti, const PCStackInfo *st, const char *reason, char *out,
+			size_t size)
+{
+	char method[160];
+	size_t len;
+	jint k;
+
+	len = (size_t)snprintf(out, size, "%s:", reason ? reason : "");
+	for (k = 0; k < st->numstackframes && len < size; k++) {
+		frame_method(jvmti, st->methods[k], method, sizeof(method));
+		len += (size_t)snprintf(out + len, size - len, "%s%s@%d", k ? " <- " : " ", method,
+					(int)st->bcis[k]);
+	}
+	if (len >= size && size > 4)
+		memcpy(out + size - 4, "...", 4);
+}
+
+/* The op kind named "reason: frames" (its OP_NAME written the first time); the reason's
+ * own kind when the frames cannot be named (no memory, or all kinds taken). */
+static uint16_t frames_kind(jvmtiEnv *jvmti, const PCStackInfo *st, uint16_t reason)
+{
+	char name[FRAMES_NAME_MAX];
+	size_t i;
+
+	if (!st)
+		return reason;
+	frames_name(jvmti, st, reason ? jf_hs_int_constant_name(REASON_PREFIX, reason - 1) : NULL,
+		    name, sizeof(name));
+	for (i = 0; i < nframe_names; i++)
+		if (!strcmp(frame_names[i], name))
+			return (uint16_t)(REASON_KINDS + i);
+	if (REASON_KINDS + nframe_names > UINT16_MAX)
+		return reason;
+	if (nframe_names == frame_names_cap) {
+		size_t cap = frame_names_cap ? 2 * frame_names_cap : 64;
+		char **n = realloc(frame_names, cap * sizeof(*n));
+
+		if (!n)
+			return reason;
+		frame_names = n;
+		frame_names_cap = cap;
+	}
+	if (!(frame_names[nframe_names] = strdup(name)))
+		return reason;
+	if (!jf_emit_op_name(jf_hs_emitter, (uint16_t)(REASON_KINDS + nframe_names), name)) {
+		free(frame_names[nframe_names]);
+		return reason;
+	}
+	return (uint16_t)(REASON_KINDS + nframe_names++);
 }
 
 /* Whether the bytes at code[at] are a call into the blob with debug info at its return
@@ -141,7 +240,7 @@ static int ends_straight_line(const cs_insn *insn)
 
 /* One linear pass: a GUARD record for every trap call, with the request loaded since the
  * last instruction that ended straight-line code. */
-static void describe_calls(uint64_t compile_id, uint64_t start, uint64_t size,
+static void describe_calls(jvmtiEnv *jvmti, uint64_t compile_id, uint64_t start, uint64_t size,
 			   const unsigned char *code,
 			   const jvmtiCompiledMethodLoadInlineRecord *rec)
 {
@@ -172,7 +271,8 @@ static void describe_calls(uint64_t compile_id, uint64_t start, uint64_t size,
 			jf_emit_guard_kind(jf_hs_emitter, at, compile_id, start + at,
 					   (uint64_t)insn->detail->x86.operands[0].imm,
 					   (uint32_t)bci_at(rec, start + at + CALL_SIZE), 0,
-					   has_request ? reason_kind(request) : 0);
+					   frames_kind(jvmti, stack_at(rec, start + at + CALL_SIZE),
+						       has_request ? reason_kind(request) : 0));
 		if (loads_request(insn, &request))
 			has_request = 1;
 		else if (ends_straight_line(insn) || writes_esi(cs, insn))
@@ -183,7 +283,7 @@ static void describe_calls(uint64_t compile_id, uint64_t start, uint64_t size,
 	cs_close(&cs);
 }
 
-void jf_hs_emit_trap_sites(uint64_t compile_id, uint64_t start, uint64_t size,
+void jf_hs_emit_trap_sites(jvmtiEnv *jvmti, uint64_t compile_id, uint64_t start, uint64_t size,
 			   const void *code_bytes, const void *compile_info)
 {
 	const jvmtiCompiledMethodLoadInlineRecord *rec = jf_hs_inline_record(compile_info);
@@ -194,7 +294,7 @@ void jf_hs_emit_trap_sites(uint64_t compile_id, uint64_t start, uint64_t size,
 		return;
 	for (at = 0; at + CALL_SIZE <= size; at++)
 		if (is_trap_call(code, at, start, rec)) {
-			describe_calls(compile_id, start, size, code, rec);
+			describe_calls(jvmti, compile_id, start, size, code, rec);
 			return;
 		}
 }
