@@ -26,6 +26,7 @@
  * recorder's observed code (docs/recorder.md) gives those blocks their bytes as they ran
  * and the record, once it applies, their nmethod: so neither thread runs a block outside
  * known code, and the recording decodes with no error. */
+#include "hotspot_check.h"
 #include "json_check.h"
 #include "test_support.h"
 
@@ -67,30 +68,11 @@ static char *record_java(const char *dir, const char *args)
 	return out;
 }
 
-/* The value of attr='...' in the element starting at el (up to its '>'), into out. */
-static int attribute(const char *el, const char *attr, char *out, size_t size)
-{
-	char key[64];
-	const char *end = strchr(el, '>'), *at, *q;
-
-	snprintf(key, sizeof(key), " %s='", attr);
-	at = strstr(el, key);
-	if (!end || !at || at > end)
-		return -1;
-	at += strlen(key);
-	q = strchr(at, '\'');
-	if (!q || (size_t)(q - at) >= size)
-		return -1;
-	memcpy(out, at, (size_t)(q - at));
-	out[q - at] = '\0';
-	return 0;
-}
-
 static long number_attribute(const char *el, const char *attr)
 {
 	char v[32];
 
-	if (attribute(el, attr, v, sizeof(v)) < 0)
+	if (jf_test_log_attribute(el, attr, v, sizeof(v)) < 0)
 		fail_msg("LogCompilation: no %s= in %.120s", attr, el);
 	return atol(v);
 }
@@ -128,7 +110,7 @@ static void logged_traps(const char *log, struct traps *set)
 	while ((el = strstr(el, "<uncommon_trap thread='")) != NULL) {
 		const char *jvms = strstr(el, "<jvms ");
 
-		if (attribute(el, "reason", reason, sizeof(reason)) < 0 || !jvms)
+		if (jf_test_log_attribute(el, "reason", reason, sizeof(reason)) < 0 || !jvms)
 			fail_msg("LogCompilation: a trap without reason or frames: %.160s", el);
 		add_trap(set, number_attribute(el, "compile_id"), number_attribute(jvms, "bci"),
 			 number_attribute(el, "thread"), reason, 1);
@@ -412,14 +394,8 @@ int main(void)
 		cmocka_unit_test(test_traps_match_logcompilation),
 		cmocka_unit_test(test_threads_by_name_and_split),
 	};
-	char agent[1024];
 
-	snprintf(agent, sizeof(agent), "%s/tools/runtimes/hotspot/libjitflow-jvmti.so",
-		 jf_test_binary_dir());
-	if (access(agent, R_OK) != 0) {
-		fprintf(stderr, "%s is not built: no JDK was found (tools/setup.sh --tests "
-			"installs openjdk-17-jdk-headless)\n", agent);
+	if (!jf_test_hotspot_agent_built())
 		return 1;
-	}
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -4,8 +4,9 @@
  *
  * writes jit-PID.dump (in $JITFLOW_ZONE_DIR, else the current folder) through jitflow's
  * emitter: the interpreter's codelets, adapters and stubs (DynamicCodeGenerated), every
- * nmethod (CompiledMethodLoad) with its compile id, level, OSR bci and pc -> bci map, and
- * its unload, and the name of every Java thread (ThreadStart, VMInit for the main one). */
+ * nmethod (CompiledMethodLoad) with its compile id, level, OSR bci and a map of its code
+ * to the methods (inlined ones too) and bcis that ran there, and its unload, and the name
+ * of every Java thread (ThreadStart, VMInit for the main one). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
