@@ -59,6 +59,7 @@ struct live_region {
 	uint32_t npcs;
 	uint64_t region_key;     /* trace id, or start address */
 	int pc_code_objects;     /* its pc map's kinds are code objects (JF_PC_MAP_CODE_OBJECTS) */
+	int pc_per_region;       /* ... counted apart in this region (JF_PC_MAP_PER_REGION) */
 	uint64_t header;         /* where a loop trace's iterations begin (default: start) */
 };
 
@@ -80,7 +81,7 @@ struct jf_zone_model {
 	struct jf_code_object_name { /* CODE_OBJECT records */
 		uint64_t id;
 		uint32_t line;
-		char name[64], file[160];
+		char name[128], file[160];
 	} *code_objects;
 	size_t ncode_objects, code_objects_cap;
 	struct { uint64_t addr; uint32_t point; } *points; /* live points by address */

@@ -75,16 +75,20 @@ struct walk_ctx {
 };
 
 /* The bytecode range of a pc map entry that names its code object: one row per code
- * object and range, across every trace that runs it (inlined or not). */
-static int32_t code_object_bytecode(struct jf_analysis *a, const struct pc_entry *e)
+ * object and range, across every trace that runs it (inlined or not), or in this region
+ * alone when its map says so. */
+static int32_t code_object_bytecode(struct jf_analysis *a, const struct live_region *r,
+				    const struct pc_entry *e)
 {
 	int32_t b;
+	uint64_t key = JF_BYTECODE_CODE_OBJECT | e->op_kind;
 	const struct jf_code_object_name *co;
 
 	if (!e->op_kind)
 		return -1; /* code before the trace's first merge point: no function says */
-	b = jf_bytecode_index(a, JF_BYTECODE_CODE_OBJECT | e->op_kind, e->bytecode_pc,
-			      e->bytecode_next);
+	if (r->pc_per_region)
+		key |= (r->region_key << 16) & ~JF_BYTECODE_CODE_OBJECT;
+	b = jf_bytecode_index(a, key, e->bytecode_pc, e->bytecode_next);
 	if (b >= 0 && !a->bytecodes[b].code_name[0] &&
 	    (co = jf_zone_model_code_object(&a->zm, e->op_kind))) {
 		snprintf(a->bytecodes[b].code_name, sizeof(a->bytecodes[b].code_name), "%s",
@@ -158,7 +162,7 @@ static void count_insn(void *ctx, uint64_t ip)
 	if (e != w->last) {
 		w->last = e;
 		if (r->pc_code_objects) {
-			w->last_b = code_object_bytecode(w->a, e);
+			w->last_b = code_object_bytecode(w->a, r, e);
 			w->last_op = -1; /* the kind is the code object, not an op */
 		} else {
 			w->last_b = jf_bytecode_index(w->a, r->region_key, e->bytecode_pc,

@@ -276,7 +276,12 @@ void jf_report_bytecodes(FILE *out, const struct jf_analysis_result *r, const st
 
 		for (j = i; j < r->nbytecodes && r->bytecodes[j].region_key == key; j++)
 			total += r->bytecodes[j].insns;
-		if (r->bytecodes[i].code_name[0])
+		if (r->bytecodes[i].code_name[0] && JF_BYTECODE_REGION_OF(key))
+			fprintf(out, "  %s  %s:%u  (%" PRIu64 " instructions in %s %" PRIu64 ")\n",
+				r->bytecodes[i].code_name, r->bytecodes[i].code_file,
+				r->bytecodes[i].code_line, total, jf_runtime_of(r)->trace,
+				(uint64_t)JF_BYTECODE_REGION_OF(key));
+		else if (r->bytecodes[i].code_name[0])
 			fprintf(out, "  %s  %s:%u  (%" PRIu64 " instructions, all traces)\n",
 				r->bytecodes[i].code_name, r->bytecodes[i].code_file,
 				r->bytecodes[i].code_line, total);

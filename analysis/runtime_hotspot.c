@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hotspot_methods.h"
 #include "jitflow/emitter.h"
 #include "jitflow/json_out.h"
 #include "runtime.h"
@@ -20,6 +21,7 @@
 
 #define CODELET_PREFIX "Interpreter: "
 #define TOP_CODELETS 10
+#define TOP_METHODS 5
 
 enum tier { TIER_NATIVE, TIER_C1, TIER_C2, TIER_UNKNOWN, TIER_COUNT };
 
@@ -43,15 +45,18 @@ static enum tier tier_of(const char *name, int *osr)
 	return level >= 4 ? TIER_C2 : TIER_C1;
 }
 
-static const char *trace_kind(const struct jf_trace_result *t)
+/* The tier of an nmethod (a trace of kind function). */
+static const char *nmethod_tier(const struct jf_trace_result *t)
 {
 	int osr;
-	enum tier tier;
+	enum tier tier = tier_of(t->name, &osr);
 
-	if (t->kind != JF_REGION_FUNCTION)
-		return NULL;
-	tier = tier_of(t->name, &osr);
 	return osr ? tier_osr_names[tier] : tier_names[tier];
+}
+
+static const char *trace_kind(const struct jf_trace_result *t)
+{
+	return t->kind == JF_REGION_FUNCTION ? nmethod_tier(t) : NULL;
 }
 
 struct tier_sum {
@@ -357,6 +362,7 @@ static int hotspot_text(FILE *out, const struct jf_analysis_result *r)
 	jf_hotspot_entries_text(out, r);
 	text_codelets(out, r);
 	fprintf(out, "  Not told apart: %s\n", not_told_apart(r));
+	jf_hotspot_methods_text(out, r, TOP_METHODS, nmethod_tier);
 	return 1;
 }
 
@@ -403,7 +409,9 @@ static void hotspot_json(FILE *out, const struct jf_analysis_result *r)
 			g->insns);
 	}
 	free(idx);
-	fprintf(out, "],\"not_told_apart\":");
+	fputc(']', out);
+	jf_hotspot_methods_json(out, r, nmethod_tier);
+	fprintf(out, ",\"not_told_apart\":");
 	jf_json_string(out, not_told_apart(r));
 	fputc('}', out);
 }

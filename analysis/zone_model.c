@@ -255,6 +255,7 @@ static int set_pc_map(struct jf_analysis *a, const struct jf_zone_reader *reader
 	r->pcs = pcs;
 	r->npcs = n;
 	r->pc_code_objects = (rec->u.pc_map.flags & JF_PC_MAP_CODE_OBJECTS) != 0;
+	r->pc_per_region = r->pc_code_objects && (rec->u.pc_map.flags & JF_PC_MAP_PER_REGION);
 	a->has_pc_maps = 1;
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_NMETHODS 4096
 
@@ -165,4 +166,58 @@ int jf_test_hotspot_nmethods_match(const char *zone_path, const char *log_path, 
 		*native += (int)v[i].native;
 	}
 	return (int)n;
+}
+
+/* XML's escapes in place ("&lt;init&gt;" -> "<init>"). */
+static void unescape(char *s)
+{
+	static const char *const from[] = { "&lt;", "&gt;", "&amp;", "&apos;", "&quot;" };
+	static const char to[] = "<>&'\"";
+	char *w = s;
+	size_t i;
+
+	while (*s) {
+		for (i = 0; i < sizeof(from) / sizeof(from[0]); i++)
+			if (!strncmp(s, from[i], strlen(from[i])))
+				break;
+		if (i < sizeof(from) / sizeof(from[0])) {
+			*w++ = to[i];
+			s += strlen(from[i]);
+		} else {
+			*w++ = *s++;
+		}
+	}
+	*w = '\0';
+}
+
+int jf_test_log_attribute(const char *el, const char *attr, char *out, size_t size)
+{
+	char key[64];
+	const char *end = strchr(el, '>'), *at, *q;
+
+	snprintf(key, sizeof(key), " %s='", attr);
+	at = strstr(el, key);
+	if (!end || !at || at > end)
+		return -1;
+	at += strlen(key);
+	q = strchr(at, '\'');
+	if (!q || (size_t)(q - at) >= size)
+		return -1;
+	memcpy(out, at, (size_t)(q - at));
+	out[q - at] = '\0';
+	unescape(out);
+	return 0;
+}
+
+int jf_test_hotspot_agent_built(void)
+{
+	char agent[1024];
+
+	snprintf(agent, sizeof(agent), "%s/tools/runtimes/hotspot/libjitflow-jvmti.so",
+		 jf_test_binary_dir());
+	if (access(agent, R_OK) == 0)
+		return 1;
+	fprintf(stderr, "%s is not built: no JDK was found (tools/setup.sh --tests installs "
+		"openjdk-17-jdk-headless)\n", agent);
+	return 0;
 }

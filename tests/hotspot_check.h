@@ -1,6 +1,9 @@
-/* Comparing the HotSpot agent's nmethod regions with the JVM's own LogCompilation. */
+/* Comparing the HotSpot agent's nmethod regions with the JVM's own LogCompilation, and
+ * reading its elements. */
 #ifndef JITFLOW_TEST_HOTSPOT_CHECK_H
 #define JITFLOW_TEST_HOTSPOT_CHECK_H
+
+#include <stddef.h>
 
 /* Every <nmethod> of the LogCompilation file log_path is a function region of the zone
  * file zone_path (read with `jitflow zone dump`) with the same compile id, code address
@@ -10,5 +13,12 @@
  * how many were OSR compilations and native wrappers. */
 int jf_test_hotspot_nmethods_match(const char *zone_path, const char *log_path, int *osr,
 				   int *native);
+
+/* The value of attr='...' in the LogCompilation element at el (before its '>'), XML's
+ * escapes undone ("&lt;init&gt;" -> "<init>"); -1 when it has none or out is too small. */
+int jf_test_log_attribute(const char *el, const char *attr, char *out, size_t size);
+
+/* Whether the build has the JVMTI agent (it needs a JDK); says so on stderr when not. */
+int jf_test_hotspot_agent_built(void);
 
 #endif

@@ -3,6 +3,8 @@
  * and <make_not_entrant> lines. */
 #include "hotspot_log_check.h"
 
+#include "hotspot_check.h"
+
 #include "json_check.h"
 #include "test_support.h"
 
@@ -11,24 +13,6 @@
 #include <string.h>
 
 #define MAX_IDS 256
-
-int jf_test_log_attribute(const char *el, const char *attr, char *out, size_t size)
-{
-	char key[64];
-	const char *end = strchr(el, '>'), *at, *q;
-
-	snprintf(key, sizeof(key), " %s='", attr);
-	at = strstr(el, key);
-	if (!end || !at || at > end)
-		return -1;
-	at += strlen(key);
-	q = strchr(at, '\'');
-	if (!q || (size_t)(q - at) >= size)
-		return -1;
-	memcpy(out, at, (size_t)(q - at));
-	out[q - at] = '\0';
-	return 0;
-}
 
 long jf_test_log_number(const char *el, const char *attr)
 {

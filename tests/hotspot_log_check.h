@@ -8,10 +8,8 @@
 
 #include <cjson/cJSON.h>
 
-/* The value of attr='...' in the LogCompilation element starting at el (up to its '>'),
- * into out; -1 when it has none. */
-int jf_test_log_attribute(const char *el, const char *attr, char *out, size_t size);
-/* The same as a number; fails the test when missing. */
+/* The value of attr='...' in the LogCompilation element starting at el
+ * (jf_test_log_attribute) as a number; fails the test when missing. */
 long jf_test_log_number(const char *el, const char *attr);
 
 /* Every <uncommon_trap thread=...> of log: the report's trap with its compile id and

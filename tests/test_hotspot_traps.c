@@ -30,6 +30,7 @@
  * known code, and the recording decodes with no error. The same program run once more
  * under QEMU alone with Java Flight Recorder checks the split against JFR's execution
  * samples of each thread's loop (check_split_against_jfr). */
+#include "hotspot_check.h"
 #include "hotspot_log_check.h"
 #include "jfr_samples.h"
 #include "json_check.h"
@@ -476,14 +477,8 @@ int main(void)
 		cmocka_unit_test(test_traps_match_logcompilation),
 		cmocka_unit_test(test_threads_by_name_and_split),
 	};
-	char agent[1024];
 
-	snprintf(agent, sizeof(agent), "%s/tools/runtimes/hotspot/libjitflow-jvmti.so",
-		 jf_test_binary_dir());
-	if (access(agent, R_OK) != 0) {
-		fprintf(stderr, "%s is not built: no JDK was found (tools/setup.sh --tests "
-			"installs openjdk-17-jdk-headless)\n", agent);
+	if (!jf_test_hotspot_agent_built())
 		return 1;
-	}
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

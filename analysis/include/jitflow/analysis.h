@@ -126,16 +126,21 @@ struct jf_trace_result {
 /* Instructions per region and bytecode range (pc maps), and per op/stencil kind. */
 struct jf_bytecode_result {
 	uint64_t region_key;        /* trace id, or the region's address when it has none;
-	                             * JF_BYTECODE_CODE_OBJECT | id for a code object's */
+	                             * JF_BYTECODE_CODE_OBJECT | id for a code object's,
+	                             * | region key << 16 when counted per region */
 	uint32_t pc_from, pc_to;    /* bytecode range [from, to) (to == from: one pc) */
 	uint64_t insns, time;
 	/* Pc maps whose entries name code objects (PyPy: the Python function, inlined ones
 	 * too): the range is in this function, across all traces. Empty name: none. */
-	char code_name[64], code_file[160];
+	char code_name[128], code_file[160];
 	uint32_t code_line;         /* the function's first line */
 };
 
 #define JF_BYTECODE_CODE_OBJECT (1ull << 63)
+/* A code object's row: its id, and the region key (trace id, or the region's address,
+ * below 2^47) it was counted in, 0 when summed across regions (JF_PC_MAP_PER_REGION). */
+#define JF_BYTECODE_CODE_OBJECT_ID(key) ((key) & 0xffffu)
+#define JF_BYTECODE_REGION_OF(key) (((key) & ~JF_BYTECODE_CODE_OBJECT) >> 16)
 
 struct jf_op_result {
 	uint16_t op_kind;

@@ -196,6 +196,11 @@ uint64_t jf_emit_guard_kind(struct jf_emitter *em, uint64_t guard_id, uint64_t t
 			    uint32_t flags, uint16_t op_kind);
 uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
 			const struct jf_pc_map_entry *entries, uint32_t count);
+/* The same with JF_PC_MAP_* flags (zone_format.h): e.g. entries whose kinds are
+ * CODE_OBJECT ids. */
+uint64_t jf_emit_pc_map_flags(struct jf_emitter *em, uint64_t region_addr,
+			      const struct jf_pc_map_entry *entries, uint32_t count,
+			      uint32_t flags);
 uint64_t jf_emit_code_object(struct jf_emitter *em, uint64_t id, const char *name,
 			     const char *file, uint32_t line);
 uint64_t jf_emit_interp_range(struct jf_emitter *em, uint32_t kind, uint64_t start,

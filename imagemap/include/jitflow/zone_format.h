@@ -126,6 +126,10 @@ enum {
 	JF_PC_MAP_CODE_OBJECTS = 1 << 0, /* each entry's kind is the id of a CODE_OBJECT record
 	                                  * (the function whose bytecode pc it is: code inlined
 	                                  * into a trace), not an OP_NAME */
+	JF_PC_MAP_PER_REGION = 1 << 1,   /* with JF_PC_MAP_CODE_OBJECTS: a code object's
+	                                  * bytecode ranges are counted apart in each region
+	                                  * (HotSpot: per nmethod, its inlined methods too),
+	                                  * not summed across the regions that run them */
 };
 
 /* JF_ZONE_MARKER.methods: how record positions show in the trace. */

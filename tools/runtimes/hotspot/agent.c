@@ -4,10 +4,10 @@
  *
  * writes jit-PID.dump (in $JITFLOW_ZONE_DIR, else the current folder) through jitflow's
  * emitter: the interpreter's codelets, adapters and stubs (DynamicCodeGenerated), every
- * nmethod (CompiledMethodLoad) with its compile id, level, OSR bci and pc -> bci map, its
- * uncommon trap calls (with their frames) and the points where control enters it other
- * than at its start, and its unload, and the name of every Java thread (ThreadStart,
- * VMInit for the main one). */
+ * nmethod (CompiledMethodLoad) with its compile id, level, OSR bci and a map of its code
+ * to the methods (inlined ones too) and bcis that ran there, its uncommon trap calls (with
+ * their frames) and the points where control enters it other than at its start, and its
+ * unload, and the name of every Java thread (ThreadStart, VMInit for the main one). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

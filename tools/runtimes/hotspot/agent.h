@@ -32,6 +32,13 @@ void jf_hs_describe_final_blobs(jvmtiEnv *jvmti);
  * has none (compiled_methods.c). */
 const jvmtiCompiledMethodLoadInlineRecord *jf_hs_inline_record(const void *compile_info);
 
+/* A method's name "Class.method(sig)", source file and first line from JVMTI; its small
+ * id (1-65535, 0 when none is left), given with a CODE_OBJECT record the first time
+ * (method_ids.c). */
+void jf_hs_method_name(jvmtiEnv *jvmti, jmethodID m, char *out, size_t size, char *file,
+		       size_t file_size, uint32_t *line);
+uint16_t jf_hs_method_id(jvmtiEnv *jvmti, jmethodID method);
+
 /* Uncommon traps (trap_sites.c): where UncommonTrapBlob is, then, per nmethod, a GUARD
  * record for each call into it, its kind naming the reason and the frames there. */
 void jf_hs_trap_blob(uint64_t start, uint64_t size);

@@ -5,49 +5,16 @@
  * event lacks: compile id, compile level (0 native wrapper, 1-3 C1, 4 C2) and the OSR
  * entry bci. The region's trace id is the compile id, its name starts with them
  * ("nmethod 12 L4 osr@34 Hello.hot()V"), its code object is the method, and a pc map gives
- * the innermost (bci, inline depth) of each pc the event lists. */
+ * the innermost frame's method and bci (and the inline depth) of each range of code the
+ * event's debug info covers, so that reports count bytecode ranges per nmethod and method,
+ * the methods compiled inline included. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent.h"
 #include "nmethod_header.h"
-
-/* "Class.method(sig)" from JVMTI; "?" parts when it does not say. */
-static void method_name(jvmtiEnv *jvmti, jmethodID m, char *out, size_t size, char *file,
-			size_t file_size, uint32_t *line)
-{
-	char *name = NULL, *sig = NULL, *cls_sig = NULL, *source = NULL;
-	jclass cls = NULL;
-	jint nlines = 0;
-	jvmtiLineNumberEntry *lines = NULL;
-	size_t n;
-
-	(*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL);
-	if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls) == JVMTI_ERROR_NONE) {
-		(*jvmti)->GetClassSignature(jvmti, cls, &cls_sig, NULL);
-		(*jvmti)->GetSourceFileName(jvmti, cls, &source);
-	}
-	/* "Ljava/lang/String;" -> "java/lang/String" */
-	n = cls_sig ? strlen(cls_sig) : 0;
-	if (n >= 2 && cls_sig[0] == 'L' && cls_sig[n - 1] == ';') {
-		cls_sig[n - 1] = '\0';
-		snprintf(out, size, "%s.%s%s", cls_sig + 1, name ? name : "?", sig ? sig : "");
-	} else {
-		snprintf(out, size, "%s.%s%s", cls_sig ? cls_sig : "?", name ? name : "?",
-			 sig ? sig : "");
-	}
-	snprintf(file, file_size, "%s", source ? source : "");
-	*line = 0;
-	if ((*jvmti)->GetLineNumberTable(jvmti, m, &nlines, &lines) == JVMTI_ERROR_NONE &&
-	    nlines > 0)
-		*line = (uint32_t)lines[0].line_number;
-	(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-	(*jvmti)->Deallocate(jvmti, (unsigned char *)cls_sig);
-	(*jvmti)->Deallocate(jvmti, (unsigned char *)source);
-	(*jvmti)->Deallocate(jvmti, (unsigned char *)lines);
-}
+#include "jitflow/zone_format.h"
 
 const jvmtiCompiledMethodLoadInlineRecord *jf_hs_inline_record(const void *compile_info)
 {
@@ -67,43 +34,61 @@ static int by_offset(const void *a, const void *b)
 	return x->code_offset < y->code_offset ? -1 : x->code_offset > y->code_offset;
 }
 
-/* The inline stacks as a pc map: an entry per distinct pc, in pc order; stack index 0 is
- * the innermost frame. A bci below 0 (HotSpot's "before the first bytecode" markers) is
- * kept as its 32-bit two's complement. */
-static void emit_pc_map(uint64_t start, uint64_t size, const void *compile_info)
+/* The inline stacks as a pc map whose kinds are the methods (method_ids.c): per range of
+ * code, the innermost frame's method and bci, and the inline depth, counted per nmethod
+ * (JF_PC_MAP_PER_REGION). A pc of HotSpot's debug info ends its frame's code (a call's
+ * is its return address; those recorded between safepoints follow their bytecode's
+ * code), so each entry here starts at the previous pc, and one of kind 0 (no method
+ * says) at the last pc, where the stubs and exception handlers follow. A bci below 0
+ * (HotSpot's "before the first bytecode" markers) is kept as its 32-bit two's
+ * complement. */
+static void emit_pc_map(jvmtiEnv *jvmti, uint64_t start, uint64_t size, const void *compile_info)
 {
 	const jvmtiCompiledMethodLoadInlineRecord *rec = jf_hs_inline_record(compile_info);
 	struct jf_pc_map_entry *e;
 	jint i;
-	uint32_t n = 0;
+	uint32_t n = 0, w, r, from;
 
-	if (!rec || rec->numpcs <= 0 || !(e = calloc((size_t)rec->numpcs, sizeof(*e))))
+	if (!rec || rec->numpcs <= 0 || !(e = calloc((size_t)rec->numpcs + 1, sizeof(*e))))
 		return;
 	for (i = 0; i < rec->numpcs; i++) {
 		const PCStackInfo *p = &rec->pcinfo[i];
 		uint64_t pc = (uint64_t)(uintptr_t)p->pc;
 
-		if (pc < start || pc - start >= size || p->numstackframes <= 0)
+		if (pc < start || pc - start > size || p->numstackframes <= 0)
 			continue;
 		e[n].code_offset = (uint32_t)(pc - start);
 		e[n].bytecode_pc = (uint32_t)p->bcis[0];
 		e[n].inline_depth = (uint16_t)(p->numstackframes - 1);
+		e[n].op_kind = jf_hs_method_id(jvmti, p->methods[0]);
 		n++;
 	}
 	qsort(e, n, sizeof(*e), by_offset);
-	/* One entry per offset: the last one HotSpot gave for it. */
-	{
-		uint32_t w = 0, r;
-
-		for (r = 0; r < n; r++) {
-			if (w && e[w - 1].code_offset == e[r].code_offset)
-				w--;
-			e[w++] = e[r];
-		}
-		n = w;
+	/* One entry per pc: the last one HotSpot gave for it. */
+	for (w = 0, r = 0; r < n; r++) {
+		if (w && e[w - 1].code_offset == e[r].code_offset)
+			w--;
+		e[w++] = e[r];
 	}
-	if (n)
-		jf_emit_pc_map(jf_hs_emitter, start, e, n);
+	n = w;
+	/* From ends to starts; a frame whose code is empty (its pc equals the one before)
+	 * covers nothing and is left out. */
+	for (w = 0, r = 0, from = 0; r < n; r++) {
+		uint32_t end = e[r].code_offset;
+
+		if (end == from)
+			continue;
+		e[w] = e[r];
+		e[w++].code_offset = from;
+		from = end;
+	}
+	if (n && from < size) {
+		memset(&e[w], 0, sizeof(e[w]));
+		e[w++].code_offset = from;
+	}
+	if (w)
+		jf_emit_pc_map_flags(jf_hs_emitter, start, e, w,
+				     JF_PC_MAP_CODE_OBJECTS | JF_PC_MAP_PER_REGION);
 	free(e);
 }
 
@@ -121,7 +106,7 @@ void JNICALL jf_hs_compiled_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	if (!code_addr || code_size <= 0)
 		return;
 	jf_hs_instrumentation_begin();
-	method_name(jvmti, method, name, sizeof(name), file, sizeof(file), &line);
+	jf_hs_method_name(jvmti, method, name, sizeof(name), file, sizeof(file), &line);
 	if (jf_hs_nmethod_facts(code_addr, &nm) == 0) {
 		if (nm.osr_bci >= 0)
 			snprintf(osr, sizeof(osr), " osr@%d", nm.osr_bci);
@@ -131,7 +116,6 @@ void JNICALL jf_hs_compiled_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 		nm.compile_id = 0;
 		snprintf(region_name, sizeof(region_name), "nmethod %s", name);
 	}
-	jf_emit_code_object(jf_hs_emitter, (uint64_t)(uintptr_t)method, name, file, line);
 	memset(&r, 0, sizeof(r));
 	r.name = region_name;
 	r.addr = (uint64_t)(uintptr_t)code_addr;
@@ -139,9 +123,9 @@ void JNICALL jf_hs_compiled_load(jvmtiEnv *jvmti, jmethodID method, jint code_si
 	r.size = (uint64_t)code_size;
 	r.kind = JF_REGION_FUNCTION;
 	r.trace_id = nm.compile_id > 0 ? (uint64_t)nm.compile_id : 0;
-	r.code_object = (uint64_t)(uintptr_t)method;
+	r.code_object = jf_hs_method_id(jvmti, method);
 	if (jf_hs_code_add(r.addr, r.size) == 1 && jf_emit_region_load(jf_hs_emitter, &r)) {
-		emit_pc_map(r.addr, r.size, compile_info);
+		emit_pc_map(jvmti, r.addr, r.size, compile_info);
 		if (r.trace_id) {
 			jf_hs_emit_trap_sites(jvmti, r.trace_id, r.addr, r.size, code_addr, compile_info);
 			jf_hs_emit_nmethod_points(&nm, r.addr, r.size);
