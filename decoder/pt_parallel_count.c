@@ -4,21 +4,35 @@
  * A worker decodes its segment with a watched fast decoder (pt_fast_watch.h) started at the
  * segment's first PSB, and goes on past the next segment's first PSB (by `overlap` bytes
  * and at least three PSBs). What it keeps is one entry per stretch between PSBs: the
- * counts, the non-block records, and the decoder's state at the PSB that ends it.
+ * counts, the non-block records, the decoder's state at the PSB that ends it, and whether
+ * the decoder resynchronised there after an error it reported (fresh): the errors the
+ * one-thread decoder reports and resynchronises after on the fast path (pt_fast_resync.c),
+ * the watched decoder reports and resynchronises after in the same way.
  *
- * Seams: the previous segment's stretches are used up to a PSB P past the seam where both
- * decoders committed, their states at P agree and every stretch both decoded after P is the
- * same; the next segment's from P on. States agree when everything but the return stack is
- * equal, and the next decoder's return stack is the top of the previous one's (it started
- * with an empty stack; if it ever needs an entry from before its start it finds none,
- * which it reports as not modelled, and never decodes on with a wrong one).
- * If a seam does not join, the calling thread decodes on over the next segment with the
- * previous segment's decoder (made again by decoding that segment a second time, checked
- * against the first). Where a stretch is not modelled by the fast path (an error, an event
- * it does not model...), the one-thread decoder hands over to libipt's block decoder
- * (pt_fast_handover.c); here the calling thread then runs the one-thread decoder from the
- * beginning to the end, skips the records already given out (checked to
- * be the same) and gives the rest, and its statistics become this decoder's. */
+ * Seams. The stretches given out so far are the one-thread decoder's, and so is the state
+ * of the previous segment's decoder f. The next segment's decoder g takes over at the
+ * first PSB P past the seam where one of these holds:
+ * - f resynchronised at P, and g started at P or resynchronised there too. From P on, each
+ *   is what a decoder started at P is (resume in pt_fast.c: everything but the statistics
+ *   is made anew there), whatever either decoded before, and so is the one-thread decoder,
+ *   which resynchronises where f does and never handed over before (an unmodelled stretch
+ *   ends the parallel count, below): the same code on the same bytes from the same state.
+ * - both committed at P, their states there agree and every stretch both decoded after P
+ *   is the same. States agree when everything but the return stack is equal, and g's
+ *   return stack is the top of f's (g started with an empty stack; if it ever needs an
+ *   entry from before its start it finds none, which it reports as not modelled, and
+ *   never decodes on with a wrong one).
+ * f's stretches are given up to P, g's from P on. Where no PSB qualifies, the calling
+ * thread decodes the next segment itself, with a decoder started where f last
+ * resynchronised past the seam (the first rule again), or else with f's decoder (made
+ * again by decoding f's segment a second time, checked against the first).
+ *
+ * Where a stretch is not modelled by the fast path (a decode error libipt reports itself,
+ * an event it does not model...), the one-thread decoder hands over to libipt's block
+ * decoder (pt_fast_handover.c); here the calling thread then runs the one-thread decoder
+ * from the last PSB given out where it resynchronised (the anchor; the trace's start if
+ * none) to the end, skips the records given out since (checked to be the same) and gives
+ * the rest; its statistics and those given out before the anchor are this decoder's. */
 #include "jitflow/pt_fast.h"
 #include "jitflow/pt_parallel.h"
 #include "jitflow/mapped_file.h"
@@ -39,6 +53,7 @@ struct stretch {
 	int has_time;
 	uint64_t events, events_hash; /* cfg.count_plain_events: counted, not in records */
 	size_t records, nrecords;   /* byte position and count in the segment's records */
+	int fresh;                  /* the decoder resynchronised at psb (pt_fast_watch.h) */
 	struct jf_pt_fast_state state;
 };
 
@@ -92,15 +107,22 @@ struct pt_count {
 	size_t rec_pos, rec_left;       /* the records of the stretch given out last */
 	int joined;                     /* until is where cur joins the next ... */
 	size_t next_pos;                /* ... whose stretches are given from here on */
+	int restart;                    /* or until ends where cur resynchronised, at ... */
+	uint64_t restart_at;            /* ... this PSB past the next segment's start */
 	int finished;                   /* nothing after cur */
 	int rest_serial;                /* cur ends not modelled: the one-thread decoder next */
 	struct jf_decoder *serial;      /* cur's decoder, after a seam did not join */
 	struct run serial_run;
 	struct jf_pt_fast_caches serial_caches;
 	struct segment *serial_after;   /* ... which has decoded exactly this segment */
-	struct jf_decoder *rest;        /* the one-thread decoder from the beginning */
+	struct jf_decoder *rest;        /* the one-thread decoder (from the anchor) */
 	uint64_t given_until;           /* the stretches given out end here */
-	uint64_t given, skip;           /* records given out; still to skip from rest */
+	int last_fresh;                 /* the stretch given out last was fresh */
+	int anchored;                   /* the one-thread decoder resynchronised at anchor... */
+	uint64_t anchor;
+	struct jf_decode_stats at_anchor; /* ...where these were its statistics */
+	uint64_t given, skip;           /* records given out (since the anchor); still to
+					 * skip from rest */
 	uint64_t given_hash, skipped_hash;
 	uint64_t released;
 };
@@ -140,6 +162,7 @@ static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
 	t->events_hash = c->events_hash;
 	t->records = s->records.len;
 	t->nrecords = c->nrecords;
+	t->fresh = c->fresh;
 	t->state = c->state;
 	for (i = 0; i < c->nrecords; i++) {
 		if (jf_flow_buffer_push(&s->records, &c->records[i]) < 0)
@@ -195,20 +218,29 @@ static void decode_into(struct run *run, struct jf_decoder *dec)
 		run->seg->failed = 1;
 }
 
-static struct jf_decoder *segment_decoder(struct pt_count *p, const struct segment *s,
-					  struct jf_codemap *map,
-					  const struct jf_pt_fast_caches *caches, struct run *run,
-					  struct jf_error *err)
+/* A watched decoder started at the PSB at, or at the trace's first PSB (from_first). */
+static struct jf_decoder *watched_at(struct pt_count *p, uint64_t at, int from_first,
+				     struct jf_codemap *map,
+				     const struct jf_pt_fast_caches *caches, struct run *run,
+				     struct jf_error *err)
 {
 	struct jf_pt_config cfg = p->cfg;
 
 	cfg.insns = caches->insns;
 	cfg.release_consumed = 0;       /* the consumer releases what all have passed */
-	if (!s->seg.first) {
+	if (!from_first) {
 		cfg.has_sync_at = 1;
-		cfg.sync_at = s->seg.start;
+		cfg.sync_at = at;
 	}
-	return jf_pt_fast_watched_new(&cfg, map, caches, on_commit, run, err);
+	return jf_pt_fast_watched_resyncing_new(&cfg, map, caches, on_commit, run, err);
+}
+
+static struct jf_decoder *segment_decoder(struct pt_count *p, const struct segment *s,
+					  struct jf_codemap *map,
+					  const struct jf_pt_fast_caches *caches, struct run *run,
+					  struct jf_error *err)
+{
+	return watched_at(p, s->seg.start, s->seg.first, map, caches, run, err);
 }
 
 /* pt_seg_queue.h: a new segment, with the memory of one given out if there is one. */
@@ -274,7 +306,8 @@ static int same_stretch(const struct segment *f, const struct stretch *a, const 
 {
 	size_t i, pa = a->records, pb = b->records;
 
-	if (a->psb != b->psb || a->insns != b->insns || a->blocks != b->blocks ||
+	if (a->psb != b->psb || a->fresh != b->fresh || a->insns != b->insns ||
+	    a->blocks != b->blocks ||
 	    a->has_time != b->has_time || a->nrecords != b->nrecords ||
 	    a->events != b->events || a->events_hash != b->events_hash ||
 	    (a->has_time && (a->tmin != b->tmin || a->tmax != b->tmax)) ||
@@ -289,10 +322,26 @@ static int same_stretch(const struct segment *f, const struct stretch *a, const 
 	return 1;
 }
 
+/* The first of g's stretches that a decoder started at psb decodes too: g's first if it
+ * started there, the one after the stretch at whose end it resynchronised there; g->n + 1
+ * if neither. */
+static size_t fresh_from(const struct segment *g, uint64_t psb)
+{
+	size_t b;
+
+	if (g->seg.start == psb)
+		return 0;
+	for (b = 0; b < g->n && g->st[b].psb <= psb; b++) {
+		if (g->st[b].psb == psb && g->st[b].fresh)
+			return b + 1;
+	}
+	return g->n + 1;
+}
+
 /* Where f's stretches (from `from` on) hand over to g's: f's up to and including *fa, then
- * g's after *gb. 0 if no PSB past the seam qualifies. */
+ * g's from *gnext on. 0 if no PSB past the seam qualifies. */
 static int find_join(const struct segment *f, size_t from, const struct segment *g, size_t *fa,
-		     size_t *gb)
+		     size_t *gnext)
 {
 	size_t a, b = 0;
 
@@ -303,6 +352,13 @@ static int find_join(const struct segment *f, size_t from, const struct segment 
 
 		if (f->st[a].psb < g->seg.start)
 			continue;
+		/* f resynchronised here: from here on it is a decoder started here, and so is
+		 * g where it started or resynchronised here too. */
+		if (f->st[a].fresh && (j = fresh_from(g, f->st[a].psb)) <= g->n) {
+			*fa = a;
+			*gnext = j;
+			return 1;
+		}
 		while (b < g->n && g->st[b].psb < f->st[a].psb)
 			b++;
 		if (b == g->n)
@@ -322,7 +378,7 @@ static int find_join(const struct segment *f, size_t from, const struct segment 
 		    (j == g->n && i < f->n && g->unmodelled))
 			continue;
 		*fa = a;
-		*gb = b;
+		*gnext = b + 1;
 		return 1;
 	}
 	return 0;
@@ -354,14 +410,42 @@ static void drop_head(struct pt_count *p)
 	release_before(p, start);
 }
 
+/* The first of f's stretches from `from` on at whose end f resynchronised at or past g's
+ * start (f->n if none). */
+static size_t first_fresh(const struct segment *f, size_t from, const struct segment *g)
+{
+	size_t a;
+
+	for (a = from; a < f->n; a++) {
+		if (f->st[a].fresh && f->st[a].psb >= g->seg.start)
+			break;
+	}
+	return a;
+}
+
+/* The consumer's own decoder started at the PSB at, which the next segment's stretches
+ * come from (decoded by it now). */
+static int serial_decoder_from(struct pt_count *p, uint64_t at, struct segment *next,
+			       struct jf_error *err)
+{
+	jf_decoder_free(p->serial);
+	p->serial_run.p = p;
+	p->serial_run.seg = next;
+	if (!p->serial_caches.payloads && jf_pt_fast_caches_init(&p->serial_caches, p->map) < 0)
+		return jf_fail(err, "out of memory");
+	p->serial = watched_at(p, at, 0, p->map, &p->serial_caches, &p->serial_run, err);
+	return p->serial ? 0 : -1;
+}
+
 /* cur's stretches are ready: how far they go before the next segment's take over. */
 static int plan_segment(struct pt_count *p, struct jf_error *err)
 {
 	struct segment *cur = p->cur, *next;
-	size_t fa, gb;
+	size_t fa, gnext;
 
 	p->until = cur->n;
 	p->joined = 0;
+	p->restart = 0;
 	if (cur->failed) {
 		*err = cur->err;
 		return -1;
@@ -373,11 +457,16 @@ static int plan_segment(struct pt_count *p, struct jf_error *err)
 	next = cur->seg.last ? NULL : seg_of(jf_seg_queue_wait_next(&p->q, &cur->seg));
 	if (next)
 		jf_seg_queue_wait_done(&p->q, &next->seg);
-	if (next && !p->opt.no_joins && find_join(cur, p->pos, next, &fa, &gb)) {
+	if (next && !p->opt.no_joins && find_join(cur, p->pos, next, &fa, &gnext)) {
 		p->until = fa + 1;
-		p->next_pos = gb + 1;
+		p->next_pos = gnext;
 		p->joined = 1;
 		p->report->joins++;
+	} else if (next && !p->opt.no_joins && (fa = first_fresh(cur, p->pos, next)) < cur->n) {
+		/* From there on, a decoder started there is cur's. */
+		p->until = fa + 1;
+		p->restart = 1;
+		p->restart_at = cur->st[fa].psb;
 	} else if (cur->unmodelled) {
 		/* Decoding cur again would stop at the same stretch. */
 		p->rest_serial = 1;
@@ -429,13 +518,38 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	return rc;
 }
 
-/* From here on, the one-thread decoder: the rest of the trace as it gives it. */
+/* Every record of the fresh stretch given out last has been given: the one-thread decoder
+ * started afresh at its end, which becomes the anchor. Before the first stretch that is not
+ * modelled, the one-thread decoder has never handed over to libipt's block decoder, so
+ * the only state it carries past the PSB it resynchronised at is that PSB: a counter
+ * started there is, from there on, the one-thread decoder (resume in pt_fast.c). */
+static void note_anchor(struct pt_count *p)
+{
+	if (!p->last_fresh)
+		return;
+	p->last_fresh = 0;
+	p->anchored = 1;
+	p->anchor = p->given_until;
+	p->at_anchor = *p->stats;
+	p->given = 0;
+	p->given_hash = 0;
+}
+
+/* From here on, the one-thread decoder: the rest of the trace as it gives it, from the
+ * anchor on (the trace's start if none). */
 static int start_rest(struct pt_count *p, struct jf_error *err)
 {
+	struct jf_pt_config cfg = p->cfg;
+
 	jf_seg_queue_join(&p->q);
+	note_anchor(p);
 	p->report->rest_one_thread = 1;
 	p->report->rest_from = p->given_until;
-	p->rest = jf_pt_fast_counter_new(&p->cfg, p->map, err);
+	if (p->anchored) {
+		cfg.has_sync_at = 1;
+		cfg.sync_at = p->anchor;
+	}
+	p->rest = jf_pt_fast_counter_new(&cfg, p->map, err);
 	p->skip = p->given;
 	return p->rest ? 0 : -1;
 }
@@ -456,12 +570,17 @@ static int advance(struct pt_count *p, struct jf_error *err)
 		p->serial = NULL;
 		p->serial_after = NULL;
 	} else {
-		/* The seam did not join: cur's decoder state is the right one, so decode the
-		 * next segment on with it. */
-		if (p->serial_after != cur && serial_decoder_at(p, cur, err) < 0)
-			return -1;
-		p->report->serial++;
+		/* The seam did not join: cur's decoder state is the right one (or, where it
+		 * resynchronised, that of a decoder started there), so decode the next segment
+		 * on with it. */
 		clear_segment(next);
+		if (p->restart) {
+			if (serial_decoder_from(p, p->restart_at, next, err) < 0)
+				return -1;
+		} else if (p->serial_after != cur && serial_decoder_at(p, cur, err) < 0) {
+			return -1;
+		}
+		p->report->serial++;
 		p->serial_run.seg = next;
 		decode_into(&p->serial_run, p->serial);
 		p->serial_after = next;
@@ -489,8 +608,13 @@ static int next_from_rest(struct pt_count *p, struct jf_flow *f, struct jf_error
 	if (p->skip || p->skipped_hash != p->given_hash)
 		return jf_fail(err, "parallel count: the records given out before offset "
 			       "0x%llx differ from one thread's", (unsigned long long)f->offset);
-	/* The end: its statistics are the whole trace's. */
-	*p->stats = *jf_decoder_stats(p->rest);
+	/* The end: its statistics and those at the anchor are the whole trace's. */
+	if (p->anchored) {
+		*p->stats = p->at_anchor;
+		jf_decode_stats_add(p->stats, jf_decoder_stats(p->rest));
+	} else {
+		*p->stats = *jf_decoder_stats(p->rest);
+	}
 	jf_seg_queue_join(&p->q);
 	return 0;
 }
@@ -522,8 +646,10 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 			if (p->rest)
 				return next_from_rest(p, f, err);
 		}
+		note_anchor(p);
 		t = &p->cur->st[p->pos++];
 		p->given_until = t->psb;
+		p->last_fresh = t->fresh;
 		s->insns += t->insns;
 		s->blocks += t->blocks;
 		s->events += t->events;
@@ -616,7 +742,7 @@ struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 	p->opt = *opt;
 	p->opt.segment_size = segment_size;
 	if (!p->opt.overlap)
-		p->opt.overlap = JF_PT_OVERLAP_DEFAULT;
+		p->opt.overlap = JF_PT_COUNT_OVERLAP_DEFAULT;
 	p->report = report ? report : &p->own_report;
 	if (jf_seg_queue_init(&p->q, cfg->trace, cfg->size, segment_size, (size_t)opt->jobs + 2,
 			      p, new_segment, recycle_segment) < 0) {
