@@ -742,7 +742,9 @@ struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 	p->opt = *opt;
 	p->opt.segment_size = segment_size;
 	if (!p->opt.overlap)
-		p->opt.overlap = JF_PT_COUNT_OVERLAP_DEFAULT;
+		p->opt.overlap = segment_size / JF_PT_COUNT_OVERLAP_SHARE > JF_PT_OVERLAP_DEFAULT
+					 ? segment_size / JF_PT_COUNT_OVERLAP_SHARE
+					 : JF_PT_OVERLAP_DEFAULT;
 	p->report = report ? report : &p->own_report;
 	if (jf_seg_queue_init(&p->q, cfg->trace, cfg->size, segment_size, (size_t)opt->jobs + 2,
 			      p, new_segment, recycle_segment) < 0) {
