@@ -9,23 +9,17 @@
  * one-thread decoder reports and resynchronises after on the fast path (pt_fast_resync.c),
  * the watched decoder reports and resynchronises after in the same way.
  *
- * Seams. The stretches given out so far are the one-thread decoder's, and so is the state
- * of the previous segment's decoder f. The next segment's decoder g takes over at the
- * first PSB P past the seam where one of these holds:
- * - f resynchronised at P, and g started at P or resynchronised there too. From P on, each
- *   is what a decoder started at P is (resume in pt_fast.c: everything but the statistics
- *   is made anew there), whatever either decoded before, and so is the one-thread decoder,
- *   which resynchronises where f does and never handed over before (an unmodelled stretch
- *   ends the parallel count, below): the same code on the same bytes from the same state.
- * - both committed at P, their states there agree and every stretch both decoded after P
- *   is the same. States agree when everything but the return stack is equal, and g's
- *   return stack is the top of f's (g started with an empty stack; if it ever needs an
- *   entry from before its start it finds none, which it reports as not modelled, and
- *   never decodes on with a wrong one).
- * f's stretches are given up to P, g's from P on. Where no PSB qualifies, the calling
- * thread decodes the next segment itself, with a decoder started where f last
- * resynchronised past the seam (the first rule again), or else with f's decoder (made
- * again by decoding f's segment a second time, checked against the first).
+ * Seams: the previous segment's stretches are used up to a PSB P past the seam where both
+ * decoders committed, their states at P agree and every stretch both decoded after P is the
+ * same; the next segment's from P on. States agree when everything but the return stack is
+ * equal, and the next decoder's return stack is the top of the previous one's (it started
+ * with an empty stack; if it ever needs an entry from before its start it finds none,
+ * which it reports as not modelled, and never decodes on with a wrong one). A decoder that
+ * resynchronised is in the state of a decoder started there, so seams join past errors
+ * as past any other PSB.
+ * If a seam does not join, the calling thread decodes on over the next segment with the
+ * previous segment's decoder (made again by decoding that segment a second time, checked
+ * against the first).
  *
  * Where a stretch is not modelled by the fast path (a decode error libipt reports itself,
  * an event it does not model...), the one-thread decoder hands over to libipt's block
@@ -107,8 +101,6 @@ struct pt_count {
 	size_t rec_pos, rec_left;       /* the records of the stretch given out last */
 	int joined;                     /* until is where cur joins the next ... */
 	size_t next_pos;                /* ... whose stretches are given from here on */
-	int restart;                    /* or until ends where cur resynchronised, at ... */
-	uint64_t restart_at;            /* ... this PSB past the next segment's start */
 	int finished;                   /* nothing after cur */
 	int rest_serial;                /* cur ends not modelled: the one-thread decoder next */
 	struct jf_decoder *serial;      /* cur's decoder, after a seam did not join */
@@ -218,29 +210,20 @@ static void decode_into(struct run *run, struct jf_decoder *dec)
 		run->seg->failed = 1;
 }
 
-/* A watched decoder started at the PSB at, or at the trace's first PSB (from_first). */
-static struct jf_decoder *watched_at(struct pt_count *p, uint64_t at, int from_first,
-				     struct jf_codemap *map,
-				     const struct jf_pt_fast_caches *caches, struct run *run,
-				     struct jf_error *err)
-{
-	struct jf_pt_config cfg = p->cfg;
-
-	cfg.insns = caches->insns;
-	cfg.release_consumed = 0;       /* the consumer releases what all have passed */
-	if (!from_first) {
-		cfg.has_sync_at = 1;
-		cfg.sync_at = at;
-	}
-	return jf_pt_fast_watched_resyncing_new(&cfg, map, caches, on_commit, run, err);
-}
-
 static struct jf_decoder *segment_decoder(struct pt_count *p, const struct segment *s,
 					  struct jf_codemap *map,
 					  const struct jf_pt_fast_caches *caches, struct run *run,
 					  struct jf_error *err)
 {
-	return watched_at(p, s->seg.start, s->seg.first, map, caches, run, err);
+	struct jf_pt_config cfg = p->cfg;
+
+	cfg.insns = caches->insns;
+	cfg.release_consumed = 0;       /* the consumer releases what all have passed */
+	if (!s->seg.first) {
+		cfg.has_sync_at = 1;
+		cfg.sync_at = s->seg.start;
+	}
+	return jf_pt_fast_watched_resyncing_new(&cfg, map, caches, on_commit, run, err);
 }
 
 /* pt_seg_queue.h: a new segment, with the memory of one given out if there is one. */
@@ -322,26 +305,10 @@ static int same_stretch(const struct segment *f, const struct stretch *a, const 
 	return 1;
 }
 
-/* The first of g's stretches that a decoder started at psb decodes too: g's first if it
- * started there, the one after the stretch at whose end it resynchronised there; g->n + 1
- * if neither. */
-static size_t fresh_from(const struct segment *g, uint64_t psb)
-{
-	size_t b;
-
-	if (g->seg.start == psb)
-		return 0;
-	for (b = 0; b < g->n && g->st[b].psb <= psb; b++) {
-		if (g->st[b].psb == psb && g->st[b].fresh)
-			return b + 1;
-	}
-	return g->n + 1;
-}
-
 /* Where f's stretches (from `from` on) hand over to g's: f's up to and including *fa, then
- * g's from *gnext on. 0 if no PSB past the seam qualifies. */
+ * g's after *gb. 0 if no PSB past the seam qualifies. */
 static int find_join(const struct segment *f, size_t from, const struct segment *g, size_t *fa,
-		     size_t *gnext)
+		     size_t *gb)
 {
 	size_t a, b = 0;
 
@@ -352,13 +319,6 @@ static int find_join(const struct segment *f, size_t from, const struct segment 
 
 		if (f->st[a].psb < g->seg.start)
 			continue;
-		/* f resynchronised here: from here on it is a decoder started here, and so is
-		 * g where it started or resynchronised here too. */
-		if (f->st[a].fresh && (j = fresh_from(g, f->st[a].psb)) <= g->n) {
-			*fa = a;
-			*gnext = j;
-			return 1;
-		}
 		while (b < g->n && g->st[b].psb < f->st[a].psb)
 			b++;
 		if (b == g->n)
@@ -378,7 +338,7 @@ static int find_join(const struct segment *f, size_t from, const struct segment 
 		    (j == g->n && i < f->n && g->unmodelled))
 			continue;
 		*fa = a;
-		*gnext = b + 1;
+		*gb = b;
 		return 1;
 	}
 	return 0;
@@ -410,42 +370,14 @@ static void drop_head(struct pt_count *p)
 	release_before(p, start);
 }
 
-/* The first of f's stretches from `from` on at whose end f resynchronised at or past g's
- * start (f->n if none). */
-static size_t first_fresh(const struct segment *f, size_t from, const struct segment *g)
-{
-	size_t a;
-
-	for (a = from; a < f->n; a++) {
-		if (f->st[a].fresh && f->st[a].psb >= g->seg.start)
-			break;
-	}
-	return a;
-}
-
-/* The consumer's own decoder started at the PSB at, which the next segment's stretches
- * come from (decoded by it now). */
-static int serial_decoder_from(struct pt_count *p, uint64_t at, struct segment *next,
-			       struct jf_error *err)
-{
-	jf_decoder_free(p->serial);
-	p->serial_run.p = p;
-	p->serial_run.seg = next;
-	if (!p->serial_caches.payloads && jf_pt_fast_caches_init(&p->serial_caches, p->map) < 0)
-		return jf_fail(err, "out of memory");
-	p->serial = watched_at(p, at, 0, p->map, &p->serial_caches, &p->serial_run, err);
-	return p->serial ? 0 : -1;
-}
-
 /* cur's stretches are ready: how far they go before the next segment's take over. */
 static int plan_segment(struct pt_count *p, struct jf_error *err)
 {
 	struct segment *cur = p->cur, *next;
-	size_t fa, gnext;
+	size_t fa, gb;
 
 	p->until = cur->n;
 	p->joined = 0;
-	p->restart = 0;
 	if (cur->failed) {
 		*err = cur->err;
 		return -1;
@@ -457,16 +389,11 @@ static int plan_segment(struct pt_count *p, struct jf_error *err)
 	next = cur->seg.last ? NULL : seg_of(jf_seg_queue_wait_next(&p->q, &cur->seg));
 	if (next)
 		jf_seg_queue_wait_done(&p->q, &next->seg);
-	if (next && !p->opt.no_joins && find_join(cur, p->pos, next, &fa, &gnext)) {
+	if (next && !p->opt.no_joins && find_join(cur, p->pos, next, &fa, &gb)) {
 		p->until = fa + 1;
-		p->next_pos = gnext;
+		p->next_pos = gb + 1;
 		p->joined = 1;
 		p->report->joins++;
-	} else if (next && !p->opt.no_joins && (fa = first_fresh(cur, p->pos, next)) < cur->n) {
-		/* From there on, a decoder started there is cur's. */
-		p->until = fa + 1;
-		p->restart = 1;
-		p->restart_at = cur->st[fa].psb;
 	} else if (cur->unmodelled) {
 		/* Decoding cur again would stop at the same stretch. */
 		p->rest_serial = 1;
@@ -570,17 +497,12 @@ static int advance(struct pt_count *p, struct jf_error *err)
 		p->serial = NULL;
 		p->serial_after = NULL;
 	} else {
-		/* The seam did not join: cur's decoder state is the right one (or, where it
-		 * resynchronised, that of a decoder started there), so decode the next segment
-		 * on with it. */
-		clear_segment(next);
-		if (p->restart) {
-			if (serial_decoder_from(p, p->restart_at, next, err) < 0)
-				return -1;
-		} else if (p->serial_after != cur && serial_decoder_at(p, cur, err) < 0) {
+		/* The seam did not join: cur's decoder state is the right one, so decode the
+		 * next segment on with it. */
+		if (p->serial_after != cur && serial_decoder_at(p, cur, err) < 0)
 			return -1;
-		}
 		p->report->serial++;
+		clear_segment(next);
 		p->serial_run.seg = next;
 		decode_into(&p->serial_run, p->serial);
 		p->serial_after = next;
