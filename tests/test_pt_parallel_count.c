@@ -8,8 +8,8 @@
  * exactly (every record, instructions, blocks, events, errors, losses, time); the
  * one-thread count is checked against libipt's block decoder, the independent oracle
  * (instructions, errors, lost bytes, overflows). And where the only errors are those the
- * fast path resynchronises after, the count must stay on several threads: its seams join
- * at the PSBs where both decoders resynchronised. */
+ * fast path resynchronises after, the count must stay on several threads: the segments'
+ * decoders resynchronise there as one thread does, and their seams join past them. */
 #include "pt_builder.h"
 #include "test_support.h"
 
