@@ -202,6 +202,7 @@ int jf_fast_tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
 	memset(&c, 0, sizeof(c));
 	c.psb = psb;
 	c.unmodelled = unmodelled;
+	c.fresh = !unmodelled && f->resync && f->resume_psb == psb;
 	if (!unmodelled) {
 		c.insns = f->insns_n;
 		c.blocks = f->blocks_n;
@@ -747,7 +748,8 @@ int jf_fast_finish(struct fast *f, uint64_t offset)
 /* Decode until a stretch is committed, the trace ends or this path hands over. */
 static int decode(struct fast *f, struct jf_error *err)
 {
-	while (!f->old && !f->done && !f->paused && f->ready.n == 0) {
+	/* A resynchronisation's commit may leave nothing ready (a watcher took it). */
+	while (!f->old && !f->done && !f->paused && !f->resync && f->ready.n == 0) {
 		int unmodelled;
 
 		if (f->by_packets)
@@ -834,6 +836,10 @@ static int resume(struct fast *f, struct jf_error *err)
 	f->ready.flows = keep.ready.flows;
 	f->ready.cap = keep.ready.cap;
 	f->report = keep.report;
+	f->watch = keep.watch;
+	f->watch_ctx = keep.watch_ctx;
+	f->watch_resyncs = keep.watch_resyncs;
+	f->paused = keep.paused;
 	if (keep.resync)
 		f->report.resyncs++;
 	else
@@ -936,8 +942,8 @@ static int setup(struct fast *f, struct jf_error *err)
 
 static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_codemap *map,
 				      const struct jf_pt_fast_caches *caches,
-				      jf_pt_fast_watch_fn watch, void *watch_ctx, int emit,
-				      struct jf_error *err)
+				      jf_pt_fast_watch_fn watch, void *watch_ctx,
+				      int watch_resyncs, int emit, struct jf_error *err)
 {
 	struct fast *f;
 	struct jf_decoder *dec;
@@ -955,6 +961,7 @@ static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_
 	f->report.fallback_at = f->report.block_decoder_from = -1;
 	f->watch = watch;
 	f->watch_ctx = watch_ctx;
+	f->watch_resyncs = watch_resyncs;
 	f->emit = emit;
 	if (caches) {
 		f->insns = caches->insns;
@@ -986,7 +993,7 @@ static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_
 struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
 					  struct jf_codemap *map, struct jf_error *err)
 {
-	return counter_new(cfg, map, NULL, NULL, NULL, 0, err);
+	return counter_new(cfg, map, NULL, NULL, NULL, 0, 0, err);
 }
 
 struct jf_decoder *jf_pt_fast_decoder_new(const struct jf_pt_config *cfg,
@@ -1003,7 +1010,7 @@ struct jf_decoder *jf_pt_fast_decoder_cached(const struct jf_pt_config *cfg,
 	/* Its blocks end where libipt's do with these options only (pt_fast_emit.c). */
 	if (!cfg->end_on_call || !cfg->end_on_jump || !cfg->join_cache_splits)
 		return jf_pt_decoder_new(cfg, map, err);
-	return counter_new(cfg, map, caches, NULL, NULL, 1, err);
+	return counter_new(cfg, map, caches, NULL, NULL, 0, 1, err);
 }
 
 struct jf_decoder *jf_pt_fast_watched_new(const struct jf_pt_config *cfg,
@@ -1011,7 +1018,16 @@ struct jf_decoder *jf_pt_fast_watched_new(const struct jf_pt_config *cfg,
 					  const struct jf_pt_fast_caches *caches,
 					  jf_pt_fast_watch_fn fn, void *ctx, struct jf_error *err)
 {
-	return counter_new(cfg, map, caches, fn, ctx, 0, err);
+	return counter_new(cfg, map, caches, fn, ctx, 0, 0, err);
+}
+
+struct jf_decoder *jf_pt_fast_watched_resyncing_new(const struct jf_pt_config *cfg,
+						    struct jf_codemap *map,
+						    const struct jf_pt_fast_caches *caches,
+						    jf_pt_fast_watch_fn fn, void *ctx,
+						    struct jf_error *err)
+{
+	return counter_new(cfg, map, caches, fn, ctx, 1, 0, err);
 }
 
 static int caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map, int end_on_jump)

@@ -141,6 +141,7 @@ struct fast {
 
 	jf_pt_fast_watch_fn watch;  /* pt_fast_watch.h: told of each commit; never hands over */
 	void *watch_ctx;
+	int watch_resyncs;          /* ...but resynchronises as the plain path does */
 	int paused;                 /* the watcher asked to stop after the last commit */
 	int borrowed;               /* insns, blocks and payloads are the watcher's */
 

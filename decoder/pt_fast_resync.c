@@ -18,8 +18,9 @@ int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64
 	struct jf_flow *error, *lost;
 	uint64_t psb, sync_ip;
 
-	/* A watched decoder's stretches are compared with another's state: it hands over. */
-	if (f->watch || at < f->restart)
+	/* A watched decoder's stretches are compared with another's state: it hands over,
+	 * unless its watcher knows that it starts afresh here (the commit's fresh). */
+	if ((f->watch && !f->watch_resyncs) || at < f->restart)
 		return 1;
 	psb = jf_fast_psb_after(f, at);
 	/* The loss record carries the time of the PSB+ synchronised at (none without timing
@@ -45,12 +46,11 @@ int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64
 	lost->u.lost.bytes = psb - at;
 	lost->u.lost.reason = JF_LOST_SKIPPED;
 	f->await = f->pending.n; /* their offsets are final */
-	jf_fast_commit(f, psb);
-	if (psb >= f->cfg.size) {
-		f->done = 1;
-		return 0;
-	}
-	f->resync = 1;
+	/* Set before the commit, which tells a watcher that it is fresh. */
+	f->resync = psb < f->cfg.size;
 	f->resume_psb = psb;
+	jf_fast_commit(f, psb);
+	if (psb >= f->cfg.size)
+		f->done = 1;
 	return 0;
 }

@@ -6,7 +6,9 @@
  * its own state at that PSB (everything it carries from one stretch to the next), so that
  * two decoders that reached the same PSB from different starts can be compared. It never
  * hands over to libipt's block decoder: where the plain one would, a watched one reports
- * the stretch as not modelled and ends. */
+ * the stretch as not modelled and ends. A resynchronising one (jf_pt_fast_watched_resyncing_new)
+ * also reports and resynchronises after the errors the plain one does (pt_fast_resync.c),
+ * marking that commit fresh. */
 #ifndef JITFLOW_PT_FAST_WATCH_H
 #define JITFLOW_PT_FAST_WATCH_H
 
@@ -44,6 +46,10 @@ struct jf_pt_fast_commit {
 	/* Not modelled: nothing is committed, the stretch from psb on needs the block
 	 * decoder (started from the trace's beginning); the decoder ends. */
 	int unmodelled;
+	/* The stretch ends with an error and the loss up to psb, where the decoder starts
+	 * afresh: from psb on it decodes what a decoder started at psb decodes, whatever came
+	 * before (resume in pt_fast.c); the plain counting path does the same there. */
+	int fresh;
 	struct jf_pt_fast_state state; /* at psb, before its PSB+ is applied */
 };
 
@@ -85,5 +91,12 @@ struct jf_decoder *jf_pt_fast_watched_new(const struct jf_pt_config *cfg,
 					  struct jf_codemap *map,
 					  const struct jf_pt_fast_caches *caches,
 					  jf_pt_fast_watch_fn fn, void *ctx, struct jf_error *err);
+/* The same, resynchronising as the plain counting path does after the errors it reports
+ * itself (commits marked fresh), instead of ending there as not modelled. */
+struct jf_decoder *jf_pt_fast_watched_resyncing_new(const struct jf_pt_config *cfg,
+						    struct jf_codemap *map,
+						    const struct jf_pt_fast_caches *caches,
+						    jf_pt_fast_watch_fn fn, void *ctx,
+						    struct jf_error *err);
 
 #endif

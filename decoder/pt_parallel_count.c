@@ -4,21 +4,29 @@
  * A worker decodes its segment with a watched fast decoder (pt_fast_watch.h) started at the
  * segment's first PSB, and goes on past the next segment's first PSB (by `overlap` bytes
  * and at least three PSBs). What it keeps is one entry per stretch between PSBs: the
- * counts, the non-block records, and the decoder's state at the PSB that ends it.
+ * counts, the non-block records, the decoder's state at the PSB that ends it, and whether
+ * the decoder resynchronised there after an error it reported (fresh): the errors the
+ * one-thread decoder reports and resynchronises after on the fast path (pt_fast_resync.c),
+ * the watched decoder reports and resynchronises after in the same way.
  *
  * Seams: the previous segment's stretches are used up to a PSB P past the seam where both
  * decoders committed, their states at P agree and every stretch both decoded after P is the
  * same; the next segment's from P on. States agree when everything but the return stack is
  * equal, and the next decoder's return stack is the top of the previous one's (it started
  * with an empty stack; if it ever needs an entry from before its start it finds none,
- * which it reports as not modelled, and never decodes on with a wrong one).
+ * which it reports as not modelled, and never decodes on with a wrong one). A decoder that
+ * resynchronised is in the state of a decoder started there, so seams join past errors
+ * as past any other PSB.
  * If a seam does not join, the calling thread decodes on over the next segment with the
  * previous segment's decoder (made again by decoding that segment a second time, checked
- * against the first). Where a stretch is not modelled by the fast path (an error, an event
- * it does not model...), the one-thread decoder hands over to libipt's block decoder
- * (pt_fast_handover.c); here the calling thread then runs the one-thread decoder from the
- * beginning to the end, skips the records already given out (checked to
- * be the same) and gives the rest, and its statistics become this decoder's. */
+ * against the first).
+ *
+ * Where a stretch is not modelled by the fast path (a decode error libipt reports itself,
+ * an event it does not model...), the one-thread decoder hands over to libipt's block
+ * decoder (pt_fast_handover.c); here the calling thread then runs the one-thread decoder
+ * from the last PSB given out where it resynchronised (the anchor; the trace's start if
+ * none) to the end, skips the records given out since (checked to be the same) and gives
+ * the rest; its statistics and those given out before the anchor are this decoder's. */
 #include "jitflow/pt_fast.h"
 #include "jitflow/pt_parallel.h"
 #include "jitflow/mapped_file.h"
@@ -39,6 +47,7 @@ struct stretch {
 	int has_time;
 	uint64_t events, events_hash; /* cfg.count_plain_events: counted, not in records */
 	size_t records, nrecords;   /* byte position and count in the segment's records */
+	int fresh;                  /* the decoder resynchronised at psb (pt_fast_watch.h) */
 	struct jf_pt_fast_state state;
 };
 
@@ -98,9 +107,14 @@ struct pt_count {
 	struct run serial_run;
 	struct jf_pt_fast_caches serial_caches;
 	struct segment *serial_after;   /* ... which has decoded exactly this segment */
-	struct jf_decoder *rest;        /* the one-thread decoder from the beginning */
+	struct jf_decoder *rest;        /* the one-thread decoder (from the anchor) */
 	uint64_t given_until;           /* the stretches given out end here */
-	uint64_t given, skip;           /* records given out; still to skip from rest */
+	int last_fresh;                 /* the stretch given out last was fresh */
+	int anchored;                   /* the one-thread decoder resynchronised at anchor... */
+	uint64_t anchor;
+	struct jf_decode_stats at_anchor; /* ...where these were its statistics */
+	uint64_t given, skip;           /* records given out (since the anchor); still to
+					 * skip from rest */
 	uint64_t given_hash, skipped_hash;
 	uint64_t released;
 };
@@ -140,6 +154,7 @@ static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
 	t->events_hash = c->events_hash;
 	t->records = s->records.len;
 	t->nrecords = c->nrecords;
+	t->fresh = c->fresh;
 	t->state = c->state;
 	for (i = 0; i < c->nrecords; i++) {
 		if (jf_flow_buffer_push(&s->records, &c->records[i]) < 0)
@@ -208,7 +223,7 @@ static struct jf_decoder *segment_decoder(struct pt_count *p, const struct segme
 		cfg.has_sync_at = 1;
 		cfg.sync_at = s->seg.start;
 	}
-	return jf_pt_fast_watched_new(&cfg, map, caches, on_commit, run, err);
+	return jf_pt_fast_watched_resyncing_new(&cfg, map, caches, on_commit, run, err);
 }
 
 /* pt_seg_queue.h: a new segment, with the memory of one given out if there is one. */
@@ -274,7 +289,8 @@ static int same_stretch(const struct segment *f, const struct stretch *a, const 
 {
 	size_t i, pa = a->records, pb = b->records;
 
-	if (a->psb != b->psb || a->insns != b->insns || a->blocks != b->blocks ||
+	if (a->psb != b->psb || a->fresh != b->fresh || a->insns != b->insns ||
+	    a->blocks != b->blocks ||
 	    a->has_time != b->has_time || a->nrecords != b->nrecords ||
 	    a->events != b->events || a->events_hash != b->events_hash ||
 	    (a->has_time && (a->tmin != b->tmin || a->tmax != b->tmax)) ||
@@ -429,13 +445,38 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	return rc;
 }
 
-/* From here on, the one-thread decoder: the rest of the trace as it gives it. */
+/* Every record of the fresh stretch given out last has been given: the one-thread decoder
+ * started afresh at its end, which becomes the anchor. Before the first stretch that is not
+ * modelled, the one-thread decoder has never handed over to libipt's block decoder, so
+ * the only state it carries past the PSB it resynchronised at is that PSB: a counter
+ * started there is, from there on, the one-thread decoder (resume in pt_fast.c). */
+static void note_anchor(struct pt_count *p)
+{
+	if (!p->last_fresh)
+		return;
+	p->last_fresh = 0;
+	p->anchored = 1;
+	p->anchor = p->given_until;
+	p->at_anchor = *p->stats;
+	p->given = 0;
+	p->given_hash = 0;
+}
+
+/* From here on, the one-thread decoder: the rest of the trace as it gives it, from the
+ * anchor on (the trace's start if none). */
 static int start_rest(struct pt_count *p, struct jf_error *err)
 {
+	struct jf_pt_config cfg = p->cfg;
+
 	jf_seg_queue_join(&p->q);
+	note_anchor(p);
 	p->report->rest_one_thread = 1;
 	p->report->rest_from = p->given_until;
-	p->rest = jf_pt_fast_counter_new(&p->cfg, p->map, err);
+	if (p->anchored) {
+		cfg.has_sync_at = 1;
+		cfg.sync_at = p->anchor;
+	}
+	p->rest = jf_pt_fast_counter_new(&cfg, p->map, err);
 	p->skip = p->given;
 	return p->rest ? 0 : -1;
 }
@@ -489,8 +530,13 @@ static int next_from_rest(struct pt_count *p, struct jf_flow *f, struct jf_error
 	if (p->skip || p->skipped_hash != p->given_hash)
 		return jf_fail(err, "parallel count: the records given out before offset "
 			       "0x%llx differ from one thread's", (unsigned long long)f->offset);
-	/* The end: its statistics are the whole trace's. */
-	*p->stats = *jf_decoder_stats(p->rest);
+	/* The end: its statistics and those at the anchor are the whole trace's. */
+	if (p->anchored) {
+		*p->stats = p->at_anchor;
+		jf_decode_stats_add(p->stats, jf_decoder_stats(p->rest));
+	} else {
+		*p->stats = *jf_decoder_stats(p->rest);
+	}
 	jf_seg_queue_join(&p->q);
 	return 0;
 }
@@ -522,8 +568,10 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 			if (p->rest)
 				return next_from_rest(p, f, err);
 		}
+		note_anchor(p);
 		t = &p->cur->st[p->pos++];
 		p->given_until = t->psb;
+		p->last_fresh = t->fresh;
 		s->insns += t->insns;
 		s->blocks += t->blocks;
 		s->events += t->events;
@@ -616,7 +664,9 @@ struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 	p->opt = *opt;
 	p->opt.segment_size = segment_size;
 	if (!p->opt.overlap)
-		p->opt.overlap = JF_PT_OVERLAP_DEFAULT;
+		p->opt.overlap = segment_size / JF_PT_COUNT_OVERLAP_SHARE > JF_PT_OVERLAP_DEFAULT
+					 ? segment_size / JF_PT_COUNT_OVERLAP_SHARE
+					 : JF_PT_OVERLAP_DEFAULT;
 	p->report = report ? report : &p->own_report;
 	if (jf_seg_queue_init(&p->q, cfg->trace, cfg->size, segment_size, (size_t)opt->jobs + 2,
 			      p, new_segment, recycle_segment) < 0) {

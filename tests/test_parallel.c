@@ -192,6 +192,11 @@ static void test_unzip(void **state)
 		skip();
 	concatenated("Unzip", "0x400000", 6, 0, inputs, sizeof(inputs));
 	compare(inputs, split_jobs, 3, "", 1);
+	/* Its errors (11 a copy) are reported and resynchronised after on the fast path, by
+	 * the segments' decoders as by one thread: every seam joins, none is decoded on by
+	 * the calling thread, and no stretch is left to one thread. */
+	expect_threads(inputs, "-j 2 --segment-size 16K", ", 0 decoded on serially)");
+	expect_threads(inputs, "-j 3 --segment-size 5600", ", 0 decoded on serially)");
 }
 
 /* Seams that do not join: the calling thread decodes the next segment on with the

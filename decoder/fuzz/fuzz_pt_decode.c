@@ -7,8 +7,8 @@
  *
  * Checked beyond "no crash": decoding ends (a bound on records per input byte), byte
  * accounting stays within the input, every block's offset lies inside the trace, the fast
- * counting path counts what the block decoder decoded, and on 2 threads (segments of 16
- * bytes and more) gives the records and statistics it gives on one; the fast decoder that
+ * counting path counts what the block decoder decoded, and on 2 and 4 threads (segments of
+ * 16 bytes and more) gives the records and statistics it gives on one; the fast decoder that
  * returns blocks returns the block decoder's records, every one, field by field; and the
  * blocks cut at their jumps after the decode (jump_split.h, what `jitflow report` does) are
  * the block decoder's end_on_jump blocks, but for a part's offset. */
@@ -365,10 +365,10 @@ static uint64_t fast_records(struct jf_decoder *dec, struct jf_decode_stats *st,
 	return h;
 }
 
-/* pt_parallel_count.c on 2 threads must give what one thread gives. */
-static void same_on_two_threads(const struct jf_pt_config *cfg)
+/* pt_parallel_count.c on `jobs` threads must give what one thread gives. */
+static void same_on_threads(const struct jf_pt_config *cfg, int jobs)
 {
-	struct jf_pt_parallel_options opt = { .jobs = 2, .segment_size = 16 };
+	struct jf_pt_parallel_options opt = { .jobs = jobs, .segment_size = 16 };
 	struct jf_decode_stats one, two;
 	struct jf_error err;
 	struct jf_decoder *dec;
@@ -388,8 +388,8 @@ static void same_on_two_threads(const struct jf_pt_config *cfg)
 	    one.events != two.events || one.errors != two.errors ||
 	    one.lost_bytes != two.lost_bytes || one.has_time != two.has_time ||
 	    one.first_time != two.first_time || one.last_time != two.last_time) {
-		fprintf(stderr, "fuzz_pt_decode: -j 2 differs from -j 1: insns %llu %llu, blocks "
-			"%llu %llu, events %llu %llu, records %s\n",
+		fprintf(stderr, "fuzz_pt_decode: -j %d differs from -j 1: insns %llu %llu, blocks "
+			"%llu %llu, events %llu %llu, records %s\n", jobs,
 			(unsigned long long)one.insns, (unsigned long long)two.insns,
 			(unsigned long long)one.blocks, (unsigned long long)two.blocks,
 			(unsigned long long)one.events, (unsigned long long)two.events,
@@ -447,11 +447,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (st->lost_bytes > size || st->trace_bytes != size)
 		abort();
 	same_counts_fast(&cfg, st);
-	same_on_two_threads(&cfg);
-	/* Counting as `jitflow stat` does: events counted, not returned (pt.h). */
+	same_on_threads(&cfg, 2);
+	/* Counting as `jitflow stat` does: events counted, not returned (pt.h); on 4 threads
+	 * too, where seams meet segments a worker decoded while the one before was still
+	 * being decoded. */
 	cfg.count_plain_events = 1;
 	same_counts_fast(&cfg, st);
-	same_on_two_threads(&cfg);
+	same_on_threads(&cfg, 2);
+	same_on_threads(&cfg, 4);
 	cfg.count_plain_events = 0;
 	same_records_with_blocks(&cfg, 1);
 	same_records_with_blocks(&cfg, 2);

@@ -86,6 +86,12 @@ enum { JF_PT_PARTS_SEGMENT_DEFAULT = 256 * 1024 };
  * stretches decoded twice at seams a smaller share (+4.6% of the instructions executed at
  * 256 KiB over one thread, +9% at 64 KiB, on foo x300 under callgrind). */
 enum { JF_PT_COUNT_SEGMENT_DEFAULT = 256 * 1024 };
+/* ...and they decode past the next segment's start by a sixteenth of a segment (16 KiB;
+ * at least JF_PT_OVERLAP_DEFAULT): a seam joins at a PSB where both decoders are in one
+ * state or resynchronised after the same error, and in real captures the stretches with
+ * tracing off between those errors (whose stop IP the later decoder does not know) run
+ * over several KiB (Unzip x1000: 46 of 64 seams joined at 2 KiB, all at 8 KiB). */
+enum { JF_PT_COUNT_OVERLAP_SHARE = 16 };
 
 /* Like jf_pt_decoder_new (cfg->end_on_call and end_on_jump must be set, map must not
  * change while decoding: no zone files), with opt->jobs threads. report (may be NULL)

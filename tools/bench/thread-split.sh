@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# How `jitflow stat -j N` shares its work among its threads, where wall time cannot show it
+# (a machine with fewer idle cores than threads):
+#   tools/bench/thread-split.sh [-b BUILD] [-r RUNS] [-j "JOBS..."] CAPTURES
+# CAPTURES is a folder made by make-captures.sh. For each raw capture in it, RUNS times
+# (default 5), interleaved: `stat -j 1` and `stat -j N` for each N in JOBS (default "2 4"),
+# each under `perf record -e task-clock` (a sample every 0.2 ms of a thread's CPU time).
+# Printed per capture and N (medians): the CPU seconds of -j 1, of -j N in all, and of -j N's
+# busiest thread; "split" = CPU of -j 1 / CPU of the busiest thread: the wall-time speedup
+# on an idle machine with N cores if no thread ever waited for another (an upper bound);
+# "overhead" = CPU of -j N / CPU of -j 1. Benchmarks are not tests: nothing fails here.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=build runs=5 jobs="2 4"
+while getopts b:r:j: opt; do
+	case $opt in
+	b) build=$OPTARG ;;
+	r) runs=$OPTARG ;;
+	j) jobs=$OPTARG ;;
+	*) sed -n '2,12p' "$0" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# = 1 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
+dir=$1 jf="$build/tools/jitflow" period_ns=200000
+command -v perf > /dev/null || { echo "thread-split: perf not found" >&2; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# sample NAME JOBS INPUTS...: one run; appends "total busiest" CPU seconds to $tmp/NAME
+sample() {
+	local name=$1 j=$2; shift 2
+	perf record -q -e task-clock -c "$period_ns" -o "$tmp/perf.data" \
+		"$jf" stat -j "$j" "$@" > /dev/null 2> "$tmp/err" || {
+		echo "thread-split: stat -j $j $* failed" >&2; cat "$tmp/err" >&2; exit 1; }
+	perf script -i "$tmp/perf.data" -F tid 2> /dev/null | sort | uniq -c |
+		awk -v p="$period_ns" '{ t += $1; if ($1 > m) m = $1 }
+			END { printf "%.3f %.3f\n", t * p / 1e9, m * p / 1e9 }' >> "$tmp/$name"
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { cut -d' ' -f"$2" "$tmp/$1" | median; }
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "| capture | -j | CPU -j 1 | CPU -j N | busiest thread | split | overhead |"
+echo "|---|---|---|---|---|---|---|"
+for k in clean errors damaged filtered timed; do
+	[ -f "$dir/$k/trace" ] || continue
+	inputs=(--raw "$dir/$k/image:$(cat "$dir/$k/base")" --pt "$dir/$k/trace")
+	rm -f "$tmp"/j*
+	for ((r = 0; r < runs; r++)); do
+		sample j1 1 "${inputs[@]}"
+		for j in $jobs; do sample "j$j" "$j" "${inputs[@]}"; done
+	done
+	one=$(col j1 1)
+	for j in $jobs; do
+		all=$(col "j$j" 1) busiest=$(col "j$j" 2)
+		awk -v k="$k" -v j="$j" -v o="$one" -v a="$all" -v b="$busiest" 'BEGIN {
+			printf "| %s | %d | %.3f | %.3f | %.3f | %.2fx | %.2fx |\n", k, j, o, a, b,
+				o / b, a / o }'
+	done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
