@@ -199,6 +199,13 @@ JF_EMIT_CODE
 uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
 			const struct jf_pc_map_entry *entries, uint32_t count)
 {
+	return jf_emit_pc_map_flags(em, region_addr, entries, count, 0);
+}
+
+JF_EMIT_CODE
+uint64_t jf_emit_pc_map_flags(struct jf_emitter *em, uint64_t region_addr,
+			      const struct jf_pc_map_entry *entries, uint32_t count, uint32_t flags)
+{
 	struct jf_emit_tbuf *tb;
 	uint64_t seq;
 	uint32_t i;
@@ -212,7 +219,7 @@ uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
 						  (size_t)count * JF_ZONE_PC_MAP_ENTRY_SIZE);
 	jf_emit_put_u64(em, tb, region_addr);
 	jf_emit_put_u32(em, tb, count);
-	jf_emit_put_u32(em, tb, 0);
+	jf_emit_put_u32(em, tb, flags);
 	for (i = 0; i < count; i++) {
 		jf_emit_put_u32(em, tb, entries[i].code_offset);
 		jf_emit_put_u32(em, tb, entries[i].bytecode_pc);
