@@ -49,17 +49,25 @@ struct pc_entry {
 	uint16_t op_kind;
 };
 
+struct pc_map {
+	struct pc_entry *entries; /* sorted by code_offset */
+	uint32_t n;
+};
+
 struct live_region {
 	uint64_t start, end;
 	enum jf_code_class cls;
 	uint32_t kind;           /* JF_REGION_* (0 when only jitdump says it exists) */
 	int32_t trace;           /* index into traces, -1 for none */
 	uint32_t region;         /* index into regions */
-	struct pc_entry *pcs;    /* sorted by code_offset */
-	uint32_t npcs;
+	/* Its pc maps, either or both: one whose kinds are ops (OP_NAME) and one whose kinds
+	 * are code objects (JF_PC_MAP_CODE_OBJECTS). Bytecode ranges come from the
+	 * code-object map where there is one (per code object, across traces), else from the
+	 * op map (per region); ops come from the op map. */
+	struct pc_map op_map, code_object_map;
 	uint64_t region_key;     /* trace id, or start address */
-	int pc_code_objects;     /* its pc map's kinds are code objects (JF_PC_MAP_CODE_OBJECTS) */
-	int pc_per_region;       /* ... counted apart in this region (JF_PC_MAP_PER_REGION) */
+	int pc_per_region;       /* its code-object map's ranges are counted apart in this
+	                          * region (JF_PC_MAP_PER_REGION) */
 	uint64_t header;         /* where a loop trace's iterations begin (default: start) */
 };
 

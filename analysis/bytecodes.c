@@ -64,12 +64,13 @@ void jf_block_memo_reset(struct jf_block_memo *m)
 struct walk_ctx {
 	struct jf_analysis *a;
 	const struct live_region *r;
-	size_t hint;
+	size_t op_hint, code_object_hint;
 	enum jf_isa isa;
-	/* The pc entry of the last instruction and its table rows: the instructions of one
-	 * bytecode follow each other, and the rows stay valid for the whole walk. */
-	const struct pc_entry *last;
+	/* The pc entries of the last instruction and their table rows: the instructions of
+	 * one bytecode follow each other, and the rows stay valid for the whole walk. */
+	const struct pc_entry *last_op_entry, *last_code_object_entry;
 	int32_t last_b, last_op;
+	struct pc_entry line_entry;   /* what the code line of the last instruction shows */
 	struct jf_block_memo *memo;   /* recording what the walk counts (NULL: not) */
 	int memo_ok;                  /* every append succeeded */
 };
@@ -131,45 +132,69 @@ static void remember(struct walk_ctx *w, int32_t b, int32_t op, int32_t line)
 	}
 }
 
-/* Count one instruction of a pc-mapped region against its bytecode range and op. */
-static void count_insn(void *ctx, uint64_t ip)
+/* The entry of map m that applies at code offset off, or NULL before its first one.
+ * Instructions come in order: the entry that matched last (*hint) is tried first. */
+static const struct pc_entry *entry_at(const struct pc_map *m, uint64_t off, size_t *hint)
 {
-	struct walk_ctx *w = ctx;
-	const struct live_region *r = w->r;
-	uint64_t off = ip - r->start;
-	size_t lo = 0, hi = r->npcs;
-	const struct pc_entry *e;
-	int32_t b, op, line;
+	size_t lo = 0, hi = m->n;
 
-	/* Instructions come in order: try the entry that matched last first. */
-	if (w->hint < r->npcs && r->pcs[w->hint].code_offset <= off &&
-	    (w->hint + 1 == r->npcs || r->pcs[w->hint + 1].code_offset > off)) {
-		lo = w->hint + 1;
+	if (*hint < m->n && m->entries[*hint].code_offset <= off &&
+	    (*hint + 1 == m->n || m->entries[*hint + 1].code_offset > off)) {
+		lo = *hint + 1;
 	} else {
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
 
-			if (r->pcs[mid].code_offset <= off)
+			if (m->entries[mid].code_offset <= off)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
 	}
 	if (lo == 0)
+		return NULL;
+	*hint = lo - 1;
+	return &m->entries[lo - 1];
+}
+
+/* The table rows of the entries that apply to an instruction: the bytecode range from
+ * the code-object map where the region has one, else from the op map; the op from the
+ * op map. The code line shows that range and the op (or, with no op map, the code
+ * object). */
+static void rows_of(struct walk_ctx *w, const struct pc_entry *op_e, const struct pc_entry *co_e)
+{
+	const struct live_region *r = w->r;
+	const struct pc_entry *range = r->code_object_map.n ? co_e : op_e;
+
+	w->last_op_entry = op_e;
+	w->last_code_object_entry = co_e;
+	if (!range)
+		w->last_b = -1; /* before the code-object map's first entry: no function says */
+	else if (range == co_e)
+		w->last_b = code_object_bytecode(w->a, r, co_e);
+	else
+		w->last_b = jf_bytecode_index(w->a, r->region_key, op_e->bytecode_pc,
+					      op_e->bytecode_next);
+	w->last_op = op_e ? jf_op_index(w->a, op_e->op_kind) : -1;
+	w->line_entry = range ? *range : *op_e;
+	if (op_e)
+		w->line_entry.op_kind = op_e->op_kind;
+}
+
+/* Count one instruction of a pc-mapped region against its bytecode range and op. */
+static void count_insn(void *ctx, uint64_t ip)
+{
+	struct walk_ctx *w = ctx;
+	const struct live_region *r = w->r;
+	uint64_t off = ip - r->start;
+	const struct pc_entry *op_e = entry_at(&r->op_map, off, &w->op_hint);
+	const struct pc_entry *co_e = entry_at(&r->code_object_map, off, &w->code_object_hint);
+	int32_t b, op, line;
+
+	if (!op_e && !co_e)
 		return; /* before the first entry: no bytecode says */
-	w->hint = lo - 1;
-	e = &r->pcs[lo - 1];
-	if (e != w->last) {
-		w->last = e;
-		if (r->pc_code_objects) {
-			w->last_b = code_object_bytecode(w->a, r, e);
-			w->last_op = -1; /* the kind is the code object, not an op */
-		} else {
-			w->last_b = jf_bytecode_index(w->a, r->region_key, e->bytecode_pc,
-						      e->bytecode_next);
-			w->last_op = jf_op_index(w->a, e->op_kind);
-		}
-	}
+	if (op_e != w->last_op_entry || co_e != w->last_code_object_entry)
+		rows_of(w, op_e, co_e);
 	b = w->last_b;
 	op = w->last_op;
 	if (b >= 0) {
@@ -178,7 +203,7 @@ static void count_insn(void *ctx, uint64_t ip)
 	}
 	if (op >= 0)
 		w->a->ops[op].insns++;
-	line = jf_emit_code_line(w->a, &w->a->listeners, r, e, ip, w->isa);
+	line = jf_emit_code_line(w->a, &w->a->listeners, r, &w->line_entry, ip, w->isa);
 	remember(w, b, op, line);
 }
 
@@ -251,12 +276,18 @@ static struct jf_block_memo *begin_row(struct jf_block_memo *m, const struct jf_
 static void count_unhinted(struct jf_analysis *a, const struct live_region *r, uint32_t *row_hint,
 			   const struct jf_block *b)
 {
-	struct walk_ctx w = { a, r, 0, (enum jf_isa)b->isa, NULL, -1, -1, NULL, 1 };
+	struct walk_ctx w;
 	struct jf_block_memo *m;
 	struct memo_block *mb;
 	uint64_t key = 0, map_gen;
 	int failed;
 
+	memset(&w, 0, sizeof(w));
+	w.a = a;
+	w.r = r;
+	w.isa = (enum jf_isa)b->isa;
+	w.last_b = w.last_op = -1;
+	w.memo_ok = 1;
 	if (!a->memo)
 		a->memo = calloc(1, sizeof(*a->memo));
 	m = a->memo;
@@ -293,7 +324,7 @@ void jf_count_bytecodes(struct jf_analysis *a, const struct live_region *r, uint
 {
 	const struct jf_block_memo *m = a->memo;
 
-	if (!a->walker || !r->npcs)
+	if (!a->walker || !(r->op_map.n || r->code_object_map.n))
 		return;
 	/* The common case, a block seen before in this state of the code: its row, named by
 	 * the hint, is the one the key would find (a row is made once per block and memo).

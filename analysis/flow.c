@@ -338,7 +338,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 			t->first_header_trace = trace;
 	}
 
-	if (r && r->npcs)
+	if (r && (r->op_map.n || r->code_object_map.n))
 		jf_count_bytecodes(a, r, &slot->bytecode_row, b);
 	if (r)
 		jf_points_count(a, r, b);

@@ -531,9 +531,9 @@ static void retrace_section(FILE *out, const struct jf_analysis_result *r)
 		return;
 	}
 	if (!r->nretrace) {
-		fprintf(out, "<p>None: every loop trace's common path stays in it (no %s takes "
+		fprintf(out, "<p>None: every %s's common path stays in it (no %s takes "
 			"more than half of its iterations, no %s run more than half of its "
-			"instructions).</p>\n", rt->guard, rt->bridges);
+			"instructions).</p>\n", rt->trace, rt->guard, rt->bridges);
 		return;
 	}
 	fprintf(out, "<ul>\n");
@@ -544,8 +544,8 @@ static void retrace_section(FILE *out, const struct jf_analysis_result *r)
 		for (j = 0; j < r->ntraces; j++)
 			if (r->traces[j].trace_id == c->trace_id)
 				t = &r->traces[j];
-		fprintf(out, "<li>trace %s: %.1f%% of its iterations leave through %s %s, %.1f%% "
-			"of its instructions (with its %s') run in %s",
+		fprintf(out, "<li>%s %s: %.1f%% of its iterations leave through %s %s, %.1f%% "
+			"of its instructions (with its %s') run in %s", rt->trace,
 			jf_runtime_trace_id(rt, tid, sizeof(tid), c->trace_id), 100 * c->top_guard_share,
 			rt->guard, jf_runtime_guard_id(rt, gid, sizeof(gid), c->top_guard),
 			100 * c->bridge_share, rt->bridges, rt->bridges);

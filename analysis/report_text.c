@@ -245,7 +245,8 @@ void jf_report_retrace(FILE *out, const struct jf_analysis_result *r, const stru
 	size_t i;
 
 	if (!r->nretrace) {
-		fprintf(out, "Retrace candidates: none (every trace's common path stays in it)\n");
+		fprintf(out, "Retrace candidates: none (every %s's common path stays in it)\n",
+			rt->trace);
 		return;
 	}
 	fprintf(out, "Retrace candidates (the recorded path is not the common one)\n");
@@ -253,12 +254,15 @@ void jf_report_retrace(FILE *out, const struct jf_analysis_result *r, const stru
 		const struct jf_retrace_candidate *c = &r->retrace[i];
 		char trace[32], guard[32];
 
-		fprintf(out, "  %s %s: %.0f%% of iterations leave through %s %s, %.0f%% of its "
-			"instructions run in %s\n", rt->trace,
+		fprintf(out, "  %s %s: %.0f%% of iterations leave through %s %s", rt->trace,
 			jf_runtime_trace_id(rt, trace, sizeof(trace), c->trace_id),
 			100 * c->top_guard_share, rt->guard,
-			jf_runtime_guard_id(rt, guard, sizeof(guard), c->top_guard),
-			100 * c->bridge_share, rt->bridges);
+			jf_runtime_guard_id(rt, guard, sizeof(guard), c->top_guard));
+		/* none: say nothing (CPython's side executors are chained, not bridges) */
+		if (c->bridge_share > 0)
+			fprintf(out, ", %.0f%% of its instructions run in %s", 100 * c->bridge_share,
+				rt->bridges);
+		fputc('\n', out);
 	}
 }
 

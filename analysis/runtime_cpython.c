@@ -160,8 +160,8 @@ static const char *not_told_apart(const struct jf_analysis_result *r)
 	(void)r;
 	return "the eval loop's helpers and the rest of libpython that JIT code and the "
 	       "interpreter call: counted as native; uops of a function an executor inlined "
-	       "(_PUSH_FRAME): counted in the executor, at the bytecode offsets of the "
-	       "executor's own code object";
+	       "(_PUSH_FRAME): counted in the executor (their bytecode ranges are the "
+	       "function's own: jitflow bytecodes)";
 }
 
 static void cpython_executors(FILE *out, const struct jf_analysis_result *r, size_t top)
@@ -205,30 +205,40 @@ static const char *guard_uop(const struct jf_analysis_result *r, const struct jf
 	return "-";
 }
 
+/* Branches of guard uops, by exits. Those that never ran (no exit, no pass: their uop's
+ * stencil never reached them) are left out and counted: the uop may not have run at all,
+ * and a table of them would be most of the rows. */
 static void cpython_guards(FILE *out, const struct jf_analysis_result *r, size_t top)
 {
-	size_t *idx, i, n = r->nguards < top ? r->nguards : top;
+	size_t *idx, i, ran = 0, shown = 0;
 
 	if (!r->nguards) {
 		fprintf(out, "Guard uops: none described\n");
 		return;
 	}
+	for (i = 0; i < r->nguards; i++)
+		ran += r->guards[i].exits + r->guards[i].passes > 0;
 	idx = jf_runtime_rank_guards(r);
 	if (!idx)
 		return;
-	fprintf(out, "Guard uops (top %zu of %zu branches by exits; guard G is a branch of the "
-		     "executor's uop G/2)\n", n, r->nguards);
+	fprintf(out, "Guard uops (top %zu of %zu branches that ran, by exits; %zu that never ran "
+		     "left out; guard G is a branch of the executor's uop G/2)\n",
+		ran < top ? ran : top, ran, r->nguards - ran);
 	fprintf(out, "  %14s %-28s %10s %12s %9s %9s  %s\n", "executor/guard", "uop", "exits",
 		"passes", "fail %", "resume @", "kind");
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < r->nguards && shown < top; i++) {
 		const struct jf_guard_result *g = &r->guards[idx[i]];
 		char id[48], buf[32];
-		const char *uop = guard_uop(r, g, buf, sizeof(buf));
+		const char *uop;
 
+		if (!(g->exits + g->passes))
+			continue;
+		uop = guard_uop(r, g, buf, sizeof(buf));
 		snprintf(id, sizeof(id), "%" PRIu64 "/%" PRIu64, g->trace_id, g->guard_id);
 		fprintf(out, "  %14s %-28s %10" PRIu64 " %12" PRIu64 " %8.2f%% %9u  %s\n", id, uop,
 			g->exits, g->passes, pct(g->exits, g->exits + g->passes), g->resume_pc,
 			strcmp(uop, "-") ? guard_kind(uop) : "-");
+		shown++;
 	}
 	free(idx);
 }

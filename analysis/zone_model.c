@@ -7,12 +7,18 @@
 #include "analysis_internal.h"
 #include "jitflow/emitter.h"
 
+static void free_pc_maps(struct live_region *r)
+{
+	free(r->op_map.entries);
+	free(r->code_object_map.entries);
+}
+
 void jf_zone_model_free(struct jf_zone_model *zm)
 {
 	size_t i;
 
 	for (i = 0; i < zm->nlive; i++)
-		free(zm->live[i].pcs);
+		free_pc_maps(&zm->live[i]);
 	free(zm->live);
 	free(zm->natives);
 	free(zm->op_names);
@@ -63,7 +69,7 @@ static void remove_range(struct jf_zone_model *zm, uint64_t start, uint64_t end)
 	if (i == j)
 		return; /* nothing overlaps (the table may still be empty, NULL) */
 	for (k = i; k < j; k++)
-		free(zm->live[k].pcs);
+		free_pc_maps(&zm->live[k]);
 	memmove(&zm->live[i], &zm->live[j], (zm->nlive - j) * sizeof(*zm->live));
 	zm->nlive -= j - i;
 	zm->last_hit = 0;
@@ -178,11 +184,13 @@ static int move_region(struct jf_analysis *a, uint64_t from, uint64_t to, uint64
 	if (!r || r->start != from)
 		return 0;
 	copy = *r;
-	r->pcs = NULL; /* ownership moves with the copy */
+	/* ownership of the pc maps moves with the copy */
+	memset(&r->op_map, 0, sizeof(r->op_map));
+	memset(&r->code_object_map, 0, sizeof(r->code_object_map));
 	remove_range(&a->zm, from, from + (copy.end - copy.start));
 	r = insert(&a->zm, to, to + size);
 	if (!r) {
-		free(copy.pcs);
+		free_pc_maps(&copy);
 		return -1;
 	}
 	copy.end = to + (copy.end - copy.start);
@@ -221,11 +229,15 @@ static int by_offset(const void *x, const void *y)
 	return p->code_offset < q->code_offset ? -1 : p->code_offset > q->code_offset;
 }
 
+/* A region keeps one pc map of each kind, ops and code objects: a map replaces the
+ * region's earlier map of its kind and leaves the other. */
 static int set_pc_map(struct jf_analysis *a, const struct jf_zone_reader *reader,
 		      const struct jf_zone_record *rec)
 {
 	struct live_region *r = jf_zone_model_region_at(&a->zm, rec->u.pc_map.region_addr);
 	uint32_t i, n = rec->u.pc_map.count;
+	int code_objects = (rec->u.pc_map.flags & JF_PC_MAP_CODE_OBJECTS) != 0;
+	struct pc_map *map;
 	struct pc_entry *pcs;
 
 	if (!r || r->start != rec->u.pc_map.region_addr || !n)
@@ -245,17 +257,17 @@ static int set_pc_map(struct jf_analysis *a, const struct jf_zone_reader *reader
 	/* A bytecode range runs to the next entry's pc when that is further on (in the same
 	 * code object, when the kinds are code objects). */
 	for (i = 0; i < n; i++) {
-		int same = i + 1 < n && (!(rec->u.pc_map.flags & JF_PC_MAP_CODE_OBJECTS) ||
-					 pcs[i + 1].op_kind == pcs[i].op_kind);
+		int same = i + 1 < n && (!code_objects || pcs[i + 1].op_kind == pcs[i].op_kind);
 		uint32_t next = same ? pcs[i + 1].bytecode_pc : pcs[i].bytecode_pc;
 
 		pcs[i].bytecode_next = next > pcs[i].bytecode_pc ? next : pcs[i].bytecode_pc;
 	}
-	free(r->pcs);
-	r->pcs = pcs;
-	r->npcs = n;
-	r->pc_code_objects = (rec->u.pc_map.flags & JF_PC_MAP_CODE_OBJECTS) != 0;
-	r->pc_per_region = r->pc_code_objects && (rec->u.pc_map.flags & JF_PC_MAP_PER_REGION);
+	map = code_objects ? &r->code_object_map : &r->op_map;
+	free(map->entries);
+	map->entries = pcs;
+	map->n = n;
+	if (code_objects)
+		r->pc_per_region = (rec->u.pc_map.flags & JF_PC_MAP_PER_REGION) != 0;
 	a->has_pc_maps = 1;
 	return 0;
 }

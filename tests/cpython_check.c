@@ -327,3 +327,94 @@ int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, F
 		fail_msg("%s: no uop ran in JIT code", dir);
 	return (int)compared;
 }
+
+/* What code_facts.py printed about a caller and its callee (CPython's view, same build),
+ * and whether the executor pushed the callee's frame ("pushes N", when the program says). */
+struct inline_facts {
+	char callee[64], caller[64];
+	unsigned callee_line, callee_size, caller_line, loop_from, loop_to;
+	int pushes;                 /* -1: not said */
+};
+
+static void read_inline_facts(const char *out_path, struct inline_facts *f)
+{
+	FILE *in = fopen(out_path, "r");
+	char line[512];
+	int got = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->pushes = -1;
+	if (!in)
+		fail_msg("%s: cannot read the program's output", out_path);
+	while (fgets(line, sizeof(line), in)) {
+		got += sscanf(line, "callee %63s %u %u", f->callee, &f->callee_line,
+			      &f->callee_size) == 3;
+		got += sscanf(line, "caller %63s %u %u %u", f->caller, &f->caller_line,
+			      &f->loop_from, &f->loop_to) == 4;
+		sscanf(line, "pushes %d", &f->pushes);
+	}
+	fclose(in);
+	if (got != 2)
+		fail_msg("%s: no callee and caller lines (code_facts.py)", out_path);
+}
+
+int jf_test_cpython_inlined(const char *dir, const char *facts_path, const char *file_suffix,
+			    int must_push)
+{
+	struct inline_facts f;
+	char cmd[4096], *text, heading[160];
+	cJSON *report;
+	const cJSON *b;
+	uint64_t callee_insns = 0, caller_insns = 0;
+	size_t suffix = strlen(file_suffix);
+
+	read_inline_facts(facts_path, &f);
+	if (must_push && f.pushes != 1)
+		fail_msg("%s: no executor of %s pushes %s's frame (_opcode.get_executor): the "
+			 "program does not test inlining", dir, f.caller, f.callee);
+	if (f.callee_size > f.loop_from)
+		fail_msg("%s: the callee's code (%u bytes) reaches the caller's loop (from %u): "
+			 "a callee offset counted in the caller would not show", dir,
+			 f.callee_size, f.loop_from);
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(report, "bytecodes")) {
+		const cJSON *co = cJSON_GetObjectItemCaseSensitive(b, "code_object");
+		unsigned from = (unsigned)jf_test_num(b, "pc_from"), to = (unsigned)jf_test_num(b, "pc_to");
+		uint64_t insns = (uint64_t)jf_test_num(b, "instructions");
+		const char *file = co ? jf_test_str(co, "file") : "";
+		size_t len = strlen(file);
+
+		if (!co || len < suffix || strcmp(file + len - suffix, file_suffix))
+			continue;
+		if (!strcmp(jf_test_str(co, "name"), f.callee) &&
+		    (unsigned)jf_test_num(co, "line") == f.callee_line) {
+			if (from >= f.callee_size || to >= f.callee_size)
+				fail_msg("%s: %s's range %u->%u is outside its %u bytes of code", dir,
+					 f.callee, from, to, f.callee_size);
+			callee_insns += insns;
+		} else if (!strcmp(jf_test_str(co, "name"), f.caller) &&
+			   (unsigned)jf_test_num(co, "line") == f.caller_line) {
+			if (from < f.loop_from || to > f.loop_to)
+				fail_msg("%s: %s's range %u->%u is outside its loop %u->%u", dir,
+					 f.caller, from, to, f.loop_from, f.loop_to);
+			caller_insns += insns;
+		}
+	}
+	cJSON_Delete(report);
+	printf("%s: %s's inlined uops: %llu instructions in its code object; %s's loop: %llu\n",
+	       dir, f.callee, (unsigned long long)callee_insns, f.caller,
+	       (unsigned long long)caller_insns);
+	if (!callee_insns || !caller_insns)
+		fail_msg("%s: no instruction in %s's (%llu) or %s's (%llu) bytecode ranges", dir,
+			 f.callee, (unsigned long long)callee_insns, f.caller,
+			 (unsigned long long)caller_insns);
+	/* The text report names the callee's ranges by its code object. */
+	snprintf(cmd, sizeof(cmd), "'%s' bytecodes '%s'", jf_test_cli(), dir);
+	assert_int_equal(jf_test_run(cmd, &text), 0);
+	snprintf(heading, sizeof(heading), "\n  %s  ", f.callee);
+	if (!strstr(text, heading))
+		fail_msg("%s: `jitflow bytecodes` has no heading for %s", dir, f.callee);
+	free(text);
+	return (int)(callee_insns > 0);
+}

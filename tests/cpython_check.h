@@ -20,4 +20,14 @@
  * compared. */
 int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, FILE *table);
 
+/* A recording whose caller's loop calls a function the executor inlined: in `jitflow
+ * report DIR --json`, that callee's bytecode ranges are under its own code object (name
+ * and first line as facts_path says: code_facts.py's lines, in code objects of a file
+ * ending in file_suffix), inside its code (below its size), with instructions; the
+ * caller's are inside its loop, with instructions; and `jitflow bytecodes DIR` has a
+ * heading for the callee. must_push: facts_path must also say "pushes 1" (the program
+ * saw the executor push the callee's frame). Fails the running test otherwise. */
+int jf_test_cpython_inlined(const char *dir, const char *facts_path, const char *file_suffix,
+			    int must_push);
+
 #endif

@@ -111,11 +111,21 @@ static void check_words(const char *dir)
 	free(timeline);
 }
 
-static void check_program(const char *name)
+/* inline.py's loop calls a function the executor inlined: its uops count in the
+ * callee's code object (cpython_check.c). */
+static void check_inlined(const char *dir, const char *out_path)
 {
-	char dir[1024], cmd[8192], *before, *stats;
+	jf_test_cpython_inlined(dir, out_path, "inline.py", 1);
+}
+
+/* Records tests/cpython/NAME.py with pystats and compares; more, when set, checks the
+ * recording further (given its folder and the program's output). */
+static void check_program(const char *name, void (*more)(const char *dir, const char *out))
+{
+	char dir[1024], cmd[8192], out[1100], *before, *stats;
 
 	snprintf(dir, sizeof(dir), "%s/%s", jf_test_tmpdir(), name);
+	snprintf(out, sizeof(out), "%s/%s.out", jf_test_tmpdir(), name);
 	/* The extension is compiled once per build, here natively, not inside the recording. */
 	snprintf(cmd, sizeof(cmd),
 		 "JITFLOW_EMIT_LIB='%s/imagemap/libjitflow-emit.so.0' "
@@ -127,10 +137,10 @@ static void check_program(const char *name)
 	snprintf(cmd, sizeof(cmd),
 		 "env -u PYTHONPATH -u JITFLOW_ZONE_DIR -u JITFLOW_EMIT_LIB -u PYTHON_JIT "
 		 "'%s' record --emulate -o '%s' -- '%s' -X pystats '%s/tests/cpython/%s.py' "
-		 ">'%s/%s.out' 2>&1",
-		 jf_test_cli(), dir, python, jf_test_source_dir(), name, jf_test_tmpdir(), name);
+		 ">'%s' 2>&1",
+		 jf_test_cli(), dir, python, jf_test_source_dir(), name, out);
 	if (jf_test_run(cmd, NULL) != 0) {
-		snprintf(cmd, sizeof(cmd), "cat '%s/%s.out' >&2", jf_test_tmpdir(), name);
+		snprintf(cmd, sizeof(cmd), "cat '%s' >&2", out);
 		jf_test_run(cmd, NULL);
 		fail_msg("%s: jitflow record failed", name);
 	}
@@ -138,17 +148,21 @@ static void check_program(const char *name)
 	printf("%s: jitflow against pystats\n", name);
 	assert_true(jf_test_cpython_matches_pystats(dir, stats, stdout) > 0);
 	check_words(dir);
+	if (more)
+		more(dir, out);
 	unlink(stats);
 	free(stats);
 	free(before);
 }
 
-static void test_guards(void **state) { (void)state; check_program("guards"); }
+static void test_guards(void **state) { (void)state; check_program("guards", NULL); }
+static void test_inlined_frames(void **state) { (void)state; check_program("inline", check_inlined); }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_guards),
+		cmocka_unit_test(test_inlined_frames),
 	};
 
 	if (!find_python())

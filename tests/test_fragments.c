@@ -183,7 +183,8 @@ static void test_pypy_loop(void **state)
  * build, recorded with --filter=jit (its README.md): decoded from the zone file alone (no
  * CPython needed), every uop's stencil entries and guard exits, the executors made and
  * entered and the uops executed equal pystats' counts of the same run (pystats.txt);
- * every traced instruction is decoded, nothing is lost. */
+ * every traced instruction is decoded, nothing is lost; the uops of scale, which calls'
+ * executor inlined, count in scale's code object (code-objects.txt). */
 static void test_cpython_guards(void **state)
 {
 	char src[1024], dir[1024], path[1200], cmd[4096];
@@ -197,6 +198,9 @@ static void test_cpython_guards(void **state)
 	snprintf(path, sizeof(path), "%s/pystats.txt", src);
 	assert_true(jf_test_cpython_matches_pystats(dir, path, stdout) > 0);
 	check_decodes_traced(dir, "cpython-guards");
+	/* calls' executor inlines scale: scale's uops count in scale's code object */
+	snprintf(path, sizeof(path), "%s/code-objects.txt", src);
+	jf_test_cpython_inlined(dir, path, "program.py", 0);
 	snprintf(path, sizeof(path), "%s/expected-report.txt", src);
 	check_expected_report(dir, path, "cpython-guards");
 }

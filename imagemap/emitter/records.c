@@ -204,8 +204,7 @@ uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
 
 JF_EMIT_CODE
 uint64_t jf_emit_pc_map_flags(struct jf_emitter *em, uint64_t region_addr,
-			      const struct jf_pc_map_entry *entries, uint32_t count,
-			      uint32_t flags)
+			      const struct jf_pc_map_entry *entries, uint32_t count, uint32_t flags)
 {
 	struct jf_emit_tbuf *tb;
 	uint64_t seq;

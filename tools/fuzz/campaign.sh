@@ -59,6 +59,11 @@ seed() { # seed TARGET CORPUS: the repository's own inputs of that kind
       cp "$src"/traces/recorded-fib/perf.data "$c"/fib.data 2>/dev/null ;;
     fuzz_zone_reader|fuzz_zone_image|fuzz_zone_retime)
       for f in "$src"/traces/*/*.dump; do cp "$f" "$c/$(basename "$(dirname "$f")").dump"; done ;;
+    # the zone files beside the recordings, and the one packed with CPython's (two pc maps)
+    fuzz_zone_analysis)
+      for f in "$src"/traces/*/*.dump; do cp "$f" "$c/$(basename "$(dirname "$f")").dump"; done
+      tar -xJOf "$src"/traces/cpython-guards/recording.tar.xz --wildcards './jit-*.dump' \
+        >"$c/cpython-guards.dump" 2>/dev/null ;;
     fuzz_minivm_compile) cp "$src"/tools/minivm/examples/*.mvm "$c"/ 2>/dev/null ;;
     fuzz_pypylog) cp "$src"/tests/data/pypy/* "$c"/ 2>/dev/null ;;
     fuzz_cpython_stencils) cp "$src"/tests/data/cpython/stencils_*.h "$c"/ 2>/dev/null ;;

@@ -10,6 +10,7 @@ fuzz_cs_snapshot
 fuzz_cs_frames
 fuzz_zone_reader
 fuzz_zone_image
+fuzz_zone_analysis
 fuzz_pypylog
 fuzz_elf_image
 fuzz_perf_archive

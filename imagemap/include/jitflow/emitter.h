@@ -194,10 +194,13 @@ uint64_t jf_emit_guard_flags(struct jf_emitter *em, uint64_t guard_id, uint64_t 
 uint64_t jf_emit_guard_kind(struct jf_emitter *em, uint64_t guard_id, uint64_t trace_id,
 			    uint64_t branch_addr, uint64_t stub_addr, uint32_t resume_pc,
 			    uint32_t flags, uint16_t op_kind);
+/* Code offset -> bytecode pc and op (op_kind named by jf_emit_op_name). */
 uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
 			const struct jf_pc_map_entry *entries, uint32_t count);
-/* The same with JF_PC_MAP_* flags (zone_format.h): e.g. entries whose kinds are
- * CODE_OBJECT ids. */
+/* The same with JF_PC_MAP_* flags of zone_format.h: JF_PC_MAP_CODE_OBJECTS makes each
+ * op_kind a code object's id (jf_emit_code_object, below 2^16): the function a
+ * bytecode_pc is in, where a trace inlines others. A region may have one map of each
+ * kind, ops and code objects. */
 uint64_t jf_emit_pc_map_flags(struct jf_emitter *em, uint64_t region_addr,
 			      const struct jf_pc_map_entry *entries, uint32_t count,
 			      uint32_t flags);

@@ -121,11 +121,16 @@ enum jf_zone_clock {
 	JF_ZONE_CLOCK_ARM_CNTVCT = 2, /* AArch64 virtual counter (CNTVCT_EL0) */
 };
 
-/* JF_ZONE_PC_MAP.flags. */
+/* JF_ZONE_PC_MAP.flags. A region has at most one pc map of each kind, ops (flags 0) and
+ * code objects (JF_PC_MAP_CODE_OBJECTS); a later map of a kind replaces the region's
+ * earlier one of that kind only. With both, the code-object map says which function each
+ * bytecode pc is in and the op map which op runs there (CPython: uops, and the inlined
+ * callee of a _PUSH_FRAME). */
 enum {
 	JF_PC_MAP_CODE_OBJECTS = 1 << 0, /* each entry's kind is the id of a CODE_OBJECT record
 	                                  * (the function whose bytecode pc it is: code inlined
-	                                  * into a trace), not an OP_NAME */
+	                                  * into a trace), not an OP_NAME; 0: no function
+	                                  * known there */
 	JF_PC_MAP_PER_REGION = 1 << 1,   /* with JF_PC_MAP_CODE_OBJECTS: a code object's
 	                                  * bytecode ranges are counted apart in each region
 	                                  * (HotSpot: per nmethod, its inlined methods too),

@@ -18,9 +18,15 @@
  *  - the trampoline [jit_code, jit_side_entry) as a trampoline region;
  *  - the uops [jit_side_entry, end of _FATAL_ERROR) as a trace region (cold-exit
  *    executors, a lone _COLD_EXIT, as trampolines), named after the code object, the
- *    file:line and the bytecode offset where it starts, with a CODE_OBJECT record;
+ *    file:line and the bytecode offset where it starts, with a CODE_OBJECT record; for
+ *    a loop (its trace ends in _JUMP_TO_TOP), a LOOP_HEADER event at the second uop,
+ *    where _JUMP_TO_TOP goes back to, so that iterations count as the loop runs;
  *  - a PC_MAP: one entry per uop (op_kind = uop id, named by OP_NAME records,
- *    bytecode_pc = the uop's target as a byte offset, op_index = its index in the trace);
+ *    bytecode_pc = the uop's target as a byte offset, op_index = its index in the trace,
+ *    inline_depth = how many frames the trace pushed before it);
+ *  - a second PC_MAP, of code objects (JF_PC_MAP_CODE_OBJECTS): the same entries, each
+ *    naming the code object its target is in: the executor's own, or the function a
+ *    _PUSH_FRAME took into the trace (CODE_OBJECT records, one per function);
  *  - a POINT (label, STENCIL_POINT: uop << 32 | index) at each stencil's first
  *    instruction: jitflow counts how often each stencil was entered, which pystats counts
  *    as execution_count;
@@ -63,10 +69,10 @@
 
 #include <capstone/capstone.h>
 #include <jitflow/emitter.h>
+#include <jitflow/zone_format.h>
 
 #include "stencil_table.h"
 
-#define JF_POINT_LABEL 2
 /* POINT ids: what each counts, readable from the report alone. */
 #define STENCIL_POINT(uop, index) ((uint64_t)(uop) << 32 | (index))
 #define EXIT_POINT(uop, index, n) (1ull << 63 | (uint64_t)(uop) << 32 | (uint64_t)(index) << 8 | (n))
@@ -160,17 +166,164 @@ static void written_now(void) { jf_emitter_flush(zones); }
 static void begin(void) { jf_emit_event(zones, JF_EVENT_INSTRUMENTATION_BEGIN, 0); }
 static void end(void) { jf_emit_event(zones, JF_EVENT_INSTRUMENTATION_END, 0); }
 
-/* The byte offset in its code object that uop i goes back to, or -1 when the uop does
- * not say (its format keeps a jump target there). */
-static int64_t bytecode_offset(const _PyExecutorObject *e, uint32_t i)
+/* Code objects named so far (CODE_OBJECT records), by qualname, file and first line:
+ * the executors' own and those their traces inlined. Ids are small (a pc map's kind is 16
+ * bits) and never reused, and no reference is kept: a code object freed and another made
+ * at its address is told apart by its name. */
+struct named_code { char *key; uint16_t id; };
+static struct named_code *named;
+static size_t nnamed, named_cap;
+static uint64_t unnamed_code_objects;   /* past the 65535 ids */
+
+/* code's CODE_OBJECT id, writing the record the first time; 0 when it cannot be named. */
+static uint16_t code_object_id(PyCodeObject *code)
+{
+	const char *qualname = PyUnicode_AsUTF8(code->co_qualname);
+	const char *file = PyUnicode_AsUTF8(code->co_filename);
+	char key[1024];
+	size_t i;
+
+	if (!qualname || !file) {
+		PyErr_Clear();
+		return 0;
+	}
+	snprintf(key, sizeof(key), "%s\n%s\n%d", qualname, file, code->co_firstlineno);
+	for (i = 0; i < nnamed; i++)
+		if (!strcmp(named[i].key, key))
+			return named[i].id;
+	if (nnamed == UINT16_MAX) {
+		if (!unnamed_code_objects++)
+			fprintf(stderr, "jitflow: more than %u code objects; uops of the others have "
+				"no code object in the pc maps\n", UINT16_MAX);
+		return 0;
+	}
+	if (nnamed == named_cap) {
+		size_t cap = named_cap ? named_cap * 2 : 64;
+		struct named_code *grown = realloc(named, cap * sizeof(*named));
+
+		if (!grown)
+			return 0;
+		named = grown;
+		named_cap = cap;
+	}
+	if (!(named[nnamed].key = strdup(key)))
+		return 0;
+	named[nnamed].id = (uint16_t)(nnamed + 1);
+	jf_emit_code_object(zones, named[nnamed].id, qualname, file, (uint32_t)code->co_firstlineno);
+	return named[nnamed++].id;
+}
+
+/* Uops whose stub target is not their own: an iteration test exits past the loop's
+ * END_FOR (Python/optimizer.c, prepare_for_execution). */
+static int exits_past_loop(int op)
+{
+	return op == _GUARD_NOT_EXHAUSTED_RANGE || op == _GUARD_NOT_EXHAUSTED_LIST ||
+	       op == _GUARD_NOT_EXHAUSTED_TUPLE || op == _FOR_ITER_TIER_TWO;
+}
+
+/* The target (a bytecode index, in code units, in its frame's code object) of a stub
+ * after the trace, or -1. */
+static int64_t stub_target(const _PyExecutorObject *e, uint32_t i)
 {
 	const _PyUOpInstruction *u = &e->trace[i];
 
+	if (i >= e->code_size)
+		return -1;
+	if (u->opcode == _ERROR_POP_N)
+		return (int64_t)u->operand; /* its target; the target field is 0 */
 	if (u->format == UOP_FORMAT_TARGET)
-		return (int64_t)u->target * 2;
+		return u->target;
 	if (u->format == UOP_FORMAT_EXIT && u->exit_index < e->exit_count)
-		return (int64_t)e->exits[u->exit_index].target * 2;
+		return e->exits[u->exit_index].target;
 	return -1;
+}
+
+/* The byte offset in its frame's code object that uop i goes back to, or -1 when the uop
+ * does not say. A uop that can exit or fail keeps jumps instead of its target; the stubs
+ * it jumps to have it: the error stub's operand, or the exit stub's target. _JUMP_TO_TOP
+ * and _DYNAMIC_EXIT have none. */
+static int64_t bytecode_offset(const _PyExecutorObject *e, uint32_t i)
+{
+	const _PyUOpInstruction *u = &e->trace[i];
+	int64_t t = -1;
+
+	switch (u->format) {
+	case UOP_FORMAT_TARGET:
+		if (u->opcode != _JUMP_TO_TOP && u->opcode != _DYNAMIC_EXIT)
+			t = stub_target(e, i);
+		break;
+	case UOP_FORMAT_EXIT:
+		t = stub_target(e, i);
+		break;
+	case UOP_FORMAT_JUMP:
+		if ((_PyUop_Flags[u->opcode] & HAS_ERROR_FLAG) && u->error_target < e->code_size &&
+		    e->trace[u->error_target].opcode == _ERROR_POP_N)
+			t = stub_target(e, u->error_target);
+		else if ((_PyUop_Flags[u->opcode] & (HAS_EXIT_FLAG | HAS_DEOPT_FLAG)) &&
+			 !exits_past_loop(u->opcode) && u->jump_target > i)
+			t = stub_target(e, u->jump_target);
+		break;
+	}
+	return t < 0 ? -1 : t * 2;
+}
+
+#define MAX_INLINED 16   /* 3.13 traces at most TRACE_STACK_SIZE (5) frames deep */
+
+/* The code object each uop runs in (its CODE_OBJECT id, 0: not known) and how deeply it
+ * is inlined: the executor's own code, then from each _PUSH_FRAME on the callee its
+ * operand names (a function, or a code object with the low bit set; 0 when the optimizer
+ * did not follow the call), back at each _POP_FRAME, _RETURN_GENERATOR or _YIELD_VALUE.
+ * Operands are read only when follow_calls is set, for an executor the optimizer has
+ * just made: the objects they point to are alive then. The stubs after the trace run in
+ * the frame of the first uop that jumps to them. */
+static void frames_of(const _PyExecutorObject *e, PyCodeObject *code, int follow_calls,
+		      uint16_t *co, uint16_t *depth)
+{
+	uint16_t stack[MAX_INLINED];
+	uint32_t i, j, n = e->code_size, end = n;
+	int d = 0;
+
+	stack[0] = code_object_id(code);
+	for (i = 0; i < n; i++) {
+		const _PyUOpInstruction *u = &e->trace[i];
+
+		co[i] = stack[d];
+		depth[i] = (uint16_t)d;
+		if (u->opcode == _PUSH_FRAME && d + 1 < MAX_INLINED) {
+			uint64_t operand = u->operand;
+			PyObject *callee = (PyObject *)(uintptr_t)(operand & ~(uint64_t)1);
+			uint16_t id = 0;
+
+			if (follow_calls && callee && (operand & 1) && PyCode_Check(callee))
+				id = code_object_id((PyCodeObject *)callee);
+			else if (follow_calls && callee && !(operand & 1) && PyFunction_Check(callee) &&
+				 PyCode_Check(PyFunction_GET_CODE(callee)))
+				id = code_object_id((PyCodeObject *)PyFunction_GET_CODE(callee));
+			stack[++d] = id;
+		} else if ((u->opcode == _POP_FRAME || u->opcode == _RETURN_GENERATOR ||
+			    u->opcode == _YIELD_VALUE) && d > 0) {
+			d--;
+		} else if (u->opcode == _JUMP_TO_TOP || u->opcode == _EXIT_TRACE ||
+			   u->opcode == _DYNAMIC_EXIT || u->opcode == _COLD_EXIT) {
+			end = i + 1; /* the trace ends; its stubs follow */
+			break;
+		}
+	}
+	for (i = end; i < n; i++) {
+		co[i] = 0;
+		depth[i] = 0;
+		for (j = 0; j < end; j++) {
+			const _PyUOpInstruction *u = &e->trace[j];
+
+			if (u->format == UOP_FORMAT_JUMP && (u->jump_target == i || u->error_target == i)) {
+				co[i] = co[j];
+				depth[i] = depth[j];
+				break;
+			}
+		}
+	}
+	co[n] = 0; /* _FATAL_ERROR */
+	depth[n] = 0;
 }
 
 /* Direct jumps (jmp rel32, or jcc rel32) in [from, to) whose target is dest: a guard's
@@ -323,12 +476,30 @@ static int emit_guards(uint64_t id, uint32_t i, const uint8_t *from, const uint8
 	return guards;
 }
 
-static void describe(_PyExecutorObject *e, PyCodeObject *code, int64_t start_offset)
+/* Whether the executor's trace ends by jumping back to its top (a loop). */
+static int loops(const _PyExecutorObject *e)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->code_size; i++) {
+		int op = e->trace[i].opcode;
+
+		if (op == _JUMP_TO_TOP)
+			return 1;
+		if (op == _EXIT_TRACE || op == _DYNAMIC_EXIT || op == _COLD_EXIT)
+			return 0;
+	}
+	return 0;
+}
+
+static void describe(_PyExecutorObject *e, PyCodeObject *code, int64_t start_offset,
+		     int follow_calls)
 {
 	uint32_t i, n = e->code_size;
 	uint64_t off, data = trampoline_data, code_end, id;
 	uint8_t *base = e->jit_code, *side = e->jit_side_entry;
-	struct jf_pc_map_entry *map;
+	struct jf_pc_map_entry *map, *code_map;
+	uint16_t *co, *depth, root = 0;
 	uint64_t *starts;
 	struct jf_region r;
 	struct described d;
@@ -340,7 +511,10 @@ static void describe(_PyExecutorObject *e, PyCodeObject *code, int64_t start_off
 		return;
 	starts = malloc((n + 1) * sizeof(*starts));
 	map = malloc((n + 1) * sizeof(*map));
-	if (!starts || !map)
+	code_map = malloc((n + 1) * sizeof(*code_map));
+	co = malloc((n + 1) * sizeof(*co));
+	depth = malloc((n + 1) * sizeof(*depth));
+	if (!starts || !map || !code_map || !co || !depth)
 		goto out;
 	off = trampoline_size;
 	for (i = 0; i <= n; i++) {
@@ -378,9 +552,10 @@ static void describe(_PyExecutorObject *e, PyCodeObject *code, int64_t start_off
 			 PyCode_Addr2Line(code, (int)start_offset), start_offset);
 	else
 		snprintf(name, sizeof(name), "executor %" PRIu64, id);
-	if (code)
-		jf_emit_code_object(zones, id, PyUnicode_AsUTF8(code->co_qualname),
-				    PyUnicode_AsUTF8(code->co_filename), (uint32_t)code->co_firstlineno);
+	if (code) {
+		frames_of(e, code, follow_calls, co, depth);
+		root = co[0];
+	}
 	if (PyErr_Occurred())
 		PyErr_Clear();
 
@@ -399,19 +574,30 @@ static void describe(_PyExecutorObject *e, PyCodeObject *code, int64_t start_off
 	r.size = code_end - trampoline_size;
 	r.kind = cold ? JF_REGION_TRAMPOLINE : JF_REGION_TRACE;
 	r.trace_id = id;
-	r.code_object = code ? id : 0;
+	r.code_object = root;
 	jf_emit_region_load(zones, &r);
+	/* _JUMP_TO_TOP jumps to the second uop's stencil (jit.c's _JIT_TOP), past
+	 * _START_EXECUTOR: there the loop's iterations begin */
+	if (n > 1 && loops(e))
+		jf_emit_event(zones, JF_EVENT_LOOP_HEADER, (uint64_t)(uintptr_t)(base + starts[1]));
 
 	for (i = 0; i <= n; i++) {
 		int64_t pc = i < n ? bytecode_offset(e, i) : -1;
+		/* a uop that does not say takes the previous one's offset, in the same frame */
+		int same_frame = code && i && co[i] == co[i - 1] && depth[i] == depth[i - 1];
 
 		map[i].code_offset = (uint32_t)(starts[i] - trampoline_size);
-		map[i].bytecode_pc = pc < 0 ? (i ? map[i - 1].bytecode_pc : 0) : (uint32_t)pc;
+		map[i].bytecode_pc = pc >= 0 ? (uint32_t)pc : i && (!code || same_frame) ?
+				     map[i - 1].bytecode_pc : 0;
 		map[i].op_index = i;
-		map[i].inline_depth = 0;
+		map[i].inline_depth = code ? depth[i] : 0;
 		map[i].op_kind = (uint16_t)(i < n ? e->trace[i].opcode : _FATAL_ERROR);
+		code_map[i] = map[i];
+		code_map[i].op_kind = pc >= 0 || same_frame ? (code ? co[i] : 0) : 0;
 	}
 	jf_emit_pc_map(zones, r.addr, map, n + 1);
+	if (code)
+		jf_emit_pc_map_flags(zones, r.addr, code_map, n + 1, JF_PC_MAP_CODE_OBJECTS);
 
 	for (i = 0; i < n; i++) {
 		const _PyUOpInstruction *u = &e->trace[i];
@@ -448,6 +634,9 @@ static void describe(_PyExecutorObject *e, PyCodeObject *code, int64_t start_off
 out:
 	free(starts);
 	free(map);
+	free(code_map);
+	free(co);
+	free(depth);
 }
 
 /* Cold exits [cold_described, upto): CPython made all of them when the optimizer was
@@ -465,7 +654,7 @@ static void describe_cold_exits(const _PyExecutorObject *e)
 
 		if (e->exits[i].executor == c && c->code_size == 1 &&
 		    c->trace[0].opcode == _COLD_EXIT && c->trace[0].oparg == i)
-			describe(c, NULL, 0);
+			describe(c, NULL, 0, 0);
 		else
 			fprintf(stderr, "jitflow: cold exit %u not where expected\n", i);
 	}
@@ -509,7 +698,7 @@ static int wrapped_optimize(_PyOptimizerObject *self, struct _PyInterpreterFrame
 		begin();
 		hook_type(*exec_ptr);
 		describe_cold_exits(*exec_ptr);
-		describe(*exec_ptr, code, (int64_t)(instr - _PyCode_CODE(code)) * 2);
+		describe(*exec_ptr, code, (int64_t)(instr - _PyCode_CODE(code)) * 2, 1);
 		end();
 		written_now();
 	}
@@ -596,7 +785,9 @@ static int wrap_optimizer(void)
 	for (e = interp->executor_list_head; e; e = e->vm_data.links.next) {
 		hook_type(e);
 		describe_cold_exits(e);
-		describe(e, e->vm_data.code, e->vm_data.code ? (int64_t)e->vm_data.index * 2 : 0);
+		/* made before the module started: the functions their operands name may be
+		 * gone, so inlined frames stay unnamed */
+		describe(e, e->vm_data.code, e->vm_data.code ? (int64_t)e->vm_data.index * 2 : 0, 0);
 	}
 	rc = _Py_SetTier2Optimizer(wrapper);
 	end();
@@ -679,16 +870,19 @@ static PyObject *start(PyObject *mod, PyObject *args)
 	Py_RETURN_TRUE;
 }
 
-/* counts(): (executors described, stencil-size mismatches, uops without a stencil). */
+/* counts(): (executors described, stencil-size mismatches, uops without a stencil, code
+ * objects past the 65535 the pc maps can name). */
 static PyObject *counts(PyObject *mod, PyObject *noargs)
 {
-	return Py_BuildValue("(KKK)", (unsigned long long)(next_id - 1),
-			     (unsigned long long)size_mismatches, (unsigned long long)unknown_uops);
+	return Py_BuildValue("(KKKK)", (unsigned long long)(next_id - 1),
+			     (unsigned long long)size_mismatches, (unsigned long long)unknown_uops,
+			     (unsigned long long)unnamed_code_objects);
 }
 
 static PyMethodDef methods[] = {
 	{ "start", start, METH_VARARGS, "start(jit_stencils_h): describe executors to jitflow" },
-	{ "counts", counts, METH_NOARGS, "(described, size mismatches, unknown uops)" },
+	{ "counts", counts, METH_NOARGS,
+	  "(described, size mismatches, unknown uops, unnamed code objects)" },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -3,7 +3,9 @@
 # JIT build (build.sh) under `jitflow record --emulate --filter=jit` with -X pystats, so
 # that the recording and CPython's own counts come from the same run. Writes, into the
 # folder: recording.tar.xz (perf.data with Intel PT of JIT code only, the zone file,
-# manifest.json), pystats.txt (the oracle) and expected-report.txt.
+# manifest.json), pystats.txt (the oracle), code-objects.txt (the same build's facts
+# about `calls` and the `scale` its executor inlines: tests/cpython/code_facts.py) and
+# expected-report.txt.
 #
 # Usage: tools/runtimes/cpython/record-golden.sh BUILD_DIR [OUT_DIR]
 #   BUILD_DIR  jitflow's build folder (its tools/jitflow and emitter library are used)
@@ -36,6 +38,7 @@ env -u PYTHONPATH -u JITFLOW_ZONE_DIR -u JITFLOW_EMIT_LIB -u PYTHON_JIT \
 new=$(ls -1 "$stats" | grep -vxFf "$work/stats-before" || true)
 [ "$(printf '%s\n' "$new" | grep -c .)" = 1 ] || { echo "expected one new file in $stats, got: $new" >&2; exit 1; }
 mv "$stats/$new" "$out/pystats.txt"
+"$python" "$src/tests/cpython/code_facts.py" program.py calls scale > "$out/code-objects.txt"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=2026-11-29 -C rec -cf - . |
     xz -9e > "$out/recording.tar.xz"
 "$jitflow" report rec > "$out/expected-report.txt"

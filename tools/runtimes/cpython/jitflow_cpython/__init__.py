@@ -71,7 +71,8 @@ def build():
     src, bld = build_dirs()
     lib, inc, stencils = _emit_lib(), _include_dir(), stencils_path()
     key = hashlib.sha256()
-    for path in SOURCES + [os.path.join(inc, "jitflow", "emitter.h"), stencils]:
+    headers = [os.path.join(inc, "jitflow", h) for h in ("emitter.h", "zone_format.h")]
+    for path in SOURCES + headers + [stencils]:
         with open(path, "rb") as f:
             key.update(f.read())
     key.update(("%s\0%s\0%s" % (os.path.realpath(sys.executable), lib, bld)).encode())
