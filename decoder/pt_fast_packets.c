@@ -186,10 +186,41 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 	return 1;
 }
 
+static int reads_ahead_cleanly(struct fast *f);
+
+/* Whether the query decoder reads ahead without an error from here: through PADs and a
+ * FUP to the TIP or TIP.PGD it binds to, or as reads_ahead_cleanly says. The packet decoder
+ * is left where it is. */
+static int read_ahead_ok(struct fast *f)
+{
+	struct pt_packet p;
+	uint64_t at, from;
+	int ok, status;
+
+	if (pt_pkt_get_offset(f->pkt, &at) < 0)
+		return 0;
+	do {
+		if (pt_pkt_get_offset(f->pkt, &from) < 0)
+			return 0;
+		status = pt_pkt_next(f->pkt, &p, sizeof(p));
+	} while (status >= 0 && p.type == ppt_pad);
+	if (status >= 0 && p.type == ppt_fup) {
+		do {
+			status = pt_pkt_next(f->pkt, &p, sizeof(p));
+		} while (status >= 0 && p.type == ppt_pad);
+		ok = status >= 0 && (p.type == ppt_tip || p.type == ppt_tip_pgd);
+	} else {
+		ok = pt_pkt_sync_set(f->pkt, from) >= 0 && reads_ahead_cleanly(f);
+	}
+	return pt_pkt_sync_set(f->pkt, at) >= 0 && ok;
+}
+
 /* TIP.PGE: tracing enabled, and a MODE.exec before it applies at its IP. While tracing is
  * on, libipt 2.1 rejects it ("unexpected packet context"); the block decoder reports that
  * with the IP of the last block it decoded, known here only when it decoded none since it
- * synchronised (fresh): 0. */
+ * synchronised (fresh): 0. It sees the TIP.PGE only if the query decoder reads on past it
+ * without an error; else that error is the one reported (fuzz_pt_decode: an unknown packet
+ * after it). */
 static int packet_pge(struct fast *f, const struct pt_packet_ip *ipp, uint64_t offset, int fresh)
 {
 	struct pt_event ev;
@@ -199,7 +230,8 @@ static int packet_pge(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		return 1;
 	f->ovf_off = 0;
 	if (f->enabled)
-		return !fresh || jf_fast_resync_after_violation(f, offset, -pte_bad_context, 0);
+		return !fresh || !read_ahead_ok(f) ||
+		       jf_fast_resync_after_violation(f, offset, -pte_bad_context, 0);
 	memset(&ev, 0, sizeof(ev));
 	ev.type = ptev_enabled;
 	ev.variant.enabled.ip = ip;
