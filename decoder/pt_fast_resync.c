@@ -18,8 +18,10 @@ int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64
 	struct jf_flow *error, *lost;
 	uint64_t psb, sync_ip;
 
-	/* A watched decoder's stretches are compared with another's state: it hands over. */
-	if (f->watch || at < f->restart)
+	/* A watched decoder's stretches are compared with another's state: it hands over.
+	 * So does a trace with timing packets: the error's and the loss's times are not
+	 * modelled. */
+	if (f->watch || at < f->restart || f->timed)
 		return 1;
 	psb = jf_fast_psb_after(f, at);
 	/* The loss record carries the time of the PSB+ synchronised at (none without timing
