@@ -331,7 +331,10 @@ void jf_fast_free_decoders(struct fast *f)
 		pt_pkt_free_decoder(f->psbs);
 	if (f->pkt)
 		pt_pkt_free_decoder(f->pkt);
+	if (f->sync_check)
+		pt_blk_free_decoder(f->sync_check);
 	jf_pt_check_free(f->check);
+	f->sync_check = NULL;
 	f->qry = NULL;
 	f->psbs = NULL;
 	f->pkt = NULL;

@@ -59,6 +59,7 @@ struct fast {
 	struct jf_payloads *payloads;
 	int by_packets;             /* following packets (no timing in the trace so far) */
 	struct pt_packet_decoder *psbs; /* finds PSBs (restart points) */
+	struct pt_block_decoder *sync_check; /* whether libipt syncs at a PSB (pt_fast_resync.c) */
 	struct jf_pt_check *check;
 	struct jf_insn_cache *insns;
 	struct jf_fast_blocks *blocks;
