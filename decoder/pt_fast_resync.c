@@ -45,6 +45,11 @@ int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64
 	if (f->watch || at < f->restart || f->timed)
 		return 1;
 	psb = jf_fast_psb_after(f, at);
+	/* The block decoder synchronises at the PSB its status check finds next
+	 * (raise_violation in pt_decoder.c); where that is another (a PSB pattern that is
+	 * not a PSB+, fuzz_pt_decode), it reports a sync error there first: not modelled. */
+	if (jf_pt_check_next_psb(f->check, at) != (psb >= f->cfg.size ? -1 : (int64_t)psb))
+		return 1;
 	/* The loss record carries the time of the PSB+ synchronised at (none without timing
 	 * packets); where libipt's block decoder cannot synchronise there, its records differ:
 	 * both hand over. So does a TIP.PGE while tracing with no PSB after it: where libipt's
