@@ -1,7 +1,8 @@
 /* Intel PT fast counting path: libipt's packet decoder and a TNT payload cache
- * (pt_fast_packets.c, "following packets") or, when the trace has timing packets, libipt's query
- * decoder for the packets; a block cache for the code; and libipt's block decoder
- * (pt_decoder.c) for everything else.
+ * (pt_fast_packets.c, "following packets", with libipt's time estimation kept beside it
+ * when counting: pt_fast_time.c) or, when blocks are returned from a trace with timing
+ * packets, libipt's query decoder for the packets; a block cache for the code; and
+ * libipt's block decoder (pt_decoder.c) for everything else.
  *
  * libipt's block decoder spends most of its time per block: finding the section, its
  * block cache, the event checks. For counting, a block's instructions only depend on its

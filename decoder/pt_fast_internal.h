@@ -286,7 +286,7 @@ int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64
 
 /* pt_fast_packets.c: following packets (no timing packet in the trace): the next
  * packet(s), 0 or 1 if not modelled; and whether the PSB+ at psb has timing packets (or
- * cannot be read), which makes the query path decode. */
+ * cannot be read), which makes the query path decode when blocks are returned. */
 int jf_fast_next_packet(struct fast *f);
 int jf_fast_psb_has_timing(struct fast *f, uint64_t psb);
 

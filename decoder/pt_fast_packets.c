@@ -833,7 +833,8 @@ int jf_fast_next_packet(struct fast *f)
 	}
 }
 
-/* Whether the PSB+ at psb has timing packets (or cannot be read): the query path's. */
+/* Whether the PSB+ at psb has timing packets (or cannot be read): the query path's when
+ * blocks are returned. */
 int jf_fast_psb_has_timing(struct fast *f, uint64_t psb)
 {
 	struct pt_packet p;
