@@ -1,7 +1,8 @@
 /* Intel PT fast counting path: libipt's packet decoder and a TNT payload cache
- * (pt_fast_packets.c, "following packets") or, when the trace has timing packets, libipt's query
- * decoder for the packets; a block cache for the code; and libipt's block decoder
- * (pt_decoder.c) for everything else.
+ * (pt_fast_packets.c, "following packets", with libipt's time estimation kept beside it
+ * when counting: pt_fast_time.c) or, when blocks are returned from a trace with timing
+ * packets, libipt's query decoder for the packets; a block cache for the code; and
+ * libipt's block decoder (pt_decoder.c) for everything else.
  *
  * libipt's block decoder spends most of its time per block: finding the section, its
  * block cache, the event checks. For counting, a block's instructions only depend on its
@@ -109,7 +110,7 @@ static void note_time(struct fast *f, uint64_t t)
 	f->has_time = 1;
 }
 
-static void note_block_time(struct fast *f)
+void jf_fast_note_block_time(struct fast *f)
 {
 	uint64_t t = jf_fast_time_now(f);
 
@@ -177,6 +178,12 @@ void jf_fast_fill_state(struct fast *f, struct jf_pt_fast_state *st)
 		st->status = f->status;
 		pt_qry_time(f->qry, &st->tsc, &st->lost_mtc, &st->lost_cyc);
 		pt_qry_core_bus_ratio(f->qry, &st->cbr);
+	} else if (f->timed) {
+		/* Following packets with timing: the time as the query path carries it. */
+		st->tsc = f->last_time.tsc;
+		st->lost_mtc = f->last_time.lost_mtc;
+		st->lost_cyc = f->last_time.lost_cyc;
+		st->cbr = f->last_time.cbr;
 	}
 	for (i = f->top; i != f->bottom; st->depth++) {
 		i = (uint8_t)(!i ? RETSTACK_SIZE : i - 1);
@@ -326,7 +333,10 @@ void jf_fast_free_decoders(struct fast *f)
 		pt_pkt_free_decoder(f->psbs);
 	if (f->pkt)
 		pt_pkt_free_decoder(f->pkt);
+	if (f->sync_check)
+		pt_blk_free_decoder(f->sync_check);
 	jf_pt_check_free(f->check);
+	f->sync_check = NULL;
 	f->qry = NULL;
 	f->psbs = NULL;
 	f->pkt = NULL;
@@ -445,7 +455,7 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 	 * query decoder may have read a time a block would have had; fuzz_pt_decode). */
 	if (n) {
 		f->blocks_n++;
-		note_block_time(f);
+		jf_fast_note_block_time(f);
 	}
 	return 0;
 }
@@ -723,7 +733,7 @@ static int next_block(struct fast *f)
 	default:
 		return 1;
 	}
-	note_block_time(f);
+	jf_fast_note_block_time(f);
 	if (!f->emit)
 		return 0;
 	if (jf_fast_emit_block(f, b, offset))
@@ -791,9 +801,10 @@ static int start(struct fast *f, struct jf_error *err)
 	 * found a trace whose only time was there). */
 	if (at > first)
 		return jf_fast_hand_over(f, err);
-	/* Without timing (and erratum BDM70's FUPs, which depend on the query decoder's
-	 * state), follow the packets from here, PSB+ included. */
-	if (!f->bdm70 && !jf_fast_psb_has_timing(f, at)) {
+	/* Follow the packets from here, PSB+ included: counting, with or without timing
+	 * packets (pt_fast_time.h); returning blocks, without (their time is the query
+	 * path's). Not with erratum BDM70's FUPs, which depend on the query decoder's state. */
+	if (!f->bdm70 && (!f->emit || !jf_fast_psb_has_timing(f, at))) {
 		f->by_packets = 1;
 		f->fresh = 1;
 		if (pt_pkt_sync_set(f->pkt, at) < 0)
@@ -937,6 +948,9 @@ static int setup(struct fast *f, struct jf_error *err)
 	f->skd010 = config.errata.skd010;
 	f->apl12 = config.errata.apl12;
 	f->nom_freq = config.nom_freq;
+	f->skd007 = config.errata.skd007;
+	jf_pt_time_config_from(&f->time_cfg, &config);
+	jf_pt_time_init(&f->time);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "jitflow/pt.h"
 #include "pt_fast_blocks.h"
 #include "pt_fast_payloads.h"
+#include "pt_fast_time.h"
 #include "pt_fast_watch.h"
 #include "pt_status_check.h"
 
@@ -58,6 +59,7 @@ struct fast {
 	struct jf_payloads *payloads;
 	int by_packets;             /* following packets (no timing in the trace so far) */
 	struct pt_packet_decoder *psbs; /* finds PSBs (restart points) */
+	struct pt_block_decoder *sync_check; /* whether libipt syncs at a PSB (pt_fast_resync.c) */
 	struct jf_pt_check *check;
 	struct jf_insn_cache *insns;
 	struct jf_fast_blocks *blocks;
@@ -79,6 +81,21 @@ struct fast {
 	int time_memo_valid;
 	uint64_t ret[RETSTACK_SIZE + 1];
 	uint8_t top, bottom;
+
+	/* Following packets of a trace with timing (counting only: f->emit takes the query
+	 * path there): libipt's time estimation as the query decoder keeps it
+	 * (pt_fast_time.h), and the time as pt_qry_time gives it, read at the last packet a
+	 * query consumed (a TNT, a TIP, an event's): the time of the records made now. */
+	struct jf_pt_time time;
+	struct jf_pt_time_config time_cfg;
+	int timed;                  /* a timing packet was read since decoding started */
+	int time_dirty;             /* time changed since last_time was read */
+	struct {
+		uint64_t tsc, ns;   /* ns: 0 where libipt has no time */
+		uint32_t lost_mtc, lost_cyc;
+		uint8_t cbr;
+	} last_time;
+	int skd007;                 /* erratum SKD007 (a CYC that may hide an OVF) */
 
 	/* what libipt's query decoder keeps between packets, when following packets */
 	uint64_t last_ip;           /* IP compression: the last IP packet's full address */
@@ -174,9 +191,9 @@ uint64_t jf_fast_time_read(struct fast *f);
  * between two queries take the time read once. */
 static inline uint64_t jf_fast_time_now(struct fast *f)
 {
-	/* Following packets, no timing packet has been seen: libipt has no time either. */
+	/* Following packets: the time read at the last query (0 without timing packets). */
 	if (f->by_packets)
-		return 0;
+		return f->last_time.ns;
 	if (f->time_memo_valid && f->time_at_queries == f->queries)
 		return f->time_memo;
 	return jf_fast_time_read(f);
@@ -211,6 +228,23 @@ static inline struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_ki
 	return fl;
 }
 void jf_fast_settle(struct fast *f, uint64_t offset);
+
+/* Following packets, a query consumes a packet now: the time it reads (jf_fast_time_now's
+ * from here on). */
+static inline void jf_fast_read_time(struct fast *f)
+{
+	if (!f->time_dirty)
+		return;
+	f->time_dirty = 0;
+	f->last_time.tsc = f->time.tsc;
+	f->last_time.lost_mtc = f->time.lost_mtc;
+	f->last_time.lost_cyc = f->time.lost_cyc;
+	f->last_time.cbr = f->time.have_cbr ? f->time.cbr : 0;
+	f->last_time.ns = f->time.have_tsc && f->time.tsc ? jf_tsc_to_ns(&f->cfg.conv, f->time.tsc) : 0;
+}
+/* pt_fast.c: a block that ended at a query is stamped with the time now (counted in the
+ * stretch's time span). */
+void jf_fast_note_block_time(struct fast *f);
 void jf_fast_push_return(struct fast *f, uint64_t ip);
 int jf_fast_pop_return(struct fast *f, uint64_t *ip);
 
@@ -253,7 +287,7 @@ int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64
 
 /* pt_fast_packets.c: following packets (no timing packet in the trace): the next
  * packet(s), 0 or 1 if not modelled; and whether the PSB+ at psb has timing packets (or
- * cannot be read), which makes the query path decode. */
+ * cannot be read), which makes the query path decode when blocks are returned. */
 int jf_fast_next_packet(struct fast *f);
 int jf_fast_psb_has_timing(struct fast *f, uint64_t psb);
 

@@ -1,6 +1,6 @@
 /* Intel PT fast path, following packets: libipt's packet decoder and the TNT
- * payload cache, for traces without timing packets (pt_fast.c decides; the query path,
- * the stretches and the hand-over are there). */
+ * payload cache, for traces without timing packets and, when counting, with them
+ * (pt_fast.c decides; the query path, the stretches and the hand-over are there). */
 #include "pt_events.h"
 #include "pt_fast_internal.h"
 
@@ -12,11 +12,47 @@
  * The query decoder above hands out one TNT bit per call and hides the payloads, so a
  * cache of what a payload decodes to cannot sit on it. Without timing packets, what it
  * keeps between packets is little: IP compression, a FUP or MODE.exec waiting for the
- * TIP it binds to, a PSB+'s status updates. This keeps the same by the rules of libipt
- * 2.0's pt_query_decoder.c and pt_last_ip.c, builds the events the query decoder would
- * give and applies them as the query path does (apply_event). Any other packet or
- * combination hands over; a timing packet too, as libipt's time is not modelled here. An
- * overflow is followed as libipt follows it: no hand-over. */
+ * TIP it binds to, a PSB+'s status updates, and its time (pt_fast_time.h). This keeps the
+ * same by the rules of libipt 2.0's pt_query_decoder.c and pt_last_ip.c, builds the events
+ * the query decoder would give and applies them as the query path does (apply_event). Any
+ * other packet or combination hands over. An overflow is followed as libipt follows it:
+ * no hand-over. With timing packets (counting only), what this path has not been checked
+ * on hands over: resynchronisations, a PSB+ right after another, CBRs outside a PSB+, an
+ * event before the first TSC. */
+
+/* A timing packet (p), in a PSB+ (header) or not, as the query decoder reads it. Returns
+ * 0, or 1 if not modelled: returning blocks (their time is the query path's), or where
+ * libipt's query decoder fails or works around an erratum. */
+static int packet_timing(struct fast *f, const struct pt_packet *p, int header)
+{
+	const struct jf_pt_time_config *c = &f->time_cfg;
+	int errcode;
+
+	if (f->emit)
+		return 1;
+	switch (p->type) {
+	case ppt_tsc:
+		errcode = jf_pt_time_tsc(&f->time, c, p->payload.tsc.tsc, header);
+		break;
+	case ppt_tma:
+		errcode = jf_pt_time_tma(&f->time, c, p->payload.tma.ctc, p->payload.tma.fc);
+		break;
+	case ppt_mtc:
+		errcode = jf_pt_time_mtc(&f->time, c, p->payload.mtc.ctc);
+		break;
+	case ppt_cyc:
+		/* SKD007: a two-byte CYC may be an OVF's start (pt_qry_decode_cyc). */
+		if (f->skd007 && p->size == 2)
+			return 1;
+		errcode = jf_pt_time_cyc(&f->time, c, p->payload.cyc.value);
+		break;
+	default:
+		return 1;
+	}
+	f->timed = 1;
+	f->time_dirty = 1;
+	return errcode < 0;
+}
 
 /* IP compression (pt_last_ip.c). Returns 0, or 1 for a compression libipt rejects. */
 static int update_last_ip(struct fast *f, const struct pt_packet_ip *p)
@@ -61,13 +97,32 @@ void jf_fast_settle(struct fast *f, uint64_t offset)
 		f->pending.flows[f->await].offset = f->cfg.base_offset + offset;
 }
 
+/* Stamp ev with libipt's time now: 1, or 0 where a timing packet came but no TSC yet. */
+static int stamp_event(const struct fast *f, struct pt_event *ev)
+{
+	if (f->time.have_tsc) {
+		ev->has_tsc = 1;
+		ev->tsc = f->time.tsc;
+		ev->lost_mtc = f->time.lost_mtc;
+		ev->lost_cyc = f->time.lost_cyc;
+		return 1;
+	}
+	return !f->timed;
+}
+
 /* Apply an event and queue its record: at offset if the query decoder has not consumed the
  * packet that gave it (more events are bound to it), else at the next stop's. Returns 0,
  * or 1 if not modelled. */
-static int packet_event(struct fast *f, const struct pt_event *ev, int consumed, uint64_t offset)
+static int packet_event(struct fast *f, struct pt_event *ev, int consumed, uint64_t offset)
 {
 	struct jf_flow *fl;
 
+	/* The query decoder stamps an event with its time where it makes it: here, unless
+	 * the caller stamped it earlier (an overflow). An event without a time takes the
+	 * time after the next read (pt_fast.c, retime), which this path does not model. */
+	if (!ev->has_tsc && !stamp_event(f, ev))
+		return 1;
+	jf_fast_read_time(f);
 	f->emit_offset = offset;
 	if (jf_fast_apply_event(f, ev))
 		return 1;
@@ -93,6 +148,10 @@ static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t of
 	if (!nbits || !f->enabled || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
 		return 1;
 	f->report.tnt_packets++;
+	/* Each bit ends a block, stamped with the time at this packet. */
+	jf_fast_read_time(f);
+	if (f->last_time.ns)
+		jf_fast_note_block_time(f);
 	while (nbits) {
 		const struct jf_payload_path *p = jf_payload_path_at(
 			f->payloads, f->isa, f->ip, f->generation, bits, nbits);
@@ -177,6 +236,8 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		case JF_FAST_FAR_CALL:
 			f->ip = to;
 			jf_fast_settle(f, offset);
+			jf_fast_read_time(f);
+			jf_fast_note_block_time(f);
 			return 0;
 		default:
 			/* A conditional branch without a TNT bit (an error), or bad code. */
@@ -186,10 +247,41 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 	return 1;
 }
 
+static int reads_ahead_cleanly(struct fast *f);
+
+/* Whether the query decoder reads ahead without an error from here: through PADs and a
+ * FUP to the TIP or TIP.PGD it binds to, or as reads_ahead_cleanly says. The packet decoder
+ * is left where it is. */
+static int read_ahead_ok(struct fast *f)
+{
+	struct pt_packet p;
+	uint64_t at, from;
+	int ok, status;
+
+	if (pt_pkt_get_offset(f->pkt, &at) < 0)
+		return 0;
+	do {
+		if (pt_pkt_get_offset(f->pkt, &from) < 0)
+			return 0;
+		status = pt_pkt_next(f->pkt, &p, sizeof(p));
+	} while (status >= 0 && p.type == ppt_pad);
+	if (status >= 0 && p.type == ppt_fup) {
+		do {
+			status = pt_pkt_next(f->pkt, &p, sizeof(p));
+		} while (status >= 0 && p.type == ppt_pad);
+		ok = status >= 0 && (p.type == ppt_tip || p.type == ppt_tip_pgd);
+	} else {
+		ok = pt_pkt_sync_set(f->pkt, from) >= 0 && reads_ahead_cleanly(f);
+	}
+	return pt_pkt_sync_set(f->pkt, at) >= 0 && ok;
+}
+
 /* TIP.PGE: tracing enabled, and a MODE.exec before it applies at its IP. While tracing is
  * on, libipt 2.1 rejects it ("unexpected packet context"); the block decoder reports that
  * with the IP of the last block it decoded, known here only when it decoded none since it
- * synchronised (fresh): 0. */
+ * synchronised (fresh): 0. It sees the TIP.PGE only if the query decoder reads on past it
+ * without an error; else that error is the one reported (fuzz_pt_decode: an unknown packet
+ * after it). */
 static int packet_pge(struct fast *f, const struct pt_packet_ip *ipp, uint64_t offset, int fresh)
 {
 	struct pt_event ev;
@@ -199,7 +291,8 @@ static int packet_pge(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		return 1;
 	f->ovf_off = 0;
 	if (f->enabled)
-		return !fresh || jf_fast_resync_after_violation(f, offset, -pte_bad_context, 0);
+		return !fresh || !read_ahead_ok(f) ||
+		       jf_fast_resync_after_violation(f, offset, -pte_bad_context, 0);
 	memset(&ev, 0, sizeof(ev));
 	ev.type = ptev_enabled;
 	ev.variant.enabled.ip = ip;
@@ -236,34 +329,50 @@ static int packet_pgd(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 }
 
 /* OVF at offset: libipt's query decoder forgets what it kept between packets (IP
- * compression; a FUP or MODE.exec waiting is not modelled) and looks ahead for the FUP the
- * overflow binds to, which says tracing is on where it resolved (the overflow's IP); a
- * packet that cannot come before that FUP says tracing was off (pt_qry_decode_ovf in libipt
- * 2.0). Here only PADs may come between: timing packets are the query path's. The errata
- * libipt works around there (SKD010, APL12) are not modelled. Returns 0, or 1 if not
- * modelled. */
+ * compression, the time's calibration; a FUP or MODE.exec waiting is not modelled) and
+ * looks ahead for the FUP the overflow binds to, which says tracing is on where it
+ * resolved (the overflow's IP); a packet that cannot come before that FUP says tracing was
+ * off (pt_qry_decode_ovf in libipt 2.0). Here only PADs and a few TSCs, TMAs, MTCs and
+ * CYCs may come between: the overflow has the time at the OVF, the FUP the time after
+ * them. The errata libipt works around there (SKD010, APL12) are not modelled. Returns 0,
+ * or 1 if not modelled. */
 static int packet_ovf(struct fast *f, uint64_t offset)
 {
+	struct pt_packet p, timing[8];
 	struct pt_event ev;
-	struct pt_packet p;
-	uint64_t at;
-	int status;
+	uint64_t at, after;
+	int status, ntiming = 0, i;
 
-	if (f->pend_fup || f->pend_mode)
+	if (f->pend_fup || f->pend_mode || pt_pkt_get_offset(f->pkt, &after) < 0)
 		return 1;
 	f->have_ip = f->ip_suppressed = 0;
 	f->last_ip = 0;
+	jf_pt_time_overflow(&f->time);
 	memset(&ev, 0, sizeof(ev));
 	ev.type = ptev_overflow;
-	do {
+	if (!stamp_event(f, &ev))
+		return 1;
+	for (;;) {
 		if (pt_pkt_get_offset(f->pkt, &at) < 0)
 			return 1;
 		status = pt_pkt_next(f->pkt, &p, sizeof(p));
-	} while (status >= 0 && p.type == ppt_pad);
+		if (status < 0 || (p.type != ppt_pad && p.type != ppt_tsc && p.type != ppt_tma &&
+				   p.type != ppt_mtc && p.type != ppt_cyc))
+			break;
+		if (p.type != ppt_pad) {
+			if (ntiming == (int)(sizeof(timing) / sizeof(timing[0])))
+				return 1;
+			timing[ntiming++] = p;
+		}
+	}
 	if (status >= 0 && p.type == ppt_fup) {
 		if (f->apl12 || update_last_ip(f, &p.payload.ip) ||
 		    last_ip(f, &ev.variant.overflow.ip))
 			return 1;
+		for (i = 0; i < ntiming; i++) {
+			if (packet_timing(f, &timing[i], 0))
+				return 1;
+		}
 		return packet_event(f, &ev, 1, offset);
 	}
 	if (f->skd010)
@@ -290,10 +399,10 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 		default:
 			return 1; /* timing packets, or an error libipt reports */
 		}
-		/* That packet is read next, as the query decoder reads on from the OVF. */
-		if (pt_pkt_sync_set(f->pkt, at) < 0)
-			return 1;
 	}
+	/* The packets after the OVF are read next, as the query decoder reads on from it. */
+	if (pt_pkt_sync_set(f->pkt, after) < 0)
+		return 1;
 	ev.ip_suppressed = 1;
 	f->ovf_off = 1;
 	return packet_event(f, &ev, 1, offset);
@@ -369,28 +478,38 @@ static int reads_ahead_cleanly(struct fast *f)
 	}
 }
 
-/* Whether another PSB follows the PSBEND just read (PADs between), and the PSB+ just read
- * has status updates: libipt's query decoder returns its last update only once it has read
- * on past the PSBEND, and with a PSB right after it, through that PSB+ to the next packet
- * it stops at, and the block decoder fetches the next update before it returns this one;
- * a read that fails there and the update is never returned (fuzz_pt_decode: a bad packet
- * after two PSB+s). So this path goes on through such PSB+s only when the read ahead
+/* Whether another PSB follows the PSBEND just read (PADs between; timing packets between
+ * are not modelled), and the PSB+ just read has status updates: libipt's query decoder
+ * returns its last update only once it has read on past the PSBEND, and with a PSB right
+ * after it, through that PSB+ to the next packet it stops at, and the block decoder
+ * fetches the next update before it returns this one; a read that fails there and the
+ * update is never returned (fuzz_pt_decode: a bad packet after two PSB+s, also with a
+ * CYC between them). So this path goes on through such PSB+s only when the read ahead
  * succeeds (chained is then set: the next PSB+'s updates are fetched with this one's);
  * else (1) the caller hands over. */
 static int psb_follows(struct fast *f)
 {
 	struct pt_packet p;
 	uint64_t after;
-	int psb = 0, clean = 1;
+	int psb = 0, clean = 1, timing = 0;
 
 	if (pt_pkt_get_offset(f->pkt, &after) < 0)
 		return 1;
 	while (pt_pkt_next(f->pkt, &p, sizeof(p)) >= 0) {
+		/* The query decoder reads on past timing packets as past PADs (a read that can
+		 * fail there: not modelled). */
+		if (p.type == ppt_tsc || p.type == ppt_tma || p.type == ppt_mtc ||
+		    p.type == ppt_cyc) {
+			timing = 1;
+			continue;
+		}
 		if (p.type != ppt_pad) {
 			psb = p.type == ppt_psb;
 			break;
 		}
 	}
+	if (psb && timing)
+		return 1;
 	if (psb) {
 		if (pt_pkt_sync_set(f->pkt, after) < 0)
 			return 1;
@@ -454,7 +573,7 @@ static int bad_status_update(struct fast *f, const struct pt_event *evs, int n, 
 {
 	int i;
 
-	if (ovf_off || chained || !f->off_at_ip || f->ip != fup_ip)
+	if (ovf_off || chained || !f->off_at_ip || f->ip != fup_ip || f->timed)
 		return 1;
 	for (i = 0; i + 2 < n; i++) {
 		struct jf_flow *fl = jf_fast_queue_flow(f, JF_FLOW_OTHER, off);
@@ -479,6 +598,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		return 1;
 	f->have_ip = f->ip_suppressed = 0; /* a PSB resets IP compression */
 	f->last_ip = 0;
+	jf_pt_time_psb(&f->time, &f->time_cfg);
 	for (;;) {
 		if (pt_pkt_get_offset(f->pkt, &off) < 0 || pt_pkt_next(f->pkt, &p, sizeof(p)) < 0)
 			return 1;
@@ -491,6 +611,12 @@ static int packet_psb(struct fast *f, uint64_t psb)
 				return 1;
 			fup_payload = p.payload.ip.ip;
 			fup = 1;
+			continue;
+		}
+		if (p.type == ppt_tsc || p.type == ppt_tma || p.type == ppt_mtc ||
+		    p.type == ppt_cyc) {
+			if (packet_timing(f, &p, 1))
+				return 1;
 			continue;
 		}
 		if (n == MAX_PSB_EVENTS)
@@ -522,6 +648,8 @@ static int packet_psb(struct fast *f, uint64_t psb)
 			 * query path's. */
 			if (!p.payload.cbr.ratio || f->nom_freq)
 				return 1;
+			jf_pt_time_cbr(&f->time, &f->time_cfg, p.payload.cbr.ratio, 1);
+			f->time_dirty = 1;
 			evs[n].type = ptev_cbr;
 			evs[n].variant.cbr.ratio = p.payload.cbr.ratio;
 			break;
@@ -539,6 +667,8 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		return packet_quiet_psb(f, psb, off, fup);
 	if (psb_follows(f))
 		return 1;
+	/* The updates are read at the PSBEND, with the PSB+'s time. */
+	jf_fast_read_time(f);
 	jf_fast_settle(f, off);
 	if (fup && !f->enabled && psb != f->restart)
 		return bad_status_update(f, evs, n, off, ovf_off, chained, fup_ip, fup_payload);
@@ -560,9 +690,40 @@ static int packet_psb(struct fast *f, uint64_t psb)
 	return 0;
 }
 
+/* A CYC or MTC at off, read as libipt's pt_pkt_read_cyc and pt_pkt_read_mtc read them
+ * (the most frequent packets of a trace with cycle-accurate timing), into p: its size, or
+ * 0 for another packet or one libipt's packet decoder is to read (it fails). */
+static unsigned short_timing(const struct fast *f, uint64_t off, struct pt_packet *p)
+{
+	const uint8_t *t = f->cfg.trace;
+	uint64_t value, at = off;
+	unsigned byte = t[at++], shl = 5, ext = byte & 0x04;
+
+	if (byte == 0x59) {
+		if (at >= f->cfg.size)
+			return 0;
+		p->type = ppt_mtc;
+		p->payload.mtc.ctc = t[at];
+		return p->size = 2;
+	}
+	if ((byte & 0x03) != 0x03)
+		return 0;
+	value = byte >> 3;
+	while (ext) {
+		if (at >= f->cfg.size || shl + 7 > 64)
+			return 0;
+		ext = t[at] & 0x01;
+		value |= (uint64_t)(t[at++] >> 1) << shl;
+		shl += 7;
+	}
+	p->type = ppt_cyc;
+	p->payload.cyc.value = value;
+	return p->size = (uint8_t)(at - off);
+}
+
 /* PADs and TNT-8s, the most frequent packets, read here (one byte each, as libipt's
- * pt_df_fetch and pt_pkt_read_tnt_8 read them): from *off to the first other packet.
- * Returns 0, or 1 if not modelled. */
+ * pt_df_fetch and pt_pkt_read_tnt_8 read them), and CYCs and MTCs when counting: from
+ * *off to the first other packet. Returns 0, or 1 if not modelled. */
 static int next_short_packets(struct fast *f, uint64_t *off)
 {
 	const uint8_t *t = f->cfg.trace;
@@ -572,8 +733,21 @@ static int next_short_packets(struct fast *f, uint64_t *off)
 
 		if (byte == 0x00)
 			continue; /* PAD */
-		if ((byte & 1) || byte == 0x02)
-			return 0; /* 0x02 starts the extended opcodes; odd bytes are other packets */
+		if (byte & 1) {
+			struct pt_packet p;
+			unsigned size;
+
+			/* Odd bytes start other packets: CYC and MTC read here when counting. */
+			if (f->emit || !(size = short_timing(f, *off, &p)))
+				return 0;
+			f->fresh = 0;
+			if (packet_timing(f, &p, 0))
+				return 1;
+			*off += size - 1;
+			continue;
+		}
+		if (byte == 0x02)
+			return 0; /* 0x02 starts the extended opcodes */
 		/* TNT-8: the bits below the highest set bit (the stop bit) of byte >> 1. */
 		v = byte >> 1;
 		while (v >> (nbits + 1))
@@ -625,6 +799,12 @@ int jf_fast_next_packet(struct fast *f)
 		return 0;
 	case ppt_psb:
 		return packet_psb(f, off);
+	case ppt_tsc:
+	case ppt_tma:
+	case ppt_mtc:
+	case ppt_cyc:
+		/* Read ahead past, as PADs are. */
+		return packet_timing(f, &p, 0);
 	default:
 		break;
 	}
@@ -653,7 +833,8 @@ int jf_fast_next_packet(struct fast *f)
 	}
 }
 
-/* Whether the PSB+ at psb has timing packets (or cannot be read): the query path's. */
+/* Whether the PSB+ at psb has timing packets (or cannot be read): the query path's when
+ * blocks are returned. */
 int jf_fast_psb_has_timing(struct fast *f, uint64_t psb)
 {
 	struct pt_packet p;

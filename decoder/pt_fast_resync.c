@@ -9,28 +9,54 @@
  * every PSB period (../shared's Unzip), where a hand-over for each cost more than the block
  * decoder alone. */
 #include "pt_fast_internal.h"
+#include "pt_libipt_config.h"
 
 #include <intel-pt.h>
 #include <stdio.h>
 
+/* Whether libipt's block decoder synchronises at psb without an error. Its query decoder
+ * can where it cannot: the block decoder also fetches the events pending after the PSB+
+ * (fuzz_pt_decode: a MODE.exec after the PSBEND, then a TNT, is "trace stream does not
+ * match query"), and then goes on to the next PSB, so the loss is not the one below. One
+ * block decoder (without code: what the sync reads is trace) serves every resync. */
+static int block_decoder_syncs(struct fast *f, uint64_t psb)
+{
+	if (!f->sync_check) {
+		struct pt_config config;
+		struct jf_error err;
+
+		if (jf_pt_libipt_config(&f->cfg, &config, &err) < 0)
+			return 0;
+		f->sync_check = pt_blk_alloc_decoder(&config);
+		if (!f->sync_check)
+			return 0;
+	}
+	return pt_blk_sync_set(f->sync_check, psb) >= 0;
+}
+
 int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64_t ip)
 {
 	struct jf_flow *error, *lost;
-	uint64_t psb, sync_ip;
+	uint64_t psb;
 
 	/* A watched decoder's stretches are compared with another's state: it hands over,
-	 * unless its watcher knows that it starts afresh here (the commit's fresh). */
-	if ((f->watch && !f->watch_resyncs) || at < f->restart)
+	 * unless its watcher knows that it starts afresh here (the commit's fresh). So does a
+	 * trace with timing packets: the error's and the loss's times are not modelled. */
+	if ((f->watch && !f->watch_resyncs) || at < f->restart || f->timed)
 		return 1;
 	psb = jf_fast_psb_after(f, at);
+	/* The block decoder synchronises at the PSB its status check finds next
+	 * (raise_violation in pt_decoder.c); where that is another (a PSB pattern that is
+	 * not a PSB+, fuzz_pt_decode), it reports a sync error there first: not modelled. */
+	if (jf_pt_check_next_psb(f->check, at) != (psb >= f->cfg.size ? -1 : (int64_t)psb))
+		return 1;
 	/* The loss record carries the time of the PSB+ synchronised at (none without timing
-	 * packets); where libipt cannot synchronise there, its records differ: both hand
-	 * over. So does a TIP.PGE while tracing with no PSB after it: where libipt's block
-	 * decoder then places the error and the loss depends on the packets after the TIP.PGE
-	 * (fuzz_pt_decode). This query decoder is not needed past here (resume makes a new
-	 * one). */
+	 * packets); where libipt's block decoder cannot synchronise there, its records differ:
+	 * both hand over. So does a TIP.PGE while tracing with no PSB after it: where libipt's
+	 * block decoder then places the error and the loss depends on the packets after the
+	 * TIP.PGE (fuzz_pt_decode). */
 	if (psb >= f->cfg.size ? code == -pte_bad_context :
-	    jf_fast_psb_has_timing(f, psb) || pt_qry_sync_set(f->qry, &sync_ip, psb) < 0)
+	    jf_fast_psb_has_timing(f, psb) || !block_decoder_syncs(f, psb))
 		return 1;
 	error = jf_fast_queue_flow(f, JF_FLOW_ERROR, at);
 	lost = error ? jf_fast_queue_flow(f, JF_FLOW_LOST, at) : NULL;

@@ -19,15 +19,16 @@ extern "C" {
  * jf_pt_decoder_new returns it.
  *
  * It follows the trace with libipt's packet decoder, a cache of what each TNT payload
- * decodes to and a cache of blocks decoded from the code bytes (with libipt's query
- * decoder instead when the trace's first PSB+ has timing packets). Each stretch between two PSBs is held back until the next PSB; whatever it
- * does not model (an error, an event other than tracing on/off, execution mode and
- * timing, a change of the code map) makes it decode from the last PSB it reached on with
- * jf_pt_decoder_new's decoder, so that the result stays that of the block decoder; where
- * that decoder resynchronises at a PSB after an error, its state is that of a decoder
- * started there, and this path takes over again from that PSB. Blocks
- * are counted as this path cuts them (at every conditional, indirect and far branch and
- * direct call), which is not always where libipt's block decoder cuts them. */
+ * decodes to and a cache of blocks decoded from the code bytes, and keeps the time of
+ * timing packets as libipt's query decoder estimates it. Each stretch between two PSBs is
+ * held back until the next PSB; whatever it does not model (an error, an event other than
+ * tracing on/off, execution mode and timing, a change of the code map) makes it decode
+ * from the last PSB it reached on with jf_pt_decoder_new's decoder, so that the result
+ * stays that of the block decoder; where that decoder resynchronises at a PSB after an
+ * error, its state is that of a decoder started there, and this path takes over again
+ * from that PSB. Blocks are counted as this path cuts them (at every conditional, indirect
+ * and far branch and direct call), which is not always where libipt's block decoder cuts
+ * them. */
 struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,
 					  struct jf_codemap *map, struct jf_error *err);
 
