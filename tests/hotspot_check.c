@@ -18,6 +18,7 @@ struct nmethod {
 	long compile_id, level, osr, native;
 	unsigned long long addr, size;
 	int seen;
+	int at_exit; /* installed once the VM was shutting down (its stamp at destroy_vm's) */
 };
 
 /* The value of attr='...' in element el (up to its end), or NULL. */
@@ -76,7 +77,12 @@ static unsigned long long code_end(const char *el, const char *end, unsigned lon
 static size_t read_log(const char *path, struct nmethod *out)
 {
 	char *text = jf_test_read_file(path, NULL), *el = text, v[32];
+	const char *exit_el = strstr(text, "<destroy_vm ");
+	double exit_stamp = -1;
 	size_t n = 0;
+
+	if (exit_el && attr(exit_el, exit_el + strcspn(exit_el, ">"), "stamp", v, sizeof(v)))
+		exit_stamp = strtod(v, NULL);
 
 	while ((el = strstr(el, "<nmethod "))) {
 		char *end = strstr(el, "/>");
@@ -92,6 +98,8 @@ static size_t read_log(const char *path, struct nmethod *out)
 		insts = number(el, end, "insts_offset", 0);
 		m->addr = number(el, end, "address", 1) + insts;
 		m->size = code_end(el, end, insts, number(el, end, "size", 0)) - insts;
+		m->at_exit = exit_stamp >= 0 && attr(el, end, "stamp", v, sizeof(v)) &&
+			     strtod(v, NULL) >= exit_stamp;
 		if (attr(el, end, "compile_kind", v, sizeof(v))) {
 			m->osr = !strcmp(v, "osr");
 			m->native = !strcmp(v, "c2n");
@@ -148,7 +156,7 @@ int jf_test_hotspot_nmethods_match(const char *zone_path, const char *log_path, 
 {
 	static struct nmethod v[MAX_NMETHODS];
 	char cmd[4096], *out, *line, *save = NULL;
-	size_t n = read_log(log_path, v), i;
+	size_t n = read_log(log_path, v), i, late = 0;
 
 	snprintf(cmd, sizeof(cmd), "'%s' zone dump '%s'", jf_test_cli(), zone_path);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
@@ -159,13 +167,22 @@ int jf_test_hotspot_nmethods_match(const char *zone_path, const char *log_path, 
 	free(out);
 	*osr = *native = 0;
 	for (i = 0; i < n; i++) {
+		/* JVMTI posts no event once the VM is shutting down (the agent's last is
+		 * VMDeath): an nmethod a compiler thread installs then can have no record. */
+		if (!v[i].seen && v[i].at_exit) {
+			fprintf(stderr, "%s: LogCompilation's nmethod %ld was installed at the VM's "
+				"exit (stamp at <destroy_vm>), after the agent's last event: no region "
+				"expected\n", zone_path, v[i].compile_id);
+			late++;
+			continue;
+		}
 		if (!v[i].seen)
 			fail_msg("%s: LogCompilation's nmethod %ld (0x%llx) has no region", zone_path,
 				 v[i].compile_id, v[i].addr);
 		*osr += (int)v[i].osr;
 		*native += (int)v[i].native;
 	}
-	return (int)n;
+	return (int)(n - late);
 }
 
 /* XML's escapes in place ("&lt;init&gt;" -> "<init>"). */

@@ -10,7 +10,9 @@
  * (address + insts_offset), code size (insts_offset up to the next section after the
  * instructions and stubs), level and OSR kind, and the zone file has no other nmethod.
  * Fails the test otherwise; returns the number of nmethods and, in *osr and *native,
- * how many were OSR compilations and native wrappers. */
+ * how many were OSR compilations and native wrappers. An nmethod installed once the VM
+ * was shutting down (its stamp at or after <destroy_vm>'s) may lack a region (JVMTI posts
+ * no event then): it is said on stderr and left out of the counts. */
 int jf_test_hotspot_nmethods_match(const char *zone_path, const char *log_path, int *osr,
 				   int *native);
 
