@@ -16,6 +16,7 @@
 #include "hotspot_methods.h"
 #include "jitflow/emitter.h"
 #include "jitflow/json_out.h"
+#include "runtime_hotspot_entries.h"
 
 #define RANGES_SHOWN 12
 
@@ -143,7 +144,7 @@ void jf_hotspot_methods_text(FILE *out, const struct jf_analysis_result *r, size
 		const struct jf_trace_result *t = m[i].trace;
 
 		fprintf(out, "  %s  [%s] entries %" PRIu64 ", instructions %" PRIu64 "\n", t->name,
-			tier(t), t->entries, t->insns);
+			tier(t), jf_hotspot_nmethod_entries(r, t), t->insns);
 		for (k = 0; k < m[i].nframes; k++) {
 			const struct jf_hotspot_frame *f = &m[i].frames[k];
 			const struct jf_bytecode_result *b = &r->bytecodes[f->first];
@@ -186,7 +187,7 @@ void jf_hotspot_methods_json(FILE *out, const struct jf_analysis_result *r,
 		jf_json_string(out, t->name);
 		fprintf(out, ",\"entries\":%" PRIu64 ",\"instructions\":%" PRIu64
 			",\"unmapped_instructions\":%" PRIu64 ",\"frames_left_out\":%zu,\"methods\":[",
-			t->entries, t->insns, t->insns > m[i].mapped ? t->insns - m[i].mapped : 0,
+			jf_hotspot_nmethod_entries(r, t), t->insns, t->insns > m[i].mapped ? t->insns - m[i].mapped : 0,
 			m[i].frames_left_out);
 		for (k = 0; k < m[i].nframes; k++) {
 			const struct jf_hotspot_frame *f = &m[i].frames[k];

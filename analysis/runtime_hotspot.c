@@ -79,8 +79,7 @@ static void sum_tiers(const struct jf_analysis_result *r, struct tier_sum *sum)
 		tier = tier_of(t->name, &osr);
 		sum[tier].nmethods++;
 		sum[tier].osr += (uint64_t)osr;
-		/* an OSR nmethod is entered at its OSR entry, not at its start */
-		sum[tier].entries += t->entries + (osr ? jf_hotspot_osr_entries(r, t->trace_id) : 0);
+		sum[tier].entries += jf_hotspot_nmethod_entries(r, t);
 		sum[tier].insns += t->insns;
 	}
 }
@@ -143,13 +142,13 @@ static void hotspot_nmethods(FILE *out, const struct jf_analysis_result *r, size
 	if (!idx)
 		return;
 	fprintf(out, "Nmethods (top %zu of %zu by instructions; tier from the nmethod's level; an "
-		"OSR nmethod's entries at its OSR entry)\n", n, r->ntraces);
+		"nmethod's entries at its verified entry, an OSR nmethod's at its OSR entry)\n", n, r->ntraces);
 	fprintf(out, "  %7s %-14s %10s %14s %7s  %s\n", "compile", "tier", "entries",
 		"instructions", "%", "name");
 	for (i = 0; i < n; i++) {
 		const struct jf_trace_result *t = &r->traces[idx[i]];
 		const char *tier = trace_kind(t);
-		uint64_t entries = t->entries + jf_hotspot_osr_entries(r, t->trace_id);
+		uint64_t entries = jf_hotspot_nmethod_entries(r, t);
 
 		fprintf(out, "  %7" PRIu64 " %-14s %10" PRIu64 " %14" PRIu64 " %6.1f%%  %s\n",
 			t->trace_id, tier ? tier : "-", entries, t->insns, pct(t->insns, r->insns),

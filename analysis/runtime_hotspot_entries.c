@@ -91,16 +91,35 @@ static struct nmethod_entries *collect(const struct jf_analysis_result *r, size_
 	return rows;
 }
 
-uint64_t jf_hotspot_osr_entries(const struct jf_analysis_result *r, uint64_t compile_id)
+/* Calls enter a normal nmethod at its verified entry: a caller with an inline cache
+ * arrives at the start (the unverified entry), which checks the receiver's class and
+ * falls through to the verified entry or leaves for the IC-miss stub, and a call resolved
+ * statically or optimized arrives at the verified entry directly; a recursive call of the
+ * nmethod itself does too. So the runs of the verified entry that went on into the body
+ * are the calls that entered, each once; an arrival at the start whose class check failed
+ * entered nothing, and a call the not-entrant jump turned away neither. An OSR nmethod is
+ * entered at its OSR entry. Without the agent's verified-entry point (a nmethod described
+ * some other way) entries are the arrivals at its first byte. */
+uint64_t jf_hotspot_nmethod_entries(const struct jf_analysis_result *r,
+				    const struct jf_trace_result *t)
 {
-	uint64_t sum = 0;
+	uint64_t osr = 0, body = 0;
+	int verified_point = 0;
 	size_t i;
 
-	for (i = 0; i < r->npoints; i++)
-		if (r->points[i].trace_id == compile_id && r->points[i].kind == JF_POINT_ENTRY &&
-		    r->points[i].point_id == JF_HOTSPOT_OSR_ENTRY)
-			sum += r->points[i].passes;
-	return sum;
+	for (i = 0; i < r->npoints; i++) {
+		const struct jf_point_result *p = &r->points[i];
+
+		if (p->trace_id != t->trace_id || p->kind != JF_POINT_ENTRY)
+			continue;
+		if (p->point_id == JF_HOTSPOT_OSR_ENTRY)
+			osr += p->passes;
+		else if (p->point_id == JF_HOTSPOT_ENTRY_BODY)
+			body += p->passes;
+		else if (p->point_id == JF_HOTSPOT_VERIFIED_ENTRY)
+			verified_point = 1;
+	}
+	return verified_point ? body + osr : t->entries + osr;
 }
 
 /* Calls the not-entrant jump turned away (the verified entry ran, its body did not). */

@@ -355,6 +355,35 @@ static int not_entrant_of(const char *log, const char *method)
 	return count;
 }
 
+/* Entries into the compiled methods whose nmethod names method (its compile id, level and
+ * signature around it). */
+static double compiled_entries(const cJSON *hotspot, const char *method)
+{
+	const cJSON *m;
+	double sum = 0;
+
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(hotspot, "compiled_methods")) {
+		const char *name = jf_test_str(m, "nmethod");
+
+		if (name && strstr(name, method))
+			sum += jf_test_num(m, "entries");
+	}
+	return sum;
+}
+
+/* Square.area, an instance method, runs only from step's virtual call after Square is
+ * loaded: CHA_ROUNDS x 1000 calls, each entering its nmethod once the call runs compiled
+ * code (callers enter at the verified entry, after the inline-cache check), the first ones
+ * interpreted. */
+static void check_instance_method_entries(const cJSON *r, const char *dir)
+{
+	double square = compiled_entries(hotspot_section(r, dir), "ClassHierarchyChange$Square.area()");
+
+	if (square <= 0 || square > CHA_ROUNDS * 1000.0)
+		fail_msg("%s: %.0f entries into Square.area's nmethods; the program calls it %d "
+			 "times, the first ones interpreted", dir, square, CHA_ROUNDS * 1000);
+}
+
 static void test_patched_code_decodes_exactly(void **state)
 {
 	char dir[1024], options[2048], log[1200], *out;
@@ -375,6 +404,7 @@ static void test_patched_code_decodes_exactly(void **state)
 			 "Square should have invalidated it", log);
 	r = report(dir);
 	check_observed_changes(r, dir);
+	check_instance_method_entries(r, dir);
 	cJSON_Delete(r);
 }
 

@@ -3,7 +3,9 @@
  * name the frames) and read back by the real reader, then the blocks a decoder would give.
  * The script fixes the answers: an OSR nmethod entered twice at its OSR entry; a normal
  * nmethod's verified entry run three times, once as the 5-byte jump HotSpot writes over it
- * when it makes the nmethod not entrant (a block of that one jump); one return into its
+ * when it makes the nmethod not entrant (a block of that one jump); two arrivals at its
+ * start (the inline-cache check), one falling through to the verified entry and one
+ * leaving for the IC-miss stub: the nmethod was entered 3 times, the OSR one twice; one return into its
  * deopt handler and one entry into DeoptimizationBlob's start another way; trap calls whose kinds
  * are the agent's ("reason: M.a@1 <- M.b@7") and damaged ones, which must give a report
  * and no crash. */
@@ -120,6 +122,11 @@ static void script(void)
 		block(INTERP, INTERP + 9, JF_END_CALL);
 		block(NM + 0x20, NM + 0x30, JF_END_RETURN);
 	}
+	block(INTERP, INTERP + 9, JF_END_CALL); /* the class check passes */
+	block(NM, NM + 0x30, JF_END_RETURN);
+	block(INTERP, INTERP + 9, JF_END_CALL); /* the class check fails: to the IC-miss stub */
+	block(NM, NM + 0x8, JF_END_JUMP);
+	block(INTERP + 0x100, INTERP + 0x10f, JF_END_RETURN);
 	block(INTERP, INTERP + 9, JF_END_CALL); /* one meets the not-entrant jump */
 	block(NM + 0x20, NM + 0x20, JF_END_JUMP);
 	block(INTERP + 0x100, INTERP + 0x10f, JF_END_RETURN);
@@ -178,6 +185,7 @@ static void test_entries_deopts_not_entrant_and_frames(void **state)
 	FILE *out;
 	cJSON *doc;
 	const cJSON *hs, *f;
+	char nmethod_row[64];
 	int i;
 
 	(void)state;
@@ -195,6 +203,8 @@ static void test_entries_deopts_not_entrant_and_frames(void **state)
 	jf_report_guards(out, &r, NULL);
 	fclose(out);
 
+	/* the nmethods table's tier and entries columns */
+	snprintf(nmethod_row, sizeof(nmethod_row), " %-14s %10d ", "C2", 3);
 	doc = cJSON_Parse(json);
 	if (!doc)
 		fail_msg("the report is no JSON: %.300s", json);
@@ -202,6 +212,8 @@ static void test_entries_deopts_not_entrant_and_frames(void **state)
 	assert_int_equal((int)jf_test_num(row(hs, "osr_entries", 5), "entries"), 2);
 	assert_int_equal((int)jf_test_num(row(hs, "osr_entries", 5), "osr_bci"), 3);
 	assert_int_equal((int)jf_test_num(row(hs, "not_entrant_seen", 6), "calls_turned_away"), 1);
+	f = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(hs, "nmethods"), "c2");
+	assert_int_equal((int)jf_test_num(f, "entries"), 2 + 3);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(hs, "not_entrant_seen")), 1);
 	assert_int_equal((int)jf_test_num(row(hs, "deoptimized", 6), "count"), 1);
 	assert_int_equal((int)jf_test_num(hs, "deoptimizations_not_tied"), 1);
@@ -219,7 +231,8 @@ static void test_entries_deopts_not_entrant_and_frames(void **state)
 	check_frames(trap_at(hs, 0x70), "range_check", 2);
 	check_frames(trap_at(hs, 0x78), NULL, 0);
 	if (!strstr(text, "at Traps.branchyInner@1 <- Traps.depth@12") ||
-	    !strstr(text, "osr@3") || !strstr(text, "Nmethods seen made not entrant"))
+	    !strstr(text, "osr@3") || !strstr(text, "Nmethods seen made not entrant") ||
+	    !strstr(text, nmethod_row))
 		fail_msg("the text report lacks the frames, the OSR nmethod or the not-entrant "
 			 "nmethod:\n%s", text);
 	cJSON_Delete(doc);
