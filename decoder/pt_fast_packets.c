@@ -123,6 +123,7 @@ static int packet_event(struct fast *f, struct pt_event *ev, int consumed, uint6
 	if (!ev->has_tsc && !stamp_event(f, ev))
 		return 1;
 	jf_fast_read_time(f);
+	jf_fast_block_time_after_event(f);
 	f->emit_offset = offset;
 	if (jf_fast_apply_event(f, ev))
 		return 1;
@@ -148,10 +149,12 @@ static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t of
 	if (!nbits || !f->enabled || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
 		return 1;
 	f->report.tnt_packets++;
-	/* Each bit ends a block, stamped with the time at this packet. */
+	/* Each bit ends a block, stamped with the time at this packet; the last bit's block
+	 * with the time after the event that may come next, if one does. */
 	jf_fast_read_time(f);
-	if (f->last_time.ns)
+	if (nbits > 1)
 		jf_fast_note_block_time(f);
+	jf_fast_note_query_block_time(f);
 	while (nbits) {
 		const struct jf_payload_path *p = jf_payload_path_at(
 			f->payloads, f->isa, f->ip, f->generation, bits, nbits);
@@ -237,7 +240,7 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 			f->ip = to;
 			jf_fast_settle(f, offset);
 			jf_fast_read_time(f);
-			jf_fast_note_block_time(f);
+			jf_fast_note_query_block_time(f);
 			return 0;
 		default:
 			/* A conditional branch without a TNT bit (an error), or bad code. */
@@ -669,6 +672,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		return 1;
 	/* The updates are read at the PSBEND, with the PSB+'s time. */
 	jf_fast_read_time(f);
+	jf_fast_block_time_after_event(f);
 	jf_fast_settle(f, off);
 	if (fup && !f->enabled && psb != f->restart)
 		return bad_status_update(f, evs, n, off, ovf_off, chained, fup_ip, fup_payload);
