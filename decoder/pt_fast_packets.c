@@ -570,13 +570,15 @@ static void bind_update(struct pt_event *ev, int fup, uint64_t fup_ip)
  * unknown), not right after another PSB+ with updates (chained: the updates of both are
  * fetched in one run), and where libipt's IP is the FUP's (tracing stopped there
  * asynchronously): elsewhere libipt 2.0 walks to the FUP's IP without trace and may fail
- * first. Returns 0, or 1 if not modelled. */
+ * first. Nor where that read past the PSBEND fails: its error is the one reported
+ * (fuzz_pt_decode: PADs, then an unknown packet). Returns 0, or 1 if not modelled. */
 static int bad_status_update(struct fast *f, const struct pt_event *evs, int n, uint64_t off,
 			     int ovf_off, int chained, uint64_t fup_ip, uint64_t fup_payload)
 {
 	int i;
 
-	if (ovf_off || chained || !f->off_at_ip || f->ip != fup_ip || f->timed)
+	if (ovf_off || chained || !f->off_at_ip || f->ip != fup_ip || f->timed ||
+	    !read_ahead_ok(f))
 		return 1;
 	for (i = 0; i + 2 < n; i++) {
 		struct jf_flow *fl = jf_fast_queue_flow(f, JF_FLOW_OTHER, off);

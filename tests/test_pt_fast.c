@@ -968,8 +968,9 @@ static void psb_updates(struct jf_ptb *b, int k)
  * block decoder returns all but the last two first); a TIP.PGE while tracing right after
  * the PSB+ decoding synchronised at ("unexpected packet context"), with and without a
  * MODE.exec before it. Handed over: the same TIP.PGE after a TNT (the error's IP is the
- * last block's), a bad status update right after another PSB+, and one after tracing
- * stopped at a branch (libipt 2.0 walks to the FUP's IP first). */
+ * last block's), a bad status update right after another PSB+, one after tracing
+ * stopped at a branch (libipt 2.0 walks to the FUP's IP first), and one whose PSBEND a bad
+ * packet follows (the query decoder's read past the PSBEND fails first). */
 static void test_status_errors(void **state)
 {
 	struct jump_code code = jump_code_new();
@@ -977,7 +978,7 @@ static void test_status_errors(void **state)
 	int kind;
 
 	(void)state;
-	for (kind = 0; kind < 10; kind++) {
+	for (kind = 0; kind < 11; kind++) {
 		struct jf_ptb *b = jf_ptb_new();
 		char what[48];
 
@@ -1003,6 +1004,11 @@ static void test_status_errors(void **state)
 			psb_updates(b, kind >= 8 ? 2 : kind + 1);
 			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
 			jf_ptb_psbend(b);
+			if (kind == 10) {
+				/* The read past the PSBEND fails first: that error is reported. */
+				jf_ptb_pad(b);
+				jf_ptb_bad_packet(b);
+			}
 		} else {
 			if (kind == 7)
 				jf_ptb_tnt(b, "N");
