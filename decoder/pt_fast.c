@@ -110,13 +110,42 @@ static void note_time(struct fast *f, uint64_t t)
 	f->has_time = 1;
 }
 
+/* pt_decoder.c stamps each block with the decoder's time, if it has one. */
 void jf_fast_note_block_time(struct fast *f)
 {
 	uint64_t t = jf_fast_time_now(f);
 
-	/* pt_decoder.c stamps each block with the decoder's time, if it has one. */
+	jf_fast_settle_block_time(f);
 	if (t)
 		note_time(f, t);
+}
+
+void jf_fast_note_query_block_time(struct fast *f)
+{
+	jf_fast_settle_block_time(f);
+	f->block_time_waits = 1;
+	f->block_time_then = jf_fast_time_now(f);
+}
+
+void jf_fast_block_time_after_event(struct fast *f)
+{
+	uint64_t t;
+
+	if (!f->block_time_waits)
+		return;
+	f->block_time_waits = 0;
+	t = jf_fast_time_now(f);
+	if (t)
+		note_time(f, t);
+}
+
+void jf_fast_settle_block_time(struct fast *f)
+{
+	if (!f->block_time_waits)
+		return;
+	f->block_time_waits = 0;
+	if (f->block_time_then)
+		note_time(f, f->block_time_then);
 }
 
 /* Twice the room, up to max records (-1: no more). */
@@ -287,6 +316,7 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 	struct jf_decode_stats *s = f->stats;
 	struct queue tmp;
 
+	jf_fast_settle_block_time(f);
 	if (f->cfg.count_plain_events && !f->emit)
 		count_plain_events(f);
 	if (f->watch) {
@@ -625,6 +655,7 @@ static int next_event(struct fast *f)
 	 * one is pending, in the call that returns the block: the block has the time after
 	 * the read, and blocks walked to the event's IP start after it. */
 	retime(f);
+	jf_fast_block_time_after_event(f);
 	f->emit_offset = offset;
 	if (ev.status_update && offset > f->next_psb) {
 		/* The first record of a PSB+: all before that PSB decoded here. With more than
@@ -733,7 +764,7 @@ static int next_block(struct fast *f)
 	default:
 		return 1;
 	}
-	jf_fast_note_block_time(f);
+	jf_fast_note_query_block_time(f);
 	if (!f->emit)
 		return 0;
 	if (jf_fast_emit_block(f, b, offset))

@@ -154,6 +154,7 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 	f->await = 0;
 	f->insns_n = f->blocks_n = f->events_n = f->events_hash = 0;
 	f->has_time = 0;
+	f->block_time_waits = 0;
 	if (f->report.fallback_at < 0)
 		f->report.fallback_at = (int64_t)f->restart;
 	f->report.hand_overs++;

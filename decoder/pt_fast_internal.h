@@ -96,6 +96,10 @@ struct fast {
 		uint8_t cbr;
 	} last_time;
 	int skd007;                 /* erratum SKD007 (a CYC that may hide an OVF) */
+	/* The time span of a stretch: a block that ended at a query waits for the next read,
+	 * which gives it its time if it is an event's (jf_fast_note_query_block_time). */
+	int block_time_waits;
+	uint64_t block_time_then;   /* ...else the time it had when it ended */
 
 	/* what libipt's query decoder keeps between packets, when following packets */
 	uint64_t last_ip;           /* IP compression: the last IP packet's full address */
@@ -242,9 +246,16 @@ static inline void jf_fast_read_time(struct fast *f)
 	f->last_time.cbr = f->time.have_cbr ? f->time.cbr : 0;
 	f->last_time.ns = f->time.have_tsc && f->time.tsc ? jf_tsc_to_ns(&f->cfg.conv, f->time.tsc) : 0;
 }
-/* pt_fast.c: a block that ended at a query is stamped with the time now (counted in the
- * stretch's time span). */
+/* pt_fast.c: the time span of a stretch. A block that ended without a query (walked to an
+ * event's IP) is stamped with the time now. One that ended at a query (a TNT bit, a TIP)
+ * is returned by libipt's block decoder after it has fetched the event that query left
+ * pending (pt_blk_process_trailing_events): it has the time after that read, which the
+ * read says (jf_fast_block_time_after_event), else the time now; either is known at the
+ * next read (a query, a commit, the end). */
 void jf_fast_note_block_time(struct fast *f);
+void jf_fast_note_query_block_time(struct fast *f);
+void jf_fast_block_time_after_event(struct fast *f);
+void jf_fast_settle_block_time(struct fast *f);
 void jf_fast_push_return(struct fast *f, uint64_t ip);
 int jf_fast_pop_return(struct fast *f, uint64_t *ip);
 

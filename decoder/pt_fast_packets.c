@@ -123,6 +123,7 @@ static int packet_event(struct fast *f, struct pt_event *ev, int consumed, uint6
 	if (!ev->has_tsc && !stamp_event(f, ev))
 		return 1;
 	jf_fast_read_time(f);
+	jf_fast_block_time_after_event(f);
 	f->emit_offset = offset;
 	if (jf_fast_apply_event(f, ev))
 		return 1;
@@ -148,10 +149,12 @@ static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t of
 	if (!nbits || !f->enabled || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
 		return 1;
 	f->report.tnt_packets++;
-	/* Each bit ends a block, stamped with the time at this packet. */
+	/* Each bit ends a block, stamped with the time at this packet; the last bit's block
+	 * with the time after the event that may come next, if one does. */
 	jf_fast_read_time(f);
-	if (f->last_time.ns)
+	if (nbits > 1)
 		jf_fast_note_block_time(f);
+	jf_fast_note_query_block_time(f);
 	while (nbits) {
 		const struct jf_payload_path *p = jf_payload_path_at(
 			f->payloads, f->isa, f->ip, f->generation, bits, nbits);
@@ -237,7 +240,7 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 			f->ip = to;
 			jf_fast_settle(f, offset);
 			jf_fast_read_time(f);
-			jf_fast_note_block_time(f);
+			jf_fast_note_query_block_time(f);
 			return 0;
 		default:
 			/* A conditional branch without a TNT bit (an error), or bad code. */
@@ -567,13 +570,15 @@ static void bind_update(struct pt_event *ev, int fup, uint64_t fup_ip)
  * unknown), not right after another PSB+ with updates (chained: the updates of both are
  * fetched in one run), and where libipt's IP is the FUP's (tracing stopped there
  * asynchronously): elsewhere libipt 2.0 walks to the FUP's IP without trace and may fail
- * first. Returns 0, or 1 if not modelled. */
+ * first. Nor where that read past the PSBEND fails: its error is the one reported
+ * (fuzz_pt_decode: PADs, then an unknown packet). Returns 0, or 1 if not modelled. */
 static int bad_status_update(struct fast *f, const struct pt_event *evs, int n, uint64_t off,
 			     int ovf_off, int chained, uint64_t fup_ip, uint64_t fup_payload)
 {
 	int i;
 
-	if (ovf_off || chained || !f->off_at_ip || f->ip != fup_ip || f->timed)
+	if (ovf_off || chained || !f->off_at_ip || f->ip != fup_ip || f->timed ||
+	    !read_ahead_ok(f))
 		return 1;
 	for (i = 0; i + 2 < n; i++) {
 		struct jf_flow *fl = jf_fast_queue_flow(f, JF_FLOW_OTHER, off);
@@ -669,6 +674,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		return 1;
 	/* The updates are read at the PSBEND, with the PSB+'s time. */
 	jf_fast_read_time(f);
+	jf_fast_block_time_after_event(f);
 	jf_fast_settle(f, off);
 	if (fup && !f->enabled && psb != f->restart)
 		return bad_status_update(f, evs, n, off, ovf_off, chained, fup_ip, fup_payload);
