@@ -135,11 +135,13 @@ static int check(const char *what, const enum damage *damage, uint64_t want_erro
 	cfg.trace = jf_ptb_bytes(b);
 	cfg.size = size;
 	cfg.count_plain_events = 1; /* as `jitflow stat` counts */
-	count(jf_pt_decoder_new(&cfg, ref_map, &err), &ref);
 	{
+		struct jf_decoder *blk = jf_pt_decoder_new(&cfg, ref_map, &err);
 		struct jf_decoder *dec = jf_pt_fast_counter_new(&cfg, map, &err);
 
+		count(blk, &ref);
 		count(dec, &one);
+		jf_decoder_free(blk);
 		jf_decoder_free(dec);
 	}
 	if (one.stats.insns != ref.stats.insns || one.stats.errors != ref.stats.errors ||
