@@ -21,31 +21,11 @@ struct nmethod {
 	int at_exit; /* installed once the VM was shutting down (its stamp at destroy_vm's) */
 };
 
-/* The value of attr='...' in element el (up to its end), or NULL. */
-static const char *attr(const char *el, const char *end, const char *name, char *out,
-			size_t size)
-{
-	char key[64];
-	const char *p = el, *v, *q;
-
-	snprintf(key, sizeof(key), " %s='", name);
-	while ((p = strstr(p, key)) && p < end) {
-		v = p + strlen(key);
-		q = strchr(v, '\'');
-		if (!q || q > end || (size_t)(q - v) >= size)
-			return NULL;
-		memcpy(out, v, (size_t)(q - v));
-		out[q - v] = '\0';
-		return out;
-	}
-	return NULL;
-}
-
-static unsigned long long number(const char *el, const char *end, const char *name, int hex)
+static unsigned long long number(const char *el, const char *name, int hex)
 {
 	char v[64];
 
-	if (!attr(el, end, name, v, sizeof(v)))
+	if (jf_test_log_attribute(el, name, v, sizeof(v)) < 0)
 		fail_msg("LogCompilation: an <nmethod> without %s", name);
 	return strtoull(v, NULL, hex ? 16 : 10);
 }
@@ -81,7 +61,7 @@ static size_t read_log(const char *path, struct nmethod *out)
 	double exit_stamp = -1;
 	size_t n = 0;
 
-	if (exit_el && attr(exit_el, exit_el + strcspn(exit_el, ">"), "stamp", v, sizeof(v)))
+	if (exit_el && jf_test_log_attribute(exit_el, "stamp", v, sizeof(v)) == 0)
 		exit_stamp = strtod(v, NULL);
 
 	while ((el = strstr(el, "<nmethod "))) {
@@ -93,14 +73,14 @@ static size_t read_log(const char *path, struct nmethod *out)
 			fail_msg("%s: an unterminated <nmethod>", path);
 		assert_true(n < MAX_NMETHODS);
 		memset(m, 0, sizeof(*m));
-		m->compile_id = (long)number(el, end, "compile_id", 0);
-		m->level = (long)number(el, end, "level", 0);
-		insts = number(el, end, "insts_offset", 0);
-		m->addr = number(el, end, "address", 1) + insts;
-		m->size = code_end(el, end, insts, number(el, end, "size", 0)) - insts;
-		m->at_exit = exit_stamp >= 0 && attr(el, end, "stamp", v, sizeof(v)) &&
+		m->compile_id = (long)number(el, "compile_id", 0);
+		m->level = (long)number(el, "level", 0);
+		insts = number(el, "insts_offset", 0);
+		m->addr = number(el, "address", 1) + insts;
+		m->size = code_end(el, end, insts, number(el, "size", 0)) - insts;
+		m->at_exit = exit_stamp >= 0 && jf_test_log_attribute(el, "stamp", v, sizeof(v)) == 0 &&
 			     strtod(v, NULL) >= exit_stamp;
-		if (attr(el, end, "compile_kind", v, sizeof(v))) {
+		if (jf_test_log_attribute(el, "compile_kind", v, sizeof(v)) == 0) {
 			m->osr = !strcmp(v, "osr");
 			m->native = !strcmp(v, "c2n");
 		}
