@@ -12,6 +12,10 @@
  * --save-code, so the report decodes the saved pages (only the bytes that ran kept).
  * The module's handlers, bracketed by INSTRUMENTATION_BEGIN / _END, count as
  * instrumentation: one bracket per handler run, as many as LuaJIT's trace events.
+ * LuaJIT keeps one handler per VM event, and the module keeps its own beside the
+ * program's: phases also runs with the oracle's "trace" handler attached before the
+ * module, and under luajit -jv (whose output is then the oracle for the trace events);
+ * each run's report must match LuaJIT as exactly as the others.
  * A missing luajit fails (tools/setup.sh installs it). */
 #include "luajit_check.h"
 #include "json_check.h"
@@ -85,31 +89,65 @@ static void handlers_are_instrumentation(const char *dir, const char *texit_path
 	cJSON_Delete(report);
 }
 
-static void check_program(const char *name)
-{
-	char dir[1024], cmd[8192], path[1200];
+/* Who else listens to LuaJIT's "trace" event beside jitflow's module (LuaJIT keeps one
+ * handler per event; the module keeps its own in front of the program's):
+ *   HANDLER_AFTER   texit_counts.lua's handler, attached after the module (which jitflow
+ *                   record loads first, through LUA_INIT);
+ *   HANDLER_BEFORE  the same handler attached before the module, which texit_counts.lua
+ *                   then loads itself (LUA_INIT set to nothing: jitflow record leaves it);
+ *   JV              luajit -jv's handler, the only one: texit_counts.lua reads the trace
+ *                   events from what -jv writes, so -jv's output is the oracle for them. */
+enum trace_listener { HANDLER_AFTER, HANDLER_BEFORE, JV };
 
-	snprintf(dir, sizeof(dir), "%s/%s", jf_test_tmpdir(), name);
-	snprintf(path, sizeof(path), "%s/%s-texit.txt", jf_test_tmpdir(), name);
-	/* The module is loaded by jitflow record itself; the user's settings are not ours. */
+static void check_run(const char *name, enum trace_listener listener)
+{
+	static const char *const suffix[] = { "", "-handler-before", "-jv" };
+	char dir[1024], cmd[8192], texit[1200], jv[1200], env[1200], flag[1300] = "",
+		mode[1300] = "", *slash;
+
+	snprintf(dir, sizeof(dir), "%s/%s%s", jf_test_tmpdir(), name, suffix[listener]);
+	snprintf(texit, sizeof(texit), "%s-texit.txt", dir);
+	snprintf(jv, sizeof(jv), "%s-jv.txt", dir);
+	/* The module is loaded by jitflow record itself (the user's settings are not ours),
+	 * or for HANDLER_BEFORE by texit_counts.lua, as jitflow record finds it: in
+	 * runtimes/luajit beside the jitflow binary. */
+	snprintf(env, sizeof(env), "-u LUA_INIT -u LUA_PATH");
+	if (listener == HANDLER_BEFORE) {
+		snprintf(env, sizeof(env), "LUA_INIT= LUA_PATH='%s", jf_test_cli());
+		slash = strrchr(env, '/');
+		assert_non_null(slash);
+		snprintf(slash, sizeof(env) - (size_t)(slash - env), "/runtimes/luajit/?.lua;;'");
+		snprintf(mode, sizeof(mode), "require-jitflow");
+	} else if (listener == JV) {
+		snprintf(flag, sizeof(flag), "-jv='%s'", jv);
+		snprintf(mode, sizeof(mode), "'jv=%s'", jv);
+	}
 	snprintf(cmd, sizeof(cmd),
-		 "env -u LUA_INIT -u LUA_PATH -u JITFLOW_ZONE_DIR -u JITFLOW_EMIT_LIB "
-		 "'%s' record --emulate --save-code -o '%s' -- luajit -Ohotloop=8 -Ohotexit=3 "
-		 "'%s/tests/luajit/texit_counts.lua' '%s' '%s/tests/luajit/%s.lua' >/dev/null 2>&1",
-		 jf_test_cli(), dir, jf_test_source_dir(), path, jf_test_source_dir(), name);
+		 "env -u JITFLOW_ZONE_DIR -u JITFLOW_EMIT_LIB %s '%s' record --emulate --save-code "
+		 "-o '%s' -- luajit -Ohotloop=8 -Ohotexit=3 %s '%s/tests/luajit/texit_counts.lua' "
+		 "'%s' '%s/tests/luajit/%s.lua' %s >/dev/null 2>&1", env, jf_test_cli(), dir, flag,
+		 jf_test_source_dir(), texit, jf_test_source_dir(), name, mode);
 	assert_int_equal(jf_test_run(cmd, NULL), 0);
-	assert_true(jf_test_luajit_report_matches(dir, path, name) > 0);
-	handlers_are_instrumentation(dir, path, name);
+	assert_true(jf_test_luajit_report_matches(dir, texit, name) > 0);
+	handlers_are_instrumentation(dir, texit, name);
 }
 
-static void test_phases(void **state) { (void)state; check_program("phases"); }
-static void test_types_flush(void **state) { (void)state; check_program("types_flush"); }
+static void test_phases(void **state) { (void)state; check_run("phases", HANDLER_AFTER); }
+static void test_types_flush(void **state) { (void)state; check_run("types_flush", HANDLER_AFTER); }
+static void test_handler_before_module(void **state)
+{
+	(void)state;
+	check_run("phases", HANDLER_BEFORE);
+}
+static void test_jv(void **state) { (void)state; check_run("phases", JV); }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_types_flush),
+		cmocka_unit_test(test_handler_before_module),
+		cmocka_unit_test(test_jv),
 	};
 
 	jf_test_require_tools("command -v luajit", "luajit");

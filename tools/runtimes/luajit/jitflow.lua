@@ -4,8 +4,10 @@
 --
 --   luajit -l jitflow prog.lua        (jitflow record does this by itself, with LUA_INIT)
 --
--- It listens to LuaJIT's "trace" VM event (jit.attach) and, through the FFI, calls
--- jitflow's emitter library. No change to LuaJIT or to the program. Per trace:
+-- It listens to LuaJIT's "trace" VM event and, through the FFI, calls jitflow's emitter
+-- library. No change to LuaJIT or to the program: a "trace" handler the program, -jv,
+-- -jdump or a profiler attaches, before or after this module, is still called, after
+-- this module's (jitflow/vmevents.lua). Per trace:
 --   * a region with its machine code (jit.util.tracemc): kind trace (root) or bridge
 --     (side trace, with its parent trace and exit), the prototype and line it starts at,
 --     its link type (a TRACE_LINK event: loop, root = to another trace, return,
@@ -32,6 +34,7 @@ local ffi = require("ffi")
 local jutil = require("jit.util")
 local emitter = require("jitflow.emitter")
 local x64 = require("jitflow.x64")
+local vmevents = require("jitflow.vmevents")
 
 local M = { stats = { traces = 0, side = 0, aborts = 0, flushes = 0, patches = 0,
 		      unexpected_patches = 0, unguarded_exits = 0, guards = 0 } }
@@ -293,13 +296,9 @@ function M.start()
 	local cs_ok, cs_err = x64.open()
 	if not cs_ok then warn("%s: traces' guards will not be described", cs_err) end
 	lib.jf_emit_event(em, emitter.EVENT_RUNTIME, emitter.RUNTIME_LUAJIT)
-	jit.attach(on_trace, "trace")
+	vmevents.listen("trace", on_trace)
 	return true
 end
-
--- LuaJIT keeps one handler per VM event: a harness that wants the "trace" events too
--- attaches a function of its own that calls this one.
-M.on_trace = on_trace
 
 local ok, err = M.start()
 if not ok then warn("not describing traces: %s", err) end

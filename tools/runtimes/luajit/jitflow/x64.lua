@@ -49,6 +49,10 @@ end
 -- Loads capstone and opens its x86-64 disassembler (once). Returns true, or false and why
 -- not.
 M.open = capstone
+-- Its loop runs when the module starts, maybe before the module listens to "trace": a
+-- trace of it would be one jitflow does not describe, and would take a trace number that
+-- a run without jitflow gives to the program's own code.
+jit.off(capstone)
 
 local function rel32(code, at) -- at: 0-based offset of the displacement
 	local b0, b1, b2, b3 = code:byte(at + 1, at + 4)
