@@ -99,24 +99,33 @@ static void handlers_are_instrumentation(const char *dir, const char *texit_path
  *                   events from what -jv writes, so -jv's output is the oracle for them. */
 enum trace_listener { HANDLER_AFTER, HANDLER_BEFORE, JV };
 
+/* LUA_PATH for jitflow's module as jitflow record finds it: runtimes/luajit beside the
+ * jitflow binary. */
+static void module_path(char *out, size_t size)
+{
+	char *slash;
+
+	snprintf(out, size, "%s", jf_test_cli());
+	slash = strrchr(out, '/');
+	assert_non_null(slash);
+	snprintf(slash, size - (size_t)(slash - out), "/runtimes/luajit/?.lua;;");
+}
+
 static void check_run(const char *name, enum trace_listener listener)
 {
 	static const char *const suffix[] = { "", "-handler-before", "-jv" };
 	char dir[1024], cmd[8192], texit[1200], jv[1200], env[1200], flag[1300] = "",
-		mode[1300] = "", *slash;
+		mode[1300] = "", modules[1024];
 
 	snprintf(dir, sizeof(dir), "%s/%s%s", jf_test_tmpdir(), name, suffix[listener]);
 	snprintf(texit, sizeof(texit), "%s-texit.txt", dir);
 	snprintf(jv, sizeof(jv), "%s-jv.txt", dir);
 	/* The module is loaded by jitflow record itself (the user's settings are not ours),
-	 * or for HANDLER_BEFORE by texit_counts.lua, as jitflow record finds it: in
-	 * runtimes/luajit beside the jitflow binary. */
+	 * or for HANDLER_BEFORE by texit_counts.lua. */
 	snprintf(env, sizeof(env), "-u LUA_INIT -u LUA_PATH");
 	if (listener == HANDLER_BEFORE) {
-		snprintf(env, sizeof(env), "LUA_INIT= LUA_PATH='%s", jf_test_cli());
-		slash = strrchr(env, '/');
-		assert_non_null(slash);
-		snprintf(slash, sizeof(env) - (size_t)(slash - env), "/runtimes/luajit/?.lua;;'");
+		module_path(modules, sizeof(modules));
+		snprintf(env, sizeof(env), "LUA_INIT= LUA_PATH='%s'", modules);
 		snprintf(mode, sizeof(mode), "require-jitflow");
 	} else if (listener == JV) {
 		snprintf(flag, sizeof(flag), "-jv='%s'", jv);
@@ -141,6 +150,32 @@ static void test_handler_before_module(void **state)
 }
 static void test_jv(void **state) { (void)state; check_run("phases", JV); }
 
+/* jit.attach's documented rules with the module's vmevents.lua listening, checked by
+ * tests/luajit/attach_semantics.lua itself (exit status 0) without the recorder; here,
+ * that LuaJIT reported each error of the program's failing handler, once per event it
+ * got (the script says how many). */
+static void test_attach_semantics(void **state)
+{
+	char cmd[4096], modules[1024], *out, *line;
+	long events = -1, reported;
+
+	(void)state;
+	module_path(modules, sizeof(modules));
+	snprintf(cmd, sizeof(cmd), "env -u LUA_INIT LUA_PATH='%s' luajit -Ohotloop=8 "
+		 "'%s/tests/luajit/attach_semantics.lua' 2>&1", modules, jf_test_source_dir());
+	if (jf_test_run(cmd, &out) != 0)
+		fail_msg("attach_semantics.lua failed:\n%s", out);
+	line = strstr(out, "a handler that fails");
+	assert_non_null(line);
+	assert_int_equal(sscanf(strchr(line, ':') + 1, "%ld", &events), 1);
+	reported = occurrences(out, "VM handler failed: ");
+	if (reported != events || occurrences(out, "the program's handler fails") != events)
+		fail_msg("LuaJIT reported %ld failures of the program's handler for %ld events:\n%s",
+			 reported, events, out);
+	printf("%s", out);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -148,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_types_flush),
 		cmocka_unit_test(test_handler_before_module),
 		cmocka_unit_test(test_jv),
+		cmocka_unit_test(test_attach_semantics),
 	};
 
 	jf_test_require_tools("command -v luajit", "luajit");
