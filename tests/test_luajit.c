@@ -176,6 +176,51 @@ static void test_attach_semantics(void **state)
 	free(out);
 }
 
+/* The module's iteration marker: tests/luajit/iterations.lua marks each of its 12 runs
+ * (its own count, printed with its result). Under the recorder the report has exactly
+ * those iterations, in order, each with instructions and with jitted code from the second
+ * on (LuaJIT compiles the inner loop of 500 iterations in the first, -Ohotloop=8); the
+ * program prints the same with and without jitflow (the marker is then a no-op). */
+static void test_iterations(void **state)
+{
+	char dir[1024], cmd[4096], *recorded, *plain;
+	const cJSON *it;
+	cJSON *report;
+	long runs = 0, sum = 0, n = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/iterations", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "env -u LUA_INIT -u LUA_PATH luajit -Ohotloop=8 "
+		 "'%s/tests/luajit/iterations.lua'", jf_test_source_dir());
+	assert_int_equal(jf_test_run(cmd, &plain), 0);
+	assert_int_equal(sscanf(plain, "%ld %ld", &runs, &sum), 2);
+	snprintf(cmd, sizeof(cmd), "env -u LUA_INIT -u LUA_PATH -u JITFLOW_ZONE_DIR "
+		 "-u JITFLOW_EMIT_LIB '%s' record --emulate --save-code -o '%s' -- luajit "
+		 "-Ohotloop=8 '%s/tests/luajit/iterations.lua' 2>/dev/null", jf_test_cli(), dir,
+		 jf_test_source_dir());
+	assert_int_equal(jf_test_run(cmd, &recorded), 0);
+	assert_string_equal(recorded, plain);
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	assert_int_equal(jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"),
+				     "decode_errors"), 0);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(report, "iterations")) {
+		n++;
+		if ((long)jf_test_num(it, "index") != n || jf_test_num(it, "instructions") <= 0 ||
+		    (n > 1 && jf_test_num(it, "jitted_instructions") <= 0))
+			fail_msg("iteration %ld: index %.0f, %.0f instructions, %.0f jitted", n,
+				 jf_test_num(it, "index"), jf_test_num(it, "instructions"),
+				 jf_test_num(it, "jitted_instructions"));
+	}
+	if (n != runs)
+		fail_msg("%ld iterations in the report, the program marked %ld", n, runs);
+	printf("iterations: %ld marked, %ld in the report\n", runs, n);
+	cJSON_Delete(report);
+	free(recorded);
+	free(plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_handler_before_module),
 		cmocka_unit_test(test_jv),
 		cmocka_unit_test(test_attach_semantics),
+		cmocka_unit_test(test_iterations),
 	};
 
 	jf_test_require_tools("command -v luajit", "luajit");

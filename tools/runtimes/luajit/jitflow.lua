@@ -300,6 +300,17 @@ function M.start()
 	return true
 end
 
+-- Marks the start of iteration `index` of a benchmark's outer loop: jitflow's reports
+-- then give instructions, time and jitted share per iteration, and the warm-up class. A
+-- program calls it through package.loaded.jitflow, so that it costs nothing when jitflow
+-- is not loaded (a run without the recorder):
+--   local jitflow = package.loaded.jitflow
+--   local iteration = jitflow and jitflow.iteration or function() end
+--   for run = 1, runs do iteration(run) ... end
+function M.iteration(index)
+	if em then lib.jf_emit_event(em, emitter.EVENT_ITERATION, index) end
+end
+
 local ok, err = M.start()
 if not ok then warn("not describing traces: %s", err) end
 return M
