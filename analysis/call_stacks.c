@@ -347,10 +347,35 @@ static int block_counted(struct jf_analysis *a, void *self, const struct jf_bloc
 	return 0;
 }
 
-/* Tracing comes back at ip. Where the thread should have resumed (after its system call,
- * or where a signal's asynchronous disable interrupted it) and it comes back elsewhere,
- * a signal's handler runs; coming back where a [signal] frame resumes, a handler has
- * returned (through rt_sigreturn). */
+/* Tracing comes back at ip, where a frame returns to: the code that ran untraced (outside
+ * an IP filter, such as a library called through the PLT) returned there. */
+static int returned_untraced(struct call_stacks *cs, struct thread_stack *t, uint64_t ip)
+{
+	uint32_t i, lowest;
+
+	if (t->pending == PENDING_CALL && ip == t->pending_ret) {
+		t->pending = PENDING_NONE;
+		cs->r.calls++;
+		cs->r.returns++;
+		return 1;
+	}
+	lowest = t->depth > JF_CALL_STACKS_SEARCH ? t->depth - JF_CALL_STACKS_SEARCH : 0;
+	for (i = t->depth; i-- > lowest;) {
+		if (t->frames[i].kind != JF_FRAME_SIGNAL && t->frames[i].ret == ip && ip) {
+			t->depth = i;
+			t->pending = PENDING_NONE;
+			cs->r.returns++;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Tracing comes back at ip. Coming back where a [signal] frame resumes, a handler has
+ * returned (through rt_sigreturn); where a frame returns to, untraced code returned.
+ * Otherwise, where the thread should have resumed (after its system call, or where a
+ * signal's asynchronous disable interrupted it) and it comes back elsewhere, a signal's
+ * handler runs. */
 static int enabled(struct call_stacks *cs, struct thread_stack *t, const struct jf_flow *f)
 {
 	uint64_t resume = t->resume_at;
@@ -362,6 +387,8 @@ static int enabled(struct call_stacks *cs, struct thread_stack *t, const struct 
 		t->pending = PENDING_NONE;
 		return 0;
 	}
+	if (returned_untraced(cs, t, f->ip) || f->u.enabled.resumed)
+		return 0;
 	if (!resume || f->ip == resume)
 		return 0;
 	/* What the last block left pending went to the interrupted place. */
@@ -403,7 +430,7 @@ static void flow_event(struct jf_analysis *a, void *self, int32_t tid, const str
 			t->resume_at = t->last_far ? t->last_next : 0;
 		break;
 	case JF_FLOW_ENABLED:
-		if (!(f->flags & JF_FLOW_STATUS_UPDATE) && !f->u.enabled.resumed)
+		if (!(f->flags & JF_FLOW_STATUS_UPDATE))
 			enabled(cs, t, f);
 		break;
 	default:

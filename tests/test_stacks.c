@@ -3,7 +3,8 @@
  * checked against perf's own decoder: the calls `perf script --itrace=c` sees, per target
  * address, are the entries of the stacks topped by a function entered there. The JIT
  * frames of the checked-in minivm recording are its regions, and every stack's
- * instructions add up to the report's. A missing perf or qemu-x86_64 fails
+ * instructions add up to the report's. On real captures, stacks restart where libipt's
+ * reference decoder reports errors. A missing perf or qemu-x86_64 fails
  * (tools/setup.sh installs both). */
 #include "json_check.h"
 #include "test_support.h"
@@ -35,11 +36,12 @@ static const char *recorded(const char *name, const char *args)
 	return dir;
 }
 
-static cJSON *stacks_json(const char *dir)
+/* `stacks --json` of inputs (a recording folder, or the inputs of a trace). */
+static cJSON *stacks_json(const char *inputs)
 {
-	char cmd[2048];
+	char cmd[4096];
 
-	snprintf(cmd, sizeof(cmd), "%s stacks %s --json", jf_test_cli(), dir);
+	snprintf(cmd, sizeof(cmd), "%s stacks %s --json", jf_test_cli(), inputs);
 	return jf_test_run_json(cmd);
 }
 
@@ -183,20 +185,20 @@ static void assert_calls_match_perf(const char *dir, const cJSON *doc)
 }
 
 /* The folded stacks' counts add up to the report's instructions, and so do the JSON's. */
-static void assert_folded_sums_to_report(const char *dir, const cJSON *doc)
+static void assert_folded_sums_to_report(const char *inputs, const cJSON *doc)
 {
-	char cmd[2048], *out = NULL;
+	char cmd[4096], *out = NULL;
 	cJSON *report;
 	long report_insns;
 	long long folded = 0;
 	char *line;
 
-	snprintf(cmd, sizeof(cmd), "%s report %s --json", jf_test_cli(), dir);
+	snprintf(cmd, sizeof(cmd), "%s report %s --json", jf_test_cli(), inputs);
 	report = jf_test_run_json(cmd);
 	report_insns = (long)jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"),
 					 "instructions");
 	cJSON_Delete(report);
-	snprintf(cmd, sizeof(cmd), "%s stacks %s --folded", jf_test_cli(), dir);
+	snprintf(cmd, sizeof(cmd), "%s stacks %s --folded", jf_test_cli(), inputs);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
 	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
 		const char *space = strrchr(line, ' ');
@@ -379,6 +381,73 @@ static void test_minivm_jit_frames(void **state)
 	cJSON_Delete(doc);
 }
 
+/* The inputs of real capture `name` (../shared/traces/intel-pt), or NULL (skipped). */
+static const char *capture_inputs(const char *name, const char *base)
+{
+	static char inputs[2048];
+	const char *shared = jf_test_shared_traces();
+
+	if (!shared)
+		return NULL;
+	snprintf(inputs, sizeof(inputs), "--raw '%s/intel-pt/%s/data:%s' --pt '%s/intel-pt/%s/trace'",
+		 shared, name, base, shared, name);
+	return inputs;
+}
+
+/* A real capture of a C program (libxdc's foo): no longjmp, exception or signal, so every
+ * return lands where a frame returns to. */
+static void test_real_capture_followed(void **state)
+{
+	const char *inputs = capture_inputs("foo", "0x7ffff7819000");
+	cJSON *doc;
+
+	(void)state;
+	if (!inputs)
+		skip();
+	doc = stacks_json(inputs);
+	assert_true(count(doc, "calls") > 1000);
+	assert_int_equal(count(doc, "unwound"), 0);
+	assert_int_equal(count(doc, "unmatched"), 0);
+	assert_int_equal(count(doc, "restarts"), 0);
+	assert_folded_sums_to_report(inputs, doc);
+	cJSON_Delete(doc);
+}
+
+/* A real capture with decode errors (Unzip): each time decoding loses track the stack
+ * restarts below [unknown], located where libipt's reference decoder (ptxed, its output
+ * in expected-ptxed.txt.gz) reports the error: the same trace offset and IP. */
+static void test_real_capture_errors(void **state)
+{
+	const char *inputs = capture_inputs("Unzip", "0x400000");
+	char cmd[2048], *ptxed = NULL, site[64];
+	cJSON *doc;
+	const cJSON *n;
+	long lost = 0;
+
+	(void)state;
+	if (!inputs)
+		skip();
+	doc = stacks_json(inputs);
+	snprintf(cmd, sizeof(cmd), "zcat '%s/intel-pt/Unzip/expected-ptxed.txt.gz' | grep error",
+		 jf_test_shared_traces());
+	assert_int_equal(jf_test_run(cmd, &ptxed), 0);
+	cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(doc, "notes")) {
+		assert_string_equal(jf_test_str(n, "kind"), "lost track");
+		snprintf(site, sizeof(site), "[%llx, %llx: error",
+			 (unsigned long long)jf_test_num(n, "offset"),
+			 (unsigned long long)jf_test_num(n, "ip"));
+		if (!strstr(ptxed, site))
+			fail_msg("stack restarted at %s, where ptxed reports no error", site);
+		lost++;
+	}
+	free(ptxed);
+	assert_true(lost > 0);
+	assert_int_equal(lost, count(doc, "restarts"));
+	assert_true(any_stack_has(doc, "[unknown]"));
+	assert_folded_sums_to_report(inputs, doc);
+	cJSON_Delete(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +457,8 @@ int main(void)
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_two_threads),
 		cmocka_unit_test(test_minivm_jit_frames),
+		cmocka_unit_test(test_real_capture_followed),
+		cmocka_unit_test(test_real_capture_errors),
 	};
 
 	jf_test_require_tools("perf --version && qemu-x86_64 --version",
