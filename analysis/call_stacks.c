@@ -394,6 +394,10 @@ static int enabled(struct call_stacks *cs, struct thread_stack *t, const struct 
 	/* What the last block left pending went to the interrupted place. */
 	if (t->pending != PENDING_NONE && settle(cs, t, resume, -1, f->offset) < 0)
 		return -1;
+	/* Still in a [signal] frame: its handler returned to the trampoline, whose
+	 * rt_sigreturn let a pending signal in over the place the first one interrupted. */
+	if (t->depth && t->frames[t->depth - 1].kind == JF_FRAME_SIGNAL)
+		resume = t->frames[--t->depth].ret;
 	cs->r.signals++;
 	if (push(cs, t, JF_FRAME_SIGNAL, 0, -1, resume, 1) < 0)
 		return -1;

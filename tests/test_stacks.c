@@ -21,15 +21,16 @@ static const char *program(const char *name)
 	return path;
 }
 
-/* Record program `name` (with args) into a fresh folder; returns the folder. */
+/* Record program `name` (with args) into a fresh folder, its output into FOLDER.out;
+ * returns the folder. */
 static const char *recorded(const char *name, const char *args)
 {
 	static char dir[512];
 	char cmd[2048], *out = NULL;
 
 	snprintf(dir, sizeof(dir), "%s/%s", jf_test_tmpdir(), name);
-	snprintf(cmd, sizeof(cmd), "%s record --emulate -o %s -- %s %s 2>%s.err", jf_test_cli(),
-		 dir, program(name), args, dir);
+	snprintf(cmd, sizeof(cmd), "%s record --emulate -o %s -- %s %s >%s.out 2>%s.err",
+		 jf_test_cli(), dir, program(name), args, dir, dir);
 	if (jf_test_run(cmd, &out) != 0)
 		fail_msg("failed: %s", cmd);
 	free(out);
@@ -315,6 +316,32 @@ static void test_signal_handler(void **state)
 	cJSON_Delete(doc);
 }
 
+/* A 0.2 ms timer interrupting a busy loop wherever it is (tests/programs/alarm.c): each
+ * delivery, also one let in by the rt_sigreturn of the handler before, is a [signal] frame
+ * over main's loop, as many as the handler counted. */
+static void test_timer_signals(void **state)
+{
+	char path[1024], *out;
+	const char *dir = recorded("alarm", "");
+	cJSON *doc = stacks_json(dir);
+	long hits;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s.out", dir);
+	out = jf_test_read_file(path, NULL);
+	hits = jf_test_number_after(out, "on_alarm=");
+	free(out);
+	assert_in_range(hits, 20, 21);
+	assert_int_equal(count(doc, "signals"), hits);
+	assert_int_equal(entries_ending(doc, "main;[signal];on_alarm", 0), hits);
+	assert_int_equal(entries_ending(doc, "main;[signal]", 0), hits);
+	assert_false(any_stack_has(doc, "[signal];[signal]"));
+	assert_all_followed(doc);
+	assert_calls_match_perf(dir, doc);
+	assert_folded_sums_to_report(dir, doc);
+	cJSON_Delete(doc);
+}
+
 static void test_two_threads(void **state)
 {
 	const char *dir = recorded("stacks_threads", "");
@@ -455,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_deeper_than_kept),
 		cmocka_unit_test(test_longjmp),
 		cmocka_unit_test(test_signal_handler),
+		cmocka_unit_test(test_timer_signals),
 		cmocka_unit_test(test_two_threads),
 		cmocka_unit_test(test_minivm_jit_frames),
 		cmocka_unit_test(test_real_capture_followed),
