@@ -1,12 +1,12 @@
 /* Call stacks (jitflow/call_stacks.h), a listener of the analysis events: per thread a
  * shadow stack of frames, moved by the blocks' ends (a call pushes, a return pops the frame
- * it returns to) and by signal deliveries, and a table of the distinct stacks, interned by
- * (parent row, top frame), so that memory grows with the stacks a program has, not with
- * the length of its trace. */
+ * it returns to) and by signal deliveries; each frame is a row of the table of distinct
+ * stacks (call_stack_table.h), which counts what ran on it. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "call_stack_table.h"
 
 /* A frame of a thread's shadow stack. */
 struct frame {
@@ -46,87 +46,14 @@ struct thread_stack {
 	uint64_t last_time;
 };
 
-struct stack_key {
-	uint32_t parent;
-	int32_t tid;
-	int32_t region;
-	uint8_t kind;
-	uint64_t addr;
-};
 
 struct call_stacks {
-	struct jf_call_stacks_result r;  /* rows, counts and notes (owned) */
-	size_t cap;
-	uint32_t *slots;                 /* open addressing: row + 1, 0 = empty */
-	size_t nslots;
+	struct jf_call_stacks_result r;  /* counts and notes (its stacks are the table's) */
+	struct call_stack_table stacks;
 	struct thread_stack **threads;
 	size_t nthreads, threads_cap;
 	size_t cur;
 };
-
-static uint64_t key_hash(const struct stack_key *k)
-{
-	uint64_t h = k->parent * 0x9e3779b97f4a7c15ull;
-
-	h ^= ((uint64_t)(uint32_t)k->tid << 32 | (uint32_t)k->region) * 0xc2b2ae3d27d4eb4full;
-	h ^= (k->addr + k->kind) * 0x165667b19e3779f9ull;
-	return h ^ (h >> 29);
-}
-
-static int key_is(const struct jf_call_stack *s, const struct stack_key *k)
-{
-	return s->parent == k->parent && s->tid == k->tid && s->region == k->region &&
-	       s->kind == k->kind && s->addr == k->addr;
-}
-
-static int grow_slots(struct call_stacks *cs)
-{
-	size_t n = cs->nslots ? cs->nslots * 2 : 1024, i;
-	uint32_t *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -1;
-	for (i = 0; i < cs->r.nstacks; i++) {
-		struct stack_key k = { cs->r.stacks[i].parent, cs->r.stacks[i].tid,
-				       cs->r.stacks[i].region, cs->r.stacks[i].kind,
-				       cs->r.stacks[i].addr };
-		size_t j = key_hash(&k) & (n - 1);
-
-		while (slots[j])
-			j = (j + 1) & (n - 1);
-		slots[j] = (uint32_t)i + 1;
-	}
-	free(cs->slots);
-	cs->slots = slots;
-	cs->nslots = n;
-	return 0;
-}
-
-/* The row of stack k (made when new); JF_NO_STACK when out of memory. */
-static uint32_t intern(struct call_stacks *cs, const struct stack_key *k)
-{
-	struct jf_call_stack *s;
-	size_t j;
-
-	if ((cs->r.nstacks + 1) * 2 > cs->nslots && grow_slots(cs) < 0)
-		return JF_NO_STACK;
-	for (j = key_hash(k) & (cs->nslots - 1); cs->slots[j]; j = (j + 1) & (cs->nslots - 1))
-		if (key_is(&cs->r.stacks[cs->slots[j] - 1], k))
-			return cs->slots[j] - 1;
-	if (cs->r.nstacks >= JF_NO_STACK - 1 ||
-	    jf_grow((void **)&cs->r.stacks, &cs->cap, cs->r.nstacks, sizeof(*cs->r.stacks)) < 0)
-		return JF_NO_STACK;
-	s = &cs->r.stacks[cs->r.nstacks];
-	memset(s, 0, sizeof(*s));
-	s->parent = k->parent;
-	s->depth = k->parent == JF_NO_STACK ? 1 : cs->r.stacks[k->parent].depth + 1;
-	s->tid = k->tid;
-	s->kind = k->kind;
-	s->region = k->region;
-	s->addr = k->addr;
-	cs->slots[j] = (uint32_t)cs->r.nstacks + 1;
-	return (uint32_t)cs->r.nstacks++;
-}
 
 static struct thread_stack *thread_of(struct call_stacks *cs, int32_t tid)
 {
@@ -170,7 +97,7 @@ static void note(struct call_stacks *cs, const struct thread_stack *t, enum jf_c
 static int push(struct call_stacks *cs, struct thread_stack *t, uint8_t kind, uint64_t addr,
 		int32_t region, uint64_t ret, int entered)
 {
-	struct stack_key k;
+	struct call_stack_key k;
 	struct frame *f;
 	uint32_t row;
 
@@ -184,11 +111,11 @@ static int push(struct call_stacks *cs, struct thread_stack *t, uint8_t kind, ui
 	k.region = region;
 	k.kind = kind;
 	k.addr = addr;
-	row = intern(cs, &k);
+	row = jf_call_stack_intern(&cs->stacks, &k);
 	if (row == JF_NO_STACK)
 		return -1;
 	if (entered)
-		cs->r.stacks[row].entries++;
+		cs->stacks.rows[row].entries++;
 	f = &t->frames[t->depth++];
 	f->ret = ret;
 	f->row = row;
@@ -295,7 +222,7 @@ static int settle(struct call_stacks *cs, struct thread_stack *t, uint64_t at, i
 static uint32_t leaf_of(struct call_stacks *cs, struct thread_stack *t, int32_t region)
 {
 	struct frame *f;
-	struct stack_key k;
+	struct call_stack_key k;
 	uint32_t row;
 
 	if (!t->depth)
@@ -310,9 +237,9 @@ static uint32_t leaf_of(struct call_stacks *cs, struct thread_stack *t, int32_t 
 	k.region = region;
 	k.kind = JF_FRAME_REGION;
 	k.addr = 0;
-	row = intern(cs, &k);
+	row = jf_call_stack_intern(&cs->stacks, &k);
 	if (row != JF_NO_STACK && f->cur_region != region)
-		cs->r.stacks[row].entries++;
+		cs->stacks.rows[row].entries++;
 	f->cur_region = region;
 	return row;
 }
@@ -334,7 +261,7 @@ static int block_counted(struct jf_analysis *a, void *self, const struct jf_bloc
 		signal_returned(t, b->start);
 	t->leaf = leaf_of(cs, t, region);
 	if (t->leaf != JF_NO_STACK)
-		cs->r.stacks[t->leaf].insns += b->ninsn;
+		cs->stacks.rows[t->leaf].insns += b->ninsn;
 	cs->r.insns += b->ninsn;
 	t->last_next = b->next ? b->next : b->last_size ? b->last + b->last_size : 0;
 	t->last_far = b->end == JF_END_FAR;
@@ -452,7 +379,7 @@ static int time_attributed(struct jf_analysis *a, void *self, int32_t tid, int h
 	if (!t)
 		return -1;
 	if (has_from && t->leaf != JF_NO_STACK && to >= from)
-		cs->r.stacks[t->leaf].time += to - from;
+		cs->stacks.rows[t->leaf].time += to - from;
 	t->has_time = 1;
 	t->last_time = to;
 	return 0;
@@ -475,12 +402,11 @@ static int result(const struct jf_analysis *a, const void *self, struct jf_analy
 
 	(void)a;
 	*out = cs->r;
-	out->stacks = malloc((cs->r.nstacks ? cs->r.nstacks : 1) * sizeof(*out->stacks));
-	if (!out->stacks) {
-		out->nstacks = 0;
+	out->stacks = malloc((cs->stacks.n ? cs->stacks.n : 1) * sizeof(*out->stacks));
+	if (!out->stacks)
 		return -1;
-	}
-	memcpy(out->stacks, cs->r.stacks, cs->r.nstacks * sizeof(*out->stacks));
+	memcpy(out->stacks, cs->stacks.rows, cs->stacks.n * sizeof(*out->stacks));
+	out->nstacks = cs->stacks.n;
 	return 0;
 }
 
@@ -492,8 +418,7 @@ static void destroy(void *self)
 	for (i = 0; i < cs->nthreads; i++)
 		free(cs->threads[i]);
 	free(cs->threads);
-	free(cs->slots);
-	free(cs->r.stacks);
+	jf_call_stack_table_free(&cs->stacks);
 	free(cs);
 }
 
