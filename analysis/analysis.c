@@ -34,6 +34,11 @@ struct jf_analysis *jf_analysis_new(const struct jf_analysis_config *cfg)
 		jf_analysis_free(a);
 		return NULL;
 	}
+	if (a->cfg.call_stacks &&
+	    jf_listeners_attach(&a->listeners, &jf_call_stacks_listener, jf_call_stacks_new()) < 0) {
+		jf_analysis_free(a);
+		return NULL;
+	}
 	return a;
 }
 

@@ -303,6 +303,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	/* (prev_trace is -1 whenever there is no previous block) */
 	e.trace_to_trace = trace >= 0 && t->prev_trace >= 0 && t->prev_region_start != r->start;
 	e.from_trace = t->prev_trace;
+	e.offset = f->offset;
 	jf_announce_block(a, &t->split, &e);
 
 	if (t->pending_guard >= 0) {
@@ -413,6 +414,8 @@ static __attribute__((noinline)) int other_flow(struct jf_analysis *a, const str
 		return -1;
 	a->flow_source = f->source;
 	a->flow_thread = (size_t)(t - a->threads);
+	if (f->kind != JF_FLOW_BLOCK)
+		jf_emit_flow_event(a, &a->listeners, t->tid, f);
 	switch (f->kind) {
 	case JF_FLOW_BLOCK:
 		return 1;

@@ -72,6 +72,12 @@ void jf_listeners_code_changed(struct jf_analysis *a, struct jf_listeners *ls,
 	JF_EMIT(ls, code_changed, a, ls->self[i_], rec);
 }
 
+void jf_listeners_flow_event(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
+			     const struct jf_flow *f)
+{
+	JF_EMIT(ls, flow_event, a, ls->self[i_], tid, f);
+}
+
 void jf_listeners_region_entered(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
 				 const struct live_region *r)
 {

@@ -40,6 +40,7 @@ struct jf_block_event {
 	uint8_t from_split;        /* enum jf_split_class */
 	uint8_t trace_to_trace;
 	int32_t from_trace;        /* the previous block's trace row, when trace_to_trace */
+	uint64_t offset;           /* the block's flow record's trace offset */
 };
 
 struct jf_listener {
@@ -72,6 +73,9 @@ struct jf_listener {
 			    uint64_t time, uint32_t guard);
 	/* Guard row `guard` held on thread tid: its branch went on in the trace. */
 	void (*guard_passed)(struct jf_analysis *a, void *self, int32_t tid, uint32_t guard);
+	/* A flow record other than a block (an error, lost data, tracing disabled or enabled,
+	 * ...) on thread tid, before the state machines act on it. */
+	void (*flow_event)(struct jf_analysis *a, void *self, int32_t tid, const struct jf_flow *f);
 	/* A zone record takes effect here, before the code model applies it. */
 	void (*code_changed)(struct jf_analysis *a, void *self, const struct jf_zone_record *rec);
 	/* Joining the analysis of the next part (later, whose listener state is later_self):
@@ -108,6 +112,12 @@ void *jf_views_new(void);
 /* Free what the views' result callback put in r. */
 void jf_views_result_free(struct jf_analysis_result *r);
 
+/* Call stacks (call_stacks.c). NULL when out of memory. */
+extern const struct jf_listener jf_call_stacks_listener;
+void *jf_call_stacks_new(void);
+/* Free what the call stacks' result callback put in r. */
+void jf_call_stacks_result_free(struct jf_analysis_result *r);
+
 /* ---- delivering an event to every listener ------------------------------------------ *
  * The jf_emit_* helpers are inline and only test whether there is a listener, so that an
  * analysis without one (a text or JSON report) pays a load and a branch per event on the
@@ -128,6 +138,8 @@ void jf_listeners_guard_exited(struct jf_analysis *a, struct jf_listeners *ls, i
 			       int has_time, uint64_t time, uint32_t guard);
 void jf_listeners_code_changed(struct jf_analysis *a, struct jf_listeners *ls,
 			       const struct jf_zone_record *rec);
+void jf_listeners_flow_event(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
+			     const struct jf_flow *f);
 void jf_listeners_region_entered(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
 				 const struct live_region *r);
 void jf_listeners_loop_iteration(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
@@ -182,6 +194,13 @@ static inline void jf_emit_guard_passed(struct jf_analysis *a, struct jf_listene
 {
 	if (__builtin_expect(ls->n != 0, 0))
 		jf_listeners_guard_passed(a, ls, tid, guard);
+}
+
+static inline void jf_emit_flow_event(struct jf_analysis *a, struct jf_listeners *ls,
+				      int32_t tid, const struct jf_flow *f)
+{
+	if (__builtin_expect(ls->n != 0, 0))
+		jf_listeners_flow_event(a, ls, tid, f);
 }
 
 static inline void jf_emit_code_changed(struct jf_analysis *a, struct jf_listeners *ls,

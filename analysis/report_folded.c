@@ -24,15 +24,20 @@ void jf_views_frame_text(char *buf, size_t size, const char *name)
 	}
 }
 
+void jf_views_thread_label(char *buf, size_t size, int32_t tid)
+{
+	if (tid < 0)
+		snprintf(buf, size, "trace source %d", -1 - tid);
+	else
+		snprintf(buf, size, "thread %d", tid);
+}
+
 void jf_views_stack_frames(const struct jf_runtime_desc *rt, const struct jf_stack_result *s,
 			   char frames[JF_VIEWS_DEPTH][128])
 {
 	char name[128];
 
-	if (s->tid < 0)
-		snprintf(frames[0], 128, "trace source %d", -1 - s->tid);
-	else
-		snprintf(frames[0], 128, "thread %d", s->tid);
+	jf_views_thread_label(frames[0], 128, s->tid);
 	snprintf(frames[1], 128, "%s", jf_runtime_class(rt, s->cls));
 	jf_views_frame_text(name, sizeof(name), s->region[0] ? s->region : "(no image names it)");
 	snprintf(frames[2], 128, "%s", name);

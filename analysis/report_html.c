@@ -167,14 +167,6 @@ static uint64_t split_insns(const struct jf_split_result *s)
 	return n;
 }
 
-static void thread_label(char *buf, size_t size, int32_t tid)
-{
-	if (tid < 0)
-		snprintf(buf, size, "trace source %d", -1 - tid);
-	else
-		snprintf(buf, size, "thread %d", tid);
-}
-
 static void split_section(FILE *out, const struct jf_analysis_result *r)
 {
 	size_t i, n = 1, empty = 0, row;
@@ -204,7 +196,7 @@ static void split_section(FILE *out, const struct jf_analysis_result *r)
 		if (i == 0)
 			snprintf(who, sizeof(who), "all threads");
 		else
-			thread_label(who, sizeof(who), s->tid);
+			jf_views_thread_label(who, sizeof(who), s->tid);
 		fprintf(out, "<text x=\"0\" y=\"%.1f\">%s, instructions</text>", y + 13, who);
 		stacked_bar(out, 200, y, 880, 16, s->insns, who);
 		if (r->has_time) {
@@ -219,7 +211,7 @@ static void split_section(FILE *out, const struct jf_analysis_result *r)
 	for (i = 0; r->nthreads > 1 && i < r->nthreads; i++) {
 		if (!split_insns(&r->threads[i]))
 			continue;
-		thread_label(who, sizeof(who), r->threads[i].tid);
+		jf_views_thread_label(who, sizeof(who), r->threads[i].tid);
 		split_rows(out, &r->threads[i], who, r);
 	}
 	fprintf(out, "</tbody></table>\n");
@@ -229,7 +221,7 @@ static void split_section(FILE *out, const struct jf_analysis_result *r)
 		for (i = 0; i < r->nthreads; i++) {
 			if (split_insns(&r->threads[i]))
 				continue;
-			thread_label(who, sizeof(who), r->threads[i].tid);
+			jf_views_thread_label(who, sizeof(who), r->threads[i].tid);
 			fprintf(out, " %s;", who);
 		}
 		fprintf(out, " they are not drawn.</p>\n");

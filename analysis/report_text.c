@@ -7,6 +7,7 @@
 
 #include "jitflow/emitter.h"
 #include "jitflow/report.h"
+#include "report_views.h"
 #include "runtime.h"
 
 static size_t top_of(const struct jf_report_meta *m)
@@ -30,7 +31,7 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static const char *time_unit(const struct jf_analysis_result *r)
+const char *jf_report_time_unit(const struct jf_analysis_result *r)
 {
 	if (!r->has_time)
 		return "no timing";
@@ -109,7 +110,7 @@ void jf_report_split(FILE *out, const struct jf_analysis_result *r, const struct
 {
 	size_t i;
 
-	fprintf(out, "Time split (all threads; time: %s)\n", time_unit(r));
+	fprintf(out, "Time split (all threads; time: %s)\n", jf_report_time_unit(r));
 	split_table(out, &r->total, r->has_time);
 	transitions(out, &r->total);
 	if (r->nthreads > 1) {

@@ -13,6 +13,9 @@
 
 /* name with ';' and control characters replaced (folded-stack frame syntax). */
 void jf_views_frame_text(char *buf, size_t size, const char *name);
+/* A thread's name in views: "thread TID", or "trace source N" for a source no context
+ * record named. */
+void jf_views_thread_label(char *buf, size_t size, int32_t tid);
 /* The frames of a stack in the words of runtime rt; frames[3] is "" when the code has no
  * bytecode range. */
 struct jf_runtime_desc;
@@ -29,5 +32,8 @@ void jf_views_xml(FILE *out, const char *s);
 
 /* The flame graph as an <svg> element (with its xmlns, no XML declaration), width px wide. */
 void jf_views_flame_svg(FILE *out, const struct jf_analysis_result *r, int width);
+
+/* The unit of the result's time: ns, timestamp ticks, the synthetic clock, or none. */
+const char *jf_report_time_unit(const struct jf_analysis_result *r);
 
 #endif

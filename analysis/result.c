@@ -302,5 +302,6 @@ void jf_analysis_result_free(struct jf_analysis_result *r)
 	jf_iteration_series_unref(r->iteration_series);
 	free(r->retrace);
 	jf_views_result_free(r);
+	jf_call_stacks_result_free(r);
 	memset(r, 0, sizeof(*r));
 }

@@ -2,6 +2,7 @@
 #include "jitflow/images.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
@@ -40,6 +41,47 @@ static int add_symbols(Elf *elf, struct jf_symtab *symtab, int64_t bias)
 	return 0;
 }
 
+/* The ELF file at path, read through libelf (its descriptor in *fd, its number of program
+ * headers in *nphdr); NULL with err. */
+static Elf *open_elf(const char *path, int *fd, size_t *nphdr, struct jf_error *err)
+{
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return jf_fail(err, "libelf: %s", elf_errmsg(-1)), NULL;
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return jf_fail(err, "%s: cannot open ELF file", path), NULL;
+	elf = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		jf_fail(err, "%s: not an ELF file (at offset 0: expected the ELF magic)", path);
+		if (elf)
+			elf_end(elf);
+		close(*fd);
+		return NULL;
+	}
+	if (elf_getphdrnum(elf, nphdr) < 0) {
+		jf_fail(err, "%s: bad ELF program headers: %s", path, elf_errmsg(-1));
+		elf_end(elf);
+		close(*fd);
+		return NULL;
+	}
+	return elf;
+}
+
+/* Add elf's symbols, moved by bias, to symtab (when not NULL); then close elf and fd. */
+static int symbols_and_close(Elf *elf, int fd, struct jf_symtab *symtab, int64_t bias,
+			     const char *path, struct jf_error *err)
+{
+	int rc = 0;
+
+	if (symtab && add_symbols(elf, symtab, bias) < 0)
+		rc = jf_fail(err, "%s: out of memory reading symbols", path);
+	elf_end(elf);
+	close(fd);
+	return rc;
+}
+
 int jf_load_elf(struct jf_codemap *map, struct jf_symtab *symtab, const char *path,
 		int64_t bias, int has_base, uint64_t base, struct jf_error *err)
 {
@@ -49,20 +91,9 @@ int jf_load_elf(struct jf_codemap *map, struct jf_symtab *symtab, const char *pa
 	Elf *elf;
 	int fd;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return jf_fail(err, "libelf: %s", elf_errmsg(-1));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return jf_fail(err, "%s: cannot open ELF file", path);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		jf_fail(err, "%s: not an ELF file (at offset 0: expected the ELF magic)", path);
-		goto out;
-	}
-	if (elf_getphdrnum(elf, &nphdr) < 0) {
-		jf_fail(err, "%s: bad ELF program headers: %s", path, elf_errmsg(-1));
-		goto out;
-	}
+	elf = open_elf(path, &fd, &nphdr, err);
+	if (!elf)
+		return -1;
 	for (i = 0; i < nphdr; i++) {
 		GElf_Phdr ph;
 
@@ -90,14 +121,41 @@ int jf_load_elf(struct jf_codemap *map, struct jf_symtab *symtab, const char *pa
 		jf_fail(err, "%s: no loadable (PT_LOAD) segment with file contents", path);
 		goto out;
 	}
-	if (symtab && add_symbols(elf, symtab, bias) < 0) {
-		jf_fail(err, "%s: out of memory reading symbols", path);
-		goto out;
-	}
-	rc = 0;
+	return symbols_and_close(elf, fd, symtab, bias, path, err);
 out:
-	if (elf)
-		elf_end(elf);
+	elf_end(elf);
 	close(fd);
 	return rc;
+}
+
+/* The segment that holds file offset pgoff says where the file's addresses went: bytes at
+ * pgoff were mapped at addr. */
+int jf_load_elf_symbols(struct jf_symtab *symtab, const char *path, uint64_t pgoff,
+			uint64_t addr, struct jf_error *err)
+{
+	size_t i, nphdr;
+	int found = 0;
+	int64_t bias = 0;
+	Elf *elf;
+	int fd;
+
+	elf = open_elf(path, &fd, &nphdr, err);
+	if (!elf)
+		return -1;
+	for (i = 0; i < nphdr && !found; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    pgoff < ph.p_offset || pgoff >= ph.p_offset + ph.p_filesz)
+			continue;
+		bias = (int64_t)(addr - (ph.p_vaddr + (pgoff - ph.p_offset)));
+		found = 1;
+	}
+	if (!found) {
+		jf_fail(err, "%s: no loadable segment holds file offset %" PRIu64, path, pgoff);
+		elf_end(elf);
+		close(fd);
+		return -1;
+	}
+	return symbols_and_close(elf, fd, symtab, bias, path, err);
 }

@@ -6,6 +6,7 @@
  * images are: a decoder may still hold one. */
 #include "jitflow/perf_images.h"
 #include "jitflow/buildid_cache.h"
+#include "jitflow/images.h"
 #include "jitflow/perf_buildid.h"
 #include "jitflow/zone.h"
 
@@ -565,4 +566,51 @@ const struct jf_perf_missing_image *jf_perf_images_missing(const struct jf_perf_
 							   size_t i)
 {
 	return i < imgs->nmissing ? &imgs->missing[i] : NULL;
+}
+
+/* Whether mapping m of a file already gave its symbols at the same place (each segment of
+ * a file is a mapping of its own, and forked processes share theirs). */
+static int symbols_seen(const struct mapping **seen, size_t n, const struct mapping *m)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(seen[i]->path, m->path) && seen[i]->addr - seen[i]->pgoff == m->addr - m->pgoff)
+			return 1;
+	return 0;
+}
+
+int jf_perf_images_symbols(const struct jf_perf_images *imgs, struct jf_symtab *symtab)
+{
+	const struct mapping **seen = NULL;
+	size_t nseen = 0, cap = 0, i, j;
+	int files = 0;
+
+	for (i = 0; i <= imgs->nprocs; i++) {
+		const struct proc *p = i < imgs->nprocs ? &imgs->procs[i] : &imgs->shared;
+
+		for (j = 0; j < p->nmaps; j++) {
+			const struct mapping *m = &p->maps[j];
+			struct jf_error err;
+
+			if (symbols_seen(seen, nseen, m))
+				continue;
+			if (nseen == cap) {
+				const struct mapping **more;
+
+				cap = cap ? cap * 2 : 16;
+				more = realloc(seen, cap * sizeof(*seen));
+				if (!more) {
+					free(seen);
+					return -1;
+				}
+				seen = more;
+			}
+			seen[nseen++] = m;
+			if (jf_load_elf_symbols(symtab, m->path, m->pgoff, m->addr, &err) == 0)
+				files++;
+		}
+	}
+	free(seen);
+	return files;
 }

@@ -4,7 +4,8 @@
  * objects, loop headers) meets the per-block paths that use it: bytecode ranges, ops,
  * code lines, guard passes and exits, points, iterations. The bytes of the code come from
  * the same file through a zone image (its final state; a block over code that is gone is
- * counted as not readable). The result and its views are made and freed. */
+ * counted as not readable). The result, its views and its call stacks are made and
+ * freed. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,6 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.map = map;
 	cfg.views = 1;
+	cfg.call_stacks = 1;
 	a = jf_analysis_new(&cfg);
 	if (!a || jf_zone_reader_open(&reader, path, &err) < 0)
 		goto out;

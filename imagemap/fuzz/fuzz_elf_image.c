@@ -1,7 +1,8 @@
 /* libFuzzer target: the ELF readers behind --elf, --kernel, --sysroot/--symfs and the
  * build-id lookups, on arbitrary bytes: the file loaded into a code map (program headers,
- * segments, symbol tables) as an executable and as a shared object at a base, and its
- * build-id note read. libelf parses; what jitflow does with what libelf returns (segment
+ * segments, symbol tables) as an executable and as a shared object at a base, its symbols
+ * alone placed as a perf mapping of file offset 0x1000 would place them, and its build-id
+ * note read. libelf parses; what jitflow does with what libelf returns (segment
  * bounds, symbol names, note lengths) is what this looks at. */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +29,17 @@ static void load(const char *path, int has_base, uint64_t base)
 	jf_codemap_free(map);
 }
 
+static void load_symbols(const char *path)
+{
+	struct jf_symtab *symtab = jf_symtab_new();
+	struct jf_error err;
+	uint64_t offset;
+
+	if (symtab && jf_load_elf_symbols(symtab, path, 0x1000, 0x555555555000ull, &err) == 0)
+		(void)jf_symtab_lookup(symtab, 0x555555556000ull, &offset);
+	jf_symtab_free(symtab);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
@@ -39,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	load(path, 0, 0);
 	load(path, 1, 0x7f0000000000ull);
+	load_symbols(path);
 	(void)jf_elf_build_id(path, id, &idsize);
 	close(fd);
 	return 0;

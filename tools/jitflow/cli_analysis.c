@@ -13,6 +13,7 @@
 #include "cli_inputs.h"
 #include "cli_output.h"
 #include "cli_pypylog.h"
+#include "cli_stacks.h"
 #include "cli_views.h"
 #include "commands.h"
 #include "jitflow/analysis.h"
@@ -26,12 +27,17 @@ struct options {
 	double tolerance;
 	const char *dir;          /* a recording folder (positional) */
 	struct jf_cli_views views;
+	int stacks;               /* `stacks`: call stacks, and --folded prints them */
 };
 
 static void usage(FILE *out, const char *cmd, const char *what)
 {
 	if (!strcmp(cmd, "timeline")) {
 		jf_cli_timeline_usage(out, what);
+		return;
+	}
+	if (!strcmp(cmd, "stacks")) {
+		jf_cli_stacks_usage(out, jf_cli_inputs_help);
 		return;
 	}
 	fprintf(out,
@@ -273,6 +279,10 @@ static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, c
 	}
 	if (jf_cli_views_check(&o->views, err))
 		return JF_CLI_BAD_USAGE;
+	if (o->stacks && (o->views.svg || o->views.html || o->csv))
+		return jf_fail(err, "%s: not an option of stacks (see --help)",
+			       o->csv ? "--csv" : o->views.svg ? "--svg" : "--html"),
+		       JF_CLI_BAD_USAGE;
 	if (o->dir && jf_cli_open_recording(in, o->dir, err) < 0)
 		return -1;
 	return 0;
@@ -280,9 +290,11 @@ static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, c
 
 static int print(FILE *out, const struct options *o, jf_cli_view_fn view,
 		 const struct jf_analysis_result *r, const struct jf_report_meta *m,
-		 struct jf_error *err)
+		 struct jf_cli_inputs *in, struct jf_error *err)
 {
-	if (jf_cli_views_wanted(&o->views)) {
+	if (o->stacks) {
+		return jf_cli_stacks_print(out, r, m, in, o->views.folded, o->json, err);
+	} else if (jf_cli_views_wanted(&o->views)) {
 		return jf_cli_views_write(&o->views, r, m, err);
 	} else if (o->json) {
 		jf_report_json(out, r, m);
@@ -384,6 +396,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	pthread_mutex_init(&parts.lock, NULL);
 	/* `timeline` is a view of the same analysis, written to -o FILE. */
 	o.views.timeline_cmd = !strcmp(cmd, "timeline");
+	o.stacks = !strcmp(cmd, "stacks");
 	in.split_blocks = 1;
 	in.cuts_jumps = 1;
 	rc = parse(&in, &o, cmd, what, argc, argv, &err);
@@ -400,7 +413,8 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	cfg.map = in.map;
 	cfg.steady_tolerance = o.tolerance;
 	cfg.native_class = native_class;
-	cfg.views = jf_cli_views_wanted(&o.views);
+	cfg.views = !o.stacks && jf_cli_views_wanted(&o.views);
+	cfg.call_stacks = o.stacks;
 	natives.map = in.map;
 	natives.generation = (uint64_t)-1;
 	cfg.native_ctx = &natives;
@@ -414,8 +428,9 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	parts.in = &in;
 	/* The views' timeline series are bucketed by a width that grows with the trace: a
 	 * part's buckets do not fall on the whole's, so merged they would be spread by
-	 * proportion, not exact. With views, one analysis takes every flow. */
-	in.parts = cfg.views ? NULL : &part_ops;
+	 * proportion, not exact. Call stacks do not join at a seam either (a part would start
+	 * in the middle of stacks). With either, one analysis takes every flow. */
+	in.parts = cfg.views || cfg.call_stacks ? NULL : &part_ops;
 	in.parts_ctx = &parts;
 	dec = jf_cli_open_decoder(&in, &err);
 	if (!dec)
@@ -446,7 +461,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	meta.trace_bytes = st->trace_bytes;
 	meta.top = o.top;
 	describe_inputs(&in, &result, consumer.cut, &meta);
-	if (print(stdout, &o, view, &result, &meta, &err) == 0 && fflush(stdout) == 0)
+	if (print(stdout, &o, view, &result, &meta, &in, &err) == 0 && fflush(stdout) == 0)
 		status = JF_EXIT_OK;
 	else if (!err.msg[0])
 		jf_fail(&err, "writing output failed");

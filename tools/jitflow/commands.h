@@ -18,6 +18,7 @@ int jf_cmd_guards(int argc, char **argv);
 int jf_cmd_split(int argc, char **argv);
 int jf_cmd_bytecodes(int argc, char **argv);
 int jf_cmd_timeline(int argc, char **argv);
+int jf_cmd_stacks(int argc, char **argv);
 int jf_cmd_check(int argc, char **argv);
 int jf_cmd_zone(int argc, char **argv);
 int jf_cmd_record(int argc, char **argv);

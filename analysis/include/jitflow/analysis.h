@@ -31,6 +31,7 @@
 #include "jitflow/codemap.h"
 #include "jitflow/error.h"
 #include "jitflow/flow.h"
+#include "jitflow/call_stacks.h"
 #include "jitflow/views.h"
 #include "jitflow/zone.h"
 
@@ -247,6 +248,8 @@ struct jf_analysis_result {
 	struct jf_stack_result *stacks;   size_t nstacks;
 	struct jf_code_line *code_lines;  size_t ncode_lines; /* by region_key, then offset */
 	struct jf_timeline_result timeline;
+	/* With jf_analysis_config.call_stacks (jitflow/call_stacks.h). */
+	struct jf_call_stacks_result call_stacks;
 };
 
 struct jf_analysis;
@@ -260,6 +263,8 @@ struct jf_analysis_config {
 	                              * HTML views; 0: those tables stay empty */
 	uint64_t timeline_buckets;   /* most buckets per timeline series (jitflow/views.h);
 	                              * 0 = JF_TIMELINE_BUCKETS */
+	int call_stacks;             /* rebuild each thread's call stacks (jitflow/call_stacks.h);
+	                              * such an analysis cannot be merged with another */
 	/* Classifies code no zone record or native range describes (e.g. by the file it
 	 * was mapped from); NULL: unknown. Asked once per block start address and kept
 	 * while the code map (map's generation) and the zone records stay the same, so

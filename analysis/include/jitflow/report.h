@@ -62,6 +62,24 @@ void jf_report_html(FILE *out, const struct jf_analysis_result *r, const struct 
 void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
 			const struct jf_report_meta *m, uint64_t resolution);
 
+/* Call stacks (jitflow/call_stacks.h). Jitted frames are named by the result's regions,
+ * native ones by native_name (e.g. the ELF symbol containing the address; NULL, or a NULL
+ * answer: the address in hex). */
+struct jf_stack_names {
+	const char *(*native_name)(void *ctx, uint64_t addr);
+	void *ctx;
+};
+/* The hottest stacks by instructions, with what the reconstruction could not follow. */
+void jf_report_call_stacks(FILE *out, const struct jf_analysis_result *r,
+			   const struct jf_report_meta *m, const struct jf_stack_names *names);
+/* `thread N;bottom frame;...;top frame insns`, one line per stack that ran instructions;
+ * the counts sum to r->call_stacks.insns. -1 when out of memory. */
+int jf_report_call_stacks_folded(FILE *out, const struct jf_analysis_result *r,
+				 const struct jf_stack_names *names);
+/* Every stack, its frames bottom first, and the counts and notes, as one JSON object. */
+int jf_report_call_stacks_json(FILE *out, const struct jf_analysis_result *r,
+			       const struct jf_report_meta *m, const struct jf_stack_names *names);
+
 #ifdef __cplusplus
 }
 #endif

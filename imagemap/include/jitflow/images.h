@@ -40,6 +40,11 @@ int jf_load_elf_spec(struct jf_codemap *map, struct jf_symtab *symtab, const cha
 int jf_load_elf(struct jf_codemap *map, struct jf_symtab *symtab, const char *path,
 		int64_t bias, int has_base, uint64_t base, struct jf_error *err);
 
+/* Only the symbols of the ELF file at path, whose bytes at file offset pgoff were mapped
+ * at addr (how perf's MMAP records place a file). */
+int jf_load_elf_symbols(struct jf_symtab *symtab, const char *path, uint64_t pgoff,
+			uint64_t addr, struct jf_error *err);
+
 #ifdef __cplusplus
 }
 #endif

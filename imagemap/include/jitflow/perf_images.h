@@ -76,6 +76,12 @@ void jf_perf_images_hooks(struct jf_perf_images *imgs, struct jf_perf_session_ho
 /* The code map of pid (made empty if new). */
 struct jf_codemap *jf_perf_images_codemap(struct jf_perf_images *imgs, int32_t pid);
 
+/* The ELF symbols of every file mapped so far, placed where it was mapped, into symtab
+ * (files that are not ELF, such as jitdump files, are left out). Returns how many files
+ * gave symbols, -1 when out of memory. */
+struct jf_symtab;
+int jf_perf_images_symbols(const struct jf_perf_images *imgs, struct jf_symtab *symtab);
+
 /* Mappings loaded, and those that could not be. */
 uint64_t jf_perf_images_loaded(const struct jf_perf_images *imgs);
 size_t jf_perf_images_nmissing(const struct jf_perf_images *imgs);

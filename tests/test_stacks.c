@@ -1,0 +1,495 @@
+/* jitflow stacks: call stacks rebuilt from recordings of small C programs
+ * (tests/programs/stacks_*.c) whose semantics fix how often each stack is entered, and
+ * checked against perf's own decoder: the calls `perf script --itrace=c` sees, per target
+ * address, are the entries of the stacks topped by a function entered there. The JIT
+ * frames of the checked-in minivm recording are its regions, and every stack's
+ * instructions add up to the report's. On real captures, stacks restart where libipt's
+ * reference decoder reports errors. A missing perf or qemu-x86_64 fails
+ * (tools/setup.sh installs both). */
+#include "json_check.h"
+#include "test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *program(const char *name)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s/tests/programs/recprog_%s", jf_test_binary_dir(), name);
+	return path;
+}
+
+/* Record program `name` (with args) into a fresh folder, its output into FOLDER.out;
+ * returns the folder. */
+static const char *recorded(const char *name, const char *args)
+{
+	static char dir[512];
+	char cmd[2048], *out = NULL;
+
+	snprintf(dir, sizeof(dir), "%s/%s", jf_test_tmpdir(), name);
+	snprintf(cmd, sizeof(cmd), "%s record --emulate -o %s -- %s %s >%s.out 2>%s.err",
+		 jf_test_cli(), dir, program(name), args, dir, dir);
+	if (jf_test_run(cmd, &out) != 0)
+		fail_msg("failed: %s", cmd);
+	free(out);
+	return dir;
+}
+
+/* `stacks --json` of inputs (a recording folder, or the inputs of a trace). */
+static cJSON *stacks_json(const char *inputs)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd), "%s stacks %s --json", jf_test_cli(), inputs);
+	return jf_test_run_json(cmd);
+}
+
+static const cJSON *stacks_of(const cJSON *doc)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "stacks");
+
+	if (!cJSON_IsArray(v))
+		fail_msg("no \"stacks\" array");
+	return v;
+}
+
+/* The stack's frame names joined by ';', bottom first, into buf. */
+static const char *frames_text(const cJSON *stack, char *buf, size_t size)
+{
+	const cJSON *f;
+	size_t len = 0;
+
+	buf[0] = 0;
+	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(stack, "frames")) {
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ";" : "",
+					jf_test_str(f, "name"));
+		if (len >= size)
+			fail_msg("stack too long for the test's buffer");
+	}
+	return buf;
+}
+
+static int ends_with_frames(const char *text, const char *suffix)
+{
+	size_t n = strlen(text), k = strlen(suffix);
+
+	return n >= k && !strcmp(text + n - k, suffix) && (n == k || text[n - k - 1] == ';');
+}
+
+/* Entries of the stacks whose top frames are `suffix` (thread tid, or any when 0). */
+static long entries_ending(const cJSON *doc, const char *suffix, int tid)
+{
+	static char text[65536];
+	const cJSON *s;
+	long n = 0;
+
+	cJSON_ArrayForEach(s, stacks_of(doc)) {
+		if (tid && (int)jf_test_num(s, "tid") != tid)
+			continue;
+		if (ends_with_frames(frames_text(s, text, sizeof(text)), suffix))
+			n += (long)jf_test_num(s, "entries");
+	}
+	return n;
+}
+
+/* Whether any stack's frames contain `part`. */
+static int any_stack_has(const cJSON *doc, const char *part)
+{
+	static char text[65536];
+	const cJSON *s;
+
+	cJSON_ArrayForEach(s, stacks_of(doc))
+		if (strstr(frames_text(s, text, sizeof(text)), part))
+			return 1;
+	return 0;
+}
+
+/* The frames of the stack that ends in `suffix` (unique), into buf. */
+static const char *stack_ending(const cJSON *doc, const char *suffix, char *buf, size_t size)
+{
+	const cJSON *s, *found = NULL;
+
+	cJSON_ArrayForEach(s, stacks_of(doc)) {
+		if (ends_with_frames(frames_text(s, buf, size), suffix)) {
+			if (found)
+				fail_msg("two stacks end in %s", suffix);
+			found = s;
+		}
+	}
+	if (!found)
+		fail_msg("no stack ends in %s", suffix);
+	return frames_text(found, buf, size);
+}
+
+static long count(const cJSON *doc, const char *key)
+{
+	return (long)jf_test_num(doc, key);
+}
+
+/* perf's calls per target address (`--itrace=c`, system calls left out: their target is
+ * 0) against the entries of the stacks topped by a native function entered there, but
+ * for a signal's handler, which no call enters. */
+static void assert_calls_match_perf(const char *dir, const cJSON *doc)
+{
+	char cmd[2048], *perf = NULL, line[64], mine[64];
+	const cJSON *s;
+	enum { MAX_TARGETS = 4096 };
+	static struct { unsigned long long addr; long perf, jitflow; } t[MAX_TARGETS];
+	size_t n = 0, i;
+	char *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "perf script -i %s/perf.data --itrace=c -F addr 2>/dev/null | awk '{ print $NF }'",
+		 dir);
+	assert_int_equal(jf_test_run(cmd, &perf), 0);
+	for (p = strtok(perf, "\n"); p; p = strtok(NULL, "\n")) {
+		unsigned long long a = strtoull(p, NULL, 16);
+
+		if (!a)
+			continue;
+		for (i = 0; i < n && t[i].addr != a; i++)
+			;
+		if (i == n) {
+			assert_true(n < MAX_TARGETS);
+			t[n].addr = a;
+			t[n].perf = t[n].jitflow = 0;
+			n++;
+		}
+		t[i].perf++;
+	}
+	free(perf);
+	cJSON_ArrayForEach(s, stacks_of(doc)) {
+		const cJSON *frames = cJSON_GetObjectItemCaseSensitive(s, "frames");
+		int depth = cJSON_GetArraySize(frames);
+		const cJSON *top = cJSON_GetArrayItem(frames, depth - 1);
+		const cJSON *below = depth > 1 ? cJSON_GetArrayItem(frames, depth - 2) : NULL;
+		unsigned long long a;
+
+		if (strcmp(jf_test_str(top, "kind"), "native") || !jf_test_num(s, "entries") ||
+		    (below && !strcmp(jf_test_str(below, "kind"), "signal")))
+			continue;
+		a = (unsigned long long)jf_test_num(top, "addr");
+		for (i = 0; i < n && t[i].addr != a; i++)
+			;
+		if (i == n)
+			fail_msg("jitflow: %s entered %.0f times at 0x%llx, perf saw no call there",
+				 jf_test_str(top, "name"), jf_test_num(s, "entries"), a);
+		t[i].jitflow += (long)jf_test_num(s, "entries");
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "0x%llx: perf %ld", t[i].addr, t[i].perf);
+		snprintf(mine, sizeof(mine), "0x%llx: perf %ld", t[i].addr, t[i].jitflow);
+		assert_string_equal(mine, line);
+	}
+}
+
+/* The folded stacks' counts add up to the report's instructions, and so do the JSON's. */
+static void assert_folded_sums_to_report(const char *inputs, const cJSON *doc)
+{
+	char cmd[4096], *out = NULL;
+	cJSON *report;
+	long report_insns;
+	long long folded = 0;
+	char *line;
+
+	snprintf(cmd, sizeof(cmd), "%s report %s --json", jf_test_cli(), inputs);
+	report = jf_test_run_json(cmd);
+	report_insns = (long)jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"),
+					 "instructions");
+	cJSON_Delete(report);
+	snprintf(cmd, sizeof(cmd), "%s stacks %s --folded", jf_test_cli(), inputs);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		const char *space = strrchr(line, ' ');
+
+		assert_non_null(space);
+		folded += strtoll(space + 1, NULL, 10);
+	}
+	free(out);
+	assert_true(report_insns > 0);
+	assert_int_equal(folded, report_insns);
+	assert_int_equal(count(doc, "insns"), report_insns);
+}
+
+/* Nothing the reconstruction could not follow. */
+static void assert_all_followed(const cJSON *doc)
+{
+	assert_int_equal(count(doc, "unmatched"), 0);
+	assert_int_equal(count(doc, "restarts"), 0);
+	assert_int_equal(count(doc, "truncated_calls"), 0);
+	assert_false(any_stack_has(doc, "[unknown]"));
+}
+
+#define CHAIN_13 "chain;chain;chain;chain;chain;chain;chain;chain;chain;chain;chain;chain;chain"
+#define PARITY_10 "is_even;is_odd;is_even;is_odd;is_even;is_odd;is_even;is_odd;is_even;is_odd"
+
+static void test_recursion(void **state)
+{
+	const char *dir = recorded("stacks_recursion", "");
+	cJSON *doc = stacks_json(dir);
+
+	(void)state;
+	/* chain(12) 7 times: 13 frames deep, never 14; is_even(9) 3 times: 10 frames. */
+	assert_int_equal(entries_ending(doc, "main;" CHAIN_13, 0), 7);
+	assert_int_equal(entries_ending(doc, "main;chain", 0), 7);
+	assert_false(any_stack_has(doc, CHAIN_13 ";chain"));
+	assert_int_equal(entries_ending(doc, "main;" PARITY_10, 0), 3);
+	assert_int_equal(entries_ending(doc, "main;is_even", 0), 3);
+	assert_false(any_stack_has(doc, PARITY_10 ";is_even"));
+	assert_int_equal(count(doc, "unwound"), 0);
+	assert_all_followed(doc);
+	assert_calls_match_perf(dir, doc);
+	assert_folded_sums_to_report(dir, doc);
+	cJSON_Delete(doc);
+}
+
+/* chain(300) is 301 frames on top of main's 4 (_start, __libc_start_main,
+ * __libc_start_call_main, main): 49 calls per chain(300) go deeper than the 256 frames
+ * kept; they are counted, and the stacks after them are right again. */
+static void test_deeper_than_kept(void **state)
+{
+	cJSON *doc = stacks_json(recorded("stacks_recursion", "300"));
+	char below_main[8192], parity[8192];
+
+	(void)state;
+	assert_int_equal(count(doc, "truncated_calls"), 7 * (4 + 301 - 256));
+	assert_int_equal(count(doc, "unmatched"), 0);
+	assert_int_equal(entries_ending(doc, "main;" PARITY_10, 0), 3);
+	stack_ending(doc, "main", below_main, sizeof(below_main));
+	stack_ending(doc, "main;" PARITY_10, parity, sizeof(parity));
+	assert_memory_equal(parity, below_main, strlen(below_main));
+	cJSON_Delete(doc);
+}
+
+static void test_longjmp(void **state)
+{
+	const char *dir = recorded("stacks_longjmp", "");
+	cJSON *doc = stacks_json(dir);
+	const cJSON *notes = cJSON_GetObjectItemCaseSensitive(doc, "notes"), *n;
+	char main_stack[8192], after[8192];
+
+	(void)state;
+	assert_int_equal(entries_ending(doc, "main;attempt;outer;middle;inner", 0), 4);
+	/* Each attempt's return to main leaves inner, middle, outer and longjmp's frames. */
+	assert_int_equal(count(doc, "unwound"), 4);
+	assert_int_equal(cJSON_GetArraySize(notes), 4);
+	cJSON_ArrayForEach(n, notes) {
+		assert_string_equal(jf_test_str(n, "kind"), "unwound");
+		assert_true(jf_test_num(n, "ip") > 0);
+		assert_true(jf_test_num(n, "offset") > 0);
+		assert_true(jf_test_num(n, "frames") >= 4);
+	}
+	/* After the jumps, main's stack is what it was. */
+	assert_int_equal(entries_ending(doc, "main;after_jumps", 0), 1);
+	stack_ending(doc, "main", main_stack, sizeof(main_stack));
+	stack_ending(doc, "after_jumps", after, sizeof(after));
+	assert_string_equal(after + strlen(main_stack), ";after_jumps");
+	assert_memory_equal(after, main_stack, strlen(main_stack));
+	assert_all_followed(doc);
+	assert_calls_match_perf(dir, doc);
+	assert_folded_sums_to_report(dir, doc);
+	cJSON_Delete(doc);
+}
+
+static void test_signal_handler(void **state)
+{
+	const char *dir = recorded("stacks_signal", "");
+	cJSON *doc = stacks_json(dir);
+	char handler[8192], main_stack[8192], after[8192];
+
+	(void)state;
+	assert_int_equal(count(doc, "signals"), 5);
+	assert_int_equal(entries_ending(doc, "[signal];on_usr1", 0), 5);
+	assert_int_equal(entries_ending(doc, "[signal];on_usr1;handler_work", 0), 5);
+	/* Delivered over deliver()'s raise, and nowhere else. */
+	stack_ending(doc, "[signal];on_usr1;handler_work", handler, sizeof(handler));
+	assert_non_null(strstr(handler, ";main;deliver;raise;"));
+	stack_ending(doc, "main", main_stack, sizeof(main_stack));
+	stack_ending(doc, "after_signals", after, sizeof(after));
+	assert_string_equal(after + strlen(main_stack), ";after_signals");
+	assert_int_equal(count(doc, "unwound"), 0);
+	assert_all_followed(doc);
+	assert_calls_match_perf(dir, doc);
+	assert_folded_sums_to_report(dir, doc);
+	cJSON_Delete(doc);
+}
+
+/* A 0.2 ms timer interrupting a busy loop wherever it is (tests/programs/alarm.c): each
+ * delivery, also one let in by the rt_sigreturn of the handler before, is a [signal] frame
+ * over main's loop, as many as the handler counted. */
+static void test_timer_signals(void **state)
+{
+	char path[1024], *out;
+	const char *dir = recorded("alarm", "");
+	cJSON *doc = stacks_json(dir);
+	long hits;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s.out", dir);
+	out = jf_test_read_file(path, NULL);
+	hits = jf_test_number_after(out, "on_alarm=");
+	free(out);
+	assert_in_range(hits, 20, 21);
+	assert_int_equal(count(doc, "signals"), hits);
+	assert_int_equal(entries_ending(doc, "main;[signal];on_alarm", 0), hits);
+	assert_int_equal(entries_ending(doc, "main;[signal]", 0), hits);
+	assert_false(any_stack_has(doc, "[signal];[signal]"));
+	assert_all_followed(doc);
+	assert_calls_match_perf(dir, doc);
+	assert_folded_sums_to_report(dir, doc);
+	cJSON_Delete(doc);
+}
+
+static void test_two_threads(void **state)
+{
+	const char *dir = recorded("stacks_threads", "");
+	cJSON *doc = stacks_json(dir);
+	static char text[65536];
+	const cJSON *s;
+	int tids[2] = { 0, 0 };
+	long calls[2];
+
+	(void)state;
+	cJSON_ArrayForEach(s, stacks_of(doc)) {
+		int tid = (int)jf_test_num(s, "tid");
+
+		if (!ends_with_frames(frames_text(s, text, sizeof(text)), "start_thread;worker"))
+			continue;
+		assert_true(tids[1] == 0);
+		tids[tids[0] ? 1 : 0] = tid;
+	}
+	assert_true(tids[0] && tids[1] && tids[0] != tids[1]);
+	calls[0] = entries_ending(doc, "start_thread;worker;leaf_work", tids[0]);
+	calls[1] = entries_ending(doc, "start_thread;worker;leaf_work", tids[1]);
+	/* The first thread made 3 calls, the second 5 (thread ids grow). */
+	assert_int_equal(tids[0] < tids[1] ? calls[0] : calls[1], 3);
+	assert_int_equal(tids[0] < tids[1] ? calls[1] : calls[0], 5);
+	assert_all_followed(doc);
+	assert_calls_match_perf(dir, doc);
+	assert_folded_sums_to_report(dir, doc);
+	cJSON_Delete(doc);
+}
+
+/* minivm's checked-in recording: every jitted frame is one of the report's regions. */
+static void test_minivm_jit_frames(void **state)
+{
+	char dir[1024], cmd[2048];
+	cJSON *doc, *report;
+	const cJSON *s, *f, *r;
+	long jitted = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/traces/minivm-bridge", jf_test_source_dir());
+	doc = stacks_json(dir);
+	snprintf(cmd, sizeof(cmd), "%s report %s --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	cJSON_ArrayForEach(s, stacks_of(doc)) {
+		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(s, "frames")) {
+			int named = 0;
+
+			if (strcmp(jf_test_str(f, "kind"), "jitted"))
+				continue;
+			cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(report, "regions"))
+				named |= !strcmp(jf_test_str(r, "name"), jf_test_str(f, "name"));
+			if (!named)
+				fail_msg("jitted frame '%s' is no region of the report",
+					 jf_test_str(f, "name"));
+			jitted++;
+		}
+	}
+	/* The loop trace and its bridge, at least. */
+	assert_true(jitted >= 2);
+	assert_true(entries_ending(doc, "trace 1 (loop at program.mvm:7 in main)", 0) > 0);
+	assert_true(entries_ending(doc, "bridge 2 (trace 1 guard 5, pc 17 in main)", 0) > 0);
+	assert_folded_sums_to_report(dir, doc);
+	cJSON_Delete(report);
+	cJSON_Delete(doc);
+}
+
+/* The inputs of real capture `name` (../shared/traces/intel-pt), or NULL (skipped). */
+static const char *capture_inputs(const char *name, const char *base)
+{
+	static char inputs[2048];
+	const char *shared = jf_test_shared_traces();
+
+	if (!shared)
+		return NULL;
+	snprintf(inputs, sizeof(inputs), "--raw '%s/intel-pt/%s/data:%s' --pt '%s/intel-pt/%s/trace'",
+		 shared, name, base, shared, name);
+	return inputs;
+}
+
+/* A real capture of a C program (libxdc's foo): no longjmp, exception or signal, so every
+ * return lands where a frame returns to. */
+static void test_real_capture_followed(void **state)
+{
+	const char *inputs = capture_inputs("foo", "0x7ffff7819000");
+	cJSON *doc;
+
+	(void)state;
+	if (!inputs)
+		skip();
+	doc = stacks_json(inputs);
+	assert_true(count(doc, "calls") > 1000);
+	assert_int_equal(count(doc, "unwound"), 0);
+	assert_int_equal(count(doc, "unmatched"), 0);
+	assert_int_equal(count(doc, "restarts"), 0);
+	assert_folded_sums_to_report(inputs, doc);
+	cJSON_Delete(doc);
+}
+
+/* A real capture with decode errors (Unzip): each time decoding loses track the stack
+ * restarts below [unknown], located where libipt's reference decoder (ptxed, its output
+ * in expected-ptxed.txt.gz) reports the error: the same trace offset and IP. */
+static void test_real_capture_errors(void **state)
+{
+	const char *inputs = capture_inputs("Unzip", "0x400000");
+	char cmd[2048], *ptxed = NULL, site[64];
+	cJSON *doc;
+	const cJSON *n;
+	long lost = 0;
+
+	(void)state;
+	if (!inputs)
+		skip();
+	doc = stacks_json(inputs);
+	snprintf(cmd, sizeof(cmd), "zcat '%s/intel-pt/Unzip/expected-ptxed.txt.gz' | grep error",
+		 jf_test_shared_traces());
+	assert_int_equal(jf_test_run(cmd, &ptxed), 0);
+	cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(doc, "notes")) {
+		assert_string_equal(jf_test_str(n, "kind"), "lost track");
+		snprintf(site, sizeof(site), "[%llx, %llx: error",
+			 (unsigned long long)jf_test_num(n, "offset"),
+			 (unsigned long long)jf_test_num(n, "ip"));
+		if (!strstr(ptxed, site))
+			fail_msg("stack restarted at %s, where ptxed reports no error", site);
+		lost++;
+	}
+	free(ptxed);
+	assert_true(lost > 0);
+	assert_int_equal(lost, count(doc, "restarts"));
+	assert_true(any_stack_has(doc, "[unknown]"));
+	assert_folded_sums_to_report(inputs, doc);
+	cJSON_Delete(doc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_recursion),
+		cmocka_unit_test(test_deeper_than_kept),
+		cmocka_unit_test(test_longjmp),
+		cmocka_unit_test(test_signal_handler),
+		cmocka_unit_test(test_timer_signals),
+		cmocka_unit_test(test_two_threads),
+		cmocka_unit_test(test_minivm_jit_frames),
+		cmocka_unit_test(test_real_capture_followed),
+		cmocka_unit_test(test_real_capture_errors),
+	};
+
+	jf_test_require_tools("perf --version && qemu-x86_64 --version",
+			      "perf (linux-perf) or qemu-x86_64 (qemu-user)");
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+}

@@ -1,0 +1,17 @@
+/* How `jitflow stacks` describes itself and prints its result (cmd_stacks.c). */
+#ifndef JITFLOW_CLI_STACKS_H
+#define JITFLOW_CLI_STACKS_H
+
+#include <stdio.h>
+
+#include "cli_inputs.h"
+#include "jitflow/report.h"
+
+void jf_cli_stacks_usage(FILE *out, const char *inputs_help);
+/* Text, --folded or --json, native frames named by the symbols of in's files. 0, or -1
+ * with err. */
+int jf_cli_stacks_print(FILE *out, const struct jf_analysis_result *r,
+			const struct jf_report_meta *m, struct jf_cli_inputs *in, int folded,
+			int json, struct jf_error *err);
+
+#endif
