@@ -26,7 +26,7 @@ static const char *program(const char *name)
 static const char *recorded(const char *name, const char *args)
 {
 	static char dir[512];
-	char cmd[2048], *out = NULL;
+	char cmd[4096], *out = NULL;
 
 	snprintf(dir, sizeof(dir), "%s/%s", jf_test_tmpdir(), name);
 	snprintf(cmd, sizeof(cmd), "%s record --emulate -o %s -- %s %s >%s.out 2>%s.err",
