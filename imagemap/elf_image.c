@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static int add_symbols(Elf *elf, struct jf_symtab *symtab, int64_t bias)
+#include "elf_functions.h"
+
+int jf_elf_each_function(Elf *elf, jf_elf_function_fn fn, void *ctx)
 {
 	Elf_Scn *scn = NULL;
 
@@ -27,17 +29,67 @@ static int add_symbols(Elf *elf, struct jf_symtab *symtab, int64_t bias)
 		for (i = 0; i < count; i++) {
 			GElf_Sym sym;
 			const char *name;
+			int rc;
 
 			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    !sym.st_value)
 				continue;
 			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (name && *name &&
-			    jf_symtab_add(symtab, sym.st_value + (uint64_t)bias, sym.st_size, name) < 0)
-				return -1;
+			if (name && *name && (rc = fn(ctx, name, sym.st_value, sym.st_size)) != 0)
+				return rc;
 		}
 	}
 	return 0;
+}
+
+struct symbols_to_add {
+	struct jf_symtab *symtab;
+	int64_t bias;
+};
+
+static int add_symbol(void *ctx, const char *name, uint64_t addr, uint64_t size)
+{
+	struct symbols_to_add *to = ctx;
+
+	return jf_symtab_add(to->symtab, addr + (uint64_t)to->bias, size, name) < 0 ? -1 : 0;
+}
+
+static int add_symbols(Elf *elf, struct jf_symtab *symtab, int64_t bias)
+{
+	struct symbols_to_add to = { symtab, bias };
+
+	return jf_elf_each_function(elf, add_symbol, &to);
+}
+
+Elf *jf_elf_open(const char *path, int *fd, size_t *nphdr, struct jf_error *err)
+{
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		jf_fail(err, "libelf: %s", elf_errmsg(-1));
+		return NULL;
+	}
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
+		jf_fail(err, "%s: cannot open ELF file", path);
+		return NULL;
+	}
+	elf = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		jf_fail(err, "%s: not an ELF file (at offset 0: expected the ELF magic)", path);
+	else if (elf_getphdrnum(elf, nphdr) < 0)
+		jf_fail(err, "%s: bad ELF program headers: %s", path, elf_errmsg(-1));
+	else
+		return elf;
+	jf_elf_close(elf, *fd);
+	return NULL;
+}
+
+void jf_elf_close(Elf *elf, int fd)
+{
+	if (elf)
+		elf_end(elf);
+	close(fd);
 }
 
 int jf_load_elf(struct jf_codemap *map, struct jf_symtab *symtab, const char *path,
@@ -46,23 +98,11 @@ int jf_load_elf(struct jf_codemap *map, struct jf_symtab *symtab, const char *pa
 	size_t i, nphdr;
 	uint64_t lowest = UINT64_MAX;
 	int loaded = 0, rc = -1;
-	Elf *elf;
 	int fd;
+	Elf *elf = jf_elf_open(path, &fd, &nphdr, err);
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return jf_fail(err, "libelf: %s", elf_errmsg(-1));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return jf_fail(err, "%s: cannot open ELF file", path);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		jf_fail(err, "%s: not an ELF file (at offset 0: expected the ELF magic)", path);
-		goto out;
-	}
-	if (elf_getphdrnum(elf, &nphdr) < 0) {
-		jf_fail(err, "%s: bad ELF program headers: %s", path, elf_errmsg(-1));
-		goto out;
-	}
+	if (!elf)
+		return -1;
 	for (i = 0; i < nphdr; i++) {
 		GElf_Phdr ph;
 
@@ -96,8 +136,6 @@ int jf_load_elf(struct jf_codemap *map, struct jf_symtab *symtab, const char *pa
 	}
 	rc = 0;
 out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	jf_elf_close(elf, fd);
 	return rc;
 }
