@@ -69,6 +69,7 @@ struct live_region {
 	int pc_per_region;       /* its code-object map's ranges are counted apart in this
 	                          * region (JF_PC_MAP_PER_REGION) */
 	uint64_t header;         /* where a loop trace's iterations begin (default: start) */
+	uint8_t group;           /* < JF_REGION_GROUPS: the runtime description's group of it */
 };
 
 struct native_range {
@@ -127,6 +128,7 @@ struct block_class_slot {
 	                               * (a hint, checked against the row: see bytecodes.c) */
 	uint8_t cls;                  /* enum jf_code_class, before instrumentation */
 	uint8_t has_guard;            /* guard_last and guard are set */
+	uint8_t collector_entry;      /* cfg.collector_entry's answer for start */
 };
 
 struct block_class_memo {
@@ -151,6 +153,14 @@ struct thread_state {
 	uint8_t prev_end;             /* how the previous block ended (enum jf_block_end) */
 	uint64_t prev_fallthrough;    /* where the previous block continues without a branch
 	                               * (0: it ended in one that was taken, or unknown) */
+	uint64_t prev_after_last;     /* the address after its last instruction (a call's
+	                               * return address) */
+	/* Inside a collection (cfg.collector_entry): since the call into the entry, how many
+	 * calls deeper than the entry's frame the thread is, and where that call returns to
+	 * (0: not known). */
+	int in_collection;
+	int64_t collection_depth;
+	uint64_t collection_return;
 	/* A guard branch ended the previous block; the next block tells its direction. */
 	int32_t pending_guard;
 	uint64_t pending_fallthrough;
@@ -166,10 +176,12 @@ struct thread_state {
 	uint64_t last_time;
 	enum jf_split_class time_split;
 	int32_t time_trace;
+	uint8_t time_class, time_group; /* enum jf_code_class and region group of it */
 	/* How this part began, for merging with the part before it. */
 	int has_first;
 	uint64_t first_start;         /* the first block's start */
 	enum jf_code_class first_class;
+	uint8_t first_group;
 	int32_t first_entry_trace;    /* the first block counted as an entry of this trace */
 	int32_t first_entry_region;   /* ... and of this region */
 	uint64_t first_region_start;

@@ -27,6 +27,8 @@ static inline void jf_count_block(struct jf_analysis *a, struct jf_split_result 
 		a->image_misses++;
 	split->insns[to] += n;
 	split->by_class[e->cls] += n;
+	if (e->r && e->cls == e->r->cls)
+		split->insns_by_group[e->r->group] += n;
 	if (e->has_from && e->from_split != to)
 		split->transitions[e->from_split][to]++;
 	if (e->trace_to_trace) {
@@ -76,6 +78,12 @@ static inline void jf_count_guard_exited(struct jf_analysis *a, struct jf_split_
 		a->traces[tr].exits++;
 }
 
+/* A thread called into a collector entry. */
+static inline void jf_count_collection(struct jf_split_result *split)
+{
+	split->collections++;
+}
+
 /* An exit of guard row `guard` reached the bridge attached to it. */
 static inline void jf_count_guard_to_bridge(struct jf_analysis *a, uint32_t guard)
 {
@@ -92,12 +100,15 @@ static inline void jf_count_guard_unresolved(struct jf_analysis *a, uint32_t gua
  * there is room (problems.c). */
 void jf_count_problem(struct jf_analysis *a, const struct jf_flow *f);
 
-/* delta of the clock went to what ran last on the thread: split class `to`, trace row
- * `trace` (-1: none). */
+/* delta of the clock went to what ran last on the thread: split class `to`, code class
+ * `cls` and region group `group` (0: none), trace row `trace` (-1: none). */
 static inline void jf_count_time(struct jf_analysis *a, struct jf_split_result *split,
-				 uint64_t delta, enum jf_split_class to, int32_t trace)
+				 uint64_t delta, enum jf_split_class to, uint8_t cls,
+				 uint8_t group, int32_t trace)
 {
 	split->time[to] += delta;
+	split->time_by_class[cls] += delta;
+	split->time_by_group[group] += delta;
 	if (trace >= 0)
 		a->traces[trace].time += delta;
 	if (a->cur.open)

@@ -53,6 +53,12 @@ static inline void jf_announce_guard_unresolved(struct jf_analysis *a, uint32_t 
 	jf_count_guard_unresolved(a, guard);
 }
 
+/* A thread began a collection (only the counters hear it). */
+static inline void jf_announce_collection(struct jf_split_result *split)
+{
+	jf_count_collection(split);
+}
+
 /* The trace lost its way: a decode error, lost data or an overflow (flow f). */
 static inline void jf_announce_problem(struct jf_analysis *a, const struct jf_flow *f)
 {
@@ -69,14 +75,16 @@ static inline void jf_announce_guard_exited(struct jf_analysis *a, struct jf_spl
 }
 
 /* A timestamp `to` on a thread whose clock stood at `from` (when has_from): what ran since
- * was of split class `cls` and in trace row `trace` (-1: none). */
+ * was of split class `split_cls`, code class `cls`, region group `group` and in trace row
+ * `trace` (-1: none). */
 static inline void jf_announce_time(struct jf_analysis *a, struct jf_split_result *split,
 				    int32_t tid, int has_from, uint64_t from, uint64_t to,
-				    enum jf_split_class cls, int32_t trace)
+				    enum jf_split_class split_cls, uint8_t cls, uint8_t group,
+				    int32_t trace)
 {
 	jf_emit_time_attributed(a, &a->listeners, tid, has_from, from, to);
 	if (has_from && to >= from)
-		jf_count_time(a, split, to - from, cls, trace);
+		jf_count_time(a, split, to - from, split_cls, cls, group, trace);
 }
 
 /* The seam of two parts (merge.c) settled a guard that a's part ended on. */

@@ -32,7 +32,7 @@ struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid)
 	a->threads[i].prev_trace = -1;
 	/* Until a block says where the thread is, its time is in unknown code. */
 	a->threads[i].time_split = JF_SPLIT_UNKNOWN;
-	a->threads[i].time_trace = -1;
+	a->threads[i].time_class = JF_CLASS_UNKNOWN;
 	a->threads[i].time_trace = -1;
 	a->threads[i].first_trace = -1;
 	a->threads[i].first_entry_trace = -1;
@@ -62,8 +62,15 @@ void jf_split_add(struct jf_split_result *to, const struct jf_split_result *from
 		for (j = 0; j < JF_SPLIT_COUNT; j++)
 			to->transitions[i][j] += from->transitions[i][j];
 	}
-	for (i = 0; i < JF_CLASS_COUNT; i++)
+	for (i = 0; i < JF_CLASS_COUNT; i++) {
 		to->by_class[i] += from->by_class[i];
+		to->time_by_class[i] += from->time_by_class[i];
+	}
+	for (i = 0; i < JF_REGION_GROUPS; i++) {
+		to->insns_by_group[i] += from->insns_by_group[i];
+		to->time_by_group[i] += from->time_by_group[i];
+	}
+	to->collections += from->collections;
 	to->trace_to_trace += from->trace_to_trace;
 	to->guard_exits += from->guard_exits;
 }
@@ -97,6 +104,8 @@ static void lose_track(struct jf_analysis *a, struct thread_state *t)
 	t->has_prev = 0;
 	t->prev_region_start = 0;
 	t->prev_trace = -1;
+	/* Calls and returns went unseen: a collection under way can no longer be followed. */
+	t->in_collection = 0;
 }
 
 /* A timestamp marks the end of what was decoded before it: the time since the previous
@@ -104,9 +113,10 @@ static void lose_track(struct jf_analysis *a, struct thread_state *t)
  * is unknown and not counted. */
 static inline __attribute__((always_inline)) void
 attribute_time(struct jf_analysis *a, struct thread_state *t, uint64_t time,
-	       enum jf_split_class split, int32_t trace)
+	       enum jf_split_class split, uint8_t cls, uint8_t group, int32_t trace)
 {
-	jf_announce_time(a, &t->split, t->tid, t->has_time, t->last_time, time, split, trace);
+	jf_announce_time(a, &t->split, t->tid, t->has_time, t->last_time, time, split, cls, group,
+			 trace);
 	if (!t->has_time && !t->has_first_time) {
 		t->has_first_time = 1;
 		t->first_time = time;
@@ -197,6 +207,47 @@ static void follow_exit(struct jf_analysis *a, struct thread_state *t,
 	}
 }
 
+static int is_call(uint8_t end)
+{
+	return end == JF_END_CALL || end == JF_END_CALL_INDIRECT;
+}
+
+/* A collection: from a call into one of the collector's entries (cfg.collector_entry)
+ * until that call returns, the native code the thread runs (the collector's and all it
+ * calls, libc's included) is garbage collection. The calls and returns of the blocks
+ * before this one keep the depth below the entry's frame. The collection ends with the
+ * block after a return that leaves the entry's frame (the depth below 0) or that arrives
+ * where the call into the entry returns to (so that a return without a call, a signal
+ * handler's, cannot keep the thread in it), at the runtime's interpreted or jitted code
+ * (a collector runs neither), and where the trace loses track of the thread
+ * (lose_track): a longjmp out of the collection ends it at one of these. A thread
+ * arriving at an entry while in a collection stays in that one. */
+static enum jf_code_class collection_call(struct thread_state *t, const struct block_class_slot *s,
+					  const struct jf_block *b, enum jf_code_class cls)
+{
+	enum jf_split_class split = jf_split_fast(cls);
+
+	if (t->in_collection && t->has_prev) {
+		if (is_call(t->prev_end))
+			t->collection_depth++;
+		else if (t->prev_end == JF_END_RETURN &&
+			 (--t->collection_depth < 0 || b->start == t->collection_return))
+			t->in_collection = 0;
+	}
+	if (split == JF_SPLIT_INTERPRETER || split == JF_SPLIT_JITTED)
+		t->in_collection = 0;
+	else if (!t->in_collection && s->collector_entry) {
+		t->in_collection = 1;
+		t->collection_depth = 0;
+		t->collection_return = t->has_prev && is_call(t->prev_end) ? t->prev_after_last : 0;
+		jf_announce_collection(&t->split);
+	}
+	if (t->in_collection &&
+	    (cls == JF_CLASS_RUNTIME || cls == JF_CLASS_NATIVE || cls == JF_CLASS_KERNEL))
+		cls = JF_CLASS_GC;
+	return cls;
+}
+
 /* The emitter's code is instrumentation, and so is the native code it calls (libc's
  * write, memcpy, locks, clocks) until the emitter returns to its caller. */
 static enum jf_code_class instrumentation_call(struct thread_state *t, enum jf_code_class cls)
@@ -275,6 +326,8 @@ static struct block_class_slot *classify(struct jf_analysis *a, uint64_t start)
 	if (cls == JF_CLASS_UNKNOWN && !s->r && a->cfg.native_class)
 		cls = a->cfg.native_class(a->cfg.native_ctx, start);
 	s->cls = (uint8_t)cls;
+	s->collector_entry = !s->r && cls != JF_CLASS_UNKNOWN && a->cfg.collector_entry &&
+			     a->cfg.collector_entry(a->cfg.native_ctx, start);
 	return s;
 }
 
@@ -287,11 +340,15 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	enum jf_split_class split;
 	int32_t trace = r ? r->trace : -1;
 	struct jf_block_event e;
+	uint8_t group;
 
+	if (a->cfg.collector_entry)
+		cls = collection_call(t, slot, b, cls);
 	cls = instrumentation_call(t, cls);
 	if (a->ninstrumented && instrumented_index(a, t->tid) >= 0)
 		cls = JF_CLASS_INSTRUMENTATION;
 	split = jf_split_fast(cls);
+	group = r && cls == r->cls ? r->group : 0;
 	e.tid = t->tid;
 	e.r = r;
 	e.cls = cls;
@@ -350,6 +407,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		t->has_first = 1;
 		t->first_start = b->start;
 		t->first_class = cls;
+		t->first_group = group;
 		t->first_region_start = r ? r->start : 0;
 		t->first_trace = trace;
 		t->first_iteration = a->cur.open ? (int64_t)jf_iteration_series_count(a->iters) : -1;
@@ -359,13 +417,16 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	t->prev_split = (uint8_t)split;
 	t->prev_region_start = r ? r->start : 0;
 	t->prev_end = b->end;
+	t->prev_after_last = b->last + b->last_size;
 	t->prev_fallthrough = (b->end == JF_END_NONE || b->end == JF_END_COND ||
 			       b->end == JF_END_COND_NOT_TAKEN) ?
 		(b->next ? b->next : b->last + b->last_size) : 0;
 	t->prev_trace = trace;
 	if (f->flags & JF_FLOW_HAS_TIME)
-		attribute_time(a, t, f->time, split, trace);
+		attribute_time(a, t, f->time, split, (uint8_t)cls, group, trace);
 	t->time_split = split;
+	t->time_class = (uint8_t)cls;
+	t->time_group = group;
 	t->time_trace = trace;
 }
 
@@ -433,6 +494,12 @@ static __attribute__((noinline)) int other_flow(struct jf_analysis *a, const str
 			t->pending_guard = -1;
 		}
 		break;
+	case JF_FLOW_ASYNC:
+		/* A signal handler's frame inside a collection: its return, to a restorer no
+		 * call made, must not count as leaving one of the collection's frames. */
+		if (t->in_collection)
+			t->collection_depth++;
+		break;
 	case JF_FLOW_ENABLED:
 		/* Tracing starts again elsewhere than where it stopped: code ran untraced in
 		 * between (outside an IP filter, e.g. the interpreter before a loop's entry).
@@ -445,10 +512,13 @@ static __attribute__((noinline)) int other_flow(struct jf_analysis *a, const str
 		break;
 	}
 	if (f->flags & JF_FLOW_HAS_TIME)
-		attribute_time(a, t, f->time, t->time_split, t->time_trace);
+		attribute_time(a, t, f->time, t->time_split, t->time_class, t->time_group,
+			       t->time_trace);
 	if (f->kind == JF_FLOW_ERROR || f->kind == JF_FLOW_LOST || f->kind == JF_FLOW_OVERFLOW) {
 		/* Time until decoding resumes is spent where nobody can say. */
 		t->time_split = JF_SPLIT_UNKNOWN;
+		t->time_class = JF_CLASS_UNKNOWN;
+		t->time_group = 0;
 		t->time_trace = -1;
 	}
 	return 0;

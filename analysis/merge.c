@@ -239,6 +239,8 @@ static void join_seam(struct jf_analysis *a, const struct jf_analysis *later,
 		*seam_time = tb->first_time - ta->last_time;
 		jf_emit_seam_time(a, later, ta->tid, ta->last_time, tb->first_time);
 		ta->split.time[jf_split_of(tb->first_class)] += *seam_time;
+		ta->split.time_by_class[tb->first_class] += *seam_time;
+		ta->split.time_by_group[tb->first_group] += *seam_time;
 		if (t >= 0)
 			a->traces[t].time += *seam_time;
 	}
@@ -257,6 +259,10 @@ static void take_end_state(struct jf_analysis *a, const struct jf_analysis *late
 		ta->prev_end = tb->prev_end;
 		ta->prev_in_emitter = tb->prev_in_emitter;
 		ta->in_instrumentation = tb->in_instrumentation;
+		ta->prev_after_last = tb->prev_after_last;
+		ta->in_collection = tb->in_collection;
+		ta->collection_depth = tb->collection_depth;
+		ta->collection_return = tb->collection_return;
 		ta->prev_trace = map_trace(a, later, tb->prev_trace);
 		ta->pending_guard = map_guard(a, later, tb->pending_guard);
 		ta->pending_fallthrough = tb->pending_fallthrough;
@@ -268,6 +274,8 @@ static void take_end_state(struct jf_analysis *a, const struct jf_analysis *late
 		ta->has_time = 1;
 		ta->last_time = tb->last_time;
 		ta->time_split = tb->time_split;
+		ta->time_class = tb->time_class;
+		ta->time_group = tb->time_group;
 		ta->time_trace = map_trace(a, later, tb->time_trace);
 	}
 }

@@ -11,6 +11,7 @@ const char *jf_code_class_name(enum jf_code_class c)
 		[JF_CLASS_JITTED] = "jitted",         [JF_CLASS_RUNTIME] = "runtime native",
 		[JF_CLASS_NATIVE] = "other native",   [JF_CLASS_KERNEL] = "kernel",
 		[JF_CLASS_INSTRUMENTATION] = "instrumentation",
+		[JF_CLASS_GC] = "garbage collection",
 	};
 	return (unsigned)c < JF_CLASS_COUNT ? names[c] : "unknown";
 }
@@ -35,6 +36,7 @@ const uint8_t jf_split_by_class[JF_CLASS_COUNT] = {
 	[JF_CLASS_RUNTIME] = JF_SPLIT_NATIVE,      [JF_CLASS_NATIVE] = JF_SPLIT_NATIVE,
 	[JF_CLASS_KERNEL] = JF_SPLIT_NATIVE,
 	[JF_CLASS_INSTRUMENTATION] = JF_SPLIT_INSTRUMENTATION,
+	[JF_CLASS_GC] = JF_SPLIT_NATIVE,
 };
 
 enum jf_split_class jf_split_of(enum jf_code_class c)

@@ -28,6 +28,7 @@ const char *jf_views_class_colour(int c)
 	case JF_CLASS_NATIVE: return "#a1d99b";
 	case JF_CLASS_KERNEL: return "#c7e9c0";
 	case JF_CLASS_INSTRUMENTATION: return "#9e9ac8";
+	case JF_CLASS_GC: return "#31a354";
 	default: return "#bdbdbd";
 	}
 }

@@ -5,9 +5,9 @@
 
 #include "runtime.h"
 
-const struct jf_runtime_desc *jf_runtime_of(const struct jf_analysis_result *r)
+const struct jf_runtime_desc *jf_runtime_by_id(uint32_t runtime)
 {
-	switch (r->runtime) {
+	switch (runtime) {
 	case JF_RUNTIME_LUAJIT:
 		return &jf_runtime_luajit;
 	case JF_RUNTIME_PYPY:
@@ -17,13 +17,25 @@ const struct jf_runtime_desc *jf_runtime_of(const struct jf_analysis_result *r)
 	case JF_RUNTIME_CPYTHON:
 		return &jf_runtime_cpython;
 	default:
-		break;
+		return &jf_runtime_generic;
 	}
+}
+
+uint8_t jf_runtime_region_group(uint32_t runtime, uint32_t kind, const char *name)
+{
+	const struct jf_runtime_desc *rt = jf_runtime_by_id(runtime);
+	uint8_t group = rt->region_group ? rt->region_group(kind, name ? name : "") : 0;
+
+	return group < JF_REGION_GROUPS ? group : 0;
+}
+
+const struct jf_runtime_desc *jf_runtime_of(const struct jf_analysis_result *r)
+{
 	/* The zone records made from a PYPYLOG declare no runtime; the counters PyPy keeps
 	 * itself (jit-backend-counts), which only they describe as points, say it is PyPy. */
-	if (r->npoints)
-		return &jf_runtime_pypy;
-	return &jf_runtime_generic;
+	const struct jf_runtime_desc *rt = jf_runtime_by_id(r->runtime);
+
+	return rt == &jf_runtime_generic && r->npoints ? &jf_runtime_pypy : rt;
 }
 
 const char *jf_runtime_kind(const struct jf_runtime_desc *rt, const struct jf_trace_result *t)

@@ -46,6 +46,10 @@ struct jf_runtime_desc {
 	 * nothing), a member of the JSON report's object (",\"name\":{...}"). */
 	int (*text_section)(FILE *out, const struct jf_analysis_result *r);
 	void (*json_section)(FILE *out, const struct jf_analysis_result *r);
+	/* The group (< JF_REGION_GROUPS; 0: none) of a region the runtime describes, by its
+	 * kind and name, counted apart per thread (jf_split_result.insns_by_group); NULL: all
+	 * 0. Asked once, when the region is described. */
+	uint8_t (*region_group)(uint32_t kind, const char *name);
 };
 
 extern const struct jf_runtime_desc jf_runtime_generic; /* minivm, and runtimes not described */
@@ -53,6 +57,11 @@ extern const struct jf_runtime_desc jf_runtime_pypy;
 extern const struct jf_runtime_desc jf_runtime_luajit;
 extern const struct jf_runtime_desc jf_runtime_hotspot;
 extern const struct jf_runtime_desc jf_runtime_cpython;
+
+/* The description of runtime (enum jf_runtime), the generic one when none. */
+const struct jf_runtime_desc *jf_runtime_by_id(uint32_t runtime);
+/* The group of a region runtime describes (jf_runtime_desc.region_group). */
+uint8_t jf_runtime_region_group(uint32_t runtime, uint32_t kind, const char *name);
 
 /* The description of the runtime whose records made r. */
 const struct jf_runtime_desc *jf_runtime_of(const struct jf_analysis_result *r);

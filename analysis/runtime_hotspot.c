@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "hotspot_methods.h"
+#include "hotspot_threads.h"
 #include "jitflow/emitter.h"
 #include "jitflow/json_out.h"
 #include "runtime.h"
@@ -57,6 +58,18 @@ static const char *nmethod_tier(const struct jf_trace_result *t)
 static const char *trace_kind(const struct jf_trace_result *t)
 {
 	return t->kind == JF_REGION_FUNCTION ? nmethod_tier(t) : NULL;
+}
+
+/* nmethods are counted per thread by tier (hotspot_threads.c). */
+static uint8_t region_group(uint32_t kind, const char *name)
+{
+	static const uint8_t group_of_tier[TIER_COUNT] = {
+		[TIER_NATIVE] = JF_HOTSPOT_GROUP_NATIVE_WRAPPER, [TIER_C1] = JF_HOTSPOT_GROUP_C1,
+		[TIER_C2] = JF_HOTSPOT_GROUP_C2, [TIER_UNKNOWN] = JF_HOTSPOT_GROUP_UNKNOWN_LEVEL,
+	};
+	int osr;
+
+	return kind == JF_REGION_FUNCTION ? group_of_tier[tier_of(name, &osr)] : 0;
 }
 
 struct tier_sum {
@@ -294,8 +307,9 @@ static void json_traps(FILE *out, const struct jf_analysis_result *r)
 static const char *not_told_apart(const struct jf_analysis_result *r)
 {
 	(void)r;
-	return "the VM's own C++ in libjvm (GC, compilers, class loading, the runtime calls "
-	       "compiled code makes) and native libraries: counted as native; an nmethod that "
+	return "the VM's own C++ in libjvm outside collections (compilers, class loading, "
+	       "the runtime calls compiled code makes, GC worker threads' loops): counted as "
+	       "VM (runtime native); an nmethod that "
 	       "ran before its CompiledMethodLoad record applied: counted as unknown in a trace "
 	       "made without jitflow's recorder (whose observed code describes it); an "
 	       "entry into DeoptimizationBlob other than through a deopt handler is not tied to "
@@ -359,6 +373,7 @@ static int hotspot_text(FILE *out, const struct jf_analysis_result *r)
 	sum_regions(r, -1, "DeoptimizationBlob", &insns, &entries);
 	fprintf(out, "  deoptimizations (entries into DeoptimizationBlob): %" PRIu64 "\n", entries);
 	jf_hotspot_entries_text(out, r);
+	jf_hotspot_threads_text(out, r);
 	text_codelets(out, r);
 	fprintf(out, "  Not told apart: %s\n", not_told_apart(r));
 	jf_hotspot_methods_text(out, r, TOP_METHODS, nmethod_tier);
@@ -397,6 +412,7 @@ static void hotspot_json(FILE *out, const struct jf_analysis_result *r)
 	json_blob(out, r, "deoptimizations", "DeoptimizationBlob");
 	json_traps(out, r);
 	jf_hotspot_entries_json(out, r);
+	jf_hotspot_threads_json(out, r);
 	fprintf(out, ",\"bytecodes\":[");
 	idx = rank_codelets(r, &n);
 	for (i = 0; idx && i < n; i++) {
@@ -437,4 +453,5 @@ const struct jf_runtime_desc jf_runtime_hotspot = {
 	.text_guards = hotspot_traps,
 	.text_section = hotspot_text,
 	.json_section = hotspot_json,
+	.region_group = region_group,
 };

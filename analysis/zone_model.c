@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "runtime.h"
 #include "jitflow/emitter.h"
 
 static void free_pc_maps(struct live_region *r)
@@ -141,6 +142,7 @@ static int describe_region(struct jf_analysis *a, const struct jf_zone_record *r
 	}
 	r->kind = kind;
 	r->cls = class_of_kind(kind);
+	r->group = jf_runtime_region_group(a->runtime, kind, rec->u.region_load.name);
 	a->regions[r->region].kind = kind;
 	if (rec->u.region_load.trace_id)
 		r->region_key = rec->u.region_load.trace_id;

@@ -404,6 +404,16 @@ const char *jf_codemap_lookup(struct jf_codemap *map, uint64_t vaddr, uint64_t *
 	return s->name;
 }
 
+const char *jf_codemap_file_at(struct jf_codemap *map, uint64_t vaddr, uint64_t *file_offset)
+{
+	const struct section *s = find(map, vaddr);
+
+	if (!s)
+		return NULL;
+	*file_offset = s->offset + (vaddr - s->vaddr);
+	return s->backing->file.path;
+}
+
 uint64_t jf_codemap_generation(const struct jf_codemap *map)
 {
 	return map->generation;

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static int add_symbols(Elf *elf, struct jf_symtab *symtab, int64_t bias)
+#include "elf_functions.h"
+
+int jf_elf_each_function(Elf *elf, jf_elf_function_fn fn, void *ctx)
 {
 	Elf_Scn *scn = NULL;
 
@@ -28,58 +30,67 @@ static int add_symbols(Elf *elf, struct jf_symtab *symtab, int64_t bias)
 		for (i = 0; i < count; i++) {
 			GElf_Sym sym;
 			const char *name;
+			int rc;
 
 			if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    !sym.st_value)
 				continue;
 			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (name && *name &&
-			    jf_symtab_add(symtab, sym.st_value + (uint64_t)bias, sym.st_size, name) < 0)
-				return -1;
+			if (name && *name && (rc = fn(ctx, name, sym.st_value, sym.st_size)) != 0)
+				return rc;
 		}
 	}
 	return 0;
 }
 
-/* The ELF file at path, read through libelf (its descriptor in *fd, its number of program
- * headers in *nphdr); NULL with err. */
-static Elf *open_elf(const char *path, int *fd, size_t *nphdr, struct jf_error *err)
+struct symbols_to_add {
+	struct jf_symtab *symtab;
+	int64_t bias;
+};
+
+static int add_symbol(void *ctx, const char *name, uint64_t addr, uint64_t size)
+{
+	struct symbols_to_add *to = ctx;
+
+	return jf_symtab_add(to->symtab, addr + (uint64_t)to->bias, size, name) < 0 ? -1 : 0;
+}
+
+static int add_symbols(Elf *elf, struct jf_symtab *symtab, int64_t bias)
+{
+	struct symbols_to_add to = { symtab, bias };
+
+	return jf_elf_each_function(elf, add_symbol, &to);
+}
+
+Elf *jf_elf_open(const char *path, int *fd, size_t *nphdr, struct jf_error *err)
 {
 	Elf *elf;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return jf_fail(err, "libelf: %s", elf_errmsg(-1)), NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		jf_fail(err, "libelf: %s", elf_errmsg(-1));
+		return NULL;
+	}
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
-		return jf_fail(err, "%s: cannot open ELF file", path), NULL;
+	if (*fd < 0) {
+		jf_fail(err, "%s: cannot open ELF file", path);
+		return NULL;
+	}
 	elf = elf_begin(*fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		jf_fail(err, "%s: not an ELF file (at offset 0: expected the ELF magic)", path);
-		if (elf)
-			elf_end(elf);
-		close(*fd);
-		return NULL;
-	}
-	if (elf_getphdrnum(elf, nphdr) < 0) {
+	else if (elf_getphdrnum(elf, nphdr) < 0)
 		jf_fail(err, "%s: bad ELF program headers: %s", path, elf_errmsg(-1));
-		elf_end(elf);
-		close(*fd);
-		return NULL;
-	}
-	return elf;
+	else
+		return elf;
+	jf_elf_close(elf, *fd);
+	return NULL;
 }
 
-/* Add elf's symbols, moved by bias, to symtab (when not NULL); then close elf and fd. */
-static int symbols_and_close(Elf *elf, int fd, struct jf_symtab *symtab, int64_t bias,
-			     const char *path, struct jf_error *err)
+void jf_elf_close(Elf *elf, int fd)
 {
-	int rc = 0;
-
-	if (symtab && add_symbols(elf, symtab, bias) < 0)
-		rc = jf_fail(err, "%s: out of memory reading symbols", path);
-	elf_end(elf);
+	if (elf)
+		elf_end(elf);
 	close(fd);
-	return rc;
 }
 
 int jf_load_elf(struct jf_codemap *map, struct jf_symtab *symtab, const char *path,
@@ -88,10 +99,9 @@ int jf_load_elf(struct jf_codemap *map, struct jf_symtab *symtab, const char *pa
 	size_t i, nphdr;
 	uint64_t lowest = UINT64_MAX;
 	int loaded = 0, rc = -1;
-	Elf *elf;
 	int fd;
+	Elf *elf = jf_elf_open(path, &fd, &nphdr, err);
 
-	elf = open_elf(path, &fd, &nphdr, err);
 	if (!elf)
 		return -1;
 	for (i = 0; i < nphdr; i++) {
@@ -121,10 +131,13 @@ int jf_load_elf(struct jf_codemap *map, struct jf_symtab *symtab, const char *pa
 		jf_fail(err, "%s: no loadable (PT_LOAD) segment with file contents", path);
 		goto out;
 	}
-	return symbols_and_close(elf, fd, symtab, bias, path, err);
+	if (symtab && add_symbols(elf, symtab, bias) < 0) {
+		jf_fail(err, "%s: out of memory reading symbols", path);
+		goto out;
+	}
+	rc = 0;
 out:
-	elf_end(elf);
-	close(fd);
+	jf_elf_close(elf, fd);
 	return rc;
 }
 
@@ -134,12 +147,12 @@ int jf_load_elf_symbols(struct jf_symtab *symtab, const char *path, uint64_t pgo
 			uint64_t addr, struct jf_error *err)
 {
 	size_t i, nphdr;
-	int found = 0;
+	int found = 0, rc = 0;
 	int64_t bias = 0;
 	Elf *elf;
 	int fd;
 
-	elf = open_elf(path, &fd, &nphdr, err);
+	elf = jf_elf_open(path, &fd, &nphdr, err);
 	if (!elf)
 		return -1;
 	for (i = 0; i < nphdr && !found; i++) {
@@ -151,11 +164,11 @@ int jf_load_elf_symbols(struct jf_symtab *symtab, const char *path, uint64_t pgo
 		bias = (int64_t)(addr - (ph.p_vaddr + (pgoff - ph.p_offset)));
 		found = 1;
 	}
-	if (!found) {
-		jf_fail(err, "%s: no loadable segment holds file offset %" PRIu64, path, pgoff);
-		elf_end(elf);
-		close(fd);
-		return -1;
-	}
-	return symbols_and_close(elf, fd, symtab, bias, path, err);
+	if (!found)
+		rc = jf_fail(err, "%s: no loadable segment holds file offset %" PRIu64, path,
+			     pgoff);
+	else if (add_symbols(elf, symtab, bias) < 0)
+		rc = jf_fail(err, "%s: out of memory reading symbols", path);
+	jf_elf_close(elf, fd);
+	return rc;
 }

@@ -8,7 +8,11 @@
  * leaving for the IC-miss stub: the nmethod was entered 3 times, the OSR one twice; one return into its
  * deopt handler and one entry into DeoptimizationBlob's start another way; trap calls whose kinds
  * are the agent's ("reason: M.a@1 <- M.b@7") and damaged ones, which must give a report
- * and no crash. */
+ * and no crash. A second script runs collections on a VM thread (native code, a collector
+ * entry the test names) beside a Java thread in the interpreter, a C1 and a C2 nmethod:
+ * the per-thread table's columns are the script's sums, and each way a collection ends
+ * (the entry's return, a signal handler's frame inside it, a nested entry, lost track, a
+ * jump out of it into the interpreter) ends it where the script says. */
 #include "json_check.h"
 #include "test_support.h"
 
@@ -28,6 +32,11 @@ enum {
 	NM = 0x20000,         /* nmethod 6 L4: [0x20000, 0x20100), verified entry +0x20,
 	                       * deopt handler +0xe0, trap calls at +0x50.. */
 	DEOPT_BLOB = 0x30000, /* DeoptimizationBlob [0x30000, 0x30100) */
+	C1_NM = 0x40000,      /* nmethod 7 L1: [0x40000, 0x40100) */
+	VM = 0x100000,        /* native code [0x100000, 0x200000): the VM's */
+	GC_ENTRY = 0x150000,  /* ... a collector entry */
+	GC_WORK = 0x160000,   /* ... a function a collection calls */
+	LIBC = 0x300000,      /* [0x300000, 0x400000): a library's */
 	NTRAPS = 6,
 };
 
@@ -47,6 +56,7 @@ static void block(uint64_t start, uint64_t last, enum jf_block_end end)
 {
 	struct jf_flow *f = &blocks[nblocks++];
 
+	assert_true(nblocks <= (int)(sizeof(blocks) / sizeof(blocks[0])));
 	memset(f, 0, sizeof(*f));
 	f->kind = JF_FLOW_BLOCK;
 	f->ip = start;
@@ -89,6 +99,7 @@ static void describe(struct jf_analysis *a, struct jf_zone_reader **reader)
 	region(em, "nmethod 5 L4 osr@3 Traps.spin()J", OSR_NM, JF_REGION_FUNCTION, 5);
 	assert_true(jf_emit_point(em, 5, OSR_NM + 0x40, JF_HOTSPOT_OSR_ENTRY, JF_POINT_ENTRY));
 	region(em, "nmethod 6 L4 Traps.depth(I)I", NM, JF_REGION_FUNCTION, 6);
+	region(em, "nmethod 7 L1 Traps.light(I)I", C1_NM, JF_REGION_FUNCTION, 7);
 	assert_true(jf_emit_point(em, 6, NM + 0x20, JF_HOTSPOT_VERIFIED_ENTRY, JF_POINT_ENTRY));
 	assert_true(jf_emit_point(em, 6, NM + 0x21, JF_HOTSPOT_ENTRY_BODY, JF_POINT_ENTRY));
 	assert_true(jf_emit_point(em, 6, NM + 0xe0, JF_HOTSPOT_DEOPT_HANDLER, JF_POINT_ENTRY));
@@ -141,26 +152,27 @@ static void script(void)
 	block(INTERP, INTERP + 9, JF_END_RETURN);
 }
 
-static const cJSON *row(const cJSON *hotspot, const char *key, double compile_id)
+/* The element of hotspot's array `key` whose `field` is value. */
+static const cJSON *element(const cJSON *hotspot, const char *key, const char *field,
+			    double value)
 {
 	const cJSON *o;
 
 	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(hotspot, key))
-		if (jf_test_num(o, "compile_id") == compile_id)
+		if (jf_test_num(o, field) == value)
 			return o;
-	fail_msg("no compile id %.0f in %s", compile_id, key);
+	fail_msg("no %s %.0f in %s", field, value, key);
 	return NULL;
+}
+
+static const cJSON *row(const cJSON *hotspot, const char *key, double compile_id)
+{
+	return element(hotspot, key, "compile_id", compile_id);
 }
 
 static const cJSON *trap_at(const cJSON *hotspot, double offset)
 {
-	const cJSON *o;
-
-	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(hotspot, "traps"))
-		if (jf_test_num(o, "offset") == offset)
-			return o;
-	fail_msg("no trap at offset %#.0f", offset);
-	return NULL;
+	return element(hotspot, "traps", "offset", offset);
 }
 
 static void check_frames(const cJSON *trap, const char *reason, int nframes)
@@ -175,14 +187,37 @@ static void check_frames(const cJSON *trap, const char *reason, int nframes)
 			 cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(trap, "frames")), nframes);
 }
 
+/* The reports of a's result: the JSON one, parsed, and the text summary and guards
+ * (*text, malloc'd). */
+static cJSON *reports(struct jf_analysis *a, char **text)
+{
+	struct jf_analysis_result r;
+	char *json = NULL;
+	size_t len;
+	FILE *out;
+	cJSON *doc;
+
+	assert_int_equal(jf_analysis_result(a, &r), 0);
+	out = open_memstream(&json, &len);
+	jf_report_json(out, &r, NULL);
+	fclose(out);
+	out = open_memstream(text, &len);
+	jf_report_summary(out, &r, NULL);
+	jf_report_guards(out, &r, NULL);
+	fclose(out);
+	doc = cJSON_Parse(json);
+	if (!doc)
+		fail_msg("the report is no JSON: %.300s", json);
+	free(json);
+	jf_analysis_result_free(&r);
+	return doc;
+}
+
 static void test_entries_deopts_not_entrant_and_frames(void **state)
 {
 	struct jf_analysis *a = jf_analysis_new(&(struct jf_analysis_config){ 0 });
 	struct jf_zone_reader *reader = NULL;
-	struct jf_analysis_result r;
-	char *json = NULL, *text = NULL;
-	size_t len;
-	FILE *out;
+	char *text = NULL;
 	cJSON *doc;
 	const cJSON *hs, *f;
 	char nmethod_row[64];
@@ -194,20 +229,10 @@ static void test_entries_deopts_not_entrant_and_frames(void **state)
 	script();
 	for (i = 0; i < nblocks; i++)
 		assert_int_equal(jf_analysis_flow(a, &blocks[i]), 0);
-	assert_int_equal(jf_analysis_result(a, &r), 0);
-	out = open_memstream(&json, &len);
-	jf_report_json(out, &r, NULL);
-	fclose(out);
-	out = open_memstream(&text, &len);
-	jf_report_summary(out, &r, NULL);
-	jf_report_guards(out, &r, NULL);
-	fclose(out);
+	doc = reports(a, &text);
 
 	/* the nmethods table's tier and entries columns */
 	snprintf(nmethod_row, sizeof(nmethod_row), " %-14s %10d ", "C2", 3);
-	doc = cJSON_Parse(json);
-	if (!doc)
-		fail_msg("the report is no JSON: %.300s", json);
 	hs = cJSON_GetObjectItemCaseSensitive(doc, "hotspot");
 	assert_int_equal((int)jf_test_num(row(hs, "osr_entries", 5), "entries"), 2);
 	assert_int_equal((int)jf_test_num(row(hs, "osr_entries", 5), "osr_bci"), 3);
@@ -236,9 +261,163 @@ static void test_entries_deopts_not_entrant_and_frames(void **state)
 		fail_msg("the text report lacks the frames, the OSR nmethod or the not-entrant "
 			 "nmethod:\n%s", text);
 	cJSON_Delete(doc);
-	free(json);
 	free(text);
-	jf_analysis_result_free(&r);
+	jf_analysis_free(a);
+	jf_zone_reader_close(reader);
+}
+
+/* A flow that is no block, of kind k. */
+static void other(enum jf_flow_kind k)
+{
+	struct jf_flow *f = &blocks[nblocks++];
+
+	memset(f, 0, sizeof(*f));
+	f->kind = (uint16_t)k;
+}
+
+static void thread(int32_t tid)
+{
+	other(JF_FLOW_CONTEXT);
+	blocks[nblocks - 1].u.context.tid = tid;
+}
+
+static enum jf_code_class native_of(void *ctx, uint64_t addr)
+{
+	(void)ctx;
+	if (addr >= VM && addr < VM + 0x100000)
+		return JF_CLASS_RUNTIME;
+	return addr >= LIBC && addr < LIBC + 0x100000 ? JF_CLASS_NATIVE : JF_CLASS_UNKNOWN;
+}
+
+static int entry_of(void *ctx, uint64_t addr)
+{
+	(void)ctx;
+	return addr == GC_ENTRY;
+}
+
+enum { VM_TID = 100, JAVA_TID = 200 };
+
+/* The entry's last block returns to its caller, the VM's code at vm (10 instructions
+ * each: GC, then VM). */
+static void entry_returns(uint64_t vm)
+{
+	block(GC_ENTRY + 0x10, GC_ENTRY + 0x19, JF_END_RETURN);
+	block(vm, vm + 9, JF_END_CALL);
+}
+
+/* Five collections on the VM thread: the comments say what each block is counted as. */
+static void gc_script(void)
+{
+	nblocks = 0;
+	thread(JAVA_TID);
+	block(INTERP, INTERP + 9, JF_END_CALL);          /* interpreter 10 */
+	block(C1_NM, C1_NM + 0x1f, JF_END_RETURN);      /* C1 32 */
+	block(INTERP, INTERP + 9, JF_END_CALL);          /* interpreter 10 */
+	block(NM + 0x20, NM + 0x30, JF_END_CALL);        /* C2 17 */
+	block(LIBC + 0x40, LIBC + 0x49, JF_END_RETURN);  /* native 10: no collection */
+	thread(VM_TID);
+	/* 1: calls and returns inside, libc's memcpy included; the return to the caller
+	 * ends it */
+	block(VM, VM + 9, JF_END_CALL);                   /* VM 10 */
+	block(GC_ENTRY, GC_ENTRY + 9, JF_END_CALL);       /* GC 10 */
+	block(GC_WORK, GC_WORK + 9, JF_END_CALL);         /* GC 10 */
+	block(LIBC, LIBC + 9, JF_END_RETURN);             /* GC 10 */
+	block(GC_WORK + 0x10, GC_WORK + 0x19, JF_END_RETURN); /* GC 10 */
+	entry_returns(VM + 0xa);                          /* GC 10, VM 10 */
+	/* 2: the entry called again inside the collection is the same collection */
+	block(GC_ENTRY, GC_ENTRY + 9, JF_END_CALL);       /* GC 10 */
+	block(GC_ENTRY, GC_ENTRY + 9, JF_END_RETURN);     /* GC 10 */
+	entry_returns(VM + 0x14);                         /* GC 10, VM 10 */
+	/* 3: a signal inside it: the handler returns to its restorer, which no call made */
+	block(GC_ENTRY, GC_ENTRY + 9, JF_END_CALL);       /* GC 10 */
+	block(GC_WORK, GC_WORK + 4, JF_END_NONE);         /* GC 5 */
+	other(JF_FLOW_ASYNC);
+	block(LIBC + 0x100, LIBC + 0x109, JF_END_RETURN); /* GC 10 */
+	block(LIBC + 0x200, LIBC + 0x201, JF_END_FAR);    /* GC 2 */
+	block(GC_WORK + 5, GC_WORK + 9, JF_END_RETURN);   /* GC 5 */
+	entry_returns(VM + 0x1e);                         /* GC 10, VM 10 */
+	/* 4: the trace loses track inside it */
+	block(GC_ENTRY, GC_ENTRY + 9, JF_END_CALL);       /* GC 10 */
+	block(GC_WORK, GC_WORK + 9, JF_END_JUMP);         /* GC 10 */
+	other(JF_FLOW_OVERFLOW);
+	block(VM + 0x30, VM + 0x39, JF_END_JUMP);         /* VM 10 */
+	/* 5: entered by a jump, left by a jump (a longjmp) into the interpreter */
+	block(GC_ENTRY, GC_ENTRY + 9, JF_END_JUMP_INDIRECT); /* GC 10 */
+	block(GC_WORK, GC_WORK + 9, JF_END_JUMP_INDIRECT); /* GC 10 */
+	block(INTERP + 0x300, INTERP + 0x309, JF_END_JUMP_INDIRECT); /* interpreter 10 */
+	block(VM + 0x40, VM + 0x49, JF_END_RETURN);       /* VM 10 */
+}
+
+/* The columns of a thread's row, in instructions or time, and its collections. */
+static void check_columns(const cJSON *row, const char *what, const double expected[11])
+{
+	static const char *const keys[11] = { "interpreter", "c1", "c2", "native_wrapper",
+					      "unknown_level", "stubs", "vm", "native", "gc",
+					      "instrumentation", "unknown" };
+	const cJSON *cols = cJSON_GetObjectItemCaseSensitive(row, what);
+	int i;
+
+	for (i = 0; i < 11; i++)
+		if (jf_test_num(cols, keys[i]) != expected[i])
+			fail_msg("thread %.0f: %s %s %.0f, expected %.0f", jf_test_num(row, "tid"),
+				 what, keys[i], jf_test_num(cols, keys[i]), expected[i]);
+}
+
+static void test_threads_and_collections(void **state)
+{
+	struct jf_analysis_config cfg = { 0 };
+	struct jf_analysis *a;
+	struct jf_zone_reader *reader = NULL;
+	char *text = NULL;
+	cJSON *doc;
+	const cJSON *hs, *java, *vm;
+	uint64_t clock[2] = { 0, 0 };
+	int32_t tid = 0;
+	int i;
+	/* interpreter, C1, C2, wrappers, level?, stubs, VM, native, GC, instrumentation,
+	 * unknown */
+	const double java_insns[11] = { 20, 32, 17, 0, 0, 0, 0, 10, 0, 0, 0 };
+	const double vm_insns[11] = { 10, 0, 0, 0, 0, 0, 60, 0, 162, 0, 0 };
+	/* Each block's timestamp is the thread's instructions so far: a block's time is its
+	 * instructions but for each thread's first block, which has no time before it. */
+	const double java_time[11] = { 10, 32, 17, 0, 0, 0, 0, 10, 0, 0, 0 };
+	const double vm_time[11] = { 10, 0, 0, 0, 0, 0, 50, 0, 162, 0, 0 };
+
+	(void)state;
+	cfg.native_class = native_of;
+	cfg.collector_entry = entry_of;
+	a = jf_analysis_new(&cfg);
+	assert_non_null(a);
+	describe(a, &reader);
+	gc_script();
+	for (i = 0; i < nblocks; i++) {
+		struct jf_flow *f = &blocks[i];
+
+		if (f->kind == JF_FLOW_CONTEXT) {
+			tid = f->u.context.tid;
+		} else if (f->kind == JF_FLOW_BLOCK) {
+			uint64_t *c = &clock[tid == VM_TID];
+
+			*c += f->u.block.ninsn;
+			f->time = *c;
+			f->flags |= JF_FLOW_HAS_TIME;
+		}
+		assert_int_equal(jf_analysis_flow(a, f), 0);
+	}
+	doc = reports(a, &text);
+	hs = cJSON_GetObjectItemCaseSensitive(doc, "hotspot");
+	java = element(hs, "threads", "tid", JAVA_TID);
+	vm = element(hs, "threads", "tid", VM_TID);
+	check_columns(java, "instructions", java_insns);
+	check_columns(vm, "instructions", vm_insns);
+	check_columns(java, "time", java_time);
+	check_columns(vm, "time", vm_time);
+	assert_int_equal((int)jf_test_num(java, "collections"), 0);
+	assert_int_equal((int)jf_test_num(vm, "collections"), 5);
+	if (!strstr(text, "Java threads:") || !strstr(text, "collections"))
+		fail_msg("the text report lacks the per-thread table:\n%s", text);
+	cJSON_Delete(doc);
+	free(text);
 	jf_analysis_free(a);
 	jf_zone_reader_close(reader);
 }
@@ -247,6 +426,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_entries_deopts_not_entrant_and_frames),
+		cmocka_unit_test(test_threads_and_collections),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

@@ -29,7 +29,15 @@
  * and the record, once it applies, their nmethod: so neither thread runs a block outside
  * known code, and the recording decodes with no error. The same program run once more
  * under QEMU alone with Java Flight Recorder checks the split against JFR's execution
- * samples of each thread's loop (check_split_against_jfr). */
+ * samples of each thread's loop (check_split_against_jfr). The shares are read from the
+ * HotSpot section's per-thread table (hotspot.threads).
+ *
+ * Garbage collection: after both threads, main allocates THREAD_GARBAGE 4 KB arrays that
+ * nothing keeps, in a 4 MB young generation (SerialGC), and the JVM logs each collection
+ * (-Xlog:gc, a "Pause Young" or "Pause Full" line). The collections the report counts
+ * (calls into a collecting VM operation) are the log's lines; the collections and every
+ * instruction counted as GC are on one thread (the VM Thread, which runs every collection
+ * under SerialGC), none on jf-hot or jf-cold. */
 #include "hotspot_check.h"
 #include "hotspot_log_check.h"
 #include "jfr_samples.h"
@@ -48,6 +56,8 @@
 #define MAX_TRAPS 64
 #define THREAD_CALLS 3000L
 #define THREAD_N 1000L /* a multiple of 8: each call sums n / 8 runs of 0..7 */
+#define THREAD_GARBAGE 12000L /* 4 KB arrays: 48 MB through a young generation of 4 MB */
+#define GC_OPTIONS "-Xmx32m -Xmn4m"
 #define THREAD_OPTIONS                                                                      \
 	"-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xbatch -XX:CompileThresholdScaling=0.1 " \
 	"-XX:CompileCommand=quiet '-XX:CompileCommand=exclude,Threads::cold*'"
@@ -318,16 +328,23 @@ static void test_traps_match_logcompilation(void **state)
 	cJSON_Delete(report);
 }
 
-static const cJSON *thread_of(const cJSON *report, long tid)
+/* Thread tid in the threads of the report's section ("split": the generic split;
+ * "hotspot": the HotSpot section's per-thread table). */
+static const cJSON *thread_in(const cJSON *report, const char *section, long tid)
 {
 	const cJSON *t;
 
 	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
-				      cJSON_GetObjectItemCaseSensitive(report, "split"), "threads"))
+				      cJSON_GetObjectItemCaseSensitive(report, section), "threads"))
 		if ((long)jf_test_num(t, "tid") == tid)
 			return t;
-	fail_msg("no thread %ld in the report", tid);
+	fail_msg("no thread %ld in the report's %s threads", tid, section);
 	return NULL;
+}
+
+static const cJSON *thread_of(const cJSON *report, long tid)
+{
+	return thread_in(report, "split", tid);
 }
 
 static double class_insns(const cJSON *thread, const char *cls)
@@ -335,20 +352,80 @@ static double class_insns(const cJSON *thread, const char *cls)
 	return jf_test_num(cJSON_GetObjectItemCaseSensitive(thread, "instructions_by_class"), cls);
 }
 
-static double thread_insns(const cJSON *thread)
+/* The sum of the members of object `key` of o. */
+static double sum_of(const cJSON *o, const char *key)
 {
 	const cJSON *c;
 	double sum = 0;
 
-	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(thread, "instructions_by_class"))
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(o, key))
 		sum += c->valuedouble;
 	return sum;
+}
+
+static double thread_insns(const cJSON *thread)
+{
+	return sum_of(thread, "instructions_by_class");
 }
 
 /* Instructions in nmethods (the HotSpot description's class of compiled code). */
 static double compiled_insns(const cJSON *thread)
 {
 	return class_insns(thread, "trace");
+}
+
+/* A thread's row of the HotSpot section's per-thread table. */
+static const cJSON *hotspot_row(const cJSON *report, long tid)
+{
+	return thread_in(report, "hotspot", tid);
+}
+
+/* A column of a row's instructions ("c1", "interpreter", ...), and their sum. */
+static double row_insns(const cJSON *row, const char *column)
+{
+	return jf_test_num(cJSON_GetObjectItemCaseSensitive(row, "instructions"), column);
+}
+
+static double row_total(const cJSON *row)
+{
+	return sum_of(row, "instructions");
+}
+
+/* The log's collections against the report's: the same count, all on one thread, which
+ * also ran every GC instruction, and that thread neither jf-hot nor jf-cold. */
+static void check_collections(const cJSON *report, const char *log_path, long hot_tid,
+			      long cold_tid)
+{
+	char *log = jf_test_read_file(log_path, NULL);
+	int logged, reported = 0, gc_threads = 0;
+	long gc_tid = 0;
+	const cJSON *t;
+
+	if (!log)
+		fail_msg("no GC log %s", log_path);
+	logged = count_of(log, "Pause Young") + count_of(log, "Pause Full");
+	free(log);
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
+				      cJSON_GetObjectItemCaseSensitive(report, "hotspot"), "threads")) {
+		double n = jf_test_num(t, "collections"), gc = row_insns(t, "gc");
+
+		reported += (int)n;
+		if (n > 0 || gc > 0) {
+			gc_threads++;
+			gc_tid = (long)jf_test_num(t, "tid");
+			if (!(n > 0 && gc > 0))
+				fail_msg("thread %ld: %.0f collections and %.0f GC instructions", gc_tid,
+					 n, gc);
+		}
+	}
+	if (logged < 5 || reported != logged || gc_threads != 1 || gc_tid == hot_tid ||
+	    gc_tid == cold_tid)
+		fail_msg("%s: %d collections logged; the report counts %d on %d threads (the last "
+			 "%ld); expected the same on one thread, the VM Thread", log_path, logged,
+			 reported, gc_threads, gc_tid);
+	printf("%s: %d collections, as the report counts on thread %ld, which ran %.0f GC "
+	       "instructions\n", log_path, logged, gc_tid,
+	       row_insns(hotspot_row(report, gc_tid), "gc"));
 }
 
 static void check_thread_name(const cJSON *thread, const char *name, long tid)
@@ -421,14 +498,17 @@ static void check_split_against_jfr(const cJSON *hot, const cJSON *cold)
 
 static void test_threads_by_name_and_split(void **state)
 {
-	char dir[1024], cmd[8192], *out;
+	char dir[1024], cmd[8192], gc_log[1100], *out;
 	long hot_sum, cold_sum, hot_tid, cold_tid;
 	cJSON *report;
-	const cJSON *hot, *cold, *g;
+	const cJSON *hot, *cold, *hot_row, *cold_row, *g;
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/threads", jf_test_tmpdir());
-	snprintf(cmd, sizeof(cmd), THREAD_OPTIONS " Threads %ld %ld", THREAD_CALLS, THREAD_N);
+	snprintf(gc_log, sizeof(gc_log), "%s.gc.log", dir);
+	snprintf(cmd, sizeof(cmd),
+		 THREAD_OPTIONS " " GC_OPTIONS " '-Xlog:gc:file=%s' Threads %ld %ld %ld", gc_log,
+		 THREAD_CALLS, THREAD_N, THREAD_GARBAGE);
 	out = record_java(dir, cmd);
 	if (sscanf(out, "%ld %ld jf-hot %ld jf-cold %ld", &hot_sum, &cold_sum, &hot_tid,
 		   &cold_tid) != 4 || hot_sum != THREAD_CALLS * THREAD_N * 7 / 2 ||
@@ -448,11 +528,18 @@ static void test_threads_by_name_and_split(void **state)
 		if (name && strstr(name, "Threads.cold"))
 			fail_msg("%s: %s was compiled, CompileCommand excludes it", dir, name);
 	}
-	if (!(1000 * compiled_insns(cold) < thread_insns(cold)) ||
-	    !(2 * class_insns(cold, "interpreter") > thread_insns(cold)))
-		fail_msg("%s: jf-cold ran %.0f instructions in compiled code and %.0f in the "
+	hot_row = hotspot_row(report, hot_tid);
+	cold_row = hotspot_row(report, cold_tid);
+	if (row_total(hot_row) != thread_insns(hot) || row_total(cold_row) != thread_insns(cold))
+		fail_msg("%s: the HotSpot table's rows (%.0f, %.0f) are not the threads' "
+			 "instructions (%.0f, %.0f)", dir, row_total(hot_row), row_total(cold_row),
+			 thread_insns(hot), thread_insns(cold));
+	if (!(1000 * (row_insns(cold_row, "c1") + row_insns(cold_row, "c2")) < row_total(cold_row)) ||
+	    !(2 * row_insns(cold_row, "interpreter") > row_total(cold_row)))
+		fail_msg("%s: jf-cold ran %.0f instructions in C1 code and %.0f in the "
 			 "interpreter of its %.0f; its own work is interpreted only", dir,
-			 compiled_insns(cold), class_insns(cold, "interpreter"), thread_insns(cold));
+			 row_insns(cold_row, "c1"), row_insns(cold_row, "interpreter"),
+			 row_total(cold_row));
 	if (jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"), "decode_errors") != 0 ||
 	    class_insns(hot, "unknown") != 0 || class_insns(cold, "unknown") != 0)
 		fail_msg("%s: %.0f decode errors; %.0f of jf-hot's and %.0f of jf-cold's "
@@ -460,13 +547,15 @@ static void test_threads_by_name_and_split(void **state)
 			 dir, jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"),
 					  "decode_errors"),
 			 class_insns(hot, "unknown"), class_insns(cold, "unknown"));
-	if (!(2 * compiled_insns(hot) > thread_insns(hot)))
-		fail_msg("%s: jf-hot ran %.0f of its %.0f instructions in compiled code, not most",
-			 dir, compiled_insns(hot), thread_insns(hot));
-	printf("%s: jf-hot %.0f of %.0f instructions in nmethods, jf-cold %.0f of %.0f in the "
-	       "interpreter and %.0f in nmethods; no decode error, no unknown code\n", dir,
-	       compiled_insns(hot), thread_insns(hot), class_insns(cold, "interpreter"),
-	       thread_insns(cold), compiled_insns(cold));
+	if (!(2 * row_insns(hot_row, "c1") > row_total(hot_row)) || row_insns(hot_row, "c2") != 0)
+		fail_msg("%s: jf-hot ran %.0f of its %.0f instructions in C1 code (and %.0f in C2 "
+			 "code, which -XX:TieredStopAtLevel=1 never makes), not most", dir,
+			 row_insns(hot_row, "c1"), row_total(hot_row), row_insns(hot_row, "c2"));
+	printf("%s: jf-hot %.0f of %.0f instructions in C1 code, jf-cold %.0f of %.0f in the "
+	       "interpreter and %.0f in C1 code; no decode error, no unknown code\n", dir,
+	       row_insns(hot_row, "c1"), row_total(hot_row), row_insns(cold_row, "interpreter"),
+	       row_total(cold_row), row_insns(cold_row, "c1"));
+	check_collections(report, gc_log, hot_tid, cold_tid);
 	check_split_against_jfr(hot, cold);
 	cJSON_Delete(report);
 }

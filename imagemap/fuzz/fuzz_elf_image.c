@@ -1,8 +1,9 @@
 /* libFuzzer target: the ELF readers behind --elf, --kernel, --sysroot/--symfs and the
  * build-id lookups, on arbitrary bytes: the file loaded into a code map (program headers,
  * segments, symbol tables) as an executable and as a shared object at a base, its symbols
- * alone placed as a perf mapping of file offset 0x1000 would place them, and its build-id
- * note read. libelf parses; what jitflow does with what libelf returns (segment
+ * alone placed as a perf mapping of file offset 0x1000 would place them, its build-id
+ * note read, and functions looked up by name for their file offsets. libelf parses; what
+ * jitflow does with what libelf returns (segment
  * bounds, symbol names, note lengths) is what this looks at. */
 #include <stddef.h>
 #include <stdint.h>
@@ -53,6 +54,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	load(path, 1, 0x7f0000000000ull);
 	load_symbols(path);
 	(void)jf_elf_build_id(path, id, &idsize);
+	{
+		static const char *const names[] = { "main", "_start", "f" };
+		uint64_t offsets[3];
+		struct jf_error err;
+
+		(void)jf_elf_function_offsets(path, names, 3, offsets, &err);
+	}
 	close(fd);
 	return 0;
 }

@@ -5,12 +5,16 @@
  * inlined). Each thread notes its OS thread id as the kernel names it
  * (/proc/thread-self), and the program prints both sums (calls * n * 7 / 2, and the same
  * for calls / 10 on jf-cold, for n a multiple of 8) and each thread's name with its tid,
- * which the test compares with the report's thread names. */
+ * which the test compares with the report's thread names. With a third argument, the
+ * main thread then allocates that many 4 KB arrays, none of which stays reachable, so
+ * that a small young generation is collected again and again on the VM Thread while no
+ * Java thread but main runs. */
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 
 public class Threads {
+    static volatile byte[] sink;
     static long hot(int n) {
         long s = 0;
         for (int i = 0; i < n; i++)
@@ -65,6 +69,9 @@ public class Threads {
         hot.join();
         cold.start();
         cold.join();
+        int garbage = args.length > 2 ? Integer.parseInt(args[2]) : 0;
+        for (int i = 0; i < garbage; i++)
+            sink = new byte[4096];
         System.out.println(sums[0] + " " + sums[1] + " jf-hot " + tids[0] + " jf-cold " + tids[1]);
     }
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli_collectors.h"
 #include "cli_inputs.h"
 #include "cli_output.h"
 #include "cli_pypylog.h"
@@ -54,8 +55,8 @@ static void usage(FILE *out, const char *cmd, const char *what)
 }
 
 /* Code that no zone record describes, by the file it was mapped from: shared libraries
- * (lib*.so*, ld-*.so*) are other native code, other files the runtime's own; the upper
- * half of the address space is the kernel's. */
+ * (lib*.so*, ld-*.so*) are other native code, other files and HotSpot's libjvm.so the
+ * runtime's own; the upper half of the address space is the kernel's. */
 static enum jf_code_class classify_native(struct jf_codemap *map, uint64_t addr)
 {
 	const char *name = map ? jf_codemap_lookup(map, addr, NULL) : NULL;
@@ -64,6 +65,8 @@ static enum jf_code_class classify_native(struct jf_codemap *map, uint64_t addr)
 		return JF_CLASS_KERNEL;
 	if (!name)
 		return JF_CLASS_UNKNOWN;
+	if (jf_cli_collectors_is_vm(name))
+		return JF_CLASS_RUNTIME;
 	if (!strncmp(name, "lib", 3) || !strncmp(name, "ld-", 3) || strstr(name, ".so"))
 		return JF_CLASS_NATIVE;
 	return JF_CLASS_RUNTIME;
@@ -80,13 +83,14 @@ struct native_memo {
 	struct jf_codemap *map;
 	uint64_t generation;
 	struct native_memo *next;       /* the memos of the other threads' maps */
+	struct jf_cli_collectors *collectors; /* the collector entries in map's files */
 	/* addr + 1, so that 0 is an empty slot */
-	struct { uint64_t key; uint8_t cls; } slot[1u << NATIVE_MEMO_BITS];
+	struct { uint64_t key; uint8_t cls, collector_entry; } slot[1u << NATIVE_MEMO_BITS];
 };
 
-static enum jf_code_class native_class(void *ctx, uint64_t addr)
+/* addr's slot, filled for the current code map. */
+static size_t native_slot(struct native_memo *m, uint64_t addr)
 {
-	struct native_memo *m = ctx;
 	uint64_t gen = m->map ? jf_codemap_generation(m->map) : 0;
 	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> (64 - NATIVE_MEMO_BITS));
 
@@ -97,8 +101,30 @@ static enum jf_code_class native_class(void *ctx, uint64_t addr)
 	if (m->slot[i].key != addr + 1) {
 		m->slot[i].key = addr + 1;
 		m->slot[i].cls = (uint8_t)classify_native(m->map, addr);
+		m->slot[i].collector_entry =
+			(uint8_t)jf_cli_collector_entry(m->collectors, m->map, addr);
 	}
-	return (enum jf_code_class)m->slot[i].cls;
+	return i;
+}
+
+static enum jf_code_class native_class(void *ctx, uint64_t addr)
+{
+	struct native_memo *m = ctx;
+
+	return (enum jf_code_class)m->slot[native_slot(m, addr)].cls;
+}
+
+static int collector_entry(void *ctx, uint64_t addr)
+{
+	struct native_memo *m = ctx;
+
+	return m->slot[native_slot(m, addr)].collector_entry;
+}
+
+static void native_memo_free(struct native_memo *m)
+{
+	jf_cli_collectors_free(m->collectors);
+	m->collectors = NULL;
 }
 
 static int feed_record(void *ctx, const struct jf_zone_reader *reader,
@@ -165,6 +191,7 @@ static struct native_memo *memo_of(struct parts *parts, struct jf_codemap *map)
 	for (m = parts->memos; m && m->map != map; m = m->next)
 		;
 	if (!m && (m = calloc(1, sizeof(*m)))) {
+		m->collectors = jf_cli_collectors_new();
 		m->map = map;
 		m->generation = (uint64_t)-1;
 		m->next = parts->memos;
@@ -413,9 +440,11 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	cfg.map = in.map;
 	cfg.steady_tolerance = o.tolerance;
 	cfg.native_class = native_class;
+	cfg.collector_entry = collector_entry;
 	cfg.views = !o.stacks && jf_cli_views_wanted(&o.views);
 	cfg.call_stacks = o.stacks;
 	natives.map = in.map;
+	natives.collectors = jf_cli_collectors_new();
 	natives.generation = (uint64_t)-1;
 	cfg.native_ctx = &natives;
 	a = jf_analysis_new(&cfg);
@@ -476,8 +505,10 @@ out:
 		struct native_memo *m = parts.memos;
 
 		parts.memos = m->next;
+		native_memo_free(m);
 		free(m);
 	}
+	native_memo_free(&natives);
 	pthread_mutex_destroy(&parts.lock);
 	jf_cli_inputs_fini(&in);
 	return status;

@@ -57,6 +57,9 @@ enum jf_code_class {
 	JF_CLASS_INSTRUMENTATION, /* the zone emitter's code (INTERP_RANGE kind
 	                          * instrumentation) and what it calls until it returns:
 	                          * describing the runtime to jitflow, not running it */
+	JF_CLASS_GC,             /* garbage collection: a call into one of the collector's
+	                          * entries (jf_analysis_config.collector_entry) and all the
+	                          * native code it runs until that call returns */
 	JF_CLASS_COUNT,
 };
 
@@ -156,12 +159,21 @@ struct jf_region_result {           /* jitted regions by name (what jitdump-only
 	uint64_t insns, entries;
 };
 
+/* A runtime's own subdivision of its regions, set by its description when a region is
+ * described (HotSpot: nmethods by tier); group 0 is everything else. */
+#define JF_REGION_GROUPS 8
+
 struct jf_split_result {
 	int32_t tid;                 /* -1 = all threads */
 	char name[32];               /* the thread's name from a THREAD_NAME record, "" if none */
 	uint64_t insns[JF_SPLIT_COUNT];
 	uint64_t time[JF_SPLIT_COUNT];
 	uint64_t by_class[JF_CLASS_COUNT];
+	uint64_t time_by_class[JF_CLASS_COUNT];
+	/* Instructions and time in regions of each group (blocks counted in their region's
+	 * own class only). */
+	uint64_t insns_by_group[JF_REGION_GROUPS], time_by_group[JF_REGION_GROUPS];
+	uint64_t collections;        /* calls into a collector entry (JF_CLASS_GC) */
 	/* transitions[from][to] between split classes, plus trace->trace */
 	uint64_t transitions[JF_SPLIT_COUNT][JF_SPLIT_COUNT];
 	uint64_t trace_to_trace;
@@ -271,6 +283,12 @@ struct jf_analysis_config {
 	 * its answer may depend on those only. */
 	enum jf_code_class (*native_class)(void *ctx, uint64_t addr);
 	void *native_ctx;
+	/* Whether addr, in code no zone record describes, is an entry of the runtime's
+	 * garbage collector (a routine that runs one collection and returns), asked with
+	 * native_ctx under the same terms as native_class; NULL: none. A thread that arrives
+	 * there runs a collection: JF_CLASS_GC until that call returns (docs/analysis.md,
+	 * "Garbage collection"). */
+	int (*collector_entry)(void *ctx, uint64_t addr);
 };
 
 struct jf_analysis *jf_analysis_new(const struct jf_analysis_config *cfg);

@@ -48,6 +48,9 @@ size_t jf_codemap_read_mapped(struct jf_codemap *map, uint64_t vaddr, void *buf,
 
 /* The name and start address of the section holding vaddr (NULL if none). */
 const char *jf_codemap_lookup(struct jf_codemap *map, uint64_t vaddr, uint64_t *section_vaddr);
+/* The path of the file whose bytes are at vaddr, and the offset of vaddr's byte in it
+ * (NULL if no section holds vaddr; an in-memory copy's path is a /proc/self/fd one). */
+const char *jf_codemap_file_at(struct jf_codemap *map, uint64_t vaddr, uint64_t *file_offset);
 
 /* Where no section holds an address, fill is asked for its bytes (e.g. code a JIT's
  * record announces only later): it copies up to size bytes at vaddr into buf and returns

@@ -6,6 +6,7 @@
 /* The API of libjitflow.so, which is built with hidden visibility. */
 #pragma GCC visibility push(default)
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "jitflow/codemap.h"
@@ -44,6 +45,14 @@ int jf_load_elf(struct jf_codemap *map, struct jf_symtab *symtab, const char *pa
  * at addr (how perf's MMAP records place a file). */
 int jf_load_elf_symbols(struct jf_symtab *symtab, const char *path, uint64_t pgoff,
 			uint64_t addr, struct jf_error *err);
+
+/* Where the functions named names[0..n) (symbol names as the ELF file's .symtab and
+ * .dynsym spell them, mangled for C++) begin in the file at path: offsets[i] is the file
+ * offset of names[i]'s first byte, 0 when the file has no such function or no PT_LOAD
+ * segment holds it. Returns how many were found, or -1 (err) when path is not a readable
+ * ELF file. */
+int jf_elf_function_offsets(const char *path, const char *const *names, size_t n,
+			    uint64_t *offsets, struct jf_error *err);
 
 #ifdef __cplusplus
 }
