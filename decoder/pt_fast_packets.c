@@ -736,10 +736,30 @@ static unsigned short_timing(const struct fast *f, uint64_t off, struct pt_packe
 	return p->size = (uint8_t)(at - off);
 }
 
+/* A MODE.exec at off (an IP-filtered trace has one before each TIP.PGE), read as libipt's
+ * pt_pkt_read_mode reads it, into p: its size, or 0 for another packet (or leaf). */
+static unsigned mode_exec_packet(const struct fast *f, uint64_t off, struct pt_packet *p)
+{
+	const uint8_t *t = f->cfg.trace;
+	unsigned payload;
+
+	if (off + 2 > f->cfg.size || t[off] != 0x99)
+		return 0;
+	payload = t[off + 1];
+	if (payload & 0xe0)
+		return 0; /* not the exec leaf */
+	memset(&p->payload.mode, 0, sizeof(p->payload.mode));
+	p->type = ppt_mode;
+	p->payload.mode.leaf = pt_mol_exec;
+	p->payload.mode.bits.exec.csl = payload & 0x01;
+	p->payload.mode.bits.exec.csd = (payload & 0x02) >> 1;
+	return p->size = 2;
+}
+
 /* A TIP, TIP.PGE, TIP.PGD or FUP at off (an IP-filtered trace has a TIP.PGE and a
- * TIP.PGD per call out of the range), read as libipt's pt_pkt_read_ip reads it, into p:
- * its size, or 0 for another packet or one libipt's packet decoder is to read (a reserved
- * IP compression, a packet cut by the trace's end: it fails there). */
+ * TIP.PGD per call out of the range), read as libipt's pt_pkt_read_ip reads it, or a
+ * MODE.exec, into p: its size, or 0 for another packet or one libipt's packet decoder is
+ * to read (a reserved IP compression, a packet cut by the trace's end: it fails there). */
 static unsigned ip_packet(const struct fast *f, uint64_t off, struct pt_packet *p)
 {
 	/* Payload bytes by IP compression (pt_pkt_ip_size); -1: reserved. */
@@ -758,7 +778,7 @@ static unsigned ip_packet(const struct fast *f, uint64_t off, struct pt_packet *
 	case 0x0d: p->type = ppt_tip; break;
 	case 0x11: p->type = ppt_tip_pge; break;
 	case 0x1d: p->type = ppt_fup; break;
-	default: return 0;
+	default: return mode_exec_packet(f, off, p);
 	}
 	if (n < 0 || off + 1 + (uint64_t)n > f->cfg.size)
 		return 0;
