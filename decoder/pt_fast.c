@@ -239,17 +239,17 @@ int jf_fast_tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
 	c.psb = psb;
 	c.unmodelled = unmodelled;
 	c.fresh = !unmodelled && f->resync && f->resume_psb == psb;
-	if (!unmodelled) {
-		c.insns = f->insns_n;
-		c.blocks = f->blocks_n;
-		c.has_time = f->has_time;
-		c.tmin = f->tmin;
-		c.tmax = f->tmax;
-		c.records = f->pending.flows;
-		c.nrecords = f->pending.n;
-		c.events = f->events_n;
-		c.events_hash = f->events_hash;
-	}
+	c.insns = f->insns_n;
+	c.blocks = f->blocks_n;
+	c.has_time = f->has_time;
+	c.tmin = f->tmin;
+	c.tmax = f->tmax;
+	c.records = f->pending.flows;
+	c.nrecords = f->pending.n;
+	c.events = f->events_n;
+	c.events_hash = f->events_hash;
+	if (unmodelled && f->by_packets && f->pkt)
+		pt_pkt_get_offset(f->pkt, &c.stopped_at);
 	jf_fast_fill_state(f, &c.state);
 	return f->watch(f->watch_ctx, &c);
 }

@@ -1,35 +1,48 @@
 /* Counting (stat), where the fast Intel PT path (pt_fast.c) meets something it does not
- * model: libipt's block decoder goes on from a PSB just before it, not from the trace's
- * start, so that the hand-over costs a few PSB periods, not the trace so far.
+ * model: libipt's block decoder goes on from the PSB of that stretch or one just before
+ * it, not from the trace's start, so that the hand-over costs a PSB period or two, not the
+ * trace so far.
  *
  * A block decoder synchronised at a PSB is not in the state the one-thread decoder has
  * there (its return stack is empty, and it reads the PSB+ as a start), and its state
- * cannot be read. A watched fast decoder (pt_fast_watch.h) started at the same PSB, p0,
- * two stretches before f->restart, can: where it models what it decodes, it decodes as
- * that block decoder does. If its state at the next PSB, p1, agrees with this path's and
- * the stretch from p1 to f->restart is the same in both (counts, records, time span and
- * the state at its end: the test the parallel counter's seams pass, pt_parallel_count.c),
- * the block decoder from p0 decodes from f->restart on as the one-thread decoder does,
- * but for its return stack, which is the top of the one-thread one's: a compressed return
- * to a call made before p0 is -pte_retstack_empty there, which sends the decode to a
- * block decoder from the start (pt_fast_handover.c). Its instructions and records before
- * f->restart, the watched decoder's two stretches, are skipped; where it resynchronises
- * after an error, this path takes over again (resume in pt_fast.c). */
+ * cannot be read. A watched fast decoder (pt_fast_watch.h) started at the same PSB can:
+ * where it models what it decodes, it decodes as that block decoder does. Three places to
+ * start are tried, nearest first:
+ *
+ * - f->restart itself: the watched decoder must stop where this path stopped (the same
+ *   packet), having decoded the same (counts, records, time span) into the same state.
+ *   The packets since that PSB are the same to both, so what differs between a decoder
+ *   started there and the one-thread one is what crosses the PSB (return stack, tracing
+ *   state, mode, time), which the states compare.
+ * - one or two PSBs before (p0): the last stretch it decodes up to f->restart must be the
+ *   same as this path's (counts, records, time span and the state at its end: the test
+ *   the parallel counter's seams pass, pt_parallel_count.c); with two, the first need
+ *   only end in this path's state.
+ *
+ * The block decoder from there then decodes on as the one-thread decoder does, but for its
+ * return stack, which is the top of the one-thread one's: a compressed return to a call
+ * made before it started is -pte_retstack_empty there, which sends the decode to a block
+ * decoder from the start (pt_fast_handover.c). Its instructions and records before
+ * f->restart, the watched decoder's, are skipped; where it resynchronises after an error,
+ * this path takes over again (resume in pt_fast.c). On the damaged capture of
+ * tools/bench (an error per 29 KB) starting at f->restart rather than two PSBs before
+ * halves stat's CPU time: the block decoder's is most of it. */
 #include "decoder_internal.h"
 #include "pt_fast_internal.h"
 
 #include <string.h>
 
-/* What the watched decoder committed: its first two stretches past p0 (its first commit
+/* What the watched decoder committed: its first `want` stretches past p0 (its first commit
  * may be at p0 itself, an empty stretch before the PSB+ it starts with), and all it
- * counted up to the second one's end (which the block decoder from p0 skips). */
+ * counted up to the last one's end (which the block decoder from p0 skips). */
 struct probe {
 	const struct fast *f;
 	uint64_t p0;
+	size_t want;                /* 1 or 2 */
 	struct jf_fast_counted got[2];
 	size_t n;
 	uint64_t insns, records;
-	int same_records;           /* the second stretch's records are f->ready's */
+	int same_records;           /* the last stretch's records are f->ready's */
 	int unmodelled;
 };
 
@@ -39,7 +52,7 @@ static int on_commit(void *ctx, const struct jf_pt_fast_commit *c)
 	struct jf_fast_counted *g;
 	size_t i;
 
-	if (c->unmodelled || p->n == 2) {
+	if (c->unmodelled || p->n == p->want) {
 		p->unmodelled = 1;
 		return 1;
 	}
@@ -57,7 +70,7 @@ static int on_commit(void *ctx, const struct jf_pt_fast_commit *c)
 	g->events = c->events;
 	g->events_hash = c->events_hash;
 	g->state = c->state;
-	if (++p->n < 2)
+	if (++p->n < p->want)
 		return 0;
 	p->same_records = c->nrecords == p->f->stretch_n;
 	for (i = 0; p->same_records && i < c->nrecords; i++)
@@ -74,8 +87,10 @@ static int same_counted(const struct jf_fast_counted *a, const struct jf_fast_co
 	       jf_pt_fast_same_state(&a->state, &b->state);
 }
 
-/* Run a watched decoder from p0 over two stretches into p. Returns 0, -1 with err. */
-static int probe_from(struct fast *f, uint64_t p0, struct probe *p, struct jf_error *err)
+/* Run a watched decoder from p0, telling fn (with ctx) of its commits until it pauses or
+ * ends. Returns 0, -1 with err. */
+static int run_watched(struct fast *f, uint64_t p0, jf_pt_fast_watch_fn fn, void *ctx,
+		       struct jf_error *err)
 {
 	struct jf_pt_fast_caches caches = { f->insns, f->blocks, f->payloads };
 	struct jf_pt_config cfg = f->cfg;
@@ -88,7 +103,7 @@ static int probe_from(struct fast *f, uint64_t p0, struct probe *p, struct jf_er
 	cfg.release_consumed = 0;
 	if (!cfg.insns)
 		cfg.insns = f->insns;
-	w = jf_pt_fast_watched_new(&cfg, f->map, &caches, on_commit, p, err);
+	w = jf_pt_fast_watched_new(&cfg, f->map, &caches, fn, ctx, err);
 	if (!w)
 		return -1;
 	while ((rc = jf_decoder_next(w, &fl, err)) > 0)
@@ -97,25 +112,13 @@ static int probe_from(struct fast *f, uint64_t p0, struct probe *p, struct jf_er
 	return rc < 0 ? -1 : 0;
 }
 
-int jf_fast_count_hand_over_local(struct fast *f, struct jf_error *err)
+/* The block decoder from p0 in f->old, skipping the instructions and records the watched
+ * decoder committed before f->restart. Returns 1, -1 with err. */
+static int block_decoder_from(struct fast *f, uint64_t p0, uint64_t insns, uint64_t records,
+			      struct jf_error *err)
 {
-	const struct jf_fast_counted *c = f->counted;
 	struct jf_pt_config cfg = f->cfg;
-	struct probe p;
-	uint64_t p0;
 
-	if (f->emit || f->ncounted < 2 || c[1].psb != f->restart || c[0].psb != c[1].from)
-		return 0;
-	p0 = c[0].from;
-	memset(&p, 0, sizeof(p));
-	p.f = f;
-	p.p0 = p0;
-	if (probe_from(f, p0, &p, err) < 0)
-		return -1;
-	if (p.unmodelled || p.n < 2 || !p.same_records || p.got[0].psb != c[0].psb ||
-	    !jf_pt_fast_same_state(&c[0].state, &p.got[0].state) ||
-	    !same_counted(&c[1], &p.got[1]))
-		return 0;
 	cfg.has_sync_at = 1;
 	cfg.sync_at = p0;
 	if (!cfg.insns)
@@ -123,11 +126,109 @@ int jf_fast_count_hand_over_local(struct fast *f, struct jf_error *err)
 	f->old = jf_pt_decoder_new(&cfg, f->map, err);
 	if (!f->old)
 		return -1;
-	f->skip_insns = p.insns;
-	f->skip_records = p.records;
+	f->skip_insns = insns;
+	f->skip_records = records;
 	f->local = 0;
 	f->count_local = 1;
 	f->returned_after = 0;
 	f->report.block_decoder_from = (int64_t)p0;
 	return 1;
+}
+
+/* Whether a block decoder from the PSB `back` (1 or 2) stretches before f->restart decodes
+ * on from there as this path would, as a watched decoder started there shows (into p). 1,
+ * 0 if not, -1 with err. */
+static int checked_from(struct fast *f, size_t back, struct probe *p, struct jf_error *err)
+{
+	const struct jf_fast_counted *last, *first;
+
+	if (f->ncounted < back)
+		return 0;
+	last = &f->counted[f->ncounted - 1];
+	first = &f->counted[f->ncounted - back];
+	if (last->psb != f->restart || (back == 2 && first->psb != last->from))
+		return 0;
+	memset(p, 0, sizeof(*p));
+	p->f = f;
+	p->p0 = first->from;
+	p->want = back;
+	if (run_watched(f, p->p0, on_commit, p, err) < 0)
+		return -1;
+	if (p->unmodelled || p->n < back || !p->same_records ||
+	    !same_counted(last, &p->got[back - 1]))
+		return 0;
+	/* Two stretches: the first need only end where this path's did, in its state. */
+	return back == 1 || (p->got[0].psb == first->psb &&
+			     jf_pt_fast_same_state(&first->state, &p->got[0].state));
+}
+
+int jf_fast_count_hand_over_local(struct fast *f, struct jf_error *err)
+{
+	struct probe p;
+	int rc;
+
+	if (f->emit || f->ncounted < 1)
+		return 0;
+	rc = checked_from(f, 1, &p, err);
+	if (rc == 0)
+		rc = checked_from(f, 2, &p, err);
+	if (rc <= 0)
+		return rc;
+	return block_decoder_from(f, p.p0, p.insns, p.records, err);
+}
+
+/* What a watched decoder from f->restart did up to where it stopped (the stretch after the
+ * PSB it started at, not modelled), and whether that is what f did: the same records,
+ * counts, time span, state and packet offset (compared as it stops: its records are its
+ * own until then). */
+struct here {
+	const struct fast *f;
+	struct jf_pt_fast_state state; /* f's, where it stopped */
+	uint64_t stopped_at;
+	uint64_t insns, records;       /* committed at its start, before the PSB+ */
+	int same;
+};
+
+static int on_stop(void *ctx, const struct jf_pt_fast_commit *c)
+{
+	struct here *h = ctx;
+	const struct fast *f = h->f;
+	size_t i;
+
+	if (!c->unmodelled) {
+		h->insns += c->insns;
+		h->records += c->nrecords + c->events;
+		/* Past f->restart: it decoded what f did not. */
+		return c->psb > f->restart;
+	}
+	h->same = c->psb == f->restart && c->stopped_at && c->stopped_at == h->stopped_at &&
+		  c->insns == f->insns_n && c->blocks == f->blocks_n &&
+		  c->events == f->events_n && c->events_hash == f->events_hash &&
+		  c->has_time == f->has_time &&
+		  (!c->has_time || (c->tmin == f->tmin && c->tmax == f->tmax)) &&
+		  c->nrecords == f->pending.n && jf_pt_fast_same_state(&h->state, &c->state);
+	for (i = 0; h->same && i < c->nrecords; i++)
+		h->same = jf_flow_same(&c->records[i], &f->pending.flows[i]);
+	return 1;
+}
+
+int jf_fast_count_hand_over_here(struct fast *f, struct jf_error *err)
+{
+	struct here h;
+
+	/* Not with timing packets: the time libipt's estimate carries across the PSB is
+	 * more than the states hold (a TSC read but not yet queried, the calibration), and
+	 * a decoder started at the PSB has none of it (fuzz_pt_decode). */
+	if (f->emit || !f->by_packets || !f->pkt || f->timed)
+		return 0;
+	memset(&h, 0, sizeof(h));
+	h.f = f;
+	jf_fast_fill_state(f, &h.state);
+	if (pt_pkt_get_offset(f->pkt, &h.stopped_at) < 0)
+		return 0;
+	if (run_watched(f, f->restart, on_stop, &h, err) < 0)
+		return -1;
+	if (!h.same)
+		return 0;
+	return block_decoder_from(f, f->restart, h.insns, h.records, err);
 }

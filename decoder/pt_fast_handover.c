@@ -16,8 +16,8 @@
  * block decoder resynchronises after an error, the fast path takes over again at that PSB
  * (note_resync here, resume in pt_fast.c), so a decode error costs only the stretch from
  * the PSB before it to the PSB after it. Counting keeps no blocks to join: there the
- * block decoder starts two PSBs before, checked by a fast decoder started there
- * (pt_fast_count_handover.c). */
+ * block decoder starts at that stretch's PSB or one or two PSBs before, checked by a fast
+ * decoder started there (pt_fast_count_handover.c). */
 #include "decoder_internal.h"
 #include "pt_fast_internal.h"
 
@@ -142,13 +142,18 @@ static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf
 
 int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 {
-	int rc;
+	int rc = 0;
 
 	if (f->watch) {
 		jf_fast_tell_watcher(f, f->restart, 1);
 		f->done = 1;
 		return 0;
 	}
+	/* Counting, the block decoder from the PSB of this stretch if it can be shown to
+	 * decode as this path (which needs the stretch decoded so far), else from one or two
+	 * PSBs before. */
+	if (!f->emit)
+		rc = jf_fast_count_hand_over_here(f, err);
 	f->pending.n = 0;
 	f->retime = 0;
 	f->await = 0;
@@ -167,7 +172,9 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 			f->resume_backoff = 0;
 		f->resumes_to_skip = f->resume_backoff;
 	}
-	rc = f->emit ? hand_over_at_psb_before(f, err) : jf_fast_count_hand_over_local(f, err);
+	if (rc == 0)
+		rc = f->emit ? hand_over_at_psb_before(f, err)
+			     : jf_fast_count_hand_over_local(f, err);
 	if (rc == 0)
 		rc = hand_over_from_start(f, f->committed_records, err);
 	jf_fast_free_decoders(f);

@@ -129,8 +129,8 @@ struct fast {
 	uint64_t committed_records; /* non-block records released (or counted) so far */
 	struct jf_fast_counted counted[2]; /* counting: the last two stretches committed */
 	unsigned ncounted;
-	int count_local;            /* counting: old started two stretches before restart
-				     * (pt_fast_count_handover.c) */
+	int count_local;            /* counting: old started at restart or a stretch or two
+				     * before (pt_fast_count_handover.c) */
 	int local;                  /* old started at prev_restart (pt_fast_handover.c)... */
 	struct jf_flow *held;       /* ...its records read past the join, returned first */
 	size_t held_n, held_pos;
@@ -203,6 +203,9 @@ static inline uint64_t jf_fast_time_now(struct fast *f)
 	return jf_fast_time_read(f);
 }
 
+/* A record with every field cleared (jf_fast_queue_flow copies it). */
+static const struct jf_flow jf_fast_no_flow;
+
 /* Queue a record of this kind at offset, stamped with the decoder's time now; NULL if the
  * stretch is full (not modelled). Inline: a block's record is queued for every block. */
 static inline struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_kind kind,
@@ -219,7 +222,7 @@ static inline struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_ki
 	if (kind == JF_FLOW_BLOCK)
 		memset(fl, 0, offsetof(struct jf_flow, u));
 	else
-		memset(fl, 0, sizeof(*fl));
+		*fl = jf_fast_no_flow; /* a copy: GCC's memset of it is `rep stos` (slow) */
 	f->joinable = 0;
 	fl->kind = (uint16_t)kind;
 	fl->source = f->cfg.source;
@@ -278,9 +281,14 @@ void jf_fast_free_decoders(struct fast *f);
  * from the last PSB reached (0, or -1 with err); its records after that, one by one (as
  * jf_decoder_next). */
 int jf_fast_hand_over(struct fast *f, struct jf_error *err);
-/* pt_fast_count_handover.c: counting, a block decoder from the PSB two stretches before
- * f->restart, checked against them (1), or 0 where it cannot be (-1: out of memory). */
+/* pt_fast_count_handover.c: counting, a block decoder from the PSB one or two stretches
+ * before f->restart, checked against them (1), or 0 where it cannot be (-1: out of
+ * memory). */
 int jf_fast_count_hand_over_local(struct fast *f, struct jf_error *err);
+/* pt_fast_count_handover.c: counting, a block decoder from f->restart itself, where a
+ * watched decoder started there stops where this path stops, having decoded the same (1;
+ * 0 where it does not: -1 out of memory). Called before the stretch is dropped. */
+int jf_fast_count_hand_over_here(struct fast *f, struct jf_error *err);
 /* pt_fast.c: the state carried into the stretch after the PSB reached now. */
 void jf_fast_fill_state(struct fast *f, struct jf_pt_fast_state *st);
 int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err);

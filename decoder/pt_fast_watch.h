@@ -44,8 +44,12 @@ struct jf_pt_fast_commit {
 				     * records (their times are in tmin, tmax)... */
 	uint64_t events_hash;       /* ...and a hash of their offsets, kinds and ips */
 	/* Not modelled: nothing is committed, the stretch from psb on needs the block
-	 * decoder (started from the trace's beginning); the decoder ends. */
+	 * decoder (started from the trace's beginning); the decoder ends. The counts and
+	 * records above are then what it decoded of that stretch before it stopped (events
+	 * not counted yet), and stopped_at where its packet decoder was (following packets;
+	 * else 0). */
 	int unmodelled;
+	uint64_t stopped_at;
 	/* The stretch ends with an error and the loss up to psb, where the decoder starts
 	 * afresh: from psb on it decodes what a decoder started at psb decodes, whatever came
 	 * before (resume in pt_fast.c); the plain counting path does the same there. */
