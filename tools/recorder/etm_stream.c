@@ -9,6 +9,8 @@ enum {
 	HDR_TRACE_ON = 0x04,
 	HDR_EXCEPTION = 0x06,
 	HDR_ADDR_CTXT_64_IS0 = 0x85,
+	HDR_ADDR_SHORT_IS0 = 0x95,
+	HDR_ADDR_LONG_32_IS0 = 0x9a,
 	HDR_ADDR_LONG_64_IS0 = 0x9d,
 	HDR_ATOM_F1 = 0xf6, /* 1111011A */
 	HDR_ATOM_F2 = 0xd8, /* 110110AA */
@@ -101,6 +103,7 @@ void jf_etm_sync(struct jf_etm_stream *s)
 	s->last_sync = s->size;
 	put(s, async, sizeof(async));
 	put(s, info, sizeof(info));
+	s->have_last_address = 0; /* the decoder forgets its addresses at a Trace Info */
 	s->syncs++;
 }
 
@@ -121,6 +124,8 @@ static void address_context(struct jf_etm_stream *s, uint64_t addr, unsigned el,
 	jf_etm_flush(s);
 	put_byte(s, HDR_ADDR_CTXT_64_IS0);
 	put_address64(s, addr);
+	s->last_address = addr;
+	s->have_last_address = 1;
 	put_byte(s, (uint8_t)(el | CTXT_SF | CTXT_NS | (context_id ? CTXT_C : 0)));
 	if (context_id) {
 		uint8_t b[4] = { (uint8_t)*context_id, (uint8_t)(*context_id >> 8),
@@ -135,11 +140,33 @@ void jf_etm_address_context(struct jf_etm_stream *s, uint64_t addr, uint32_t con
 	address_context(s, addr, 0, &context_id);
 }
 
+/* Addresses are compressed against the last one, as a trace unit does: a short address
+ * replaces bits [8:2] (one byte) or [16:2] (two bytes: the first with its continuation
+ * bit, then bits [16:9]), a 32-bit long address bits [31:2]. */
 void jf_etm_address(struct jf_etm_stream *s, uint64_t addr)
 {
+	uint64_t diff = addr ^ s->last_address;
+
 	jf_etm_flush(s);
-	put_byte(s, HDR_ADDR_LONG_64_IS0);
-	put_address64(s, addr);
+	if (s->have_last_address && diff < (1u << 9)) {
+		put_byte(s, HDR_ADDR_SHORT_IS0);
+		put_byte(s, (uint8_t)((addr >> 2) & 0x7f));
+	} else if (s->have_last_address && diff < (1u << 17)) {
+		put_byte(s, HDR_ADDR_SHORT_IS0);
+		put_byte(s, (uint8_t)(0x80 | ((addr >> 2) & 0x7f)));
+		put_byte(s, (uint8_t)(addr >> 9));
+	} else if (s->have_last_address && diff < (1ull << 32)) {
+		uint8_t b[4] = { (uint8_t)((addr >> 2) & 0x7f), (uint8_t)((addr >> 9) & 0x7f),
+				 (uint8_t)(addr >> 16), (uint8_t)(addr >> 24) };
+
+		put_byte(s, HDR_ADDR_LONG_32_IS0);
+		put(s, b, sizeof(b));
+	} else {
+		put_byte(s, HDR_ADDR_LONG_64_IS0);
+		put_address64(s, addr);
+	}
+	s->last_address = addr;
+	s->have_last_address = 1;
 }
 
 void jf_etm_atom(struct jf_etm_stream *s, int taken)

@@ -1,8 +1,8 @@
 /* An ETMv4 instruction trace stream written packet by packet, as a trace unit that traces
  * EL0 only (perf record -e cs_etm//u) writes it: A-Sync and Trace Info at the start and
  * periodically, Trace On where tracing starts again, Address with Context (64-bit, IS0,
- * EL0, non-secure, 32-bit context ID = thread ID), E/N atoms packed three to a byte, long
- * addresses after indirect branches, and Exception packets followed by their preferred
+ * EL0, non-secure, 32-bit context ID = thread ID), E/N atoms packed three to a byte,
+ * addresses after indirect branches (compressed against the one before), and Exception packets followed by their preferred
  * return address and the untraced vector the core went to.
  *
  * Packet formats: ARM IHI 0064 (ETMv4 architecture specification), "Trace packet types".
@@ -32,6 +32,9 @@ struct jf_etm_stream {
 	uint8_t atoms;             /* atoms not yet written, oldest in bit 0 (1 = E) */
 	int natoms;
 	size_t last_sync;          /* where the last A-Sync starts */
+	uint64_t last_address;     /* the last address written, which the next is written
+	                            * against */
+	int have_last_address;
 	int failed;                /* out of memory: everything after is dropped */
 	uint64_t atom_count, exceptions, syncs;
 };
@@ -51,7 +54,7 @@ void jf_etm_trace_on(struct jf_etm_stream *s);
 /* Address with Context: execution (EL0, AArch64, non-secure) continues at addr in the
  * thread whose context ID is context_id. */
 void jf_etm_address_context(struct jf_etm_stream *s, uint64_t addr, uint32_t context_id);
-/* Long address: the target of the indirect branch whose E atom came last. */
+/* An address: the target of the indirect branch whose E atom came last. */
 void jf_etm_address(struct jf_etm_stream *s, uint64_t addr);
 /* The outcome of one branch (waypoint): taken = E, not taken = N. */
 void jf_etm_atom(struct jf_etm_stream *s, int taken);
