@@ -182,6 +182,79 @@ static void test_threads(void **state)
 	cs_run_free(&lister);
 }
 
+/* Ranges starting at addr in the lister's decode of dir, per context ID (thread): up to
+ * max threads' IDs in tids and their counts in counts; returns how many threads. */
+static int ranges_at_per_thread(const char *dir, uint64_t addr, long *tids, uint64_t *counts,
+				int max)
+{
+	char cmd[2048], line[4096];
+	unsigned long long start;
+	long context = -1;
+	int n = 0, i;
+	const char *p;
+	FILE *in;
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && trc_pkt_lister -ss_dir '%s' -decode -logstdout",
+		 jf_test_tmpdir(), dir);
+	in = popen(cmd, "r");
+	assert_non_null(in);
+	while (fgets(line, sizeof(line), in)) {
+		if (strstr(line, "OCSD_GEN_TRC_ELEM_PE_CONTEXT") && (p = strstr(line, "CTXTID="))) {
+			context = strtol(p + 7, NULL, 16);
+			continue;
+		}
+		p = strstr(line, "OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=");
+		if (!p || sscanf(p, "OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=%llx:", &start) != 1 ||
+		    start != addr)
+			continue;
+		for (i = 0; i < n && tids[i] != context; i++)
+			;
+		if (i == n) {
+			assert_true(n < max);
+			tids[n] = context;
+			counts[n++] = 0;
+		}
+		counts[i]++;
+	}
+	assert_int_equal(pclose(in), 0);
+	return n;
+}
+
+/* Four workers started back to back, running at the same time (the trace goes from one
+ * to another): worker K calls work() 1000 (K + 1) times on its own thread, whose ID it
+ * prints. */
+static void test_threadstart(void **state)
+{
+	struct cs_run lister;
+	char *out = record_and_compare("threadstart", "", &lister), dir[1100];
+	const char *line = out;
+	uint64_t work = symbol("threadstart", "work"), counts[8];
+	long tids[8];
+	int workers = 0, threads, i;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/rec-threadstart", jf_test_tmpdir());
+	threads = ranges_at_per_thread(dir, work, tids, counts, 8);
+	assert_int_equal(threads, 4);
+	while ((line = strstr(line, "worker ")) != NULL) {
+		unsigned long k, n;
+		long tid;
+
+		assert_int_equal(sscanf(line, "worker %lu tid=%ld work=%lu", &k, &tid, &n), 3);
+		assert_int_equal(n, 1000 * (k + 1));
+		for (i = 0; i < threads && tids[i] != tid; i++)
+			;
+		assert_true(i < threads);
+		assert_int_equal(counts[i], n);
+		workers++;
+		line++;
+	}
+	assert_int_equal(workers, 4);
+	assert_int_equal(ranges_at(&lister, work), 10000);
+	free(out);
+	cs_run_free(&lister);
+}
+
 /* A dynamically linked PIE: the loader, libc and the program where QEMU put them. */
 static void test_fib_dynamic(void **state)
 {
@@ -200,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_fib),
 		cmocka_unit_test(test_branches),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_threadstart),
 		cmocka_unit_test(test_fib_dynamic),
 	};
 	char check[1200];
