@@ -99,6 +99,9 @@ static char *record_and_compare(const char *name, const char *args, struct cs_ru
 			 (uint64_t)jf_test_number_after(summary, "instructions = "));
 	assert_int_equal(jf_test_number_after(summary, "lost_instructions = "), 0);
 	assert_int_equal(jf_test_number_after(summary, "discontinuities = "), 0);
+	assert_int_equal(jf_test_number_after(summary, "unended_threads = "), 0);
+	assert_int_equal(jf_test_number_after(summary, "bad_translations = "), 0);
+	assert_int_equal(jf_test_number_after(summary, "unknown_translations = "), 0);
 	free(summary);
 	cs_run_free(&ours);
 	jf_decoder_free(dec);

@@ -3,9 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Translation ids beyond this are corrupt (the plugin numbers them from 1). */
-enum { MAX_TRANSLATIONS = 1 << 26 };
-
 int jf_etm_flow_init(struct jf_etm_flow *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -53,9 +50,16 @@ void jf_etm_flow_translation(struct jf_etm_flow *f, uint32_t id, uint64_t pc,
 	struct jf_a64_block b;
 	size_t cap = f->nblocks, known_cap = f->nblocks;
 
-	if (f->failed || id == 0 || id >= MAX_TRANSLATIONS ||
-	    jf_a64_block_classify(f->cs, pc, bytes, nbytes, ninsns, &b))
+	if (f->failed)
 		return;
+	/* The plugin numbers translations from 1 in the order it writes them; anything else
+	 * (or a block that is not whole 4-byte instructions) is a damaged stream, and an
+	 * execution naming it is counted as unknown. */
+	if (id != f->last_id + 1 || jf_a64_block_classify(f->cs, pc, bytes, nbytes, ninsns, &b)) {
+		f->bad_translations++;
+		return;
+	}
+	f->last_id = id;
 	if (grow((void **)&f->blocks, &cap, (size_t)id + 1, sizeof(*f->blocks)) ||
 	    grow((void **)&f->known, &known_cap, (size_t)id + 1, 1) ||
 	    grow((void **)&f->code, &f->code_cap, f->ncode + 1, sizeof(*f->code)) ||

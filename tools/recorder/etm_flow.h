@@ -39,6 +39,7 @@ struct jf_etm_flow {
 	struct jf_a64_block *blocks;   /* by translation id (0 unused) */
 	uint8_t *known;                /* whether that id was translated */
 	size_t nblocks;
+	uint32_t last_id;              /* the last translation's */
 	struct jf_etm_code *code;
 	size_t ncode, code_cap;
 	uint8_t *bytes;
@@ -51,7 +52,9 @@ struct jf_etm_flow {
 	uint64_t first_pc;
 	/* Counts for the recording's summary. */
 	uint64_t instructions;          /* every executed block's instructions */
-	uint64_t blocks_executed, syscalls, switches, unknown_ids;
+	uint64_t blocks_executed, syscalls, switches;
+	uint64_t bad_translations;      /* out of order, or not whole instructions: dropped */
+	uint64_t unknown_ids;           /* executions of a translation never seen (dropped) */
 	uint64_t discontinuities;       /* blocks that could not follow the one before */
 	uint64_t lost_instructions;     /* ran, but not in the trace (see above) */
 	uint64_t unended_threads;       /* threads whose last block's end was never seen */

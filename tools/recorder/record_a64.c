@@ -110,7 +110,7 @@ static int write_summary(const char *dir, const struct jf_etm_flow *f,
 		"system_calls = %llu\nthread_switches = %llu\ntrace_bytes = %zu\natoms = %llu\n"
 		"exceptions = %llu\nsyncs = %llu\nmemory_images = %llu\ncode_bytes = %llu\n"
 		"code_conflicts = %llu\ndiscontinuities = %llu\nlost_instructions = %llu\n"
-		"unended_threads = %llu\nunknown_translations = %llu\n",
+		"unended_threads = %llu\nbad_translations = %llu\nunknown_translations = %llu\n",
 		res->exit_status, (unsigned long long)f->instructions,
 		(unsigned long long)f->blocks_executed, f->nthreads,
 		(unsigned long long)f->syscalls, (unsigned long long)f->switches, f->etm.size,
@@ -118,7 +118,8 @@ static int write_summary(const char *dir, const struct jf_etm_flow *f,
 		(unsigned long long)f->etm.syncs, (unsigned long long)snap->regions,
 		(unsigned long long)snap->code_bytes, (unsigned long long)snap->conflicts,
 		(unsigned long long)f->discontinuities, (unsigned long long)f->lost_instructions,
-		(unsigned long long)f->unended_threads, (unsigned long long)f->unknown_ids);
+		(unsigned long long)f->unended_threads, (unsigned long long)f->bad_translations,
+		(unsigned long long)f->unknown_ids);
 	if (note && *note)
 		fprintf(fp, "note = %s\n", note);
 	if (fclose(fp))
