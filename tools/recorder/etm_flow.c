@@ -249,3 +249,30 @@ void jf_etm_flow_finish(struct jf_etm_flow *f)
 	if (f->etm.failed)
 		f->failed = 1;
 }
+
+static void on_translation(void *ctx, const struct jf_prec_translation *t, const uint8_t *bytes)
+{
+	jf_etm_flow_translation(ctx, t->id, t->pc, bytes, t->nbytes, t->ninsns);
+}
+
+static void on_execs(void *ctx, unsigned vcpu, int tid, const uint32_t *ids, size_t n)
+{
+	(void)vcpu; /* threads are told apart by their IDs */
+	jf_etm_flow_execs(ctx, tid, ids, n);
+}
+
+static void on_syscall(void *ctx, const struct jf_prec_syscall *s, const char *string)
+{
+	(void)string;
+	if (s->vcpu != JF_PREC_OTHER_PROCESS)
+		jf_etm_flow_syscall(ctx, s->tid);
+}
+
+void jf_etm_flow_callbacks(struct jf_etm_flow *f, struct jf_prec_callbacks *cb)
+{
+	memset(cb, 0, sizeof(*cb));
+	cb->ctx = f;
+	cb->translation = on_translation;
+	cb->execs = on_execs;
+	cb->syscall = on_syscall;
+}

@@ -21,6 +21,7 @@
 
 #include "block_map_a64.h"
 #include "etm_stream.h"
+#include "plugin_stream.h"
 
 struct jf_etm_thread {
 	int32_t tid;
@@ -71,6 +72,9 @@ void jf_etm_flow_translation(struct jf_etm_flow *f, uint32_t id, uint64_t pc,
 void jf_etm_flow_execs(struct jf_etm_flow *f, int32_t tid, const uint32_t *ids, size_t n);
 /* Thread tid made a system call: its last block ended with the SVC. */
 void jf_etm_flow_syscall(struct jf_etm_flow *f, int32_t tid);
+/* The plugin stream reader's callbacks that apply its records to f (hello records and
+ * system call results are not needed). */
+void jf_etm_flow_callbacks(struct jf_etm_flow *f, struct jf_prec_callbacks *cb);
 /* End of the program: what every thread still holds, and the atoms still buffered. */
 void jf_etm_flow_finish(struct jf_etm_flow *f);
 

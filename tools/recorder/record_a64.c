@@ -55,37 +55,6 @@ static double cpu_seconds(const struct rusage *u)
 	       (double)u->ru_stime.tv_sec + u->ru_stime.tv_usec / 1e6;
 }
 
-static void on_hello(void *ctx, const struct jf_prec_hello *h)
-{
-	(void)ctx;
-	(void)h;
-}
-
-static void on_translation(void *ctx, const struct jf_prec_translation *t, const uint8_t *bytes)
-{
-	jf_etm_flow_translation(ctx, t->id, t->pc, bytes, t->nbytes, t->ninsns);
-}
-
-static void on_execs(void *ctx, unsigned vcpu, int tid, const uint32_t *ids, size_t n)
-{
-	(void)vcpu;
-	jf_etm_flow_execs(ctx, tid, ids, n);
-}
-
-static void on_syscall(void *ctx, const struct jf_prec_syscall *s, const char *string)
-{
-	(void)string;
-	if (s->vcpu != JF_PREC_OTHER_PROCESS)
-		jf_etm_flow_syscall(ctx, s->tid);
-}
-
-static void on_syscall_ret(void *ctx, const struct jf_prec_syscall_ret *r, const char *string)
-{
-	(void)ctx;
-	(void)r;
-	(void)string;
-}
-
 static int consume(void *ctx, const char *data, size_t size)
 {
 	return jf_prec_feed(ctx, (const uint8_t *)data, size);
@@ -160,8 +129,7 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 		jf_etm_flow_free(&flow);
 		return jf_fail(err, "capstone cannot disassemble AArch64");
 	}
-	cb = (struct jf_prec_callbacks){ &flow, on_hello, on_translation, on_execs, on_syscall,
-					 on_syscall_ret };
+	jf_etm_flow_callbacks(&flow, &cb);
 	if (jf_prec_init(&reader, &cb)) {
 		jf_etm_flow_free(&flow);
 		return jf_fail(err, "out of memory");
