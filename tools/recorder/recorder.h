@@ -1,6 +1,7 @@
 /* `jitflow record`: run an x86-64 program under qemu-x86_64 and write what
  * `perf record -e intel_pt//u` would have written on an Intel machine (perf.data with
- * per-thread Intel PT streams and sideband), plus manifest.json, into a directory.
+ * per-thread Intel PT streams and sideband), plus manifest.json, into a directory. An
+ * AArch64 program goes to record_a64.h instead (an ETMv4 trace under qemu-aarch64).
  *
  * QEMU's log (-d in_asm,exec,nochain,strace) streams through a FIFO: every translated
  * block's bytes (classified once with capstone) and every executed block, per emulated CPU
