@@ -207,7 +207,11 @@ int jf_cmd_record(int argc, char **argv)
 		return JF_EXIT_FAIL;
 	}
 	jf_pypylog_finish(&pypy, opt.out_dir);
-	if (save_code && jf_save_code_pieces(opt.out_dir, &err) < 0) {
+	if (save_code && res.arch == JF_RECORD_ARCH_AARCH64) {
+		/* The snapshot's memory images hold the code that ran already. */
+		fprintf(stderr, "jitflow record: --save-code: an AArch64 recording keeps its code in "
+			"%s/mem_*.bin\n", opt.out_dir);
+	} else if (save_code && jf_save_code_pieces(opt.out_dir, &err) < 0) {
 		fprintf(stderr, "jitflow record: saving code: %s\n", err.msg);
 		return JF_EXIT_FAIL;
 	}
@@ -224,11 +228,14 @@ int jf_cmd_record(int argc, char **argv)
 		fprintf(stderr, "{\"dir\": \"%s\", \"exit_status\": %d, \"instructions\": %llu, "
 			"\"traced_instructions\": %llu, "
 			"\"pt_bytes\": %llu, \"threads\": %llu, \"seconds\": %.3f, "
-			"\"synthetic_timing\": %s, \"backend\": \"%s\"}\n", opt.out_dir, res.exit_status,
+			"\"synthetic_timing\": %s, \"backend\": \"%s\", \"arch\": \"%s\"}\n",
+			opt.out_dir, res.exit_status,
 			(unsigned long long)res.instructions, (unsigned long long)res.traced,
 			(unsigned long long)res.pt_bytes,
-			(unsigned long long)res.threads, res.seconds, opt.timing ? "true" : "false",
-			res.backend == JF_RECORD_BACKEND_PLUGIN ? "plugin" : "log");
+			(unsigned long long)res.threads, res.seconds,
+			opt.timing && res.arch != JF_RECORD_ARCH_AARCH64 ? "true" : "false",
+			res.backend == JF_RECORD_BACKEND_PLUGIN ? "plugin" : "log",
+			res.arch == JF_RECORD_ARCH_AARCH64 ? "aarch64" : "x86_64");
 	else
 		fprintf(stderr, "jitflow record: %s/perf.data: %llu instructions%s, %llu threads, "
 			"%llu bytes of Intel PT (emulated under QEMU, %s) in %.2f s\n",
