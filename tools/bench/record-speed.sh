@@ -9,15 +9,22 @@
 # JIT); if installed, PyPy on a small loop and Node on a small loop. LOG_RUNS (default
 # RUNS) sets the runs of the slow log backend, LOG_SKIP (a regular expression) the programs
 # it is not run on (Node: ~600 M instructions are many minutes of log); BACKENDS (default
-# "log plugin") which run.
+# "log plugin") which run. ARCH=aarch64: the AArch64 builds of fib(32) and threadstart
+# (tests/programs, built by tools/setup.sh --tests) recorded as ETMv4 against
+# qemu-aarch64 alone (plugin only).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=$(realpath "${1:-build}")
 runs=${2:-3}
 log_runs=${LOG_RUNS:-$runs}
+arch=${ARCH:-x86_64}
 backends=${BACKENDS:-log plugin}
 jf="$build/tools/jitflow"
-qemu=${JITFLOW_QEMU:-qemu-x86_64}
+qemu=("${JITFLOW_QEMU:-qemu-x86_64}")
+if [ "$arch" = aarch64 ]; then
+	backends=plugin
+	qemu=("${JITFLOW_QEMU_AARCH64:-qemu-aarch64}" -L "${JITFLOW_AARCH64_SYSROOT:-/usr/aarch64-linux-gnu}")
+fi
 tmp=$(mktemp -d /tmp/record-speed-XXXXXX); trap 'rm -rf "$tmp"' EXIT
 src=$(pwd)
 
@@ -42,6 +49,10 @@ programs=("fib(28)|$build/tests/programs/recprog_fib 28"
           "minivm nested_loops|$build/tools/minivm/minivm --zone-dir . $src/tools/minivm/examples/nested_loops.mvm")
 command -v pypy3 >/dev/null && programs+=("pypy3 loop.py|$(command -v pypy3) loop.py")
 command -v node >/dev/null && programs+=("node loop.js|$(command -v node) loop.js")
+if [ "$arch" = aarch64 ]; then
+	programs=("fib(32) aarch64|$build/tests/programs/a64_fib 32"
+		  "threadstart aarch64|$build/tests/programs/a64_threadstart")
+fi
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 now() { date +%s.%N; }
@@ -72,7 +83,7 @@ row() { # program how instructions wall cpu qemu-wall qemu-cpu
 for entry in "${programs[@]}"; do
 	name=${entry%%|*}
 	read -r -a cmd <<< "${entry#*|}"
-	read -r qwall qcpu < <(times "$runs" "$qemu" "${cmd[@]}" | medians)
+	read -r qwall qcpu < <(times "$runs" "${qemu[@]}" "${cmd[@]}" | medians)
 	insns=0
 	for backend in $backends; do
 		n=$runs
@@ -85,12 +96,16 @@ for entry in "${programs[@]}"; do
 		fi
 		read -r wall cpu < <(times "$n" "$jf" record --emulate --backend="$backend" \
 			-o "$tmp/rec-$backend" -- "${cmd[@]}" | medians)
-		insns=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["instructions"])' \
-			"$tmp/rec-$backend/manifest.json")
+		if [ "$arch" = aarch64 ]; then
+			insns=$(awk '$1 == "instructions" { print $3 }' "$tmp/rec-$backend/recording.txt")
+		else
+			insns=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["instructions"])' \
+				"$tmp/rec-$backend/manifest.json")
+		fi
 		rm -rf "$tmp/rec-$backend"
 		row "$name" "$backend" "$insns" "$wall" "$cpu" "$qwall" "$qcpu"
 	done
 	row "$name" qemu "$insns" "$qwall" "$qcpu" "$qwall" "$qcpu"
 done
-echo "(qemu: qemu-x86_64 alone, its instruction count is the last recording's; $runs runs" \
+echo "(qemu: ${qemu[0]} alone, its instruction count is the last recording's; $runs runs" \
      "each, log backend $log_runs; $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg))"

@@ -17,6 +17,7 @@ fuzz_perf_archive
 fuzz_perf_sideband
 fuzz_qemu_log
 fuzz_plugin_stream
+fuzz_etm_flow
 fuzz_zone_retime
 fuzz_minivm_compile
 fuzz_check_reports

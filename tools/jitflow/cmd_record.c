@@ -1,4 +1,5 @@
 /* jitflow record: capture a program's control flow as an Intel PT perf.data. */
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "record_env.h"
 #include "record_filter.h"
 #include "recorder.h"
+#include "record_a64.h"
 
 static const char pt_pmu[] = "/sys/bus/event_source/devices/intel_pt";
 
@@ -19,6 +21,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: jitflow record [-o DIR] [--emulate] [--backend=plugin|log] [--no-timing]\n"
+		"                      [--arch x86_64|aarch64]\n"
 		"                      [--filter=jit|START-END[,...]] [--marker-ptw] [--json]\n"
 		"                      [--] PROGRAM [ARGS...]\n\n"
 		"Run PROGRAM and write DIR/perf.data as `perf record -e intel_pt//u` would.\n"
@@ -28,6 +31,12 @@ static void usage(FILE *out)
 		"DIR/manifest.json). PROGRAM's stdin/stdout/stderr pass through and jitflow\n"
 		"exits with PROGRAM's exit status; the recording is written either way.\n\n"
 		"  -o DIR        output directory (default: jitflow-record)\n"
+		"  --arch x86_64|aarch64  the program's instruction set (default: from its ELF\n"
+		"                header). An AArch64 program runs under qemu-aarch64\n"
+		"                ($JITFLOW_QEMU_AARCH64; libraries from $JITFLOW_AARCH64_SYSROOT,\n"
+		"                default /usr/aarch64-linux-gnu) with the plugin, and DIR gets an\n"
+		"                ETMv4 trace as a CoreSight snapshot (decode it with\n"
+		"                --cs-snapshot DIR) and DIR/recording.txt\n"
 		"  --emulate     use QEMU even when the machine has Intel PT\n"
 		"  --backend=plugin|log  how QEMU reports what ran: jitflow's TCG plugin\n"
 		"                (libjitflow_qemu.so, binary records; the default, and fast) or\n"
@@ -102,6 +111,19 @@ int jf_cmd_record(int argc, char **argv)
 			return JF_EXIT_OK;
 		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			opt.out_dir = argv[++i];
+		} else if (!strncmp(argv[i], "--arch", 6) &&
+			   (argv[i][6] == '=' || (!argv[i][6] && i + 1 < argc))) {
+			const char *a = argv[i][6] == '=' ? argv[i] + 7 : argv[++i];
+
+			if (!strcmp(a, "aarch64") || !strcmp(a, "arm64")) {
+				opt.arch = JF_RECORD_ARCH_AARCH64;
+			} else if (!strcmp(a, "x86_64") || !strcmp(a, "x86-64")) {
+				opt.arch = JF_RECORD_ARCH_X86_64;
+			} else {
+				fprintf(stderr, "jitflow record: unknown --arch '%s' (expected x86_64 "
+					"or aarch64)\n", a);
+				return JF_EXIT_USAGE;
+			}
 		} else if (!strcmp(argv[i], "--emulate")) {
 			emulate = 1;
 		} else if (!strncmp(argv[i], "--backend=", 10)) {
@@ -160,6 +182,12 @@ int jf_cmd_record(int argc, char **argv)
 		fprintf(stderr, "jitflow record: %s: cannot create directory: %m\n", opt.out_dir);
 		return JF_EXIT_FAIL;
 	}
+	if (opt.arch == JF_RECORD_ARCH_AUTO &&
+	    jf_record_elf_machine(opt.argv[0]) == EM_AARCH64)
+		opt.arch = JF_RECORD_ARCH_AARCH64;
+	/* Intel PT hardware records x86-64 programs only. */
+	if (opt.arch == JF_RECORD_ARCH_AARCH64)
+		emulate = 1;
 	if (!emulate && access(pt_pmu, F_OK) == 0 && opt.filter) {
 		fprintf(stderr, "jitflow record: --filter is made by the emulated recorder; with "
 			"Intel PT hardware add --emulate, or use perf record --filter\n");
@@ -179,22 +207,35 @@ int jf_cmd_record(int argc, char **argv)
 		return JF_EXIT_FAIL;
 	}
 	jf_pypylog_finish(&pypy, opt.out_dir);
-	if (save_code && jf_save_code_pieces(opt.out_dir, &err) < 0) {
+	if (save_code && res.arch == JF_RECORD_ARCH_AARCH64) {
+		/* The snapshot's memory images hold the code that ran already. */
+		fprintf(stderr, "jitflow record: --save-code: an AArch64 recording keeps its code in "
+			"%s/mem_*.bin\n", opt.out_dir);
+	} else if (save_code && jf_save_code_pieces(opt.out_dir, &err) < 0) {
 		fprintf(stderr, "jitflow record: saving code: %s\n", err.msg);
 		return JF_EXIT_FAIL;
 	}
 	if (opt.filter)
 		snprintf(traced, sizeof(traced), " (%llu inside --filter=%s)",
 			 (unsigned long long)res.traced, opt.filter);
-	if (json)
+	if (res.arch == JF_RECORD_ARCH_AARCH64 && !json)
+		fprintf(stderr, "jitflow record: %s: %llu instructions, %llu threads, %llu bytes of "
+			"ETMv4 trace (emulated under qemu-aarch64; CoreSight snapshot, see "
+			"%s/recording.txt) in %.2f s\n", opt.out_dir,
+			(unsigned long long)res.instructions, (unsigned long long)res.threads,
+			(unsigned long long)res.pt_bytes, opt.out_dir, res.seconds);
+	else if (json)
 		fprintf(stderr, "{\"dir\": \"%s\", \"exit_status\": %d, \"instructions\": %llu, "
 			"\"traced_instructions\": %llu, "
 			"\"pt_bytes\": %llu, \"threads\": %llu, \"seconds\": %.3f, "
-			"\"synthetic_timing\": %s, \"backend\": \"%s\"}\n", opt.out_dir, res.exit_status,
+			"\"synthetic_timing\": %s, \"backend\": \"%s\", \"arch\": \"%s\"}\n",
+			opt.out_dir, res.exit_status,
 			(unsigned long long)res.instructions, (unsigned long long)res.traced,
 			(unsigned long long)res.pt_bytes,
-			(unsigned long long)res.threads, res.seconds, opt.timing ? "true" : "false",
-			res.backend == JF_RECORD_BACKEND_PLUGIN ? "plugin" : "log");
+			(unsigned long long)res.threads, res.seconds,
+			opt.timing && res.arch != JF_RECORD_ARCH_AARCH64 ? "true" : "false",
+			res.backend == JF_RECORD_BACKEND_PLUGIN ? "plugin" : "log",
+			res.arch == JF_RECORD_ARCH_AARCH64 ? "aarch64" : "x86_64");
 	else
 		fprintf(stderr, "jitflow record: %s/perf.data: %llu instructions%s, %llu threads, "
 			"%llu bytes of Intel PT (emulated under QEMU, %s) in %.2f s\n",

@@ -99,4 +99,11 @@ enum jf_x86_64_syscall {
 	JF_SYS_EXECVEAT = 322, JF_SYS_CLONE3 = 435,
 };
 
+/* AArch64 Linux (the generic table) numbers of the calls the plugin itself acts on; its
+ * records carry the target's own numbers. AArch64 has no open, only openat. */
+enum jf_aarch64_syscall {
+	JF_A64_SYS_OPENAT = 56, JF_A64_SYS_EXIT = 93, JF_A64_SYS_RT_SIGACTION = 134,
+	JF_A64_SYS_EXECVE = 221, JF_A64_SYS_EXECVEAT = 281,
+};
+
 #endif

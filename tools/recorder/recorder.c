@@ -1,6 +1,7 @@
 /* `jitflow record` under QEMU: the log-driven core (see recorder.h). */
 #include "recorder.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -22,12 +23,14 @@
 #include "manifest.h"
 #include "perf_data.h"
 #include "program_image.h"
+#include "record_a64.h"
 #include "pt_stream.h"
 #include "plugin_stream.h"
 #include "qemu_log.h"
 #include "record_filter.h"
 #include "record_internal.h"
 #include "record_plugin.h"
+#include "record_qemu.h"
 
 static double now_seconds(void)
 {
@@ -57,16 +60,20 @@ static int resolve_program(const char *name, char *out, size_t size)
 	return -1;
 }
 
-static pid_t start_qemu(const char *qemu, const char *plugin_arg, const char *fifo, int argc,
-			char **argv, const char *program)
+pid_t jf_record_start_qemu(const char *qemu, const char *sysroot, const char *plugin_arg,
+			   const char *fifo, int argc, char **argv, const char *program)
 {
-	char **args = calloc((size_t)argc + 8, sizeof(*args));
+	char **args = calloc((size_t)argc + 10, sizeof(*args));
 	pid_t pid;
 	int i, n = 0;
 
 	if (!args)
 		return -1;
 	args[n++] = (char *)qemu;
+	if (sysroot) {
+		args[n++] = "-L";
+		args[n++] = (char *)sysroot;
+	}
 	if (plugin_arg) {
 		args[n++] = "-plugin";
 		args[n++] = (char *)plugin_arg;
@@ -124,7 +131,7 @@ int jf_record_find_plugin(char *out, size_t size)
 
 /* QEMU's -plugin option: FILE,out=FIFO, where a comma inside a value is written twice
  * (QEMU's option syntax). */
-static void plugin_option(char *out, size_t size, const char *plugin, const char *fifo)
+void jf_record_plugin_option(char *out, size_t size, const char *plugin, const char *fifo)
 {
 	const char *parts[3] = { plugin, ",out=", fifo };
 	size_t n = 0, i;
@@ -219,10 +226,48 @@ static void read_child_records(const char *fifo, struct jf_record_plugin *plugin
 	close(fd);
 }
 
+int jf_record_fifo_open(struct jf_record_fifo *ff, const char *name, struct jf_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	/* The FIFO's folder; TMPDIR as for every temporary file jitflow makes (a recorder
+	 * killed with SIGKILL leaves it behind). */
+	snprintf(ff->dir, sizeof(ff->dir), "%s/jitflow-record-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(ff->dir))
+		return jf_fail(err, "%s: cannot create a temporary directory: %m", ff->dir);
+	snprintf(ff->path, sizeof(ff->path), "%s/%s", ff->dir, name);
+	if (mkfifo(ff->path, 0600)) {
+		jf_fail(err, "%s: cannot create FIFO: %m", ff->path);
+		rmdir(ff->dir);
+		return -1;
+	}
+	ff->fd = open(ff->path, O_RDONLY | O_NONBLOCK);
+	if (ff->fd < 0) {
+		jf_fail(err, "%s: cannot open FIFO: %m", ff->path);
+		unlink(ff->path);
+		rmdir(ff->dir);
+		return -1;
+	}
+	/* A large pipe lets QEMU run ahead instead of waiting for us every 64 KiB. */
+	fcntl(ff->fd, F_SETPIPE_SZ, 1 << 20);
+	return 0;
+}
+
+void jf_record_fifo_close(struct jf_record_fifo *ff)
+{
+	char children[PATH_MAX + 16];
+
+	close(ff->fd);
+	unlink(ff->path);
+	children_path(children, sizeof(children), ff->path);
+	unlink(children);
+	rmdir(ff->dir);
+}
+
 /* Streams the FIFO into consume until QEMU closes it. After consume fails (a corrupt
  * plugin stream), the rest is read and dropped so that QEMU can finish. */
-static int pump_fifo(int fd, int (*consume)(void *, const char *, size_t), void *ctx,
-		     pid_t child, int *child_done, int *status)
+int jf_record_pump_fifo(int fd, int (*consume)(void *, const char *, size_t), void *ctx,
+			pid_t child, int *child_done, int *status)
 {
 	enum { BUF = 1 << 20 };
 	char *buf = malloc(BUF);
@@ -277,8 +322,9 @@ enum { NO_PLUGIN = -2 }; /* QEMU did not load the plugin: the program did not ru
 static int record_once(const struct jf_record_options *opt, const char *program,
 		       const char *plugin_path, struct jf_record_result *res, struct jf_error *err)
 {
-	char tmpdir[PATH_MAX - 32], fifo[PATH_MAX], perf_path[PATH_MAX], plugin_arg[2 * PATH_MAX];
-	const char *tmp = getenv("TMPDIR");
+	char perf_path[PATH_MAX], plugin_arg[2 * PATH_MAX];
+	struct jf_record_fifo ff;
+	const char *fifo;
 	const char *qemu = opt->qemu ? opt->qemu : getenv("JITFLOW_QEMU");
 	struct jf_record_state *st;
 	struct jf_qlog_parser *parser = NULL;
@@ -293,6 +339,7 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 
 	memset(res, 0, sizeof(*res));
 	res->backend = plugin_path ? JF_RECORD_BACKEND_PLUGIN : JF_RECORD_BACKEND_LOG;
+	res->arch = JF_RECORD_ARCH_X86_64;
 	if (!qemu)
 		qemu = "qemu-x86_64";
 	snprintf(perf_path, sizeof(perf_path), "%s/perf.data", opt->out_dir);
@@ -316,25 +363,10 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 	}
 	if (jf_perf_open(&st->perf, perf_path, err))
 		goto out_state;
-	/* The FIFO's folder; TMPDIR as for every temporary file jitflow makes (a recorder
-	 * killed with SIGKILL leaves it behind). */
-	snprintf(tmpdir, sizeof(tmpdir), "%s/jitflow-record-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		jf_fail(err, "%s: cannot create a temporary directory: %m", tmpdir);
+	if (jf_record_fifo_open(&ff, plugin_path ? "qemu.records" : "qemu.log", err))
 		goto out_state;
-	}
-	snprintf(fifo, sizeof(fifo), "%s/qemu.%s", tmpdir, plugin_path ? "records" : "log");
-	if (mkfifo(fifo, 0600)) {
-		jf_fail(err, "%s: cannot create FIFO: %m", fifo);
-		goto out_tmp;
-	}
-	fd = open(fifo, O_RDONLY | O_NONBLOCK);
-	if (fd < 0) {
-		jf_fail(err, "%s: cannot open FIFO: %m", fifo);
-		goto out_fifo;
-	}
-	/* A large pipe lets QEMU run ahead instead of waiting for us every 64 KiB. */
-	fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+	fifo = ff.path;
+	fd = ff.fd;
 
 	if (plugin_path) {
 		struct jf_prec_callbacks pcb;
@@ -350,7 +382,7 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 			goto out_fd;
 		}
 		reader_ok = 1;
-		plugin_option(plugin_arg, sizeof(plugin_arg), plugin_path, fifo);
+		jf_record_plugin_option(plugin_arg, sizeof(plugin_arg), plugin_path, fifo);
 	} else {
 		struct jf_qlog_callbacks cb;
 
@@ -369,17 +401,17 @@ static int record_once(const struct jf_record_options *opt, const char *program,
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
 	t0 = now_seconds();
-	child = start_qemu(qemu, plugin_path ? plugin_arg : NULL, fifo, opt->argc, opt->argv,
-			   program);
+	child = jf_record_start_qemu(qemu, NULL, plugin_path ? plugin_arg : NULL, fifo, opt->argc,
+				     opt->argv, program);
 	if (child < 0) {
 		jf_fail(err, "cannot start %s: %m", qemu);
 		goto out_sig;
 	}
 	jf_record_state_begin(st, (int)child);
 	if (plugin_path)
-		pump_fifo(fd, consume_plugin, &reader, child, &child_done, &status);
+		jf_record_pump_fifo(fd, consume_plugin, &reader, child, &child_done, &status);
 	else
-		pump_fifo(fd, consume_log, &log, child, &child_done, &status);
+		jf_record_pump_fifo(fd, consume_log, &log, child, &child_done, &status);
 	if (!child_done)
 		waitpid(child, &status, 0);
 	res->seconds = now_seconds() - t0;
@@ -470,22 +502,12 @@ out_sig:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 out_fd:
-	close(fd);
 	if (reader_ok)
 		jf_prec_free(&reader);
 	jf_record_plugin_free(plugin);
 	free(parser);
 	free(log.buf);
-out_fifo:
-	unlink(fifo);
-	{
-		char children[PATH_MAX + 16];
-
-		children_path(children, sizeof(children), fifo);
-		unlink(children);
-	}
-out_tmp:
-	rmdir(tmpdir);
+	jf_record_fifo_close(&ff);
 out_state:
 	if (rc)
 		jf_perf_abandon(&st->perf);
@@ -506,6 +528,17 @@ int jf_record(const struct jf_record_options *opt, struct jf_record_result *res,
 		return jf_fail(err, "%s: program not found", opt->argv[0]);
 	if (mkdir(opt->out_dir, 0777) && errno != EEXIST)
 		return jf_fail(err, "%s: cannot create directory: %m", opt->out_dir);
+	if (opt->arch == JF_RECORD_ARCH_AARCH64 ||
+	    (opt->arch == JF_RECORD_ARCH_AUTO && jf_record_elf_machine(program) == EM_AARCH64)) {
+		if (opt->backend == JF_RECORD_BACKEND_LOG)
+			return jf_fail(err, "AArch64 programs are recorded with the plugin only");
+		if (opt->plugin)
+			snprintf(plugin, sizeof(plugin), "%s", opt->plugin);
+		else if (jf_record_find_plugin(plugin, sizeof(plugin)))
+			return jf_fail(err, "the QEMU plugin libjitflow_qemu.so cannot be found (set "
+				       "JITFLOW_QEMU_PLUGIN); AArch64 programs need it");
+		return jf_record_a64(opt, program, plugin, res, err);
+	}
 	if (opt->backend == JF_RECORD_BACKEND_LOG)
 		return record_once(opt, program, NULL, res, err);
 	if (opt->plugin) {

@@ -1,6 +1,7 @@
 /* `jitflow record`: run an x86-64 program under qemu-x86_64 and write what
  * `perf record -e intel_pt//u` would have written on an Intel machine (perf.data with
- * per-thread Intel PT streams and sideband), plus manifest.json, into a directory.
+ * per-thread Intel PT streams and sideband), plus manifest.json, into a directory. An
+ * AArch64 program goes to record_a64.h instead (an ETMv4 trace under qemu-aarch64).
  *
  * QEMU's log (-d in_asm,exec,nochain,strace) streams through a FIFO: every translated
  * block's bytes (classified once with capstone) and every executed block, per emulated CPU
@@ -21,8 +22,16 @@ enum jf_record_backend {
 	JF_RECORD_BACKEND_LOG,    /* QEMU's text log, -d in_asm,exec,nochain,strace */
 };
 
+/* The program's instruction set, and so the trace a recording holds. */
+enum jf_record_arch {
+	JF_RECORD_ARCH_AUTO,      /* from the program's ELF header */
+	JF_RECORD_ARCH_X86_64,    /* Intel PT in perf.data */
+	JF_RECORD_ARCH_AARCH64,   /* ETMv4 in a CoreSight snapshot folder (record_a64.h) */
+};
+
 struct jf_record_options {
 	const char *out_dir;      /* created if missing */
+	enum jf_record_arch arch;
 	const char *qemu;         /* qemu-x86_64 binary (NULL: $JITFLOW_QEMU or PATH) */
 	enum jf_record_backend backend;
 	const char *plugin;       /* the plugin (NULL: $JITFLOW_QEMU_PLUGIN, else next to the
@@ -46,6 +55,7 @@ struct jf_record_result {
 	double recorder_cpu_seconds;  /* this process (log parsing, encoding, writing) */
 	double qemu_cpu_seconds;      /* QEMU, emulating and printing its log */
 	enum jf_record_backend backend; /* the one that made the recording */
+	enum jf_record_arch arch;       /* what was recorded (pt_bytes: ETM bytes for AArch64) */
 };
 
 /* The plugin shared library: $JITFLOW_QEMU_PLUGIN, or where the build or an installation

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plugin_feed.h"
 #include "plugin_stream.h"
 
 static unsigned sink;
@@ -50,20 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct jf_prec_callbacks cb = { .translation = on_translation, .execs = on_execs,
 					.syscall = on_syscall, .syscall_ret = on_syscall_ret };
 	struct jf_prec_reader r;
-	size_t piece = 1 + (size ? data[0] % 61 : 0);
 
 	if (jf_prec_init(&r, &cb))
 		return 0;
-	while (size) {
-		size_t take = piece < size ? piece : size;
-
-		if (jf_prec_feed(&r, data, take))
-			break;
-		data += take;
-		size -= take;
-		piece = piece * 3 % 4099 + 1;
-	}
-	jf_prec_finish(&r);
+	fuzz_plugin_feed(&r, data, size);
 	jf_prec_free(&r);
 	return 0;
 }

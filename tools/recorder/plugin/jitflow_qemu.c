@@ -1,8 +1,8 @@
-/* jitflow's QEMU TCG plugin: `qemu-x86_64 -plugin libjitflow_qemu.so,out=FIFO PROGRAM`
- * streams what `jitflow record` needs as binary records (../plugin_records.h) into FIFO:
- * each translation block's bytes once, each executed block as a 4-byte translation id in a
- * per-vCPU buffer, and system calls with their results. No text on the hot path: an
- * executed block costs one call and one store.
+/* jitflow's QEMU TCG plugin: `qemu-x86_64 -plugin libjitflow_qemu.so,out=FIFO PROGRAM` (or
+ * qemu-aarch64) streams what `jitflow record` needs as binary records
+ * (../plugin_records.h) into FIFO: each translation block's bytes once, each executed
+ * block as a 4-byte translation id in a per-vCPU buffer, and system calls with their
+ * results. No text on the hot path: an executed block costs one call and one store.
  *
  * Nothing here interprets the program; the recorder does (record_plugin.c). */
 #include <errno.h>
@@ -45,6 +45,20 @@ static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vcpu_buffer *vcpus[JF_PREC_MAX_VCPUS];
 static uint32_t exec_chunk = EXEC_BUFFER;
 static uint32_t next_translation_id;
+/* The numbers of the system calls the plugin reads arguments or results of, for the
+ * target QEMU emulates (the kernel struct sigaction is 32 bytes on both). */
+struct target_syscalls {
+	int64_t execve, execveat, rt_sigaction, exit, open, openat;
+};
+static const struct target_syscalls x86_64_syscalls = {
+	JF_SYS_EXECVE, JF_SYS_EXECVEAT, JF_SYS_RT_SIGACTION, JF_SYS_EXIT, JF_SYS_OPEN,
+	JF_SYS_OPENAT,
+};
+static const struct target_syscalls aarch64_syscalls = {
+	JF_A64_SYS_EXECVE, JF_A64_SYS_EXECVEAT, JF_A64_SYS_RT_SIGACTION, JF_A64_SYS_EXIT,
+	-1 /* none */, JF_A64_SYS_OPENAT,
+};
+static const struct target_syscalls *sys = &x86_64_syscalls;
 static intptr_t guest_base;   /* host address - guest address (user mode) */
 static int guest_base_known;
 /* Translations not yet written: they go out before any executions (under out_lock). */
@@ -298,18 +312,18 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 	(void)a7;
 	(void)a8;
 	str[0] = '\0';
-	if (num == JF_SYS_EXECVE)
+	if (num == sys->execve)
 		s.string_len = (uint32_t)guest_string(a1, str, sizeof(str));
-	else if (num == JF_SYS_EXECVEAT)
+	else if (num == sys->execveat)
 		s.string_len = (uint32_t)guest_string(a2, str, sizeof(str));
-	else if (num == JF_SYS_RT_SIGACTION && guest_read(a2, str, JF_PREC_SIGACTION_SIZE))
+	else if (num == sys->rt_sigaction && guest_read(a2, str, JF_PREC_SIGACTION_SIZE))
 		s.string_len = JF_PREC_SIGACTION_SIZE; /* the handler the recorder must know */
 	s.tid = (int32_t)syscall(SYS_gettid);
 	if (getpid() != recorded_pid) {
 		/* A forked child's QEMU records nothing but the program it runs next, into
 		 * its own file (write_child_record), without the lock another thread may have
 		 * held at the fork. */
-		if (!failed && (num == JF_SYS_EXECVE || num == JF_SYS_EXECVEAT))
+		if (!failed && (num == sys->execve || num == sys->execveat))
 			write_child_record(&s, str);
 		return;
 	}
@@ -322,7 +336,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
 	}
 	if (b) {
 		b->n = 0;
-		if (num == JF_SYS_EXIT)
+		if (num == sys->exit)
 			b->tid = 0; /* the next thread on this vCPU is another one */
 	}
 	pthread_mutex_unlock(&out_lock);
@@ -336,7 +350,7 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, 
 	(void)id;
 	str[0] = '\0';
 	/* The guest's descriptors are QEMU's own in user mode: the kernel names the file. */
-	if ((num == JF_SYS_OPEN || num == JF_SYS_OPENAT) && ret >= 0 && getpid() == recorded_pid) {
+	if ((num == sys->open || num == sys->openat) && ret >= 0 && getpid() == recorded_pid) {
 		char link[64];
 		ssize_t n;
 
@@ -398,9 +412,11 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 			JF_QEMU_PLUGIN_API_VERSION);
 		return -1;
 	}
-	if (info->system_emulation || strcmp(info->target_name, "x86_64")) {
-		fprintf(stderr, "jitflow plugin: only qemu-x86_64 (user mode) is supported, not %s\n",
-			info->target_name);
+	if (!info->system_emulation && !strcmp(info->target_name, "aarch64")) {
+		sys = &aarch64_syscalls;
+	} else if (info->system_emulation || strcmp(info->target_name, "x86_64")) {
+		fprintf(stderr, "jitflow plugin: only qemu-x86_64 and qemu-aarch64 (user mode) are "
+			"supported, not %s\n", info->target_name);
 		return -1;
 	}
 	for (i = 0; i < argc; i++)

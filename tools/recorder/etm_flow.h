@@ -1,0 +1,81 @@
+/* The AArch64 recorder's state: QEMU's translations and each thread's executed blocks in,
+ * one ETMv4 instruction trace stream (etm_stream.h) out, as one core that runs the
+ * program's threads in turn and traces EL0 only would write it.
+ *
+ * Consecutive blocks of a thread give each waypoint's outcome: a direct branch E, a
+ * conditional branch E or N, an indirect branch E and its target's address. A system call
+ * (SVC) is an exception (type Call) whose preferred return address follows; the kernel is
+ * not traced, so the thread's next block comes after Trace On with an Address with
+ * Context. Going from one thread to another is an IRQ exception taken before the first
+ * instruction of the block the thread runs next (it runs that block when it is back, after
+ * Trace On and an Address with Context naming it). A block that cannot follow the one
+ * before (a signal's handler entered between two blocks) is an IRQ at the address where
+ * the thread was; when that address is not known (after a conditional or indirect branch,
+ * whose outcome the next block does not show) the branch instruction is left out and
+ * counted (`lost_instructions`). */
+#ifndef JITFLOW_RECORDER_ETM_FLOW_H
+#define JITFLOW_RECORDER_ETM_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "block_map_a64.h"
+#include "etm_stream.h"
+#include "plugin_stream.h"
+
+struct jf_etm_thread {
+	int32_t tid;
+	int has_pending;        /* a block that ran, whose exit the trace has not shown yet */
+	uint32_t pending;       /* its translation id */
+};
+
+/* One translation's guest bytes, kept for the memory image. */
+struct jf_etm_code {
+	uint64_t pc;
+	size_t offset, size;    /* in jf_etm_flow.bytes */
+};
+
+struct jf_etm_flow {
+	csh cs;
+	struct jf_a64_block *blocks;   /* by translation id (0 unused) */
+	uint8_t *known;                /* whether that id was translated */
+	size_t nblocks;
+	uint32_t last_id;              /* the last translation's */
+	struct jf_etm_code *code;
+	size_t ncode, code_cap;
+	uint8_t *bytes;
+	size_t nbytes, bytes_cap;
+	struct jf_etm_thread *threads;
+	size_t nthreads, threads_cap;
+	struct jf_etm_thread *current;  /* the thread the trace is in; NULL: none (the core is
+	                                 * at EL1, or nothing ran yet) */
+	struct jf_etm_stream etm;
+	uint64_t first_pc;
+	/* Counts for the recording's summary. */
+	uint64_t instructions;          /* every executed block's instructions */
+	uint64_t blocks_executed, syscalls, switches;
+	uint64_t bad_translations;      /* out of order, or not whole instructions: dropped */
+	uint64_t unknown_ids;           /* executions of a translation never seen (dropped) */
+	uint64_t discontinuities;       /* blocks that could not follow the one before */
+	uint64_t lost_instructions;     /* ran, but not in the trace (see above) */
+	uint64_t unended_threads;       /* threads whose last block's end was never seen */
+	int failed;                     /* out of memory */
+};
+
+int jf_etm_flow_init(struct jf_etm_flow *f);
+void jf_etm_flow_free(struct jf_etm_flow *f);
+
+/* A translation (id from 1, as the plugin numbers them) of ninsns instructions at pc. */
+void jf_etm_flow_translation(struct jf_etm_flow *f, uint32_t id, uint64_t pc,
+			     const uint8_t *bytes, size_t nbytes, uint32_t ninsns);
+/* Blocks thread tid executed, in order. */
+void jf_etm_flow_execs(struct jf_etm_flow *f, int32_t tid, const uint32_t *ids, size_t n);
+/* Thread tid made a system call: its last block ended with the SVC. */
+void jf_etm_flow_syscall(struct jf_etm_flow *f, int32_t tid);
+/* The plugin stream reader's callbacks that apply its records to f (hello records and
+ * system call results are not needed). */
+void jf_etm_flow_callbacks(struct jf_etm_flow *f, struct jf_prec_callbacks *cb);
+/* End of the program: what every thread still holds, and the atoms still buffered. */
+void jf_etm_flow_finish(struct jf_etm_flow *f);
+
+#endif

@@ -1,0 +1,35 @@
+/* Writes an AArch64 recording as a CoreSight snapshot folder (ARM's "Trace and Debug
+ * Snapshot" format, as OpenCSD's trc_pkt_lister and `jitflow --cs-snapshot` read it):
+ *
+ *   snapshot.ini   the device list and the trace metadata file
+ *   cpu_0.ini      the core (Cortex-A53), its PC, and one [dumpN] per memory image
+ *   ETM_0.ini      the ETMv4.0 registers: TRCIDR0/1/2/8, TRCCONFIGR (context IDs traced),
+ *                  TRCTRACEIDR
+ *   trace.ini      one buffer of raw ETMv4 data from ETM_0 (format=source_data)
+ *   trace.bin      the trace stream
+ *   mem_N.bin      the code that ran: every translated block's bytes, in images that
+ *                  join code less than 64 KiB apart (zeros between) */
+#ifndef JITFLOW_RECORDER_ETM_SNAPSHOT_H
+#define JITFLOW_RECORDER_ETM_SNAPSHOT_H
+
+#include <stdint.h>
+
+#include <jitflow/error.h>
+
+#include "etm_flow.h"
+
+/* The trace ID the recording's trace unit has (TRCTRACEIDR). */
+enum { JF_ETM_SNAPSHOT_TRACE_ID = 0x10 };
+
+struct jf_etm_snapshot_stats {
+	uint64_t regions;        /* memory images written */
+	uint64_t code_bytes;     /* their size */
+	uint64_t conflicts;      /* translations whose bytes differ from an earlier one at the
+	                          * same address (code rewritten: the first bytes are kept) */
+};
+
+/* Writes the snapshot of f (finished) into dir (which exists); 0 or -1 with err. */
+int jf_etm_snapshot_write(const struct jf_etm_flow *f, const char *dir,
+			  struct jf_etm_snapshot_stats *stats, struct jf_error *err);
+
+#endif

@@ -1,0 +1,192 @@
+#include "etm_stream.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Packet headers (ARM IHI 0064, "Trace packet types"). */
+enum {
+	HDR_TRACE_INFO = 0x01,
+	HDR_TRACE_ON = 0x04,
+	HDR_EXCEPTION = 0x06,
+	HDR_ADDR_CTXT_64_IS0 = 0x85,
+	HDR_ADDR_SHORT_IS0 = 0x95,
+	HDR_ADDR_LONG_32_IS0 = 0x9a,
+	HDR_ADDR_LONG_64_IS0 = 0x9d,
+	HDR_ATOM_F1 = 0xf6, /* 1111011A */
+	HDR_ATOM_F2 = 0xd8, /* 110110AA */
+	HDR_ATOM_F3 = 0xf8, /* 11111AAA */
+	/* Context information byte: EL in bits [1:0], SF (AArch64) bit 4, NS bit 5,
+	 * C (a context ID follows) bit 7. */
+	CTXT_SF = 0x10,
+	CTXT_NS = 0x20,
+	CTXT_C = 0x80,
+	/* Exception packet, first information byte: E0 bit 0, TYPE[4:0] bits [5:1], E1
+	 * bit 6. E1:E0 = 0b01: the preferred return address follows in an address packet. */
+	EXC_E0 = 0x01,
+};
+
+void jf_etm_init(struct jf_etm_stream *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void jf_etm_free(struct jf_etm_stream *s)
+{
+	free(s->buf);
+	memset(s, 0, sizeof(*s));
+}
+
+static void put(struct jf_etm_stream *s, const uint8_t *bytes, size_t n)
+{
+	if (s->failed)
+		return;
+	if (s->size + n > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1 << 16;
+		uint8_t *nb;
+
+		while (cap < s->size + n)
+			cap *= 2;
+		nb = realloc(s->buf, cap);
+		if (!nb) {
+			s->failed = 1;
+			return;
+		}
+		s->buf = nb;
+		s->cap = cap;
+	}
+	memcpy(s->buf + s->size, bytes, n);
+	s->size += n;
+}
+
+static void put_byte(struct jf_etm_stream *s, uint8_t b)
+{
+	put(s, &b, 1);
+}
+
+/* The 8 address bytes of a 64-bit IS0 address: bits [8:2], [15:9], then a byte each for
+ * [23:16] .. [63:56]. */
+static void put_address64(struct jf_etm_stream *s, uint64_t addr)
+{
+	uint8_t b[8];
+	int i;
+
+	b[0] = (uint8_t)((addr >> 2) & 0x7f);
+	b[1] = (uint8_t)((addr >> 9) & 0x7f);
+	for (i = 2; i < 8; i++)
+		b[i] = (uint8_t)(addr >> (8 * i));
+	put(s, b, sizeof(b));
+}
+
+void jf_etm_flush(struct jf_etm_stream *s)
+{
+	switch (s->natoms) {
+	case 1:
+		put_byte(s, (uint8_t)(HDR_ATOM_F1 | s->atoms));
+		break;
+	case 2:
+		put_byte(s, (uint8_t)(HDR_ATOM_F2 | s->atoms));
+		break;
+	case 3:
+		put_byte(s, (uint8_t)(HDR_ATOM_F3 | s->atoms));
+		break;
+	}
+	s->natoms = 0;
+	s->atoms = 0;
+}
+
+void jf_etm_sync(struct jf_etm_stream *s)
+{
+	static const uint8_t async[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80 };
+	static const uint8_t info[2] = { HDR_TRACE_INFO, 0x00 /* PLCTL: no fields */ };
+
+	jf_etm_flush(s);
+	s->last_sync = s->size;
+	put(s, async, sizeof(async));
+	put(s, info, sizeof(info));
+	s->have_last_address = 0; /* the decoder forgets its addresses at a Trace Info */
+	s->syncs++;
+}
+
+int jf_etm_sync_due(const struct jf_etm_stream *s)
+{
+	return s->size - s->last_sync >= JF_ETM_SYNC_PERIOD;
+}
+
+void jf_etm_trace_on(struct jf_etm_stream *s)
+{
+	jf_etm_flush(s);
+	put_byte(s, HDR_TRACE_ON);
+}
+
+static void address_context(struct jf_etm_stream *s, uint64_t addr, unsigned el,
+			    const uint32_t *context_id)
+{
+	jf_etm_flush(s);
+	put_byte(s, HDR_ADDR_CTXT_64_IS0);
+	put_address64(s, addr);
+	s->last_address = addr;
+	s->have_last_address = 1;
+	put_byte(s, (uint8_t)(el | CTXT_SF | CTXT_NS | (context_id ? CTXT_C : 0)));
+	if (context_id) {
+		uint8_t b[4] = { (uint8_t)*context_id, (uint8_t)(*context_id >> 8),
+				 (uint8_t)(*context_id >> 16), (uint8_t)(*context_id >> 24) };
+
+		put(s, b, sizeof(b));
+	}
+}
+
+void jf_etm_address_context(struct jf_etm_stream *s, uint64_t addr, uint32_t context_id)
+{
+	address_context(s, addr, 0, &context_id);
+}
+
+/* Addresses are compressed against the last one, as a trace unit does: a short address
+ * replaces bits [8:2] (one byte) or [16:2] (two bytes: the first with its continuation
+ * bit, then bits [16:9]), a 32-bit long address bits [31:2]. */
+void jf_etm_address(struct jf_etm_stream *s, uint64_t addr)
+{
+	uint64_t diff = addr ^ s->last_address;
+
+	jf_etm_flush(s);
+	if (s->have_last_address && diff < (1u << 9)) {
+		put_byte(s, HDR_ADDR_SHORT_IS0);
+		put_byte(s, (uint8_t)((addr >> 2) & 0x7f));
+	} else if (s->have_last_address && diff < (1u << 17)) {
+		put_byte(s, HDR_ADDR_SHORT_IS0);
+		put_byte(s, (uint8_t)(0x80 | ((addr >> 2) & 0x7f)));
+		put_byte(s, (uint8_t)(addr >> 9));
+	} else if (s->have_last_address && diff < (1ull << 32)) {
+		uint8_t b[4] = { (uint8_t)((addr >> 2) & 0x7f), (uint8_t)((addr >> 9) & 0x7f),
+				 (uint8_t)(addr >> 16), (uint8_t)(addr >> 24) };
+
+		put_byte(s, HDR_ADDR_LONG_32_IS0);
+		put(s, b, sizeof(b));
+	} else {
+		put_byte(s, HDR_ADDR_LONG_64_IS0);
+		put_address64(s, addr);
+	}
+	s->last_address = addr;
+	s->have_last_address = 1;
+}
+
+void jf_etm_atom(struct jf_etm_stream *s, int taken)
+{
+	s->atoms |= (uint8_t)((taken ? 1 : 0) << s->natoms);
+	s->natoms++;
+	s->atom_count++;
+	if (s->natoms == 3)
+		jf_etm_flush(s);
+}
+
+void jf_etm_exception(struct jf_etm_stream *s, enum jf_etm_exception type,
+		      uint64_t return_addr, uint64_t vector)
+{
+	jf_etm_flush(s);
+	put_byte(s, HDR_EXCEPTION);
+	put_byte(s, (uint8_t)(((unsigned)type & 0x1f) << 1 | EXC_E0));
+	jf_etm_address(s, return_addr);
+	/* The core is at EL1 now, where the trace unit does not trace: it says where it went
+	 * (without a context ID, which EL1 does not change) and then stays silent. */
+	address_context(s, vector, 1, NULL);
+	s->exceptions++;
+}

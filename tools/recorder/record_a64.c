@@ -1,0 +1,194 @@
+/* `jitflow record` of an AArch64 program: qemu-aarch64 with jitflow's plugin, an ETMv4
+ * trace of what ran (etm_flow.c), written as a CoreSight snapshot folder
+ * (etm_snapshot.c). */
+#include "record_a64.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "etm_flow.h"
+#include "etm_snapshot.h"
+#include "plugin_stream.h"
+#include "record_qemu.h"
+
+int jf_record_elf_machine(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), machine = -1;
+	Elf *elf;
+	GElf_Ehdr eh;
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh))
+		machine = eh.e_machine;
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return machine;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_seconds(const struct rusage *u)
+{
+	return (double)u->ru_utime.tv_sec + u->ru_utime.tv_usec / 1e6 +
+	       (double)u->ru_stime.tv_sec + u->ru_stime.tv_usec / 1e6;
+}
+
+static int consume(void *ctx, const char *data, size_t size)
+{
+	return jf_prec_feed(ctx, (const uint8_t *)data, size);
+}
+
+/* Where the recording says what it holds and what it could not: README-like text for the
+ * user and for tests (key = value lines). */
+static int write_summary(const char *dir, const struct jf_etm_flow *f,
+			 const struct jf_etm_snapshot_stats *snap, const struct jf_record_result *res,
+			 const char *note, struct jf_error *err)
+{
+	char path[PATH_MAX + 16];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/recording.txt", dir);
+	fp = fopen(path, "w");
+	if (!fp)
+		return jf_fail(err, "%s: cannot create: %m", path);
+	fprintf(fp,
+		"format = CoreSight snapshot (ETMv4, EL0 only, context ID = thread ID)\n"
+		"exit_status = %d\ninstructions = %llu\nblocks = %llu\nthreads = %zu\n"
+		"system_calls = %llu\nthread_switches = %llu\ntrace_bytes = %zu\natoms = %llu\n"
+		"exceptions = %llu\nsyncs = %llu\nmemory_images = %llu\ncode_bytes = %llu\n"
+		"code_conflicts = %llu\ndiscontinuities = %llu\nlost_instructions = %llu\n"
+		"unended_threads = %llu\nbad_translations = %llu\nunknown_translations = %llu\n",
+		res->exit_status, (unsigned long long)f->instructions,
+		(unsigned long long)f->blocks_executed, f->nthreads,
+		(unsigned long long)f->syscalls, (unsigned long long)f->switches, f->etm.size,
+		(unsigned long long)f->etm.atom_count, (unsigned long long)f->etm.exceptions,
+		(unsigned long long)f->etm.syncs, (unsigned long long)snap->regions,
+		(unsigned long long)snap->code_bytes, (unsigned long long)snap->conflicts,
+		(unsigned long long)f->discontinuities, (unsigned long long)f->lost_instructions,
+		(unsigned long long)f->unended_threads, (unsigned long long)f->bad_translations,
+		(unsigned long long)f->unknown_ids);
+	if (note && *note)
+		fprintf(fp, "note = %s\n", note);
+	if (fclose(fp))
+		return jf_fail(err, "%s: write failed: %m", path);
+	return 0;
+}
+
+int jf_record_a64(const struct jf_record_options *opt, const char *program, const char *plugin,
+		  struct jf_record_result *res, struct jf_error *err)
+{
+	char plugin_arg[2 * PATH_MAX], dir[PATH_MAX];
+	struct jf_record_fifo ff;
+	const char *qemu = opt->qemu ? opt->qemu : getenv("JITFLOW_QEMU_AARCH64");
+	const char *sysroot = getenv("JITFLOW_AARCH64_SYSROOT");
+	struct jf_etm_flow flow;
+	struct jf_etm_snapshot_stats snap;
+	struct jf_prec_callbacks cb;
+	struct jf_prec_reader reader;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	struct rusage self, children;
+	char note[300] = "";
+	int status = 0, child_done = 0, rc = -1;
+	pid_t child;
+	double t0;
+
+	memset(res, 0, sizeof(*res));
+	res->backend = JF_RECORD_BACKEND_PLUGIN;
+	res->arch = JF_RECORD_ARCH_AARCH64;
+	if (!qemu || !*qemu)
+		qemu = "qemu-aarch64";
+	if (!sysroot || !*sysroot)
+		sysroot = "/usr/aarch64-linux-gnu";
+	if (opt->filter)
+		return jf_fail(err, "--filter is not supported for AArch64 programs yet");
+	if (!realpath(opt->out_dir, dir))
+		return jf_fail(err, "%s: %m", opt->out_dir);
+	if (jf_etm_flow_init(&flow)) {
+		jf_etm_flow_free(&flow);
+		return jf_fail(err, "capstone cannot disassemble AArch64");
+	}
+	jf_etm_flow_callbacks(&flow, &cb);
+	if (jf_prec_init(&reader, &cb)) {
+		jf_etm_flow_free(&flow);
+		return jf_fail(err, "out of memory");
+	}
+	if (jf_record_fifo_open(&ff, "qemu.records", err))
+		goto out_reader;
+	jf_record_plugin_option(plugin_arg, sizeof(plugin_arg), plugin, ff.path);
+
+	/* ^C goes to the program; the recorder stays to write what was recorded. */
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	t0 = now_seconds();
+	child = jf_record_start_qemu(qemu, sysroot, plugin_arg, ff.path, opt->argc, opt->argv,
+				     program);
+	if (child < 0) {
+		jf_fail(err, "cannot start %s: %m", qemu);
+		goto out_sig;
+	}
+	jf_record_pump_fifo(ff.fd, consume, &reader, child, &child_done, &status);
+	if (!child_done)
+		waitpid(child, &status, 0);
+	res->seconds = now_seconds() - t0;
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &children);
+	res->recorder_cpu_seconds = cpu_seconds(&self);
+	res->qemu_cpu_seconds = cpu_seconds(&children);
+	res->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
+			   WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	res->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	if (!reader.saw_hello) {
+		jf_fail(err, "%s did not load the plugin %s or did not run %s (exit status %d)",
+			qemu, plugin, program, res->exit_status);
+		goto out_sig;
+	}
+	if (jf_prec_finish(&reader)) {
+		/* Located and kept: what came before the damage is recorded. */
+		snprintf(note, sizeof(note), "%s", reader.error);
+		fprintf(stderr, "jitflow record: %s\n", reader.error);
+	}
+	jf_etm_flow_finish(&flow);
+	if (flow.failed) {
+		jf_fail(err, "out of memory while recording");
+		goto out_sig;
+	}
+	res->instructions = flow.instructions;
+	res->traced = flow.instructions - flow.lost_instructions;
+	res->blocks = flow.blocks_executed;
+	res->pt_bytes = flow.etm.size;
+	res->threads = flow.nthreads;
+	if (jf_etm_snapshot_write(&flow, dir, &snap, err) ||
+	    write_summary(dir, &flow, &snap, res, note, err))
+		goto out_sig;
+	rc = 0;
+out_sig:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	jf_record_fifo_close(&ff);
+out_reader:
+	jf_prec_free(&reader);
+	jf_etm_flow_free(&flow);
+	return rc;
+}
