@@ -237,6 +237,9 @@ static void check_text(const char *dir, int total)
 	free(text);
 }
 
+/* Traps runs with C2 alone: see check_c2_only below. */
+static void check_c2_only(const cJSON *report, const struct traps *logged);
+
 /* Frames, OSR entries, deoptimizations by nmethod and nmethods seen made not entrant,
  * against the same LogCompilation (tests/hotspot/Traps.java says what its construction
  * fixes: one trap in an inlined frame, warm's and spin's OSR nmethods entered once each,
@@ -322,6 +325,7 @@ static void test_traps_match_logcompilation(void **state)
 		fail_msg("%s: %.0f entries into DeoptimizationBlob, %d frames deoptimized", dir,
 			 blob_entries(hotspot, "deoptimizations"), deoptimized);
 	check_text(dir, total);
+	check_c2_only(report, &logged);
 	printf("%s: %d traps and %d deoptimized frames as LogCompilation logs them; %.0f decode "
 	       "errors\n", dir, total, deoptimized,
 	       jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"), "decode_errors"));
@@ -389,6 +393,24 @@ static double row_insns(const cJSON *row, const char *column)
 static double row_total(const cJSON *row)
 {
 	return sum_of(row, "instructions");
+}
+
+/* Traps runs with C2 alone (-XX:-TieredCompilation): no thread ran C1 code, and each
+ * thread that took a trap ran C2 code in the per-thread table. */
+static void check_c2_only(const cJSON *report, const struct traps *logged)
+{
+	const cJSON *t;
+	int i;
+
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
+				      cJSON_GetObjectItemCaseSensitive(report, "hotspot"), "threads"))
+		if (row_insns(t, "c1") != 0)
+			fail_msg("thread %.0f: %.0f instructions in C1 code, C2 alone compiles",
+				 jf_test_num(t, "tid"), row_insns(t, "c1"));
+	for (i = 0; i < logged->n; i++)
+		if (!(row_insns(hotspot_row(report, logged->t[i].tid), "c2") > 0))
+			fail_msg("thread %ld took a trap in C2 code and ran no C2 code",
+				 logged->t[i].tid);
 }
 
 /* The log's collections against the report's: the same count, all on one thread, which
