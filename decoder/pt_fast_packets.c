@@ -639,10 +639,11 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		switch (p.type) {
 		case ppt_mode:
 			if (p.payload.mode.leaf == pt_mol_tsx) {
-				/* A PSB+ inside a transaction with tracing on: libipt's block
+				/* A PSB+ in or aborting a transaction, tracing on: libipt's block
 				 * decoder dates the block that walks to the FUP after the PSBEND,
 				 * not at it (fuzz_pt_decode); not modelled. */
-				if (f->enabled && p.payload.mode.bits.tsx.intx)
+				if (f->enabled &&
+				    (p.payload.mode.bits.tsx.intx || p.payload.mode.bits.tsx.abrt))
 					return 1;
 				evs[n].type = ptev_tsx;
 				evs[n].variant.tsx.speculative = p.payload.mode.bits.tsx.intx;
