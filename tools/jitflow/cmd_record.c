@@ -1,4 +1,5 @@
-/* jitflow record: capture a program's control flow as an Intel PT perf.data. */
+/* jitflow record: capture a program's control flow, as an Intel PT perf.data (x86-64) or
+ * an ETMv4 snapshot (AArch64). */
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>

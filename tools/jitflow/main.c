@@ -18,7 +18,7 @@ static const struct jf_command commands[] = {
 	{ "check", "compare a report with a baseline: fail on regressions", jf_cmd_check },
 	{ "zone", "list the records of a JIT code-zone file (jitdump + jitflow records)",
 	  jf_cmd_zone },
-	{ "record", "run a program and write an Intel PT perf.data (QEMU where no PT)",
+	{ "record", "run a program and record its trace: Intel PT (x86-64), ETMv4 (AArch64, QEMU)",
 	  jf_cmd_record },
 };
 
