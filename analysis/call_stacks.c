@@ -44,6 +44,14 @@ struct thread_stack {
 	uint8_t last_far;      /* the last block ended in a far transfer (a system call) */
 	int has_time;
 	uint64_t last_time;
+	/* The block being counted, in a region with a code-object pc map: its instructions go
+	 * to guest-function frames over its leaf as the pc map attributes them, the rest (before
+	 * the map's first entry) to the leaf itself. */
+	uint8_t in_guest;
+	uint32_t block_insns, guest_insns;
+	uint32_t region_leaf;  /* the leaf under the guest frames */
+	uint32_t guest;        /* the guest frame's stack the thread ran on last (JF_NO_STACK:
+	                        * none) */
 };
 
 
@@ -53,6 +61,7 @@ struct call_stacks {
 	struct thread_stack **threads;
 	size_t nthreads, threads_cap;
 	size_t cur;
+	struct thread_stack *counting;  /* the thread whose block is being counted */
 };
 
 static struct thread_stack *thread_of(struct call_stacks *cs, int32_t tid)
@@ -70,6 +79,7 @@ static struct thread_stack *thread_of(struct call_stacks *cs, int32_t tid)
 		return NULL;
 	t->tid = tid;
 	t->leaf = JF_NO_STACK;
+	t->guest = JF_NO_STACK;
 	cs->threads[cs->nthreads] = t;
 	cs->cur = cs->nthreads++;
 	return t;
@@ -260,8 +270,17 @@ static int block_counted(struct jf_analysis *a, void *self, const struct jf_bloc
 	if (t->depth && t->frames[t->depth - 1].kind == JF_FRAME_SIGNAL)
 		signal_returned(t, b->start);
 	t->leaf = leaf_of(cs, t, region);
-	if (t->leaf != JF_NO_STACK)
-		cs->stacks.rows[t->leaf].insns += b->ninsn;
+	cs->counting = t;
+	t->in_guest = e->r && e->r->code_object_map.n && t->leaf != JF_NO_STACK;
+	if (t->in_guest) {
+		t->block_insns = b->ninsn;
+		t->guest_insns = 0;
+		t->region_leaf = t->leaf;
+	} else {
+		t->guest = JF_NO_STACK;
+		if (t->leaf != JF_NO_STACK)
+			cs->stacks.rows[t->leaf].insns += b->ninsn;
+	}
 	cs->r.insns += b->ninsn;
 	t->last_next = b->next ? b->next : b->last_size ? b->last + b->last_size : 0;
 	t->last_far = b->end == JF_END_FAR;
@@ -272,6 +291,51 @@ static int block_counted(struct jf_analysis *a, void *self, const struct jf_bloc
 		t->pending = PENDING_RETURN;
 	}
 	return 0;
+}
+
+/* n instructions of the block being counted ran in bytecode range row `bytecode`: in a
+ * code object's range, on that guest function's frame. */
+static int bytecode_insns(struct jf_analysis *a, void *self, int32_t bytecode, uint32_t n)
+{
+	struct call_stacks *cs = self;
+	struct thread_stack *t = cs->counting;
+	struct call_stack_key k;
+	uint64_t key;
+	uint32_t row;
+
+	if (!t || !t->in_guest || bytecode < 0)
+		return 0;
+	key = a->bytecodes[bytecode].region_key;
+	if (!(key & JF_BYTECODE_CODE_OBJECT))
+		return 0;
+	k.parent = t->region_leaf;
+	k.tid = t->tid;
+	k.region = cs->stacks.rows[t->region_leaf].region;
+	k.kind = JF_FRAME_GUEST;
+	k.addr = JF_BYTECODE_CODE_OBJECT_ID(key);
+	row = jf_call_stack_intern(&cs->stacks, &k);
+	if (row == JF_NO_STACK)
+		return -1;
+	if (row != t->guest)
+		cs->stacks.rows[row].entries++;
+	cs->stacks.rows[row].insns += n;
+	t->guest_insns += n;
+	t->guest = t->leaf = row;
+	return 0;
+}
+
+/* The block is counted: what no guest function took ran on its region's frame. */
+static void block_done(struct jf_analysis *a, void *self, const struct jf_block *b)
+{
+	struct call_stacks *cs = self;
+	struct thread_stack *t = cs->counting;
+
+	(void)a, (void)b;
+	if (!t || !t->in_guest)
+		return;
+	t->in_guest = 0;
+	if (t->guest_insns < t->block_insns)
+		cs->stacks.rows[t->region_leaf].insns += t->block_insns - t->guest_insns;
 }
 
 /* Tracing comes back at ip, where a frame returns to: the code that ran untraced (outside
@@ -446,6 +510,8 @@ const char *jf_call_stacks_note_name(enum jf_call_stacks_note_kind kind)
 const struct jf_listener jf_call_stacks_listener = {
 	.destroy = destroy,
 	.block_counted = block_counted,
+	.bytecode_insns = bytecode_insns,
+	.block_done = block_done,
 	.time_attributed = time_attributed,
 	.flow_event = flow_event,
 	.merge = refuse_merge,

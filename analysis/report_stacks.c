@@ -11,6 +11,30 @@
 
 enum { NAME_MAX_LEN = 160 };
 
+/* A guest function's frame: the code object's name and where it starts, from a bytecode
+ * range of the result counted in it (every code object a frame names has one). */
+static void guest_name(char *buf, size_t size, const struct jf_analysis_result *r, uint64_t id)
+{
+	char text[NAME_MAX_LEN];
+	size_t i;
+
+	for (i = 0; i < r->nbytecodes; i++) {
+		const struct jf_bytecode_result *b = &r->bytecodes[i];
+
+		if (!(b->region_key & JF_BYTECODE_CODE_OBJECT) ||
+		    JF_BYTECODE_CODE_OBJECT_ID(b->region_key) != id || !b->code_name[0])
+			continue;
+		if (b->code_file[0])
+			snprintf(text, sizeof(text), "%.60s (%.80s:%u)", b->code_name, b->code_file,
+				 b->code_line);
+		else
+			snprintf(text, sizeof(text), "%s", b->code_name);
+		jf_views_frame_text(buf, size, text);
+		return;
+	}
+	snprintf(buf, size, "[code object %" PRIu64 "]", id);
+}
+
 static void frame_name(char *buf, size_t size, const struct jf_analysis_result *r,
 		       const struct jf_call_stack *s, const struct jf_stack_names *names)
 {
@@ -22,6 +46,9 @@ static void frame_name(char *buf, size_t size, const struct jf_analysis_result *
 		return;
 	case JF_FRAME_SIGNAL:
 		snprintf(buf, size, "[signal]");
+		return;
+	case JF_FRAME_GUEST:
+		guest_name(buf, size, r, s->addr);
 		return;
 	default:
 		break;
@@ -203,9 +230,12 @@ int jf_report_call_stacks_json(FILE *out, const struct jf_analysis_result *r,
 			jf_json_string(out, name);
 			fprintf(out, ",\"kind\":\"%s\"", f->kind == JF_FRAME_UNKNOWN ? "unknown" :
 				f->kind == JF_FRAME_SIGNAL ? "signal" :
+				f->kind == JF_FRAME_GUEST ? "guest" :
 				f->kind == JF_FRAME_REGION || f->region >= 0 ? "jitted" : "native");
 			if (f->kind == JF_FRAME_CODE)
 				fprintf(out, ",\"addr\":%" PRIu64, f->addr);
+			else if (f->kind == JF_FRAME_GUEST)
+				fprintf(out, ",\"code_object\":%" PRIu64, f->addr);
 			fputc('}', out);
 		}
 		fprintf(out, "]}");

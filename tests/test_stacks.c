@@ -3,7 +3,8 @@
  * checked against perf's own decoder: the calls `perf script --itrace=c` sees, per target
  * address, are the entries of the stacks topped by a function entered there. The JIT
  * frames of the checked-in minivm recording are its regions, and every stack's
- * instructions add up to the report's. On real captures, stacks restart where libipt's
+ * instructions add up to the report's; the guest frames of the checked-in PyPy recording
+ * are Python functions its log's merge points name. On real captures, stacks restart where libipt's
  * reference decoder reports errors. A missing perf or qemu-x86_64 fails
  * (tools/setup.sh installs both). */
 #include "json_check.h"
@@ -408,6 +409,71 @@ static void test_minivm_jit_frames(void **state)
 	cJSON_Delete(doc);
 }
 
+/* Whether "NAME (FILE:LINE)" is a Python function one of PyPy's merge points names in log
+ * (`debug_merge_point(DEPTH, DEPTH, 'NAME;FILE:FIRSTLINE-LINE~#PC OP')`), read here with
+ * sscanf, apart from jitflow's reader of the log. */
+static int merge_point_function(const char *log, const char *frame)
+{
+	FILE *f = fopen(log, "r");
+	char line[4096], name[256], file[1024], text[1400];
+	const char *at;
+	unsigned first;
+	int depth, found = 0;
+
+	if (!f)
+		fail_msg("cannot open %s", log);
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (!(at = strstr(line, "debug_merge_point(")) ||
+		    sscanf(at, "debug_merge_point(%d, %*d, '%255[^;];%1023[^:]:%u-", &depth, name,
+			   file, &first) != 4)
+			continue;
+		snprintf(text, sizeof(text), "%s (%s:%u)", name, file, first);
+		found = !strcmp(text, frame);
+	}
+	fclose(f);
+	return found;
+}
+
+/* PyPy's checked-in recording: over each trace's frame, the Python function its pc map
+ * says the code is in (loop.py's run, and the f it inlines); every such frame is a
+ * function a merge point of PyPy's log names, and the stacks' instructions add up to the
+ * report's. */
+static void test_pypy_guest_frames(void **state)
+{
+	char dir[1024], log[1200];
+	cJSON *doc;
+	const cJSON *s, *f;
+	uint64_t guest_insns = 0;
+	int run = 0, inlined = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/traces/pypy-loop", jf_test_source_dir());
+	snprintf(log, sizeof(log), "%s/pypylog.log", dir);
+	doc = stacks_json(dir);
+	cJSON_ArrayForEach(s, stacks_of(doc)) {
+		const cJSON *top = NULL;
+
+		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(s, "frames")) {
+			const char *name = jf_test_str(f, "name");
+
+			top = f;
+			if (strcmp(jf_test_str(f, "kind"), "guest"))
+				continue;
+			if (!merge_point_function(log, name))
+				fail_msg("guest frame '%s' is no function of PyPy's merge points", name);
+			run += !strncmp(name, "run (/tmp/pypy-loop/loop.py:", 28);
+			inlined += !strncmp(name, "f (/tmp/pypy-loop/loop.py:", 26);
+		}
+		if (top && !strcmp(jf_test_str(top, "kind"), "guest"))
+			guest_insns += (uint64_t)jf_test_num(s, "insns");
+	}
+	assert_true(run > 0);
+	assert_true(inlined > 0);
+	assert_true(guest_insns > 0);
+	assert_folded_sums_to_report(dir, doc);
+	cJSON_Delete(doc);
+}
+
 /* The inputs of real capture `name` (../shared/traces/intel-pt), or NULL (skipped). */
 static const char *capture_inputs(const char *name, const char *base)
 {
@@ -485,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_timer_signals),
 		cmocka_unit_test(test_two_threads),
 		cmocka_unit_test(test_minivm_jit_frames),
+		cmocka_unit_test(test_pypy_guest_frames),
 		cmocka_unit_test(test_real_capture_followed),
 		cmocka_unit_test(test_real_capture_errors),
 	};

@@ -27,6 +27,9 @@ enum jf_frame_kind {
 	JF_FRAME_REGION,      /* jitted region `region`, reached by a jump from the frame below
 	                       * (a trace entered from the interpreter, a bridge from a guard) */
 	JF_FRAME_SIGNAL,      /* "[signal]": a signal delivered over the frames below */
+	JF_FRAME_GUEST,       /* the guest function (code object `addr`) that region
+	                       * `region`'s code-object pc map says the code below is in: the
+	                       * innermost one where the runtime inlined others */
 };
 
 /* Frames deeper than this are counted (truncated_calls), not kept. */
@@ -46,7 +49,8 @@ struct jf_call_stack {
 	uint8_t kind;         /* enum jf_frame_kind of the top frame */
 	int32_t region;       /* JF_FRAME_REGION: row in the result's regions; JF_FRAME_CODE:
 	                       * the region holding addr (jitted code called), or -1 */
-	uint64_t addr;        /* JF_FRAME_CODE: where the function was entered */
+	uint64_t addr;        /* JF_FRAME_CODE: where the function was entered;
+	                       * JF_FRAME_GUEST: the code object's id */
 	uint64_t insns;       /* instructions run with this stack on top (self) */
 	uint64_t time;        /* clock attributed while it was on top (when the trace has time) */
 	uint64_t entries;     /* times it became the stack: a call, a jump into a region, a
