@@ -1,4 +1,5 @@
-/* Call stacks of a result (jitflow/call_stacks.h) as text, folded stacks and JSON. Frames
+/* Call stacks of a result (jitflow/call_stacks.h) as text, folded stacks, a flame graph
+ * and JSON. Frames
  * are named here, after the trace is read: jitted ones by the result's regions, native
  * ones through the caller's names (ELF symbols). */
 #include <inttypes.h>
@@ -184,6 +185,119 @@ int jf_report_call_stacks_folded(FILE *out, const struct jf_analysis_result *r,
 		fprintf(out, "%s %" PRIu64 "\n", text, r->call_stacks.stacks[i].insns);
 	}
 	return 0;
+}
+
+/* The stacks that ran instructions as flame rows, in frame order (by their folded text, so
+ * that stacks sharing bottom frames lie together). */
+struct stack_row {
+	char *text;        /* "thread;bottom;...;top" */
+	uint32_t row;      /* the stack's row in r->call_stacks */
+};
+
+struct stack_rows {
+	const struct jf_analysis_result *r;
+	struct stack_row *v;
+	size_t n;
+};
+
+static int by_text(const void *x, const void *y)
+{
+	return strcmp(((const struct stack_row *)x)->text, ((const struct stack_row *)y)->text);
+}
+
+static void stack_row_frame(void *ctx, size_t i, int d, char *buf, size_t size)
+{
+	const struct stack_rows *sr = ctx;
+	const char *p = sr->v[i].text, *end;
+	size_t len;
+
+	for (; d > 0 && p; d--)
+		if ((p = strchr(p, ';')))
+			p++;
+	if (!p) {
+		buf[0] = 0;
+		return;
+	}
+	end = strchr(p, ';');
+	len = end ? (size_t)(end - p) : strlen(p);
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, p, len);
+	buf[len] = 0;
+}
+
+static uint64_t stack_row_count(void *ctx, size_t i)
+{
+	const struct stack_rows *sr = ctx;
+
+	return sr->r->call_stacks.stacks[sr->v[i].row].insns;
+}
+
+/* Frames coloured by what runs there: native code, jitted regions, guest functions. */
+static const char *stack_row_colour(void *ctx, size_t i, int d)
+{
+	const struct stack_rows *sr = ctx;
+	uint32_t rows[JF_CALL_STACKS_DEPTH_MAX + 2];
+	uint32_t n = frames_of(&sr->r->call_stacks, sr->v[i].row, rows);
+	const struct jf_call_stack *f;
+
+	if (d == 0 || (uint32_t)d > n)
+		return "#d9d9d9";
+	f = &sr->r->call_stacks.stacks[rows[d - 1]];
+	switch (f->kind) {
+	case JF_FRAME_GUEST: return "#fdd0a2";
+	case JF_FRAME_REGION: return "#fd8d3c";
+	case JF_FRAME_CODE: return f->region >= 0 ? "#fd8d3c" : "#a1d99b";
+	default: return "#bdbdbd";
+	}
+}
+
+int jf_report_call_stacks_svg(FILE *out, const struct jf_analysis_result *r,
+			      const struct jf_report_meta *m, const struct jf_stack_names *names,
+			      int width)
+{
+	const struct jf_call_stacks_result *cs = &r->call_stacks;
+	struct stack_rows sr = { r, NULL, 0 };
+	struct jf_flame_rows rows;
+	static char text[JF_CALL_STACKS_DEPTH_MAX * 24];
+	char subtitle[256];
+	uint32_t depth = 0;
+	size_t i;
+	int rc = -1;
+
+	if (!(sr.v = malloc((cs->nstacks ? cs->nstacks : 1) * sizeof(*sr.v))))
+		return -1;
+	for (i = 0; i < cs->nstacks; i++) {
+		if (!cs->stacks[i].insns)
+			continue;
+		stack_text(text, sizeof(text), r, (uint32_t)i, names);
+		if (!(sr.v[sr.n].text = strdup(text)))
+			goto out;
+		sr.v[sr.n++].row = (uint32_t)i;
+		if (cs->stacks[i].depth > depth)
+			depth = cs->stacks[i].depth;
+	}
+	qsort(sr.v, sr.n, sizeof(*sr.v), by_text);
+	rows.n = sr.n;
+	rows.depth = (int)depth + 1;   /* the thread, then the frames */
+	rows.ctx = &sr;
+	rows.frame = stack_row_frame;
+	rows.count = stack_row_count;
+	rows.colour = stack_row_colour;
+	snprintf(subtitle, sizeof(subtitle), "%.120s: %" PRIu64 " instructions, %zu distinct "
+		 "stacks, %" PRIu64 " calls; widths are the instructions run with a frame on the "
+		 "stack", m && m->source ? m->source : "the trace", cs->insns, cs->nstacks,
+		 cs->calls);
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	jf_views_flame_rows_svg(out, &rows, width, "Flame graph of call stacks: thread, then "
+				"frames bottom first (native, jitted region, guest function)",
+				subtitle);
+	rc = 0;
+out:
+	for (i = 0; i < sr.n; i++)
+		free(sr.v[i].text);
+	free(sr.v);
+	return rc;
 }
 
 int jf_report_call_stacks_json(FILE *out, const struct jf_analysis_result *r,

@@ -30,6 +30,22 @@ const char *jf_views_split_colour(int split_class);
 /* s with & < > " ' escaped for XML text and attributes. */
 void jf_views_xml(FILE *out, const char *s);
 
+/* Stacks to draw as a flame graph: n rows in frame order (rows sharing their bottom frames
+ * next to each other), each of up to depth frames and a count. */
+struct jf_flame_rows {
+	size_t n;
+	int depth;
+	void *ctx;
+	/* Frame d of row i into buf, bottom first; "" above the row's top. */
+	void (*frame)(void *ctx, size_t i, int d, char *buf, size_t size);
+	uint64_t (*count)(void *ctx, size_t i);
+	/* The fill of frame d of row i (the last row of the frame's run). */
+	const char *(*colour)(void *ctx, size_t i, int d);
+};
+/* rows as an <svg> element (with its xmlns, no XML declaration), width px wide, under
+ * title and subtitle; frames narrower than 0.3 px are counted, not drawn. */
+void jf_views_flame_rows_svg(FILE *out, const struct jf_flame_rows *rows, int width,
+			     const char *title, const char *subtitle);
 /* The flame graph as an <svg> element (with its xmlns, no XML declaration), width px wide. */
 void jf_views_flame_svg(FILE *out, const struct jf_analysis_result *r, int width);
 

@@ -434,6 +434,92 @@ static int merge_point_function(const char *log, const char *frame)
 	return found;
 }
 
+/* s with XML's &lt; &gt; &amp; &quot; &#39; unescaped, into buf. */
+static void xml_text(char *buf, size_t size, const char *s)
+{
+	static const char *const ent[][2] = { { "&lt;", "<" }, { "&gt;", ">" }, { "&amp;", "&" },
+					      { "&quot;", "\"" }, { "&#39;", "'" } };
+	size_t n = 0, k;
+
+	while (*s && n + 1 < size) {
+		for (k = 0; k < sizeof(ent) / sizeof(ent[0]); k++)
+			if (!strncmp(s, ent[k][0], strlen(ent[k][0])))
+				break;
+		if (k < sizeof(ent) / sizeof(ent[0])) {
+			buf[n++] = ent[k][1][0];
+			s += strlen(ent[k][0]);
+		} else {
+			buf[n++] = *s++;
+		}
+	}
+	buf[n] = 0;
+}
+
+/* Instructions that the frames of `stacks --svg` titled "NAME (N instructions, ...)" give
+ * name in svg, read with strstr and sscanf. */
+static long long svg_frames_named(const char *svg, const char *name)
+{
+	FILE *f = fopen(svg, "r");
+	char line[4096], title[1024];
+	long long n = 0, count;
+	const char *at;
+	size_t len = strlen(name);
+
+	if (!f)
+		fail_msg("cannot open %s", svg);
+	while (fgets(line, sizeof(line), f)) {
+		if (!(at = strstr(line, "<title>")))
+			continue;
+		xml_text(title, sizeof(title), at + 7);
+		if (!strncmp(title, name, len) &&
+		    sscanf(title + len, " (%lld instructions", &count) == 1)
+			n += count;
+	}
+	fclose(f);
+	return n;
+}
+
+/* The flame graph of PyPy's stacks: the whole is the report's instructions, and each
+ * Python function's frames add up to the stacks topped by it (on this recording every
+ * such stack is wide enough to be drawn). */
+static void assert_svg_matches(const char *dir, const cJSON *doc)
+{
+	char svg[1200], cmd[4096], text[65536];
+	const cJSON *s, *f, *g;
+	long long report_insns;
+	cJSON *report;
+	int checked = 0;
+
+	snprintf(svg, sizeof(svg), "%s/pypy-stacks.svg", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "%s stacks %s --svg %s", jf_test_cli(), dir, svg);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	snprintf(cmd, sizeof(cmd), "%s report %s --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	report_insns = (long long)jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"),
+					      "instructions");
+	cJSON_Delete(report);
+	assert_int_equal(svg_frames_named(svg, "all"), report_insns);
+	cJSON_ArrayForEach(s, stacks_of(doc)) {
+		const cJSON *top = NULL;
+		long long want = 0;
+
+		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(s, "frames"))
+			top = f;
+		if (!top || strcmp(jf_test_str(top, "kind"), "guest"))
+			continue;
+		cJSON_ArrayForEach(g, stacks_of(doc)) {
+			const char *t = frames_text(g, text, sizeof(text));
+			const char *last = strrchr(t, ';');
+
+			if (!strcmp(last ? last + 1 : t, jf_test_str(top, "name")))
+				want += (long long)jf_test_num(g, "insns");
+		}
+		assert_int_equal(svg_frames_named(svg, jf_test_str(top, "name")), want);
+		checked++;
+	}
+	assert_true(checked > 0);
+}
+
 /* PyPy's checked-in recording: over each trace's frame, the Python function its pc map
  * says the code is in (loop.py's run, and the f it inlines); every such frame is a
  * function a merge point of PyPy's log names, and the stacks' instructions add up to the
@@ -471,6 +557,7 @@ static void test_pypy_guest_frames(void **state)
 	assert_true(inlined > 0);
 	assert_true(guest_insns > 0);
 	assert_folded_sums_to_report(dir, doc);
+	assert_svg_matches(dir, doc);
 	cJSON_Delete(doc);
 }
 

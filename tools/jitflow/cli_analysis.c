@@ -279,9 +279,9 @@ static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, c
 	}
 	if (jf_cli_views_check(&o->views, err))
 		return JF_CLI_BAD_USAGE;
-	if (o->stacks && (o->views.svg || o->views.html || o->csv))
+	if (o->stacks && (o->views.html || o->csv))
 		return jf_fail(err, "%s: not an option of stacks (see --help)",
-			       o->csv ? "--csv" : o->views.svg ? "--svg" : "--html"),
+			       o->csv ? "--csv" : "--html"),
 		       JF_CLI_BAD_USAGE;
 	if (o->dir && jf_cli_open_recording(in, o->dir, err) < 0)
 		return -1;
@@ -293,7 +293,8 @@ static int print(FILE *out, const struct options *o, jf_cli_view_fn view,
 		 struct jf_cli_inputs *in, struct jf_error *err)
 {
 	if (o->stacks) {
-		return jf_cli_stacks_print(out, r, m, in, o->views.folded, o->json, err);
+		return jf_cli_stacks_print(out, r, m, in, o->views.folded, o->json, o->views.svg,
+					   err);
 	} else if (jf_cli_views_wanted(&o->views)) {
 		return jf_cli_views_write(&o->views, r, m, err);
 	} else if (o->json) {

@@ -103,19 +103,15 @@ int jf_cli_views_wanted(const struct jf_cli_views *v)
 	return v->folded || v->svg || v->html || v->timeline;
 }
 
-/* Write one view into path; the file is complete or an error says why not. */
-static int write_file(const char *path, const char *what,
-		      int (*write)(FILE *out, const struct jf_analysis_result *r,
-				   const struct jf_report_meta *m, const struct jf_cli_views *v),
-		      const struct jf_analysis_result *r, const struct jf_report_meta *m,
-		      const struct jf_cli_views *v, struct jf_error *err)
+int jf_cli_write_file(const char *path, const char *what, int (*write)(FILE *out, void *ctx),
+		      void *ctx, struct jf_error *err)
 {
 	FILE *out = fopen(path, "w");
 	int rc;
 
 	if (!out)
 		return jf_fail(err, "%s: cannot create %s: %s", what, path, strerror(errno));
-	rc = write(out, r, m, v);
+	rc = write(out, ctx);
 	if (ferror(out))
 		rc = -1;
 	if (fclose(out) != 0)
@@ -123,6 +119,33 @@ static int write_file(const char *path, const char *what,
 	if (rc < 0)
 		return jf_fail(err, "%s: writing %s failed", what, path);
 	return 0;
+}
+
+typedef int view_fn(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m,
+		    const struct jf_cli_views *v);
+
+struct view_call {
+	view_fn *write;
+	const struct jf_analysis_result *r;
+	const struct jf_report_meta *m;
+	const struct jf_cli_views *v;
+};
+
+static int call_view(FILE *out, void *ctx)
+{
+	const struct view_call *c = ctx;
+
+	return c->write(out, c->r, c->m, c->v);
+}
+
+/* Write one view into path. */
+static int write_file(const char *path, const char *what, view_fn *write,
+		      const struct jf_analysis_result *r, const struct jf_report_meta *m,
+		      const struct jf_cli_views *v, struct jf_error *err)
+{
+	struct view_call c = { write, r, m, v };
+
+	return jf_cli_write_file(path, what, call_view, &c, err);
 }
 
 static int svg(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m,

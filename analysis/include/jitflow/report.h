@@ -76,6 +76,11 @@ void jf_report_call_stacks(FILE *out, const struct jf_analysis_result *r,
  * the counts sum to r->call_stacks.insns. -1 when out of memory. */
 int jf_report_call_stacks_folded(FILE *out, const struct jf_analysis_result *r,
 				 const struct jf_stack_names *names);
+/* The stacks that ran instructions as an SVG flame graph width px wide (a frame's width:
+ * the instructions run with it on the stack). -1 when out of memory. */
+int jf_report_call_stacks_svg(FILE *out, const struct jf_analysis_result *r,
+			      const struct jf_report_meta *m, const struct jf_stack_names *names,
+			      int width);
 /* Every stack, its frames bottom first, and the counts and notes, as one JSON object. */
 int jf_report_call_stacks_json(FILE *out, const struct jf_analysis_result *r,
 			       const struct jf_report_meta *m, const struct jf_stack_names *names);
