@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "call_stack_spans.h"
 #include "call_stack_table.h"
 
 /* A frame of a thread's shadow stack. */
@@ -52,6 +53,9 @@ struct thread_stack {
 	uint32_t region_leaf;  /* the leaf under the guest frames */
 	uint32_t guest;        /* the guest frame's stack the thread ran on last (JF_NO_STACK:
 	                        * none) */
+	uint64_t block_pos;    /* the block's first instruction among all analysed */
+	/* The thread's track, along the trace's clock and along instructions. */
+	struct jf_stack_span_builder by_time, by_insns;
 };
 
 
@@ -100,6 +104,22 @@ static void note(struct call_stacks *cs, const struct thread_stack *t, enum jf_c
 	n->has_time = t->has_time;
 	n->time = t->last_time;
 	n->frames = frames;
+}
+
+/* Add a span to a thread's track; past JF_STACK_TRACK_SPANS_MAX spans, the track's
+ * resolution doubles (from the average span's length) so that it stays bounded. */
+static int track(struct call_stacks *cs, struct jf_stack_span_builder *b, uint64_t start,
+		 uint64_t end, uint32_t stack)
+{
+	if (jf_stack_spans_add(b, cs->stacks.rows, start, end, stack) < 0)
+		return -1;
+	while (b->n >= JF_STACK_TRACK_SPANS_MAX) {
+		uint64_t avg = (b->v[b->n - 1].end - b->v[0].start) / b->n;
+
+		jf_stack_spans_coarsen(b, cs->stacks.rows,
+				       b->resolution * 2 > avg ? b->resolution * 2 : avg + 1);
+	}
+	return 0;
 }
 
 /* Push a frame of kind on t's stack; entered: count it as an entry of its stack. Returns
@@ -272,14 +292,18 @@ static int block_counted(struct jf_analysis *a, void *self, const struct jf_bloc
 	t->leaf = leaf_of(cs, t, region);
 	cs->counting = t;
 	t->in_guest = e->r && e->r->code_object_map.n && t->leaf != JF_NO_STACK;
+	t->block_pos = cs->r.insns;
 	if (t->in_guest) {
 		t->block_insns = b->ninsn;
 		t->guest_insns = 0;
 		t->region_leaf = t->leaf;
 	} else {
 		t->guest = JF_NO_STACK;
-		if (t->leaf != JF_NO_STACK)
+		if (t->leaf != JF_NO_STACK) {
 			cs->stacks.rows[t->leaf].insns += b->ninsn;
+			if (track(cs, &t->by_insns, t->block_pos, t->block_pos + b->ninsn, t->leaf) < 0)
+				return -1;
+		}
 	}
 	cs->r.insns += b->ninsn;
 	t->last_next = b->next ? b->next : b->last_size ? b->last + b->last_size : 0;
@@ -319,6 +343,9 @@ static int bytecode_insns(struct jf_analysis *a, void *self, int32_t bytecode, u
 	if (row != t->guest)
 		cs->stacks.rows[row].entries++;
 	cs->stacks.rows[row].insns += n;
+	if (track(cs, &t->by_insns, t->block_pos + t->guest_insns, t->block_pos + t->guest_insns + n,
+		  row) < 0)
+		return -1;
 	t->guest_insns += n;
 	t->guest = t->leaf = row;
 	return 0;
@@ -334,8 +361,12 @@ static void block_done(struct jf_analysis *a, void *self, const struct jf_block 
 	if (!t || !t->in_guest)
 		return;
 	t->in_guest = 0;
-	if (t->guest_insns < t->block_insns)
+	if (t->guest_insns < t->block_insns) {
 		cs->stacks.rows[t->region_leaf].insns += t->block_insns - t->guest_insns;
+		/* (placed after the guest functions' instructions of the block) */
+		track(cs, &t->by_insns, t->block_pos + t->guest_insns, t->block_pos + t->block_insns,
+		      t->region_leaf);
+	}
 }
 
 /* Tracing comes back at ip, where a frame returns to: the code that ran untraced (outside
@@ -442,8 +473,11 @@ static int time_attributed(struct jf_analysis *a, void *self, int32_t tid, int h
 	(void)a;
 	if (!t)
 		return -1;
-	if (has_from && t->leaf != JF_NO_STACK && to >= from)
+	if (has_from && t->leaf != JF_NO_STACK && to >= from) {
 		cs->stacks.rows[t->leaf].time += to - from;
+		if (track(cs, &t->by_time, from, to, t->leaf) < 0)
+			return -1;
+	}
 	t->has_time = 1;
 	t->last_time = to;
 	return 0;
@@ -459,10 +493,23 @@ static int refuse_merge(struct jf_analysis *a, void *self, const struct jf_analy
 	return -1;
 }
 
+static int copy_series(struct jf_stack_series *to, const struct jf_stack_span_builder *b)
+{
+	to->resolution = b->resolution;
+	to->nspans = b->n;
+	to->spans = malloc((b->n ? b->n : 1) * sizeof(*to->spans));
+	if (!to->spans)
+		return -1;
+	if (b->n)
+		memcpy(to->spans, b->v, b->n * sizeof(*to->spans));
+	return 0;
+}
+
 static int result(const struct jf_analysis *a, const void *self, struct jf_analysis_result *r)
 {
 	const struct call_stacks *cs = self;
 	struct jf_call_stacks_result *out = &r->call_stacks;
+	size_t i;
 
 	(void)a;
 	*out = cs->r;
@@ -471,6 +518,18 @@ static int result(const struct jf_analysis *a, const void *self, struct jf_analy
 		return -1;
 	memcpy(out->stacks, cs->stacks.rows, cs->stacks.n * sizeof(*out->stacks));
 	out->nstacks = cs->stacks.n;
+	out->tracks = calloc(cs->nthreads ? cs->nthreads : 1, sizeof(*out->tracks));
+	if (!out->tracks)
+		return -1;
+	for (i = 0; i < cs->nthreads; i++) {
+		const struct thread_stack *t = cs->threads[i];
+		struct jf_stack_track *tr = &out->tracks[out->ntracks++];
+
+		tr->tid = t->tid;
+		if (copy_series(&tr->by_time, &t->by_time) < 0 ||
+		    copy_series(&tr->by_insns, &t->by_insns) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -479,8 +538,11 @@ static void destroy(void *self)
 	struct call_stacks *cs = self;
 	size_t i;
 
-	for (i = 0; i < cs->nthreads; i++)
+	for (i = 0; i < cs->nthreads; i++) {
+		free(cs->threads[i]->by_time.v);
+		free(cs->threads[i]->by_insns.v);
 		free(cs->threads[i]);
+	}
 	free(cs->threads);
 	jf_call_stack_table_free(&cs->stacks);
 	free(cs);
@@ -493,6 +555,13 @@ void *jf_call_stacks_new(void)
 
 void jf_call_stacks_result_free(struct jf_analysis_result *r)
 {
+	size_t i;
+
+	for (i = 0; i < r->call_stacks.ntracks; i++) {
+		free(r->call_stacks.tracks[i].by_time.spans);
+		free(r->call_stacks.tracks[i].by_insns.spans);
+	}
+	free(r->call_stacks.tracks);
 	free(r->call_stacks.stacks);
 	memset(&r->call_stacks, 0, sizeof(r->call_stacks));
 }

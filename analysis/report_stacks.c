@@ -36,8 +36,8 @@ static void guest_name(char *buf, size_t size, const struct jf_analysis_result *
 	snprintf(buf, size, "[code object %" PRIu64 "]", id);
 }
 
-static void frame_name(char *buf, size_t size, const struct jf_analysis_result *r,
-		       const struct jf_call_stack *s, const struct jf_stack_names *names)
+void jf_views_call_stack_frame(char *buf, size_t size, const struct jf_analysis_result *r,
+			       const struct jf_call_stack *s, const struct jf_stack_names *names)
 {
 	const char *name = NULL;
 
@@ -66,9 +66,8 @@ static void frame_name(char *buf, size_t size, const struct jf_analysis_result *
 		snprintf(buf, size, "0x%" PRIx64, s->addr);
 }
 
-/* The rows of stack `row`, bottom first, into rows[]; returns how many. */
-static uint32_t frames_of(const struct jf_call_stacks_result *cs, uint32_t row,
-			  uint32_t rows[JF_CALL_STACKS_DEPTH_MAX + 2])
+uint32_t jf_views_call_stack_rows(const struct jf_call_stacks_result *cs, uint32_t row,
+				  uint32_t rows[JF_CALL_STACKS_DEPTH_MAX + 2])
 {
 	uint32_t n = cs->stacks[row].depth, i = n;
 
@@ -90,9 +89,9 @@ static void stack_text(char *buf, size_t size, const struct jf_analysis_result *
 	size_t len;
 
 	jf_views_thread_label(buf, size, r->call_stacks.stacks[row].tid);
-	n = frames_of(&r->call_stacks, row, rows);
+	n = jf_views_call_stack_rows(&r->call_stacks, row, rows);
 	for (i = 0; i < n; i++) {
-		frame_name(name, sizeof(name), r, &r->call_stacks.stacks[rows[i]], names);
+		jf_views_call_stack_frame(name, sizeof(name), r, &r->call_stacks.stacks[rows[i]], names);
 		len = strlen(buf);
 		if (len + 1 >= size)
 			break;
@@ -238,7 +237,7 @@ static const char *stack_row_colour(void *ctx, size_t i, int d)
 {
 	const struct stack_rows *sr = ctx;
 	uint32_t rows[JF_CALL_STACKS_DEPTH_MAX + 2];
-	uint32_t n = frames_of(&sr->r->call_stacks, sr->v[i].row, rows);
+	uint32_t n = jf_views_call_stack_rows(&sr->r->call_stacks, sr->v[i].row, rows);
 	const struct jf_call_stack *f;
 
 	if (d == 0 || (uint32_t)d > n)
@@ -335,11 +334,11 @@ int jf_report_call_stacks_json(FILE *out, const struct jf_analysis_result *r,
 		fprintf(out, "%s\n{\"tid\":%d,\"insns\":%" PRIu64 ",\"time\":%" PRIu64
 			",\"entries\":%" PRIu64 ",\"frames\":[", i ? "," : "", s->tid, s->insns,
 			s->time, s->entries);
-		n = frames_of(cs, (uint32_t)i, rows);
+		n = jf_views_call_stack_rows(cs, (uint32_t)i, rows);
 		for (j = 0; j < n; j++) {
 			const struct jf_call_stack *f = &cs->stacks[rows[j]];
 
-			frame_name(name, sizeof(name), r, f, names);
+			jf_views_call_stack_frame(name, sizeof(name), r, f, names);
 			fprintf(out, "%s{\"name\":", j ? "," : "");
 			jf_json_string(out, name);
 			fprintf(out, ",\"kind\":\"%s\"", f->kind == JF_FRAME_UNKNOWN ? "unknown" :

@@ -49,6 +49,15 @@ void jf_views_flame_rows_svg(FILE *out, const struct jf_flame_rows *rows, int wi
 /* The flame graph as an <svg> element (with its xmlns, no XML declaration), width px wide. */
 void jf_views_flame_svg(FILE *out, const struct jf_analysis_result *r, int width);
 
+/* Frame s of the call stacks named (report_stacks.c): a jitted region by the result's
+ * regions, a guest function by its code object, native code through names. */
+struct jf_stack_names;
+void jf_views_call_stack_frame(char *buf, size_t size, const struct jf_analysis_result *r,
+			       const struct jf_call_stack *s, const struct jf_stack_names *names);
+/* The rows of call stack `row`, bottom first, into rows[]; returns how many. */
+uint32_t jf_views_call_stack_rows(const struct jf_call_stacks_result *cs, uint32_t row,
+				  uint32_t rows[JF_CALL_STACKS_DEPTH_MAX + 2]);
+
 /* The unit of the result's time: ns, timestamp ticks, the synthetic clock, or none. */
 const char *jf_report_time_unit(const struct jf_analysis_result *r);
 

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define JF_TEST_STACK_DEPTH 300
+
 static const char *program(const char *name)
 {
 	static char path[512];
@@ -373,6 +375,130 @@ static void test_two_threads(void **state)
 	cJSON_Delete(doc);
 }
 
+/* A thread's call-stack track in a timeline, as read back here. */
+struct stack_track_read {
+	double tid;
+	long long total;     /* clock units under its bottom frames */
+	int depth, deepest;
+	const char *open[JF_TEST_STACK_DEPTH];
+	long long since[JF_TEST_STACK_DEPTH], last;
+	int worker;          /* a frame named worker began */
+};
+
+/* Read the call-stack tracks (process 3) of timeline `path` with cJSON: every end event
+ * closes the frame that began last on its thread, times never go back, and each thread's
+ * bottom frames add up its total; returns how many threads, into t[]. */
+static size_t read_stack_tracks(const char *path, struct stack_track_read *t, size_t max)
+{
+	size_t size = 0;
+	char *text = jf_test_read_file(path, &size);
+	cJSON *doc = text ? cJSON_ParseWithLength(text, size) : NULL;
+	const cJSON *e;
+	size_t n = 0, k;
+
+	if (!doc)
+		fail_msg("%s is not JSON", path);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "traceEvents")) {
+		const char *ph = jf_test_str(e, "ph");
+		long long ts;
+		struct stack_track_read *r;
+
+		if (jf_test_num(e, "pid") != 3 || (strcmp(ph, "B") && strcmp(ph, "E")))
+			continue;
+		for (k = 0; k < n && t[k].tid != jf_test_num(e, "tid"); k++)
+			;
+		if (k == n) {
+			assert_true(n < max);
+			memset(&t[n], 0, sizeof(t[n]));
+			t[n++].tid = jf_test_num(e, "tid");
+		}
+		r = &t[k];
+		/* microseconds with three decimals: whole clock units */
+		ts = (long long)(jf_test_num(e, "ts") * 1000 + 0.5);
+		assert_true(ts >= r->last);
+		r->last = ts;
+		if (!strcmp(ph, "B")) {
+			assert_true(r->depth < JF_TEST_STACK_DEPTH);
+			r->open[r->depth] = jf_test_str(e, "name");
+			r->since[r->depth++] = ts;
+			if (r->depth > r->deepest)
+				r->deepest = r->depth;
+			r->worker |= !strcmp(jf_test_str(e, "name"), "worker");
+			continue;
+		}
+		if (!r->depth)
+			fail_msg("thread %.0f: end of '%s' with no frame open", r->tid,
+				 jf_test_str(e, "name"));
+		if (strcmp(r->open[r->depth - 1], jf_test_str(e, "name")))
+			fail_msg("thread %.0f: end of '%s' while '%s' is open", r->tid,
+				 jf_test_str(e, "name"), r->open[r->depth - 1]);
+		if (--r->depth == 0)
+			r->total += ts - r->since[0];
+	}
+	for (k = 0; k < n; k++)
+		assert_int_equal(t[k].depth, 0);
+	cJSON_Delete(doc);
+	free(text);
+	return n;
+}
+
+/* The per-thread time of the report's split (all classes). */
+static long long split_time(const cJSON *report, double tid)
+{
+	const cJSON *t, *c;
+	long long sum = 0;
+
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(report, "split"), "threads")) {
+		if (jf_test_num(t, "tid") != tid)
+			continue;
+		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(t, "time"))
+			sum += (long long)c->valuedouble;
+	}
+	return sum;
+}
+
+/* The timeline's call-stack tracks of the thread pool program, read by the test's own
+ * reader: frames nest, and each thread's frames cover exactly the time the report's split
+ * gives it, at the finest resolution and at one that joins everything. */
+static void test_timeline_stack_tracks(void **state)
+{
+	const char *dir = recorded("stacks_threads", "");
+	static const char *const resolutions[] = { "1", "1000000000" };
+	struct stack_track_read t[8];
+	char cmd[4096], path[1200], *out = NULL;
+	cJSON *report;
+	size_t n, i, k;
+	int worker = 0, deepest = 0;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s report %s --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/stacks-timeline-%zu.json", jf_test_tmpdir(), i);
+		snprintf(cmd, sizeof(cmd), "%s timeline %s -o %s --stacks --resolution %s",
+			 jf_test_cli(), dir, path, resolutions[i]);
+		assert_int_equal(jf_test_run(cmd, &out), 0);
+		free(out);
+		out = NULL;
+		n = read_stack_tracks(path, t, 8);
+		/* The main thread and its two workers. */
+		assert_int_equal(n, 3);
+		for (k = 0; k < n; k++) {
+			assert_true(t[k].total > 0);
+			assert_int_equal(t[k].total, split_time(report, t[k].tid));
+			if (i == 0) {
+				worker += t[k].worker;
+				deepest = t[k].deepest > deepest ? t[k].deepest : deepest;
+			}
+		}
+	}
+	/* At the finest resolution the workers' own frames show. */
+	assert_true(worker >= 1);
+	assert_true(deepest >= 3);
+	cJSON_Delete(report);
+}
+
 /* minivm's checked-in recording: every jitted frame is one of the report's regions. */
 static void test_minivm_jit_frames(void **state)
 {
@@ -637,6 +763,7 @@ int main(void)
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_timer_signals),
 		cmocka_unit_test(test_two_threads),
+		cmocka_unit_test(test_timeline_stack_tracks),
 		cmocka_unit_test(test_minivm_jit_frames),
 		cmocka_unit_test(test_pypy_guest_frames),
 		cmocka_unit_test(test_real_capture_followed),

@@ -296,7 +296,15 @@ static int print(FILE *out, const struct options *o, jf_cli_view_fn view,
 		return jf_cli_stacks_print(out, r, m, in, o->views.folded, o->json, o->views.svg,
 					   err);
 	} else if (jf_cli_views_wanted(&o->views)) {
-		return jf_cli_views_write(&o->views, r, m, err);
+		struct jf_cli_views v = o->views;
+		struct jf_stack_names names;
+
+		if (v.stacks) {
+			if (jf_cli_stack_names(in, &names, err) < 0)
+				return -1;
+			v.names = &names;
+		}
+		return jf_cli_views_write(&v, r, m, err);
 	} else if (o->json) {
 		jf_report_json(out, r, m);
 	} else if (o->csv) {
@@ -415,7 +423,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	cfg.steady_tolerance = o.tolerance;
 	cfg.native_class = native_class;
 	cfg.views = !o.stacks && jf_cli_views_wanted(&o.views);
-	cfg.call_stacks = o.stacks;
+	cfg.call_stacks = o.stacks || o.views.stacks;
 	natives.map = in.map;
 	natives.generation = (uint64_t)-1;
 	cfg.native_ctx = &natives;

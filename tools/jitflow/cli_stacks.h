@@ -8,6 +8,9 @@
 #include "jitflow/report.h"
 
 void jf_cli_stacks_usage(FILE *out, const char *inputs_help);
+/* Names of native frames: the ELF symbols of in's files (read here). -1 with err. */
+int jf_cli_stack_names(struct jf_cli_inputs *in, struct jf_stack_names *names,
+		       struct jf_error *err);
 /* Text, --folded, --json or the flame graph into svg (when not NULL), native frames named
  * by the symbols of in's files. 0, or -1 with err. */
 int jf_cli_stacks_print(FILE *out, const struct jf_analysis_result *r,

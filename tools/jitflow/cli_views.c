@@ -21,7 +21,7 @@ void jf_cli_timeline_usage(FILE *out, const char *what)
 {
 	fprintf(out,
 		"usage: jitflow timeline [RECORDING_DIR | PERF.DATA | INPUTS] -o FILE [--resolution N]\n"
-		"       [--tolerance X] [--zone FILE]...\n\n%s\n\n"
+		"       [--stacks] [--tolerance X] [--zone FILE]...\n\n%s\n\n"
 		"  RECORDING_DIR     a folder written by `jitflow record`: its perf.data and the\n"
 		"                    zone files (jit-*.dump) beside it\n"
 		"  PERF.DATA         an Intel PT perf.data file (its zone files: --zone)\n"
@@ -29,6 +29,8 @@ void jf_cli_timeline_usage(FILE *out, const char *what)
 		"  --resolution N    merge what ran into spans of at least N clock units (ns or\n"
 		"                    ticks of the trace's clock; instructions where the trace has\n"
 		"                    no timing); default and minimum: the analysis's bucket width\n"
+		"  --stacks          add a call-stack track per thread (nested frames, as\n"
+		"                    `jitflow stacks` rebuilds them), joined below the resolution\n"
 		"  --tolerance X     relative tolerance of a steady state (default 0.05)\n\n%s",
 		what, jf_cli_inputs_help);
 }
@@ -61,6 +63,10 @@ int jf_cli_views_option(struct jf_cli_views *v, int argc, char **argv, int *i,
 		if (need_arg(argc, argv, *i, err))
 			return JF_CLI_BAD_USAGE;
 		v->timeline = argv[++*i];
+		return 1;
+	}
+	if (v->timeline_cmd && !strcmp(a, "--stacks")) {
+		v->stacks = 1;
 		return 1;
 	}
 	if (v->timeline_cmd && !strcmp(a, "--resolution")) {
@@ -165,7 +171,7 @@ static int html(FILE *out, const struct jf_analysis_result *r, const struct jf_r
 static int timeline(FILE *out, const struct jf_analysis_result *r,
 		    const struct jf_report_meta *m, const struct jf_cli_views *v)
 {
-	jf_report_timeline(out, r, m, v->resolution);
+	jf_report_timeline_named(out, r, m, v->resolution, v->names);
 	return 0;
 }
 

@@ -13,6 +13,8 @@ struct jf_cli_views {
 	int folded;
 	const char *svg, *html, *timeline;
 	uint64_t resolution;       /* timeline: merge spans below this (clock units; 0 = auto) */
+	int stacks;                /* timeline --stacks: a call-stack track per thread */
+	const struct jf_stack_names *names; /* names of native frames (set before writing) */
 };
 
 #include <stdio.h>

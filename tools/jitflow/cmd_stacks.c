@@ -52,15 +52,25 @@ static int flame(FILE *out, void *ctx)
 	return jf_report_call_stacks_svg(out, c->r, c->m, c->names, 1200);
 }
 
+int jf_cli_stack_names(struct jf_cli_inputs *in, struct jf_stack_names *names,
+		       struct jf_error *err)
+{
+	names->native_name = symbol_name;
+	names->ctx = in->symtab;
+	if (in->perf_images && jf_perf_images_symbols(in->perf_images, in->symtab) < 0)
+		return jf_fail(err, "out of memory reading symbols");
+	return 0;
+}
+
 int jf_cli_stacks_print(FILE *out, const struct jf_analysis_result *r,
 			const struct jf_report_meta *m, struct jf_cli_inputs *in, int folded,
 			int json, const char *svg, struct jf_error *err)
 {
-	struct jf_stack_names names = { symbol_name, in->symtab };
+	struct jf_stack_names names;
 	struct flame_call c = { r, m, &names };
 
-	if (in->perf_images && jf_perf_images_symbols(in->perf_images, in->symtab) < 0)
-		return jf_fail(err, "out of memory reading symbols");
+	if (jf_cli_stack_names(in, &names, err) < 0)
+		return -1;
 	if (svg)
 		return jf_cli_write_file(svg, "--svg", flame, &c, err);
 	if (folded)

@@ -77,6 +77,31 @@ struct jf_call_stacks_note {
 	uint32_t frames;      /* frames dropped */
 };
 
+/* Stack `stack` (a row; JF_NO_STACK: spans of stacks sharing no frame, joined) was the
+ * thread's over [start, end) of the clock (time, or instructions without it). */
+struct jf_stack_span {
+	uint64_t start, end;
+	uint32_t stack;
+};
+
+/* A thread's stacks along one clock: contiguous spans (gaps where the clock went to other
+ * threads or was not attributed), a span shorter than `resolution` joined with the next
+ * into the deepest stack both lie on. Every unit of the clock the thread's stacks took is
+ * in one span. */
+struct jf_stack_series {
+	struct jf_stack_span *spans; size_t nspans;
+	uint64_t resolution;
+};
+
+/* by_time: the clock of the trace (the stacks' time); by_insns: the position among all
+ * instructions analysed (the stacks' insns). */
+struct jf_stack_track {
+	int32_t tid;
+	struct jf_stack_series by_time, by_insns;
+};
+/* Spans kept per thread before the track's resolution doubles. */
+#define JF_STACK_TRACK_SPANS_MAX 65536
+
 struct jf_call_stacks_result {
 	struct jf_call_stack *stacks; size_t nstacks;
 	uint64_t insns;            /* every block's instructions, each in one stack */
@@ -88,6 +113,7 @@ struct jf_call_stacks_result {
 	uint64_t restarts;         /* stacks restarted after decoding lost track */
 	uint64_t truncated_calls;  /* calls deeper than JF_CALL_STACKS_DEPTH_MAX */
 	struct jf_call_stacks_note notes[JF_CALL_STACKS_NOTES_MAX]; size_t nnotes;
+	struct jf_stack_track *tracks; size_t ntracks;   /* one per thread */
 };
 
 const char *jf_call_stacks_note_name(enum jf_call_stacks_note_kind kind);

@@ -61,6 +61,12 @@ void jf_report_html(FILE *out, const struct jf_analysis_result *r, const struct 
  * (0: the analysis's bucket width). */
 void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
 			const struct jf_report_meta *m, uint64_t resolution);
+struct jf_stack_names;
+/* The same, with a call-stack track per thread when r has call stacks (nested B/E events
+ * on process 3, joined below resolution), native frames named through names. */
+void jf_report_timeline_named(FILE *out, const struct jf_analysis_result *r,
+			      const struct jf_report_meta *m, uint64_t resolution,
+			      const struct jf_stack_names *names);
 
 /* Call stacks (jitflow/call_stacks.h). Jitted frames are named by the result's regions,
  * native ones by native_name (e.g. the ELF symbol containing the address; NULL, or a NULL
