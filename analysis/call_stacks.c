@@ -122,6 +122,14 @@ static int track(struct call_stacks *cs, struct jf_stack_span_builder *b, uint64
 	return 0;
 }
 
+/* The track along instructions, which the timeline draws only for traces without time: kept
+ * until the thread's first timestamp. */
+static int track_insns(struct call_stacks *cs, struct thread_stack *t, uint64_t start,
+		       uint64_t end, uint32_t stack)
+{
+	return t->has_time ? 0 : track(cs, &t->by_insns, start, end, stack);
+}
+
 /* Push a frame of kind on t's stack; entered: count it as an entry of its stack. Returns
  * -1 when out of memory (the frame is then not pushed). */
 static int push(struct call_stacks *cs, struct thread_stack *t, uint8_t kind, uint64_t addr,
@@ -301,7 +309,7 @@ static int block_counted(struct jf_analysis *a, void *self, const struct jf_bloc
 		t->guest = JF_NO_STACK;
 		if (t->leaf != JF_NO_STACK) {
 			cs->stacks.rows[t->leaf].insns += b->ninsn;
-			if (track(cs, &t->by_insns, t->block_pos, t->block_pos + b->ninsn, t->leaf) < 0)
+			if (track_insns(cs, t, t->block_pos, t->block_pos + b->ninsn, t->leaf) < 0)
 				return -1;
 		}
 	}
@@ -343,8 +351,8 @@ static int bytecode_insns(struct jf_analysis *a, void *self, int32_t bytecode, u
 	if (row != t->guest)
 		cs->stacks.rows[row].entries++;
 	cs->stacks.rows[row].insns += n;
-	if (track(cs, &t->by_insns, t->block_pos + t->guest_insns, t->block_pos + t->guest_insns + n,
-		  row) < 0)
+	if (track_insns(cs, t, t->block_pos + t->guest_insns, t->block_pos + t->guest_insns + n,
+			row) < 0)
 		return -1;
 	t->guest_insns += n;
 	t->guest = t->leaf = row;
@@ -364,8 +372,8 @@ static void block_done(struct jf_analysis *a, void *self, const struct jf_block 
 	if (t->guest_insns < t->block_insns) {
 		cs->stacks.rows[t->region_leaf].insns += t->block_insns - t->guest_insns;
 		/* (placed after the guest functions' instructions of the block) */
-		track(cs, &t->by_insns, t->block_pos + t->guest_insns, t->block_pos + t->block_insns,
-		      t->region_leaf);
+		track_insns(cs, t, t->block_pos + t->guest_insns, t->block_pos + t->block_insns,
+			    t->region_leaf);
 	}
 }
 
@@ -477,6 +485,10 @@ static int time_attributed(struct jf_analysis *a, void *self, int32_t tid, int h
 		cs->stacks.rows[t->leaf].time += to - from;
 		if (track(cs, &t->by_time, from, to, t->leaf) < 0)
 			return -1;
+	}
+	if (!t->has_time) {
+		free(t->by_insns.v);
+		memset(&t->by_insns, 0, sizeof(t->by_insns));
 	}
 	t->has_time = 1;
 	t->last_time = to;

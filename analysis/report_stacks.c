@@ -251,9 +251,9 @@ static const char *stack_row_colour(void *ctx, size_t i, int d)
 	}
 }
 
-int jf_report_call_stacks_svg(FILE *out, const struct jf_analysis_result *r,
-			      const struct jf_report_meta *m, const struct jf_stack_names *names,
-			      int width)
+int jf_views_call_stacks_svg(FILE *out, const struct jf_analysis_result *r,
+			     const struct jf_report_meta *m, const struct jf_stack_names *names,
+			     int width)
 {
 	const struct jf_call_stacks_result *cs = &r->call_stacks;
 	struct stack_rows sr = { r, NULL, 0 };
@@ -287,7 +287,6 @@ int jf_report_call_stacks_svg(FILE *out, const struct jf_analysis_result *r,
 		 "stacks, %" PRIu64 " calls; widths are the instructions run with a frame on the "
 		 "stack", m && m->source ? m->source : "the trace", cs->insns, cs->nstacks,
 		 cs->calls);
-	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	jf_views_flame_rows_svg(out, &rows, width, "Flame graph of call stacks: thread, then "
 				"frames bottom first (native, jitted region, guest function)",
 				subtitle);
@@ -297,6 +296,14 @@ out:
 		free(sr.v[i].text);
 	free(sr.v);
 	return rc;
+}
+
+int jf_report_call_stacks_svg(FILE *out, const struct jf_analysis_result *r,
+			      const struct jf_report_meta *m, const struct jf_stack_names *names,
+			      int width)
+{
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	return jf_views_call_stacks_svg(out, r, m, names, width);
 }
 
 int jf_report_call_stacks_json(FILE *out, const struct jf_analysis_result *r,

@@ -9,6 +9,8 @@
 
 #include "jitflow/analysis.h"
 
+struct jf_report_meta;
+
 #define JF_VIEWS_DEPTH 4 /* thread, class, region, bytecode range */
 
 /* name with ';' and control characters replaced (folded-stack frame syntax). */
@@ -57,6 +59,12 @@ void jf_views_call_stack_frame(char *buf, size_t size, const struct jf_analysis_
 /* The rows of call stack `row`, bottom first, into rows[]; returns how many. */
 uint32_t jf_views_call_stack_rows(const struct jf_call_stacks_result *cs, uint32_t row,
 				  uint32_t rows[JF_CALL_STACKS_DEPTH_MAX + 2]);
+
+/* The flame graph of the call stacks as an <svg> element (no XML declaration). -1 when out
+ * of memory. */
+int jf_views_call_stacks_svg(FILE *out, const struct jf_analysis_result *r,
+			     const struct jf_report_meta *m, const struct jf_stack_names *names,
+			     int width);
 
 /* The unit of the result's time: ns, timestamp ticks, the synthetic clock, or none. */
 const char *jf_report_time_unit(const struct jf_analysis_result *r);

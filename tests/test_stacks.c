@@ -605,12 +605,12 @@ static long long svg_frames_named(const char *svg, const char *name)
 	return n;
 }
 
-/* The flame graph of PyPy's stacks: the whole is the report's instructions, and each
- * Python function's frames add up to the stacks topped by it (on this recording every
- * such stack is wide enough to be drawn). */
+/* The flame graph of PyPy's stacks, alone and in the HTML report: the whole is the report's
+ * instructions, and each Python function's frames add up to the stacks topped by it (on
+ * this recording every such stack is wide enough to be drawn). */
 static void assert_svg_matches(const char *dir, const cJSON *doc)
 {
-	char svg[1200], cmd[4096], text[65536];
+	char svg[1200], html[1200], cmd[4096], text[65536];
 	const cJSON *s, *f, *g;
 	long long report_insns;
 	cJSON *report;
@@ -625,6 +625,9 @@ static void assert_svg_matches(const char *dir, const cJSON *doc)
 					      "instructions");
 	cJSON_Delete(report);
 	assert_int_equal(svg_frames_named(svg, "all"), report_insns);
+	snprintf(html, sizeof(html), "%s/pypy-report.html", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "%s report %s --html %s --stacks", jf_test_cli(), dir, html);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
 	cJSON_ArrayForEach(s, stacks_of(doc)) {
 		const cJSON *top = NULL;
 		long long want = 0;
@@ -641,6 +644,8 @@ static void assert_svg_matches(const char *dir, const cJSON *doc)
 				want += (long long)jf_test_num(g, "insns");
 		}
 		assert_int_equal(svg_frames_named(svg, jf_test_str(top, "name")), want);
+		/* The HTML report with --stacks draws the same frames. */
+		assert_int_equal(svg_frames_named(html, jf_test_str(top, "name")), want);
 		checked++;
 	}
 	assert_true(checked > 0);

@@ -15,7 +15,9 @@ const char jf_cli_views_help[] =
 	"  --svg FILE        the flame graph of those stacks drawn as an SVG file\n"
 	"  --html FILE       the whole report as one self-contained HTML file: split charts\n"
 	"                    per thread and iteration, guard exits over time, sortable\n"
-	"                    tables, bytecode heat strips and annotated code per trace\n";
+	"                    tables, bytecode heat strips and annotated code per trace\n"
+	"  --stacks          with --html: also the flame graph of the call stacks (as\n"
+	"                    `jitflow stacks` rebuilds them; costs about a fifth more time)\n";
 
 void jf_cli_timeline_usage(FILE *out, const char *what)
 {
@@ -65,7 +67,7 @@ int jf_cli_views_option(struct jf_cli_views *v, int argc, char **argv, int *i,
 		v->timeline = argv[++*i];
 		return 1;
 	}
-	if (v->timeline_cmd && !strcmp(a, "--stacks")) {
+	if (!strcmp(a, "--stacks")) {
 		v->stacks = 1;
 		return 1;
 	}
@@ -99,6 +101,10 @@ int jf_cli_views_check(const struct jf_cli_views *v, struct jf_error *err)
 {
 	if (v->timeline_cmd && !v->timeline) {
 		jf_fail(err, "-o FILE: where to write the timeline is missing (see --help)");
+		return JF_CLI_BAD_USAGE;
+	}
+	if (v->stacks && !v->timeline_cmd && !v->html) {
+		jf_fail(err, "--stacks: an option of `timeline` and of --html FILE (see --help)");
 		return JF_CLI_BAD_USAGE;
 	}
 	return 0;
@@ -164,7 +170,7 @@ static int svg(FILE *out, const struct jf_analysis_result *r, const struct jf_re
 static int html(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m,
 		const struct jf_cli_views *v)
 {
-	jf_report_html(out, r, m);
+	jf_report_html_named(out, r, m, v->names);
 	return 0;
 }
 

@@ -94,7 +94,8 @@ struct jf_stack_series {
 };
 
 /* by_time: the clock of the trace (the stacks' time); by_insns: the position among all
- * instructions analysed (the stacks' insns). */
+ * instructions analysed (the stacks' insns), for threads that had no timestamp (the
+ * timeline draws instructions only where the trace has no time). */
 struct jf_stack_track {
 	int32_t tid;
 	struct jf_stack_series by_time, by_insns;

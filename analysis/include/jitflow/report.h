@@ -57,6 +57,11 @@ void jf_report_flame_svg(FILE *out, const struct jf_analysis_result *r);
 /* The whole report as one self-contained HTML file (no network; inline SVG, a little
  * JavaScript to sort tables). */
 void jf_report_html(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
+struct jf_stack_names;
+/* The same, with a flame graph of the call stacks when r has them (native frames named
+ * through names). */
+void jf_report_html_named(FILE *out, const struct jf_analysis_result *r,
+			  const struct jf_report_meta *m, const struct jf_stack_names *names);
 /* The timeline as Chrome trace-event JSON; spans merged below `resolution` clock units
  * (0: the analysis's bucket width). */
 void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
