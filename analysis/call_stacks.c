@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "call_stack_spans.h"
 #include "call_stack_table.h"
 
 /* A frame of a thread's shadow stack. */
@@ -44,6 +45,17 @@ struct thread_stack {
 	uint8_t last_far;      /* the last block ended in a far transfer (a system call) */
 	int has_time;
 	uint64_t last_time;
+	/* The block being counted, in a region with a code-object pc map: its instructions go
+	 * to guest-function frames over its leaf as the pc map attributes them, the rest (before
+	 * the map's first entry) to the leaf itself. */
+	uint8_t in_guest;
+	uint32_t block_insns, guest_insns;
+	uint32_t region_leaf;  /* the leaf under the guest frames */
+	uint32_t guest;        /* the guest frame's stack the thread ran on last (JF_NO_STACK:
+	                        * none) */
+	uint64_t block_pos;    /* the block's first instruction among all analysed */
+	/* The thread's track, along the trace's clock and along instructions. */
+	struct jf_stack_span_builder by_time, by_insns;
 };
 
 
@@ -53,6 +65,7 @@ struct call_stacks {
 	struct thread_stack **threads;
 	size_t nthreads, threads_cap;
 	size_t cur;
+	struct thread_stack *counting;  /* the thread whose block is being counted */
 };
 
 static struct thread_stack *thread_of(struct call_stacks *cs, int32_t tid)
@@ -70,6 +83,7 @@ static struct thread_stack *thread_of(struct call_stacks *cs, int32_t tid)
 		return NULL;
 	t->tid = tid;
 	t->leaf = JF_NO_STACK;
+	t->guest = JF_NO_STACK;
 	cs->threads[cs->nthreads] = t;
 	cs->cur = cs->nthreads++;
 	return t;
@@ -90,6 +104,30 @@ static void note(struct call_stacks *cs, const struct thread_stack *t, enum jf_c
 	n->has_time = t->has_time;
 	n->time = t->last_time;
 	n->frames = frames;
+}
+
+/* Add a span to a thread's track; past JF_STACK_TRACK_SPANS_MAX spans, the track's
+ * resolution doubles (from the average span's length) so that it stays bounded. */
+static int track(struct call_stacks *cs, struct jf_stack_span_builder *b, uint64_t start,
+		 uint64_t end, uint32_t stack)
+{
+	if (jf_stack_spans_add(b, cs->stacks.rows, start, end, stack) < 0)
+		return -1;
+	while (b->n >= JF_STACK_TRACK_SPANS_MAX) {
+		uint64_t avg = (b->v[b->n - 1].end - b->v[0].start) / b->n;
+
+		jf_stack_spans_coarsen(b, cs->stacks.rows,
+				       b->resolution * 2 > avg ? b->resolution * 2 : avg + 1);
+	}
+	return 0;
+}
+
+/* The track along instructions, which the timeline draws only for traces without time: kept
+ * until the thread's first timestamp. */
+static int track_insns(struct call_stacks *cs, struct thread_stack *t, uint64_t start,
+		       uint64_t end, uint32_t stack)
+{
+	return t->has_time ? 0 : track(cs, &t->by_insns, start, end, stack);
 }
 
 /* Push a frame of kind on t's stack; entered: count it as an entry of its stack. Returns
@@ -260,8 +298,21 @@ static int block_counted(struct jf_analysis *a, void *self, const struct jf_bloc
 	if (t->depth && t->frames[t->depth - 1].kind == JF_FRAME_SIGNAL)
 		signal_returned(t, b->start);
 	t->leaf = leaf_of(cs, t, region);
-	if (t->leaf != JF_NO_STACK)
-		cs->stacks.rows[t->leaf].insns += b->ninsn;
+	cs->counting = t;
+	t->in_guest = e->r && e->r->code_object_map.n && t->leaf != JF_NO_STACK;
+	t->block_pos = cs->r.insns;
+	if (t->in_guest) {
+		t->block_insns = b->ninsn;
+		t->guest_insns = 0;
+		t->region_leaf = t->leaf;
+	} else {
+		t->guest = JF_NO_STACK;
+		if (t->leaf != JF_NO_STACK) {
+			cs->stacks.rows[t->leaf].insns += b->ninsn;
+			if (track_insns(cs, t, t->block_pos, t->block_pos + b->ninsn, t->leaf) < 0)
+				return -1;
+		}
+	}
 	cs->r.insns += b->ninsn;
 	t->last_next = b->next ? b->next : b->last_size ? b->last + b->last_size : 0;
 	t->last_far = b->end == JF_END_FAR;
@@ -272,6 +323,58 @@ static int block_counted(struct jf_analysis *a, void *self, const struct jf_bloc
 		t->pending = PENDING_RETURN;
 	}
 	return 0;
+}
+
+/* n instructions of the block being counted ran in bytecode range row `bytecode`: in a
+ * code object's range, on that guest function's frame. */
+static int bytecode_insns(struct jf_analysis *a, void *self, int32_t bytecode, uint32_t n)
+{
+	struct call_stacks *cs = self;
+	struct thread_stack *t = cs->counting;
+	struct call_stack_key k;
+	uint64_t key;
+	uint32_t row;
+
+	if (!t || !t->in_guest || bytecode < 0)
+		return 0;
+	key = a->bytecodes[bytecode].region_key;
+	if (!(key & JF_BYTECODE_CODE_OBJECT))
+		return 0;
+	k.parent = t->region_leaf;
+	k.tid = t->tid;
+	k.region = cs->stacks.rows[t->region_leaf].region;
+	k.kind = JF_FRAME_GUEST;
+	k.addr = JF_BYTECODE_CODE_OBJECT_ID(key);
+	row = jf_call_stack_intern(&cs->stacks, &k);
+	if (row == JF_NO_STACK)
+		return -1;
+	if (row != t->guest)
+		cs->stacks.rows[row].entries++;
+	cs->stacks.rows[row].insns += n;
+	if (track_insns(cs, t, t->block_pos + t->guest_insns, t->block_pos + t->guest_insns + n,
+			row) < 0)
+		return -1;
+	t->guest_insns += n;
+	t->guest = t->leaf = row;
+	return 0;
+}
+
+/* The block is counted: what no guest function took ran on its region's frame. */
+static void block_done(struct jf_analysis *a, void *self, const struct jf_block *b)
+{
+	struct call_stacks *cs = self;
+	struct thread_stack *t = cs->counting;
+
+	(void)a, (void)b;
+	if (!t || !t->in_guest)
+		return;
+	t->in_guest = 0;
+	if (t->guest_insns < t->block_insns) {
+		cs->stacks.rows[t->region_leaf].insns += t->block_insns - t->guest_insns;
+		/* (placed after the guest functions' instructions of the block) */
+		track_insns(cs, t, t->block_pos + t->guest_insns, t->block_pos + t->block_insns,
+			    t->region_leaf);
+	}
 }
 
 /* Tracing comes back at ip, where a frame returns to: the code that ran untraced (outside
@@ -378,8 +481,15 @@ static int time_attributed(struct jf_analysis *a, void *self, int32_t tid, int h
 	(void)a;
 	if (!t)
 		return -1;
-	if (has_from && t->leaf != JF_NO_STACK && to >= from)
+	if (has_from && t->leaf != JF_NO_STACK && to >= from) {
 		cs->stacks.rows[t->leaf].time += to - from;
+		if (track(cs, &t->by_time, from, to, t->leaf) < 0)
+			return -1;
+	}
+	if (!t->has_time) {
+		free(t->by_insns.v);
+		memset(&t->by_insns, 0, sizeof(t->by_insns));
+	}
 	t->has_time = 1;
 	t->last_time = to;
 	return 0;
@@ -395,10 +505,23 @@ static int refuse_merge(struct jf_analysis *a, void *self, const struct jf_analy
 	return -1;
 }
 
+static int copy_series(struct jf_stack_series *to, const struct jf_stack_span_builder *b)
+{
+	to->resolution = b->resolution;
+	to->nspans = b->n;
+	to->spans = malloc((b->n ? b->n : 1) * sizeof(*to->spans));
+	if (!to->spans)
+		return -1;
+	if (b->n)
+		memcpy(to->spans, b->v, b->n * sizeof(*to->spans));
+	return 0;
+}
+
 static int result(const struct jf_analysis *a, const void *self, struct jf_analysis_result *r)
 {
 	const struct call_stacks *cs = self;
 	struct jf_call_stacks_result *out = &r->call_stacks;
+	size_t i;
 
 	(void)a;
 	*out = cs->r;
@@ -407,6 +530,18 @@ static int result(const struct jf_analysis *a, const void *self, struct jf_analy
 		return -1;
 	memcpy(out->stacks, cs->stacks.rows, cs->stacks.n * sizeof(*out->stacks));
 	out->nstacks = cs->stacks.n;
+	out->tracks = calloc(cs->nthreads ? cs->nthreads : 1, sizeof(*out->tracks));
+	if (!out->tracks)
+		return -1;
+	for (i = 0; i < cs->nthreads; i++) {
+		const struct thread_stack *t = cs->threads[i];
+		struct jf_stack_track *tr = &out->tracks[out->ntracks++];
+
+		tr->tid = t->tid;
+		if (copy_series(&tr->by_time, &t->by_time) < 0 ||
+		    copy_series(&tr->by_insns, &t->by_insns) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -415,8 +550,11 @@ static void destroy(void *self)
 	struct call_stacks *cs = self;
 	size_t i;
 
-	for (i = 0; i < cs->nthreads; i++)
+	for (i = 0; i < cs->nthreads; i++) {
+		free(cs->threads[i]->by_time.v);
+		free(cs->threads[i]->by_insns.v);
 		free(cs->threads[i]);
+	}
 	free(cs->threads);
 	jf_call_stack_table_free(&cs->stacks);
 	free(cs);
@@ -429,6 +567,13 @@ void *jf_call_stacks_new(void)
 
 void jf_call_stacks_result_free(struct jf_analysis_result *r)
 {
+	size_t i;
+
+	for (i = 0; i < r->call_stacks.ntracks; i++) {
+		free(r->call_stacks.tracks[i].by_time.spans);
+		free(r->call_stacks.tracks[i].by_insns.spans);
+	}
+	free(r->call_stacks.tracks);
 	free(r->call_stacks.stacks);
 	memset(&r->call_stacks, 0, sizeof(r->call_stacks));
 }
@@ -446,6 +591,8 @@ const char *jf_call_stacks_note_name(enum jf_call_stacks_note_kind kind)
 const struct jf_listener jf_call_stacks_listener = {
 	.destroy = destroy,
 	.block_counted = block_counted,
+	.bytecode_insns = bytecode_insns,
+	.block_done = block_done,
 	.time_attributed = time_attributed,
 	.flow_event = flow_event,
 	.merge = refuse_merge,

@@ -719,6 +719,12 @@ static void code_section(FILE *out, const struct jf_analysis_result *r)
 
 void jf_report_html(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
+	jf_report_html_named(out, r, m, NULL);
+}
+
+void jf_report_html_named(FILE *out, const struct jf_analysis_result *r,
+			  const struct jf_report_meta *m, const struct jf_stack_names *names)
+{
 	const struct jf_runtime_desc *rt = jf_runtime_of(r);
 	const char *source = m && m->source ? m->source : "(trace)";
 
@@ -755,5 +761,10 @@ void jf_report_html(FILE *out, const struct jf_analysis_result *r, const struct 
 	code_section(out, r);
 	fprintf(out, "<h2 id=\"flame\">Flame graph</h2>\n");
 	jf_views_flame_svg(out, r, 1100);
+	if (r->call_stacks.nstacks) {
+		fprintf(out, "<h2 id=\"call-stacks\">Flame graph of call stacks</h2>\n");
+		if (jf_views_call_stacks_svg(out, r, m, names, 1100) < 0)
+			fprintf(out, "<p>Not available: out of memory drawing the call stacks.</p>\n");
+	}
 	fprintf(out, "<script>//<![CDATA[\n%s//]]></script>\n</body></html>\n", script);
 }

@@ -1,4 +1,5 @@
-/* Call stacks of a result (jitflow/call_stacks.h) as text, folded stacks and JSON. Frames
+/* Call stacks of a result (jitflow/call_stacks.h) as text, folded stacks, a flame graph
+ * and JSON. Frames
  * are named here, after the trace is read: jitted ones by the result's regions, native
  * ones through the caller's names (ELF symbols). */
 #include <inttypes.h>
@@ -11,8 +12,32 @@
 
 enum { NAME_MAX_LEN = 160 };
 
-static void frame_name(char *buf, size_t size, const struct jf_analysis_result *r,
-		       const struct jf_call_stack *s, const struct jf_stack_names *names)
+/* A guest function's frame: the code object's name and where it starts, from a bytecode
+ * range of the result counted in it (every code object a frame names has one). */
+static void guest_name(char *buf, size_t size, const struct jf_analysis_result *r, uint64_t id)
+{
+	char text[NAME_MAX_LEN];
+	size_t i;
+
+	for (i = 0; i < r->nbytecodes; i++) {
+		const struct jf_bytecode_result *b = &r->bytecodes[i];
+
+		if (!(b->region_key & JF_BYTECODE_CODE_OBJECT) ||
+		    JF_BYTECODE_CODE_OBJECT_ID(b->region_key) != id || !b->code_name[0])
+			continue;
+		if (b->code_file[0])
+			snprintf(text, sizeof(text), "%.60s (%.80s:%u)", b->code_name, b->code_file,
+				 b->code_line);
+		else
+			snprintf(text, sizeof(text), "%s", b->code_name);
+		jf_views_frame_text(buf, size, text);
+		return;
+	}
+	snprintf(buf, size, "[code object %" PRIu64 "]", id);
+}
+
+void jf_views_call_stack_frame(char *buf, size_t size, const struct jf_analysis_result *r,
+			       const struct jf_call_stack *s, const struct jf_stack_names *names)
 {
 	const char *name = NULL;
 
@@ -22,6 +47,9 @@ static void frame_name(char *buf, size_t size, const struct jf_analysis_result *
 		return;
 	case JF_FRAME_SIGNAL:
 		snprintf(buf, size, "[signal]");
+		return;
+	case JF_FRAME_GUEST:
+		guest_name(buf, size, r, s->addr);
 		return;
 	default:
 		break;
@@ -38,9 +66,8 @@ static void frame_name(char *buf, size_t size, const struct jf_analysis_result *
 		snprintf(buf, size, "0x%" PRIx64, s->addr);
 }
 
-/* The rows of stack `row`, bottom first, into rows[]; returns how many. */
-static uint32_t frames_of(const struct jf_call_stacks_result *cs, uint32_t row,
-			  uint32_t rows[JF_CALL_STACKS_DEPTH_MAX + 2])
+uint32_t jf_views_call_stack_rows(const struct jf_call_stacks_result *cs, uint32_t row,
+				  uint32_t rows[JF_CALL_STACKS_DEPTH_MAX + 2])
 {
 	uint32_t n = cs->stacks[row].depth, i = n;
 
@@ -62,9 +89,9 @@ static void stack_text(char *buf, size_t size, const struct jf_analysis_result *
 	size_t len;
 
 	jf_views_thread_label(buf, size, r->call_stacks.stacks[row].tid);
-	n = frames_of(&r->call_stacks, row, rows);
+	n = jf_views_call_stack_rows(&r->call_stacks, row, rows);
 	for (i = 0; i < n; i++) {
-		frame_name(name, sizeof(name), r, &r->call_stacks.stacks[rows[i]], names);
+		jf_views_call_stack_frame(name, sizeof(name), r, &r->call_stacks.stacks[rows[i]], names);
 		len = strlen(buf);
 		if (len + 1 >= size)
 			break;
@@ -159,6 +186,126 @@ int jf_report_call_stacks_folded(FILE *out, const struct jf_analysis_result *r,
 	return 0;
 }
 
+/* The stacks that ran instructions as flame rows, in frame order (by their folded text, so
+ * that stacks sharing bottom frames lie together). */
+struct stack_row {
+	char *text;        /* "thread;bottom;...;top" */
+	uint32_t row;      /* the stack's row in r->call_stacks */
+};
+
+struct stack_rows {
+	const struct jf_analysis_result *r;
+	struct stack_row *v;
+	size_t n;
+};
+
+static int by_text(const void *x, const void *y)
+{
+	return strcmp(((const struct stack_row *)x)->text, ((const struct stack_row *)y)->text);
+}
+
+static void stack_row_frame(void *ctx, size_t i, int d, char *buf, size_t size)
+{
+	const struct stack_rows *sr = ctx;
+	const char *p = sr->v[i].text, *end;
+	size_t len;
+
+	for (; d > 0 && p; d--)
+		if ((p = strchr(p, ';')))
+			p++;
+	if (!p) {
+		buf[0] = 0;
+		return;
+	}
+	end = strchr(p, ';');
+	len = end ? (size_t)(end - p) : strlen(p);
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, p, len);
+	buf[len] = 0;
+}
+
+static uint64_t stack_row_count(void *ctx, size_t i)
+{
+	const struct stack_rows *sr = ctx;
+
+	return sr->r->call_stacks.stacks[sr->v[i].row].insns;
+}
+
+/* Frames coloured by what runs there: native code, jitted regions, guest functions. */
+static const char *stack_row_colour(void *ctx, size_t i, int d)
+{
+	const struct stack_rows *sr = ctx;
+	uint32_t rows[JF_CALL_STACKS_DEPTH_MAX + 2];
+	uint32_t n = jf_views_call_stack_rows(&sr->r->call_stacks, sr->v[i].row, rows);
+	const struct jf_call_stack *f;
+
+	if (d == 0 || (uint32_t)d > n)
+		return "#d9d9d9";
+	f = &sr->r->call_stacks.stacks[rows[d - 1]];
+	switch (f->kind) {
+	case JF_FRAME_GUEST: return "#fdd0a2";
+	case JF_FRAME_REGION: return "#fd8d3c";
+	case JF_FRAME_CODE: return f->region >= 0 ? "#fd8d3c" : "#a1d99b";
+	default: return "#bdbdbd";
+	}
+}
+
+int jf_views_call_stacks_svg(FILE *out, const struct jf_analysis_result *r,
+			     const struct jf_report_meta *m, const struct jf_stack_names *names,
+			     int width)
+{
+	const struct jf_call_stacks_result *cs = &r->call_stacks;
+	struct stack_rows sr = { r, NULL, 0 };
+	struct jf_flame_rows rows;
+	static char text[JF_CALL_STACKS_DEPTH_MAX * 24];
+	char subtitle[256];
+	uint32_t depth = 0;
+	size_t i;
+	int rc = -1;
+
+	if (!(sr.v = malloc((cs->nstacks ? cs->nstacks : 1) * sizeof(*sr.v))))
+		return -1;
+	for (i = 0; i < cs->nstacks; i++) {
+		if (!cs->stacks[i].insns)
+			continue;
+		stack_text(text, sizeof(text), r, (uint32_t)i, names);
+		if (!(sr.v[sr.n].text = strdup(text)))
+			goto out;
+		sr.v[sr.n++].row = (uint32_t)i;
+		if (cs->stacks[i].depth > depth)
+			depth = cs->stacks[i].depth;
+	}
+	qsort(sr.v, sr.n, sizeof(*sr.v), by_text);
+	rows.n = sr.n;
+	rows.depth = (int)depth + 1;   /* the thread, then the frames */
+	rows.ctx = &sr;
+	rows.frame = stack_row_frame;
+	rows.count = stack_row_count;
+	rows.colour = stack_row_colour;
+	snprintf(subtitle, sizeof(subtitle), "%.120s: %" PRIu64 " instructions, %zu distinct "
+		 "stacks, %" PRIu64 " calls; widths are the instructions run with a frame on the "
+		 "stack", m && m->source ? m->source : "the trace", cs->insns, cs->nstacks,
+		 cs->calls);
+	jf_views_flame_rows_svg(out, &rows, width, "Flame graph of call stacks: thread, then "
+				"frames bottom first (native, jitted region, guest function)",
+				subtitle);
+	rc = 0;
+out:
+	for (i = 0; i < sr.n; i++)
+		free(sr.v[i].text);
+	free(sr.v);
+	return rc;
+}
+
+int jf_report_call_stacks_svg(FILE *out, const struct jf_analysis_result *r,
+			      const struct jf_report_meta *m, const struct jf_stack_names *names,
+			      int width)
+{
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	return jf_views_call_stacks_svg(out, r, m, names, width);
+}
+
 int jf_report_call_stacks_json(FILE *out, const struct jf_analysis_result *r,
 			       const struct jf_report_meta *m, const struct jf_stack_names *names)
 {
@@ -194,18 +341,21 @@ int jf_report_call_stacks_json(FILE *out, const struct jf_analysis_result *r,
 		fprintf(out, "%s\n{\"tid\":%d,\"insns\":%" PRIu64 ",\"time\":%" PRIu64
 			",\"entries\":%" PRIu64 ",\"frames\":[", i ? "," : "", s->tid, s->insns,
 			s->time, s->entries);
-		n = frames_of(cs, (uint32_t)i, rows);
+		n = jf_views_call_stack_rows(cs, (uint32_t)i, rows);
 		for (j = 0; j < n; j++) {
 			const struct jf_call_stack *f = &cs->stacks[rows[j]];
 
-			frame_name(name, sizeof(name), r, f, names);
+			jf_views_call_stack_frame(name, sizeof(name), r, f, names);
 			fprintf(out, "%s{\"name\":", j ? "," : "");
 			jf_json_string(out, name);
 			fprintf(out, ",\"kind\":\"%s\"", f->kind == JF_FRAME_UNKNOWN ? "unknown" :
 				f->kind == JF_FRAME_SIGNAL ? "signal" :
+				f->kind == JF_FRAME_GUEST ? "guest" :
 				f->kind == JF_FRAME_REGION || f->region >= 0 ? "jitted" : "native");
 			if (f->kind == JF_FRAME_CODE)
 				fprintf(out, ",\"addr\":%" PRIu64, f->addr);
+			else if (f->kind == JF_FRAME_GUEST)
+				fprintf(out, ",\"code_object\":%" PRIu64, f->addr);
 			fputc('}', out);
 		}
 		fprintf(out, "]}");

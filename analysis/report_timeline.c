@@ -8,7 +8,8 @@
  * appearance, each for the clock it took, so the spans of a class add up exactly to the
  * split's time (or instructions, on the instruction clock). Neighbouring spans of the
  * same activity join. Times are microseconds in the format; one clock unit is written as
- * one nanosecond (docs/views.md). */
+ * one nanosecond (docs/views.md). With call stacks, each thread also has a call-stack track
+ * (process 3, report_timeline_stacks.c). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "jitflow/emitter.h"
 #include "jitflow/json_out.h"
 #include "jitflow/report.h"
+#include "report_timeline_stacks.h"
 #include "report_views.h"
 #include "runtime.h"
 
@@ -239,6 +241,18 @@ static void code_event(struct writer *w, const struct jf_timeline_event *e, int 
 	w->instants++;
 }
 
+/* The name of thread tid's track on process pid: "PREFIXthread N" (or trace source N). */
+static void thread_name(struct writer *w, int pid, int32_t tid, const char *prefix)
+{
+	begin_event(w);
+	fprintf(w->out, "{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":"
+		"{\"name\":\"%s", pid, tid, prefix);
+	if (tid < 0)
+		fprintf(w->out, "trace source %d\"}}", -1 - tid);
+	else
+		fprintf(w->out, "thread %d\"}}", tid);
+}
+
 static const struct jf_timeline_series *series(const struct jf_analysis_result *r, size_t i)
 {
 	return r->has_time ? &r->timeline.threads[i].by_time : &r->timeline.threads[i].by_insns;
@@ -247,10 +261,17 @@ static const struct jf_timeline_series *series(const struct jf_analysis_result *
 void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
 			const struct jf_report_meta *m, uint64_t resolution)
 {
+	jf_report_timeline_named(out, r, m, resolution, NULL);
+}
+
+void jf_report_timeline_named(FILE *out, const struct jf_analysis_result *r,
+			      const struct jf_report_meta *m, uint64_t resolution,
+			      const struct jf_stack_names *names)
+{
 	const struct jf_timeline_result *tl = &r->timeline;
 	struct writer w = { out, r, jf_runtime_of(r), UINT64_MAX, 1, 0, 0, 0 };
 	uint64_t width = 1, skipped = 0;
-	size_t i;
+	size_t i, stack_events = 0;
 	int on_time = r->has_time;
 
 	for (i = 0; i < tl->nthreads; i++) {
@@ -319,14 +340,20 @@ void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
 	for (i = 0; i < tl->nthreads; i++) {
 		int32_t tid = tl->threads[i].tid;
 
-		begin_event(&w);
-		fprintf(out, "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":"
-			"{\"name\":\"", tid);
-		if (tid < 0)
-			fprintf(out, "trace source %d\"}}", -1 - tid);
-		else
-			fprintf(out, "thread %d\"}}", tid);
+		thread_name(&w, 1, tid, "");
 		thread_track(&w, tid, series(r, i), resolution);
+	}
+	if (r->call_stacks.ntracks) {
+		begin_event(&w);
+		fprintf(out, "{\"ph\":\"M\",\"pid\":3,\"tid\":0,\"name\":\"process_name\","
+			"\"args\":{\"name\":\"call stacks\"}}");
+	}
+	for (i = 0; i < r->call_stacks.ntracks; i++) {
+		int32_t tid = r->call_stacks.tracks[i].tid;
+
+		thread_name(&w, 3, tid, "stacks of ");
+		stack_events += jf_timeline_stack_track(out, r, names, &r->call_stacks.tracks[i],
+							w.origin, resolution, &w.first);
 	}
 	for (i = 0; i < tl->nevents; i++) {
 		if (on_time && !tl->events[i].has_time) {
@@ -336,5 +363,6 @@ void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
 		code_event(&w, &tl->events[i], on_time);
 	}
 	fprintf(out, "\n],\"jitflow_summary\":{\"spans\":%zu,\"instant_events\":%zu,"
-		"\"code_events_before_any_timestamp\":%" PRIu64 "}}\n", w.spans, w.instants, skipped);
+		"\"stack_events\":%zu,\"code_events_before_any_timestamp\":%" PRIu64 "}}\n",
+		w.spans, w.instants, stack_events, skipped);
 }

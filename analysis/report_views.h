@@ -9,6 +9,8 @@
 
 #include "jitflow/analysis.h"
 
+struct jf_report_meta;
+
 #define JF_VIEWS_DEPTH 4 /* thread, class, region, bytecode range */
 
 /* name with ';' and control characters replaced (folded-stack frame syntax). */
@@ -30,8 +32,39 @@ const char *jf_views_split_colour(int split_class);
 /* s with & < > " ' escaped for XML text and attributes. */
 void jf_views_xml(FILE *out, const char *s);
 
+/* Stacks to draw as a flame graph: n rows in frame order (rows sharing their bottom frames
+ * next to each other), each of up to depth frames and a count. */
+struct jf_flame_rows {
+	size_t n;
+	int depth;
+	void *ctx;
+	/* Frame d of row i into buf, bottom first; "" above the row's top. */
+	void (*frame)(void *ctx, size_t i, int d, char *buf, size_t size);
+	uint64_t (*count)(void *ctx, size_t i);
+	/* The fill of frame d of row i (the last row of the frame's run). */
+	const char *(*colour)(void *ctx, size_t i, int d);
+};
+/* rows as an <svg> element (with its xmlns, no XML declaration), width px wide, under
+ * title and subtitle; frames narrower than 0.3 px are counted, not drawn. */
+void jf_views_flame_rows_svg(FILE *out, const struct jf_flame_rows *rows, int width,
+			     const char *title, const char *subtitle);
 /* The flame graph as an <svg> element (with its xmlns, no XML declaration), width px wide. */
 void jf_views_flame_svg(FILE *out, const struct jf_analysis_result *r, int width);
+
+/* Frame s of the call stacks named (report_stacks.c): a jitted region by the result's
+ * regions, a guest function by its code object, native code through names. */
+struct jf_stack_names;
+void jf_views_call_stack_frame(char *buf, size_t size, const struct jf_analysis_result *r,
+			       const struct jf_call_stack *s, const struct jf_stack_names *names);
+/* The rows of call stack `row`, bottom first, into rows[]; returns how many. */
+uint32_t jf_views_call_stack_rows(const struct jf_call_stacks_result *cs, uint32_t row,
+				  uint32_t rows[JF_CALL_STACKS_DEPTH_MAX + 2]);
+
+/* The flame graph of the call stacks as an <svg> element (no XML declaration). -1 when out
+ * of memory. */
+int jf_views_call_stacks_svg(FILE *out, const struct jf_analysis_result *r,
+			     const struct jf_report_meta *m, const struct jf_stack_names *names,
+			     int width);
 
 /* The unit of the result's time: ns, timestamp ticks, the synthetic clock, or none. */
 const char *jf_report_time_unit(const struct jf_analysis_result *r);

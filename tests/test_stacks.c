@@ -3,7 +3,8 @@
  * checked against perf's own decoder: the calls `perf script --itrace=c` sees, per target
  * address, are the entries of the stacks topped by a function entered there. The JIT
  * frames of the checked-in minivm recording are its regions, and every stack's
- * instructions add up to the report's. On real captures, stacks restart where libipt's
+ * instructions add up to the report's; the guest frames of the checked-in PyPy recording
+ * are Python functions its log's merge points name. On real captures, stacks restart where libipt's
  * reference decoder reports errors. A missing perf or qemu-x86_64 fails
  * (tools/setup.sh installs both). */
 #include "json_check.h"
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define JF_TEST_STACK_DEPTH 300
 
 static const char *program(const char *name)
 {
@@ -372,6 +375,130 @@ static void test_two_threads(void **state)
 	cJSON_Delete(doc);
 }
 
+/* A thread's call-stack track in a timeline, as read back here. */
+struct stack_track_read {
+	double tid;
+	long long total;     /* clock units under its bottom frames */
+	int depth, deepest;
+	const char *open[JF_TEST_STACK_DEPTH];
+	long long since[JF_TEST_STACK_DEPTH], last;
+	int worker;          /* a frame named worker began */
+};
+
+/* Read the call-stack tracks (process 3) of timeline `path` with cJSON: every end event
+ * closes the frame that began last on its thread, times never go back, and each thread's
+ * bottom frames add up its total; returns how many threads, into t[]. */
+static size_t read_stack_tracks(const char *path, struct stack_track_read *t, size_t max)
+{
+	size_t size = 0;
+	char *text = jf_test_read_file(path, &size);
+	cJSON *doc = text ? cJSON_ParseWithLength(text, size) : NULL;
+	const cJSON *e;
+	size_t n = 0, k;
+
+	if (!doc)
+		fail_msg("%s is not JSON", path);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "traceEvents")) {
+		const char *ph = jf_test_str(e, "ph");
+		long long ts;
+		struct stack_track_read *r;
+
+		if (jf_test_num(e, "pid") != 3 || (strcmp(ph, "B") && strcmp(ph, "E")))
+			continue;
+		for (k = 0; k < n && t[k].tid != jf_test_num(e, "tid"); k++)
+			;
+		if (k == n) {
+			assert_true(n < max);
+			memset(&t[n], 0, sizeof(t[n]));
+			t[n++].tid = jf_test_num(e, "tid");
+		}
+		r = &t[k];
+		/* microseconds with three decimals: whole clock units */
+		ts = (long long)(jf_test_num(e, "ts") * 1000 + 0.5);
+		assert_true(ts >= r->last);
+		r->last = ts;
+		if (!strcmp(ph, "B")) {
+			assert_true(r->depth < JF_TEST_STACK_DEPTH);
+			r->open[r->depth] = jf_test_str(e, "name");
+			r->since[r->depth++] = ts;
+			if (r->depth > r->deepest)
+				r->deepest = r->depth;
+			r->worker |= !strcmp(jf_test_str(e, "name"), "worker");
+			continue;
+		}
+		if (!r->depth)
+			fail_msg("thread %.0f: end of '%s' with no frame open", r->tid,
+				 jf_test_str(e, "name"));
+		if (strcmp(r->open[r->depth - 1], jf_test_str(e, "name")))
+			fail_msg("thread %.0f: end of '%s' while '%s' is open", r->tid,
+				 jf_test_str(e, "name"), r->open[r->depth - 1]);
+		if (--r->depth == 0)
+			r->total += ts - r->since[0];
+	}
+	for (k = 0; k < n; k++)
+		assert_int_equal(t[k].depth, 0);
+	cJSON_Delete(doc);
+	free(text);
+	return n;
+}
+
+/* The per-thread time of the report's split (all classes). */
+static long long split_time(const cJSON *report, double tid)
+{
+	const cJSON *t, *c;
+	long long sum = 0;
+
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(report, "split"), "threads")) {
+		if (jf_test_num(t, "tid") != tid)
+			continue;
+		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(t, "time"))
+			sum += (long long)c->valuedouble;
+	}
+	return sum;
+}
+
+/* The timeline's call-stack tracks of the thread pool program, read by the test's own
+ * reader: frames nest, and each thread's frames cover exactly the time the report's split
+ * gives it, at the finest resolution and at one that joins everything. */
+static void test_timeline_stack_tracks(void **state)
+{
+	const char *dir = recorded("stacks_threads", "");
+	static const char *const resolutions[] = { "1", "1000000000" };
+	struct stack_track_read t[8];
+	char cmd[4096], path[1200], *out = NULL;
+	cJSON *report;
+	size_t n, i, k;
+	int worker = 0, deepest = 0;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s report %s --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/stacks-timeline-%zu.json", jf_test_tmpdir(), i);
+		snprintf(cmd, sizeof(cmd), "%s timeline %s -o %s --stacks --resolution %s",
+			 jf_test_cli(), dir, path, resolutions[i]);
+		assert_int_equal(jf_test_run(cmd, &out), 0);
+		free(out);
+		out = NULL;
+		n = read_stack_tracks(path, t, 8);
+		/* The main thread and its two workers. */
+		assert_int_equal(n, 3);
+		for (k = 0; k < n; k++) {
+			assert_true(t[k].total > 0);
+			assert_int_equal(t[k].total, split_time(report, t[k].tid));
+			if (i == 0) {
+				worker += t[k].worker;
+				deepest = t[k].deepest > deepest ? t[k].deepest : deepest;
+			}
+		}
+	}
+	/* At the finest resolution the workers' own frames show. */
+	assert_true(worker >= 1);
+	assert_true(deepest >= 3);
+	cJSON_Delete(report);
+}
+
 /* minivm's checked-in recording: every jitted frame is one of the report's regions. */
 static void test_minivm_jit_frames(void **state)
 {
@@ -405,6 +532,163 @@ static void test_minivm_jit_frames(void **state)
 	assert_true(entries_ending(doc, "bridge 2 (trace 1 guard 5, pc 17 in main)", 0) > 0);
 	assert_folded_sums_to_report(dir, doc);
 	cJSON_Delete(report);
+	cJSON_Delete(doc);
+}
+
+/* Whether "NAME (FILE:LINE)" is a Python function one of PyPy's merge points names in log
+ * (`debug_merge_point(DEPTH, DEPTH, 'NAME;FILE:FIRSTLINE-LINE~#PC OP')`), read here with
+ * sscanf, apart from jitflow's reader of the log. */
+static int merge_point_function(const char *log, const char *frame)
+{
+	FILE *f = fopen(log, "r");
+	char line[4096], name[256], file[1024], text[1400];
+	const char *at;
+	unsigned first;
+	int depth, found = 0;
+
+	if (!f)
+		fail_msg("cannot open %s", log);
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (!(at = strstr(line, "debug_merge_point(")) ||
+		    sscanf(at, "debug_merge_point(%d, %*d, '%255[^;];%1023[^:]:%u-", &depth, name,
+			   file, &first) != 4)
+			continue;
+		snprintf(text, sizeof(text), "%s (%s:%u)", name, file, first);
+		found = !strcmp(text, frame);
+	}
+	fclose(f);
+	return found;
+}
+
+/* s with XML's &lt; &gt; &amp; &quot; &#39; unescaped, into buf. */
+static void xml_text(char *buf, size_t size, const char *s)
+{
+	static const char *const ent[][2] = { { "&lt;", "<" }, { "&gt;", ">" }, { "&amp;", "&" },
+					      { "&quot;", "\"" }, { "&#39;", "'" } };
+	size_t n = 0, k;
+
+	while (*s && n + 1 < size) {
+		for (k = 0; k < sizeof(ent) / sizeof(ent[0]); k++)
+			if (!strncmp(s, ent[k][0], strlen(ent[k][0])))
+				break;
+		if (k < sizeof(ent) / sizeof(ent[0])) {
+			buf[n++] = ent[k][1][0];
+			s += strlen(ent[k][0]);
+		} else {
+			buf[n++] = *s++;
+		}
+	}
+	buf[n] = 0;
+}
+
+/* Instructions that the frames of `stacks --svg` titled "NAME (N instructions, ...)" give
+ * name in svg, read with strstr and sscanf. */
+static long long svg_frames_named(const char *svg, const char *name)
+{
+	FILE *f = fopen(svg, "r");
+	char line[4096], title[1024];
+	long long n = 0, count;
+	const char *at;
+	size_t len = strlen(name);
+
+	if (!f)
+		fail_msg("cannot open %s", svg);
+	while (fgets(line, sizeof(line), f)) {
+		if (!(at = strstr(line, "<title>")))
+			continue;
+		xml_text(title, sizeof(title), at + 7);
+		if (!strncmp(title, name, len) &&
+		    sscanf(title + len, " (%lld instructions", &count) == 1)
+			n += count;
+	}
+	fclose(f);
+	return n;
+}
+
+/* The flame graph of PyPy's stacks, alone and in the HTML report: the whole is the report's
+ * instructions, and each Python function's frames add up to the stacks topped by it (on
+ * this recording every such stack is wide enough to be drawn). */
+static void assert_svg_matches(const char *dir, const cJSON *doc)
+{
+	char svg[1200], html[1200], cmd[4096], text[65536];
+	const cJSON *s, *f, *g;
+	long long report_insns;
+	cJSON *report;
+	int checked = 0;
+
+	snprintf(svg, sizeof(svg), "%s/pypy-stacks.svg", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "%s stacks %s --svg %s", jf_test_cli(), dir, svg);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	snprintf(cmd, sizeof(cmd), "%s report %s --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	report_insns = (long long)jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"),
+					      "instructions");
+	cJSON_Delete(report);
+	assert_int_equal(svg_frames_named(svg, "all"), report_insns);
+	snprintf(html, sizeof(html), "%s/pypy-report.html", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "%s report %s --html %s --stacks", jf_test_cli(), dir, html);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	cJSON_ArrayForEach(s, stacks_of(doc)) {
+		const cJSON *top = NULL;
+		long long want = 0;
+
+		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(s, "frames"))
+			top = f;
+		if (!top || strcmp(jf_test_str(top, "kind"), "guest"))
+			continue;
+		cJSON_ArrayForEach(g, stacks_of(doc)) {
+			const char *t = frames_text(g, text, sizeof(text));
+			const char *last = strrchr(t, ';');
+
+			if (!strcmp(last ? last + 1 : t, jf_test_str(top, "name")))
+				want += (long long)jf_test_num(g, "insns");
+		}
+		assert_int_equal(svg_frames_named(svg, jf_test_str(top, "name")), want);
+		/* The HTML report with --stacks draws the same frames. */
+		assert_int_equal(svg_frames_named(html, jf_test_str(top, "name")), want);
+		checked++;
+	}
+	assert_true(checked > 0);
+}
+
+/* PyPy's checked-in recording: over each trace's frame, the Python function its pc map
+ * says the code is in (loop.py's run, and the f it inlines); every such frame is a
+ * function a merge point of PyPy's log names, and the stacks' instructions add up to the
+ * report's. */
+static void test_pypy_guest_frames(void **state)
+{
+	char dir[1024], log[1200];
+	cJSON *doc;
+	const cJSON *s, *f;
+	uint64_t guest_insns = 0;
+	int run = 0, inlined = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/traces/pypy-loop", jf_test_source_dir());
+	snprintf(log, sizeof(log), "%s/pypylog.log", dir);
+	doc = stacks_json(dir);
+	cJSON_ArrayForEach(s, stacks_of(doc)) {
+		const cJSON *top = NULL;
+
+		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(s, "frames")) {
+			const char *name = jf_test_str(f, "name");
+
+			top = f;
+			if (strcmp(jf_test_str(f, "kind"), "guest"))
+				continue;
+			if (!merge_point_function(log, name))
+				fail_msg("guest frame '%s' is no function of PyPy's merge points", name);
+			run += !strncmp(name, "run (/tmp/pypy-loop/loop.py:", 28);
+			inlined += !strncmp(name, "f (/tmp/pypy-loop/loop.py:", 26);
+		}
+		if (top && !strcmp(jf_test_str(top, "kind"), "guest"))
+			guest_insns += (uint64_t)jf_test_num(s, "insns");
+	}
+	assert_true(run > 0);
+	assert_true(inlined > 0);
+	assert_true(guest_insns > 0);
+	assert_folded_sums_to_report(dir, doc);
+	assert_svg_matches(dir, doc);
 	cJSON_Delete(doc);
 }
 
@@ -484,7 +768,9 @@ int main(void)
 		cmocka_unit_test(test_signal_handler),
 		cmocka_unit_test(test_timer_signals),
 		cmocka_unit_test(test_two_threads),
+		cmocka_unit_test(test_timeline_stack_tracks),
 		cmocka_unit_test(test_minivm_jit_frames),
+		cmocka_unit_test(test_pypy_guest_frames),
 		cmocka_unit_test(test_real_capture_followed),
 		cmocka_unit_test(test_real_capture_errors),
 	};

@@ -306,9 +306,9 @@ static int parse(struct jf_cli_inputs *in, struct options *o, const char *cmd, c
 	}
 	if (jf_cli_views_check(&o->views, err))
 		return JF_CLI_BAD_USAGE;
-	if (o->stacks && (o->views.svg || o->views.html || o->csv))
+	if (o->stacks && (o->views.html || o->csv))
 		return jf_fail(err, "%s: not an option of stacks (see --help)",
-			       o->csv ? "--csv" : o->views.svg ? "--svg" : "--html"),
+			       o->csv ? "--csv" : "--html"),
 		       JF_CLI_BAD_USAGE;
 	if (o->dir && jf_cli_open_recording(in, o->dir, err) < 0)
 		return -1;
@@ -320,9 +320,18 @@ static int print(FILE *out, const struct options *o, jf_cli_view_fn view,
 		 struct jf_cli_inputs *in, struct jf_error *err)
 {
 	if (o->stacks) {
-		return jf_cli_stacks_print(out, r, m, in, o->views.folded, o->json, err);
+		return jf_cli_stacks_print(out, r, m, in, o->views.folded, o->json, o->views.svg,
+					   err);
 	} else if (jf_cli_views_wanted(&o->views)) {
-		return jf_cli_views_write(&o->views, r, m, err);
+		struct jf_cli_views v = o->views;
+		struct jf_stack_names names;
+
+		if (v.stacks) {
+			if (jf_cli_stack_names(in, &names, err) < 0)
+				return -1;
+			v.names = &names;
+		}
+		return jf_cli_views_write(&v, r, m, err);
 	} else if (o->json) {
 		jf_report_json(out, r, m);
 	} else if (o->csv) {
@@ -442,7 +451,7 @@ int jf_cli_analysis_main(const char *cmd, const char *what, jf_cli_view_fn view,
 	cfg.native_class = native_class;
 	cfg.collector_entry = collector_entry;
 	cfg.views = !o.stacks && jf_cli_views_wanted(&o.views);
-	cfg.call_stacks = o.stacks;
+	cfg.call_stacks = o.stacks || o.views.stacks;
 	natives.map = in.map;
 	natives.collectors = jf_cli_collectors_new();
 	natives.generation = (uint64_t)-1;

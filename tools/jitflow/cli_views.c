@@ -15,13 +15,15 @@ const char jf_cli_views_help[] =
 	"  --svg FILE        the flame graph of those stacks drawn as an SVG file\n"
 	"  --html FILE       the whole report as one self-contained HTML file: split charts\n"
 	"                    per thread and iteration, guard exits over time, sortable\n"
-	"                    tables, bytecode heat strips and annotated code per trace\n";
+	"                    tables, bytecode heat strips and annotated code per trace\n"
+	"  --stacks          with --html: also the flame graph of the call stacks (as\n"
+	"                    `jitflow stacks` rebuilds them; costs about a fifth more time)\n";
 
 void jf_cli_timeline_usage(FILE *out, const char *what)
 {
 	fprintf(out,
 		"usage: jitflow timeline [RECORDING_DIR | PERF.DATA | INPUTS] -o FILE [--resolution N]\n"
-		"       [--tolerance X] [--zone FILE]...\n\n%s\n\n"
+		"       [--stacks] [--tolerance X] [--zone FILE]...\n\n%s\n\n"
 		"  RECORDING_DIR     a folder written by `jitflow record`: its perf.data and the\n"
 		"                    zone files (jit-*.dump) beside it\n"
 		"  PERF.DATA         an Intel PT perf.data file (its zone files: --zone)\n"
@@ -29,6 +31,8 @@ void jf_cli_timeline_usage(FILE *out, const char *what)
 		"  --resolution N    merge what ran into spans of at least N clock units (ns or\n"
 		"                    ticks of the trace's clock; instructions where the trace has\n"
 		"                    no timing); default and minimum: the analysis's bucket width\n"
+		"  --stacks          add a call-stack track per thread (nested frames, as\n"
+		"                    `jitflow stacks` rebuilds them), joined below the resolution\n"
 		"  --tolerance X     relative tolerance of a steady state (default 0.05)\n\n%s",
 		what, jf_cli_inputs_help);
 }
@@ -63,6 +67,10 @@ int jf_cli_views_option(struct jf_cli_views *v, int argc, char **argv, int *i,
 		v->timeline = argv[++*i];
 		return 1;
 	}
+	if (!strcmp(a, "--stacks")) {
+		v->stacks = 1;
+		return 1;
+	}
 	if (v->timeline_cmd && !strcmp(a, "--resolution")) {
 		char *end;
 
@@ -95,6 +103,10 @@ int jf_cli_views_check(const struct jf_cli_views *v, struct jf_error *err)
 		jf_fail(err, "-o FILE: where to write the timeline is missing (see --help)");
 		return JF_CLI_BAD_USAGE;
 	}
+	if (v->stacks && !v->timeline_cmd && !v->html) {
+		jf_fail(err, "--stacks: an option of `timeline` and of --html FILE (see --help)");
+		return JF_CLI_BAD_USAGE;
+	}
 	return 0;
 }
 
@@ -103,19 +115,15 @@ int jf_cli_views_wanted(const struct jf_cli_views *v)
 	return v->folded || v->svg || v->html || v->timeline;
 }
 
-/* Write one view into path; the file is complete or an error says why not. */
-static int write_file(const char *path, const char *what,
-		      int (*write)(FILE *out, const struct jf_analysis_result *r,
-				   const struct jf_report_meta *m, const struct jf_cli_views *v),
-		      const struct jf_analysis_result *r, const struct jf_report_meta *m,
-		      const struct jf_cli_views *v, struct jf_error *err)
+int jf_cli_write_file(const char *path, const char *what, int (*write)(FILE *out, void *ctx),
+		      void *ctx, struct jf_error *err)
 {
 	FILE *out = fopen(path, "w");
 	int rc;
 
 	if (!out)
 		return jf_fail(err, "%s: cannot create %s: %s", what, path, strerror(errno));
-	rc = write(out, r, m, v);
+	rc = write(out, ctx);
 	if (ferror(out))
 		rc = -1;
 	if (fclose(out) != 0)
@@ -123,6 +131,33 @@ static int write_file(const char *path, const char *what,
 	if (rc < 0)
 		return jf_fail(err, "%s: writing %s failed", what, path);
 	return 0;
+}
+
+typedef int view_fn(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m,
+		    const struct jf_cli_views *v);
+
+struct view_call {
+	view_fn *write;
+	const struct jf_analysis_result *r;
+	const struct jf_report_meta *m;
+	const struct jf_cli_views *v;
+};
+
+static int call_view(FILE *out, void *ctx)
+{
+	const struct view_call *c = ctx;
+
+	return c->write(out, c->r, c->m, c->v);
+}
+
+/* Write one view into path. */
+static int write_file(const char *path, const char *what, view_fn *write,
+		      const struct jf_analysis_result *r, const struct jf_report_meta *m,
+		      const struct jf_cli_views *v, struct jf_error *err)
+{
+	struct view_call c = { write, r, m, v };
+
+	return jf_cli_write_file(path, what, call_view, &c, err);
 }
 
 static int svg(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m,
@@ -135,14 +170,14 @@ static int svg(FILE *out, const struct jf_analysis_result *r, const struct jf_re
 static int html(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m,
 		const struct jf_cli_views *v)
 {
-	jf_report_html(out, r, m);
+	jf_report_html_named(out, r, m, v->names);
 	return 0;
 }
 
 static int timeline(FILE *out, const struct jf_analysis_result *r,
 		    const struct jf_report_meta *m, const struct jf_cli_views *v)
 {
-	jf_report_timeline(out, r, m, v->resolution);
+	jf_report_timeline_named(out, r, m, v->resolution, v->names);
 	return 0;
 }
 

@@ -13,6 +13,8 @@ struct jf_cli_views {
 	int folded;
 	const char *svg, *html, *timeline;
 	uint64_t resolution;       /* timeline: merge spans below this (clock units; 0 = auto) */
+	int stacks;                /* timeline --stacks: a call-stack track per thread */
+	const struct jf_stack_names *names; /* names of native frames (set before writing) */
 };
 
 #include <stdio.h>
@@ -30,6 +32,10 @@ int jf_cli_views_option(struct jf_cli_views *v, int argc, char **argv, int *i,
 int jf_cli_views_check(const struct jf_cli_views *v, struct jf_error *err);
 /* Whether a view replaces the text output. */
 int jf_cli_views_wanted(const struct jf_cli_views *v);
+/* Create path and let write(out, ctx) fill it (it returns -1 when out of memory); the file
+ * is complete, or err says (naming option `what` and path) why not. 0 or -1 with err. */
+int jf_cli_write_file(const char *path, const char *what, int (*write)(FILE *out, void *ctx),
+		      void *ctx, struct jf_error *err);
 /* Write the views asked for (stdout for --folded). 0 or -1 with err. */
 int jf_cli_views_write(const struct jf_cli_views *v, const struct jf_analysis_result *r,
 		       const struct jf_report_meta *m, struct jf_error *err);

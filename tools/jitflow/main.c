@@ -14,7 +14,7 @@ static const struct jf_command commands[] = {
 	{ "bytecodes", "instructions per bytecode range and per op inside jitted code", jf_cmd_bytecodes },
 	{ "timeline", "a timeline of the run for Perfetto / chrome://tracing (trace-event JSON)",
 	  jf_cmd_timeline },
-	{ "stacks", "call stacks per thread: hottest, folded for flame graphs, JSON", jf_cmd_stacks },
+	{ "stacks", "call stacks per thread: hottest, folded, flame graph, JSON", jf_cmd_stacks },
 	{ "check", "compare a report with a baseline: fail on regressions", jf_cmd_check },
 	{ "zone", "list the records of a JIT code-zone file (jitdump + jitflow records)",
 	  jf_cmd_zone },

@@ -27,6 +27,9 @@ enum jf_frame_kind {
 	JF_FRAME_REGION,      /* jitted region `region`, reached by a jump from the frame below
 	                       * (a trace entered from the interpreter, a bridge from a guard) */
 	JF_FRAME_SIGNAL,      /* "[signal]": a signal delivered over the frames below */
+	JF_FRAME_GUEST,       /* the guest function (code object `addr`) that region
+	                       * `region`'s code-object pc map says the code below is in: the
+	                       * innermost one where the runtime inlined others */
 };
 
 /* Frames deeper than this are counted (truncated_calls), not kept. */
@@ -46,7 +49,8 @@ struct jf_call_stack {
 	uint8_t kind;         /* enum jf_frame_kind of the top frame */
 	int32_t region;       /* JF_FRAME_REGION: row in the result's regions; JF_FRAME_CODE:
 	                       * the region holding addr (jitted code called), or -1 */
-	uint64_t addr;        /* JF_FRAME_CODE: where the function was entered */
+	uint64_t addr;        /* JF_FRAME_CODE: where the function was entered;
+	                       * JF_FRAME_GUEST: the code object's id */
 	uint64_t insns;       /* instructions run with this stack on top (self) */
 	uint64_t time;        /* clock attributed while it was on top (when the trace has time) */
 	uint64_t entries;     /* times it became the stack: a call, a jump into a region, a
@@ -73,6 +77,32 @@ struct jf_call_stacks_note {
 	uint32_t frames;      /* frames dropped */
 };
 
+/* Stack `stack` (a row; JF_NO_STACK: spans of stacks sharing no frame, joined) was the
+ * thread's over [start, end) of the clock (time, or instructions without it). */
+struct jf_stack_span {
+	uint64_t start, end;
+	uint32_t stack;
+};
+
+/* A thread's stacks along one clock: contiguous spans (gaps where the clock went to other
+ * threads or was not attributed), a span shorter than `resolution` joined with the next
+ * into the deepest stack both lie on. Every unit of the clock the thread's stacks took is
+ * in one span. */
+struct jf_stack_series {
+	struct jf_stack_span *spans; size_t nspans;
+	uint64_t resolution;
+};
+
+/* by_time: the clock of the trace (the stacks' time); by_insns: the position among all
+ * instructions analysed (the stacks' insns), for threads that had no timestamp (the
+ * timeline draws instructions only where the trace has no time). */
+struct jf_stack_track {
+	int32_t tid;
+	struct jf_stack_series by_time, by_insns;
+};
+/* Spans kept per thread before the track's resolution doubles. */
+#define JF_STACK_TRACK_SPANS_MAX 65536
+
 struct jf_call_stacks_result {
 	struct jf_call_stack *stacks; size_t nstacks;
 	uint64_t insns;            /* every block's instructions, each in one stack */
@@ -84,6 +114,7 @@ struct jf_call_stacks_result {
 	uint64_t restarts;         /* stacks restarted after decoding lost track */
 	uint64_t truncated_calls;  /* calls deeper than JF_CALL_STACKS_DEPTH_MAX */
 	struct jf_call_stacks_note notes[JF_CALL_STACKS_NOTES_MAX]; size_t nnotes;
+	struct jf_stack_track *tracks; size_t ntracks;   /* one per thread */
 };
 
 const char *jf_call_stacks_note_name(enum jf_call_stacks_note_kind kind);

@@ -57,10 +57,21 @@ void jf_report_flame_svg(FILE *out, const struct jf_analysis_result *r);
 /* The whole report as one self-contained HTML file (no network; inline SVG, a little
  * JavaScript to sort tables). */
 void jf_report_html(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
+struct jf_stack_names;
+/* The same, with a flame graph of the call stacks when r has them (native frames named
+ * through names). */
+void jf_report_html_named(FILE *out, const struct jf_analysis_result *r,
+			  const struct jf_report_meta *m, const struct jf_stack_names *names);
 /* The timeline as Chrome trace-event JSON; spans merged below `resolution` clock units
  * (0: the analysis's bucket width). */
 void jf_report_timeline(FILE *out, const struct jf_analysis_result *r,
 			const struct jf_report_meta *m, uint64_t resolution);
+struct jf_stack_names;
+/* The same, with a call-stack track per thread when r has call stacks (nested B/E events
+ * on process 3, joined below resolution), native frames named through names. */
+void jf_report_timeline_named(FILE *out, const struct jf_analysis_result *r,
+			      const struct jf_report_meta *m, uint64_t resolution,
+			      const struct jf_stack_names *names);
 
 /* Call stacks (jitflow/call_stacks.h). Jitted frames are named by the result's regions,
  * native ones by native_name (e.g. the ELF symbol containing the address; NULL, or a NULL
@@ -76,6 +87,11 @@ void jf_report_call_stacks(FILE *out, const struct jf_analysis_result *r,
  * the counts sum to r->call_stacks.insns. -1 when out of memory. */
 int jf_report_call_stacks_folded(FILE *out, const struct jf_analysis_result *r,
 				 const struct jf_stack_names *names);
+/* The stacks that ran instructions as an SVG flame graph width px wide (a frame's width:
+ * the instructions run with it on the stack). -1 when out of memory. */
+int jf_report_call_stacks_svg(FILE *out, const struct jf_analysis_result *r,
+			      const struct jf_report_meta *m, const struct jf_stack_names *names,
+			      int width);
 /* Every stack, its frames bottom first, and the counts and notes, as one JSON object. */
 int jf_report_call_stacks_json(FILE *out, const struct jf_analysis_result *r,
 			       const struct jf_report_meta *m, const struct jf_stack_names *names);
