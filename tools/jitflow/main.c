@@ -20,6 +20,10 @@ static const struct jf_command commands[] = {
 	  jf_cmd_zone },
 	{ "record", "run a program and write an Intel PT perf.data (QEMU where no PT)",
 	  jf_cmd_record },
+	{ "warmup", "warm-up across executions: changepoints, classes, verdict (Krun-style)",
+	  jf_cmd_warmup },
+	{ "merge", "merge warm-up reports (--json) into the report of all their executions",
+	  jf_cmd_merge },
 };
 
 static void usage(FILE *out)

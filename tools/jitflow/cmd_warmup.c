@@ -1,0 +1,361 @@
+/* jitflow warmup and merge: warm-up across process executions, Krun-style.
+ *
+ * Each input is one execution's `jitflow report --json` (or a folder holding it as
+ * report.json), or a warm-up report of earlier executions. Per execution: the series of
+ * one cost per iteration the runtime marked, its changepoints (PELT, jitflow/changepoints.h),
+ * the class, and at each changepoint how the jitted share moved between the segments; then
+ * the verdict across executions.
+ *
+ * Executions are independent, and the report lists them sorted by name (the input's
+ * folder), with the verdict a function of their classes alone: a warm-up report of warm-up
+ * reports (`jitflow merge`) is therefore byte for byte the report of all their executions,
+ * in any grouping and order, which lets batch engines run the matrix in pieces. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli_json.h"
+#include "commands.h"
+#include "jitflow/changepoints.h"
+#include "jitflow/error.h"
+
+struct warmup_options {
+	const char *metric;            /* "instructions" or "time" */
+	struct jf_changepoint_options cp;
+	double tolerance;
+	int json;
+};
+
+static void usage(FILE *out, const char *cmd)
+{
+	fprintf(out,
+		"usage: jitflow %s [--json] [--metric=instructions|time] [--penalty P]\n"
+		"       [--tolerance X] INPUT...\n\n"
+		"Warm-up across process executions (Barrett et al., \"Virtual Machine Warmup\n"
+		"Blows Hot and Cold\"). INPUT is one execution's `jitflow report --json`, a\n"
+		"folder holding it as report.json, or a warm-up report (--json) of earlier\n"
+		"executions. Per execution: the cost of each iteration the runtime marked\n"
+		"but the last, which runs on to the end of the recording (--metric, default\n"
+		"instructions; time is the trace's clock), changepoints in\n"
+		"its mean found by PELT with penalty P (default 15 log n), the class (flat,\n"
+		"warmup, slowdown, no steady state; segments within X of the last one, default\n"
+		"0.05, count as equal to it) and at each changepoint the jitted share before\n"
+		"and after; then per benchmark (the folder holding the executions' folders, as\n"
+		"DIR of `jitflow record --executions N -o DIR`) the verdict across its\n"
+		"executions (consistent, good inconsistent, bad inconsistent). Executions are\n"
+		"listed by name, so `jitflow merge` of warm-up reports equals the report over\n"
+		"all their executions. docs/analysis.md states the method.\n",
+		cmd);
+}
+
+static double number(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+}
+
+static double share(double part, double whole)
+{
+	/* Rounded to 1e-4, so that the report reads the same after a JSON round trip. */
+	return whole > 0 ? (double)(long long)(part / whole * 10000 + 0.5) / 10000 : 0;
+}
+
+/* One execution's entry from its report's "iterations" rows. */
+static cJSON *execution(const char *name, const cJSON *rows, const struct warmup_options *o,
+			struct jf_error *err)
+{
+	/* The last row runs from the last mark to the end of the recording: the last
+	 * iteration plus everything after the loop (output, exit), not an iteration's cost. */
+	size_t n = cJSON_GetArraySize(rows) > 1 ? (size_t)cJSON_GetArraySize(rows) - 1 : 0, i, k;
+	double *x = malloc((n ? n : 1) * sizeof(*x));
+	struct jf_segments s;
+	cJSON *e, *segs, *cps;
+	const cJSON *row;
+
+	if (!x) {
+		jf_fail(err, "%s: out of memory", name);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		x[i] = number(cJSON_GetArrayItem(rows, (int)i), o->metric);
+	if (jf_changepoints_find(x, n, &o->cp, &s) < 0) {
+		jf_fail(err, "%s: %s", name, n ? "out of memory" :
+			"fewer than two iteration marks (minivm marks its outermost loop's)");
+		free(x);
+		return NULL;
+	}
+	e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "name", name);
+	cJSON_AddNumberToObject(e, "iterations", (double)n);
+	cJSON_AddStringToObject(e, "class", jf_exec_class_name(jf_exec_classify(&s, n,
+											 o->tolerance)));
+	segs = cJSON_AddArrayToObject(e, "segments");
+	for (k = 0; k < s.n; k++) {
+		size_t a = k ? s.ends[k - 1] : 0;
+		double insns = 0, jitted = 0;
+		cJSON *seg = cJSON_CreateObject();
+
+		for (i = a; i < s.ends[k]; i++) {
+			row = cJSON_GetArrayItem(rows, (int)i);
+			insns += number(row, "instructions");
+			jitted += number(row, "jitted_instructions");
+		}
+		cJSON_AddNumberToObject(seg, "from", number(cJSON_GetArrayItem(rows, (int)a), "index"));
+		cJSON_AddNumberToObject(seg, "to", number(cJSON_GetArrayItem(rows, (int)s.ends[k] - 1),
+							  "index"));
+		cJSON_AddNumberToObject(seg, "mean", (double)(long long)(s.means[k] + 0.5));
+		cJSON_AddNumberToObject(seg, "jitted_share", share(jitted, insns));
+		cJSON_AddItemToArray(segs, seg);
+	}
+	cps = cJSON_AddArrayToObject(e, "changepoints");
+	for (k = 1; k < s.n; k++) {
+		const cJSON *before = cJSON_GetArrayItem(segs, (int)k - 1);
+		const cJSON *after = cJSON_GetArrayItem(segs, (int)k);
+		cJSON *cp = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(cp, "iteration", number(after, "from"));
+		cJSON_AddNumberToObject(cp, "mean_before", number(before, "mean"));
+		cJSON_AddNumberToObject(cp, "mean_after", number(after, "mean"));
+		cJSON_AddNumberToObject(cp, "jitted_share_before", number(before, "jitted_share"));
+		cJSON_AddNumberToObject(cp, "jitted_share_after", number(after, "jitted_share"));
+		cJSON_AddItemToArray(cps, cp);
+	}
+	jf_segments_free(&s);
+	free(x);
+	return e;
+}
+
+/* The name of an execution: the folder of its report. */
+static char *execution_name(const char *path)
+{
+	size_t len = strlen(path);
+	struct stat st;
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return strndup(path, len);
+	if (len > 12 && !strncmp(path + len - 12, "/report.json", 12))
+		return strndup(path, len - 12);
+	return strndup(path, len);
+}
+
+/* The benchmark of an execution: the folder holding its own (DIR of DIR/exec-N, as
+ * `jitflow record --executions` writes them). */
+static char *benchmark_of(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+
+	return slash ? strndup(name, (size_t)(slash - name)) : strdup(".");
+}
+
+/* Adds the executions of one input to `all`. */
+static int add_input(cJSON *all, const char *arg, const struct warmup_options *o,
+		     struct jf_error *err)
+{
+	char path[4096], *name = execution_name(arg);
+	struct stat st;
+	cJSON *doc, *benchmarks, *b, *execs, *rows, *e;
+
+	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
+		snprintf(path, sizeof(path), "%s/report.json", arg);
+	else
+		snprintf(path, sizeof(path), "%s", arg);
+	doc = jf_cli_load_json(path, "a jitflow report --json or a warm-up report", err);
+	if (!doc) {
+		free(name);
+		return -1;
+	}
+	benchmarks = cJSON_GetObjectItemCaseSensitive(doc, "warmup_benchmarks");
+	rows = cJSON_GetObjectItemCaseSensitive(doc, "iterations");
+	if (cJSON_IsArray(benchmarks)) {
+		cJSON_ArrayForEach(b, benchmarks) {
+			execs = cJSON_GetObjectItemCaseSensitive(b, "executions");
+			while (cJSON_IsArray(execs) && (e = cJSON_DetachItemFromArray(execs, 0)))
+				cJSON_AddItemToArray(all, e);
+		}
+	} else if (cJSON_IsArray(rows)) {
+		e = execution(name, rows, o, err);
+		if (!e) {
+			cJSON_Delete(doc);
+			free(name);
+			return -1;
+		}
+		cJSON_AddItemToArray(all, e);
+	} else {
+		jf_fail(err, "%s: expected a jitflow report --json (an \"iterations\" array) or a "
+			"warm-up report (a \"warmup_benchmarks\" array)", path);
+		cJSON_Delete(doc);
+		free(name);
+		return -1;
+	}
+	cJSON_Delete(doc);
+	free(name);
+	return 0;
+}
+
+static const char *name_of(const cJSON *e)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "name");
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* By benchmark, then by execution, numbers in names by value (exec-2 before exec-10). */
+static int by_name(const void *a, const void *b)
+{
+	const char *x = name_of(*(cJSON *const *)a), *y = name_of(*(cJSON *const *)b);
+	char *bx = benchmark_of(x), *by = benchmark_of(y);
+	int c = strverscmp(bx, by);
+
+	free(bx);
+	free(by);
+	return c ? c : strverscmp(x, y);
+}
+
+static enum jf_exec_class class_of(const cJSON *e)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "class");
+	int c;
+
+	for (c = JF_EXEC_FLAT; c <= JF_EXEC_NO_STEADY_STATE; c++) {
+		if (cJSON_IsString(v) && !strcmp(v->valuestring, jf_exec_class_name(c)))
+			return (enum jf_exec_class)c;
+	}
+	return JF_EXEC_NO_STEADY_STATE;
+}
+
+static void print_text(FILE *out, const cJSON *benchmarks)
+{
+	const cJSON *b, *e, *cp;
+
+	cJSON_ArrayForEach(b, benchmarks) {
+		fprintf(out, "benchmark %s: %s\n", name_of(b),
+			cJSON_GetObjectItemCaseSensitive(b, "verdict")->valuestring);
+		fprintf(out, "  %-30s %10s  %-16s %s\n", "execution", "iterations", "class",
+			"changepoints (iteration: mean before -> after, jitted share)");
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(b, "executions")) {
+			fprintf(out, "  %-30s %10.0f  %-16s", name_of(e), number(e, "iterations"),
+				cJSON_GetObjectItemCaseSensitive(e, "class")->valuestring);
+			cJSON_ArrayForEach(cp, cJSON_GetObjectItemCaseSensitive(e, "changepoints"))
+				fprintf(out, " %.0f: %.0f -> %.0f, %.1f%% -> %.1f%%;",
+					number(cp, "iteration"), number(cp, "mean_before"),
+					number(cp, "mean_after"),
+					100 * number(cp, "jitted_share_before"),
+					100 * number(cp, "jitted_share_after"));
+			fputc('\n', out);
+		}
+	}
+}
+
+/* The sorted executions, grouped by benchmark, each group with its verdict. */
+static cJSON *group(cJSON **items, size_t n)
+{
+	cJSON *benchmarks = cJSON_CreateArray();
+	enum jf_exec_class *classes = calloc(n ? n : 1, sizeof(*classes));
+	size_t i = 0, j;
+
+	while (classes && i < n) {
+		char *name = benchmark_of(name_of(items[i]));
+		cJSON *b = cJSON_CreateObject(), *execs;
+
+		for (j = i; j < n; j++) {
+			char *other = benchmark_of(name_of(items[j]));
+			int same = !strcmp(name, other);
+
+			free(other);
+			if (!same)
+				break;
+			classes[j - i] = class_of(items[j]);
+		}
+		cJSON_AddStringToObject(b, "name", name);
+		cJSON_AddStringToObject(b, "verdict", jf_exec_verdict(classes, j - i));
+		execs = cJSON_AddArrayToObject(b, "executions");
+		for (; i < j; i++)
+			cJSON_AddItemToArray(execs, items[i]);
+		cJSON_AddItemToArray(benchmarks, b);
+		free(name);
+	}
+	free(classes);
+	return benchmarks;
+}
+
+static int warmup_main(const char *cmd, int json, int argc, char **argv)
+{
+	struct warmup_options o = { .metric = "instructions", .tolerance = 0.05, .json = json };
+	struct jf_error err = { { 0 } };
+	cJSON *all = cJSON_CreateArray(), *report, *benchmarks, **items;
+	size_t n, i;
+	int a, inputs = 0;
+	char *text;
+
+	for (a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+			usage(stdout, cmd);
+			cJSON_Delete(all);
+			return JF_EXIT_OK;
+		} else if (!strcmp(argv[a], "--json")) {
+			o.json = 1;
+		} else if (!strncmp(argv[a], "--metric=", 9) &&
+			   (!strcmp(argv[a] + 9, "instructions") || !strcmp(argv[a] + 9, "time"))) {
+			o.metric = argv[a] + 9;
+		} else if (!strcmp(argv[a], "--penalty") && a + 1 < argc) {
+			o.cp.penalty = atof(argv[++a]);
+		} else if (!strcmp(argv[a], "--tolerance") && a + 1 < argc) {
+			o.tolerance = atof(argv[++a]);
+		} else if (argv[a][0] == '-') {
+			usage(stderr, cmd);
+			cJSON_Delete(all);
+			return JF_EXIT_USAGE;
+		} else {
+			if (add_input(all, argv[a], &o, &err) < 0) {
+				fprintf(stderr, "jitflow %s: %s\n", cmd, err.msg);
+				cJSON_Delete(all);
+				return JF_EXIT_FAIL;
+			}
+			inputs++;
+		}
+	}
+	if (!inputs) {
+		usage(stderr, cmd);
+		cJSON_Delete(all);
+		return JF_EXIT_USAGE;
+	}
+	n = (size_t)cJSON_GetArraySize(all);
+	items = calloc(n ? n : 1, sizeof(*items));
+	for (i = 0; items && i < n; i++)
+		items[i] = cJSON_DetachItemFromArray(all, 0);
+	cJSON_Delete(all);
+	if (!items) {
+		fprintf(stderr, "jitflow %s: out of memory\n", cmd);
+		return JF_EXIT_FAIL;
+	}
+	qsort(items, n, sizeof(*items), by_name);
+	benchmarks = group(items, n);
+	free(items);
+	if (o.json) {
+		report = cJSON_CreateObject();
+		cJSON_AddItemToObject(report, "warmup_benchmarks", benchmarks);
+		text = cJSON_PrintUnformatted(report);
+		printf("%s\n", text);
+		free(text);
+		cJSON_Delete(report);
+	} else {
+		print_text(stdout, benchmarks);
+		cJSON_Delete(benchmarks);
+	}
+	return JF_EXIT_OK;
+}
+
+int jf_cmd_warmup(int argc, char **argv)
+{
+	return warmup_main("warmup", 0, argc, argv);
+}
+
+int jf_cmd_merge(int argc, char **argv)
+{
+	return warmup_main("merge", 1, argc, argv);
+}
