@@ -30,11 +30,12 @@ packages=(cmake make pkg-config gcc libc6-dev libipt-dev libopencsd-dev libelf-d
 # QEMU user mode (qemu-user, luajit, pypy3, nodejs, python3 for minivm's checks); dpkg-dev
 # and file for `cpack -G DEB` (dpkg-shlibdeps); groff-base to render man pages; bzip2 for
 # perf archive tarballs; xz-utils for the LuaJIT recording in traces/ (a .tar.xz); time;
-# openjdk-17-jdk-headless for HotSpot's JVMTI agent (built when a JDK is there) and its test.
+# openjdk-17-jdk-headless for HotSpot's JVMTI agent (built when a JDK is there) and its test;
+# parallel (GNU parallel) to run the warm-up matrix as a batch engine would.
 if [ $tests = 1 ]; then
   packages+=(libcmocka-dev clang libclang-rt-14-dev linux-perf libopencsd-bin qemu-user luajit
              pypy3 nodejs python3 dpkg-dev file groff-base bzip2 xz-utils time
-             openjdk-17-jdk-headless)
+             openjdk-17-jdk-headless parallel)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "jitflow/changepoints.h"
 #include "jitflow/error.h"
+#include "warmup_events.h"
 
 struct warmup_options {
 	const char *metric;            /* "instructions" or "time" */
@@ -42,7 +43,10 @@ static void usage(FILE *out, const char *cmd)
 		"its mean found by PELT with penalty P (default 15 log n), the class (flat,\n"
 		"warmup, slowdown, no steady state; segments within X of the last one, default\n"
 		"0.05, count as equal to it) and at each changepoint the jitted share before\n"
-		"and after; then per benchmark (the folder holding the executions' folders, as\n"
+		"and after and, when the execution's folder holds its `jitflow timeline` as\n"
+		"timeline.json, the code compiled and freed and the bridges attached in the\n"
+		"iterations either side of it and the guards whose exits per iteration\n"
+		"changed between the segments; then per benchmark (the folder holding the executions' folders, as\n"
 		"DIR of `jitflow record --executions N -o DIR`) the verdict across its\n"
 		"executions (consistent, good inconsistent, bad inconsistent). Executions are\n"
 		"listed by name, so `jitflow merge` of warm-up reports equals the report over\n"
@@ -179,6 +183,11 @@ static int add_input(cJSON *all, const char *arg, const struct warmup_options *o
 		}
 	} else if (cJSON_IsArray(rows)) {
 		e = execution(name, rows, o, err);
+		snprintf(path, sizeof(path), "%s/timeline.json", name);
+		if (e && stat(path, &st) == 0 && jf_warmup_add_events(e, path, err) < 0) {
+			cJSON_Delete(e);
+			e = NULL;
+		}
 		if (!e) {
 			cJSON_Delete(doc);
 			free(name);
@@ -197,11 +206,21 @@ static int add_input(cJSON *all, const char *arg, const struct warmup_options *o
 	return 0;
 }
 
-static const char *name_of(const cJSON *e)
+static const char *string_of(const cJSON *e, const char *key)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "name");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
 
 	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static const char *name_of(const cJSON *e)
+{
+	return string_of(e, "name");
+}
+
+static const char *name_of_guard(const cJSON *g)
+{
+	return string_of(g, "guard");
 }
 
 /* By benchmark, then by execution, numbers in names by value (exec-2 before exec-10). */
@@ -228,25 +247,54 @@ static enum jf_exec_class class_of(const cJSON *e)
 	return JF_EXEC_NO_STEADY_STATE;
 }
 
-static void print_text(FILE *out, const cJSON *benchmarks)
+static void print_names(FILE *out, const cJSON *events, const char *key, const char *prefix)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(events, key))
+		fprintf(out, "; %s%s", prefix, v->valuestring);
+}
+
+/* One line per changepoint: the means and jitted shares either side, then its events. */
+static void print_changepoint(FILE *out, const cJSON *cp)
+{
+	const cJSON *events = cJSON_GetObjectItemCaseSensitive(cp, "events"), *g;
+
+	fprintf(out, "    at iteration %.0f: %.0f -> %.0f, jitted %.1f%% -> %.1f%%",
+		number(cp, "iteration"), number(cp, "mean_before"), number(cp, "mean_after"),
+		100 * number(cp, "jitted_share_before"), 100 * number(cp, "jitted_share_after"));
+	if (!events) {
+		fprintf(out, " (no timeline.json: events unknown)\n");
+		return;
+	}
+	print_names(out, events, "compiled", "compiled ");
+	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(events, "freed")))
+		fprintf(out, "; freed %d code regions",
+			cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(events, "freed")));
+	print_names(out, events, "bridges_attached", "");
+	cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(events, "guards"))
+		fprintf(out, "; guard %s exits per iteration %g -> %g", name_of_guard(g),
+			number(g, "exits_per_iteration_before"),
+			number(g, "exits_per_iteration_after"));
+	fputc('\n', out);
+}
+
+static void print_text(FILE *out, const cJSON *benchmarks, const char *metric)
 {
 	const cJSON *b, *e, *cp;
 
 	cJSON_ArrayForEach(b, benchmarks) {
 		fprintf(out, "benchmark %s: %s\n", name_of(b),
 			cJSON_GetObjectItemCaseSensitive(b, "verdict")->valuestring);
-		fprintf(out, "  %-30s %10s  %-16s %s\n", "execution", "iterations", "class",
-			"changepoints (iteration: mean before -> after, jitted share)");
 		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(b, "executions")) {
-			fprintf(out, "  %-30s %10.0f  %-16s", name_of(e), number(e, "iterations"),
-				cJSON_GetObjectItemCaseSensitive(e, "class")->valuestring);
+			fprintf(out, "  %s: %s, %.0f iterations, %d changepoints (mean %s per "
+				"iteration)\n", name_of(e),
+				cJSON_GetObjectItemCaseSensitive(e, "class")->valuestring,
+				number(e, "iterations"),
+				cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(e, "changepoints")),
+				metric);
 			cJSON_ArrayForEach(cp, cJSON_GetObjectItemCaseSensitive(e, "changepoints"))
-				fprintf(out, " %.0f: %.0f -> %.0f, %.1f%% -> %.1f%%;",
-					number(cp, "iteration"), number(cp, "mean_before"),
-					number(cp, "mean_after"),
-					100 * number(cp, "jitted_share_before"),
-					100 * number(cp, "jitted_share_after"));
-			fputc('\n', out);
+				print_changepoint(out, cp);
 		}
 	}
 }
@@ -344,7 +392,7 @@ static int warmup_main(const char *cmd, int json, int argc, char **argv)
 		free(text);
 		cJSON_Delete(report);
 	} else {
-		print_text(stdout, benchmarks);
+		print_text(stdout, benchmarks, o.metric);
 		cJSON_Delete(benchmarks);
 	}
 	return JF_EXIT_OK;
