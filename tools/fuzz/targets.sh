@@ -20,6 +20,7 @@ fuzz_plugin_stream
 fuzz_zone_retime
 fuzz_minivm_compile
 fuzz_check_reports
+fuzz_warmup_inputs
 fuzz_recording_dir
 fuzz_cpython_stencils
 LIST

@@ -67,69 +67,141 @@ static double share(double part, double whole)
 	return whole > 0 ? (double)(long long)(part / whole * 10000 + 0.5) / 10000 : 0;
 }
 
+/* PELT costs up to n^2 / 2 segment costs on a series without changes (nothing can be
+ * pruned): longer series are cut into bins of consecutive iterations, and the bins'
+ * means are the series (changepoints then fall on bin edges; the report gives "bin"). */
+#define MAX_POINTS 20000
+
+struct row {
+	double index, cost, insns, jitted;
+};
+
+/* The rows of a report's "iterations", but the last: it runs from the last mark to the end
+ * of the recording (the last iteration plus everything after the loop: output, exit), not
+ * an iteration's cost. One pass: cJSON's arrays are lists. */
+static struct row *read_rows(const cJSON *rows, const char *metric, size_t *n)
+{
+	size_t total = (size_t)cJSON_GetArraySize(rows), i = 0;
+	struct row *r = malloc((total ? total : 1) * sizeof(*r));
+	const cJSON *row;
+
+	if (!r)
+		return NULL;
+	cJSON_ArrayForEach(row, rows) {
+		r[i].index = number(row, "index");
+		r[i].cost = number(row, metric);
+		r[i].insns = number(row, "instructions");
+		r[i++].jitted = number(row, "jitted_instructions");
+	}
+	*n = total > 1 ? total - 1 : 0;
+	return r;
+}
+
+static cJSON *segment(const struct row *r, size_t from, size_t to, double mean)
+{
+	cJSON *seg = cJSON_CreateObject();
+	double insns = 0, jitted = 0;
+	size_t i;
+
+	for (i = from; i < to; i++) {
+		insns += r[i].insns;
+		jitted += r[i].jitted;
+	}
+	cJSON_AddNumberToObject(seg, "from", r[from].index);
+	cJSON_AddNumberToObject(seg, "to", r[to - 1].index);
+	cJSON_AddNumberToObject(seg, "mean", (double)(long long)(mean + 0.5));
+	cJSON_AddNumberToObject(seg, "jitted_share", share(jitted, insns));
+	return seg;
+}
+
+static cJSON *changepoint(const cJSON *before, const cJSON *after)
+{
+	cJSON *cp = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(cp, "iteration", number(after, "from"));
+	cJSON_AddNumberToObject(cp, "mean_before", number(before, "mean"));
+	cJSON_AddNumberToObject(cp, "mean_after", number(after, "mean"));
+	cJSON_AddNumberToObject(cp, "jitted_share_before", number(before, "jitted_share"));
+	cJSON_AddNumberToObject(cp, "jitted_share_after", number(after, "jitted_share"));
+	return cp;
+}
+
 /* One execution's entry from its report's "iterations" rows. */
 static cJSON *execution(const char *name, const cJSON *rows, const struct warmup_options *o,
 			struct jf_error *err)
 {
-	/* The last row runs from the last mark to the end of the recording: the last
-	 * iteration plus everything after the loop (output, exit), not an iteration's cost. */
-	size_t n = cJSON_GetArraySize(rows) > 1 ? (size_t)cJSON_GetArraySize(rows) - 1 : 0, i, k;
-	double *x = malloc((n ? n : 1) * sizeof(*x));
+	size_t n = 0, bin, points, i, k;
+	struct row *r = read_rows(rows, o->metric, &n);
+	double *x = NULL;
 	struct jf_segments s;
 	cJSON *e, *segs, *cps;
-	const cJSON *row;
 
+	bin = n > MAX_POINTS ? (n + MAX_POINTS - 1) / MAX_POINTS : 1;
+	points = (n + bin - 1) / bin;
+	x = r ? malloc((points ? points : 1) * sizeof(*x)) : NULL;
 	if (!x) {
+		free(r);
 		jf_fail(err, "%s: out of memory", name);
 		return NULL;
 	}
-	for (i = 0; i < n; i++)
-		x[i] = number(cJSON_GetArrayItem(rows, (int)i), o->metric);
-	if (jf_changepoints_find(x, n, &o->cp, &s) < 0) {
+	for (k = 0; k < points; k++) {
+		size_t to = (k + 1) * bin < n ? (k + 1) * bin : n;
+		double sum = 0;
+
+		for (i = k * bin; i < to; i++)
+			sum += r[i].cost;
+		x[k] = sum / (double)(to - k * bin);
+	}
+	if (jf_changepoints_find(x, points, &o->cp, &s) < 0) {
 		jf_fail(err, "%s: %s", name, n ? "out of memory" :
 			"fewer than two iteration marks (minivm marks its outermost loop's)");
 		free(x);
+		free(r);
 		return NULL;
 	}
 	e = cJSON_CreateObject();
 	cJSON_AddStringToObject(e, "name", name);
 	cJSON_AddNumberToObject(e, "iterations", (double)n);
-	cJSON_AddStringToObject(e, "class", jf_exec_class_name(jf_exec_classify(&s, n,
+	if (bin > 1)
+		cJSON_AddNumberToObject(e, "bin", (double)bin);
+	cJSON_AddStringToObject(e, "class", jf_exec_class_name(jf_exec_classify(&s, points,
 											 o->tolerance)));
 	segs = cJSON_AddArrayToObject(e, "segments");
 	for (k = 0; k < s.n; k++) {
-		size_t a = k ? s.ends[k - 1] : 0;
-		double insns = 0, jitted = 0;
-		cJSON *seg = cJSON_CreateObject();
+		size_t from = k ? s.ends[k - 1] * bin : 0;
+		size_t to = s.ends[k] * bin < n ? s.ends[k] * bin : n;
 
-		for (i = a; i < s.ends[k]; i++) {
-			row = cJSON_GetArrayItem(rows, (int)i);
-			insns += number(row, "instructions");
-			jitted += number(row, "jitted_instructions");
-		}
-		cJSON_AddNumberToObject(seg, "from", number(cJSON_GetArrayItem(rows, (int)a), "index"));
-		cJSON_AddNumberToObject(seg, "to", number(cJSON_GetArrayItem(rows, (int)s.ends[k] - 1),
-							  "index"));
-		cJSON_AddNumberToObject(seg, "mean", (double)(long long)(s.means[k] + 0.5));
-		cJSON_AddNumberToObject(seg, "jitted_share", share(jitted, insns));
-		cJSON_AddItemToArray(segs, seg);
+		cJSON_AddItemToArray(segs, segment(r, from, to, s.means[k]));
 	}
 	cps = cJSON_AddArrayToObject(e, "changepoints");
-	for (k = 1; k < s.n; k++) {
-		const cJSON *before = cJSON_GetArrayItem(segs, (int)k - 1);
-		const cJSON *after = cJSON_GetArrayItem(segs, (int)k);
-		cJSON *cp = cJSON_CreateObject();
-
-		cJSON_AddNumberToObject(cp, "iteration", number(after, "from"));
-		cJSON_AddNumberToObject(cp, "mean_before", number(before, "mean"));
-		cJSON_AddNumberToObject(cp, "mean_after", number(after, "mean"));
-		cJSON_AddNumberToObject(cp, "jitted_share_before", number(before, "jitted_share"));
-		cJSON_AddNumberToObject(cp, "jitted_share_after", number(after, "jitted_share"));
-		cJSON_AddItemToArray(cps, cp);
-	}
+	for (k = 1; k < s.n; k++)
+		cJSON_AddItemToArray(cps, changepoint(cJSON_GetArrayItem(segs, (int)k - 1),
+						      cJSON_GetArrayItem(segs, (int)k)));
 	jf_segments_free(&s);
 	free(x);
+	free(r);
 	return e;
+}
+
+/* The class an entry names; -1 for none. */
+static int class_of(const cJSON *e)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "class");
+	int c;
+
+	for (c = JF_EXEC_FLAT; c <= JF_EXEC_NO_STEADY_STATE; c++) {
+		if (cJSON_IsString(v) && !strcmp(v->valuestring, jf_exec_class_name(c)))
+			return c;
+	}
+	return -1;
+}
+
+/* An execution of a warm-up report read back: what the verdict and the listing need. */
+static int valid_execution(const cJSON *e)
+{
+	return cJSON_IsObject(e) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "name")) &&
+	       cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "iterations")) &&
+	       class_of(e) >= 0;
 }
 
 /* The name of an execution: the folder of its report. */
@@ -163,6 +235,7 @@ static int add_input(cJSON *all, const char *arg, const struct warmup_options *o
 	char path[4096], *name = execution_name(arg);
 	struct stat st;
 	cJSON *doc, *benchmarks, *b, *execs, *rows, *e;
+	int n_benchmark = 0;
 
 	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
 		snprintf(path, sizeof(path), "%s/report.json", arg);
@@ -178,8 +251,18 @@ static int add_input(cJSON *all, const char *arg, const struct warmup_options *o
 	if (cJSON_IsArray(benchmarks)) {
 		cJSON_ArrayForEach(b, benchmarks) {
 			execs = cJSON_GetObjectItemCaseSensitive(b, "executions");
-			while (cJSON_IsArray(execs) && (e = cJSON_DetachItemFromArray(execs, 0)))
+			while (cJSON_IsArray(execs) && (e = cJSON_DetachItemFromArray(execs, 0))) {
 				cJSON_AddItemToArray(all, e);
+				if (!valid_execution(e)) {
+					jf_fail(err, "%s: benchmark %d: an execution without a \"name\" "
+						"string, an \"iterations\" number and a known \"class\"",
+						path, n_benchmark);
+					cJSON_Delete(doc);
+					free(name);
+					return -1;
+				}
+			}
+			n_benchmark++;
 		}
 	} else if (cJSON_IsArray(rows)) {
 		e = execution(name, rows, o, err);
@@ -235,24 +318,15 @@ static int by_name(const void *a, const void *b)
 	return c ? c : strverscmp(x, y);
 }
 
-static enum jf_exec_class class_of(const cJSON *e)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "class");
-	int c;
-
-	for (c = JF_EXEC_FLAT; c <= JF_EXEC_NO_STEADY_STATE; c++) {
-		if (cJSON_IsString(v) && !strcmp(v->valuestring, jf_exec_class_name(c)))
-			return (enum jf_exec_class)c;
-	}
-	return JF_EXEC_NO_STEADY_STATE;
-}
 
 static void print_names(FILE *out, const cJSON *events, const char *key, const char *prefix)
 {
 	const cJSON *v;
 
-	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(events, key))
-		fprintf(out, "; %s%s", prefix, v->valuestring);
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(events, key)) {
+		if (cJSON_IsString(v))
+			fprintf(out, "; %s%s", prefix, v->valuestring);
+	}
 }
 
 /* One line per changepoint: the means and jitted shares either side, then its events. */
@@ -284,13 +358,11 @@ static void print_text(FILE *out, const cJSON *benchmarks, const char *metric)
 	const cJSON *b, *e, *cp;
 
 	cJSON_ArrayForEach(b, benchmarks) {
-		fprintf(out, "benchmark %s: %s\n", name_of(b),
-			cJSON_GetObjectItemCaseSensitive(b, "verdict")->valuestring);
+		fprintf(out, "benchmark %s: %s\n", name_of(b), string_of(b, "verdict"));
 		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(b, "executions")) {
 			fprintf(out, "  %s: %s, %.0f iterations, %d changepoints (mean %s per "
 				"iteration)\n", name_of(e),
-				cJSON_GetObjectItemCaseSensitive(e, "class")->valuestring,
-				number(e, "iterations"),
+				string_of(e, "class"), number(e, "iterations"),
 				cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(e, "changepoints")),
 				metric);
 			cJSON_ArrayForEach(cp, cJSON_GetObjectItemCaseSensitive(e, "changepoints"))
@@ -317,7 +389,7 @@ static cJSON *group(cJSON **items, size_t n)
 			free(other);
 			if (!same)
 				break;
-			classes[j - i] = class_of(items[j]);
+			classes[j - i] = (enum jf_exec_class)class_of(items[j]);
 		}
 		cJSON_AddStringToObject(b, "name", name);
 		cJSON_AddStringToObject(b, "verdict", jf_exec_verdict(classes, j - i));

@@ -188,8 +188,10 @@ int jf_warmup_add_events(cJSON *execution, const char *timeline_path, struct jf_
 	}
 	qsort(in, n, sizeof(*in), by_time);
 	for (i = 0; i < n; i++) {
-		if (!strcmp(str(in[i].ev, "cat"), "iteration"))
-			current = strtol(str(in[i].ev, "name") + strlen("iteration "), NULL, 10);
+		const char *name = str(in[i].ev, "name");
+
+		if (!strcmp(str(in[i].ev, "cat"), "iteration") && !strncmp(name, "iteration ", 10))
+			current = strtol(name + 10, NULL, 10);
 		iter[i] = current;
 	}
 	segs = cJSON_GetObjectItemCaseSensitive(execution, "segments");
