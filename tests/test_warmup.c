@@ -285,6 +285,21 @@ static void merge_any_grouping(void **state)
 	same_file("all.json", "merged-mixed.json");
 }
 
+/* The HTML page: a chart per execution, a marked line per changepoint (5, 15 and 7 per
+ * execution of the three programs). */
+static void html_page(void **state)
+{
+	char cmd[2048], *out;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' warmup --html page.html */exec-* > /dev/null && "
+		 "grep -c '<svg' page.html && grep -c 'class=\"cp\"' page.html", matrix,
+		 jf_test_cli());
+	out = run(cmd);
+	assert_string_equal(out, "15\n135\n");
+	free(out);
+}
+
 /* record --executions N: N fresh recordings, DIR/exec-1 ... DIR/exec-N. */
 static void record_executions(void **state)
 {
@@ -314,6 +329,45 @@ static void record_executions(void **state)
 	}
 }
 
+/* A series longer than PELT is given whole (20000 points) is binned: 50001 marks, the cost
+ * 1500 up to iteration 30000 and 1000 from there, give bins of 3 and one changepoint on
+ * the bin edge at or next to 30000. */
+static void long_series_binned(void **state)
+{
+	char path[1200], cmd[2048], *out;
+	FILE *f;
+	cJSON *doc, *exec, *cps;
+	int i, at;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/long/report.json", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/long'", jf_test_tmpdir());
+	free(run(cmd));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"iterations\":[", f);
+	for (i = 0; i <= 50000; i++)
+		fprintf(f, "%s{\"index\":%d,\"instructions\":%d,\"jitted_instructions\":0}",
+			i ? "," : "", i, i < 30000 ? 1500 : 1000);
+	fputs("]}", f);
+	assert_int_equal(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "'%s' warmup --json '%s'", jf_test_cli(), path);
+	out = run(cmd);
+	doc = cJSON_Parse(out);
+	assert_non_null(doc);
+	exec = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(
+		cJSON_GetObjectItem(doc, "warmup_benchmarks"), 0), "executions"), 0);
+	assert_int_equal(cJSON_GetObjectItem(exec, "iterations")->valueint, 50000);
+	assert_int_equal(cJSON_GetObjectItem(exec, "bin")->valueint, 3);
+	assert_string_equal(cJSON_GetObjectItem(exec, "class")->valuestring, "warmup");
+	cps = cJSON_GetObjectItem(exec, "changepoints");
+	assert_int_equal(cJSON_GetArraySize(cps), 1);
+	at = cJSON_GetObjectItem(cJSON_GetArrayItem(cps, 0), "iteration")->valueint;
+	assert_true(at >= 30000 - 2 && at <= 30000 + 2);
+	cJSON_Delete(doc);
+	free(out);
+}
+
 static void bad_inputs(void **state)
 {
 	char cmd[2048], *out = NULL;
@@ -341,7 +395,9 @@ int main(void)
 		cmocka_unit_test(flush_every),
 		cmocka_unit_test(phase_change),
 		cmocka_unit_test(merge_any_grouping),
+		cmocka_unit_test(html_page),
 		cmocka_unit_test(record_executions),
+		cmocka_unit_test(long_series_binned),
 		cmocka_unit_test(bad_inputs),
 	};
 

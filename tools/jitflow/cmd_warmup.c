@@ -21,19 +21,22 @@
 #include "jitflow/changepoints.h"
 #include "jitflow/error.h"
 #include "warmup_events.h"
+#include "warmup_execution.h"
+#include "warmup_html.h"
 
 struct warmup_options {
 	const char *metric;            /* "instructions" or "time" */
 	struct jf_changepoint_options cp;
 	double tolerance;
 	int json;
+	const char *html;              /* --html FILE, or NULL */
 };
 
 static void usage(FILE *out, const char *cmd)
 {
 	fprintf(out,
-		"usage: jitflow %s [--json] [--metric=instructions|time] [--penalty P]\n"
-		"       [--tolerance X] INPUT...\n\n"
+		"usage: jitflow %s [--json] [--html FILE] [--metric=instructions|time]\n"
+		"       [--penalty P] [--tolerance X] INPUT...\n\n"
 		"Warm-up across process executions (Barrett et al., \"Virtual Machine Warmup\n"
 		"Blows Hot and Cold\"). INPUT is one execution's `jitflow report --json`, a\n"
 		"folder holding it as report.json, or a warm-up report (--json) of earlier\n"
@@ -50,7 +53,9 @@ static void usage(FILE *out, const char *cmd)
 		"DIR of `jitflow record --executions N -o DIR`) the verdict across its\n"
 		"executions (consistent, good inconsistent, bad inconsistent). Executions are\n"
 		"listed by name, so `jitflow merge` of warm-up reports equals the report over\n"
-		"all their executions. docs/analysis.md states the method.\n",
+		"all their executions. --html FILE also writes a page with each execution's\n"
+		"series, the segments' means and the changepoints marked (the events on\n"
+		"hover). docs/warmup.md states the method.\n",
 		cmd);
 }
 
@@ -59,128 +64,6 @@ static double number(const cJSON *obj, const char *key)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
 	return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
-}
-
-static double share(double part, double whole)
-{
-	/* Rounded to 1e-4, so that the report reads the same after a JSON round trip. */
-	return whole > 0 ? (double)(long long)(part / whole * 10000 + 0.5) / 10000 : 0;
-}
-
-/* PELT costs up to n^2 / 2 segment costs on a series without changes (nothing can be
- * pruned): longer series are cut into bins of consecutive iterations, and the bins'
- * means are the series (changepoints then fall on bin edges; the report gives "bin"). */
-#define MAX_POINTS 20000
-
-struct row {
-	double index, cost, insns, jitted;
-};
-
-/* The rows of a report's "iterations", but the last: it runs from the last mark to the end
- * of the recording (the last iteration plus everything after the loop: output, exit), not
- * an iteration's cost. One pass: cJSON's arrays are lists. */
-static struct row *read_rows(const cJSON *rows, const char *metric, size_t *n)
-{
-	size_t total = (size_t)cJSON_GetArraySize(rows), i = 0;
-	struct row *r = malloc((total ? total : 1) * sizeof(*r));
-	const cJSON *row;
-
-	if (!r)
-		return NULL;
-	cJSON_ArrayForEach(row, rows) {
-		r[i].index = number(row, "index");
-		r[i].cost = number(row, metric);
-		r[i].insns = number(row, "instructions");
-		r[i++].jitted = number(row, "jitted_instructions");
-	}
-	*n = total > 1 ? total - 1 : 0;
-	return r;
-}
-
-static cJSON *segment(const struct row *r, size_t from, size_t to, double mean)
-{
-	cJSON *seg = cJSON_CreateObject();
-	double insns = 0, jitted = 0;
-	size_t i;
-
-	for (i = from; i < to; i++) {
-		insns += r[i].insns;
-		jitted += r[i].jitted;
-	}
-	cJSON_AddNumberToObject(seg, "from", r[from].index);
-	cJSON_AddNumberToObject(seg, "to", r[to - 1].index);
-	cJSON_AddNumberToObject(seg, "mean", (double)(long long)(mean + 0.5));
-	cJSON_AddNumberToObject(seg, "jitted_share", share(jitted, insns));
-	return seg;
-}
-
-static cJSON *changepoint(const cJSON *before, const cJSON *after)
-{
-	cJSON *cp = cJSON_CreateObject();
-
-	cJSON_AddNumberToObject(cp, "iteration", number(after, "from"));
-	cJSON_AddNumberToObject(cp, "mean_before", number(before, "mean"));
-	cJSON_AddNumberToObject(cp, "mean_after", number(after, "mean"));
-	cJSON_AddNumberToObject(cp, "jitted_share_before", number(before, "jitted_share"));
-	cJSON_AddNumberToObject(cp, "jitted_share_after", number(after, "jitted_share"));
-	return cp;
-}
-
-/* One execution's entry from its report's "iterations" rows. */
-static cJSON *execution(const char *name, const cJSON *rows, const struct warmup_options *o,
-			struct jf_error *err)
-{
-	size_t n = 0, bin, points, i, k;
-	struct row *r = read_rows(rows, o->metric, &n);
-	double *x = NULL;
-	struct jf_segments s;
-	cJSON *e, *segs, *cps;
-
-	bin = n > MAX_POINTS ? (n + MAX_POINTS - 1) / MAX_POINTS : 1;
-	points = (n + bin - 1) / bin;
-	x = r ? malloc((points ? points : 1) * sizeof(*x)) : NULL;
-	if (!x) {
-		free(r);
-		jf_fail(err, "%s: out of memory", name);
-		return NULL;
-	}
-	for (k = 0; k < points; k++) {
-		size_t to = (k + 1) * bin < n ? (k + 1) * bin : n;
-		double sum = 0;
-
-		for (i = k * bin; i < to; i++)
-			sum += r[i].cost;
-		x[k] = sum / (double)(to - k * bin);
-	}
-	if (jf_changepoints_find(x, points, &o->cp, &s) < 0) {
-		jf_fail(err, "%s: %s", name, n ? "out of memory" :
-			"fewer than two iteration marks (minivm marks its outermost loop's)");
-		free(x);
-		free(r);
-		return NULL;
-	}
-	e = cJSON_CreateObject();
-	cJSON_AddStringToObject(e, "name", name);
-	cJSON_AddNumberToObject(e, "iterations", (double)n);
-	if (bin > 1)
-		cJSON_AddNumberToObject(e, "bin", (double)bin);
-	cJSON_AddStringToObject(e, "class", jf_exec_class_name(jf_exec_classify(&s, points,
-											 o->tolerance)));
-	segs = cJSON_AddArrayToObject(e, "segments");
-	for (k = 0; k < s.n; k++) {
-		size_t from = k ? s.ends[k - 1] * bin : 0;
-		size_t to = s.ends[k] * bin < n ? s.ends[k] * bin : n;
-
-		cJSON_AddItemToArray(segs, segment(r, from, to, s.means[k]));
-	}
-	cps = cJSON_AddArrayToObject(e, "changepoints");
-	for (k = 1; k < s.n; k++)
-		cJSON_AddItemToArray(cps, changepoint(cJSON_GetArrayItem(segs, (int)k - 1),
-						      cJSON_GetArrayItem(segs, (int)k)));
-	jf_segments_free(&s);
-	free(x);
-	free(r);
-	return e;
 }
 
 /* The class an entry names; -1 for none. */
@@ -265,7 +148,7 @@ static int add_input(cJSON *all, const char *arg, const struct warmup_options *o
 			n_benchmark++;
 		}
 	} else if (cJSON_IsArray(rows)) {
-		e = execution(name, rows, o, err);
+		e = jf_warmup_execution(name, rows, o->metric, &o->cp, o->tolerance, err);
 		snprintf(path, sizeof(path), "%s/timeline.json", name);
 		if (e && stat(path, &st) == 0 && jf_warmup_add_events(e, path, err) < 0) {
 			cJSON_Delete(e);
@@ -422,6 +305,8 @@ static int warmup_main(const char *cmd, int json, int argc, char **argv)
 		} else if (!strncmp(argv[a], "--metric=", 9) &&
 			   (!strcmp(argv[a] + 9, "instructions") || !strcmp(argv[a] + 9, "time"))) {
 			o.metric = argv[a] + 9;
+		} else if (!strcmp(argv[a], "--html") && a + 1 < argc) {
+			o.html = argv[++a];
 		} else if (!strcmp(argv[a], "--penalty") && a + 1 < argc) {
 			o.cp.penalty = atof(argv[++a]);
 		} else if (!strcmp(argv[a], "--tolerance") && a + 1 < argc) {
@@ -456,6 +341,17 @@ static int warmup_main(const char *cmd, int json, int argc, char **argv)
 	qsort(items, n, sizeof(*items), by_name);
 	benchmarks = group(items, n);
 	free(items);
+	if (o.html) {
+		FILE *f = fopen(o.html, "w");
+
+		if (f)
+			jf_warmup_html(f, benchmarks, o.metric);
+		if (!f || fclose(f) != 0) {
+			fprintf(stderr, "jitflow %s: cannot write %s: %m\n", cmd, o.html);
+			cJSON_Delete(benchmarks);
+			return JF_EXIT_FAIL;
+		}
+	}
 	if (o.json) {
 		report = cJSON_CreateObject();
 		cJSON_AddItemToObject(report, "warmup_benchmarks", benchmarks);
