@@ -300,7 +300,8 @@ static void html_page(void **state)
 	free(out);
 }
 
-/* record --executions N: N fresh recordings, DIR/exec-1 ... DIR/exec-N. */
+/* record --executions N: N fresh recordings, DIR/exec-1 ... DIR/exec-N, DIR's parents made
+ * too. */
 static void record_executions(void **state)
 {
 	char cmd[4096], path[1200];
@@ -308,7 +309,7 @@ static void record_executions(void **state)
 	int i;
 
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "'%s' record --executions 2 -o '%s/runs' -- '%s' "
+	snprintf(cmd, sizeof(cmd), "'%s' record --executions 2 -o '%s/runs/phase_change' -- '%s' "
 		 "'%s/tests/warmup/phase_change.mvm' 2>&1 >/dev/null", jf_test_cli(),
 		 jf_test_tmpdir(), getenv("JITFLOW_MINIVM"), jf_test_source_dir());
 	out = run(cmd);
@@ -318,7 +319,8 @@ static void record_executions(void **state)
 	for (i = 1; i <= 3; i++) {
 		FILE *f;
 
-		snprintf(path, sizeof(path), "%s/runs/exec-%d/perf.data", jf_test_tmpdir(), i);
+		snprintf(path, sizeof(path), "%s/runs/phase_change/exec-%d/perf.data", jf_test_tmpdir(),
+			 i);
 		f = fopen(path, "rb");
 		if (i <= 2 && !f)
 			fail_msg("%s: missing", path);

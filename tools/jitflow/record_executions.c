@@ -49,6 +49,24 @@ static int record_one(const char *out, int noptions, char **options, int nprogra
 	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
+/* mkdir -p: a matrix's DIR is often runs/BENCHMARK, its parent not made yet. */
+static int make_dirs(const char *dir)
+{
+	char path[4096];
+	char *p;
+
+	snprintf(path, sizeof(path), "%s", dir);
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0777) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(path, 0777) < 0 && errno != EEXIST ? -1 : 0;
+}
+
 int jf_record_executions(unsigned n, const char *dir, int noptions, char **options, int nprogram,
 			 char **program)
 {
@@ -56,7 +74,7 @@ int jf_record_executions(unsigned n, const char *dir, int noptions, char **optio
 	unsigned i;
 	int first_failure = 0;
 
-	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+	if (make_dirs(dir) < 0) {
 		fprintf(stderr, "jitflow record: cannot create %s: %m\n", dir);
 		return JF_EXIT_FAIL;
 	}

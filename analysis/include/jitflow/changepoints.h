@@ -10,6 +10,9 @@
 
 #include <stddef.h>
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 struct jf_changepoint_options {
 	double penalty;     /* per changepoint; <= 0: 15 * log(n), as Krun's analysis */
 	double min_sigma;   /* lower bound of the noise's deviation, as a share of the series'
@@ -49,5 +52,7 @@ const char *jf_exec_class_name(enum jf_exec_class c);
  * class, "good inconsistent" when they differ but are all flat or warm-up, else
  * "bad inconsistent". */
 const char *jf_exec_verdict(const enum jf_exec_class *classes, size_t n);
+
+#pragma GCC visibility pop
 
 #endif
