@@ -74,7 +74,7 @@ foreach(t jitflow_shared jitflow_static)
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${t} PRIVATE jitflow::ipt jitflow::opencsd_c_api PkgConfig::OPENCSD
                         PkgConfig::CAPSTONE PkgConfig::LIBELF PkgConfig::LIBARCHIVE
-                        Threads::Threads)
+                        Threads::Threads m)
 endforeach()
 set_target_properties(jitflow_shared PROPERTIES EXPORT_NAME jitflow)
 

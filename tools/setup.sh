@@ -32,11 +32,12 @@ packages=(cmake make pkg-config gcc libc6-dev libipt-dev libopencsd-dev libelf-d
 # perf archive tarballs; xz-utils for the LuaJIT recording in traces/ (a .tar.xz); time;
 # openjdk-17-jdk-headless for HotSpot's JVMTI agent (built when a JDK is there) and its test;
 # the AArch64 cross compiler and C library that build the test programs the ETM recorder
-# runs under qemu-aarch64.
+# runs under qemu-aarch64; parallel (GNU parallel) to run the warm-up matrix as a batch
+# engine would.
 if [ $tests = 1 ]; then
   packages+=(libcmocka-dev clang libclang-rt-14-dev linux-perf libopencsd-bin qemu-user luajit
              pypy3 nodejs python3 dpkg-dev file groff-base bzip2 xz-utils time
-             openjdk-17-jdk-headless gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+             openjdk-17-jdk-headless gcc-aarch64-linux-gnu libc6-dev-arm64-cross parallel)
 fi
 missing=()
 for p in "${packages[@]}"; do

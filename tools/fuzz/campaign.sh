@@ -93,6 +93,15 @@ seed() { # seed TARGET CORPUS: the repository's own inputs of that kind
       { cat "$src"/tools/fuzz/corpus_check/report.json; printf '\0'
         cat "$src"/tools/fuzz/corpus_check/report.json; } >"$c/same"
       { cat "$src"/tools/fuzz/corpus_check/report.json; printf '\0{"traces":[]}'; } >"$c/empty" ;;
+    # a report whose series steps down at iteration 3, then a timeline with a compilation
+    # and guard exits in it; a warm-up report to merge
+    fuzz_warmup_inputs)
+      printf '%s\0%s' \
+        '{"iterations":[{"index":0,"instructions":90,"jitted_instructions":0},{"index":1,"instructions":91,"jitted_instructions":0},{"index":2,"instructions":90,"jitted_instructions":0},{"index":3,"instructions":20,"jitted_instructions":18},{"index":4,"instructions":21,"jitted_instructions":19},{"index":5,"instructions":20,"jitted_instructions":18},{"index":6,"instructions":20,"jitted_instructions":18},{"index":7,"instructions":20,"jitted_instructions":18}]}' \
+        '{"traceEvents":[{"ph":"i","cat":"iteration","name":"iteration 0","ts":1},{"ph":"i","cat":"iteration","name":"iteration 1","ts":5},{"ph":"i","cat":"code","name":"compiled trace 1 (loop)","ts":6},{"ph":"i","cat":"code","name":"code freed at 0x10","ts":6},{"ph":"i","cat":"code","name":"bridge 2 attached to guard 1/2","ts":7},{"ph":"i","cat":"guard","name":"guard exit 1/2","ts":8,"args":{"trace":1,"guard":2,"exits":40}},{"ph":"i","cat":"iteration","name":"iteration 10","ts":20}]}' \
+        >"$c/series"
+      printf '{"warmup_benchmarks":[{"name":"b","verdict":"consistent","executions":[{"name":"b/e","iterations":9,"class":"warmup","segments":[],"changepoints":[{"iteration":3,"events":{"compiled":["x"],"guards":[{"guard":"1/2"}]}}]}]}]}' \
+        >"$c/merge" ;;
   esac
   return 0
 }

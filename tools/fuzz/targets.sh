@@ -21,6 +21,7 @@ fuzz_etm_flow
 fuzz_zone_retime
 fuzz_minivm_compile
 fuzz_check_reports
+fuzz_warmup_inputs
 fuzz_recording_dir
 fuzz_cpython_stencils
 LIST

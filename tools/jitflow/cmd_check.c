@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_json.h"
 #include "commands.h"
 #include "jitflow/error.h"
-#include "jitflow/mapped_file.h"
 
 struct check {
 	double tolerance, share_tolerance;
@@ -36,22 +36,13 @@ static void usage(FILE *out)
 
 static cJSON *load(const char *path, struct jf_error *err)
 {
-	struct jf_mapped_file f;
-	const char *end = NULL;
-	cJSON *doc;
+	cJSON *doc = jf_cli_load_json(path, "a jitflow report --json", err);
 
-	if (jf_map_file(&f, path, err) < 0)
-		return NULL;
-	doc = cJSON_ParseWithLengthOpts((const char *)f.data, f.size, &end, 0);
-	if (!doc) {
-		jf_fail(err, "%s: offset %ld: not valid JSON (expected a jitflow report --json)",
-			path, end && f.data ? (long)(end - (const char *)f.data) : 0L);
-	} else if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "traces"))) {
+	if (doc && !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "traces"))) {
 		jf_fail(err, "%s: not a jitflow report (expected a \"traces\" array)", path);
 		cJSON_Delete(doc);
 		doc = NULL;
 	}
-	jf_unmap_file(&f);
 	return doc;
 }
 

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "record_pypylog.h"
 #include "record_env.h"
+#include "record_executions.h"
 #include "record_filter.h"
 #include "recorder.h"
 #include "record_a64.h"
@@ -24,7 +25,7 @@ static void usage(FILE *out)
 		"usage: jitflow record [-o DIR] [--emulate] [--backend=plugin|log] [--no-timing]\n"
 		"                      [--arch x86_64|aarch64]\n"
 		"                      [--filter=jit|START-END[,...]] [--marker-ptw] [--json]\n"
-		"                      [--] PROGRAM [ARGS...]\n\n"
+		"                      [--executions N] [--] PROGRAM [ARGS...]\n\n"
 		"Run PROGRAM and write DIR/perf.data as `perf record -e intel_pt//u` would.\n"
 		"Without the intel_pt PMU (or with --emulate) PROGRAM (x86-64 Linux) runs under\n"
 		"qemu-x86_64 and the Intel PT packets are generated from the blocks it executes;\n"
@@ -55,6 +56,10 @@ static void usage(FILE *out)
 		"  --marker-ptw  a PTW packet at each call of the zone emitter's marker (synthetic:\n"
 		"                perf accepts it, libipt-based decoders report an error there)\n"
 		"  --json        print a one-line JSON summary on stderr when done\n"
+		"  --executions N  N fresh executions of PROGRAM, one after the other, each\n"
+		"                recorded into DIR/exec-1 ... DIR/exec-N with the other options\n"
+		"                (for `jitflow warmup`); progress on stderr; exits with the first\n"
+		"                nonzero status of an execution, else 0\n"
 		"  --save-code   also save the executed pages of the program's files in DIR/code/,\n"
 		"                so the recording decodes anywhere (and can be checked in); only\n"
 		"                the bytes of instructions that ran are kept, the rest are zeros\n"
@@ -102,7 +107,8 @@ int jf_cmd_record(int argc, char **argv)
 	struct jf_pypylog_plan pypy;
 	struct jf_record_result res;
 	struct jf_error err = { { 0 } };
-	int i, emulate = 0, json = 0, save_code = 0;
+	int i, emulate = 0, json = 0, save_code = 0, noptions = 0;
+	unsigned long executions = 0;
 	char traced[300] = "";
 	const char *backend = getenv("JITFLOW_RECORD_BACKEND");
 
@@ -141,6 +147,16 @@ int jf_cmd_record(int argc, char **argv)
 			json = 1;
 		} else if (!strcmp(argv[i], "--save-code")) {
 			save_code = 1;
+		} else if (!strcmp(argv[i], "--executions") && i + 1 < argc) {
+			char *end;
+
+			executions = strtoul(argv[++i], &end, 10);
+			if (*end || !executions || executions > 100000) {
+				fprintf(stderr, "jitflow record: --executions takes a count from 1 to "
+					"100000, not '%s'\n", argv[i]);
+				return JF_EXIT_USAGE;
+			}
+			continue;
 		} else if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
@@ -154,6 +170,22 @@ int jf_cmd_record(int argc, char **argv)
 	if (i >= argc) {
 		fprintf(stderr, "jitflow record: no program given (see --help)\n");
 		return JF_EXIT_USAGE;
+	}
+	if (executions) {
+		/* The options of every execution: all but -o and --executions. */
+		char **options = calloc((size_t)argc, sizeof(*options));
+		int rc;
+
+		for (int k = 1; k < i && options; k++) {
+			if (!strcmp(argv[k], "-o") || !strcmp(argv[k], "--executions"))
+				k++;
+			else if (strcmp(argv[k], "--"))
+				options[noptions++] = argv[k];
+		}
+		rc = options ? jf_record_executions((unsigned)executions, opt.out_dir, noptions,
+						    options, argc - i, argv + i) : JF_EXIT_FAIL;
+		free(options);
+		return rc;
 	}
 	opt.argc = argc - i;
 	opt.argv = argv + i;

@@ -22,5 +22,7 @@ int jf_cmd_stacks(int argc, char **argv);
 int jf_cmd_check(int argc, char **argv);
 int jf_cmd_zone(int argc, char **argv);
 int jf_cmd_record(int argc, char **argv);
+int jf_cmd_warmup(int argc, char **argv);
+int jf_cmd_merge(int argc, char **argv);
 
 #endif

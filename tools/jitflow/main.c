@@ -20,6 +20,10 @@ static const struct jf_command commands[] = {
 	  jf_cmd_zone },
 	{ "record", "run a program and record its trace: Intel PT (x86-64), ETMv4 (AArch64, QEMU)",
 	  jf_cmd_record },
+	{ "warmup", "warm-up across executions: changepoints, classes, verdict (Krun-style)",
+	  jf_cmd_warmup },
+	{ "merge", "merge warm-up reports (--json) into the report of all their executions",
+	  jf_cmd_merge },
 };
 
 static void usage(FILE *out)
