@@ -271,6 +271,9 @@ void jf_report_timeline_named(FILE *out, const struct jf_analysis_result *r,
 	const struct jf_timeline_result *tl = &r->timeline;
 	struct writer w = { out, r, jf_runtime_of(r), UINT64_MAX, 1, 0, 0, 0 };
 	uint64_t width = 1, skipped = 0;
+	/* Call-stack tracks are spans of their own, not buckets: they join below the
+	 * resolution asked for (by default the buckets' width), not below that width. */
+	uint64_t stack_resolution = resolution;
 	size_t i, stack_events = 0;
 	int on_time = r->has_time;
 
@@ -288,6 +291,8 @@ void jf_report_timeline_named(FILE *out, const struct jf_analysis_result *r,
 	if (resolution < width)
 		resolution = width;
 	resolution = (resolution + width - 1) / width * width;
+	if (!stack_resolution)
+		stack_resolution = resolution;
 
 	fprintf(out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"jitflow_timeline\":1,\"source\":");
 	jf_json_string(out, m && m->source ? m->source : "");
@@ -353,7 +358,7 @@ void jf_report_timeline_named(FILE *out, const struct jf_analysis_result *r,
 
 		thread_name(&w, 3, tid, "stacks of ");
 		stack_events += jf_timeline_stack_track(out, r, names, &r->call_stacks.tracks[i],
-							w.origin, resolution, &w.first);
+							w.origin, stack_resolution, &w.first);
 	}
 	for (i = 0; i < tl->nevents; i++) {
 		if (on_time && !tl->events[i].has_time) {

@@ -458,6 +458,21 @@ static long long split_time(const cJSON *report, double tid)
 	return sum;
 }
 
+/* The time `stacks --json` gives the stacks in which worker runs. */
+static double worker_time(const char *dir)
+{
+	cJSON *doc = stacks_json(dir);
+	const cJSON *st, *f;
+	double time = 0;
+
+	cJSON_ArrayForEach(st, stacks_of(doc))
+		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(st, "frames"))
+			if (!strcmp(jf_test_str(f, "name"), "worker"))
+				time += jf_test_num(st, "time");
+	cJSON_Delete(doc);
+	return time;
+}
+
 /* The timeline's call-stack tracks of the thread pool program, read by the test's own
  * reader: frames nest, and each thread's frames cover exactly the time the report's split
  * gives it, at the finest resolution and at one that joins everything. */
@@ -493,8 +508,11 @@ static void test_timeline_stack_tracks(void **state)
 			}
 		}
 	}
-	/* At the finest resolution the workers' own frames show. */
-	assert_true(worker >= 1);
+	/* At the finest resolution the workers' own frames show, where time went to them:
+	 * time reaches a stack as the trace's timing packets come, so a short call between
+	 * two of them may have none (the stacks report says which). */
+	if (worker_time(dir) > 0)
+		assert_true(worker >= 1);
 	assert_true(deepest >= 3);
 	cJSON_Delete(report);
 }

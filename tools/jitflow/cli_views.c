@@ -33,6 +33,7 @@ void jf_cli_timeline_usage(FILE *out, const char *what)
 		"                    no timing); default and minimum: the analysis's bucket width\n"
 		"  --stacks          add a call-stack track per thread (nested frames, as\n"
 		"                    `jitflow stacks` rebuilds them), joined below the resolution\n"
+		"                    (when given, finer than the bucket width too)\n"
 		"  --tolerance X     relative tolerance of a steady state (default 0.05)\n\n%s",
 		what, jf_cli_inputs_help);
 }
