@@ -528,7 +528,8 @@ static int result(const struct jf_analysis *a, const void *self, struct jf_analy
 	out->stacks = malloc((cs->stacks.n ? cs->stacks.n : 1) * sizeof(*out->stacks));
 	if (!out->stacks)
 		return -1;
-	memcpy(out->stacks, cs->stacks.rows, cs->stacks.n * sizeof(*out->stacks));
+	if (cs->stacks.n)
+		memcpy(out->stacks, cs->stacks.rows, cs->stacks.n * sizeof(*out->stacks));
 	out->nstacks = cs->stacks.n;
 	out->tracks = calloc(cs->nthreads ? cs->nthreads : 1, sizeof(*out->tracks));
 	if (!out->tracks)

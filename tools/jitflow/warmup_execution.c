@@ -1,4 +1,5 @@
 /* One execution of a warm-up report: its iteration series, segments and changepoints. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "warmup_execution.h"
@@ -13,7 +14,7 @@ static double number(const cJSON *obj, const char *key)
 static double share(double part, double whole)
 {
 	/* Rounded to 1e-4, so that the report reads the same after a JSON round trip. */
-	return whole > 0 ? (double)(long long)(part / whole * 10000 + 0.5) / 10000 : 0;
+	return whole > 0 ? floor(part / whole * 10000 + 0.5) / 10000 : 0;
 }
 
 /* PELT costs up to n^2 / 2 segment costs on a series without changes (nothing can be
@@ -58,7 +59,7 @@ static cJSON *segment(const struct row *r, size_t from, size_t to, double mean)
 	}
 	cJSON_AddNumberToObject(seg, "from", r[from].index);
 	cJSON_AddNumberToObject(seg, "to", r[to - 1].index);
-	cJSON_AddNumberToObject(seg, "mean", (double)(long long)(mean + 0.5));
+	cJSON_AddNumberToObject(seg, "mean", floor(mean + 0.5));
 	cJSON_AddNumberToObject(seg, "jitted_share", share(jitted, insns));
 	return seg;
 }
@@ -129,7 +130,7 @@ cJSON *jf_warmup_execution(const char *name, const cJSON *rows, const char *metr
 	/* The points the changepoints were found in, for charts (whole units, as the means). */
 	series = cJSON_AddArrayToObject(e, "series");
 	for (k = 0; k < points; k++)
-		cJSON_AddItemToArray(series, cJSON_CreateNumber((double)(long long)(x[k] + 0.5)));
+		cJSON_AddItemToArray(series, cJSON_CreateNumber(floor(x[k] + 0.5)));
 	jf_segments_free(&s);
 	free(x);
 	free(r);
