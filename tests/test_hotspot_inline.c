@@ -315,7 +315,9 @@ static int runs_fit(double insns, double per, double entries, double signals)
 {
 	long long c;
 
-	for (c = 1; c * (per * entries - signals) <= insns; c++) {
+	/* A run has at least one instruction: c <= insns ends the search even where the
+	 * signals outnumber per x entries. */
+	for (c = 1; c <= insns && c * (per * entries - signals) <= insns; c++) {
 		long long rest = (long long)insns % c;
 
 		if ((rest <= signals || c - rest <= signals) &&
