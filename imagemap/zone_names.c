@@ -65,6 +65,8 @@ const char *jf_zone_event_kind_name(uint32_t kind)
 	case JF_EVENT_RUNTIME: return "runtime";
 	case JF_EVENT_INSTRUMENTATION_BEGIN: return "instrumentation-begin";
 	case JF_EVENT_INSTRUMENTATION_END: return "instrumentation-end";
+	case JF_EVENT_PHASE_BEGIN: return "phase-begin";
+	case JF_EVENT_PHASE_END: return "phase-end";
 	}
 	return "unknown";
 }

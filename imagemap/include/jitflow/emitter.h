@@ -93,6 +93,24 @@ enum jf_event_kind {
 	 * INSTRUMENTATION_END is instrumentation, whatever code it is. arg = 0. */
 	JF_EVENT_INSTRUMENTATION_BEGIN = 10,
 	JF_EVENT_INSTRUMENTATION_END = 11,
+	/* The writing thread enters / leaves a phase of the VM's own work (arg = enum
+	 * jf_vm_phase): everything it executes in between counts to that phase, whatever code
+	 * it is, as with instrumentation. Phases nest (a collection while compiling); the
+	 * innermost one counts. */
+	JF_EVENT_PHASE_BEGIN = 12,
+	JF_EVENT_PHASE_END = 13,
+};
+
+/* JF_EVENT_PHASE_BEGIN / _END: the VM's own work, beside interpreting and running jitted
+ * code (which the code's regions already tell). */
+enum jf_vm_phase {
+	JF_PHASE_TRACING = 1,         /* recording a trace (LuaJIT's recorder, PyPy's
+	                               * jit-tracing, minivm's tracer) */
+	JF_PHASE_COMPILING = 2,       /* optimizing and assembling compiled code */
+	JF_PHASE_GC = 3,              /* garbage collection */
+	JF_PHASE_EXIT_HANDLING = 4,   /* leaving compiled code: blackholing, deoptimizing,
+	                               * restoring the interpreter's state at an exit */
+	JF_PHASE_COUNT,
 };
 
 /* JF_EVENT_TRACE_LINK: where a trace goes when it runs to its end (LuaJIT's link types). */
