@@ -1,10 +1,14 @@
 /* jitflow record of AArch64 programs (the recorder's test programs, cross-compiled into
  * the build folder) under qemu-aarch64: the ETMv4 trace in the snapshot it writes decodes
  * to the same instruction ranges, range by range, in jitflow and in OpenCSD's reference
- * lister trc_pkt_lister; the number of instructions equals what QEMU ran (recording.txt);
- * and the counts the programs' semantics fix are exact: ranges start at a function once
- * per call (it is only entered by BL or BLR, after which a range begins), with the
- * function's address from nm, not from jitflow. */
+ * lister trc_pkt_lister; the cs_etm perf.data beside it lists the same instructions, in
+ * the same order, in Linux perf (`perf script --itrace=i1i`) and in `jitflow decode
+ * --perf`; every Timestamp packet the lister shows holds the number of instructions the
+ * lister decoded before it (the synthetic clock); the number of instructions equals what
+ * QEMU ran (recording.txt); and the counts the programs' semantics fix are exact: ranges
+ * start at a function once per call (it is only entered by BL or BLR, after which a range
+ * begins), with the function's address from nm, not from jitflow. A cut or corrupt
+ * perf.data of the recorder is reported where it breaks. */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -15,6 +19,8 @@
 #include "jitflow/coresight.h"
 
 enum { TRACE_ID = 0x10 }; /* the recorder's ETM (TRCTRACEIDR) */
+/* The synthetic clock's value before the first instruction (perf time, ns). */
+#define CLOCK_BASE 1000000000ull
 
 static char program_path[1024];
 
@@ -42,18 +48,113 @@ static const char *record(const char *name, const char *args, char **out)
 	return dir;
 }
 
+/* Every timestamp element in the lister's output equals the clock's base plus the
+ * instructions of the ranges before it. Returns how many there are. */
+static uint64_t check_timestamps(const char *listing)
+{
+	uint64_t insns = 0, n = 0;
+	unsigned long long ts, count;
+	const char *p;
+
+	for (p = listing; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
+		const char *range = strstr(p, "OCSD_GEN_TRC_ELEM_INSTR_RANGE("), *end = strchr(p, '\n');
+		const char *stamp = strstr(p, "OCSD_GEN_TRC_ELEM_TIMESTAMP( [ TS=");
+
+		if (range && (!end || range < end)) {
+			range = strstr(range, "num_i(");
+			assert_non_null(range);
+			assert_int_equal(sscanf(range, "num_i(%llu)", &count), 1);
+			insns += count;
+		} else if (stamp && (!end || stamp < end)) {
+			assert_int_equal(sscanf(stamp, "OCSD_GEN_TRC_ELEM_TIMESTAMP( [ TS=%llx", &ts), 1);
+			if (ts != CLOCK_BASE + insns)
+				fail_msg("timestamp %llu after %llu instructions", ts - CLOCK_BASE,
+					 (unsigned long long)insns);
+			n++;
+		}
+	}
+	return n;
+}
+
 static void lister_run(const char *dir, struct cs_run *run)
 {
-	char cmd[2048];
+	char cmd[2048], *out;
 	FILE *p;
 
 	/* The lister writes trc_pkt_lister.ppl into its working folder. */
 	snprintf(cmd, sizeof(cmd), "cd '%s' && trc_pkt_lister -ss_dir '%s' -decode -logstdout",
 		 jf_test_tmpdir(), dir);
-	p = popen(cmd, "r");
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	p = fmemopen(out, strlen(out), "r");
 	assert_non_null(p);
 	cs_run_from_lister(run, p);
-	assert_int_equal(pclose(p), 0);
+	fclose(p);
+	assert_true(check_timestamps(out) > 0);
+	free(out);
+}
+
+/* A listing: one executed instruction's address a line, in hex. */
+struct listing {
+	char *text;
+	size_t len, cap;
+};
+
+static void listing_add_range(struct listing *l, uint64_t start, uint64_t end)
+{
+	uint64_t ip;
+
+	for (ip = start; ip < end; ip += 4) {
+		if (l->len + 24 > l->cap) {
+			l->cap = l->cap ? l->cap * 2 : 1 << 16;
+			l->text = realloc(l->text, l->cap);
+			assert_non_null(l->text);
+		}
+		l->len += (size_t)sprintf(l->text + l->len, "%llx\n", (unsigned long long)ip);
+	}
+}
+
+static const char *listing_text(const struct listing *l)
+{
+	return l->text ? l->text : "";
+}
+
+/* dir/perf.data decoded by Linux perf and by `jitflow decode --perf` (no error) lists the
+ * instructions of the lister's ranges. */
+static void check_perf_data(const char *dir, const struct cs_run *lister)
+{
+	struct listing want = { 0 }, perf = { 0 }, ours = { 0 };
+	const struct cs_items *items = &lister->id[TRACE_ID];
+	char cmd[2400], *out;
+	unsigned long long ip, start, end;
+	unsigned src;
+	const char *p;
+	size_t i;
+	int n;
+
+	for (i = 0; i < items->n; i++)
+		listing_add_range(&want, items->v[i].start, items->v[i].end);
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s/perf.data' --itrace=i1i -F ip", dir);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	for (p = out; sscanf(p, "%llx%n", &ip, &n) == 1; p += n)
+		listing_add_range(&perf, ip, ip + 4);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "HOME='%s' '%s' decode --perf '%s/perf.data' --format=jsonl",
+		 jf_test_tmpdir(), jf_test_cli(), dir);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_null(strstr(out, "\"kind\":\"error\""));
+	for (p = out; (p = strstr(p, "{\"kind\":\"range\",\"source\":")); p++) {
+		assert_int_equal(sscanf(p, "{\"kind\":\"range\",\"source\":%u,\"start\":\"%llx\","
+					"\"end\":\"%llx\"", &src, &start, &end), 3);
+		assert_int_equal(src, TRACE_ID);
+		listing_add_range(&ours, start, end);
+	}
+	free(out);
+	assert_true(want.len > 0);
+	assert_string_equal(listing_text(&perf), listing_text(&want));
+	assert_string_equal(listing_text(&ours), listing_text(&want));
+	free(want.text);
+	free(perf.text);
+	free(ours.text);
 }
 
 static uint64_t instructions(const struct cs_run *run)
@@ -82,6 +183,7 @@ static char *record_and_compare(const char *name, const char *args, struct cs_ru
 	size_t i;
 
 	lister_run(dir, lister);
+	check_perf_data(dir, lister);
 	dec = jf_cs_snapshot_decoder_new(dir, map, &err);
 	if (!dec)
 		fail_msg("%s: %s", dir, err.msg);
@@ -181,6 +283,14 @@ static void test_threads(void **state)
 	assert_int_equal(jf_test_run(cmd, &contexts), 0);
 	assert_int_equal(atoi(contexts), 3);
 	free(contexts);
+	/* perf names the threads from the context IDs: 10, 1000 and 2000 calls of work(). */
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s/rec-threads/perf.data' --itrace=i1i -F "
+		 "tid,ip | awk '$2 == \"%llx\" { print $1 }' | sort | uniq -c | awk '{ print $1 }' "
+		 "| sort -n | tr '\\n' ' '", jf_test_tmpdir(),
+		 (unsigned long long)symbol("threads", "work"));
+	assert_int_equal(jf_test_run(cmd, &contexts), 0);
+	assert_string_equal(contexts, "10 1000 2000 ");
+	free(contexts);
 	free(out);
 	cs_run_free(&lister);
 }
@@ -270,6 +380,73 @@ static void test_fib_dynamic(void **state)
 	cs_run_free(&lister);
 }
 
+static void write_bytes(const char *path, const void *data, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, size, f), size);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The recorder's perf.data cut inside its trace: what comes before the cut decodes and the
+ * rest of the data is reported lost where the file ends; with its ETMv4 magic number
+ * damaged: refused, naming the file and the offset of the bad CPU block. */
+static void test_cut_and_corrupt_perf_data(void **state)
+{
+	static const uint8_t etmv4_magic[8] = { 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40 };
+	char cmd[2400], want[1400], path[1200], bad[1200], *out, *summary;
+	const char *dir = jf_test_tmpdir();
+	uint64_t data_offset, data_size, total, trace_bytes;
+	struct cs_run lister;
+	uint8_t *data, *magic;
+	size_t size, at;
+
+	(void)state;
+	free(record_and_compare("fib", "12", &lister));
+	cs_run_free(&lister);
+	snprintf(path, sizeof(path), "%s/rec-fib/recording.txt", dir);
+	summary = jf_test_read_file(path, NULL);
+	total = (uint64_t)jf_test_number_after(summary, "instructions = ");
+	trace_bytes = (uint64_t)jf_test_number_after(summary, "trace_bytes = ");
+	free(summary);
+	snprintf(path, sizeof(path), "%s/rec-fib/perf.data", dir);
+	data = jf_test_read_file(path, &size);
+	assert_non_null(data);
+	memcpy(&data_offset, data + 40, 8); /* the header's data section */
+	memcpy(&data_size, data + 48, 8);
+	assert_true(data_offset + data_size <= size);
+
+	/* Halfway into the trace: its AUXTRACE record ends before the EXIT (64 bytes) and the
+	 * FINISHED_ROUND (8) at the end of the data. */
+	at = (size_t)(data_offset + data_size - 72 - trace_bytes / 2);
+	snprintf(bad, sizeof(bad), "%s/cut.data", dir);
+	write_bytes(bad, data, at);
+	snprintf(cmd, sizeof(cmd), "'%s' stat --perf '%s' 2>&1", jf_test_cli(), bad);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_true(jf_test_number_after(out, "instructions ") > 0);
+	assert_true((uint64_t)jf_test_number_after(out, "instructions ") < total);
+	snprintf(want, sizeof(want), "file-cut                     1 times, %llu bytes (first at "
+		 "offset 0x%zx)", (unsigned long long)(data_offset + data_size - at), at);
+	if (!strstr(out, want))
+		fail_msg("no \"%s\" in:\n%s", want, out);
+	free(out);
+
+	magic = memmem(data, size, etmv4_magic, sizeof(etmv4_magic));
+	assert_non_null(magic);
+	magic[0] = 0x41;
+	snprintf(bad, sizeof(bad), "%s/corrupt.data", dir);
+	write_bytes(bad, data, size);
+	snprintf(cmd, sizeof(cmd), "'%s' stat --perf '%s' 2>&1", jf_test_cli(), bad);
+	assert_int_not_equal(jf_test_run(cmd, &out), 0);
+	snprintf(want, sizeof(want), "%s: offset 0x%zx: cs_etm CPU block starts with "
+		 "0x4040404040404041, expected", bad, (size_t)(magic - data));
+	if (!strstr(out, want))
+		fail_msg("no \"%s\" in:\n%s", want, out);
+	free(out);
+	free(data);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,11 +455,13 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_threadstart),
 		cmocka_unit_test(test_fib_dynamic),
+		cmocka_unit_test(test_cut_and_corrupt_perf_data),
 	};
 	char check[1200];
 
 	jf_test_require_tools("command -v trc_pkt_lister", "trc_pkt_lister (libopencsd-bin)");
 	jf_test_require_tools("command -v qemu-aarch64", "qemu-aarch64 (qemu-user)");
+	jf_test_require_tools("perf version", "perf (linux-perf)");
 	snprintf(check, sizeof(check), "test -x '%s'", program("fib"));
 	jf_test_require_tools(check, "the AArch64 test programs, built with aarch64-linux-gnu-gcc "
 			      "(gcc-aarch64-linux-gnu, libc6-dev-arm64-cross)");

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pt_stream.h"
+
 int jf_etm_flow_init(struct jf_etm_flow *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -95,6 +97,22 @@ static struct jf_etm_thread *thread_of(struct jf_etm_flow *f, int32_t tid)
 	return &f->threads[f->nthreads++];
 }
 
+/* The clock where the trace is: the instructions it showed so far. */
+static uint64_t trace_time(const struct jf_etm_flow *f)
+{
+	return jf_pt_perf_time(f->instructions - f->untraced);
+}
+
+/* t's pending block is in the trace now (or, at the end, never will be). */
+static void pending_done(struct jf_etm_flow *f, struct jf_etm_thread *t)
+{
+	if (!t->has_pending)
+		return;
+	f->untraced -= f->blocks[t->pending].ninsns;
+	t->has_pending = 0;
+	t->last_time = trace_time(f);
+}
+
 /* The trace goes into thread t, which continues at addr: the thread that was in it is
  * interrupted (IRQ) before the block it runs next. */
 static void enter_thread(struct jf_etm_flow *f, struct jf_etm_thread *t, uint64_t addr)
@@ -112,6 +130,7 @@ static void enter_thread(struct jf_etm_flow *f, struct jf_etm_thread *t, uint64_
 		jf_etm_sync(&f->etm);
 	jf_etm_trace_on(&f->etm);
 	jf_etm_address_context(&f->etm, addr, (uint32_t)t->tid);
+	jf_etm_timestamp(&f->etm, trace_time(f));
 	f->current = t;
 }
 
@@ -120,7 +139,7 @@ static void take_call(struct jf_etm_flow *f, struct jf_etm_thread *t)
 {
 	jf_etm_exception(&f->etm, JF_ETM_EXC_CALL, f->blocks[t->pending].end,
 			 JF_ETM_VECTOR_SYNC);
-	t->has_pending = 0;
+	pending_done(f, t);
 	f->current = NULL;
 }
 
@@ -178,6 +197,7 @@ static int resolve(struct jf_etm_flow *f, struct jf_etm_thread *t,
 	}
 	f->discontinuities++;
 	jf_etm_exception(&f->etm, JF_ETM_EXC_IRQ, interrupted_at(f, p), JF_ETM_VECTOR_IRQ);
+	pending_done(f, t);
 	f->current = NULL;
 	enter_thread(f, t, next);
 	return 1;
@@ -198,13 +218,20 @@ static void execute(struct jf_etm_flow *f, struct jf_etm_thread *t, uint32_t id)
 	enter_thread(f, t, t->has_pending ? f->blocks[t->pending].pc : b->pc);
 	if (t->has_pending)
 		at_waypoint = resolve(f, t, &f->blocks[t->pending], b->pc);
+	pending_done(f, t);
 	if (at_waypoint && f->current == t && jf_etm_sync_due(&f->etm)) {
 		jf_etm_sync(&f->etm);
 		jf_etm_address_context(&f->etm, b->pc, (uint32_t)t->tid);
+		jf_etm_timestamp(&f->etm, trace_time(f));
+	}
+	if (!t->ran) {
+		t->ran = 1;
+		t->first_time = trace_time(f);
 	}
 	t->has_pending = 1;
 	t->pending = id;
 	f->instructions += b->ninsns;
+	f->untraced += b->ninsns;
 	f->blocks_executed++;
 }
 
@@ -243,6 +270,7 @@ void jf_etm_flow_finish(struct jf_etm_flow *f)
 		 * block: where it stopped is not known. */
 		f->unended_threads++;
 		f->lost_instructions += f->blocks[t->pending].ninsns;
+		f->untraced -= f->blocks[t->pending].ninsns;
 		t->has_pending = 0;
 	}
 	jf_etm_flush(&f->etm);

@@ -12,7 +12,13 @@
  * before (a signal's handler entered between two blocks) is an IRQ at the address where
  * the thread was; when that address is not known (after a conditional or indirect branch,
  * whose outcome the next block does not show) the branch instruction is left out and
- * counted (`lost_instructions`). */
+ * counted (`lost_instructions`).
+ *
+ * Time is the PT recorder's synthetic clock (one instruction a nanosecond, pt_stream.h),
+ * counted in the trace's order: a thread's block that ran before the core went to another
+ * thread is in the trace (and on the clock) when the thread is back. A Timestamp packet
+ * follows every Address with Context that enters a thread or follows an A-Sync: its value
+ * is the number of instructions the trace shows before it (plus the clock's base). */
 #ifndef JITFLOW_RECORDER_ETM_FLOW_H
 #define JITFLOW_RECORDER_ETM_FLOW_H
 
@@ -27,6 +33,9 @@ struct jf_etm_thread {
 	int32_t tid;
 	int has_pending;        /* a block that ran, whose exit the trace has not shown yet */
 	uint32_t pending;       /* its translation id */
+	int ran;                /* it ran a block: first_time is set */
+	uint64_t first_time;    /* when its first block began (perf time, ns) */
+	uint64_t last_time;     /* when its last block in the trace ended */
 };
 
 /* One translation's guest bytes, kept for the memory image. */
@@ -53,6 +62,8 @@ struct jf_etm_flow {
 	uint64_t first_pc;
 	/* Counts for the recording's summary. */
 	uint64_t instructions;          /* every executed block's instructions */
+	uint64_t untraced;              /* of those, the instructions of blocks the trace shows
+	                                 * later (threads' pending blocks) */
 	uint64_t blocks_executed, syscalls, switches;
 	uint64_t bad_translations;      /* out of order, or not whole instructions: dropped */
 	uint64_t unknown_ids;           /* executions of a translation never seen (dropped) */

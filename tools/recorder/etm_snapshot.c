@@ -1,4 +1,5 @@
 #include "etm_snapshot.h"
+#include "etm_registers.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -6,17 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An ETMv4.0 as on a Cortex-A53, described by the registers OpenCSD reads:
- * TRCIDR0 0x28000EA1: instruction trace, branch broadcast possible, no conditional trace,
- *   64-bit timestamps possible; TRCIDR1 0x4100F403: ETMv4.0 by ARM; TRCIDR2 0x00000488:
- *   64-bit instruction addresses, 32-bit context IDs, 8-bit VMIDs; TRCIDR8 0: no
- *   speculation (atoms are committed at once). TRCCONFIGR 0x41: context ID tracing on
- *   (CID, bit 6). */
+/* The trace unit (etm_registers.h), as OpenCSD reads it. */
 static const char etm_ini[] =
 	"[device]\nname=ETM_0\nclass=trace_source\ntype=ETM4\n\n[regs]\n"
-	"TRCCONFIGR(0x004)=0x00000041\nTRCTRACEIDR(0x010)=0x%08X\n"
-	"TRCIDR0(0x078)=0x28000EA1\nTRCIDR1(0x079)=0x4100F403\nTRCIDR2(0x07A)=0x00000488\n"
-	"TRCIDR8(0x060)=0x00000000\n";
+	"TRCCONFIGR(0x004)=0x%08X\nTRCTRACEIDR(0x010)=0x%08X\nTRCIDR0(0x078)=0x%08X\n"
+	"TRCIDR1(0x079)=0x%08X\nTRCIDR2(0x07A)=0x%08X\nTRCIDR8(0x060)=0x%08X\n";
 
 static const char snapshot_ini[] =
 	"[snapshot]\nversion=1.0\n\n[device_list]\ndevice0=cpu_0.ini\ndevice1=ETM_0.ini\n\n"
@@ -114,6 +109,16 @@ static int write_memory(const struct jf_etm_flow *f, const char *dir, FILE *cpu,
 			continue;
 		}
 		if (r.size) {
+			struct jf_etm_image *im = realloc(stats->images, (stats->regions + 1) *
+							  sizeof(*im));
+
+			if (!im) {
+				rc = jf_fail(err, "out of memory");
+				break;
+			}
+			stats->images = im;
+			im[stats->regions].start = r.start;
+			im[stats->regions].size = r.size;
 			snprintf(name, sizeof(name), "mem_%" PRIu64 ".bin", stats->regions);
 			fprintf(cpu, "\n[dump%" PRIu64 "]\nfile=%s\naddress=0x%" PRIx64
 				"\nlength=0x%zx\n", stats->regions + 1, name, r.start, r.size);
@@ -136,12 +141,13 @@ static int write_memory(const struct jf_etm_flow *f, const char *dir, FILE *cpu,
 int jf_etm_snapshot_write(const struct jf_etm_flow *f, const char *dir,
 			  struct jf_etm_snapshot_stats *stats, struct jf_error *err)
 {
-	char path[PATH_MAX], text[sizeof(etm_ini) + 16];
+	char path[PATH_MAX], text[sizeof(etm_ini) + 64];
 	FILE *cpu;
 	int rc;
 
 	memset(stats, 0, sizeof(*stats));
-	snprintf(text, sizeof(text), etm_ini, JF_ETM_SNAPSHOT_TRACE_ID);
+	snprintf(text, sizeof(text), etm_ini, JF_ETM_TRCCONFIGR, JF_ETM_TRCTRACEIDR, JF_ETM_TRCIDR0,
+		 JF_ETM_TRCIDR1, JF_ETM_TRCIDR2, JF_ETM_TRCIDR8);
 	if (write_file(dir, "snapshot.ini", snapshot_ini, strlen(snapshot_ini), err) ||
 	    write_file(dir, "ETM_0.ini", text, strlen(text), err) ||
 	    write_file(dir, "trace.ini", trace_ini, strlen(trace_ini), err) ||
@@ -157,4 +163,10 @@ int jf_etm_snapshot_write(const struct jf_etm_flow *f, const char *dir,
 	if (fclose(cpu) && rc == 0)
 		rc = jf_fail(err, "%s: write failed: %m", path);
 	return rc;
+}
+
+void jf_etm_snapshot_stats_free(struct jf_etm_snapshot_stats *stats)
+{
+	free(stats->images);
+	memset(stats, 0, sizeof(*stats));
 }

@@ -3,7 +3,7 @@
  *
  *   snapshot.ini   the device list and the trace metadata file
  *   cpu_0.ini      the core (Cortex-A53), its PC, and one [dumpN] per memory image
- *   ETM_0.ini      the ETMv4.0 registers: TRCIDR0/1/2/8, TRCCONFIGR (context IDs traced),
+ *   ETM_0.ini      the ETMv4.0 registers (etm_registers.h): TRCIDR0/1/2/8, TRCCONFIGR,
  *                  TRCTRACEIDR
  *   trace.ini      one buffer of raw ETMv4 data from ETM_0 (format=source_data)
  *   trace.bin      the trace stream
@@ -18,18 +18,24 @@
 
 #include "etm_flow.h"
 
-/* The trace ID the recording's trace unit has (TRCTRACEIDR). */
-enum { JF_ETM_SNAPSHOT_TRACE_ID = 0x10 };
+/* A memory image: the file mem_N.bin (N its index) holds the code at [start, start +
+ * size). */
+struct jf_etm_image {
+	uint64_t start, size;
+};
 
 struct jf_etm_snapshot_stats {
+	struct jf_etm_image *images;
 	uint64_t regions;        /* memory images written */
 	uint64_t code_bytes;     /* their size */
 	uint64_t conflicts;      /* translations whose bytes differ from an earlier one at the
 	                          * same address (code rewritten: the first bytes are kept) */
 };
 
-/* Writes the snapshot of f (finished) into dir (which exists); 0 or -1 with err. */
+/* Writes the snapshot of f (finished) into dir (which exists); 0 or -1 with err. stats
+ * is filled either way and freed with jf_etm_snapshot_stats_free. */
 int jf_etm_snapshot_write(const struct jf_etm_flow *f, const char *dir,
 			  struct jf_etm_snapshot_stats *stats, struct jf_error *err);
+void jf_etm_snapshot_stats_free(struct jf_etm_snapshot_stats *stats);
 
 #endif

@@ -6,6 +6,7 @@
 /* Packet headers (ARM IHI 0064, "Trace packet types"). */
 enum {
 	HDR_TRACE_INFO = 0x01,
+	HDR_TIMESTAMP = 0x02, /* 0000001N: N = 0, no cycle count */
 	HDR_TRACE_ON = 0x04,
 	HDR_EXCEPTION = 0x06,
 	HDR_ADDR_CTXT_64_IS0 = 0x85,
@@ -33,6 +34,7 @@ void jf_etm_init(struct jf_etm_stream *s)
 void jf_etm_free(struct jf_etm_stream *s)
 {
 	free(s->buf);
+	free(s->sync_at);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -101,9 +103,23 @@ void jf_etm_sync(struct jf_etm_stream *s)
 
 	jf_etm_flush(s);
 	s->last_sync = s->size;
+	if (s->nsync == s->sync_cap) {
+		size_t cap = s->sync_cap ? s->sync_cap * 2 : 64;
+		size_t *n = realloc(s->sync_at, cap * sizeof(*n));
+
+		if (!n) {
+			s->failed = 1;
+			return;
+		}
+		s->sync_at = n;
+		s->sync_cap = cap;
+	}
+	s->sync_at[s->nsync++] = s->size;
 	put(s, async, sizeof(async));
 	put(s, info, sizeof(info));
-	s->have_last_address = 0; /* the decoder forgets its addresses at a Trace Info */
+	/* The decoder forgets its addresses and timestamp at a Trace Info. */
+	s->have_last_address = 0;
+	s->have_last_timestamp = 0;
 	s->syncs++;
 }
 
@@ -167,6 +183,28 @@ void jf_etm_address(struct jf_etm_stream *s, uint64_t addr)
 	}
 	s->last_address = addr;
 	s->have_last_address = 1;
+}
+
+/* Only the low bits that changed are written: byte k (k < 8) carries bits [7k+6:7k] with a
+ * continuation bit, a ninth byte bits [63:56]; the decoder keeps the bits above. */
+void jf_etm_timestamp(struct jf_etm_stream *s, uint64_t time)
+{
+	uint64_t diff = s->have_last_timestamp ? time ^ s->last_timestamp : time;
+	uint8_t b[9];
+	int n = 1, i;
+
+	while (n < 9 && diff >> (7 * n))
+		n++;
+	for (i = 0; i < n && i < 8; i++)
+		b[i] = (uint8_t)(((time >> (7 * i)) & 0x7f) | (i + 1 < n ? 0x80 : 0));
+	if (n == 9)
+		b[8] = (uint8_t)(time >> 56);
+	jf_etm_flush(s);
+	put_byte(s, HDR_TIMESTAMP);
+	put(s, b, (size_t)n);
+	s->last_timestamp = time;
+	s->have_last_timestamp = 1;
+	s->timestamps++;
 }
 
 void jf_etm_atom(struct jf_etm_stream *s, int taken)

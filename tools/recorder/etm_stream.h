@@ -5,8 +5,11 @@
  * addresses after indirect branches (compressed against the one before), and Exception packets followed by their preferred
  * return address and the untraced vector the core went to.
  *
+ * Timestamp packets (TRCCONFIGR.TS) carry the recorder's synthetic clock, compressed
+ * against the one before as a trace unit does.
+ *
  * Packet formats: ARM IHI 0064 (ETMv4 architecture specification), "Trace packet types".
- * No speculation, no cycle counts, no timestamps: every atom is committed at once. */
+ * No speculation, no cycle counts: every atom is committed at once. */
 #ifndef JITFLOW_RECORDER_ETM_STREAM_H
 #define JITFLOW_RECORDER_ETM_STREAM_H
 
@@ -35,8 +38,12 @@ struct jf_etm_stream {
 	uint64_t last_address;     /* the last address written, which the next is written
 	                            * against */
 	int have_last_address;
+	uint64_t last_timestamp;   /* the last timestamp written since the last sync */
+	int have_last_timestamp;
+	size_t *sync_at;           /* where each A-Sync starts: a decoder can start there */
+	size_t nsync, sync_cap;
 	int failed;                /* out of memory: everything after is dropped */
-	uint64_t atom_count, exceptions, syncs;
+	uint64_t atom_count, exceptions, syncs, timestamps;
 };
 
 /* Bytes between A-Syncs (TRCSYNCPR.PERIOD = 12: every 4096 bytes). */
@@ -62,6 +69,8 @@ void jf_etm_atom(struct jf_etm_stream *s, int taken);
  * before it, from the last waypoint on, executed), into the untraced vector. */
 void jf_etm_exception(struct jf_etm_stream *s, enum jf_etm_exception type,
 		      uint64_t return_addr, uint64_t vector);
+/* A Timestamp packet: the time (perf's nanoseconds) of what comes next. */
+void jf_etm_timestamp(struct jf_etm_stream *s, uint64_t time);
 /* Writes atoms still held. */
 void jf_etm_flush(struct jf_etm_stream *s);
 

@@ -22,7 +22,7 @@ enum { EVENT_ID = 1 };
 
 /* Record types perf adds to the kernel's (tools/lib/perf/include/perf/event.h). */
 enum { REC_FINISHED_ROUND = 68, REC_AUXTRACE_INFO = 70, REC_AUXTRACE = 71 };
-enum { AUXTRACE_INTEL_PT = 1 };
+enum { AUXTRACE_INTEL_PT = 1, AUXTRACE_CS_ETM = 3 };
 
 /* Header feature bits (tools/perf/util/header.h). */
 enum { FEAT_HOSTNAME = 3, FEAT_OSRELEASE = 4, FEAT_VERSION = 5, FEAT_ARCH = 6,
@@ -45,6 +45,21 @@ enum { FEAT_HOSTNAME = 3, FEAT_OSRELEASE = 4, FEAT_VERSION = 5, FEAT_ARCH = 6,
 static const char cpuid_string[] = "GenuineIntel,6,142,10";
 static const char cpudesc_string[] = "jitflow recorder: synthetic Intel PT (QEMU emulation)";
 static const char event_name[] = "intel_pt//u";
+
+/* A cs_etm recording's machine: a Cortex-A53 r0p4 (MIDR_EL1, as perf writes it). */
+static const char arm_cpuid_string[] = "0x00000000410fd034";
+static const char arm_cpudesc_string[] = "jitflow recorder: synthetic ETMv4 (QEMU emulation)";
+static const char arm_event_name[] = "cs_etm//u";
+
+/* cs_etm configuration bits (/sys/bus/event_source/devices/cs_etm/format): contextid
+ * (ETM_OPT_CTXTID) and timestamp (ETM_OPT_TS). */
+#define ETM_CFG_CTXTID (1ull << 14)
+#define ETM_CFG_TS (1ull << 28)
+
+/* perf's cs_etm AUXTRACE_INFO (tools/perf/util/cs-etm.h): metadata version 1, whose CPU
+ * blocks say how many registers follow; the ETMv4 block's magic number. */
+enum { CS_HEADER_VERSION = 1, CS_ETMV4_NR_PARAMS = 7 };
+#define CS_ETMV4_MAGIC 0x4040404040404040ull
 
 static uint64_t pt_config(int timing)
 {
@@ -97,7 +112,7 @@ static void put_sample_id(struct jf_perf_writer *w, int pid, int tid, uint64_t t
 	put_u32(w, (uint32_t)pid);
 	put_u32(w, (uint32_t)tid);
 	put_u64(w, time);
-	put_u32(w, (uint32_t)-1); /* cpu: per-thread buffers are not tied to a CPU */
+	put_u32(w, (uint32_t)w->cpu); /* -1: per-thread buffers are not tied to a CPU */
 	put_u32(w, 0);
 	put_u64(w, EVENT_ID);
 }
@@ -121,12 +136,12 @@ static void put_padded_string(struct jf_perf_writer *w, const char *s, size_t to
 	}
 }
 
-static void fill_attr(struct perf_event_attr *attr, int timing)
+static void fill_attr(struct perf_event_attr *attr, const struct jf_perf_writer *w)
 {
 	memset(attr, 0, sizeof(*attr));
-	attr->type = JF_PERF_INTEL_PT_TYPE;
+	attr->type = w->cs_etm ? JF_PERF_CS_ETM_TYPE : JF_PERF_INTEL_PT_TYPE;
 	attr->size = ATTR_SIZE;
-	attr->config = pt_config(timing);
+	attr->config = w->cs_etm ? ETM_CFG_CTXTID | ETM_CFG_TS : pt_config(w->timing);
 	attr->sample_period = 1;
 	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			    PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
@@ -156,6 +171,7 @@ int jf_perf_open(struct jf_perf_writer *w, const char *path, struct jf_error *er
 	if (!w->f)
 		return jf_fail(err, "%s: cannot create: %m", path);
 	w->path = strdup(path);
+	w->cpu = -1;
 	/* 64 KiB: what a recorder killed (SIGKILL) loses of what it was given, at most */
 	setvbuf(w->f, NULL, _IOFBF, 64 << 10);
 	put(w, zeros, sizeof(zeros)); /* header, ids and attrs are written at close */
@@ -188,6 +204,25 @@ void jf_perf_auxtrace_info(struct jf_perf_writer *w)
 
 	put_header(w, REC_AUXTRACE_INFO, 0, 8 + 8 + sizeof(priv));
 	put_u32(w, AUXTRACE_INTEL_PT);
+	put_u32(w, 0);
+	put(w, priv, sizeof(priv));
+}
+
+void jf_perf_cs_etm_auxtrace_info(struct jf_perf_writer *w, const struct jf_perf_etmv4 *etm)
+{
+	const uint64_t priv[] = {
+		CS_HEADER_VERSION,
+		(uint64_t)JF_PERF_CS_ETM_TYPE << 32 | 1, /* PMU type, number of CPUs */
+		0,                                       /* not snapshot mode */
+		CS_ETMV4_MAGIC, etm->cpu, CS_ETMV4_NR_PARAMS,
+		etm->trcconfigr, etm->trctraceidr, etm->trcidr0, etm->trcidr1, etm->trcidr2,
+		etm->trcidr8, etm->trcauthstatus,
+	};
+
+	w->cs_etm = 1;
+	w->cpu = (int32_t)etm->cpu;
+	put_header(w, REC_AUXTRACE_INFO, 0, 8 + 8 + sizeof(priv));
+	put_u32(w, AUXTRACE_CS_ETM);
 	put_u32(w, 0);
 	put(w, priv, sizeof(priv));
 }
@@ -281,7 +316,7 @@ void jf_perf_aux(struct jf_perf_writer *w, int pid, int tid, unsigned queue,
 	put_header(w, PERF_RECORD_AUX, 0, 8 + 24 + SAMPLE_ID_SIZE);
 	put_u64(w, aux_offset);
 	put_u64(w, size);
-	put_u64(w, 0); /* flags: nothing truncated or overwritten */
+	put_u64(w, w->aux_flags); /* nothing truncated or overwritten */
 	put_sample_id(w, pid, tid, time);
 
 	if (w->index_len == w->index_cap) {
@@ -305,10 +340,12 @@ void jf_perf_aux(struct jf_perf_writer *w, int pid, int tid, unsigned queue,
 	put_u64(w, time * JF_PT_TSC_PER_INSN); /* reference: the TSC when it was written */
 	put_u32(w, queue);
 	put_u32(w, (uint32_t)tid);
-	put_u32(w, (uint32_t)-1); /* cpu */
+	put_u32(w, (uint32_t)w->cpu);
 	put_u32(w, 0);
 	put(w, bytes, (size_t)size);
-	put(w, zeros, (size_t)(padded_size - size)); /* PT PAD packets (0x00) */
+	/* As perf pads: PT PAD packets, or for ETMv4 the start of an A-Sync that the
+	 * buffer's end cuts off. */
+	put(w, zeros, (size_t)(padded_size - size));
 	w->aux_bytes += size;
 }
 
@@ -357,17 +394,17 @@ static void write_feature(struct jf_perf_writer *w, int feat, const struct jf_pe
 		put_feature_string(w, "6.1.jitflow-recorder");
 		break;
 	case FEAT_ARCH:
-		put_feature_string(w, "x86_64");
+		put_feature_string(w, w->cs_etm ? "aarch64" : "x86_64");
 		break;
 	case FEAT_NRCPUS:
 		put_u32(w, (uint32_t)(ncpu > 0 ? ncpu : 1));
 		put_u32(w, (uint32_t)(ncpu > 0 ? ncpu : 1));
 		break;
 	case FEAT_CPUDESC:
-		put_feature_string(w, cpudesc_string);
+		put_feature_string(w, w->cs_etm ? arm_cpudesc_string : cpudesc_string);
 		break;
 	case FEAT_CPUID:
-		put_feature_string(w, cpuid_string);
+		put_feature_string(w, w->cs_etm ? arm_cpuid_string : cpuid_string);
 		break;
 	case FEAT_TOTAL_MEM:
 		put_u64(w, pages > 0 && page_size > 0 ? (uint64_t)pages * (uint64_t)page_size / 1024 : 0);
@@ -380,12 +417,12 @@ static void write_feature(struct jf_perf_writer *w, int feat, const struct jf_pe
 			put_feature_string(w, info->argv[i]);
 		break;
 	case FEAT_EVENT_DESC:
-		fill_attr(&attr, w->timing);
+		fill_attr(&attr, w);
 		put_u32(w, 1);
 		put_u32(w, ATTR_SIZE);
 		put(w, &attr, ATTR_SIZE);
 		put_u32(w, 1);
-		put_feature_string(w, event_name);
+		put_feature_string(w, w->cs_etm ? arm_event_name : event_name);
 		put_u64(w, EVENT_ID);
 		break;
 	case FEAT_CLOCKID:
@@ -424,7 +461,7 @@ static void write_file_header(struct jf_perf_writer *w, uint64_t data_size,
 		memcpy(&header[9], bits, 4 * sizeof(bits[0]));
 		fwrite(header, sizeof(header), 1, w->f);
 		fwrite(&id, 8, 1, w->f);
-		fill_attr(&attr, w->timing);
+		fill_attr(&attr, w);
 		fwrite(&attr, ATTR_SIZE, 1, w->f);
 		fwrite(ids_section, sizeof(ids_section), 1, w->f);
 	} else {

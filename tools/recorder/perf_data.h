@@ -1,5 +1,7 @@
 /* Writes a perf.data file ("PERFILE2") that reads like `perf record -e intel_pt//u` with
- * per-thread AUX buffers: the intel_pt event attribute, AUXTRACE_INFO, sideband records
+ * per-thread AUX buffers, or like `perf record -e cs_etm//u` on one CPU (the AArch64
+ * recorder: jf_perf_cs_etm_auxtrace_info instead of jf_perf_auxtrace_info, the ETMv4
+ * stream in the AUX records, and an arm64 machine in the header features). For intel_pt: the intel_pt event attribute, AUXTRACE_INFO, sideband records
  * (COMM, MMAP2, FORK, EXIT, ITRACE_START), AUX + AUXTRACE records carrying the PT bytes,
  * and the header features perf looks for (CPUID of a PT-capable Intel CPU, NRCPUS, ARCH,
  * EVENT_DESC, the AUXTRACE index, ...). Layouts follow include/uapi/linux/perf_event.h and
@@ -18,6 +20,8 @@
 /* The PMU type a real system assigns to intel_pt is dynamic; this is what a typical Intel
  * machine shows in /sys/bus/event_source/devices/intel_pt/type. */
 enum { JF_PERF_INTEL_PT_TYPE = 8 };
+/* The same for cs_etm on an Arm machine (a Neoverse N1 server shows 10). */
+enum { JF_PERF_CS_ETM_TYPE = 10 };
 
 struct jf_perf_index_entry {
 	uint64_t offset, size;
@@ -35,7 +39,21 @@ struct jf_perf_writer {
 	int write_errno;              /* why the first failed write failed (ENOSPC: disk full) */
 	uint64_t failed_at;           /* the file offset of the first byte that failed */
 	int timing;                   /* the PT config has tsc, mtc and cyc set */
+	int cs_etm;                   /* a cs_etm recording (set by jf_perf_cs_etm_auxtrace_info) */
+	int32_t cpu;                  /* the CPU records name: -1 (per-thread buffers) or the
+	                               * one CPU a cs_etm recording traces */
+	uint64_t aux_flags;           /* every AUX record's flags */
 };
+
+/* The cs_etm description of one trace unit (perf's AUXTRACE_INFO per-CPU block). */
+struct jf_perf_etmv4 {
+	uint32_t cpu;
+	uint64_t trcconfigr, trctraceidr, trcidr0, trcidr1, trcidr2, trcidr8, trcauthstatus;
+};
+
+/* An AUX record flag: the buffer holds one trace unit's raw stream, not formatted frames
+ * (include/uapi/linux/perf_event.h, PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW). */
+#define JF_PERF_AUX_CORESIGHT_RAW 0x100ull
 
 struct jf_perf_info {
 	const char *cmdline_argv0;    /* "jitflow" */
@@ -48,6 +66,11 @@ int jf_perf_open(struct jf_perf_writer *w, const char *path, struct jf_error *er
 
 /* The intel_pt configuration and time conversion (call once, first). */
 void jf_perf_auxtrace_info(struct jf_perf_writer *w);
+
+/* A cs_etm recording of one CPU whose trace unit is etm (call once, first): the
+ * attribute, the features and every record then describe a cs_etm recording on that
+ * CPU. */
+void jf_perf_cs_etm_auxtrace_info(struct jf_perf_writer *w, const struct jf_perf_etmv4 *etm);
 
 void jf_perf_comm(struct jf_perf_writer *w, int pid, int tid, const char *comm, int exec,
 		  uint64_t time);

@@ -1,6 +1,6 @@
 /* `jitflow record` of an AArch64 program: qemu-aarch64 with jitflow's plugin, an ETMv4
- * trace of what ran (etm_flow.c), written as a CoreSight snapshot folder
- * (etm_snapshot.c). */
+ * trace of what ran (etm_flow.c), written as a CoreSight snapshot folder (etm_snapshot.c)
+ * and as a cs_etm perf.data (etm_perf.c) beside it. */
 #include "record_a64.h"
 
 #include <errno.h>
@@ -14,11 +14,13 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "etm_flow.h"
+#include "etm_perf.h"
 #include "etm_snapshot.h"
 #include "plugin_stream.h"
 #include "record_qemu.h"
@@ -74,16 +76,19 @@ static int write_summary(const char *dir, const struct jf_etm_flow *f,
 	if (!fp)
 		return jf_fail(err, "%s: cannot create: %m", path);
 	fprintf(fp,
-		"format = CoreSight snapshot (ETMv4, EL0 only, context ID = thread ID)\n"
+		"format = CoreSight snapshot and cs_etm perf.data (ETMv4, EL0 only, context ID = "
+		"thread ID, timestamps = instructions since the start, in ns)\n"
 		"exit_status = %d\ninstructions = %llu\nblocks = %llu\nthreads = %zu\n"
 		"system_calls = %llu\nthread_switches = %llu\ntrace_bytes = %zu\natoms = %llu\n"
+		"timestamps = %llu\n"
 		"exceptions = %llu\nsyncs = %llu\nmemory_images = %llu\ncode_bytes = %llu\n"
 		"code_conflicts = %llu\ndiscontinuities = %llu\nlost_instructions = %llu\n"
 		"unended_threads = %llu\nbad_translations = %llu\nunknown_translations = %llu\n",
 		res->exit_status, (unsigned long long)f->instructions,
 		(unsigned long long)f->blocks_executed, f->nthreads,
 		(unsigned long long)f->syscalls, (unsigned long long)f->switches, f->etm.size,
-		(unsigned long long)f->etm.atom_count, (unsigned long long)f->etm.exceptions,
+		(unsigned long long)f->etm.atom_count, (unsigned long long)f->etm.timestamps,
+		(unsigned long long)f->etm.exceptions,
 		(unsigned long long)f->etm.syncs, (unsigned long long)snap->regions,
 		(unsigned long long)snap->code_bytes, (unsigned long long)snap->conflicts,
 		(unsigned long long)f->discontinuities, (unsigned long long)f->lost_instructions,
@@ -104,7 +109,11 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 	const char *qemu = opt->qemu ? opt->qemu : getenv("JITFLOW_QEMU_AARCH64");
 	const char *sysroot = getenv("JITFLOW_AARCH64_SYSROOT");
 	struct jf_etm_flow flow;
-	struct jf_etm_snapshot_stats snap;
+	struct jf_etm_snapshot_stats snap = { 0 };
+	struct jf_perf_info info = { .cmdline_argv0 = "jitflow", .argc = opt->argc,
+				     .argv = opt->argv };
+	struct utsname uts;
+	const char *comm;
 	struct jf_prec_callbacks cb;
 	struct jf_prec_reader reader;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
@@ -179,7 +188,13 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 	res->blocks = flow.blocks_executed;
 	res->pt_bytes = flow.etm.size;
 	res->threads = flow.nthreads;
+	if (uname(&uts) == 0) {
+		info.hostname = uts.nodename;
+		info.osrelease = uts.release;
+	}
+	comm = strrchr(program, '/') ? strrchr(program, '/') + 1 : program;
 	if (jf_etm_snapshot_write(&flow, dir, &snap, err) ||
+	    jf_etm_perf_write(&flow, &snap, dir, comm, &info, err) ||
 	    write_summary(dir, &flow, &snap, res, note, err))
 		goto out_sig;
 	rc = 0;
@@ -188,6 +203,7 @@ out_sig:
 	sigaction(SIGQUIT, &old_quit, NULL);
 	jf_record_fifo_close(&ff);
 out_reader:
+	jf_etm_snapshot_stats_free(&snap);
 	jf_prec_free(&reader);
 	jf_etm_flow_free(&flow);
 	return rc;
