@@ -26,6 +26,10 @@
 static const uint32_t code_10000[] = { 0xd2800060, 0xf1000400, 0x54ffffe1, 0xd65f03c0 };
 static const uint32_t code_20000[] = { 0xd4000001, 0xd503201f, 0x17ffbffe };
 
+/* exit (AArch64 system call 93) with no arguments: what ends block 4's svc. */
+enum { EXIT_SYSCALL = 93 };
+static const uint64_t no_args[6];
+
 struct block_def {
 	uint64_t pc;
 	uint32_t ninsns;
@@ -123,7 +127,7 @@ static void test_flow_against_lister(void **state)
 	run(&f, 100, 2, 0);
 	run(&f, 100, 3, 0);
 	run(&f, 100, 4, 0);
-	jf_etm_flow_syscall(&f, 100);
+	jf_etm_flow_syscall(&f, 100, EXIT_SYSCALL, no_args);
 	/* Thread 200 comes in (no exception: 100 is in the kernel), runs the tail and the
 	 * loop's first pass; then 100 again: 200 is interrupted before its next block. */
 	run(&f, 200, 5, 0);
@@ -140,7 +144,7 @@ static void test_flow_against_lister(void **state)
 	run(&f, 100, 2, 0);
 	run(&f, 100, 3, 0);
 	run(&f, 100, 4, 0);
-	jf_etm_flow_syscall(&f, 100);
+	jf_etm_flow_syscall(&f, 100, EXIT_SYSCALL, no_args);
 	expect[1].n -= blocks[1].ninsns; /* 200's last block: ran, never ended */
 	jf_etm_flow_finish(&f);
 
@@ -157,6 +161,7 @@ static void test_flow_against_lister(void **state)
 		fail_msg("%s", err.msg);
 	assert_int_equal(stats.regions, 1); /* 0x10000 and 0x20000 are 64 KiB apart: joined */
 	assert_int_equal(stats.conflicts, 0);
+	jf_etm_snapshot_stats_free(&stats);
 	lister_addresses(dir, got, 2);
 	for (t = 0; t < 2; t++) {
 		assert_int_equal(got[t].n, expect[t].n);

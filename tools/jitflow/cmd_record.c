@@ -252,11 +252,12 @@ int jf_cmd_record(int argc, char **argv)
 		snprintf(traced, sizeof(traced), " (%llu inside --filter=%s)",
 			 (unsigned long long)res.traced, opt.filter);
 	if (res.arch == JF_RECORD_ARCH_AARCH64 && !json)
-		fprintf(stderr, "jitflow record: %s: %llu instructions, %llu threads, %llu bytes of "
-			"ETMv4 trace (emulated under qemu-aarch64; CoreSight snapshot, see "
-			"%s/recording.txt) in %.2f s\n", opt.out_dir,
-			(unsigned long long)res.instructions, (unsigned long long)res.threads,
-			(unsigned long long)res.pt_bytes, opt.out_dir, res.seconds);
+		fprintf(stderr, "jitflow record: %s: %llu instructions%s, %llu threads, %llu bytes of "
+			"ETMv4 trace (emulated under qemu-aarch64; CoreSight snapshot and cs_etm "
+			"perf.data, see %s/recording.txt) in %.2f s\n", opt.out_dir,
+			(unsigned long long)res.instructions, traced,
+			(unsigned long long)res.threads, (unsigned long long)res.pt_bytes,
+			opt.out_dir, res.seconds);
 	else if (json)
 		fprintf(stderr, "{\"dir\": \"%s\", \"exit_status\": %d, \"instructions\": %llu, "
 			"\"traced_instructions\": %llu, "

@@ -5,6 +5,10 @@
 
 #include "pt_stream.h"
 
+/* AArch64 Linux system calls (asm-generic/unistd.h) and mmap flags that --filter=jit
+ * follows. */
+enum { SYS_MMAP = 222, SYS_MPROTECT = 226, PROT_EXEC_BIT = 4, MAP_ANONYMOUS_BIT = 0x20 };
+
 int jf_etm_flow_init(struct jf_etm_flow *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -94,6 +98,7 @@ static struct jf_etm_thread *thread_of(struct jf_etm_flow *f, int32_t tid)
 	if (f->current)
 		f->current = &f->threads[cur]; /* the array moved */
 	f->threads[f->nthreads].tid = tid;
+	f->threads[f->nthreads].call = -1;
 	return &f->threads[f->nthreads++];
 }
 
@@ -113,19 +118,34 @@ static void pending_done(struct jf_etm_flow *f, struct jf_etm_thread *t)
 	t->last_time = trace_time(f);
 }
 
-/* The trace goes into thread t, which continues at addr: the thread that was in it is
- * interrupted (IRQ) before the block it runs next. */
-static void enter_thread(struct jf_etm_flow *f, struct jf_etm_thread *t, uint64_t addr)
+/* The trace showed a waypoint of t (or stopped): nothing of t is waiting for one. */
+static void waypoint_done(struct jf_etm_flow *f, struct jf_etm_thread *t)
+{
+	pending_done(f, t);
+	t->unended = 0;
+}
+
+/* The core leaves the thread the trace is in: an interrupt (IRQ) before the block it runs
+ * next, whose address ends what the trace showed of it. */
+static void leave_current(struct jf_etm_flow *f)
 {
 	struct jf_etm_thread *c = f->current;
 
-	if (c == t)
-		return;
 	if (c && c->has_pending) {
 		jf_etm_exception(&f->etm, JF_ETM_EXC_IRQ, f->blocks[c->pending].pc,
 				 JF_ETM_VECTOR_IRQ);
+		c->unended = 0;
 		f->switches++;
 	}
+	f->current = NULL;
+}
+
+/* The trace goes into thread t, which continues at addr. */
+static void enter_thread(struct jf_etm_flow *f, struct jf_etm_thread *t, uint64_t addr)
+{
+	if (f->current == t)
+		return;
+	leave_current(f);
 	if (jf_etm_sync_due(&f->etm))
 		jf_etm_sync(&f->etm);
 	jf_etm_trace_on(&f->etm);
@@ -139,7 +159,7 @@ static void take_call(struct jf_etm_flow *f, struct jf_etm_thread *t)
 {
 	jf_etm_exception(&f->etm, JF_ETM_EXC_CALL, f->blocks[t->pending].end,
 			 JF_ETM_VECTOR_SYNC);
-	pending_done(f, t);
+	waypoint_done(f, t);
 	f->current = NULL;
 }
 
@@ -163,44 +183,82 @@ static uint64_t interrupted_at(struct jf_etm_flow *f, const struct jf_a64_block 
 }
 
 /* Thread t (in the trace) ran block p and then the block at next: the waypoint at p's end.
- * Returns whether the trace is at a waypoint (a point where an A-Sync may go). */
+ * When next is outside the filter (inside = 0), the trace shows the waypoint as far as it
+ * is inside, then stops. Returns whether the trace is at a waypoint (a point where an
+ * A-Sync may go). */
 static int resolve(struct jf_etm_flow *f, struct jf_etm_thread *t,
-		   const struct jf_a64_block *p, uint64_t next)
+		   const struct jf_a64_block *p, uint64_t next, int inside)
 {
 	switch (p->exit) {
 	case JF_A64_EXIT_NONE:
-		if (next == p->end)
+		if (next != p->end)
+			break;
+		if (inside) {
+			t->unended += p->ninsns;
 			return 0;
-		break;
+		}
+		/* No waypoint inside ends them: the trace never shows them. */
+		f->lost_instructions += t->unended + p->ninsns;
+		goto stop;
 	case JF_A64_EXIT_DIRECT:
 		if (next != p->target)
 			break;
 		jf_etm_atom(&f->etm, 1);
-		return 1;
+		goto shown;
 	case JF_A64_EXIT_COND:
 		/* A branch to the next instruction shows as taken. */
 		if (next != p->target && next != p->end)
 			break;
 		jf_etm_atom(&f->etm, next == p->target);
-		return 1;
+		goto shown;
 	case JF_A64_EXIT_INDIRECT:
 		jf_etm_atom(&f->etm, 1);
-		jf_etm_address(&f->etm, next);
-		return 1;
+		if (inside)
+			jf_etm_address(&f->etm, next);
+		goto shown;
 	case JF_A64_EXIT_EXCEPTION:
 		/* An SVC whose system call the plugin did not report. */
 		take_call(f, t);
-		enter_thread(f, t, next);
+		if (inside)
+			enter_thread(f, t, next);
 		return 1;
 	case JF_A64_EXIT_UNKNOWN:
 		break;
 	}
 	f->discontinuities++;
 	jf_etm_exception(&f->etm, JF_ETM_EXC_IRQ, interrupted_at(f, p), JF_ETM_VECTOR_IRQ);
-	pending_done(f, t);
+	waypoint_done(f, t);
 	f->current = NULL;
-	enter_thread(f, t, next);
+	if (inside)
+		enter_thread(f, t, next);
 	return 1;
+shown:
+	if (inside)
+		return 1;
+stop:
+	waypoint_done(f, t);
+	f->current = NULL;
+	return 1;
+}
+
+/* Thread t ran block b, which is outside the filter: not traced. */
+static void execute_outside(struct jf_etm_flow *f, struct jf_etm_thread *t,
+			    const struct jf_a64_block *b)
+{
+	if (t->has_pending) {
+		enter_thread(f, t, f->blocks[t->pending].pc);
+		resolve(f, t, &f->blocks[t->pending], b->pc, 0);
+	} else if (f->current != t) {
+		leave_current(f);
+	}
+	if (!t->ran) {
+		t->ran = 1;
+		t->first_time = trace_time(f);
+	}
+	f->instructions += b->ninsns;
+	f->filtered += b->ninsns;
+	f->blocks_executed++;
+	t->last_time = trace_time(f);
 }
 
 static void execute(struct jf_etm_flow *f, struct jf_etm_thread *t, uint32_t id)
@@ -215,9 +273,15 @@ static void execute(struct jf_etm_flow *f, struct jf_etm_thread *t, uint32_t id)
 	b = &f->blocks[id];
 	if (!f->instructions)
 		f->first_pc = b->pc;
+	if (f->filter && !jf_rec_filter_has(f->filter, b->pc)) {
+		execute_outside(f, t, b);
+		return;
+	}
 	enter_thread(f, t, t->has_pending ? f->blocks[t->pending].pc : b->pc);
 	if (t->has_pending)
-		at_waypoint = resolve(f, t, &f->blocks[t->pending], b->pc);
+		at_waypoint = resolve(f, t, &f->blocks[t->pending], b->pc, 1);
+	if (at_waypoint)
+		t->unended = 0;
 	pending_done(f, t);
 	if (at_waypoint && f->current == t && jf_etm_sync_due(&f->etm)) {
 		jf_etm_sync(&f->etm);
@@ -246,15 +310,38 @@ void jf_etm_flow_execs(struct jf_etm_flow *f, int32_t tid, const uint32_t *ids, 
 		execute(f, t, ids[i]);
 }
 
-void jf_etm_flow_syscall(struct jf_etm_flow *f, int32_t tid)
+void jf_etm_flow_syscall(struct jf_etm_flow *f, int32_t tid, int64_t num,
+			 const uint64_t args[6])
 {
 	struct jf_etm_thread *t = thread_of(f, tid);
 
 	f->syscalls++;
+	if (t) {
+		t->call = num;
+		memcpy(t->call_args, args, sizeof(t->call_args));
+	}
 	if (!t || !t->has_pending || f->blocks[t->pending].exit != JF_A64_EXIT_EXCEPTION)
 		return;
 	enter_thread(f, t, f->blocks[t->pending].pc);
 	take_call(f, t);
+}
+
+void jf_etm_flow_syscall_ret(struct jf_etm_flow *f, int32_t tid, int64_t num, int64_t ret)
+{
+	struct jf_etm_thread *t = thread_of(f, tid);
+	const uint64_t *a;
+	int anon_exec;
+
+	if (!t || t->call != num)
+		return;
+	t->call = -1;
+	a = t->call_args;
+	/* Anonymous executable memory: a JIT's code (mapped so, or made executable later). */
+	anon_exec = (num == SYS_MMAP && ret >= 0 && (a[2] & PROT_EXEC_BIT) &&
+		     (a[3] & MAP_ANONYMOUS_BIT)) ||
+		    (num == SYS_MPROTECT && ret == 0 && (a[2] & PROT_EXEC_BIT));
+	if (anon_exec && f->filter) /* one that does not fit is counted in the filter */
+		jf_rec_filter_anon_exec(f->filter, num == SYS_MMAP ? (uint64_t)ret : a[0], a[1]);
 }
 
 void jf_etm_flow_finish(struct jf_etm_flow *f)
@@ -293,7 +380,14 @@ static void on_syscall(void *ctx, const struct jf_prec_syscall *s, const char *s
 {
 	(void)string;
 	if (s->vcpu != JF_PREC_OTHER_PROCESS)
-		jf_etm_flow_syscall(ctx, s->tid);
+		jf_etm_flow_syscall(ctx, s->tid, s->num, s->args);
+}
+
+static void on_syscall_ret(void *ctx, const struct jf_prec_syscall_ret *r, const char *string)
+{
+	(void)string;
+	if (r->vcpu != JF_PREC_OTHER_PROCESS)
+		jf_etm_flow_syscall_ret(ctx, r->tid, r->num, r->ret);
 }
 
 void jf_etm_flow_callbacks(struct jf_etm_flow *f, struct jf_prec_callbacks *cb)
@@ -303,4 +397,5 @@ void jf_etm_flow_callbacks(struct jf_etm_flow *f, struct jf_prec_callbacks *cb)
 	cb->translation = on_translation;
 	cb->execs = on_execs;
 	cb->syscall = on_syscall;
+	cb->syscall_ret = on_syscall_ret;
 }

@@ -14,6 +14,15 @@
  * whose outcome the next block does not show) the branch instruction is left out and
  * counted (`lost_instructions`).
  *
+ * With an IP filter (record_filter.h, as ETM's address range comparators select ViewInst
+ * ranges) only blocks that start inside it are traced: the branch that leaves writes its
+ * atom and the trace stops there (no address after an indirect branch); the first block
+ * back inside comes after Trace On and an Address with Context. A block that leaves the
+ * filter by falling through ends after no waypoint the trace could show: its instructions,
+ * and those since the waypoint before, are counted in `lost_instructions`. Blocks outside are counted in `filtered`. For
+ * `--filter=jit`, the anonymous executable memory a thread maps (mmap, mprotect) joins the
+ * filter when the system call returns.
+ *
  * Time is the PT recorder's synthetic clock (one instruction a nanosecond, pt_stream.h),
  * counted in the trace's order: a thread's block that ran before the core went to another
  * thread is in the trace (and on the clock) when the thread is back. A Timestamp packet
@@ -28,6 +37,7 @@
 #include "block_map_a64.h"
 #include "etm_stream.h"
 #include "plugin_stream.h"
+#include "record_filter.h"
 
 struct jf_etm_thread {
 	int32_t tid;
@@ -36,6 +46,9 @@ struct jf_etm_thread {
 	int ran;                /* it ran a block: first_time is set */
 	uint64_t first_time;    /* when its first block began (perf time, ns) */
 	uint64_t last_time;     /* when its last block in the trace ended */
+	uint64_t unended;       /* instructions the trace showed since its last waypoint */
+	int64_t call;           /* the system call it is in (-1: none) and its arguments */
+	uint64_t call_args[6];
 };
 
 /* One translation's guest bytes, kept for the memory image. */
@@ -70,6 +83,8 @@ struct jf_etm_flow {
 	uint64_t discontinuities;       /* blocks that could not follow the one before */
 	uint64_t lost_instructions;     /* ran, but not in the trace (see above) */
 	uint64_t unended_threads;       /* threads whose last block's end was never seen */
+	uint64_t filtered;              /* ran outside the IP filter */
+	struct jf_rec_filter *filter;   /* NULL: everything is traced (not owned) */
 	int failed;                     /* out of memory */
 };
 
@@ -81,10 +96,14 @@ void jf_etm_flow_translation(struct jf_etm_flow *f, uint32_t id, uint64_t pc,
 			     const uint8_t *bytes, size_t nbytes, uint32_t ninsns);
 /* Blocks thread tid executed, in order. */
 void jf_etm_flow_execs(struct jf_etm_flow *f, int32_t tid, const uint32_t *ids, size_t n);
-/* Thread tid made a system call: its last block ended with the SVC. */
-void jf_etm_flow_syscall(struct jf_etm_flow *f, int32_t tid);
-/* The plugin stream reader's callbacks that apply its records to f (hello records and
- * system call results are not needed). */
+/* Thread tid made system call num (args: its six arguments): its last block ended with
+ * the SVC. */
+void jf_etm_flow_syscall(struct jf_etm_flow *f, int32_t tid, int64_t num,
+			 const uint64_t args[6]);
+/* The system call of thread tid returned ret. */
+void jf_etm_flow_syscall_ret(struct jf_etm_flow *f, int32_t tid, int64_t num, int64_t ret);
+/* The plugin stream reader's callbacks that apply its records to f (hello records are not
+ * needed). */
 void jf_etm_flow_callbacks(struct jf_etm_flow *f, struct jf_prec_callbacks *cb);
 /* End of the program: what every thread still holds, and the atoms still buffered. */
 void jf_etm_flow_finish(struct jf_etm_flow *f);

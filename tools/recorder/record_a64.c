@@ -83,6 +83,7 @@ static int write_summary(const char *dir, const struct jf_etm_flow *f,
 		"timestamps = %llu\n"
 		"exceptions = %llu\nsyncs = %llu\nmemory_images = %llu\ncode_bytes = %llu\n"
 		"code_conflicts = %llu\ndiscontinuities = %llu\nlost_instructions = %llu\n"
+		"filter = %s\nfiltered_instructions = %llu\nfilter_mappings_dropped = %llu\n"
 		"unended_threads = %llu\nbad_translations = %llu\nunknown_translations = %llu\n",
 		res->exit_status, (unsigned long long)f->instructions,
 		(unsigned long long)f->blocks_executed, f->nthreads,
@@ -92,6 +93,8 @@ static int write_summary(const char *dir, const struct jf_etm_flow *f,
 		(unsigned long long)f->etm.syncs, (unsigned long long)snap->regions,
 		(unsigned long long)snap->code_bytes, (unsigned long long)snap->conflicts,
 		(unsigned long long)f->discontinuities, (unsigned long long)f->lost_instructions,
+		f->filter ? f->filter->spec : "none", (unsigned long long)f->filtered,
+		f->filter ? (unsigned long long)f->filter->dropped : 0ull,
 		(unsigned long long)f->unended_threads, (unsigned long long)f->bad_translations,
 		(unsigned long long)f->unknown_ids);
 	if (note && *note)
@@ -109,6 +112,7 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 	const char *qemu = opt->qemu ? opt->qemu : getenv("JITFLOW_QEMU_AARCH64");
 	const char *sysroot = getenv("JITFLOW_AARCH64_SYSROOT");
 	struct jf_etm_flow flow;
+	struct jf_rec_filter filter;
 	struct jf_etm_snapshot_stats snap = { 0 };
 	struct jf_perf_info info = { .cmdline_argv0 = "jitflow", .argc = opt->argc,
 				     .argv = opt->argv };
@@ -130,14 +134,16 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 		qemu = "qemu-aarch64";
 	if (!sysroot || !*sysroot)
 		sysroot = "/usr/aarch64-linux-gnu";
-	if (opt->filter)
-		return jf_fail(err, "--filter is not supported for AArch64 programs yet");
+	if (opt->filter && jf_rec_filter_parse(&filter, opt->filter, err))
+		return -1;
 	if (!realpath(opt->out_dir, dir))
 		return jf_fail(err, "%s: %m", opt->out_dir);
 	if (jf_etm_flow_init(&flow)) {
 		jf_etm_flow_free(&flow);
 		return jf_fail(err, "capstone cannot disassemble AArch64");
 	}
+	if (opt->filter)
+		flow.filter = &filter;
 	jf_etm_flow_callbacks(&flow, &cb);
 	if (jf_prec_init(&reader, &cb)) {
 		jf_etm_flow_free(&flow);
@@ -184,7 +190,7 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 		goto out_sig;
 	}
 	res->instructions = flow.instructions;
-	res->traced = flow.instructions - flow.lost_instructions;
+	res->traced = flow.instructions - flow.lost_instructions - flow.filtered;
 	res->blocks = flow.blocks_executed;
 	res->pt_bytes = flow.etm.size;
 	res->threads = flow.nthreads;

@@ -1,7 +1,8 @@
 /* libFuzzer target for the AArch64 recorder's state (etm_flow.c) behind the plugin stream
  * reader: arbitrary records (translations of any bytes, executions of any ids by any
- * threads, system calls), fed in pieces of varying size, must never crash, hang, read out
- * of bounds or allocate beyond what the input holds; the ETMv4 stream and memory image it
+ * threads, system calls), fed in pieces of varying size, with and without an IP filter
+ * (--filter=jit plus a range: mmap and mprotect records grow it), must never crash, hang,
+ * read out of bounds or allocate beyond what the input holds; the ETMv4 stream and memory image it
  * builds are touched byte by byte so that sanitizers see bad lengths. */
 #include <stddef.h>
 #include <stdint.h>
@@ -16,12 +17,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct jf_etm_flow flow;
 	struct jf_prec_callbacks cb;
 	struct jf_prec_reader r;
+	struct jf_rec_filter filter;
+	struct jf_error err;
 	size_t i;
 
 	if (jf_etm_flow_init(&flow)) {
 		jf_etm_flow_free(&flow);
 		return 0;
 	}
+	/* Inputs of odd length run filtered. */
+	if (size % 2 && jf_rec_filter_parse(&filter, "jit,10000-10010", &err) == 0)
+		flow.filter = &filter;
 	jf_etm_flow_callbacks(&flow, &cb);
 	if (jf_prec_init(&r, &cb)) {
 		jf_etm_flow_free(&flow);
