@@ -5,7 +5,8 @@
  * block (counted). Written as a snapshot, decoded by OpenCSD's trc_pkt_lister; for every
  * thread (context ID) the lister's ranges, expanded to instruction addresses, must be
  * exactly the instructions of the blocks that thread ran, in order, less the ones the flow
- * says it left out. */
+ * says it left out. With an IP filter, only the blocks inside it, and a block that falls
+ * through out of it is counted lost. */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -22,7 +23,8 @@
  *   1000c d65f03c0 ret              block 3 (exit: ret)
  *   20000 d4000001 svc #0           block 4 (exit: svc)
  *   20004 d503201f nop              block 5: 20004..20008 (exit: b 10000)
- *   20008 17ffbffe b 10000 */
+ *   20008 17ffbffe b 10000
+ * and block 6, the mov alone (10000..10004, no branch: it falls through into block 2). */
 static const uint32_t code_10000[] = { 0xd2800060, 0xf1000400, 0x54ffffe1, 0xd65f03c0 };
 static const uint32_t code_20000[] = { 0xd4000001, 0xd503201f, 0x17ffbffe };
 
@@ -37,6 +39,7 @@ struct block_def {
 
 static const struct block_def blocks[] = {
 	{ 0 }, { 0x10000, 3 }, { 0x10004, 2 }, { 0x1000c, 1 }, { 0x20000, 1 }, { 0x20004, 2 },
+	{ 0x10000, 1 },
 };
 
 static const uint8_t *bytes_at(uint64_t pc)
@@ -171,6 +174,80 @@ static void test_flow_against_lister(void **state)
 	jf_etm_flow_free(&f);
 }
 
+/* A flow of thread 100 with an IP filter, snapshot written to dir/NAME and listed. */
+static void filtered_flow_start(struct jf_etm_flow *f, struct jf_rec_filter *filter,
+				const char *spec)
+{
+	struct jf_error err;
+	uint32_t id;
+
+	assert_int_equal(jf_rec_filter_parse(filter, spec, &err), 0);
+	assert_int_equal(jf_etm_flow_init(f), 0);
+	f->filter = filter;
+	for (id = 1; id < sizeof(blocks) / sizeof(blocks[0]); id++)
+		jf_etm_flow_translation(f, id, blocks[id].pc, bytes_at(blocks[id].pc),
+					4 * blocks[id].ninsns, blocks[id].ninsns);
+	expect[0].n = 0;
+}
+
+static void filtered_flow_check(struct jf_etm_flow *f, const char *name)
+{
+	struct expected got[1] = { { .tid = 100 } };
+	struct jf_etm_snapshot_stats stats;
+	struct jf_error err = { { 0 } };
+	char dir[600], cmd[700];
+	size_t i;
+
+	jf_etm_flow_finish(f);
+	snprintf(dir, sizeof(dir), "%s/%s", jf_test_tmpdir(), name);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	if (jf_etm_snapshot_write(f, dir, &stats, &err))
+		fail_msg("%s", err.msg);
+	jf_etm_snapshot_stats_free(&stats);
+	lister_addresses(dir, got, 1);
+	assert_int_equal(got[0].n, expect[0].n);
+	for (i = 0; i < got[0].n; i++)
+		assert_int_equal(got[0].addr[i], expect[0].addr[i]);
+}
+
+/* Filtered to 10000-10010: the loop and its ret are traced each time block 5 (b 10000,
+ * outside) enters it, until the ret goes out to the svc; what ran outside is counted in
+ * `filtered`. Filtered to the mov alone: block 6 falls through out of the filter, so no
+ * waypoint inside ends it and the trace shows nothing of it: its instruction is lost. */
+static void test_filtered_flow(void **state)
+{
+	struct jf_rec_filter filter;
+	struct jf_etm_flow f;
+	uint32_t outside[] = { 5, 4 }, in_then_out[] = { 5, 6, 2, 3, 4 };
+	int round;
+
+	(void)state;
+	filtered_flow_start(&f, &filter, "10000-10010");
+	for (round = 0; round < 2; round++) {
+		jf_etm_flow_execs(&f, 100, &outside[0], 1);
+		run(&f, 100, 1, 0);
+		run(&f, 100, 2, 0);
+		run(&f, 100, 2, 0);
+		run(&f, 100, 3, 0);
+		jf_etm_flow_execs(&f, 100, &outside[1], 1);
+		jf_etm_flow_syscall(&f, 100, EXIT_SYSCALL, no_args);
+	}
+	filtered_flow_check(&f, "filtered-loop");
+	assert_int_equal(f.lost_instructions, 0);
+	assert_int_equal(f.filtered, 2 * (blocks[5].ninsns + blocks[4].ninsns));
+	jf_etm_flow_free(&f);
+
+	filtered_flow_start(&f, &filter, "10000-10004");
+	jf_etm_flow_execs(&f, 100, in_then_out, 5);
+	filtered_flow_check(&f, "filtered-fallthrough");
+	assert_int_equal(f.lost_instructions, blocks[6].ninsns);
+	assert_int_equal(f.filtered, blocks[5].ninsns + blocks[2].ninsns + blocks[3].ninsns +
+				     blocks[4].ninsns);
+	assert_int_equal(f.unended_threads, 0);
+	jf_etm_flow_free(&f);
+}
+
 /* Translations that a damaged stream would carry: out of order, not whole instructions;
  * executions of ids never translated. Counted, and the trace stays decodable. */
 static void test_damaged_records(void **state)
@@ -196,6 +273,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flow_against_lister),
+		cmocka_unit_test(test_filtered_flow),
 		cmocka_unit_test(test_damaged_records),
 	};
 
