@@ -112,7 +112,7 @@ static void problems(FILE *out, const struct jf_analysis_result *r)
 
 void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
-	size_t i, j;
+	size_t i, j, shown;
 	struct jf_iteration_result it;
 
 	fprintf(out, "{\"jitflow_report\":1,\"source\":");
@@ -152,10 +152,13 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 	jf_report_json_phases(out, r);
 
 	fprintf(out, ",\"traces\":[");
-	for (i = 0; i < r->ntraces; i++) {
+	for (i = 0, shown = 0; i < r->ntraces; i++) {
 		const struct jf_trace_result *t = &r->traces[i];
 
-		fprintf(out, "%s{\"id\":%" PRIu64 ",\"kind\":\"%s\",\"name\":", i ? "," : "",
+		/* recordings that never became code are in "phases" */
+		if (jf_report_trace_never_compiled(t))
+			continue;
+		fprintf(out, "%s{\"id\":%" PRIu64 ",\"kind\":\"%s\",\"name\":", shown++ ? "," : "",
 			t->trace_id, kind_name(t->kind));
 		jf_json_string(out, t->name);
 		fprintf(out, ",\"parent_trace\":%" PRIu64 ",\"parent_guard\":%" PRIu64

@@ -200,6 +200,11 @@ void jf_report_trace_making(FILE *out, const struct jf_analysis_result *r,
 	free(rows);
 }
 
+int jf_report_trace_never_compiled(const struct jf_trace_result *t)
+{
+	return !t->kind && !t->insns && !t->entries;
+}
+
 /* ,"phases":{...} for a split (a thread or the total). */
 static void json_split_phases(FILE *out, const struct jf_split_result *s)
 {
@@ -250,6 +255,14 @@ void jf_report_json_phases(FILE *out, const struct jf_analysis_result *r)
 			jf_code_class_name(jf_phase_class(q->phase)), q->tid, q->record_offset, q->insn);
 		if (q->has_time)
 			fprintf(out, ",\"time\":%" PRIu64, q->time);
+		fputc('}', out);
+	}
+	fprintf(out, "],\"uncompiled_traces\":[");
+	for (i = 0, n = 0; i < r->ntraces; i++) {
+		if (!jf_report_trace_never_compiled(&r->traces[i]))
+			continue;
+		fprintf(out, "%s{\"id\":%" PRIu64, n++ ? "," : "", r->traces[i].trace_id);
+		jf_report_json_trace_making(out, r, &r->traces[i]);
 		fputc('}', out);
 	}
 	fprintf(out, "]}");

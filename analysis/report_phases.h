@@ -9,7 +9,10 @@
 
 /* Whether r has phases to report (told, or brackets that did not close). */
 int jf_report_has_phases(const struct jf_analysis_result *r);
-/* ,"phases":{...}: the phases told, per thread and in total, and the unclosed brackets. */
+/* A trace row that only phases made: a recording that was aborted or never compiled. */
+int jf_report_trace_never_compiled(const struct jf_trace_result *t);
+/* ,"phases":{...}: the phases told, per thread and in total, the brackets that did not close,
+ * and what the recordings that never became code cost. */
 void jf_report_json_phases(FILE *out, const struct jf_analysis_result *r);
 /* ,"tracing":{...},"compiling":{...} of a trace object: what making t cost. */
 void jf_report_json_trace_making(FILE *out, const struct jf_analysis_result *r,

@@ -159,13 +159,18 @@ static size_t *rank(size_t n, const void *rows, size_t size, size_t key_offset)
 void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
 	const struct jf_runtime_desc *rt = jf_runtime_of(r);
-	size_t *idx, i, n = r->ntraces < top_of(m) ? r->ntraces : top_of(m);
+	size_t *idx, i, n, compiled = 0;
 
 	if (rt->text_traces) {
 		rt->text_traces(out, r, top_of(m));
 		return;
 	}
-	if (!r->ntraces) {
+	/* Recordings that never became code are in the trace-making table only (they rank
+	 * last, with no instructions). */
+	for (i = 0; i < r->ntraces; i++)
+		compiled += !jf_report_trace_never_compiled(&r->traces[i]);
+	n = compiled < top_of(m) ? compiled : top_of(m);
+	if (!compiled) {
 		if (r->has_zone_records)
 			fprintf(out, "Traces: none\n");
 		else
@@ -176,7 +181,7 @@ void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struc
 		   offsetof(struct jf_trace_result, insns));
 	if (!idx)
 		return;
-	fprintf(out, "Traces (top %zu of %zu by instructions)\n", n, r->ntraces);
+	fprintf(out, "Traces (top %zu of %zu by instructions)\n", n, compiled);
 	fprintf(out, "  %6s %-8s %10s %11s %10s %9s %14s %7s  %s\n", "id", "kind", "entries",
 		"iterations", "iter/entry", "exits", "instructions", "%", "name");
 	for (i = 0; i < n; i++) {
