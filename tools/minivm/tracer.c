@@ -32,7 +32,7 @@ static MVM_SECTION_TRACER void record_start(struct mvm_vm *vm, struct mvm_frame 
 	/* Until it is finished or aborted, all the thread runs is recording this trace: the
 	 * interpreter running the recorded iteration and the tracer's steps. */
 	vm->recordings++;
-	mvm_zone_event(vm->zone, JF_EVENT_PHASE_BEGIN, JF_PHASE_TRACING);
+	mvm_zone_tracing_begin(vm->zone);
 }
 
 /* The recording is given up (its tracing phase has ended). */
@@ -54,7 +54,7 @@ static MVM_SECTION_TRACER void record_give_up(struct mvm_vm *vm)
 
 static MVM_SECTION_TRACER void record_abort(struct mvm_vm *vm)
 {
-	mvm_zone_event(vm->zone, JF_EVENT_PHASE_END, JF_PHASE_TRACING);
+	mvm_zone_tracing_end(vm->zone);
 	record_give_up(vm);
 }
 
@@ -66,11 +66,11 @@ static MVM_SECTION_TRACER struct mvm_trace *compile(struct mvm_vm *vm, enum mvm_
 	struct mvm_trace *t;
 
 	vm->compilations++;
-	mvm_zone_event(vm->zone, JF_EVENT_PHASE_BEGIN, JF_PHASE_COMPILING);
+	mvm_zone_compiling_begin(vm->zone);
 	t = mvm_jit_compile(vm, rec, end, end_pc, link);
 	if (t && t->kind == MVM_TRACE_BRIDGE)
 		mvm_jit_patch_bridge(vm, rec->parent, t);
-	mvm_zone_event(vm->zone, JF_EVENT_PHASE_END, JF_PHASE_COMPILING);
+	mvm_zone_compiling_end(vm->zone);
 	return t;
 }
 
@@ -80,7 +80,7 @@ static MVM_SECTION_TRACER void record_finish(struct mvm_vm *vm, enum mvm_rec_end
 	struct mvm_recorder *rec = &vm->rec;
 	struct mvm_trace *t;
 
-	mvm_zone_event(vm->zone, JF_EVENT_PHASE_END, JF_PHASE_TRACING);
+	mvm_zone_tracing_end(vm->zone);
 	t = compile(vm, end, end_pc, link);
 	rec->active = 0;
 	if (!t && mvm_codemem_used(vm->code) == 0) {
@@ -187,10 +187,10 @@ static MVM_SECTION_TRACER uint32_t run_trace(struct mvm_vm *vm, struct mvm_frame
 	vm->jit_active--;
 	/* Exit handling: the interpreter's state back from where compiled code left. */
 	vm->exits_handled++;
-	mvm_zone_event(vm->zone, JF_EVENT_PHASE_BEGIN, JF_PHASE_EXIT_HANDLING);
+	mvm_zone_exit_handling_begin(vm->zone);
 	fr->sp = st.exit_sp;
 	pc = (uint32_t)st.exit_pc;
-	mvm_zone_event(vm->zone, JF_EVENT_PHASE_END, JF_PHASE_EXIT_HANDLING);
+	mvm_zone_exit_handling_end(vm->zone);
 	if (vm->flush_pending) {
 		/* A flush asked for while traces ran happens once none is on the stack. */
 		if (!vm->jit_active)
