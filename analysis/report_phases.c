@@ -4,6 +4,7 @@
  * that did not close. Printed only where the runtime told phases (PHASE_BEGIN records),
  * so reports of runtimes that tell none stay as they were. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "jitflow/report.h"
@@ -290,4 +291,79 @@ void jf_report_json_iteration_phases(FILE *out, const struct jf_analysis_result 
 		fprintf(out, "%s\"%s\":%" PRIu64, i ? "," : "", row_name(phase_rows[i]),
 			it->insns_by_class[phase_rows[i]]);
 	fprintf(out, ",\"jitted\":%" PRIu64 "}", it->insns_by_split[JF_SPLIT_JITTED]);
+}
+
+static void add_band(struct jf_report_bands *b, const char *name, const char *colour, int cls)
+{
+	b->name[b->n] = name;
+	b->colour[b->n] = colour;
+	b->code_class[b->n++] = cls;
+}
+
+void jf_report_iteration_bands(const struct jf_analysis_result *r, struct jf_report_bands *b)
+{
+	size_t i;
+	int k;
+
+	b->n = 0;
+	if (!jf_report_has_phases(r)) {
+		for (k = 0; k < JF_SPLIT_COUNT; k++)
+			add_band(b, jf_split_class_name(k), jf_views_split_colour(k), -1 - k);
+		return;
+	}
+	for (i = 0; i < NPHASE_ROWS; i++) {
+		int p = p_of(phase_rows[i]);
+
+		if (!p || (r->phases_told & (1u << p)))
+			add_band(b, row_name(phase_rows[i]), jf_views_class_colour(phase_rows[i]),
+				 phase_rows[i]);
+	}
+	add_band(b, "jitted", jf_views_split_colour(JF_SPLIT_JITTED), -1 - JF_SPLIT_JITTED);
+	add_band(b, "instrumentation", jf_views_split_colour(JF_SPLIT_INSTRUMENTATION),
+		 -1 - JF_SPLIT_INSTRUMENTATION);
+	add_band(b, "other", jf_views_split_colour(JF_SPLIT_NATIVE), JF_CLASS_COUNT);
+}
+
+void jf_report_band_values(const struct jf_report_bands *b, const struct jf_iteration_result *it,
+			   uint64_t v[JF_REPORT_BANDS_MAX])
+{
+	uint64_t shown = 0;
+	int k;
+
+	for (k = 0; k < b->n; k++) {
+		int c = b->code_class[k];
+
+		v[k] = c < 0 ? it->insns_by_split[-1 - c] :
+		       c < JF_CLASS_COUNT ? it->insns_by_class[c] : 0;
+		shown += v[k];
+	}
+	for (k = 0; k < b->n; k++)
+		if (b->code_class[k] == JF_CLASS_COUNT)
+			v[k] = it->insns > shown ? it->insns - shown : 0;
+}
+
+void jf_report_html_phases(FILE *out, const struct jf_analysis_result *r,
+			   const struct jf_report_meta *m)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *mem;
+
+	if (!jf_report_has_phases(r))
+		return;
+	fprintf(out, "<h2 id=\"phases\">VM phases</h2>\n");
+	mem = open_memstream(&text, &size);
+	if (!mem) {
+		fprintf(out, "<p class=\"na\">Not available: out of memory.</p>\n");
+		return;
+	}
+	jf_report_phases(mem, r, m);
+	fputc('\n', mem);
+	jf_report_trace_making(mem, r, m);
+	if (fclose(mem) == 0 && text) {
+		fprintf(out, "<pre>");
+		jf_views_xml(out, text);
+		fprintf(out, "</pre>\n");
+	}
+	free(text);
 }

@@ -328,6 +328,9 @@ void jf_report_iterations(FILE *out, const struct jf_analysis_result *r, const s
 	size_t i;
 	struct jf_iteration_result row;
 	const struct jf_iteration_result *it = &row;
+	struct jf_report_bands bands;
+	uint64_t v[JF_REPORT_BANDS_MAX];
+	int k;
 
 	if (!r->niterations) {
 		fprintf(out, "Iterations: none marked (the runtime wrote no iteration events)\n");
@@ -338,16 +341,29 @@ void jf_report_iterations(FILE *out, const struct jf_analysis_result *r, const s
 	     r->warmup == JF_WARMUP_FLAT) && jf_analysis_iteration(r, r->steady_from, &row) == 0)
 		fprintf(out, " (steady from iteration %" PRIu64 ")", row.index);
 	fputc('\n', out);
-	fprintf(out, "  %9s %14s %14s %9s\n", "iteration", "instructions", r->has_time ? "time" : "",
-		"jitted %");
+	jf_report_iteration_bands(r, &bands);
+	fprintf(out, "  %9s %14s %14s", "iteration", "instructions", r->has_time ? "time" : "");
+	if (jf_report_has_phases(r))
+		for (k = 0; k < bands.n; k++) /* the bands' shares, in their order */
+			fprintf(out, " %9.9s %%", bands.name[k]);
+	else
+		fprintf(out, " %9s", "jitted %");
+	fputc('\n', out);
 	for (i = 0; i < r->niterations; i++) {
 		if (r->niterations > 2 * top_of(m) && i == top_of(m)) {
 			fprintf(out, "  ...\n");
 			i = r->niterations - top_of(m);
 		}
 		jf_analysis_iteration(r, i, &row);
-		fprintf(out, "  %9" PRIu64 " %14" PRIu64 " %14" PRIu64 " %8.1f%%\n", it->index,
-			it->insns, it->time, pct(it->insns_by_split[JF_SPLIT_JITTED], it->insns));
+		fprintf(out, "  %9" PRIu64 " %14" PRIu64 " %14" PRIu64, it->index, it->insns, it->time);
+		if (jf_report_has_phases(r)) {
+			jf_report_band_values(&bands, it, v);
+			for (k = 0; k < bands.n; k++)
+				fprintf(out, " %10.1f%%", pct(v[k], it->insns));
+		} else {
+			fprintf(out, " %8.1f%%", pct(it->insns_by_split[JF_SPLIT_JITTED], it->insns));
+		}
+		fputc('\n', out);
 	}
 }
 

@@ -9,7 +9,8 @@
 # code it calls until then, is in no phase. Which code is minivm's own and which is the
 # emitter's comes from the binary's symbols and their source files (nm -l). The phase
 # spans perf shows must equal minivm's own counters (--counters), and the instructions
-# perf lists in each phase must equal jitflow's classes, in total and for the trace made.
+# perf lists in each phase must equal jitflow's classes, in total, for the trace made, and
+# summed over the iterations of the JSON report and of the timeline.
 # usage: perf_phases.sh JITFLOW MINIVM SOURCE_DIR
 set -u
 jitflow=$1
@@ -38,10 +39,20 @@ if ! nm -S -l --defined-only "$minivm" >symbols 2>nm.err; then
   echo "FAIL: nm: $(tail -3 nm.err)"
   exit 1
 fi
-if ! "$jitflow" report rec --json >report.json 2>report.err; then
-  echo "FAIL: jitflow report: $(tail -3 report.err)"
+if ! "$jitflow" report rec --json >report.json 2>report.err ||
+   ! "$jitflow" timeline rec -o timeline.json 2>>report.err ||
+   ! "$jitflow" report rec --html report.html >/dev/null 2>>report.err ||
+   ! "$jitflow" split rec >split.txt 2>>report.err; then
+  echo "FAIL: jitflow report, timeline or split: $(tail -3 report.err)"
   exit 1
 fi
+# The views say which phases the runtime told.
+for view in split.txt report.html; do
+  if ! grep -q "told by the runtime: tracing, compiling, exit handling" $view; then
+    echo "FAIL: $view does not show the phases minivm told"
+    exit 1
+  fi
+done
 python3 - <<'CHECK'
 import bisect, collections, json, sys
 
@@ -125,6 +136,18 @@ if len(made) != 1 or made[0]["tracing"]["instructions"] != counts["tracing"] or 
    made[0]["compiling"]["instructions"] != counts["compiling"]:
     print(f"FAIL: the one trace's making is not perf's: {made}")
     failed = True
+# Every phase instruction here falls inside an iteration (the loop's first mark comes
+# before the loop heats up): per iteration, in the report and in the timeline's marks,
+# they add up to perf's.
+timeline = json.load(open("timeline.json"))
+marks = [e["args"]["phases"] for e in timeline["traceEvents"] if e.get("cat") == "iteration"]
+rows = [it["phases"] for it in report["iterations"]]
+for phase in ("tracing", "compiling", "exit handling"):
+    for name, series in (("report", rows), ("timeline", marks)):
+        if sum(p[phase] for p in series) != counts[phase]:
+            print(f"FAIL: {phase}: the {name}'s iterations add up to "
+                  f"{sum(p[phase] for p in series)} instructions, perf lists {counts[phase]}")
+            failed = True
 if sum(classes.values()) != report["summary"]["instructions"]:
     print("FAIL: the classes do not add up to every instruction")
     failed = True
