@@ -14,7 +14,9 @@
 
 #include "analysis_internal.h"
 
-enum jf_code_class jf_phase_class(enum jf_vm_phase p)
+_Static_assert((int)JF_VM_PHASE_SLOTS == (int)JF_PHASE_COUNT, "the analysis's arrays by phase");
+
+enum jf_code_class jf_phase_class(int p)
 {
 	switch (p) {
 	case JF_PHASE_TRACING: return JF_CLASS_TRACING;
@@ -25,7 +27,7 @@ enum jf_code_class jf_phase_class(enum jf_vm_phase p)
 	}
 }
 
-const char *jf_phase_name(enum jf_vm_phase p)
+const char *jf_phase_name(int p)
 {
 	switch (p) {
 	case JF_PHASE_TRACING: return "tracing";

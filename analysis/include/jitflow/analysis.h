@@ -29,7 +29,6 @@
 #include <stdio.h>
 
 #include "jitflow/codemap.h"
-#include "jitflow/emitter.h"
 #include "jitflow/error.h"
 #include "jitflow/flow.h"
 #include "jitflow/call_stacks.h"
@@ -82,9 +81,13 @@ enum jf_split_class {
 };
 
 const char *jf_code_class_name(enum jf_code_class c);
-/* The class a phase's instructions count to (JF_PHASE_GC: JF_CLASS_GC); UNKNOWN for none. */
-enum jf_code_class jf_phase_class(enum jf_vm_phase p);
-const char *jf_phase_name(enum jf_vm_phase p);
+/* VM phases are numbered as the zone records' enum jf_vm_phase (jitflow/emitter.h, the
+ * emitter library's header): tracing 1, compiling 2, GC 3, exit handling 4; arrays by
+ * phase have JF_VM_PHASE_SLOTS entries, [0] unused. */
+enum { JF_VM_PHASE_SLOTS = 5 };
+/* The class a phase's instructions count to (GC: JF_CLASS_GC); UNKNOWN for none. */
+enum jf_code_class jf_phase_class(int phase);
+const char *jf_phase_name(int phase);
 const char *jf_split_class_name(enum jf_split_class c);
 enum jf_split_class jf_split_of(enum jf_code_class c);
 
@@ -189,7 +192,7 @@ struct jf_split_result {
 	 * own class only). */
 	uint64_t insns_by_group[JF_REGION_GROUPS], time_by_group[JF_REGION_GROUPS];
 	uint64_t collections;        /* calls into a collector entry (JF_CLASS_GC) */
-	uint64_t phase_spans[JF_PHASE_COUNT]; /* PHASE_BEGIN events, by enum jf_vm_phase */
+	uint64_t phase_spans[JF_VM_PHASE_SLOTS]; /* PHASE_BEGIN events, by enum jf_vm_phase */
 	/* transitions[from][to] between split classes, plus trace->trace */
 	uint64_t transitions[JF_SPLIT_COUNT][JF_SPLIT_COUNT];
 	uint64_t trace_to_trace;
@@ -255,7 +258,7 @@ enum jf_phase_problem_kind {
 enum { JF_PHASE_DEPTH = 16, JF_PHASE_PROBLEMS_MAX = 8 };
 struct jf_phase_problem {
 	uint16_t kind;              /* enum jf_phase_problem_kind */
-	uint16_t phase;             /* enum jf_vm_phase of the record */
+	uint16_t phase;             /* the record's phase (enum jf_vm_phase) */
 	int32_t tid;
 	uint64_t record_offset;     /* the record's offset in the zone file */
 	uint64_t insn;              /* instructions of the flow before the record took effect */
