@@ -568,26 +568,73 @@ fail:
 	return -1;
 }
 
+/* o's records into out_path; frees the buffer. */
+static int write_out(struct out *o, const char *out_path, struct jf_error *err)
+{
+	FILE *f;
+	int rc = 0;
+
+	if (o->failed) {
+		free(o->buf);
+		return jf_fail(err, "out of memory writing %s", out_path);
+	}
+	f = fopen(out_path, "wb");
+	if (!f || fwrite(o->buf, 1, o->len, f) != o->len)
+		rc = jf_fail(err, "%s: cannot write: %m", out_path);
+	if (f && fclose(f) && !rc)
+		rc = jf_fail(err, "%s: cannot write: %m", out_path);
+	free(o->buf);
+	return rc;
+}
+
 int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
 			  const struct jf_pypylog_placement *place,
 			  const struct jf_tsc_conversion *conv, const char *out_path,
 			  struct jf_pypylog_zone_stats *stats, struct jf_error *err)
 {
 	struct out o = { 0 };
-	FILE *f;
-	int rc = 0;
 
 	memset(stats, 0, sizeof(*stats));
 	o.conv = place ? NULL : conv;
-	if (build(log, lay, place, &o, stats) < 0) {
-		free(o.buf);
-		return jf_fail(err, "out of memory writing %s", out_path);
+	if (build(log, lay, place, &o, stats) < 0)
+		o.failed = 1;
+	return write_out(&o, out_path, err);
+}
+
+static uint32_t event_of(const struct jf_pypylog_mark *m)
+{
+	switch (m->kind) {
+	case JF_PYPY_MARK_PHASE_BEGIN: return JF_EVENT_PHASE_BEGIN;
+	case JF_PYPY_MARK_PHASE_END: return JF_EVENT_PHASE_END;
+	default: return JF_EVENT_ITERATION;
 	}
-	f = fopen(out_path, "wb");
-	if (!f || fwrite(o.buf, 1, o.len, f) != o.len)
-		rc = jf_fail(err, "%s: cannot write: %m", out_path);
-	if (f && fclose(f) && !rc)
-		rc = jf_fail(err, "%s: cannot write: %m", out_path);
-	free(o.buf);
-	return rc;
+}
+
+int jf_pypylog_write_marks_zone(const struct jf_pypylog *log,
+				const struct jf_pypylog_clock_placement *place, int32_t tid,
+				const char *out_path, uint64_t *events, struct jf_error *err)
+{
+	struct out o = { 0 };
+	size_t i;
+
+	*events = 0;
+	o.tid = (uint32_t)tid;
+	header(&o, 0);
+	ext(&o, JF_ZONE_MARKER, JF_ZONE_MARKER_FIXED);
+	u64(&o, 0);
+	u32(&o, JF_ZONE_MARKER_POSITION);
+	u32(&o, 0);
+	for (i = 0; i < log->nmarks; i++) {
+		const struct jf_pypylog_mark *m = &log->marks[i];
+
+		if (!place->at[i].placed || place->at[i].tid != tid)
+			continue;
+		o.stamp = place->at[i].position;
+		ext(&o, JF_ZONE_EVENT, JF_ZONE_EVENT_FIXED);
+		u32(&o, event_of(m));
+		u32(&o, 0);
+		u64(&o, m->kind == JF_PYPY_MARK_ITERATION ? m->arg : m->phase);
+		++*events;
+	}
+	return write_out(&o, out_path, err);
 }
