@@ -7,6 +7,7 @@
 
 #include "jitflow/emitter.h"
 #include "jitflow/report.h"
+#include "report_phases.h"
 #include "report_views.h"
 #include "runtime.h"
 
@@ -106,6 +107,14 @@ static void transitions(FILE *out, const struct jf_split_result *s)
 	}
 }
 
+void jf_report_thread_heading(FILE *out, const struct jf_split_result *s)
+{
+	if (s->name[0])
+		fprintf(out, "Thread %d \"%s\"\n", s->tid, s->name);
+	else
+		fprintf(out, "Thread %d\n", s->tid);
+}
+
 void jf_report_split(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
 	size_t i;
@@ -115,11 +124,7 @@ void jf_report_split(FILE *out, const struct jf_analysis_result *r, const struct
 	transitions(out, &r->total);
 	if (r->nthreads > 1) {
 		for (i = 0; i < r->nthreads; i++) {
-			if (r->threads[i].name[0])
-				fprintf(out, "Thread %d \"%s\"\n", r->threads[i].tid,
-					r->threads[i].name);
-			else
-				fprintf(out, "Thread %d\n", r->threads[i].tid);
+			jf_report_thread_heading(out, &r->threads[i]);
 			split_table(out, &r->threads[i], r->has_time);
 			transitions(out, &r->threads[i]);
 		}
@@ -154,13 +159,18 @@ static size_t *rank(size_t n, const void *rows, size_t size, size_t key_offset)
 void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
 	const struct jf_runtime_desc *rt = jf_runtime_of(r);
-	size_t *idx, i, n = r->ntraces < top_of(m) ? r->ntraces : top_of(m);
+	size_t *idx, i, n, compiled = 0;
 
 	if (rt->text_traces) {
 		rt->text_traces(out, r, top_of(m));
 		return;
 	}
-	if (!r->ntraces) {
+	/* Recordings that never became code are in the trace-making table only (they rank
+	 * last, with no instructions). */
+	for (i = 0; i < r->ntraces; i++)
+		compiled += !jf_report_trace_never_compiled(&r->traces[i]);
+	n = compiled < top_of(m) ? compiled : top_of(m);
+	if (!compiled) {
 		if (r->has_zone_records)
 			fprintf(out, "Traces: none\n");
 		else
@@ -171,7 +181,7 @@ void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struc
 		   offsetof(struct jf_trace_result, insns));
 	if (!idx)
 		return;
-	fprintf(out, "Traces (top %zu of %zu by instructions)\n", n, r->ntraces);
+	fprintf(out, "Traces (top %zu of %zu by instructions)\n", n, compiled);
 	fprintf(out, "  %6s %-8s %10s %11s %10s %9s %14s %7s  %s\n", "id", "kind", "entries",
 		"iterations", "iter/entry", "exits", "instructions", "%", "name");
 	for (i = 0; i < n; i++) {
@@ -410,8 +420,16 @@ void jf_report_summary(FILE *out, const struct jf_analysis_result *r, const stru
 	fputc('\n', out);
 	jf_report_split(out, r, m);
 	fputc('\n', out);
+	if (jf_report_has_phases(r)) {
+		jf_report_phases(out, r, m);
+		fputc('\n', out);
+	}
 	jf_report_traces(out, r, m);
 	fputc('\n', out);
+	if (r->phases_told & ((1u << JF_PHASE_TRACING) | (1u << JF_PHASE_COMPILING))) {
+		jf_report_trace_making(out, r, m);
+		fputc('\n', out);
+	}
 	if (jf_runtime_of(r)->text_section && jf_runtime_of(r)->text_section(out, r))
 		fputc('\n', out);
 	jf_report_guards(out, r, m);

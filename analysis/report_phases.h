@@ -1,0 +1,24 @@
+/* The VM phases' parts of the JSON report (report_phases.c), written only where the
+ * runtime told phases, so that other reports keep their form. */
+#ifndef JITFLOW_REPORT_PHASES_H
+#define JITFLOW_REPORT_PHASES_H
+
+#include <stdio.h>
+
+#include "jitflow/analysis.h"
+
+/* Whether r has phases to report (told, or brackets that did not close). */
+int jf_report_has_phases(const struct jf_analysis_result *r);
+/* A trace row that only phases made: a recording that was aborted or never compiled. */
+int jf_report_trace_never_compiled(const struct jf_trace_result *t);
+/* ,"phases":{...}: the phases told, per thread and in total, the brackets that did not close,
+ * and what the recordings that never became code cost. */
+void jf_report_json_phases(FILE *out, const struct jf_analysis_result *r);
+/* ,"tracing":{...},"compiling":{...} of a trace object: what making t cost. */
+void jf_report_json_trace_making(FILE *out, const struct jf_analysis_result *r,
+				 const struct jf_trace_result *t);
+/* ,"phases":{...} of an iteration object: its instructions per phase. */
+void jf_report_json_iteration_phases(FILE *out, const struct jf_analysis_result *r,
+				     const struct jf_iteration_result *it);
+
+#endif
