@@ -195,6 +195,68 @@ static double pypy_count(const char *what, const char *id)
 	return found;
 }
 
+/* Each loop's and bridge's making (the report's tracing and compiling instructions of its
+ * row) lies between the stamps of the tracing section that made it: no more than the
+ * instructions its thread ran from the section's opening to its closing (positions of the
+ * recorder's TSC reads), the rest being collections inside it; none is in two phases:
+ * the phases and jitted code of each thread add up to no more than its instructions. */
+static void test_making_lies_within_its_sections(void **state)
+{
+	const cJSON *t, *th;
+	size_t i, rows = 0;
+
+	(void)state;
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(report, "traces")) {
+		const cJSON *tr = cJSON_GetObjectItemCaseSensitive(t, "tracing");
+		const cJSON *co = cJSON_GetObjectItemCaseSensitive(t, "compiling");
+		double made = tr ? jf_test_num(tr, "instructions") +
+				   jf_test_num(co, "instructions") : 0;
+		uint64_t id = (uint64_t)jf_test_num(t, "id");
+		long begin = -1, end = -1;
+
+		if (made <= 0)
+			continue;
+		for (i = 0; i < log->ntraces && begin < 0; i++) {
+			const struct jf_pypylog_trace *x = &log->traces[i];
+
+			if ((x->kind == JF_PYPY_LOOP ? x->number : x->guard) != id)
+				continue;
+			begin = mark_near(x->line, 1, JF_PYPY_MARK_PHASE_BEGIN, JF_PHASE_TRACING);
+			end = mark_near(x->line, 0, JF_PYPY_MARK_PHASE_END, JF_PHASE_TRACING);
+		}
+		assert_true(begin >= 0 && end >= 0);
+		assert_int_equal(marks->at[begin].tid, marks->at[end].tid);
+		printf("trace %" PRIu64 ": tracing + compiling %.0f of %" PRIu64 " instructions "
+		       "in its jit-tracing section\n", id, made,
+		       marks->at[end].position - marks->at[begin].position);
+		assert_true(made <= (double)(marks->at[end].position - marks->at[begin].position));
+		rows++;
+	}
+	assert_true(rows >= 4);
+	cJSON_ArrayForEach(th, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+		report, "phases"), "threads")) {
+		const cJSON *in = cJSON_GetObjectItemCaseSensitive(th, "instructions"), *v;
+		const cJSON *split_thread = NULL, *s;
+		double sum = 0;
+
+		cJSON_ArrayForEach(v, in)
+			sum += v->valuedouble;
+		cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+			report, "split"), "threads"))
+			if (jf_test_num(s, "tid") == jf_test_num(th, "tid"))
+				split_thread = s;
+		assert_non_null(split_thread);
+		in = cJSON_GetObjectItemCaseSensitive(split_thread, "instructions");
+		{
+			double total = 0;
+
+			cJSON_ArrayForEach(v, in)
+				total += v->valuedouble;
+			assert_true(sum <= total);
+		}
+	}
+}
+
 /* The worker threads' loops (thirds, fifths) and their bridges, decoded from three
  * threads' traces: every entry, label pass and bridge entry equals PyPy's counter. */
 static void test_threads_counts_equal_pypys_own(void **state)
@@ -292,6 +354,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_stamp_is_one_tsc_read),
 		cmocka_unit_test(test_traces_compiled_on_their_thread_before_they_ran),
+		cmocka_unit_test(test_making_lies_within_its_sections),
 		cmocka_unit_test(test_threads_counts_equal_pypys_own),
 		cmocka_unit_test(test_iterations_are_the_programs),
 		cmocka_unit_test(test_jit_off_has_only_gc),

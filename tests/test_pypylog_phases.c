@@ -29,8 +29,9 @@ static const char nested_log[] =
 	"[25] {jit-optimize\n"
 	"[26] jit-optimize}\n"
 	"[27] {jit-backend\n"
-	"[28] {jit-backend-dump\n"
-	"[29] jit-backend-dump}\n"
+	"[28] {jit-backend-addr\n"
+	"Loop 4 (f;x.py:1-2~#0 LOAD_FAST) has address 0x1000 to 0x1100 (bootstrap 0x1000)\n"
+	"[29] jit-backend-addr}\n"
 	"[2a] jit-backend}\n"
 	"[2b] jit-tracing}\n"
 	"[30] {jit-blackhole\n"
@@ -81,12 +82,12 @@ static void sections_become_phase_marks(void **state)
 		assert_int_equal(log->marks[i].phase, nested_marks[i].phase);
 	}
 	assert_int_equal(log->marks[12].arg, 7);
-	assert_int_equal(log->marks[12].line, 19);
+	assert_int_equal(log->marks[12].line, 20);
 	jf_pypylog_free(log);
 }
 
 /* Cut anywhere: never a crash; sections still open have a begin and no end, and the cut
- * is reported (a cut line may name another section: "{jit-backend-dump" cut to
+ * is reported (a cut line may name another section: "{jit-backend-addr" cut to
  * "{jit-backend" opens one more). Cut right after "[20] {jit-tracing": one begin, one
  * problem. */
 static void truncated_logs_keep_their_begins(void **state)
@@ -207,7 +208,9 @@ static void bad_reads_are_counted_and_located(void **state)
 	jf_pypylog_free(log);
 }
 
-/* A thread's zone file: its events, in order, stamped with their positions. */
+/* A thread's zone file: its events, in order, stamped with their positions; the tracing
+ * section that holds Loop 4's jit-backend-addr made Loop 4 (TRACE_START after its begin,
+ * COMPILE_END after its end). */
 static void marks_zone_holds_one_threads_events(void **state)
 {
 	static const char reads[] = "7 100 1f\n7 150 21\n9 40 22\n9 45 23\n7 160 24\n"
@@ -247,6 +250,26 @@ static void marks_zone_holds_one_threads_events(void **state)
 	}
 	assert_int_equal(n, 4);
 	assert_true(marker);
+	jf_zone_reader_close(r);
+
+	snprintf(path, sizeof(path), "%s/marks-7.zone", jf_test_tmpdir());
+	assert_int_equal(jf_pypylog_write_marks_zone(log, pl, 7, path, &events, &err), 0);
+	assert_int_equal(events, 8 + 1 + 2); /* 8 phase marks, the iteration, the trace's two */
+	assert_int_equal(jf_zone_reader_open(&r, path, &err), 0);
+	n = 0;
+	while (jf_zone_next(r, &rec, &err) == 1) {
+		if (rec.id != JF_ZONE_EVENT)
+			continue;
+		if (n == 1 || n == 9) /* right after the tracing begin, and after its end */
+			assert_int_equal(rec.u.event.kind, n == 1 ? JF_EVENT_TRACE_START :
+					 JF_EVENT_COMPILE_END);
+		if (n == 1 || n == 9) {
+			assert_int_equal(rec.u.event.arg, 4);
+			assert_int_equal(rec.timestamp, n == 1 ? 100 : 210);
+		}
+		n++;
+	}
+	assert_int_equal(n, 11);
 	jf_zone_reader_close(r);
 	jf_pypylog_clock_placement_free(pl);
 	jf_pypylog_free(log);

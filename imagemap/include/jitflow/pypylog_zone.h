@@ -61,7 +61,9 @@ int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_
 
 /* The marks placed on thread tid (jitflow/pypylog_clock.h) as a zone file of its own,
  * stamped with positions: EVENT records PHASE_BEGIN / PHASE_END (arg: the phase) and
- * ITERATION (arg: the program's index), in the log's order. One file a thread, since a
+ * ITERATION (arg: the program's index), in the log's order; after a tracing section's
+ * begin, TRACE_START with the loop or bridge it made (the one jit-backend-addr names
+ * inside it; none when the trace was aborted), and COMPILE_END with it after its end. One file a thread, since a
  * position stream's records apply in file order on their own thread. *events: how many. */
 int jf_pypylog_write_marks_zone(const struct jf_pypylog *log,
 				const struct jf_pypylog_clock_placement *place, int32_t tid,
