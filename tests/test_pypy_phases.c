@@ -33,8 +33,9 @@ static int record(void **state)
 	(void)state;
 	jf_test_require_tools("command -v pypy3", "pypy3");
 	snprintf(rec, sizeof(rec), "%s/rec", tmp);
-	snprintf(cmd, sizeof(cmd), "'%s' record -o '%s' -- pypy3 '%s/tests/data/pypy/vm_phases.py' "
-		 "2>/dev/null", jf_test_cli(), rec, jf_test_source_dir());
+	snprintf(cmd, sizeof(cmd), "PYTHONPATH='%s/tools/runtimes/pypy' '%s' record -o '%s' -- "
+		 "pypy3 '%s/tests/data/pypy/vm_phases.py' 2>/dev/null", jf_test_binary_dir(),
+		 jf_test_cli(), rec, jf_test_source_dir());
 	if (jf_test_run(cmd, &out) != 0 || sscanf(out, "%ld", &iterations_printed) != 1)
 		return -1;
 	free(out);

@@ -9,9 +9,7 @@
  *                     before the user's own options and agents, which stay;
  *   PYTHONPATH        for programs named python*: tools/runtimes/cpython first, whose
  *                     sitecustomize describes a CPython 3.13 JIT build's code and then
- *                     runs the sitecustomize it hides; for programs named pypy*:
- *                     tools/runtimes/pypy (jitflow_iteration, the iteration marker);
- *                     the user's PYTHONPATH follows.
+ *                     runs the sitecustomize it hides; the user's PYTHONPATH follows.
  * Each of the first three is set only when the user has not set it; the last two are
  * extended, never replaced. The module and the library are found
  * next to the jitflow binary: in the build tree (tools/runtimes/luajit beside it,
@@ -125,26 +123,24 @@ static void add_jvmti_agent(void)
 	free(options);
 }
 
-static int named(const char *program, const char *prefix)
+static int is_python(const char *program)
 {
 	const char *base = program ? strrchr(program, '/') : NULL;
 
 	base = base ? base + 1 : program;
-	return base && !strncmp(base, prefix, strlen(prefix));
+	return base && !strncmp(base, "python", 6);
 }
 
 static void set_python_path(const char *program)
 {
-	static const char *const cpython[] = { "runtimes/cpython/sitecustomize.py", NULL };
-	static const char *const pypy[] = { "runtimes/pypy/jitflow_iteration.py", NULL };
+	static const char *const files[] = { "runtimes/cpython/sitecustomize.py", NULL };
 	char bin[PATH_MAX], site[PATH_MAX];
 	const char *old = getenv("PYTHONPATH");
 	char *path;
 	size_t len;
 
-	if ((!named(program, "python") && !named(program, "pypy")) ||
-	    binary_dir(bin, sizeof(bin)) < 0 ||
-	    find_beside(bin, named(program, "pypy") ? pypy : cpython, site) < 0)
+	if (!is_python(program) || binary_dir(bin, sizeof(bin)) < 0 ||
+	    find_beside(bin, files, site) < 0)
 		return;
 	*strrchr(site, '/') = '\0';
 	len = strlen(site) + (old ? strlen(old) : 0) + 2;

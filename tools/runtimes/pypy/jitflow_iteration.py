@@ -15,7 +15,9 @@ asks PyPy for that section (PYPYLOG) and places each mark on the trace by its st
 (imagemap/pypylog_clock.c), as an ITERATION event with the index. When PyPy's log does not
 ask for the section (not recording), PyPy writes nothing; under another Python,
 iteration() does nothing.
-`jitflow record` puts this folder on PYTHONPATH for programs named pypy*.
+Put this folder on PYTHONPATH (in a build tree: build/tools/runtimes/pypy). `jitflow
+record` does not do it for PyPy: an entry more on sys.path changes the loops PyPy's own
+start-up (importlib's path handling) traces and compiles.
 """
 SECTION = "jitflow-iteration"
 
