@@ -102,7 +102,14 @@ static void pypy_json(FILE *out, const struct jf_analysis_result *r)
 
 static const char *not_told_apart(const struct jf_analysis_result *r)
 {
-	(void)r;
+	/* With PyPy's timed log sections as phases, the pypy binary's code outside every
+	 * phase is its interpreter and the rest of its runtime ("other" in the phase table);
+	 * PyPy 7.3.11 logs no section around leaving compiled code (no jit-blackhole). */
+	if (r->phases_told)
+		return "PyPy's interpreter and the rest of its runtime outside the VM phases (one "
+		       "binary: the phase table's \"other\"); leaving compiled code (no section "
+		       "in PyPy's log: inside \"other\"); the JIT's assembler helpers count as "
+		       "trampolines";
 	return "PyPy's interpreter and the rest of its native code (both are the pypy binary: "
 	       "counted as native); the JIT's assembler helpers count as trampolines";
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jitflow/mapped_file.h"
+#include "jitflow/pypylog_phases.h"
 
 /* ---- storage: arena blocks (pointers into them stay valid) and growable arrays ---- */
 
@@ -76,6 +77,7 @@ enum section {
 	SEC_ADDR,
 	SEC_OPT,
 	SEC_COUNTS,
+	SEC_ITERATION,         /* jitflow's iteration mark: its body is the index */
 };
 
 enum { MAX_DEPTH = 64 };
@@ -86,11 +88,13 @@ struct parser {
 	uint32_t line;
 	enum section stack[MAX_DEPTH];
 	uint64_t stack_tsc[MAX_DEPTH];
+	uint8_t stack_phase[MAX_DEPTH]; /* the phase the section is, 0 if none */
 	size_t depth;          /* open sections (deeper ones than MAX_DEPTH are not kept) */
 	size_t dropped;        /* sections opened beyond MAX_DEPTH */
 	long addr_trace;       /* the trace the current jit-backend-addr section named */
 	long opt_trace;        /* the trace whose ops are being read (-1: none) */
 	int dump_open;         /* the last dump can take contiguous bytes */
+	long iteration;        /* the mark of the open iteration section (-1: none) */
 };
 
 static void problem(struct parser *p, const char *fmt, ...)
@@ -124,6 +128,8 @@ static enum section section_of(const char *name, size_t n)
 		return SEC_OPT;
 	if (IS("jit-backend-counts"))
 		return SEC_COUNTS;
+	if (n == sizeof(JF_PYPYLOG_ITERATION_SECTION) - 1 && IS(JF_PYPYLOG_ITERATION_SECTION))
+		return SEC_ITERATION;
 	return SEC_OTHER;
 #undef IS
 }
@@ -576,10 +582,45 @@ static int counts_line(struct parser *p, const char *s, const char *e)
 	return 0;
 }
 
+/* ---- phase and iteration marks ---- */
+
+static struct jf_pypylog_mark *new_mark(struct parser *p, uint64_t tsc, uint8_t kind,
+					uint8_t phase)
+{
+	struct jf_pypylog_mark *m = PUSH(p->log, p->log->marks, p->log->nmarks);
+
+	if (!m)
+		return NULL;
+	memset(m, 0, sizeof(*m));
+	m->tsc = tsc;
+	m->line = p->line;
+	m->kind = kind;
+	m->phase = phase;
+	return m;
+}
+
+/* The body of an iteration mark: its index, alone on the line. */
+static int iteration_line(struct parser *p, const char *s, const char *e)
+{
+	uint64_t index;
+	const char *q = number(s, e, 10, &index);
+
+	if (p->iteration < 0)
+		return 0;
+	if (!q || skip_spaces(q, e) != e) {
+		problem(p, "expected an iteration index (a decimal number) in %s",
+			JF_PYPYLOG_ITERATION_SECTION);
+		return 0;
+	}
+	p->log->marks[p->iteration].arg = index;
+	p->iteration = -1; /* one index per mark */
+	return 0;
+}
+
 /* ---- lines and sections ---- */
 
 /* "[2e067ed83b834] {jit-backend-dump" / "[2e067ed862e49] jit-backend-dump}": 1 if it
- * is a section line (handled), 0 if not. */
+ * is a section line (handled), 0 if not, -1 when out of memory. */
 static int section_line(struct parser *p, const char *s, const char *e)
 {
 	uint64_t tsc;
@@ -610,9 +651,21 @@ static int section_line(struct parser *p, const char *s, const char *e)
 			p->log->unknown_sections++;
 		if (p->depth >= MAX_DEPTH || p->dropped) {
 			p->dropped++;
-		} else {
-			p->stack[p->depth] = sec;
-			p->stack_tsc[p->depth++] = tsc;
+			p->dump_open = 0;
+			return 1;
+		}
+		p->stack[p->depth] = sec;
+		p->stack_tsc[p->depth] = tsc;
+		p->stack_phase[p->depth] = (uint8_t)jf_pypylog_phase_of(name,
+									 (size_t)(name_end - name));
+		if (p->stack_phase[p->depth] &&
+		    !new_mark(p, tsc, JF_PYPY_MARK_PHASE_BEGIN, p->stack_phase[p->depth]))
+			return -1;
+		p->depth++;
+		if (sec == SEC_ITERATION) {
+			if (!new_mark(p, tsc, JF_PYPY_MARK_ITERATION, 0))
+				return -1;
+			p->iteration = (long)p->log->nmarks - 1;
 		}
 		if (sec == SEC_ADDR)
 			p->addr_trace = -1;
@@ -628,10 +681,19 @@ static int section_line(struct parser *p, const char *s, const char *e)
 	} else if (p->depth) {
 		enum section sec = section_of(name, (size_t)(name_end - name));
 
-		if (sec != p->stack[p->depth - 1])
+		if (sec != p->stack[p->depth - 1] ||
+		    jf_pypylog_phase_of(name, (size_t)(name_end - name)) !=
+			    p->stack_phase[p->depth - 1])
 			problem(p, "section end \"%.*s}\" does not close the open section",
 				(int)(name_end - name), name);
 		p->depth--;
+		/* The phase the opening began ends here, whatever the closing line names:
+		 * begins and ends stay paired. */
+		if (p->stack_phase[p->depth] &&
+		    !new_mark(p, tsc, JF_PYPY_MARK_PHASE_END, p->stack_phase[p->depth]))
+			return -1;
+		if (p->stack[p->depth] == SEC_ITERATION)
+			p->iteration = -1;
 	} else {
 		problem(p, "section end \"%.*s}\" with no section open", (int)(name_end - name), name);
 	}
@@ -641,15 +703,19 @@ static int section_line(struct parser *p, const char *s, const char *e)
 
 static int one_line(struct parser *p, const char *s, const char *e)
 {
+	int sec;
+
 	while (e > s && e[-1] == '\r')
 		e--;
-	if (section_line(p, s, e))
-		return 0;
+	sec = section_line(p, s, e);
+	if (sec)
+		return sec < 0 ? -1 : 0;
 	switch (current(p)) {
 	case SEC_DUMP: return dump_line(p, s, e);
 	case SEC_ADDR: return addr_line(p, s, e);
 	case SEC_OPT: return opt_line(p, s, e);
 	case SEC_COUNTS: return counts_line(p, s, e);
+	case SEC_ITERATION: return iteration_line(p, s, e);
 	default: return 0;
 	}
 }
@@ -669,7 +735,7 @@ int jf_pypylog_parse(struct jf_pypylog **out, const char *data, size_t size, con
 	memset(&p, 0, sizeof(p));
 	p.log = log;
 	p.name = log->path;
-	p.addr_trace = p.opt_trace = -1;
+	p.addr_trace = p.opt_trace = p.iteration = -1;
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		const char *e = nl ? nl : end;
@@ -718,6 +784,7 @@ void jf_pypylog_free(struct jf_pypylog *log)
 	free(log->traces);
 	free(log->ops);
 	free(log->counts);
+	free(log->marks);
 	free(log->path);
 	free(log);
 }

@@ -47,7 +47,9 @@ static int load_bytes(const struct jf_pypylog *log, size_t ti, struct jf_codemap
 {
 	const struct jf_pypylog_trace *t = &log->traces[ti];
 	uint64_t lo = t->gc_table ? t->gc_table : t->entry, hi = t->code_end;
-	uint64_t until = ti + 1 < log->ntraces ? log->traces[ti + 1].tsc : UINT64_MAX;
+	/* In the log's order, which is the order PyPy wrote (stamps can tie where a log is
+	 * restamped onto a coarser clock). */
+	uint32_t until = ti + 1 < log->ntraces ? log->traces[ti + 1].line : UINT32_MAX;
 	size_t i, loaded = 0;
 
 	for (i = 0; i < log->ndumps; i++) {
@@ -55,7 +57,7 @@ static int load_bytes(const struct jf_pypylog *log, size_t ti, struct jf_codemap
 
 		if (d->addr < lo || d->addr + d->size > hi)
 			continue;
-		if (d->tsc <= t->tsc && d->addr == lo && d->addr + d->size == hi)
+		if (d->line < t->line && d->addr == lo && d->addr + d->size == hi)
 			loaded = i + 1; /* the newest full load before the addresses were logged */
 	}
 	if (!loaded)
@@ -63,7 +65,7 @@ static int load_bytes(const struct jf_pypylog *log, size_t ti, struct jf_codemap
 	for (i = loaded - 1; i < log->ndumps; i++) {
 		const struct jf_pypylog_dump *d = &log->dumps[i];
 
-		if (d->tsc >= until)
+		if (d->line >= until)
 			break;
 		if (d->addr < lo || d->addr + d->size > hi)
 			continue;

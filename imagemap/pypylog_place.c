@@ -3,10 +3,11 @@
 #include "jitflow/pypylog_place.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "pypylog_notes.h"
 
 /* ---- a sparse byte image: 4 KiB pages, each byte known or not ---- */
 
@@ -148,19 +149,9 @@ static int overlay(struct view *v, uint64_t pc, const struct jf_pypylog_dump *d)
 
 /* ---- the placement ---- */
 
-static void problem(struct jf_pypylog_placement *pl, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void problem(struct jf_pypylog_placement *pl, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (pl->nproblems >= sizeof(pl->problem) / sizeof(pl->problem[0]))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(pl->problem[pl->nproblems++], sizeof(pl->problem[0]), fmt, ap);
-	va_end(ap);
-}
+#define problem(pl, ...) \
+	jf_pypylog_note((pl)->problem, sizeof((pl)->problem) / sizeof((pl)->problem[0]), \
+			&(pl)->nproblems, __VA_ARGS__)
 
 static int hexval(char c)
 {

@@ -568,26 +568,143 @@ fail:
 	return -1;
 }
 
+/* o's records into out_path; frees the buffer. */
+static int write_out(struct out *o, const char *out_path, struct jf_error *err)
+{
+	FILE *f;
+	int rc = 0;
+
+	if (o->failed) {
+		free(o->buf);
+		return jf_fail(err, "out of memory writing %s", out_path);
+	}
+	f = fopen(out_path, "wb");
+	if (!f || fwrite(o->buf, 1, o->len, f) != o->len)
+		rc = jf_fail(err, "%s: cannot write: %m", out_path);
+	if (f && fclose(f) && !rc)
+		rc = jf_fail(err, "%s: cannot write: %m", out_path);
+	free(o->buf);
+	return rc;
+}
+
 int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
 			  const struct jf_pypylog_placement *place,
 			  const struct jf_tsc_conversion *conv, const char *out_path,
 			  struct jf_pypylog_zone_stats *stats, struct jf_error *err)
 {
 	struct out o = { 0 };
-	FILE *f;
-	int rc = 0;
 
 	memset(stats, 0, sizeof(*stats));
 	o.conv = place ? NULL : conv;
-	if (build(log, lay, place, &o, stats) < 0) {
-		free(o.buf);
+	if (build(log, lay, place, &o, stats) < 0)
+		o.failed = 1;
+	return write_out(&o, out_path, err);
+}
+
+static uint32_t event_of(const struct jf_pypylog_mark *m)
+{
+	switch (m->kind) {
+	case JF_PYPY_MARK_PHASE_BEGIN: return JF_EVENT_PHASE_BEGIN;
+	case JF_PYPY_MARK_PHASE_END: return JF_EVENT_PHASE_END;
+	default: return JF_EVENT_ITERATION;
+	}
+}
+
+/* The trace each tracing section made: the loop or bridge whose jit-backend-addr line
+ * lies inside it on its thread (0: none, e.g. an aborted trace). made[i] is set at the
+ * section's begin mark i; end_of[i] is its end mark (SIZE_MAX: cut short). */
+static void traces_made(const struct jf_pypylog *log,
+			const struct jf_pypylog_clock_placement *pl, uint64_t *made, size_t *end_of)
+{
+	size_t i, j, t = 0;
+
+	for (i = 0; i < log->nmarks; i++) {
+		int depth = 0;
+
+		end_of[i] = SIZE_MAX;
+		made[i] = 0;
+		if (log->marks[i].kind != JF_PYPY_MARK_PHASE_BEGIN || !pl->at[i].placed)
+			continue;
+		for (j = i + 1; j < log->nmarks && end_of[i] == SIZE_MAX; j++) {
+			if (!pl->at[j].placed || pl->at[j].tid != pl->at[i].tid)
+				continue;
+			if (log->marks[j].kind == JF_PYPY_MARK_PHASE_BEGIN)
+				depth++;
+			else if (log->marks[j].kind == JF_PYPY_MARK_PHASE_END && depth-- == 0)
+				end_of[i] = j;
+		}
+	}
+	/* Traces in log order, tracing sections in log order: the innermost tracing section
+	 * open at a trace's line made it. */
+	for (t = 0; t < log->ntraces; t++) {
+		uint32_t line = log->traces[t].line;
+		size_t best = SIZE_MAX;
+
+		for (i = 0; i < log->nmarks && log->marks[i].line < line; i++)
+			if (log->marks[i].kind == JF_PYPY_MARK_PHASE_BEGIN &&
+			    log->marks[i].phase == JF_PHASE_TRACING &&
+			    (end_of[i] == SIZE_MAX || log->marks[end_of[i]].line > line))
+				best = i;
+		if (best != SIZE_MAX && !made[best])
+			made[best] = trace_id(&log->traces[t]);
+	}
+}
+
+static void event(struct out *o, uint32_t kind, uint64_t arg)
+{
+	ext(o, JF_ZONE_EVENT, JF_ZONE_EVENT_FIXED);
+	u32(o, kind);
+	u32(o, 0);
+	u64(o, arg);
+}
+
+int jf_pypylog_write_marks_zone(const struct jf_pypylog *log,
+				const struct jf_pypylog_clock_placement *place, int32_t tid,
+				const char *out_path, uint64_t *events, struct jf_error *err)
+{
+	struct out o = { 0 };
+	size_t n = log->nmarks ? log->nmarks : 1, i;
+	uint64_t *made = calloc(n, sizeof(*made)), *ending = calloc(n, sizeof(*ending));
+	size_t *end_of = calloc(n, sizeof(*end_of));
+
+	*events = 0;
+	if (!made || !ending || !end_of) {
+		free(made);
+		free(ending);
+		free(end_of);
 		return jf_fail(err, "out of memory writing %s", out_path);
 	}
-	f = fopen(out_path, "wb");
-	if (!f || fwrite(o.buf, 1, o.len, f) != o.len)
-		rc = jf_fail(err, "%s: cannot write: %m", out_path);
-	if (f && fclose(f) && !rc)
-		rc = jf_fail(err, "%s: cannot write: %m", out_path);
-	free(o.buf);
-	return rc;
+	traces_made(log, place, made, end_of);
+	for (i = 0; i < log->nmarks; i++)
+		if (made[i] && end_of[i] != SIZE_MAX)
+			ending[end_of[i]] = made[i];
+	o.tid = (uint32_t)tid;
+	header(&o, 0);
+	ext(&o, JF_ZONE_MARKER, JF_ZONE_MARKER_FIXED);
+	u64(&o, 0);
+	u32(&o, JF_ZONE_MARKER_POSITION);
+	u32(&o, 0);
+	for (i = 0; i < log->nmarks; i++) {
+		const struct jf_pypylog_mark *m = &log->marks[i];
+
+		if (!place->at[i].placed || place->at[i].tid != tid)
+			continue;
+		o.stamp = place->at[i].position;
+		event(&o, event_of(m), m->kind == JF_PYPY_MARK_ITERATION ? m->arg : m->phase);
+		++*events;
+		/* The trace this tracing section makes: what its tracing and the compiling
+		 * inside cost (the analysis's trace-making table). */
+		if (made[i]) {
+			event(&o, JF_EVENT_TRACE_START, made[i]);
+			++*events;
+		}
+		if (ending[i]) {
+			event(&o, JF_EVENT_COMPILE_END, ending[i]);
+			++*events;
+		}
+	}
+	free(made);
+	free(ending);
+	free(end_of);
+	return write_out(&o, out_path, err);
 }

@@ -281,7 +281,8 @@ static void test_pypylog_is_set_or_kept(void **state)
 	assert_int_equal(jf_test_run(cmd, &out), 0);
 	snprintf(path, sizeof(path), "/set/pypylog.log\n");
 	assert_non_null(strstr(out, "PYPYLOG=jit-backend-dump,jit-backend-addr,jit-log-opt,"
-				    "jit-backend-counts:"));
+				    "jit-backend-counts,jit-tracing,"));
+	assert_non_null(strstr(out, ",jitflow-iteration:"));
 	assert_non_null(strstr(out, path));
 	free(out);
 

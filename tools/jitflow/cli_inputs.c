@@ -406,16 +406,18 @@ static int has_file(const char *dir, const char *name)
 }
 
 /* PyPy's log that `jitflow record` wrote (pypylog.log), placed with the blocks the
- * recorder saw run (jit-code.txt). */
+ * recorder saw run (jit-code.txt), its marks with the TSC reads (clock-reads.txt). */
 static int add_recording_pypylog(struct jf_cli_inputs *in, const char *dir, struct jf_error *err)
 {
-	char log[4096], code[4096];
+	char log[4096], code[4096], clock[4096];
 
 	snprintf(log, sizeof(log), "%s/pypylog.log", dir);
 	snprintf(code, sizeof(code), "%s/jit-code.txt", dir);
 	if (access(log, R_OK))
 		return 0;
-	return jf_cli_add_pypylog(in, log, access(code, R_OK) ? NULL : code, err);
+	snprintf(clock, sizeof(clock), "%s/clock-reads.txt", dir);
+	return jf_cli_add_pypylog(in, log, access(code, R_OK) ? NULL : code,
+				  access(clock, R_OK) ? NULL : clock, err);
 }
 
 int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_error *err)
@@ -525,7 +527,7 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 		const char *log = in->pypylog_path;
 
 		in->pypylog_path = NULL; /* read once */
-		if (jf_cli_add_pypylog(in, log, NULL, err) < 0)
+		if (jf_cli_add_pypylog(in, log, NULL, NULL, err) < 0)
 			return NULL;
 	}
 	if (in->perf_path) {

@@ -47,8 +47,46 @@ static int trace_tsc_conversion(const struct jf_cli_inputs *in, const char *log_
 		       "code writes", log_path);
 }
 
+static void marks_zone_path(const struct jf_cli_pypy *p, int32_t tid, char *out, size_t size)
+{
+	snprintf(out, size, "%s/marks-%" PRId32 ".zone", p->dir, tid);
+}
+
+/* The log's phase and iteration marks, placed by the recording's TSC reads: one zone file
+ * per thread they fell on. */
+static int add_marks(struct jf_cli_inputs *in, struct jf_cli_pypy *p, const char *log_path,
+		     const char *clock_reads_path, struct jf_error *err)
+{
+	const struct jf_pypylog_clock_placement *pl;
+	size_t i;
+
+	if (!p->log->nmarks)
+		return 0;
+	if (!clock_reads_path) {
+		fprintf(stderr, "jitflow: %s: %zu phase and iteration marks not placed: that needs a "
+			"recording's clock-reads.txt (the program's TSC reads)\n", log_path,
+			p->log->nmarks);
+		return 0;
+	}
+	if (jf_pypylog_place_marks(p->log, clock_reads_path, &p->marks, err) < 0)
+		return -1;
+	pl = p->marks;
+	tell_problems("placing PyPy's phase and iteration marks", pl->unplaced + pl->shared +
+		      pl->crossed + pl->bad_lines, pl->problem, pl->nproblems);
+	for (i = 0; i < pl->ntids; i++) {
+		char path[sizeof(p->dir) + 64];
+		uint64_t events;
+
+		marks_zone_path(p, pl->tids[i], path, sizeof(path));
+		if (jf_pypylog_write_marks_zone(p->log, pl, pl->tids[i], path, &events, err) < 0 ||
+		    jf_cli_add_zone(in, path, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int jf_cli_add_pypylog(struct jf_cli_inputs *in, const char *log_path, const char *jit_code_path,
-		       struct jf_error *err)
+		       const char *clock_reads_path, struct jf_error *err)
 {
 	struct jf_cli_pypy *p;
 	struct jf_pypylog_zone_stats st;
@@ -95,18 +133,29 @@ int jf_cli_add_pypylog(struct jf_cli_inputs *in, const char *log_path, const cha
 			"code whole with its entry inside (%" PRIu64 " trace%s in all): where it "
 			"runs, it decodes as helper or missing code, without its guards\n",
 			log_path, st.first_unloaded, st.unloaded, st.unloaded == 1 ? "" : "s");
-	return jf_cli_add_zone(in, p->zone, err);
+	if (jf_cli_add_zone(in, p->zone, err) < 0)
+		return -1;
+	return add_marks(in, p, log_path, clock_reads_path, err);
 }
 
 void jf_cli_pypy_free(struct jf_cli_pypy *p)
 {
+	size_t i;
+
 	if (!p)
 		return;
 	if (p->zone[0])
 		unlink(p->zone);
+	for (i = 0; p->marks && i < p->marks->ntids; i++) {
+		char path[sizeof(p->dir) + 64];
+
+		marks_zone_path(p, p->marks->tids[i], path, sizeof(path));
+		unlink(path);
+	}
 	if (p->dir[0])
 		rmdir(p->dir);
 	jf_pypylog_placement_free(p->place);
+	jf_pypylog_clock_placement_free(p->marks);
 	jf_pypylog_layout_free(p->layout);
 	jf_pypylog_free(p->log);
 	free(p);

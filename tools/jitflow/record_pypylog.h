@@ -5,8 +5,12 @@
 
 #include <stddef.h>
 
-/* The sections jitflow reads (jitflow/pypylog.h). */
-#define JF_PYPYLOG_SECTIONS "jit-backend-dump,jit-backend-addr,jit-log-opt,jit-backend-counts"
+#include "jitflow/pypylog_phases.h"
+
+/* The sections jitflow reads (jitflow/pypylog.h): the code, the VM's timed phases and the
+ * program's iteration marks. */
+#define JF_PYPYLOG_SECTIONS "jit-backend-dump,jit-backend-addr,jit-log-opt,jit-backend-counts," \
+	JF_PYPYLOG_PHASE_SECTIONS "," JF_PYPYLOG_ITERATION_SECTION
 
 struct jf_pypylog_plan {
 	int active;            /* PROGRAM is PyPy */

@@ -47,7 +47,14 @@ struct jf_prec_translation {
 	uint32_t pad;
 };
 
-/* Blocks one vCPU (= one guest thread) executed, in order. */
+/* Blocks one vCPU (= one guest thread) executed, in order. Among the ids, where the vCPU
+ * read the time-stamp counter (x86 rdtsc/rdtscp): JF_PREC_CLOCK_READ, the instruction's
+ * index in the block named just before, then the host's TSC read just before that
+ * instruction ran (low, high 32 bits). In user mode QEMU's rdtsc returns the host's TSC,
+ * so the value the guest read is this one or a little more, and less than the thread's
+ * next read: a program's own TSC stamps (PyPy's log) are placed by them. */
+#define JF_PREC_CLOCK_READ 0xffffffffu
+#define JF_PREC_CLOCK_READ_WORDS 4u
 struct jf_prec_execs {
 	uint32_t vcpu;
 	int32_t tid;             /* the guest thread running on that vCPU */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "record_clock.h"
 #include "record_internal.h"
 
 enum { CLONE_THREAD_FLAG = 0x00010000 };
@@ -121,7 +122,18 @@ static void on_execs(void *ctx, unsigned vcpu, int tid, const uint32_t *ids, siz
 		return;
 	for (i = 0; i < n; i++) {
 		const struct jf_block *b = ids[i] < p->nblocks ? &p->blocks[ids[i]] : NULL;
+		uint64_t before;
 
+		if (ids[i] == JF_PREC_CLOCK_READ && n - i >= JF_PREC_CLOCK_READ_WORDS) {
+			/* In the thread's last block: at its index if the trace holds it. */
+			uint64_t index = ids[i + 1];
+
+			jf_rec_clock_read(st, t, t->block_at + (index < t->block_traced ? index :
+								t->block_traced),
+					  (uint64_t)ids[i + 3] << 32 | ids[i + 2]);
+			i += JF_PREC_CLOCK_READ_WORDS - 1;
+			continue;
+		}
 		if (!b || !b->pc) {
 			/* Not in a well-formed stream: counted as a block without bytes, and
 			 * the thread's next block starts after an OVF. */
@@ -132,7 +144,10 @@ static void on_execs(void *ctx, unsigned vcpu, int tid, const uint32_t *ids, siz
 		e.pc = b->pc;
 		e.flags = ids[i];
 		jf_rec_exact_signal(st, t, e.pc);
+		before = t->traced - t->hidden;
 		jf_rec_exec_block(st, &e, b);
+		t->block_at = before;
+		t->block_traced = t->traced - t->hidden - before;
 	}
 }
 

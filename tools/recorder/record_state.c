@@ -3,6 +3,7 @@
  * record_layout.c and record_zones.c). */
 #include "record_internal.h"
 #include "record_code_changes.h"
+#include "record_clock.h"
 #include "record_jitcode.h"
 
 #include <stdarg.h>
@@ -80,6 +81,7 @@ void jf_record_state_free(struct jf_record_state *st)
 	jf_block_map_free(st->blocks);
 	jf_rec_code_changes_finish(st);
 	jf_rec_jitcode_finish(st);
+	jf_rec_clock_finish(st);
 	free(st);
 }
 
@@ -139,5 +141,6 @@ int jf_record_state_end(struct jf_record_state *st, const struct jf_perf_info *i
 	jf_perf_finished_round(&st->perf);
 	jf_rec_code_changes_finish(st);
 	jf_rec_jitcode_finish(st);
+	jf_rec_clock_finish(st);
 	return rc;
 }

@@ -6,6 +6,7 @@
 #define JITFLOW_RECORDER_RECORD_STATE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jitflow/error.h>
 
@@ -67,6 +68,8 @@ struct jf_record_thread {
 	struct jf_pt_stats stats;  /* its packet counts, kept when the stream is gone */
 	int finished;
 	unsigned clone_k;          /* made by the k-th thread-creating clone (0: unknown) */
+	uint64_t block_at, block_traced; /* its last block's position, and the instructions
+	                            * of it the trace holds: where a TSC read in it lies */
 };
 
 enum { JF_RECORD_MAX_FDS = 4096, JF_RECORD_MAX_ZONE_FILES = 16, JF_RECORD_MAX_NOTES = 32,
@@ -154,6 +157,9 @@ struct jf_record_state {
 	struct jf_rec_jitcode *jitcode; /* anonymous executable code (record_jitcode.c) */
 	struct jf_rec_filter *filter;   /* --filter (record_filter.h); NULL: trace everything */
 	int jitcode_failed;
+	FILE *clock_reads;              /* record_clock.c */
+	uint64_t clock_reads_written;
+	int clock_reads_failed;
 	struct jf_rec_code_changes *code_changes; /* record_code_changes.c */
 	int code_changes_failed;
 	uint32_t translation_id;        /* the plugin's id of the translation being reported */

@@ -20,6 +20,12 @@
  *   jit-backend-counts "entry N:COUNT", "TargetToken(T):COUNT", "bridge B:COUNT" (B is a
  *                      guard descr in decimal), written at exit.
  *
+ * and the timed sections of the VM's own work, as phase marks (jitflow/pypylog_phases.h
+ * says which section is which phase): each opening and closing stamp of jit-tracing,
+ * jit-optimize*, jit-backend, jit-blackhole, gc-minor*, gc-collect*, and the iteration
+ * marks a program logs with jitflow's Python module ("{jitflow-iteration", then the
+ * iteration's index on a line of its own).
+ *
  * Whatever cannot be read (a garbled line, odd hex, a section cut short by the end of the
  * file) is reported as a problem naming the file and line, counted, and skipped; reading
  * carries on with the next line. Only running out of memory or an unreadable file fails.
@@ -100,6 +106,22 @@ struct jf_pypylog_count {
 	uint32_t line;
 };
 
+enum jf_pypylog_mark_kind {
+	JF_PYPY_MARK_PHASE_BEGIN = 1, /* a timed section opens: phase = enum jf_vm_phase */
+	JF_PYPY_MARK_PHASE_END = 2,   /* ... and closes */
+	JF_PYPY_MARK_ITERATION = 3,   /* the program marked an iteration: arg = its index */
+};
+
+/* A stamp of the log that is an event, not code: in log order (which is stamp order on
+ * each thread). A section cut short by the end of the log has a begin and no end. */
+struct jf_pypylog_mark {
+	uint64_t tsc;
+	uint64_t arg;          /* iterations: the index the program gave */
+	uint32_t line;
+	uint8_t kind;          /* enum jf_pypylog_mark_kind */
+	uint8_t phase;         /* enum jf_vm_phase (phase marks) */
+};
+
 enum { JF_PYPYLOG_PROBLEMS_KEPT = 16 };
 
 struct jf_pypylog {
@@ -108,6 +130,7 @@ struct jf_pypylog {
 	struct jf_pypylog_trace *traces;   size_t ntraces;
 	struct jf_pypylog_op *ops;         size_t nops;
 	struct jf_pypylog_count *counts;   size_t ncounts;
+	struct jf_pypylog_mark *marks;     size_t nmarks;
 	uint64_t lines, sections, unknown_sections;
 	int has_counts;                    /* a jit-backend-counts section was read */
 	/* Lines that could not be read: how many, and the first few messages

@@ -35,6 +35,7 @@
 #include "jitflow/error.h"
 #include "jitflow/pt.h"
 #include "jitflow/pypylog.h"
+#include "jitflow/pypylog_clock.h"
 #include "jitflow/pypylog_layout.h"
 #include "jitflow/pypylog_place.h"
 
@@ -57,6 +58,16 @@ int jf_pypylog_write_zone(const struct jf_pypylog *log, const struct jf_pypylog_
 			  const struct jf_pypylog_placement *place,
 			  const struct jf_tsc_conversion *conv, const char *out_path,
 			  struct jf_pypylog_zone_stats *stats, struct jf_error *err);
+
+/* The marks placed on thread tid (jitflow/pypylog_clock.h) as a zone file of its own,
+ * stamped with positions: EVENT records PHASE_BEGIN / PHASE_END (arg: the phase) and
+ * ITERATION (arg: the program's index), in the log's order; after a tracing section's
+ * begin, TRACE_START with the loop or bridge it made (the one jit-backend-addr names
+ * inside it; none when the trace was aborted), and COMPILE_END with it after its end. One file a thread, since a
+ * position stream's records apply in file order on their own thread. *events: how many. */
+int jf_pypylog_write_marks_zone(const struct jf_pypylog *log,
+				const struct jf_pypylog_clock_placement *place, int32_t tid,
+				const char *out_path, uint64_t *events, struct jf_error *err);
 
 #ifdef __cplusplus
 }

@@ -164,6 +164,50 @@ static void on_exec(unsigned int vcpu, void *userdata)
 		flush_vcpu(vcpu, b);
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+static uint64_t host_tsc(void) { return __rdtsc(); }
+#define HAVE_HOST_TSC 1
+#else
+#define HAVE_HOST_TSC 0
+#endif
+
+/* rdtsc (0f 31) or rdtscp (0f 01 f9), with or without prefixes. */
+static int reads_tsc(const uint8_t *insn, size_t size)
+{
+	size_t i = 0;
+
+	while (i < size && (insn[i] == 0x66 || insn[i] == 0xf2 || insn[i] == 0xf3 ||
+			    (insn[i] & 0xf0) == 0x40))
+		i++;
+	return (size - i == 2 && insn[i] == 0x0f && insn[i + 1] == 0x31) ||
+	       (size - i == 3 && insn[i] == 0x0f && insn[i + 1] == 0x01 && insn[i + 2] == 0xf9);
+}
+
+/* Just before a guest rdtsc: the host's TSC, which is what the guest reads. */
+static void on_clock_read(unsigned int vcpu, void *userdata)
+{
+#if HAVE_HOST_TSC
+	struct vcpu_buffer *b = vcpu < JF_PREC_MAX_VCPUS ? vcpus[vcpu] : NULL;
+	uint64_t tsc;
+
+	if (!b)
+		return; /* the block's own callback made it: never here */
+	if (b->n + JF_PREC_CLOCK_READ_WORDS > EXEC_BUFFER)
+		flush_vcpu(vcpu, b);
+	tsc = host_tsc();
+	b->ids[b->n++] = JF_PREC_CLOCK_READ;
+	b->ids[b->n++] = (uint32_t)(uintptr_t)userdata;
+	b->ids[b->n++] = (uint32_t)tsc;
+	b->ids[b->n++] = (uint32_t)(tsc >> 32);
+	if (b->n >= exec_chunk)
+		flush_vcpu(vcpu, b);
+#else
+	(void)vcpu;
+	(void)userdata;
+#endif
+}
+
 static void on_translation(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t i, n = qemu_plugin_tb_n_insns(tb), nbytes = 0, need;
@@ -214,6 +258,16 @@ static void on_translation(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	pthread_mutex_unlock(&out_lock);
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_exec, QEMU_PLUGIN_CB_NO_REGS,
 					     (void *)(uintptr_t)tid);
+	if (sys != &x86_64_syscalls || !HAVE_HOST_TSC)
+		return;
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+
+		if (reads_tsc(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn)))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_clock_read,
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)i);
+	}
 }
 
 /* A NUL-terminated string at a guest address, read without trusting the address. */
