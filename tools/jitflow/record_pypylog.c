@@ -58,7 +58,7 @@ static void check_user_value(struct jf_pypylog_plan *plan, const char *value)
 int jf_pypylog_plan(struct jf_pypylog_plan *plan, const char *dir, const char *program)
 {
 	const char *user = getenv("PYPYLOG");
-	char abs_dir[PATH_MAX], value[PATH_MAX + 128];
+	char abs_dir[PATH_MAX], value[PATH_MAX + sizeof(JF_PYPYLOG_SECTIONS) + 16];
 
 	memset(plan, 0, sizeof(*plan));
 	if (!is_pypy(program))
