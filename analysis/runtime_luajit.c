@@ -64,14 +64,16 @@ static uint64_t compiled(const struct jf_analysis_result *r, uint32_t kind)
 	return n;
 }
 
-/* The module names LuaJIT's interpreter only where its lj_vm_* symbols can be found
- * (Debian's luajit has none): otherwise the split cannot tell it from native code. */
+/* The module describes LuaJIT's interpreter (the VM's code, found from its dispatch
+ * table); in a recording without that range (the module could not find it, and says why
+ * on stderr, or predates it), the split cannot tell the interpreter from luajit's other
+ * native code. */
 static const char *not_told_apart(const struct jf_analysis_result *r)
 {
 	if (r->total.insns[JF_SPLIT_INTERPRETER])
 		return NULL;
-	return "LuaJIT's interpreter (lj_vm_*, without symbols in this build) and the rest of "
-	       "its native code: counted as native";
+	return "LuaJIT's interpreter (no interpreter range in the zone records) and the rest "
+	       "of its native code: counted as native";
 }
 
 static void luajit_events(FILE *out, const struct jf_analysis_result *r)
