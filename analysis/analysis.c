@@ -60,6 +60,7 @@ void jf_analysis_free(struct jf_analysis *a)
 	jf_index_map_free(&a->link_by_key);
 	free(a->threads);
 	free(a->instrumented);
+	jf_phase_free(a);
 	free(a->sources);
 	jf_iteration_series_unref(a->iters);
 	jf_index_map_free(&a->trace_by_id);
@@ -88,6 +89,7 @@ int jf_close_iteration(struct jf_analysis *a, const struct iteration_acc *acc)
 	it.insns = acc->insns;
 	it.time = acc->time;
 	memcpy(it.insns_by_split, acc->by_split, sizeof(it.insns_by_split));
+	memcpy(it.insns_by_class, acc->by_class, sizeof(it.insns_by_class));
 	return jf_iteration_series_append(a->iters, &it);
 }
 
@@ -103,6 +105,9 @@ static int start_iteration(struct jf_analysis *a, uint64_t index)
 	return 0;
 }
 
+static int replay_state(struct jf_analysis *a, const struct jf_zone_reader *reader,
+			const struct jf_zone_record *rec);
+
 int jf_analysis_zone_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
 			    const struct jf_zone_record *rec)
 {
@@ -116,8 +121,10 @@ int jf_analysis_zone_record(struct jf_analysis *a, const struct jf_zone_reader *
 		a->trace_starts += rec->u.event.kind == JF_EVENT_TRACE_START;
 		a->trace_aborts += rec->u.event.kind == JF_EVENT_TRACE_ABORT;
 		a->trace_flushes += rec->u.event.kind == JF_EVENT_TRACE_FLUSH;
+		if (jf_phase_event(a, rec, 0) < 0)
+			return -1;
 	}
-	return jf_analysis_replay_record(a, reader, rec);
+	return replay_state(a, reader, rec);
 }
 
 /* How the trace loaded last ends: arg = enum jf_trace_link | target trace id << 8. */
@@ -150,8 +157,9 @@ void jf_analysis_set_clock(struct jf_analysis *a, int time_is_ns, int time_is_sy
 	a->time_is_synthetic = time_is_synthetic;
 }
 
-int jf_analysis_replay_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
-			      const struct jf_zone_record *rec)
+/* What a record changes of the code model and the threads' state, in either part. */
+static int replay_state(struct jf_analysis *a, const struct jf_zone_reader *reader,
+			const struct jf_zone_record *rec)
 {
 	/* A loop header, a trace's link, the runtime and being inside instrumentation are
 	 * state; the other events mark points of the flow. */
@@ -175,4 +183,13 @@ int jf_analysis_replay_record(struct jf_analysis *a, const struct jf_zone_reader
 	}
 	a->model_generation++;
 	return jf_zone_model_apply(a, reader, rec);
+}
+
+int jf_analysis_replay_record(struct jf_analysis *a, const struct jf_zone_reader *reader,
+			      const struct jf_zone_record *rec)
+{
+	/* The phase brackets open at the part's start are state too. */
+	if (rec->id == JF_ZONE_EVENT && jf_phase_event(a, rec, 1) < 0)
+		return -1;
+	return replay_state(a, reader, rec);
 }

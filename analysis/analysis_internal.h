@@ -186,18 +186,42 @@ struct thread_state {
 	int32_t first_entry_region;   /* ... and of this region */
 	uint64_t first_region_start;
 	int32_t first_trace;          /* the first block's trace */
+	int32_t first_phase_trace;    /* the trace its phase span makes (-1: none) */
 	int32_t first_header_trace;   /* the first block counted an iteration of this trace
 	                               * at its loop header (-1: no) */
 	int64_t first_iteration;      /* iterations closed before the first block, or -1 when
 	                               * it ran before any iteration mark */
 	int has_first_time;
 	uint64_t first_time;
+	/* The thread's innermost open VM phase (phases.c keeps it): the class its blocks
+	 * count to (0: none), and the trace row being made when it began (-1: none). */
+	uint8_t phase_class;
+	int32_t phase_trace;
+	int32_t time_phase_trace;     /* phase_trace of what ran since the last timestamp */
+};
+
+/* A thread's open VM phase brackets (phases.c), kept by tid apart from the thread states
+ * like the instrumented threads: a record may name a thread before its first block. */
+struct phase_span {
+	uint8_t phase;                /* enum jf_vm_phase */
+	uint8_t replayed;             /* begun before this part (jf_analysis_replay_record) */
+	uint64_t trace_id;            /* the trace being made when it began (0: none) */
+	uint64_t record_offset, insn, time;
+	int has_time;
+};
+
+struct phase_thread {
+	int32_t tid;
+	uint32_t depth;               /* open spans, innermost last */
+	struct phase_span open[JF_PHASE_DEPTH];
+	uint64_t making;              /* trace id between TRACE_START/COMPILE_BEGIN and its
+	                               * TRACE_ABORT/COMPILE_END (0: none) */
 };
 
 struct iteration_acc {
 	int open;                     /* an iteration is under way */
 	uint64_t index;
-	uint64_t insns, time, by_split[JF_SPLIT_COUNT];
+	uint64_t insns, time, by_split[JF_SPLIT_COUNT], by_class[JF_CLASS_COUNT];
 };
 
 struct jf_analysis {
@@ -225,6 +249,11 @@ struct jf_analysis {
 	 * only feed the emitter): all they run is instrumentation. Kept by tid apart from
 	 * the thread states, since a record may name a thread before its first block. */
 	int32_t *instrumented;            size_t ninstrumented, instrumented_cap;
+	struct phase_thread *phase_threads; size_t nphase_threads, phase_threads_cap;
+	uint32_t phases_told;             /* 1 << phase of each PHASE_BEGIN that took effect */
+	uint64_t phase_problem_count;     /* unmatched ENDs and too deep BEGINs (unclosed
+	                                   * ones are counted by the result) */
+	struct jf_phase_problem phase_problems[JF_PHASE_PROBLEMS_MAX]; size_t nphase_problems;
 	/* Which thread runs on each trace source (CPU, AUX queue or CoreSight trace id): flows
 	 * of several sources arrive interleaved in time order, and each belongs to the thread
 	 * its own source last named in a context record. */
@@ -327,6 +356,18 @@ int jf_iteration_series_get(struct jf_iteration_series *s, size_t i,
 int jf_iteration_series_add_time(struct jf_iteration_series *s, size_t i, uint64_t delta);
 /* Append a's current iteration (acc) as a closed row. */
 int jf_close_iteration(struct jf_analysis *a, const struct iteration_acc *acc);
+
+/* phases.c: a zone EVENT record of the phases' (PHASE_BEGIN/_END, and TRACE_START,
+ * TRACE_ABORT, COMPILE_BEGIN, COMPILE_END which say which trace is being made) on its
+ * writing thread; replayed: it took effect before this part (no span is counted). */
+int jf_phase_event(struct jf_analysis *a, const struct jf_zone_record *rec, int replayed);
+/* Copy tid's innermost phase into its thread state t. */
+void jf_phase_sync_thread(struct jf_analysis *a, struct thread_state *t);
+/* a's phase brackets become the later part's (merge.c). */
+int jf_phase_merge(struct jf_analysis *a, const struct jf_analysis *later);
+/* The result's phase fields, the brackets still open at the end among the problems. */
+void jf_phase_result(const struct jf_analysis *a, struct jf_analysis_result *r);
+void jf_phase_free(struct jf_analysis *a);
 
 /* flow.c */
 struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid);

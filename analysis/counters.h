@@ -38,14 +38,22 @@ static inline void jf_count_block(struct jf_analysis *a, struct jf_split_result 
 	}
 	if (e->trace >= 0)
 		a->traces[e->trace].insns += n;
+	if (e->phase_trace >= 0) {
+		if (e->cls == JF_CLASS_TRACING)
+			a->traces[e->phase_trace].tracing_insns += n;
+		else if (e->cls == JF_CLASS_COMPILING)
+			a->traces[e->phase_trace].compiling_insns += n;
+	}
 	if (e->r)
 		a->regions[e->r->region].insns += n;
 	if (a->cur.open) {
 		a->cur.insns += n;
 		a->cur.by_split[to] += n;
+		a->cur.by_class[e->cls] += n;
 	} else {
 		a->pre.insns += n;
 		a->pre.by_split[to] += n;
+		a->pre.by_class[e->cls] += n;
 	}
 }
 
@@ -101,16 +109,23 @@ static inline void jf_count_guard_unresolved(struct jf_analysis *a, uint32_t gua
 void jf_count_problem(struct jf_analysis *a, const struct jf_flow *f);
 
 /* delta of the clock went to what ran last on the thread: split class `to`, code class
- * `cls` and region group `group` (0: none), trace row `trace` (-1: none). */
+ * `cls` and region group `group` (0: none), trace row `trace` (-1: none), in a phase
+ * span making trace row `phase_trace` (-1: none). */
 static inline void jf_count_time(struct jf_analysis *a, struct jf_split_result *split,
 				 uint64_t delta, enum jf_split_class to, uint8_t cls,
-				 uint8_t group, int32_t trace)
+				 uint8_t group, int32_t trace, int32_t phase_trace)
 {
 	split->time[to] += delta;
 	split->time_by_class[cls] += delta;
 	split->time_by_group[group] += delta;
 	if (trace >= 0)
 		a->traces[trace].time += delta;
+	if (phase_trace >= 0) {
+		if (cls == JF_CLASS_TRACING)
+			a->traces[phase_trace].tracing_time += delta;
+		else if (cls == JF_CLASS_COMPILING)
+			a->traces[phase_trace].compiling_time += delta;
+	}
 	if (a->cur.open)
 		a->cur.time += delta;
 	else

@@ -75,16 +75,16 @@ static inline void jf_announce_guard_exited(struct jf_analysis *a, struct jf_spl
 }
 
 /* A timestamp `to` on a thread whose clock stood at `from` (when has_from): what ran since
- * was of split class `split_cls`, code class `cls`, region group `group` and in trace row
- * `trace` (-1: none). */
+ * was of split class `split_cls`, code class `cls`, region group `group`, in trace row
+ * `trace` and in a phase span making trace row `phase_trace` (-1: none). */
 static inline void jf_announce_time(struct jf_analysis *a, struct jf_split_result *split,
 				    int32_t tid, int has_from, uint64_t from, uint64_t to,
 				    enum jf_split_class split_cls, uint8_t cls, uint8_t group,
-				    int32_t trace)
+				    int32_t trace, int32_t phase_trace)
 {
 	jf_emit_time_attributed(a, &a->listeners, tid, has_from, from, to);
 	if (has_from && to >= from)
-		jf_count_time(a, split, to - from, split_cls, cls, group, trace);
+		jf_count_time(a, split, to - from, split_cls, cls, group, trace, phase_trace);
 }
 
 /* The seam of two parts (merge.c) settled a guard that a's part ended on. */

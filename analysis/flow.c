@@ -35,11 +35,14 @@ struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid)
 	a->threads[i].time_class = JF_CLASS_UNKNOWN;
 	a->threads[i].time_trace = -1;
 	a->threads[i].first_trace = -1;
+	a->threads[i].first_phase_trace = -1;
 	a->threads[i].first_entry_trace = -1;
 	a->threads[i].first_entry_region = -1;
 	a->threads[i].first_header_trace = -1;
+	a->threads[i].time_phase_trace = -1;
 	a->cur_thread = i;
 	a->nthreads++;
+	jf_phase_sync_thread(a, &a->threads[i]);
 	return &a->threads[i];
 }
 
@@ -66,6 +69,8 @@ void jf_split_add(struct jf_split_result *to, const struct jf_split_result *from
 		to->by_class[i] += from->by_class[i];
 		to->time_by_class[i] += from->time_by_class[i];
 	}
+	for (i = 0; i < JF_PHASE_COUNT; i++)
+		to->phase_spans[i] += from->phase_spans[i];
 	for (i = 0; i < JF_REGION_GROUPS; i++) {
 		to->insns_by_group[i] += from->insns_by_group[i];
 		to->time_by_group[i] += from->time_by_group[i];
@@ -113,10 +118,11 @@ static void lose_track(struct jf_analysis *a, struct thread_state *t)
  * is unknown and not counted. */
 static inline __attribute__((always_inline)) void
 attribute_time(struct jf_analysis *a, struct thread_state *t, uint64_t time,
-	       enum jf_split_class split, uint8_t cls, uint8_t group, int32_t trace)
+	       enum jf_split_class split, uint8_t cls, uint8_t group, int32_t trace,
+	       int32_t phase_trace)
 {
 	jf_announce_time(a, &t->split, t->tid, t->has_time, t->last_time, time, split, cls, group,
-			 trace);
+			 trace, phase_trace);
 	if (!t->has_time && !t->has_first_time) {
 		t->has_first_time = 1;
 		t->first_time = time;
@@ -336,7 +342,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	const struct jf_block *b = &f->u.block;
 	struct block_class_slot *slot = classify(a, b->start);
 	struct live_region *r = slot->r;
-	enum jf_code_class cls = (enum jf_code_class)slot->cls;
+	enum jf_code_class cls = (enum jf_code_class)slot->cls, code_cls;
 	enum jf_split_class split;
 	int32_t trace = r ? r->trace : -1;
 	struct jf_block_event e;
@@ -347,6 +353,11 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	cls = instrumentation_call(t, cls);
 	if (a->ninstrumented && instrumented_index(a, t->tid) >= 0)
 		cls = JF_CLASS_INSTRUMENTATION;
+	/* The state machines follow the code; the counters count the phase, which wins
+	 * over every class but instrumentation. */
+	code_cls = cls;
+	if (t->phase_class && cls != JF_CLASS_INSTRUMENTATION)
+		cls = (enum jf_code_class)t->phase_class;
 	split = jf_split_fast(cls);
 	group = r && cls == r->cls ? r->group : 0;
 	e.tid = t->tid;
@@ -360,6 +371,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	/* (prev_trace is -1 whenever there is no previous block) */
 	e.trace_to_trace = trace >= 0 && t->prev_trace >= 0 && t->prev_region_start != r->start;
 	e.from_trace = t->prev_trace;
+	e.phase_trace = cls == (enum jf_code_class)t->phase_class ? t->phase_trace : -1;
 	e.offset = f->offset;
 	jf_announce_block(a, &t->split, &e);
 
@@ -368,7 +380,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		t->pending_guard = -1;
 	}
 	if (t->exit_guard >= 0 || t->prefix_open)
-		follow_exit(a, t, r, cls, trace, b->start);
+		follow_exit(a, t, r, code_cls, trace, b->start);
 
 	if (r && b->start == r->start) {
 		int from_outside = !(t->has_prev && t->prev_region_start == r->start);
@@ -410,6 +422,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		t->first_group = group;
 		t->first_region_start = r ? r->start : 0;
 		t->first_trace = trace;
+		t->first_phase_trace = e.phase_trace;
 		t->first_iteration = a->cur.open ? (int64_t)jf_iteration_series_count(a->iters) : -1;
 	}
 	t->has_prev = 1;
@@ -423,11 +436,12 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 		(b->next ? b->next : b->last + b->last_size) : 0;
 	t->prev_trace = trace;
 	if (f->flags & JF_FLOW_HAS_TIME)
-		attribute_time(a, t, f->time, split, (uint8_t)cls, group, trace);
+		attribute_time(a, t, f->time, split, (uint8_t)cls, group, trace, e.phase_trace);
 	t->time_split = split;
 	t->time_class = (uint8_t)cls;
 	t->time_group = group;
 	t->time_trace = trace;
+	t->time_phase_trace = e.phase_trace;
 }
 
 /* The thread on a source; until a context record names one, each source is a thread of
@@ -513,13 +527,14 @@ static __attribute__((noinline)) int other_flow(struct jf_analysis *a, const str
 	}
 	if (f->flags & JF_FLOW_HAS_TIME)
 		attribute_time(a, t, f->time, t->time_split, t->time_class, t->time_group,
-			       t->time_trace);
+			       t->time_trace, t->time_phase_trace);
 	if (f->kind == JF_FLOW_ERROR || f->kind == JF_FLOW_LOST || f->kind == JF_FLOW_OVERFLOW) {
 		/* Time until decoding resumes is spent where nobody can say. */
 		t->time_split = JF_SPLIT_UNKNOWN;
 		t->time_class = JF_CLASS_UNKNOWN;
 		t->time_group = 0;
 		t->time_trace = -1;
+		t->time_phase_trace = -1;
 	}
 	return 0;
 }

@@ -15,7 +15,7 @@
 
 #include "analysis_internal.h"
 
-#define CHUNK 4096 /* rows (64 bytes each): 256 KiB */
+#define CHUNK 4096 /* rows (200 bytes each): 800 KiB */
 
 struct jf_iteration_series {
 	unsigned refs;

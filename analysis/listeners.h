@@ -40,6 +40,7 @@ struct jf_block_event {
 	uint8_t from_split;        /* enum jf_split_class */
 	uint8_t trace_to_trace;
 	int32_t from_trace;        /* the previous block's trace row, when trace_to_trace */
+	int32_t phase_trace;       /* in a phase span: the trace row it makes (-1: none) */
 	uint64_t offset;           /* the block's flow record's trace offset */
 };
 

@@ -69,6 +69,10 @@ static int merge_tables(struct jf_analysis *a, const struct jf_analysis *later,
 		d->insns += s->insns;
 		d->time += s->time;
 		d->exits += s->exits;
+		d->tracing_insns += s->tracing_insns;
+		d->tracing_time += s->tracing_time;
+		d->compiling_insns += s->compiling_insns;
+		d->compiling_time += s->compiling_time;
 	}
 	for (i = 0; i < later->nguards; i++) {
 		const struct jf_guard_result *s = &later->guards[i];
@@ -235,6 +239,7 @@ static void join_seam(struct jf_analysis *a, const struct jf_analysis *later,
 	*seam_time = 0;
 	if (ta->has_time && tb->has_first_time && tb->first_time >= ta->last_time) {
 		int32_t t = map_trace(a, later, tb->first_trace);
+		int32_t made = map_trace(a, later, tb->first_phase_trace);
 
 		*seam_time = tb->first_time - ta->last_time;
 		jf_emit_seam_time(a, later, ta->tid, ta->last_time, tb->first_time);
@@ -243,6 +248,10 @@ static void join_seam(struct jf_analysis *a, const struct jf_analysis *later,
 		ta->split.time_by_group[tb->first_group] += *seam_time;
 		if (t >= 0)
 			a->traces[t].time += *seam_time;
+		if (made >= 0 && tb->first_class == JF_CLASS_TRACING)
+			a->traces[made].tracing_time += *seam_time;
+		else if (made >= 0 && tb->first_class == JF_CLASS_COMPILING)
+			a->traces[made].compiling_time += *seam_time;
 	}
 }
 
@@ -277,6 +286,7 @@ static void take_end_state(struct jf_analysis *a, const struct jf_analysis *late
 		ta->time_class = tb->time_class;
 		ta->time_group = tb->time_group;
 		ta->time_trace = map_trace(a, later, tb->time_trace);
+		ta->time_phase_trace = map_trace(a, later, tb->time_phase_trace);
 	}
 }
 
@@ -288,6 +298,8 @@ static void add_iteration_counts(struct iteration_acc *to, const struct iteratio
 	to->time += from->time;
 	for (i = 0; i < JF_SPLIT_COUNT; i++)
 		to->by_split[i] += from->by_split[i];
+	for (i = 0; i < JF_CLASS_COUNT; i++)
+		to->by_class[i] += from->by_class[i];
 }
 
 static int merge_iterations(struct jf_analysis *a, const struct jf_analysis *later)
@@ -379,6 +391,7 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 			ta->first_class = tb->first_class;
 			ta->first_region_start = tb->first_region_start;
 			ta->first_trace = map_trace(a, later, tb->first_trace);
+			ta->first_phase_trace = map_trace(a, later, tb->first_phase_trace);
 			ta->first_header_trace = map_trace(a, later, tb->first_header_trace);
 			ta->first_iteration = tb->first_iteration;
 			ta->has_first_time = tb->has_first_time;
@@ -410,6 +423,9 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 	free(seams);
 	if (jf_listeners_merge(a, later, a->insns) < 0)
 		return -1;
+	/* (positions of the later part's phase brackets move on by a's instructions) */
+	if (jf_phase_merge(a, later) < 0)
+		return -1;
 	a->insns += later->insns;
 	a->blocks += later->blocks;
 	a->decode_errors += later->decode_errors;
@@ -428,6 +444,8 @@ int jf_analysis_merge(struct jf_analysis *a, const struct jf_analysis *later)
 		memcpy(a->instrumented, later->instrumented,
 		       later->ninstrumented * sizeof(*a->instrumented));
 	a->ninstrumented = later->ninstrumented;
+	for (i = 0; i < a->nthreads; i++)
+		jf_phase_sync_thread(a, &a->threads[i]);
 	a->has_zone_records |= later->has_zone_records;
 	if (later->runtime)
 		a->runtime = later->runtime;

@@ -12,6 +12,8 @@ const char *jf_code_class_name(enum jf_code_class c)
 		[JF_CLASS_NATIVE] = "other native",   [JF_CLASS_KERNEL] = "kernel",
 		[JF_CLASS_INSTRUMENTATION] = "instrumentation",
 		[JF_CLASS_GC] = "garbage collection",
+		[JF_CLASS_TRACING] = "tracing",       [JF_CLASS_COMPILING] = "compiling",
+		[JF_CLASS_EXIT_HANDLING] = "exit handling",
 	};
 	return (unsigned)c < JF_CLASS_COUNT ? names[c] : "unknown";
 }
@@ -37,6 +39,8 @@ const uint8_t jf_split_by_class[JF_CLASS_COUNT] = {
 	[JF_CLASS_KERNEL] = JF_SPLIT_NATIVE,
 	[JF_CLASS_INSTRUMENTATION] = JF_SPLIT_INSTRUMENTATION,
 	[JF_CLASS_GC] = JF_SPLIT_NATIVE,
+	[JF_CLASS_TRACING] = JF_SPLIT_NATIVE,      [JF_CLASS_COMPILING] = JF_SPLIT_NATIVE,
+	[JF_CLASS_EXIT_HANDLING] = JF_SPLIT_NATIVE,
 };
 
 enum jf_split_class jf_split_of(enum jf_code_class c)

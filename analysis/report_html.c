@@ -10,6 +10,7 @@
 
 #include "jitflow/emitter.h"
 #include "jitflow/report.h"
+#include "report_phases.h"
 #include "report_views.h"
 #include "runtime.h"
 
@@ -75,6 +76,16 @@ static void legend(FILE *out)
 	for (i = 0; i < JF_SPLIT_COUNT; i++)
 		fprintf(out, "<span style=\"background:%s\"></span>%s", jf_views_split_colour(i),
 			jf_split_class_name(i));
+	fprintf(out, "</div>\n");
+}
+
+static void bands_legend(FILE *out, const struct jf_report_bands *b)
+{
+	int i;
+
+	fprintf(out, "<div class=\"key\">");
+	for (i = 0; i < b->n; i++)
+		fprintf(out, "<span style=\"background:%s\"></span>%s", b->colour[i], b->name[i]);
 	fprintf(out, "</div>\n");
 }
 
@@ -240,7 +251,9 @@ static void iterations_section(FILE *out, const struct jf_analysis_result *r)
 	size_t per, cols, c, i;
 	uint64_t max = 0;
 	struct jf_iteration_result it;
+	struct jf_report_bands bands;
 
+	jf_report_iteration_bands(r, &bands);
 	fprintf(out, "<h2 id=\"iterations\">Iterations</h2>\n");
 	if (!r->niterations) {
 		fprintf(out, "<p class=\"na\">Not available: the runtime marked no iterations.</p>\n");
@@ -263,13 +276,15 @@ static void iterations_section(FILE *out, const struct jf_analysis_result *r)
 	if ((r->warmup == JF_WARMUP_FLAT || r->warmup == JF_WARMUP_WARMUP ||
 	     r->warmup == JF_WARMUP_SLOWDOWN) && jf_analysis_iteration(r, r->steady_from, &it) == 0)
 		fprintf(out, ", steady from iteration %" PRIu64, it.index);
-	fprintf(out, ". Instructions per iteration%s, by class.</p>\n",
-		per > 1 ? " (summed over groups of iterations)" : "");
-	legend(out);
+	fprintf(out, ". Instructions per iteration%s, by class%s.</p>\n",
+		per > 1 ? " (summed over groups of iterations)" : "",
+		jf_report_has_phases(r) ? " and VM phase (interpreting: the interpreter outside "
+					  "every phase)" : "");
+	bands_legend(out, &bands);
 	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1100\" height=\"230\" "
 		"font-size=\"11\"><line x1=\"40\" y1=\"200\" x2=\"1090\" y2=\"200\" stroke=\"#888\"/>");
 	for (c = 0; c < cols; c++) {
-		uint64_t v[JF_SPLIT_COUNT] = { 0 }, sum = 0;
+		uint64_t v[JF_REPORT_BANDS_MAX] = { 0 }, one[JF_REPORT_BANDS_MAX], sum = 0;
 		double x = 40 + 1050.0 * (double)c / (double)cols, w = 1050.0 / (double)cols, y = 200;
 		int k;
 
@@ -280,12 +295,13 @@ static void iterations_section(FILE *out, const struct jf_analysis_result *r)
 			if (i == c * per)
 				first_index = it.index;
 			last_index = it.index;
-			for (k = 0; k < JF_SPLIT_COUNT; k++)
-				v[k] += it.insns_by_split[k];
+			jf_report_band_values(&bands, &it, one);
+			for (k = 0; k < bands.n; k++)
+				v[k] += one[k];
 		}
-		for (k = 0; k < JF_SPLIT_COUNT; k++)
+		for (k = 0; k < bands.n; k++)
 			sum += v[k];
-		for (k = 0; k < JF_SPLIT_COUNT; k++) {
+		for (k = 0; k < bands.n; k++) {
 			double h = max ? 190.0 * (double)v[k] / (double)max : 0;
 
 			if (!v[k])
@@ -294,8 +310,8 @@ static void iterations_section(FILE *out, const struct jf_analysis_result *r)
 			fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
 				"fill=\"%s\"><title>iterations %" PRIu64 "-%" PRIu64 ": %s %" PRIu64
 				" of %" PRIu64 " instructions</title></rect>", x, y,
-				w > 1.5 ? w - 0.5 : w, h, jf_views_split_colour(k),
-				first_index, last_index, jf_split_class_name(k), v[k], sum);
+				w > 1.5 ? w - 0.5 : w, h, bands.colour[k],
+				first_index, last_index, bands.name[k], v[k], sum);
 		}
 		if ((r->warmup == JF_WARMUP_WARMUP || r->warmup == JF_WARMUP_SLOWDOWN ||
 		     r->warmup == JF_WARMUP_FLAT) && r->steady_from >= c * per &&
@@ -752,6 +768,7 @@ void jf_report_html_named(FILE *out, const struct jf_analysis_result *r,
 		"<a href=\"#retrace\">retrace candidates</a> &#183; <a href=\"#code\">code</a> "
 		"&#183; <a href=\"#flame\">flame graph</a></p>\n", rt->guard_exit, rt->guards);
 	split_section(out, r);
+	jf_report_html_phases(out, r, m);
 	iterations_section(out, r);
 	guards_over_time(out, r);
 	traces_table(out, r);

@@ -6,6 +6,7 @@
 #include "jitflow/emitter.h"
 #include "jitflow/json_out.h"
 #include "jitflow/report.h"
+#include "report_phases.h"
 #include "runtime.h"
 
 static const char *kind_name(uint32_t kind)
@@ -40,8 +41,12 @@ static void split(FILE *out, const struct jf_split_result *s)
 	for (i = 0; i < JF_SPLIT_COUNT; i++)
 		fprintf(out, "%s\"%s\":%" PRIu64, i ? "," : "", jf_split_class_name(i), s->time[i]);
 	fprintf(out, "},\"instructions_by_class\":{");
-	for (i = 0; i < JF_CLASS_COUNT; i++)
+	for (i = 0; i < JF_CLASS_COUNT; i++) {
+		/* the phases' classes only where a runtime told phases */
+		if (i >= JF_CLASS_TRACING && !s->by_class[i])
+			continue;
 		fprintf(out, "%s\"%s\":%" PRIu64, i ? "," : "", jf_code_class_name(i), s->by_class[i]);
+	}
 	fprintf(out, "},\"transitions\":[");
 	for (i = 0, j = 0; i < JF_SPLIT_COUNT * JF_SPLIT_COUNT; i++) {
 		int from = i / JF_SPLIT_COUNT, to = i % JF_SPLIT_COUNT;
@@ -107,7 +112,7 @@ static void problems(FILE *out, const struct jf_analysis_result *r)
 
 void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
-	size_t i, j;
+	size_t i, j, shown;
 	struct jf_iteration_result it;
 
 	fprintf(out, "{\"jitflow_report\":1,\"source\":");
@@ -144,21 +149,27 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 		split(out, &r->threads[i]);
 	}
 	fprintf(out, "]}");
+	jf_report_json_phases(out, r);
 
 	fprintf(out, ",\"traces\":[");
-	for (i = 0; i < r->ntraces; i++) {
+	for (i = 0, shown = 0; i < r->ntraces; i++) {
 		const struct jf_trace_result *t = &r->traces[i];
 
-		fprintf(out, "%s{\"id\":%" PRIu64 ",\"kind\":\"%s\",\"name\":", i ? "," : "",
+		/* recordings that never became code are in "phases" */
+		if (jf_report_trace_never_compiled(t))
+			continue;
+		fprintf(out, "%s{\"id\":%" PRIu64 ",\"kind\":\"%s\",\"name\":", shown++ ? "," : "",
 			t->trace_id, kind_name(t->kind));
 		jf_json_string(out, t->name);
 		fprintf(out, ",\"parent_trace\":%" PRIu64 ",\"parent_guard\":%" PRIu64
 			",\"entries\":%" PRIu64 ",\"iterations\":%" PRIu64
 			",\"mean_iterations_per_entry\":%.3f,\"instructions\":%" PRIu64
-			",\"time\":%" PRIu64 ",\"exits\":%" PRIu64 ",\"share\":%.6f,\"guards\":[",
+			",\"time\":%" PRIu64 ",\"exits\":%" PRIu64 ",\"share\":%.6f",
 			t->parent_trace, t->parent_guard, t->entries, t->iterations,
 			t->entries ? (double)t->iterations / (double)t->entries : 0.0, t->insns,
 			t->time, t->exits, r->insns ? (double)t->insns / (double)r->insns : 0.0);
+		jf_report_json_trace_making(out, r, t);
+		fprintf(out, ",\"guards\":[");
 		for (j = t->guard_first; j < t->guard_first + t->guard_count; j++) {
 			if (j > t->guard_first)
 				fputc(',', out);
@@ -203,8 +214,10 @@ void jf_report_json(FILE *out, const struct jf_analysis_result *r, const struct 
 	for (i = 0; i < r->niterations; i++) {
 		jf_analysis_iteration(r, i, &it);
 		fprintf(out, "%s{\"index\":%" PRIu64 ",\"instructions\":%" PRIu64 ",\"time\":%" PRIu64
-			",\"jitted_instructions\":%" PRIu64 "}", i ? "," : "", it.index, it.insns,
+			",\"jitted_instructions\":%" PRIu64, i ? "," : "", it.index, it.insns,
 			it.time, it.insns_by_split[JF_SPLIT_JITTED]);
+		jf_report_json_iteration_phases(out, r, &it);
+		fputc('}', out);
 	}
 	fprintf(out, "],\"warmup\":{\"class\":\"%s\",\"steady_from\":", jf_warmup_name(r->warmup));
 	if ((r->warmup == JF_WARMUP_FLAT || r->warmup == JF_WARMUP_WARMUP ||

@@ -30,6 +30,9 @@ const char *jf_views_class_colour(int c)
 	case JF_CLASS_KERNEL: return "#c7e9c0";
 	case JF_CLASS_INSTRUMENTATION: return "#9e9ac8";
 	case JF_CLASS_GC: return "#31a354";
+	case JF_CLASS_TRACING: return "#de2d26";
+	case JF_CLASS_COMPILING: return "#756bb1";
+	case JF_CLASS_EXIT_HANDLING: return "#fc9272";
 	default: return "#bdbdbd";
 	}
 }

@@ -7,6 +7,7 @@
 
 #include "jitflow/emitter.h"
 #include "jitflow/report.h"
+#include "report_phases.h"
 #include "report_views.h"
 #include "runtime.h"
 
@@ -106,6 +107,14 @@ static void transitions(FILE *out, const struct jf_split_result *s)
 	}
 }
 
+void jf_report_thread_heading(FILE *out, const struct jf_split_result *s)
+{
+	if (s->name[0])
+		fprintf(out, "Thread %d \"%s\"\n", s->tid, s->name);
+	else
+		fprintf(out, "Thread %d\n", s->tid);
+}
+
 void jf_report_split(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
 	size_t i;
@@ -115,11 +124,7 @@ void jf_report_split(FILE *out, const struct jf_analysis_result *r, const struct
 	transitions(out, &r->total);
 	if (r->nthreads > 1) {
 		for (i = 0; i < r->nthreads; i++) {
-			if (r->threads[i].name[0])
-				fprintf(out, "Thread %d \"%s\"\n", r->threads[i].tid,
-					r->threads[i].name);
-			else
-				fprintf(out, "Thread %d\n", r->threads[i].tid);
+			jf_report_thread_heading(out, &r->threads[i]);
 			split_table(out, &r->threads[i], r->has_time);
 			transitions(out, &r->threads[i]);
 		}
@@ -154,13 +159,18 @@ static size_t *rank(size_t n, const void *rows, size_t size, size_t key_offset)
 void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m)
 {
 	const struct jf_runtime_desc *rt = jf_runtime_of(r);
-	size_t *idx, i, n = r->ntraces < top_of(m) ? r->ntraces : top_of(m);
+	size_t *idx, i, n, compiled = 0;
 
 	if (rt->text_traces) {
 		rt->text_traces(out, r, top_of(m));
 		return;
 	}
-	if (!r->ntraces) {
+	/* Recordings that never became code are in the trace-making table only (they rank
+	 * last, with no instructions). */
+	for (i = 0; i < r->ntraces; i++)
+		compiled += !jf_report_trace_never_compiled(&r->traces[i]);
+	n = compiled < top_of(m) ? compiled : top_of(m);
+	if (!compiled) {
 		if (r->has_zone_records)
 			fprintf(out, "Traces: none\n");
 		else
@@ -171,7 +181,7 @@ void jf_report_traces(FILE *out, const struct jf_analysis_result *r, const struc
 		   offsetof(struct jf_trace_result, insns));
 	if (!idx)
 		return;
-	fprintf(out, "Traces (top %zu of %zu by instructions)\n", n, r->ntraces);
+	fprintf(out, "Traces (top %zu of %zu by instructions)\n", n, compiled);
 	fprintf(out, "  %6s %-8s %10s %11s %10s %9s %14s %7s  %s\n", "id", "kind", "entries",
 		"iterations", "iter/entry", "exits", "instructions", "%", "name");
 	for (i = 0; i < n; i++) {
@@ -318,6 +328,9 @@ void jf_report_iterations(FILE *out, const struct jf_analysis_result *r, const s
 	size_t i;
 	struct jf_iteration_result row;
 	const struct jf_iteration_result *it = &row;
+	struct jf_report_bands bands;
+	uint64_t v[JF_REPORT_BANDS_MAX];
+	int k;
 
 	if (!r->niterations) {
 		fprintf(out, "Iterations: none marked (the runtime wrote no iteration events)\n");
@@ -328,16 +341,29 @@ void jf_report_iterations(FILE *out, const struct jf_analysis_result *r, const s
 	     r->warmup == JF_WARMUP_FLAT) && jf_analysis_iteration(r, r->steady_from, &row) == 0)
 		fprintf(out, " (steady from iteration %" PRIu64 ")", row.index);
 	fputc('\n', out);
-	fprintf(out, "  %9s %14s %14s %9s\n", "iteration", "instructions", r->has_time ? "time" : "",
-		"jitted %");
+	jf_report_iteration_bands(r, &bands);
+	fprintf(out, "  %9s %14s %14s", "iteration", "instructions", r->has_time ? "time" : "");
+	if (jf_report_has_phases(r))
+		for (k = 0; k < bands.n; k++) /* the bands' shares, in their order */
+			fprintf(out, " %9.9s %%", bands.name[k]);
+	else
+		fprintf(out, " %9s", "jitted %");
+	fputc('\n', out);
 	for (i = 0; i < r->niterations; i++) {
 		if (r->niterations > 2 * top_of(m) && i == top_of(m)) {
 			fprintf(out, "  ...\n");
 			i = r->niterations - top_of(m);
 		}
 		jf_analysis_iteration(r, i, &row);
-		fprintf(out, "  %9" PRIu64 " %14" PRIu64 " %14" PRIu64 " %8.1f%%\n", it->index,
-			it->insns, it->time, pct(it->insns_by_split[JF_SPLIT_JITTED], it->insns));
+		fprintf(out, "  %9" PRIu64 " %14" PRIu64 " %14" PRIu64, it->index, it->insns, it->time);
+		if (jf_report_has_phases(r)) {
+			jf_report_band_values(&bands, it, v);
+			for (k = 0; k < bands.n; k++)
+				fprintf(out, " %10.1f%%", pct(v[k], it->insns));
+		} else {
+			fprintf(out, " %8.1f%%", pct(it->insns_by_split[JF_SPLIT_JITTED], it->insns));
+		}
+		fputc('\n', out);
 	}
 }
 
@@ -410,8 +436,16 @@ void jf_report_summary(FILE *out, const struct jf_analysis_result *r, const stru
 	fputc('\n', out);
 	jf_report_split(out, r, m);
 	fputc('\n', out);
+	if (jf_report_has_phases(r)) {
+		jf_report_phases(out, r, m);
+		fputc('\n', out);
+	}
 	jf_report_traces(out, r, m);
 	fputc('\n', out);
+	if (r->phases_told & ((1u << JF_PHASE_TRACING) | (1u << JF_PHASE_COMPILING))) {
+		jf_report_trace_making(out, r, m);
+		fputc('\n', out);
+	}
 	if (jf_runtime_of(r)->text_section && jf_runtime_of(r)->text_section(out, r))
 		fputc('\n', out);
 	jf_report_guards(out, r, m);

@@ -17,6 +17,7 @@
 #include "jitflow/emitter.h"
 #include "jitflow/json_out.h"
 #include "jitflow/report.h"
+#include "report_phases.h"
 #include "report_timeline_stacks.h"
 #include "report_views.h"
 #include "runtime.h"
@@ -56,6 +57,7 @@ struct writer {
 	int first;
 	size_t spans, instants;
 	double last_end;          /* the previous span's end as a viewer computes it */
+	size_t iteration_row;     /* the iteration row after the last mark's */
 };
 
 static void begin_event(struct writer *w)
@@ -200,6 +202,24 @@ static void thread_track(struct writer *w, int32_t tid, const struct jf_timeline
 	flush_span(w, tid, &cur);
 }
 
+/* The phases of the iteration whose mark this is: its row is found from where the last
+ * mark's was (marks and rows are both in order; a few marks may have been dropped). */
+static void iteration_phases(struct writer *w, uint64_t index)
+{
+	struct jf_iteration_result it;
+	size_t i;
+
+	if (!jf_report_has_phases(w->r))
+		return;
+	for (i = w->iteration_row; i < w->r->niterations && i < w->iteration_row + 64; i++) {
+		if (jf_analysis_iteration(w->r, i, &it) == 0 && it.index == index) {
+			jf_report_json_iteration_phases(w->out, w->r, &it);
+			w->iteration_row = i + 1;
+			return;
+		}
+	}
+}
+
 static void code_event(struct writer *w, const struct jf_timeline_event *e, int on_time)
 {
 	uint64_t at = on_time ? e->time : e->insn_pos;
@@ -236,8 +256,11 @@ static void code_event(struct writer *w, const struct jf_timeline_event *e, int 
 	jf_json_string(w->out, name);
 	fprintf(w->out, ",\"cat\":\"%s\",\"ts\":", e->kind == JF_TL_ITERATION ? "iteration" : "code");
 	us(w->out, at < w->origin ? 0 : at - w->origin);
-	fprintf(w->out, ",\"args\":{\"id\":%" PRIu64 ",\"instructions_before\":%" PRIu64 "}}",
+	fprintf(w->out, ",\"args\":{\"id\":%" PRIu64 ",\"instructions_before\":%" PRIu64,
 		e->id, e->insn_pos);
+	if (e->kind == JF_TL_ITERATION)
+		iteration_phases(w, e->arg);
+	fprintf(w->out, "}}");
 	w->instants++;
 }
 
@@ -269,7 +292,7 @@ void jf_report_timeline_named(FILE *out, const struct jf_analysis_result *r,
 			      const struct jf_stack_names *names)
 {
 	const struct jf_timeline_result *tl = &r->timeline;
-	struct writer w = { out, r, jf_runtime_of(r), UINT64_MAX, 1, 0, 0, 0 };
+	struct writer w = { out, r, jf_runtime_of(r), UINT64_MAX, 1, 0, 0, 0, 0 };
 	uint64_t width = 1, skipped = 0;
 	/* Call-stack tracks are spans of their own, not buckets: they join below the
 	 * resolution asked for (by default the buckets' width), not below that width. */

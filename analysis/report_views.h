@@ -26,6 +26,9 @@ void jf_views_stack_frames(const struct jf_runtime_desc *rt, const struct jf_sta
 /* Pointers to r's stacks in frame order (free() the array); NULL when out of memory. */
 const struct jf_stack_result **jf_views_sorted_stacks(const struct jf_analysis_result *r);
 
+/* "Thread TID" or 'Thread TID "name"', a line heading a thread's table in text reports. */
+void jf_report_thread_heading(FILE *out, const struct jf_split_result *s);
+
 /* A fill colour for a code class, and one for a split class. */
 const char *jf_views_class_colour(int code_class);
 const char *jf_views_split_colour(int split_class);

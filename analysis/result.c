@@ -257,10 +257,12 @@ int jf_analysis_result(struct jf_analysis *a, struct jf_analysis_result *r)
 		it->insns = a->cur.insns;
 		it->time = a->cur.time;
 		memcpy(it->insns_by_split, a->cur.by_split, sizeof(it->insns_by_split));
+		memcpy(it->insns_by_class, a->cur.by_class, sizeof(it->insns_by_class));
 		r->has_open_iteration = 1;
 		r->niterations++;
 	}
 
+	jf_phase_result(a, r);
 	r->insns = a->insns;
 	r->blocks = a->blocks;
 	r->decode_errors = a->decode_errors;

@@ -80,6 +80,34 @@ static void report_holds_only_the_runtimes(const cJSON *report, const cJSON *tru
 	}
 }
 
+/* The VM phases the runtime counted itself ("phases" in its counters: spans per phase)
+ * are the report's; and no instruction is in two classes: the classes, phases among them,
+ * add up to every instruction. */
+static void phases_match(const cJSON *report, const cJSON *truth, const char *name)
+{
+	const cJSON *told = cJSON_GetObjectItemCaseSensitive(truth, "phases"), *p, *c;
+	const cJSON *spans = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(report, "phases"), "total"), "spans");
+	double sum = 0;
+
+	if (!told)
+		return; /* counters of a minivm that told no phases */
+	cJSON_ArrayForEach(p, told) {
+		const cJSON *mine = cJSON_GetObjectItemCaseSensitive(spans, p->string);
+
+		if (!mine || mine->valuedouble != p->valuedouble)
+			fail_msg("%s: %.0f %s spans in the report, the runtime counted %.0f", name,
+				 mine ? mine->valuedouble : -1, p->string, p->valuedouble);
+	}
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, "split"),
+						 "total"), "instructions_by_class"))
+		sum += c->valuedouble;
+	if (sum != num(cJSON_GetObjectItemCaseSensitive(report, "summary"), "instructions"))
+		fail_msg("%s: the classes add up to %.0f instructions, not every one", name, sum);
+}
+
 int jf_test_report_matches_counters(const char *dir, const char *counters, const char *name)
 {
 	char cmd[4096], *out;
@@ -147,6 +175,7 @@ int jf_test_report_matches_counters(const char *dir, const char *counters, const
 	}
 	assert_true(traces > 0);
 	report_holds_only_the_runtimes(report, truth, name);
+	phases_match(report, truth, name);
 	printf("%s: %d traces and %d guards (exits and passes) exactly as the runtime counted\n",
 	       name, traces, guards);
 	cJSON_Delete(truth);

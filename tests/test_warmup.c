@@ -195,13 +195,43 @@ static void flush_every_check(cJSON *exec)
 	}
 }
 
+/* The share of `phase` either side of changepoint cp when it moved (else returns 0). */
+static int phase_moved(const cJSON *cp, const char *phase, double *before, double *after)
+{
+	const cJSON *m;
+
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(cp, "phases_moved")) {
+		if (!strcmp(cJSON_GetObjectItemCaseSensitive(m, "phase")->valuestring, phase)) {
+			*before = cJSON_GetObjectItemCaseSensitive(m, "share_before")->valuedouble;
+			*after = cJSON_GetObjectItemCaseSensitive(m, "share_after")->valuedouble;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void phase_change_check(cJSON *exec)
 {
 	static const int want[] = { 1, 10, 11, 30, 31, 40, 41 };
 	cJSON *cps = expect_changepoints(exec, want, 7);
+	double before, after;
 
 	/* the second phase's loop (line 14 of the program) compiled when it starts */
 	assert_int_equal(events_with(changepoint_at(cps, 30), "compiled", "phase_change.mvm:14"), 1);
+	/* minivm's phases there: iterations 11-29 record and compile nothing (the first
+	 * loop's trace and bridge are made); iteration 30 interprets the new loop, records
+	 * and compiles its trace; from 31 to 39 nothing is compiled (its bridge comes after
+	 * the tenth exit, at 40). */
+	assert_true(phase_moved(changepoint_at(cps, 30), "tracing", &before, &after));
+	assert_true(before == 0 && after > 0);
+	assert_true(phase_moved(changepoint_at(cps, 30), "compiling", &before, &after));
+	assert_true(before == 0 && after > 0);
+	assert_true(phase_moved(changepoint_at(cps, 30), "interpreting", &before, &after));
+	assert_true(after > before);
+	/* (the changepoint after the one at 30: changepoint_at(cps, 31) would find 30's) */
+	assert_non_null(changepoint_at(cps, 30)->next);
+	assert_true(phase_moved(changepoint_at(cps, 30)->next, "compiling", &before, &after));
+	assert_true(before > 0 && after == 0);
 }
 
 static void guard_fails(void **state)

@@ -15,6 +15,10 @@ static void split_view(FILE *out, const struct jf_analysis_result *r,
 {
 	jf_report_split(out, r, m);
 	fputc('\n', out);
+	if (r->phases_told || r->phase_problem_count) {
+		jf_report_phases(out, r, m);
+		fputc('\n', out);
+	}
 	jf_report_iterations(out, r, m);
 	fputc('\n', out);
 	jf_report_unavailable(out, r, m);
@@ -47,7 +51,8 @@ int jf_cmd_split(int argc, char **argv)
 {
 	return jf_cli_analysis_main("split",
 		"Instructions and time in the interpreter, jitted code and native code, per thread\n"
-		"and overall, with the transitions between them; per iteration when the runtime\n"
+		"and overall, with the transitions between them; the VM phases (tracing, compiling,\n"
+		"GC, exit handling) the runtime told; per iteration when the runtime\n"
 		"marks iterations, with a warmup classification (flat, warmup, slowdown, no steady\n"
 		"state).",
 		split_view, argc, argv);

@@ -220,6 +220,11 @@ static void print_changepoint(FILE *out, const cJSON *cp)
 	fprintf(out, "    at iteration %.0f: %.0f -> %.0f, jitted %.1f%% -> %.1f%%",
 		number(cp, "iteration"), number(cp, "mean_before"), number(cp, "mean_after"),
 		100 * number(cp, "jitted_share_before"), 100 * number(cp, "jitted_share_after"));
+	cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(cp, "phases_moved")) {
+		if (strcmp(string_of(g, "phase"), "jitted")) /* (the jitted share is above) */
+			fprintf(out, ", %s %.1f%% -> %.1f%%", string_of(g, "phase"),
+				100 * number(g, "share_before"), 100 * number(g, "share_after"));
+	}
 	if (!events) {
 		fprintf(out, " (no timeline.json: events unknown)\n");
 		return;

@@ -22,8 +22,20 @@ static double share(double part, double whole)
  * means are the series (changepoints then fall on bin edges; the report gives "bin"). */
 #define MAX_POINTS 20000
 
+/* The phases of a report's iteration rows ("phases", where the runtime told phases). */
+static const char *const phase_names[] = {
+	"interpreting", "tracing", "compiling", "garbage collection", "exit handling", "jitted",
+};
+#define NPHASES (sizeof(phase_names) / sizeof(phase_names[0]))
+
+/* A phase's share moved at a changepoint when it changed by a point of the iterations'
+ * instructions or more. */
+#define PHASE_MOVED 0.01
+
 struct row {
 	double index, cost, insns, jitted;
+	int has_phases;
+	double phase[NPHASES];
 };
 
 /* The rows of a report's "iterations", but the last: it runs from the last mark to the end
@@ -38,10 +50,17 @@ static struct row *read_rows(const cJSON *rows, const char *metric, size_t *n)
 	if (!r)
 		return NULL;
 	cJSON_ArrayForEach(row, rows) {
+		const cJSON *phases = cJSON_GetObjectItemCaseSensitive(row, "phases");
+		size_t k;
+
 		r[i].index = number(row, "index");
 		r[i].cost = number(row, metric);
 		r[i].insns = number(row, "instructions");
-		r[i++].jitted = number(row, "jitted_instructions");
+		r[i].jitted = number(row, "jitted_instructions");
+		r[i].has_phases = cJSON_IsObject(phases);
+		for (k = 0; k < NPHASES; k++)
+			r[i].phase[k] = number(phases, phase_names[k]);
+		i++;
 	}
 	*n = total > 1 ? total - 1 : 0;
 	return r;
@@ -61,7 +80,56 @@ static cJSON *segment(const struct row *r, size_t from, size_t to, double mean)
 	cJSON_AddNumberToObject(seg, "to", r[to - 1].index);
 	cJSON_AddNumberToObject(seg, "mean", floor(mean + 0.5));
 	cJSON_AddNumberToObject(seg, "jitted_share", share(jitted, insns));
+	if (r[from].has_phases) {
+		cJSON *shares = cJSON_AddObjectToObject(seg, "phase_shares");
+		size_t k;
+
+		for (k = 0; k < NPHASES; k++) {
+			double sum = 0;
+
+			for (i = from; i < to; i++)
+				sum += r[i].phase[k];
+			cJSON_AddNumberToObject(shares, phase_names[k], share(sum, insns));
+		}
+	}
 	return seg;
+}
+
+/* The phases whose shares moved between two segments, the largest move first. */
+static void phases_moved(cJSON *cp, const cJSON *before, const cJSON *after)
+{
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(before, "phase_shares");
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(after, "phase_shares");
+	size_t order[NPHASES], n = 0, i, j;
+	cJSON *moved;
+
+	if (!b || !a)
+		return;
+	for (i = 0; i < NPHASES; i++) {
+		double d = fabs(number(a, phase_names[i]) - number(b, phase_names[i]));
+
+		if (d < PHASE_MOVED)
+			continue;
+		for (j = n; j > 0; j--) { /* insertion: by move, then in phase order */
+			double dj = fabs(number(a, phase_names[order[j - 1]]) -
+					 number(b, phase_names[order[j - 1]]));
+
+			if (dj >= d)
+				break;
+			order[j] = order[j - 1];
+		}
+		order[j] = i;
+		n++;
+	}
+	moved = cJSON_AddArrayToObject(cp, "phases_moved");
+	for (i = 0; i < n; i++) {
+		cJSON *m = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(m, "phase", phase_names[order[i]]);
+		cJSON_AddNumberToObject(m, "share_before", number(b, phase_names[order[i]]));
+		cJSON_AddNumberToObject(m, "share_after", number(a, phase_names[order[i]]));
+		cJSON_AddItemToArray(moved, m);
+	}
 }
 
 static cJSON *changepoint(const cJSON *before, const cJSON *after)
@@ -73,6 +141,7 @@ static cJSON *changepoint(const cJSON *before, const cJSON *after)
 	cJSON_AddNumberToObject(cp, "mean_after", number(after, "mean"));
 	cJSON_AddNumberToObject(cp, "jitted_share_before", number(before, "jitted_share"));
 	cJSON_AddNumberToObject(cp, "jitted_share_after", number(after, "jitted_share"));
+	phases_moved(cp, before, after);
 	return cp;
 }
 

@@ -47,6 +47,12 @@ static void tooltip(FILE *out, const cJSON *cp)
 
 	fprintf(out, "iteration %.0f: %.0f -&gt; %.0f", number(cp, "iteration"),
 		number(cp, "mean_before"), number(cp, "mean_after"));
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(cp, "phases_moved")) {
+		fputs("\n", out);
+		escaped(out, text(v, "phase"));
+		fprintf(out, " %.1f%% -&gt; %.1f%%", 100 * number(v, "share_before"),
+			100 * number(v, "share_after"));
+	}
 	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(events, kinds[k])) {
 			if (!cJSON_IsString(v))

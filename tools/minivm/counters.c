@@ -2,7 +2,8 @@
  * {"traces":[{"id":N,"kind":"loop"|"bridge","entries":N,"iterations":N,
  *             "guards":[{"id":G,"exits":N}]}]}
  * plus "parent_trace" and "parent_guard" for bridges. Every trace ever compiled is listed,
- * invalidated ones included. */
+ * invalidated ones included. Then the VM phases it bracketed, as spans:
+ * "phases":{"tracing":N,"compiling":N,"exit handling":N} (no GC: minivm has none). */
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -33,6 +34,8 @@ int mvm_counters_write(const struct mvm_vm *vm, const char *path)
 				t->guards[i]->id, t->guards[i]->exits);
 		fprintf(f, "]}");
 	}
-	fprintf(f, "\n]}\n");
+	fprintf(f, "\n],\"phases\":{\"tracing\":%" PRIu64 ",\"compiling\":%" PRIu64
+		   ",\"exit handling\":%" PRIu64 "}}\n",
+		vm->recordings, vm->compilations, vm->exits_handled);
 	return fclose(f) ? -1 : 0;
 }

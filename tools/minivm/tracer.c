@@ -29,9 +29,14 @@ static MVM_SECTION_TRACER void record_start(struct mvm_vm *vm, struct mvm_frame 
 	rec->len = 0;
 	rec->trace_id = vm->next_trace_id++;
 	mvm_zone_event(vm->zone, JF_EVENT_TRACE_START, rec->trace_id);
+	/* Until it is finished or aborted, all the thread runs is recording this trace: the
+	 * interpreter running the recorded iteration and the tracer's steps. */
+	vm->recordings++;
+	mvm_zone_tracing_begin(vm->zone);
 }
 
-static MVM_SECTION_TRACER void record_abort(struct mvm_vm *vm)
+/* The recording is given up (its tracing phase has ended). */
+static MVM_SECTION_TRACER void record_give_up(struct mvm_vm *vm)
 {
 	struct mvm_recorder *rec = &vm->rec;
 
@@ -47,15 +52,39 @@ static MVM_SECTION_TRACER void record_abort(struct mvm_vm *vm)
 	}
 }
 
+static MVM_SECTION_TRACER void record_abort(struct mvm_vm *vm)
+{
+	mvm_zone_tracing_end(vm->zone);
+	record_give_up(vm);
+}
+
+/* Compiling: the trace and, for a bridge, re-pointing its guard's exit to it. */
+static MVM_SECTION_TRACER struct mvm_trace *compile(struct mvm_vm *vm, enum mvm_rec_end end,
+						     uint32_t end_pc, struct mvm_trace *link)
+{
+	struct mvm_recorder *rec = &vm->rec;
+	struct mvm_trace *t;
+
+	vm->compilations++;
+	mvm_zone_compiling_begin(vm->zone);
+	t = mvm_jit_compile(vm, rec, end, end_pc, link);
+	if (t && t->kind == MVM_TRACE_BRIDGE)
+		mvm_jit_patch_bridge(vm, rec->parent, t);
+	mvm_zone_compiling_end(vm->zone);
+	return t;
+}
+
 static MVM_SECTION_TRACER void record_finish(struct mvm_vm *vm, enum mvm_rec_end end,
 					      uint32_t end_pc, struct mvm_trace *link)
 {
 	struct mvm_recorder *rec = &vm->rec;
-	struct mvm_trace *t = mvm_jit_compile(vm, rec, end, end_pc, link);
+	struct mvm_trace *t;
 
+	mvm_zone_tracing_end(vm->zone);
+	t = compile(vm, end, end_pc, link);
 	rec->active = 0;
 	if (!t && mvm_codemem_used(vm->code) == 0) {
-		record_abort(vm); /* bigger than all of code memory: give up after a few */
+		record_give_up(vm); /* bigger than all of code memory: give up after a few */
 		return;
 	}
 	if (!t) {
@@ -69,8 +98,6 @@ static MVM_SECTION_TRACER void record_finish(struct mvm_vm *vm, enum mvm_rec_end
 	}
 	if (t->kind == MVM_TRACE_LOOP)
 		rec->frame->fn->pcs[rec->start_pc].trace = t;
-	else
-		mvm_jit_patch_bridge(vm, rec->parent, t);
 }
 
 static MVM_SECTION_TRACER void record_append(struct mvm_vm *vm, const struct mvm_insn *in,
@@ -158,8 +185,12 @@ static MVM_SECTION_TRACER uint32_t run_trace(struct mvm_vm *vm, struct mvm_frame
 	vm->jit_active++;
 	((mvm_trace_entry_fn)(uintptr_t)t->entry_addr)(&st, fr->sp, fr->locals);
 	vm->jit_active--;
+	/* Exit handling: the interpreter's state back from where compiled code left. */
+	vm->exits_handled++;
+	mvm_zone_exit_handling_begin(vm->zone);
 	fr->sp = st.exit_sp;
 	pc = (uint32_t)st.exit_pc;
+	mvm_zone_exit_handling_end(vm->zone);
 	if (vm->flush_pending) {
 		/* A flush asked for while traces ran happens once none is on the stack. */
 		if (!vm->jit_active)

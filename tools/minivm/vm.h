@@ -109,6 +109,11 @@ struct mvm_vm {
 	int jit_active;          /* trace invocations on the machine stack */
 	int flush_pending;       /* jit_flush() or a full code memory while a trace ran */
 	uint64_t flushes;
+	/* The VM phases it brackets for jitflow (tracer.c), counted whether or not a zone
+	 * file is written: recordings started, compilations (successful or not), and returns
+	 * from compiled code whose interpreter state was restored. minivm has no garbage
+	 * collector, so no GC phase. */
+	uint64_t recordings, compilations, exits_handled;
 	uintptr_t machine_stack_top, machine_stack_limit;
 	struct mvm_array *arrays; /* every array made, newest first */
 	char *source;            /* the program's text, owned */

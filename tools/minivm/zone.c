@@ -179,3 +179,16 @@ void mvm_zone_event(struct mvm_zone *z, uint32_t kind, uint64_t arg)
 	if (z)
 		jf_emit_event(z->em, kind, arg);
 }
+
+#define PHASE_BRACKET(name, event, phase)                                                \
+	__attribute__((noinline, noclone)) void name(struct mvm_zone *z)                 \
+	{                                                                                \
+		mvm_zone_event(z, event, phase);                                         \
+	}
+
+PHASE_BRACKET(mvm_zone_tracing_begin, JF_EVENT_PHASE_BEGIN, JF_PHASE_TRACING)
+PHASE_BRACKET(mvm_zone_tracing_end, JF_EVENT_PHASE_END, JF_PHASE_TRACING)
+PHASE_BRACKET(mvm_zone_compiling_begin, JF_EVENT_PHASE_BEGIN, JF_PHASE_COMPILING)
+PHASE_BRACKET(mvm_zone_compiling_end, JF_EVENT_PHASE_END, JF_PHASE_COMPILING)
+PHASE_BRACKET(mvm_zone_exit_handling_begin, JF_EVENT_PHASE_BEGIN, JF_PHASE_EXIT_HANDLING)
+PHASE_BRACKET(mvm_zone_exit_handling_end, JF_EVENT_PHASE_END, JF_PHASE_EXIT_HANDLING)

@@ -28,4 +28,14 @@ void mvm_zone_patch(struct mvm_zone *z, uint64_t addr, const uint8_t *bytes, uin
 		    const char *reason);
 void mvm_zone_event(struct mvm_zone *z, uint32_t kind, uint64_t arg);
 
+/* The VM phase brackets (PHASE_BEGIN / PHASE_END events), one function each, never
+ * inlined: an instruction trace shows which bracket ran where, so that perf's listing
+ * of a recording tells the phases apart without jitflow (tests/minivm/perf_phases.sh). */
+void mvm_zone_tracing_begin(struct mvm_zone *z);
+void mvm_zone_tracing_end(struct mvm_zone *z);
+void mvm_zone_compiling_begin(struct mvm_zone *z);
+void mvm_zone_compiling_end(struct mvm_zone *z);
+void mvm_zone_exit_handling_begin(struct mvm_zone *z);
+void mvm_zone_exit_handling_end(struct mvm_zone *z);
+
 #endif

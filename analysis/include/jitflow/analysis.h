@@ -29,6 +29,7 @@
 #include <stdio.h>
 
 #include "jitflow/codemap.h"
+#include "jitflow/emitter.h"
 #include "jitflow/error.h"
 #include "jitflow/flow.h"
 #include "jitflow/call_stacks.h"
@@ -59,7 +60,14 @@ enum jf_code_class {
 	                          * describing the runtime to jitflow, not running it */
 	JF_CLASS_GC,             /* garbage collection: a call into one of the collector's
 	                          * entries (jf_analysis_config.collector_entry) and all the
-	                          * native code it runs until that call returns */
+	                          * native code it runs until that call returns; or a GC
+	                          * phase (below) */
+	/* The VM's own work that the runtime brackets with PHASE_BEGIN / PHASE_END events
+	 * (enum jf_vm_phase): all the writing thread runs in between but the emitter's code,
+	 * whatever code it is (docs/analysis.md, "VM phases"). Native in the coarse split. */
+	JF_CLASS_TRACING,        /* recording a trace */
+	JF_CLASS_COMPILING,      /* optimizing and assembling compiled code */
+	JF_CLASS_EXIT_HANDLING,  /* leaving compiled code: restoring the interpreter's state */
 	JF_CLASS_COUNT,
 };
 
@@ -74,6 +82,9 @@ enum jf_split_class {
 };
 
 const char *jf_code_class_name(enum jf_code_class c);
+/* The class a phase's instructions count to (JF_PHASE_GC: JF_CLASS_GC); UNKNOWN for none. */
+enum jf_code_class jf_phase_class(enum jf_vm_phase p);
+const char *jf_phase_name(enum jf_vm_phase p);
 const char *jf_split_class_name(enum jf_split_class c);
 enum jf_split_class jf_split_of(enum jf_code_class c);
 
@@ -123,6 +134,10 @@ struct jf_trace_result {
 	uint32_t link;              /* enum jf_trace_link: how it ends when it runs through */
 	uint64_t link_trace;        /* ... and for JF_LINK_TRACE, the trace it goes to */
 	char name[96];
+	/* What making it cost: instructions and time of the tracing and compiling phase
+	 * spans that began while it was being made (from its TRACE_START or COMPILE_BEGIN to
+	 * its TRACE_ABORT or COMPILE_END), beside insns and time, what it ran afterwards. */
+	uint64_t tracing_insns, tracing_time, compiling_insns, compiling_time;
 	uint32_t guard_first, guard_count; /* its guards: guards[guard_first ...] after
 	                                    * jf_analysis_result sorts them */
 };
@@ -174,6 +189,7 @@ struct jf_split_result {
 	 * own class only). */
 	uint64_t insns_by_group[JF_REGION_GROUPS], time_by_group[JF_REGION_GROUPS];
 	uint64_t collections;        /* calls into a collector entry (JF_CLASS_GC) */
+	uint64_t phase_spans[JF_PHASE_COUNT]; /* PHASE_BEGIN events, by enum jf_vm_phase */
 	/* transitions[from][to] between split classes, plus trace->trace */
 	uint64_t transitions[JF_SPLIT_COUNT][JF_SPLIT_COUNT];
 	uint64_t trace_to_trace;
@@ -184,6 +200,7 @@ struct jf_iteration_result {
 	uint64_t index;              /* the runtime's iteration number */
 	uint64_t insns, time;
 	uint64_t insns_by_split[JF_SPLIT_COUNT];
+	uint64_t insns_by_class[JF_CLASS_COUNT]; /* the phases' classes among them */
 };
 
 /* The rows of a jf_iteration_result per iteration mark. A long run marks millions of
@@ -227,6 +244,26 @@ struct jf_problem_site {
 const char *jf_problem_kind_name(const struct jf_problem_site *p);
 const char *jf_problem_what(const struct jf_problem_site *p);
 
+/* A phase bracket that does not close: a PHASE_END with no open PHASE_BEGIN of its
+ * phase on its thread, a PHASE_BEGIN still open when the trace ended, or one nested
+ * deeper than JF_PHASE_DEPTH. Located by the record and the flow position. */
+enum jf_phase_problem_kind {
+	JF_PHASE_UNMATCHED_END = 1,
+	JF_PHASE_UNCLOSED,
+	JF_PHASE_TOO_DEEP,
+};
+enum { JF_PHASE_DEPTH = 16, JF_PHASE_PROBLEMS_MAX = 8 };
+struct jf_phase_problem {
+	uint16_t kind;              /* enum jf_phase_problem_kind */
+	uint16_t phase;             /* enum jf_vm_phase of the record */
+	int32_t tid;
+	uint64_t record_offset;     /* the record's offset in the zone file */
+	uint64_t insn;              /* instructions of the flow before the record took effect */
+	uint64_t time;              /* the thread's clock then (valid with has_time) */
+	int has_time;
+};
+const char *jf_phase_problem_name(enum jf_phase_problem_kind k);
+
 /* Everything the analysis found; arrays are owned by the result. */
 struct jf_analysis_result {
 	struct jf_trace_result *traces;   size_t ntraces;
@@ -254,6 +291,11 @@ struct jf_analysis_result {
 	/* The runtime's trace events (zone EVENT records) that took effect in the flow:
 	 * recordings started, aborted, and flushes of all traces. */
 	uint64_t trace_starts, trace_aborts, trace_flushes;
+	/* VM phases: which ones the runtime told (bit 1 << enum jf_vm_phase of every
+	 * PHASE_BEGIN seen), and the brackets that did not close, every one counted. */
+	uint32_t phases_told;
+	uint64_t phase_problem_count;
+	struct jf_phase_problem phase_problems[JF_PHASE_PROBLEMS_MAX]; size_t nphase_problems;
 	int has_pc_maps, has_iterations, has_time;
 	int time_is_ns, time_is_synthetic;
 	/* For the views (jitflow/views.h): folded stacks, timeline. */

@@ -36,6 +36,11 @@ void jf_report_guards(FILE *out, const struct jf_analysis_result *r, const struc
 void jf_report_split(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
 void jf_report_bytecodes(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
 void jf_report_retrace(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
+/* The VM phases per thread (nothing when the runtime told none), and what making each
+ * trace cost beside what it ran afterwards (nothing without tracing or compiling). */
+void jf_report_phases(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
+void jf_report_trace_making(FILE *out, const struct jf_analysis_result *r,
+			    const struct jf_report_meta *m);
 void jf_report_iterations(FILE *out, const struct jf_analysis_result *r, const struct jf_report_meta *m);
 /* What the inputs could not tell: said, not invented. */
 void jf_report_unavailable(FILE *out, const struct jf_analysis_result *r,
