@@ -60,12 +60,10 @@ static long occurrences(const char *text, const char *word)
  * plus the emitter's calls outside any bracket (opening the emitter, its flush at exit:
  * at most 4 in all). Unbracketed, every emitter call in a handler would be an entry of
  * its own. */
-static void handlers_are_instrumentation(const char *dir, const char *dump,
+static void handlers_are_instrumentation(const char *dump, const cJSON *report,
 					 const char *texit_path, const char *name)
 {
-	char cmd[4096];
 	long runs = trace_events(texit_path, NULL), begins, ends, entries = 0;
-	cJSON *report;
 	const cJSON *tr;
 
 	begins = occurrences(dump, "kind=\"instrumentation-begin\"");
@@ -74,8 +72,6 @@ static void handlers_are_instrumentation(const char *dir, const char *dump,
 		fail_msg("%s: %ld instrumentation begin and %ld end events for %ld handler runs "
 			 "(LuaJIT's trace events) and the module's start", name, begins, ends, runs);
 
-	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
-	report = jf_test_run_json(cmd);
 	cJSON_ArrayForEach(tr, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(report, "split"), "total"), "transitions")) {
 		if (!strcmp(cJSON_GetObjectItemCaseSensitive(tr, "to")->valuestring, "instrumentation"))
@@ -86,15 +82,22 @@ static void handlers_are_instrumentation(const char *dir, const char *dump,
 			 name, entries, runs);
 	printf("%s: %ld handler runs, %ld brackets, %ld entries into instrumentation\n", name,
 	       runs, begins, entries);
-	cJSON_Delete(report);
 }
 
 /* The tracing phase: the module opens it at each "trace" event "start" and closes it at
  * the trace's "stop" or "abort", so the zone file holds one PHASE_BEGIN (tracing) per
- * start and one PHASE_END per stop or abort, as LuaJIT counted its events. */
-static void tracing_brackets_match(const char *dump, const char *texit_path,
-				   const char *name)
+ * start and one PHASE_END per stop or abort, as LuaJIT counted its events, and the
+ * report as many tracing spans; every trace compiled was recorded (tracing instructions
+ * of its own). Every program here leaves its traces for the interpreter (LuaJIT's texit
+ * counts): the trace exit code is exit handling. */
+static void tracing_brackets_match(const char *dump, const cJSON *report,
+				   const char *texit_path, const char *name)
 {
+	const cJSON *phases = cJSON_GetObjectItemCaseSensitive(report, "phases"), *t;
+	const cJSON *total = cJSON_GetObjectItemCaseSensitive(phases, "total");
+	double spans = jf_test_num(cJSON_GetObjectItemCaseSensitive(total, "spans"), "tracing");
+	double exit_handling = jf_test_num(cJSON_GetObjectItemCaseSensitive(total,
+						"instructions"), "exit handling");
 	long starts = trace_events(texit_path, "start");
 	long ends = trace_events(texit_path, "stop") + trace_events(texit_path, "abort");
 	long begins = occurrences(dump, "kind=\"phase-begin\" arg=1\n");
@@ -105,6 +108,14 @@ static void tracing_brackets_match(const char *dump, const char *texit_path,
 			 "and %ld stops and aborts", name, begins, closes, starts, ends);
 	if (occurrences(dump, "kind=\"phase-") != begins + closes)
 		fail_msg("%s: phase events other than tracing", name);
+	if (spans != (double)starts || exit_handling <= 0)
+		fail_msg("%s: %.0f tracing spans in the report for %ld trace starts, %.0f "
+			 "instructions of exit handling", name, spans, starts, exit_handling);
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(report, "traces")) {
+		if (jf_test_num(cJSON_GetObjectItemCaseSensitive(t, "tracing"), "instructions") <= 0)
+			fail_msg("%s: trace %.0f compiled without tracing instructions", name,
+				 jf_test_num(t, "id"));
+	}
 	printf("%s: %ld tracing phases for %ld trace starts, closed by %ld stops and aborts\n",
 	       name, begins, starts, closes);
 }
@@ -136,6 +147,7 @@ static void check_run(const char *name, enum trace_listener listener)
 	static const char *const suffix[] = { "", "-handler-before", "-jv" };
 	char dir[1024], cmd[8192], texit[1200], jv[1200], env[1200], flag[1300] = "",
 		mode[1300] = "", modules[1024], *dump;
+	cJSON *report;
 
 	snprintf(dir, sizeof(dir), "%s/%s%s", jf_test_tmpdir(), name, suffix[listener]);
 	snprintf(texit, sizeof(texit), "%s-texit.txt", dir);
@@ -160,8 +172,11 @@ static void check_run(const char *name, enum trace_listener listener)
 	assert_true(jf_test_luajit_report_matches(dir, texit, name) > 0);
 	snprintf(cmd, sizeof(cmd), "'%s' zone dump '%s'/jit-*.dump", jf_test_cli(), dir);
 	assert_int_equal(jf_test_run(cmd, &dump), 0);
-	handlers_are_instrumentation(dir, dump, texit, name);
-	tracing_brackets_match(dump, texit, name);
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	handlers_are_instrumentation(dump, report, texit, name);
+	tracing_brackets_match(dump, report, texit, name);
+	cJSON_Delete(report);
 	free(dump);
 }
 
@@ -253,12 +268,12 @@ static void test_iterations(void **state)
  * emitter's iteration mark moves a few instructions between runs), and the interpreter's
  * instructions hold all the program's trips at c each, plus the few bytecodes outside the
  * inner loop (under a tenth of the loop). Without JIT nothing is jitted, nothing is traced
- * (no recording, no tracing phase) and no code is unknown. */
+ * (no recording, no tracing phase), no trace is left and no code is unknown. */
 static void test_interpreter_only(void **state)
 {
 	char dir[1024], cmd[4096], *out;
 	cJSON *report;
-	const cJSON *it, *split, *insns;
+	const cJSON *it, *split, *insns, *by_class;
 	double prev = -1, interp, c = 0, loop;
 	long runs = 0, trips = 0, n = 0;
 
@@ -303,6 +318,13 @@ static void test_interpreter_only(void **state)
 						 "instructions");
 	interp = jf_test_num(insns, "interpreter");
 	loop = c * (double)trips;
+	by_class = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(split,
+						    "total"), "instructions_by_class");
+	/* (the report leaves out a phase's class that has no instructions) */
+	if (cJSON_GetObjectItemCaseSensitive(by_class, "tracing") ||
+	    cJSON_GetObjectItemCaseSensitive(by_class, "exit handling") ||
+	    cJSON_GetObjectItemCaseSensitive(report, "phases"))
+		fail_msg("-joff: instructions tracing or in exit handling, or phases");
 	if (jf_test_num(insns, "jitted") != 0 || jf_test_num(insns, "unknown") != 0 ||
 	    jf_test_num(insns, "native") <= 0)
 		fail_msg("-joff: %.0f jitted, %.0f unknown, %.0f native instructions",

@@ -258,12 +258,17 @@ local function on_flush()
 	lib.jf_emit_event(em, emitter.EVENT_TRACE_FLUSH, epoch)
 end
 
+-- The tracing phase opens after TRACE_START, which says the trace it makes, and closes
+-- before anything else of the trace's end is written.
 local function handle_trace(what, traceno, func, pc, a, b)
-	vmphases.trace_event(what)
 	if what == "start" then
 		started[traceno] = { func = func, pc = pc, parent = a, exit = b }
 		lib.jf_emit_event(em, emitter.EVENT_TRACE_START, trace_id(traceno))
-	elseif what == "stop" then
+		vmphases.trace_event(what)
+		return
+	end
+	vmphases.trace_event(what)
+	if what == "stop" then
 		on_stop(traceno, func)
 	elseif what == "abort" then
 		started[traceno] = nil
