@@ -16,8 +16,8 @@
 --     call routine with one FDE, which must start exactly at that lowest entry. Its end
 --     is the end of the interpreter.
 -- The trace exit handler (lj_vm_exit_handler, where every exit stub jumps, and
--- lj_vm_exit_interp after it, where traces that end in the interpreter go) lies inside;
--- exit_handler() cuts it out once an exit stub shows its address.
+-- lj_vm_exit_interp after it, where traces that end in the interpreter go) lies inside:
+-- exit_code_end() finds where it ends once an exit stub shows where it begins.
 local ffi = require("ffi")
 local bit = require("bit")
 
@@ -34,7 +34,8 @@ int dl_iterate_phdr(int (*callback)(struct jf_dl_phdr_info *, size_t, void *), v
 local M = {}
 
 local PT_LOAD, PT_GNU_EH_FRAME = 1, 0x6474e550
-local SEARCH_LIMIT = 65536 -- bytes after global_State searched for the dispatch table
+local SEARCH_LIMIT = 16384 -- bytes after global_State searched for the dispatch table
+			    -- (3968 in Debian's LuaJIT 2.1), within its memory mapping
 local USER_LIMIT = 2 ^ 47  -- code addresses lie below; numbers are exact below 2^53
 
 local function u32(p, off)
@@ -47,7 +48,7 @@ local function u64(p, off)
 	return q[0] + q[1] * 4294967296
 end
 
--- The loaded object's (address, eh_frame_hdr address) that maps addr, or nil.
+-- The address of the eh_frame_hdr of the loaded object that maps addr, or nil.
 local function eh_frame_hdr_of(addr)
 	local found
 	local cb = ffi.cast("int (*)(struct jf_dl_phdr_info *, size_t, void *)",
@@ -162,6 +163,19 @@ end
 -- global_State of this Lua state: a new thread's lua_State (its address is what tostring
 -- prints) points to it with glref, after the GC header (8 + 4 bytes with 64-bit
 -- references, 4 + 4 without).
+-- How many bytes from addr on lie in the same memory mapping (/proc/self/maps), or 0.
+local function mapped_after(addr)
+	local f = io.open("/proc/self/maps")
+	if not f then return 0 end
+	for line in f:lines() do
+		local from, to = line:match("^(%x+)-(%x+)")
+		from, to = tonumber(from, 16), tonumber(to, 16)
+		if from and addr >= from and addr < to then f:close() return to - addr end
+	end
+	f:close()
+	return 0
+end
+
 local function global_state()
 	local co = coroutine.create(function() end)
 	local L = ffi.cast("const uint8_t *", tonumber(tostring(co):match("0x%x+")))
@@ -180,7 +194,8 @@ local function dispatch_table()
 	local w = ffi.cast("const uint32_t *", g)
 	local function at(i) return w[2 * i] + w[2 * i + 1] * 4294967296 end
 	local first = {} -- low half of a value -> first index it was seen at
-	for k = 0, SEARCH_LIMIT / 8 - 1 do
+	local limit = math.min(SEARCH_LIMIT, mapped_after(g))
+	for k = 0, math.floor(limit / 8) - nstatic do -- reads go up to k + nstatic - 1
 		local v = w[2 * k]
 		local j = first[v]
 		if v ~= 0 and j and k - j > nstatic and k - j <= nstatic + 512 then
@@ -200,7 +215,7 @@ local function dispatch_table()
 		end
 		if not j then first[v] = k end
 	end
-	return nil, "no dispatch table within " .. SEARCH_LIMIT .. " bytes of global_State"
+	return nil, "no dispatch table within " .. limit .. " bytes of global_State"
 end
 
 -- The interpreter's code: { start, stop, dispatch, handlers } or nil and why not.
@@ -249,7 +264,7 @@ end
 -- that a run without jitflow gives to the program's own code. (One call each: a loop here
 -- would be hot itself.)
 jit.off(u32) jit.off(u64) jit.off(eh_frame_hdr_of, true) jit.off(uleb) jit.off(encoded)
-jit.off(fde_encoding) jit.off(fde_range) jit.off(global_state)
+jit.off(fde_encoding) jit.off(fde_range) jit.off(mapped_after) jit.off(global_state)
 jit.off(dispatch_table, true) jit.off(M.find) jit.off(M.exit_code_end)
 
 return M
