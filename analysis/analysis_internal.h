@@ -150,6 +150,10 @@ struct thread_state {
 	 * returns to its caller, are instrumentation. */
 	int in_instrumentation;
 	int prev_in_emitter;          /* the previous block was the emitter's own code */
+	/* In exit handling (flow.c, exit_handling_call): since the runtime's exit handling
+	 * code ran, until it went on by other than a call; the previous block was that code. */
+	int in_exit_handling;
+	int prev_in_exit_handler;
 	uint8_t prev_end;             /* how the previous block ended (enum jf_block_end) */
 	uint64_t prev_fallthrough;    /* where the previous block continues without a branch
 	                               * (0: it ended in one that was taken, or unknown) */

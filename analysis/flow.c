@@ -109,8 +109,10 @@ static void lose_track(struct jf_analysis *a, struct thread_state *t)
 	t->has_prev = 0;
 	t->prev_region_start = 0;
 	t->prev_trace = -1;
-	/* Calls and returns went unseen: a collection under way can no longer be followed. */
+	/* Calls and returns went unseen: a collection or an exit under way can no longer be
+	 * followed. */
 	t->in_collection = 0;
+	t->in_exit_handling = 0;
 }
 
 /* A timestamp marks the end of what was decoded before it: the time since the previous
@@ -274,6 +276,30 @@ static enum jf_code_class instrumentation_call(struct thread_state *t, enum jf_c
 	return cls;
 }
 
+/* Exit handling: from the runtime's exit handling code (an INTERP_RANGE of kind deopt:
+ * LuaJIT's trace exit handler, which exit stubs jump to) until that code goes on by
+ * anything but a call (LuaJIT: its jump through the dispatch table into the interpreter),
+ * all the thread runs is exit handling: the functions it calls, whatever code they are
+ * (LuaJIT's lj_trace_exit restoring the interpreter's state from the exit's snapshot,
+ * the VM routines it calls it through). The emitter's code stays instrumentation, a
+ * phase the runtime brackets meanwhile wins, and jitted code or a lost track ends it. */
+static enum jf_code_class exit_handling_call(struct thread_state *t, enum jf_code_class cls)
+{
+	int in_handler = cls == JF_CLASS_EXIT_HANDLING;
+
+	if (t->in_exit_handling && !in_handler && t->has_prev && t->prev_in_exit_handler &&
+	    !is_call(t->prev_end))
+		t->in_exit_handling = 0; /* the handler went on */
+	if (in_handler)
+		t->in_exit_handling = 1;
+	else if (jf_split_fast(cls) == JF_SPLIT_JITTED)
+		t->in_exit_handling = 0;
+	t->prev_in_exit_handler = in_handler;
+	if (t->in_exit_handling && cls != JF_CLASS_INSTRUMENTATION)
+		cls = JF_CLASS_EXIT_HANDLING;
+	return cls;
+}
+
 static int instrumented_index(const struct jf_analysis *a, int32_t tid)
 {
 	size_t i;
@@ -351,6 +377,7 @@ static void count_block(struct jf_analysis *a, struct thread_state *t, const str
 	if (a->cfg.collector_entry)
 		cls = collection_call(t, slot, b, cls);
 	cls = instrumentation_call(t, cls);
+	cls = exit_handling_call(t, cls);
 	if (a->ninstrumented && instrumented_index(a, t->tid) >= 0)
 		cls = JF_CLASS_INSTRUMENTATION;
 	/* The state machines follow the code; the counters count the phase, which wins

@@ -268,6 +268,8 @@ static void take_end_state(struct jf_analysis *a, const struct jf_analysis *late
 		ta->prev_end = tb->prev_end;
 		ta->prev_in_emitter = tb->prev_in_emitter;
 		ta->in_instrumentation = tb->in_instrumentation;
+		ta->in_exit_handling = tb->in_exit_handling;
+		ta->prev_in_exit_handler = tb->prev_in_exit_handler;
 		ta->prev_after_last = tb->prev_after_last;
 		ta->in_collection = tb->in_collection;
 		ta->collection_depth = tb->collection_depth;

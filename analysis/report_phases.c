@@ -88,12 +88,13 @@ static void phase_table(FILE *out, const struct jf_split_result *s, uint32_t tol
 		enum jf_code_class c = phase_rows[i];
 		int p = p_of(c);
 
-		/* a phase the runtime did not tell has no row (GC found from collector
-		 * entries is in the time split's classes) */
-		if (p && !(told & (1u << p)))
+		/* a phase the runtime did not tell has a row only where its class was told
+		 * by code (LuaJIT's exit handler, an INTERP_RANGE of kind deopt; GC from
+		 * collector entries), and no spans */
+		if (p && !(told & (1u << p)) && !s->by_class[c])
 			continue;
-		spans[0] = '\0';
-		if (p)
+		snprintf(spans, sizeof(spans), "%s", p ? "-" : "");
+		if (p && (told & (1u << p)))
 			snprintf(spans, sizeof(spans), "%" PRIu64, s->phase_spans[p]);
 		shown_insns += s->by_class[c];
 		shown_time += s->time_by_class[c];

@@ -13,6 +13,7 @@
 #include "jitflow/emitter.h"
 #include "jitflow/json_out.h"
 #include "jitflow/zone.h"
+#include "report_phases.h"
 #include "runtime.h"
 
 #define FLUSH_SHIFT 32
@@ -64,14 +65,16 @@ static uint64_t compiled(const struct jf_analysis_result *r, uint32_t kind)
 	return n;
 }
 
-/* The module names LuaJIT's interpreter only where its lj_vm_* symbols can be found
- * (Debian's luajit has none): otherwise the split cannot tell it from native code. */
+/* The module describes LuaJIT's interpreter (the VM's code, found from its dispatch
+ * table); in a recording without that range (the module could not find it, and says why
+ * on stderr, or predates it), the split cannot tell the interpreter from luajit's other
+ * native code. */
 static const char *not_told_apart(const struct jf_analysis_result *r)
 {
 	if (r->total.insns[JF_SPLIT_INTERPRETER])
 		return NULL;
-	return "LuaJIT's interpreter (lj_vm_*, without symbols in this build) and the rest of "
-	       "its native code: counted as native";
+	return "LuaJIT's interpreter (no interpreter range in the zone records) and the rest "
+	       "of its native code: counted as native";
 }
 
 static void luajit_events(FILE *out, const struct jf_analysis_result *r)
@@ -97,12 +100,24 @@ static void link_text(char *buf, size_t size, const struct jf_trace_result *t)
 		snprintf(buf, size, "%s", jf_zone_trace_link_name(t->link));
 }
 
+/* The traces LuaJIT compiled: recordings that never became code (aborted) are only in
+ * the trace-making table. */
+static size_t compiled_traces(const struct jf_analysis_result *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->ntraces; i++)
+		n += !jf_report_trace_never_compiled(&r->traces[i]);
+	return n;
+}
+
 static void luajit_traces(FILE *out, const struct jf_analysis_result *r, size_t top)
 {
-	size_t *idx, i, n = r->ntraces < top ? r->ntraces : top;
+	size_t *idx, i, shown, ncompiled = compiled_traces(r);
+	size_t n = ncompiled < top ? ncompiled : top;
 
 	luajit_events(out, r);
-	if (!r->ntraces) {
+	if (!ncompiled) {
 		fprintf(out, "Traces: none\n");
 		return;
 	}
@@ -110,13 +125,16 @@ static void luajit_traces(FILE *out, const struct jf_analysis_result *r, size_t 
 	if (!idx)
 		return;
 	fprintf(out, "Traces (top %zu of %zu by instructions; side traces as parent/exit)\n", n,
-		r->ntraces);
+		ncompiled);
 	fprintf(out, "  %6s %-4s %8s %-14s %8s %10s %9s %12s %6s  %s\n", "trace", "kind", "parent",
 		"link", "entries", "iterations", "exits", "instructions", "%", "name");
-	for (i = 0; i < n; i++) {
+	for (i = 0, shown = 0; i < r->ntraces && shown < n; i++) {
 		const struct jf_trace_result *t = &r->traces[idx[i]];
 		char id[32], parent[48], p[32], link[48];
 
+		if (jf_report_trace_never_compiled(t))
+			continue;
+		shown++;
 		if (t->kind == JF_REGION_BRIDGE)
 			snprintf(parent, sizeof(parent), "%s/%" PRIu64,
 				 trace_name(p, sizeof(p), t->parent_trace), t->parent_guard);
@@ -199,17 +217,19 @@ static void json_exits(FILE *out, const struct jf_analysis_result *r,
 
 static void luajit_json(FILE *out, const struct jf_analysis_result *r)
 {
-	size_t i;
+	size_t i, shown;
 
 	fprintf(out, ",\"luajit\":{\"trace_starts\":%" PRIu64 ",\"trace_aborts\":%" PRIu64
 		",\"flushes\":%" PRIu64 ",\"traces\":[", r->trace_starts, r->trace_aborts,
 		r->trace_flushes);
-	for (i = 0; i < r->ntraces; i++) {
+	for (i = 0, shown = 0; i < r->ntraces; i++) {
 		const struct jf_trace_result *t = &r->traces[i];
 		int side = t->kind == JF_REGION_BRIDGE;
 
+		if (jf_report_trace_never_compiled(t))
+			continue;
 		fprintf(out, "%s{\"id\":%" PRIu64 ",\"number\":%" PRIu64 ",\"flush\":%" PRIu64
-			",\"kind\":\"%s\"", i ? "," : "", t->trace_id, t->trace_id & (uint64_t)0xffffffffu,
+			",\"kind\":\"%s\"", shown++ ? "," : "", t->trace_id, t->trace_id & (uint64_t)0xffffffffu,
 			t->trace_id >> FLUSH_SHIFT, side ? "side" : "root");
 		json_trace_id(out, "parent_trace", t->parent_trace, side);
 		json_trace_id(out, "parent_exit", t->parent_guard, side);

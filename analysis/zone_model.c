@@ -492,7 +492,8 @@ int jf_zone_model_apply(struct jf_analysis *a, const struct jf_zone_reader *read
 		uint32_t k = rec->u.interp_range.kind;
 		enum jf_code_class cls = (k == JF_INTERP_EVAL_LOOP || k == JF_INTERP_HANDLER) ?
 			JF_CLASS_INTERPRETER : k == JF_INTERP_INSTRUMENTATION ?
-			JF_CLASS_INSTRUMENTATION : JF_CLASS_RUNTIME;
+			JF_CLASS_INSTRUMENTATION : k == JF_INTERP_DEOPT ?
+			JF_CLASS_EXIT_HANDLING : JF_CLASS_RUNTIME;
 
 		return jf_zone_model_add_native(&a->zm, rec->u.interp_range.start,
 						rec->u.interp_range.end, cls);

@@ -51,7 +51,7 @@ enum jf_code_class {
 	JF_CLASS_STENCIL,
 	JF_CLASS_JITTED,         /* jitted code of unknown kind (jitdump only) */
 	JF_CLASS_RUNTIME,        /* the runtime's other native code (incl. tracer, compiler,
-	                          * GC, deopt) */
+	                          * GC ranges) */
 	JF_CLASS_NATIVE,         /* libraries and other native code */
 	JF_CLASS_KERNEL,
 	JF_CLASS_INSTRUMENTATION, /* the zone emitter's code (INTERP_RANGE kind
@@ -66,7 +66,10 @@ enum jf_code_class {
 	 * whatever code it is (docs/analysis.md, "VM phases"). Native in the coarse split. */
 	JF_CLASS_TRACING,        /* recording a trace */
 	JF_CLASS_COMPILING,      /* optimizing and assembling compiled code */
-	JF_CLASS_EXIT_HANDLING,  /* leaving compiled code: restoring the interpreter's state */
+	JF_CLASS_EXIT_HANDLING,  /* leaving compiled code: restoring the interpreter's state;
+	                          * also an INTERP_RANGE of kind deopt and the native code
+	                          * the thread runs from it until interpreted, jitted or
+	                          * instrumentation code */
 	JF_CLASS_COUNT,
 };
 

@@ -27,14 +27,16 @@
 --
 -- Not written: pc maps (jit.util gives no machine-code offset for an IR instruction or a
 -- snapshot, so there is no code -> bytecode mapping without changing LuaJIT) and the
--- guards' resume pcs (0). The handler is bracketed by INSTRUMENTATION_BEGIN / _END events:
--- what it runs is instrumentation in jitflow's reports. LuaJIT's interpreter is not described as an interpreter range:
--- Debian's luajit has no symbols for lj_vm_*, so it shows as the luajit binary's native code.
+-- guards' resume pcs (0). The handler, and the module's start, are bracketed by
+-- INSTRUMENTATION_BEGIN / _END events: what they run is instrumentation in jitflow's
+-- reports. LuaJIT's interpreter, its trace exit code and its tracing phase are described
+-- by jitflow/vmphases.lua.
 local ffi = require("ffi")
 local jutil = require("jit.util")
 local emitter = require("jitflow.emitter")
 local x64 = require("jitflow.x64")
 local vmevents = require("jitflow.vmevents")
+local vmphases = require("jitflow.vmphases")
 
 local M = { stats = { traces = 0, side = 0, aborts = 0, flushes = 0, patches = 0,
 		      unexpected_patches = 0, unguarded_exits = 0, guards = 0 } }
@@ -76,6 +78,7 @@ local function describe_stub_group(group)
 		local b = list.branch[k]
 		if list.off[k] >= 4 * STUBS_PER_GROUP and b and b.kind ~= "jcc" then
 			size = list.off[k] + list.len[k]
+			if b.target then vmphases.exit_stub_target(b.target) end
 			break
 		end
 	end
@@ -255,11 +258,17 @@ local function on_flush()
 	lib.jf_emit_event(em, emitter.EVENT_TRACE_FLUSH, epoch)
 end
 
+-- The tracing phase opens after TRACE_START, which says the trace it makes, and closes
+-- before anything else of the trace's end is written.
 local function handle_trace(what, traceno, func, pc, a, b)
 	if what == "start" then
 		started[traceno] = { func = func, pc = pc, parent = a, exit = b }
 		lib.jf_emit_event(em, emitter.EVENT_TRACE_START, trace_id(traceno))
-	elseif what == "stop" then
+		vmphases.trace_event(what)
+		return
+	end
+	vmphases.trace_event(what)
+	if what == "stop" then
 		on_stop(traceno, func)
 	elseif what == "abort" then
 		started[traceno] = nil
@@ -290,12 +299,17 @@ function M.start()
 		err, lib, em = em, nil, nil
 		return nil, err
 	end
+	-- describing the runtime is instrumentation, as the handler's work is
+	lib.jf_emit_event(em, emitter.EVENT_INSTRUMENTATION_BEGIN, 0)
 	M.path = ffi.string(lib.jf_emitter_path(em))
 	-- capstone is loaded here, with the module: loading it (the dynamic loader relocating
 	-- the library, its tables set up) is start-up, not the cost of describing a trace
 	local cs_ok, cs_err = x64.open()
 	if not cs_ok then warn("%s: traces' guards will not be described", cs_err) end
 	lib.jf_emit_event(em, emitter.EVENT_RUNTIME, emitter.RUNTIME_LUAJIT)
+	local vm_ok, vm_err = vmphases.start(lib, em)
+	if not vm_ok then warn("LuaJIT's interpreter not found (%s): it counts as native", vm_err) end
+	lib.jf_emit_event(em, emitter.EVENT_INSTRUMENTATION_END, 0)
 	vmevents.listen("trace", on_trace)
 	return true
 end

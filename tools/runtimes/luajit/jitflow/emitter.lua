@@ -37,11 +37,13 @@ uint64_t jf_emit_event(struct jf_emitter *em, uint32_t kind, uint64_t arg);
 
 local M = {
 	REGION_TRACE = 2, REGION_BRIDGE = 3, REGION_EXIT_STUB = 4,
-	INTERP_RUNTIME = 7,
+	INTERP_EVAL_LOOP = 1, INTERP_DEOPT = 6, INTERP_RUNTIME = 7,
 	CLOCK_TSC = 1,
 	EVENT_ITERATION = 1, EVENT_TRACE_START = 2, EVENT_TRACE_ABORT = 3, EVENT_LOOP_HEADER = 6,
 	EVENT_TRACE_FLUSH = 7, EVENT_TRACE_LINK = 8, EVENT_RUNTIME = 9,
 	EVENT_INSTRUMENTATION_BEGIN = 10, EVENT_INSTRUMENTATION_END = 11,
+	EVENT_PHASE_BEGIN = 12, EVENT_PHASE_END = 13,
+	PHASE_TRACING = 1, -- enum jf_vm_phase
 	RUNTIME_LUAJIT = 1,
 	-- enum jf_trace_link, by jit.util.traceinfo's linktype
 	LINK = { none = 0, loop = 1, root = 2, ["return"] = 3, interpreter = 4,
