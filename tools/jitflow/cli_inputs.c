@@ -547,7 +547,9 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 		 * Zone files change the code map while decoding: then the child decodes in
 		 * lockstep and reads this process's map (see isolate.h). */
 		if (in->zones)
-			return jf_isolated_decoder_lockstep(dec, in->map, "OpenCSD", err);
+			return jf_zone_filter_new(jf_isolated_decoder_lockstep(dec, in->map,
+									      "OpenCSD", err),
+						  in->zones, err);
 		return jf_isolated_decoder_new(dec, "OpenCSD", err);
 	}
 	if (!in->pt_path) {
