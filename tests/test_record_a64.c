@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cs_trace_compare.h"
+#include "a64_snapshot_check.h"
 #include "jitflow/coresight.h"
 
-enum { TRACE_ID = 0x10 }; /* the recorder's ETM (TRCTRACEIDR) */
+enum { TRACE_ID = JF_TEST_A64_TRACE_ID };
 
 static char program_path[1024];
 
@@ -42,70 +42,14 @@ static const char *record(const char *name, const char *args, char **out)
 	return dir;
 }
 
-static void lister_run(const char *dir, struct cs_run *run)
-{
-	char cmd[2048];
-	FILE *p;
-
-	/* The lister writes trc_pkt_lister.ppl into its working folder. */
-	snprintf(cmd, sizeof(cmd), "cd '%s' && trc_pkt_lister -ss_dir '%s' -decode -logstdout",
-		 jf_test_tmpdir(), dir);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	cs_run_from_lister(run, p);
-	assert_int_equal(pclose(p), 0);
-}
-
-static uint64_t instructions(const struct cs_run *run)
-{
-	const struct cs_items *items = &run->id[TRACE_ID];
-	uint64_t n = 0;
-	size_t i;
-
-	for (i = 0; i < items->n; i++)
-		if (items->v[i].kind == 'R')
-			n += items->v[i].ninsn;
-	return n;
-}
-
-/* Records name, decodes the snapshot with jitflow and with the lister, and checks that
- * both give the same ranges, no error, no code missing, and every instruction QEMU ran.
- * lister is left filled for the caller's counts. */
+/* Records name, then checks its snapshot against the lister (a64_snapshot_check.h);
+ * lister is left filled for the caller's counts. Returns the program's output. */
 static char *record_and_compare(const char *name, const char *args, struct cs_run *lister)
 {
-	struct jf_codemap *map = jf_codemap_new();
-	struct jf_error err = { { 0 } };
-	struct jf_decoder *dec;
-	struct cs_run ours;
-	char path[1200], *summary, *out;
+	char *out;
 	const char *dir = record(name, args, &out);
-	size_t i;
 
-	lister_run(dir, lister);
-	dec = jf_cs_snapshot_decoder_new(dir, map, &err);
-	if (!dec)
-		fail_msg("%s: %s", dir, err.msg);
-	cs_run_from_decoder(&ours, dec);
-	assert_int_equal(cs_run_compare(lister, &ours, name), 0);
-	assert_int_equal(lister->decode_errors, 0);
-	assert_int_equal(ours.decode_errors, 0);
-	for (i = 0; i < lister->id[TRACE_ID].n; i++)
-		assert_int_equal(lister->id[TRACE_ID].v[i].kind, 'R'); /* no missing code */
-	snprintf(path, sizeof(path), "%s/recording.txt", dir);
-	summary = jf_test_read_file(path, NULL);
-	fprintf(stderr, "%s: %llu ranges, %llu instructions\n", name,
-		(unsigned long long)lister->ranges, (unsigned long long)instructions(lister));
-	assert_int_equal(instructions(lister),
-			 (uint64_t)jf_test_number_after(summary, "instructions = "));
-	assert_int_equal(jf_test_number_after(summary, "lost_instructions = "), 0);
-	assert_int_equal(jf_test_number_after(summary, "discontinuities = "), 0);
-	assert_int_equal(jf_test_number_after(summary, "unended_threads = "), 0);
-	assert_int_equal(jf_test_number_after(summary, "bad_translations = "), 0);
-	assert_int_equal(jf_test_number_after(summary, "unknown_translations = "), 0);
-	free(summary);
-	cs_run_free(&ours);
-	jf_decoder_free(dec);
-	jf_codemap_free(map);
+	jf_test_a64_snapshot_matches_lister(dir, name, lister);
 	return out;
 }
 
