@@ -110,13 +110,22 @@ static void phases_match(const cJSON *report, const cJSON *truth, const char *na
 
 int jf_test_report_matches_counters(const char *dir, const char *counters, const char *name)
 {
+	char inputs[2048];
+
+	snprintf(inputs, sizeof(inputs), "'%s'", dir);
+	return jf_test_report_inputs_match_counters(inputs, counters, name, NULL);
+}
+
+int jf_test_report_inputs_match_counters(const char *inputs, const char *counters,
+					 const char *name, uint64_t *instructions)
+{
 	char cmd[4096], *out;
 	cJSON *truth, *report, *summary;
 	const cJSON *t;
 	int traces = 0, guards = 0;
 	double reached;
 
-	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	snprintf(cmd, sizeof(cmd), "'%s' report %s --json", jf_test_cli(), inputs);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
 	report = cJSON_Parse(out);
 	free(out);
@@ -126,6 +135,8 @@ int jf_test_report_matches_counters(const char *dir, const char *counters, const
 	summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
 	assert_int_equal(num(summary, "decode_errors"), 0);
 	assert_int_equal(num(summary, "lost_bytes"), 0);
+	if (instructions)
+		*instructions = (uint64_t)num(summary, "instructions");
 	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(truth, "traces")) {
 		const cJSON *mine = by_id(cJSON_GetObjectItemCaseSensitive(report, "traces"),
 					  num(t, "id"));

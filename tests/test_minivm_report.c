@@ -2,10 +2,10 @@
  * `jitflow record`, then `jitflow report --json`. For every trace the runtime compiled,
  * entries and iterations, and for every guard its exits, must equal what the compiled
  * code counted itself (minivm --counters), with no decode error and no data lost. */
+#include "minivm_examples.h"
 #include "report_check.h"
 #include "test_support.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,27 +31,8 @@ static void check_example(const char *name)
 
 static void test_every_example(void **state)
 {
-	char path[1024];
-	struct dirent *e;
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "%s/tools/minivm/examples", jf_test_source_dir());
-	d = opendir(path);
-	assert_non_null(d);
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		char name[256];
-
-		if (len < 5 || strcmp(e->d_name + len - 4, ".mvm") || len - 4 >= sizeof(name))
-			continue;
-		memcpy(name, e->d_name, len - 4);
-		name[len - 4] = 0;
-		check_example(name);
-		n++;
-	}
-	closedir(d);
-	assert_true(n >= 7);
+	(void)state;
+	jf_test_each_minivm_example(check_example);
 }
 
 int main(void)

@@ -1,5 +1,5 @@
 /* Stencils stencil_gen must refuse (tests/minivm/stencil_gen.sh): each is compiled into its
- * own object with the stencil flags. */
+ * own object with the stencil flags, for x86-64 and for AArch64. */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -24,8 +24,15 @@ void mvm_stencil_calls_puts(ARGS)
 void mvm_stencil_guard_after_push(ARGS)
 {
 	(*(void (**)(void))st)();
+#if defined(__aarch64__)
+	register struct mvm_jit_state *st_ __asm__("x0") = st;
+	register struct mvm_value *sp_ __asm__("x1") = sp, *locals_ __asm__("x2") = locals;
+	__asm__ volatile("cbnz %0, _JF_EXIT" : : "r"((uint64_t)(uintptr_t)sp), "r"(st_), "r"(sp_),
+			 "r"(locals_) : "memory");
+#else
 	__asm__ volatile("test %0, %0\n\tjnz _JF_EXIT" : : "r"((uint64_t)(uintptr_t)sp), "D"(st),
 			 "S"(sp), "d"(locals) : "cc", "memory");
+#endif
 	(*(void (**)(void))st)();
 	_JF_CONTINUE(st, sp, locals);
 }

@@ -16,7 +16,12 @@ compiled code counted them (--counters), with no decode error and no data lost, 
 every instruction QEMU ran (the recorder's count) decoded; and the
 program's output must be the same as in a native run.
 
-usage: random_programs.py MINIVM JITFLOW FIRST[-LAST] [--keep DIR]
+With --arch aarch64, MINIVM is minivm built for AArch64 (minivm_a64): the "native" run is
+plain qemu-aarch64, the recording an ETMv4 CoreSight snapshot, read by `jitflow report
+--cs-snapshot DIR --zone ZONE_FILE` (in-process: JITFLOW_ISOLATE=0, see
+tests/test_minivm_a64.c), and QEMU's count is the recording's recording.txt.
+
+usage: random_programs.py MINIVM JITFLOW FIRST[-LAST] [--keep DIR] [--arch aarch64]
 Exit status 0 when every program matched, 1 otherwise (each difference is printed), 1
 also when the programs together compiled no trace, guard or bridge (nothing would have
 been compared; a single program may compile none, when its code memory is too small for
@@ -130,13 +135,39 @@ def compare(report, truth):
     return bad, len(truth["traces"]), guards
 
 
-def run_seed(minivm, jitflow, seed, work):
+def recorded_instructions(rec, arch):
+    """The number of instructions QEMU ran, as the recorder wrote it."""
+    if arch == "aarch64":
+        with open(os.path.join(rec, "recording.txt")) as f:
+            for line in f:
+                key, _, value = line.partition(" = ")
+                if key == "instructions":
+                    return int(value)
+        return -1
+    with open(os.path.join(rec, "manifest.json")) as f:
+        return json.load(f)["instructions"]
+
+
+def report_command(jitflow, rec, zones, arch):
+    """`jitflow report` of a recording, and the environment it runs in."""
+    if arch != "aarch64":
+        return [jitflow, "report", rec, "--json"], None
+    zone_files = [os.path.join(zones, z) for z in sorted(os.listdir(zones))]
+    command = [jitflow, "report", "--cs-snapshot", rec, "--json"]
+    for z in zone_files:
+        command += ["--zone", z]
+    return command, dict(os.environ, JITFLOW_ISOLATE="0")
+
+
+def run_seed(minivm, jitflow, seed, work, arch):
     """(differences, traces, guards, bridges) of one seed, recorded in folder work."""
     program, options = generate(seed)
     path = os.path.join(work, "p.mvm")
     with open(path, "w") as f:
         f.write(program)
-    native = subprocess.run([minivm, *options, path], capture_output=True, text=True)
+    native_runner = ["qemu-aarch64"] if arch == "aarch64" else []
+    native = subprocess.run([*native_runner, minivm, *options, path], capture_output=True,
+                            text=True)
     zones = os.path.join(work, "zones")
     os.makedirs(zones, exist_ok=True)
     counters = os.path.join(work, "counters.json")
@@ -150,14 +181,14 @@ def run_seed(minivm, jitflow, seed, work):
     bad = []
     if recorded.stdout != native.stdout:
         bad.append("output differs from the native run")
-    report = subprocess.run([jitflow, "report", rec, "--json"], capture_output=True, text=True)
+    command, env = report_command(jitflow, rec, zones, arch)
+    report = subprocess.run(command, capture_output=True, text=True, env=env)
     if report.returncode != 0:
         return bad + ["jitflow report failed: " + report.stderr.strip()], 0, 0, 0
     with open(counters) as f:
         truth = json.load(f)
     report = json.loads(report.stdout)
-    with open(os.path.join(rec, "manifest.json")) as f:
-        ran = json.load(f)["instructions"]
+    ran = recorded_instructions(rec, arch)
     if report["summary"]["instructions"] != ran:
         bad.append("%d instructions decoded, QEMU ran %d" % (report["summary"]["instructions"],
                                                              ran))
@@ -173,19 +204,24 @@ def main():
         i = args.index("--keep")
         keep = args[i + 1]
         del args[i:i + 2]
-    if len(args) != 3:
+    arch = "x86_64"
+    if "--arch" in args:
+        i = args.index("--arch")
+        arch = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 3 or arch not in ("x86_64", "aarch64"):
         sys.exit(__doc__)
     minivm, jitflow, seeds = args
     first, _, last = seeds.partition("-")
     first, last = int(first), int(last or first)
-    if shutil.which("qemu-x86_64") is None:
-        print("FAIL: qemu-x86_64 is not installed (tools/setup.sh installs qemu-user)")
+    if shutil.which("qemu-" + arch) is None:
+        print("FAIL: qemu-%s is not installed (tools/setup.sh installs qemu-user)" % arch)
         sys.exit(1)
     failed = programs = traces = guards = bridges = 0
     started = time.time()
     for seed in range(first, last + 1):
         work = tempfile.mkdtemp(prefix="minivm-random-%d-" % seed)
-        bad, t, g, b = run_seed(minivm, jitflow, seed, work)
+        bad, t, g, b = run_seed(minivm, jitflow, seed, work, arch)
         programs += 1
         traces += t
         guards += g

@@ -17,7 +17,7 @@ expect_error() {
   fi
 }
 expect_error "call to libc" "$2" "calls_puts+0x[0-9a-f]*: relocation type [0-9]* against '\\(puts\\|.rodata[.a-z0-9]*\\)'"
-expect_error "guard after push" "$3" "guard_after_push+0x[0-9a-f]*: 'push.*' moves the stack in a guard stencil"
+expect_error "guard after push" "$3" "guard_after_push+0x[0-9a-f]*: '\\(push\\|stp\\) .*' moves the stack in a guard stencil"
 printf 'not an object' >"$tmp/junk.o"
 expect_error "not ELF" "$tmp/junk.o" "junk.o: not a readable ELF object"
 : >"$tmp/empty.o"

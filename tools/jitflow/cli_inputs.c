@@ -538,8 +538,11 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 		return NULL;
 	if (in->cs_snapshot) {
 		fall_back(in, "CoreSight is decoded by one thread");
-		/* The snapshot's memory dumps join the images of --raw/--elf in one code map. */
-		struct jf_decoder *dec = jf_cs_snapshot_decoder_new(in->cs_snapshot, in->map, err);
+		/* The snapshot's memory dumps join the images of --raw/--elf in one code map.
+		 * Zone files change that map as the trace goes: then OpenCSD must not decode
+		 * ahead of the records that apply (lookahead 1). */
+		struct jf_decoder *dec = jf_cs_snapshot_decoder_open(
+			in->cs_snapshot, in->map, in->zones ? 1 : JF_CS_SNAPSHOT_LOOKAHEAD, err);
 
 		if (!dec)
 			return NULL;
@@ -549,7 +552,9 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 		 * Zone files change the code map while decoding: then the child decodes in
 		 * lockstep and reads this process's map (see isolate.h). */
 		if (in->zones)
-			return jf_isolated_decoder_lockstep(dec, in->map, "OpenCSD", err);
+			return jf_zone_filter_new(jf_isolated_decoder_lockstep(dec, in->map,
+									      "OpenCSD", err),
+						  in->zones, err);
 		return jf_isolated_decoder_new(dec, "OpenCSD", err);
 	}
 	if (!in->pt_path) {

@@ -56,6 +56,8 @@ int mvm_codemem_write(struct mvm_codemem *cm, uint64_t addr, const void *bytes, 
 	if (mprotect((void *)start, end - start, PROT_READ | PROT_WRITE))
 		return -1;
 	memcpy((void *)(uintptr_t)addr, bytes, size);
+	/* AArch64's instruction cache does not follow data writes (x86's does: a no-op there) */
+	__builtin___clear_cache((char *)(uintptr_t)addr, (char *)(uintptr_t)(addr + size));
 	return mprotect((void *)start, end - start, PROT_READ | PROT_EXEC);
 }
 

@@ -1,19 +1,21 @@
 /* minivm's trace compiler: copy-and-patch. A recording becomes a list of stencil instances
  * (stencils.c, extracted at build time), laid out one after the other, each copied and its
- * holes patched with operands, the next instance's address, jump targets and exit stubs.
+ * holes patched with operands, the next instance's address, jump targets and exit stubs
+ * (how a hole is written is the architecture's: jit_x86.c, jit_a64.c).
  *
  * Layout of one trace:
  *   count_entry                   entries++          (the trace's entry)
  *   count_iteration               iterations++       (loop traces: the header)
  *   body ...                      one or two stencils per recorded bytecode
  *   jump header | jump other | exit_leave            how it ends
- *   per guard: exit_count; jmp -> exit_leave(pc, id)  its exit stub (the jmp is what a
+ *   per guard: exit_count; jmp -> exit_leave(pc, id)  its exit stub (the jump is what a
  *                                                     bridge re-points) */
 #include <stdlib.h>
 #include <string.h>
 
 #include <jitflow/emitter.h>
 
+#include "jit_arch.h"
 #include "stencils.h"
 #include "vm.h"
 #include "zone.h"
@@ -185,17 +187,6 @@ static MVM_SECTION_COMPILER void translate(struct builder *b, const struct mvm_r
 	}
 }
 
-static MVM_SECTION_COMPILER int put_rel32(uint8_t *at, uint64_t field_addr, uint64_t target)
-{
-	int64_t d = (int64_t)(target - (field_addr + 4));
-	int32_t rel = (int32_t)d;
-
-	if (d != rel)
-		return -1;
-	memcpy(at, &rel, 4);
-	return 0;
-}
-
 /* Copy every instance into buf (which will live at base) and fill its holes. */
 static MVM_SECTION_COMPILER int patch_all(struct builder *b, uint8_t *buf, uint64_t base)
 {
@@ -210,30 +201,28 @@ static MVM_SECTION_COMPILER int patch_all(struct builder *b, uint8_t *buf, uint6
 		for (h = 0; h < s->hole_count; h++) {
 			uint32_t off = s->holes[h].offset;
 			uint64_t field = in->addr + off;
-			int bad = 0;
+			uint64_t value = 0;
 
 			if (off >= in->size)
-				continue; /* in the trailing jmp that was left out */
+				continue; /* in the trailing jump that was left out */
 			switch (s->holes[h].kind) {
 			case MVM_HOLE_OP0:
 			case MVM_HOLE_OP1:
 			case MVM_HOLE_OP2:
-				memcpy(dst + off, &in->op[s->holes[h].kind - MVM_HOLE_OP0], 8);
+				value = in->op[s->holes[h].kind - MVM_HOLE_OP0];
 				break;
 			case MVM_HOLE_CONTINUE:
-				bad = put_rel32(dst + off, field, in->addr + in->size);
+				value = in->addr + in->size;
 				break;
 			case MVM_HOLE_TARGET:
-				bad = put_rel32(dst + off, field,
-						in->target >= 0 ? b->insts[in->target].addr
-								: in->target_addr);
+				value = in->target >= 0 ? b->insts[in->target].addr : in->target_addr;
 				break;
 			case MVM_HOLE_EXIT:
-				in->guard->branch_addr = field - 2; /* the jnz's opcode bytes */
-				bad = put_rel32(dst + off, field, in->guard->stub_addr);
+				in->guard->branch_addr = mvm_jit_exit_branch(field);
+				value = in->guard->stub_addr;
 				break;
 			}
-			if (bad)
+			if (mvm_jit_patch_hole(dst + off, &s->holes[h], field, value))
 				return -1;
 		}
 	}
@@ -395,18 +384,18 @@ fail:
 	return NULL;
 }
 
-/* Re-point guard g's exit stub to a new bridge: its "jmp rel32" gets a new target. */
+/* Re-point guard g's exit stub to a new bridge: its jump gets a new target. */
 MVM_SECTION_COMPILER void mvm_jit_patch_bridge(struct mvm_vm *vm, struct mvm_guard *g,
 					       struct mvm_trace *bridge)
 {
-	uint8_t jmp[5] = {0xe9};
+	uint8_t jmp[MVM_JIT_JUMP_MAX];
+	int size = mvm_jit_encode_jump(jmp, g->stub_jump_addr, bridge->entry_addr);
 	char reason[96];
 
-	if (put_rel32(jmp + 1, g->stub_jump_addr + 1, bridge->entry_addr) ||
-	    mvm_codemem_write(vm->code, g->stub_jump_addr, jmp, sizeof(jmp)))
+	if (size < 0 || mvm_codemem_write(vm->code, g->stub_jump_addr, jmp, (size_t)size))
 		return;
 	g->bridge = bridge;
 	snprintf(reason, sizeof(reason), "guard %llu exit -> bridge %llu",
 		 (unsigned long long)g->id, (unsigned long long)bridge->id);
-	mvm_zone_patch(vm->zone, g->stub_jump_addr, jmp, sizeof(jmp), reason);
+	mvm_zone_patch(vm->zone, g->stub_jump_addr, jmp, (uint32_t)size, reason);
 }

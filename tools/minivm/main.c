@@ -14,7 +14,7 @@ static void usage(FILE *out)
 		"usage: minivm [OPTIONS] PROGRAM.mvm\n\n"
 		"Run a minivm program (docs/minivm.md) with a bytecode interpreter and a tracing JIT.\n\n"
 		"options:\n"
-		"  --jit=on|off         compile hot loops to x86-64 (default on)\n"
+		"  --jit=on|off         compile hot loops to machine code (default on)\n"
 		"  --hot=N              back-edges before a loop is traced (default 50)\n"
 		"  --bridge=N           exits of a guard before a bridge is compiled (default 10; 0: never)\n"
 		"  --code-size=BYTES    code memory; when full, all traces are flushed (default 1048576)\n"

@@ -1,17 +1,20 @@
 /* minivm's copy-and-patch stencils: one C function per trace operation, compiled at build
  * time with fixed flags (see CMakeLists.txt) into an object file whose bytes and
  * relocations stencil_gen.c turns into a table. The JIT copies a stencil's bytes and patches
- * its holes; it never assembles an instruction itself.
+ * its holes; it never assembles an instruction itself. The same source is compiled for
+ * x86-64 and for AArch64; only how a hole is written differs (stencil_holes_x86.h,
+ * stencil_holes_a64.h).
  *
  * Calling convention inside a trace: every stencil is entered by a jump with the trace
- * state in rdi, the operand stack pointer in rsi and the frame's locals in rdx (the SysV
- * argument registers of the signature below), and leaves by a tail call carrying them on.
+ * state, the operand stack pointer and the frame's locals in the first three argument
+ * registers of the signature below (rdi, rsi, rdx; x0, x1, x2), and leaves by a tail call
+ * carrying them on.
  *
  * Holes (undefined symbols the runtime patches):
- *   _JF_OP0.._JF_OP2  64-bit operands, loaded with movabs (R_X86_64_64)
+ *   _JF_OP0.._JF_OP2  64-bit operands
  *   _JF_CONTINUE       the next stencil (tail call; dropped when it is the last instruction)
  *   _JF_TARGET         a jump target: a loop header, another trace's entry
- *   _JF_EXIT           the guard's exit stub, reached by one conditional branch (jnz rel32)
+ *   _JF_EXIT           the guard's exit stub, reached by one conditional branch
  *
  * A guard must be a single conditional branch so that a control-flow trace's taken/not
  * taken bit for it is exactly "guard failed/passed"; the compilers will not emit a
@@ -28,10 +31,15 @@ extern void _JF_CONTINUE(ARGS);
 extern void _JF_TARGET(ARGS);
 
 #define CONTINUE() _JF_CONTINUE(st, sp, locals)
-#define HOLE(n) ({ uint64_t hole_; __asm__("movabs $_JF_OP" #n ", %0" : "=r"(hole_)); hole_; })
-#define EXIT_IF(bad)                                                                     \
-	__asm__ volatile("test %0, %0\n\tjnz _JF_EXIT"                                   \
-			 : : "r"((uint64_t)(bad)), "D"(st), "S"(sp), "d"(locals) : "cc", "memory")
+/* HOLE(n): operand n; EXIT_IF(bad): leave through the guard's exit stub when bad != 0,
+ * with st, sp and locals where the stub expects them. */
+#if defined(__x86_64__)
+#include "stencil_holes_x86.h"
+#elif defined(__aarch64__)
+#include "stencil_holes_a64.h"
+#else
+#error "minivm's stencils exist for x86-64 and AArch64"
+#endif
 
 #define STENCIL(name) void mvm_stencil_##name(ARGS)
 

@@ -32,6 +32,7 @@ static enum jf_a64_exit exit_of(const cs_insn *insn)
 		       insn->detail->arm64.cc == ARM64_CC_AL ? JF_A64_EXIT_DIRECT :
 		       JF_A64_EXIT_COND;
 	case ARM64_INS_BL:
+	case ARM64_INS_ISB: /* an ETMv4 waypoint (P0 element), to the next instruction */
 		return JF_A64_EXIT_DIRECT;
 	case ARM64_INS_CBZ:
 	case ARM64_INS_CBNZ:
@@ -70,7 +71,9 @@ int jf_a64_block_classify(csh cs, uint64_t pc, const uint8_t *code, size_t nbyte
 		return 0;
 	}
 	out->exit = exit_of(insn);
-	if (out->exit == JF_A64_EXIT_DIRECT || out->exit == JF_A64_EXIT_COND)
+	if (insn->id == ARM64_INS_ISB)
+		out->target = out->end;
+	else if (out->exit == JF_A64_EXIT_DIRECT || out->exit == JF_A64_EXIT_COND)
 		out->target = branch_target(insn);
 	cs_free(insn, 1);
 	return 0;

@@ -12,7 +12,7 @@
 
 enum jf_a64_exit {
 	JF_A64_EXIT_NONE,      /* not a branch: execution falls through to `end` */
-	JF_A64_EXIT_DIRECT,    /* B, BL: always to `target` (an E atom) */
+	JF_A64_EXIT_DIRECT,    /* B, BL, ISB: always to `target` (an E atom) */
 	JF_A64_EXIT_COND,      /* B.cond, CBZ, CBNZ, TBZ, TBNZ: `target` (E) or `end` (N) */
 	JF_A64_EXIT_INDIRECT,  /* BR, BLR, RET: an E atom and the target's address */
 	JF_A64_EXIT_EXCEPTION, /* SVC, HVC, SMC: an exception, returning to `end` */

@@ -1,0 +1,76 @@
+/* An AArch64 recording against OpenCSD's trc_pkt_lister (see a64_snapshot_check.h). */
+#include "a64_snapshot_check.h"
+
+#include "test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "jitflow/coresight.h"
+
+void jf_test_a64_lister_run(const char *dir, struct cs_run *run)
+{
+	char cmd[2048];
+	FILE *p;
+
+	/* The lister writes trc_pkt_lister.ppl into its working folder. */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && trc_pkt_lister -ss_dir '%s' -decode -logstdout",
+		 jf_test_tmpdir(), dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	cs_run_from_lister(run, p);
+	assert_int_equal(pclose(p), 0);
+}
+
+uint64_t jf_test_a64_instructions(const struct cs_run *run)
+{
+	const struct cs_items *items = &run->id[JF_TEST_A64_TRACE_ID];
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < items->n; i++)
+		if (items->v[i].kind == 'R')
+			n += items->v[i].ninsn;
+	return n;
+}
+
+void jf_test_a64_snapshot_matches_lister(const char *dir, const char *name,
+					 struct cs_run *lister)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err = { { 0 } };
+	struct jf_decoder *dec;
+	struct cs_run ours;
+	char path[1200], *summary;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/recording.txt", dir);
+	summary = jf_test_read_file(path, NULL);
+	/* The snapshot holds one version of the code: where code changed, neither decoder
+	 * can be exact without the zone files (which the lister does not read). */
+	assert_int_equal(jf_test_number_after(summary, "code_conflicts = "), 0);
+	jf_test_a64_lister_run(dir, lister);
+	dec = jf_cs_snapshot_decoder_new(dir, map, &err);
+	if (!dec)
+		fail_msg("%s: %s", dir, err.msg);
+	cs_run_from_decoder(&ours, dec);
+	assert_int_equal(cs_run_compare(lister, &ours, name), 0);
+	assert_int_equal(lister->decode_errors, 0);
+	assert_int_equal(ours.decode_errors, 0);
+	for (i = 0; i < lister->id[JF_TEST_A64_TRACE_ID].n; i++)
+		assert_int_equal(lister->id[JF_TEST_A64_TRACE_ID].v[i].kind, 'R'); /* no missing code */
+	fprintf(stderr, "%s: %llu ranges, %llu instructions\n", name,
+		(unsigned long long)lister->ranges,
+		(unsigned long long)jf_test_a64_instructions(lister));
+	assert_int_equal(jf_test_a64_instructions(lister),
+			 (uint64_t)jf_test_number_after(summary, "instructions = "));
+	assert_int_equal(jf_test_number_after(summary, "lost_instructions = "), 0);
+	assert_int_equal(jf_test_number_after(summary, "discontinuities = "), 0);
+	assert_int_equal(jf_test_number_after(summary, "unended_threads = "), 0);
+	assert_int_equal(jf_test_number_after(summary, "bad_translations = "), 0);
+	assert_int_equal(jf_test_number_after(summary, "unknown_translations = "), 0);
+	free(summary);
+	cs_run_free(&ours);
+	jf_decoder_free(dec);
+	jf_codemap_free(map);
+}
