@@ -777,6 +777,42 @@ static void test_real_capture_errors(void **state)
 	cJSON_Delete(doc);
 }
 
+/* -j N on a raw stream decodes its segments on N threads and one analysis takes the joined
+ * flow, so the stacks are those of one thread to the byte: on both real captures (Unzip's
+ * decode errors too), cut into 4 KB segments so that there are seams to join. */
+static void test_parallel_decode(void **state)
+{
+	static const char *const captures[][2] = { { "foo", "0x7ffff7819000" },
+						   { "Unzip", "0x400000" } };
+	char cmd[4096], *one, *many, *stat, *threads;
+	size_t i;
+	int segments = 0;
+
+	(void)state;
+	if (!capture_inputs("foo", "0"))
+		skip();
+	for (i = 0; i < 2; i++) {
+		const char *inputs = capture_inputs(captures[i][0], captures[i][1]);
+
+		snprintf(cmd, sizeof(cmd), "%s stat %s -j 4 --segment-size 4K", jf_test_cli(), inputs);
+		assert_int_equal(jf_test_run(cmd, &stat), 0);
+		threads = strstr(stat, "decode threads");
+		if (!threads || sscanf(threads, "decode threads %*d (%d segments", &segments) != 1 ||
+		    segments < 2)
+			fail_msg("%s: not decoded in segments: %s", captures[i][0], stat);
+		free(stat);
+		snprintf(cmd, sizeof(cmd), "%s stacks %s --json -j 1", jf_test_cli(), inputs);
+		assert_int_equal(jf_test_run(cmd, &one), 0);
+		snprintf(cmd, sizeof(cmd), "%s stacks %s --json -j 4 --segment-size 4K", jf_test_cli(),
+			 inputs);
+		assert_int_equal(jf_test_run(cmd, &many), 0);
+		if (strcmp(one, many))
+			fail_msg("%s: stacks -j 4 differ from -j 1", captures[i][0]);
+		free(one);
+		free(many);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -791,6 +827,7 @@ int main(void)
 		cmocka_unit_test(test_pypy_guest_frames),
 		cmocka_unit_test(test_real_capture_followed),
 		cmocka_unit_test(test_real_capture_errors),
+		cmocka_unit_test(test_parallel_decode),
 	};
 
 	jf_test_require_tools("perf --version && qemu-x86_64 --version",
