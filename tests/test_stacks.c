@@ -473,6 +473,99 @@ static double worker_time(const char *dir)
 	return time;
 }
 
+struct svg_frame {
+	long long from, to;
+	double y;
+	int row;
+};
+
+static int by_y(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The frames of one thread's part [from, to) of a `timeline --svg` picture: its times from
+ * each <title> "NAME (START to END)", its row from the rank of its rect's y among the
+ * part's. Returns how many (at most max). */
+static size_t svg_frames(const char *from, const char *to, struct svg_frame *f, size_t max)
+{
+	double ys[4096];
+	size_t n = 0, nys = 0, i, k;
+	const char *g;
+
+	for (g = from; (g = strstr(g, "<g><title>")) && g < to && n < max; g++) {
+		const char *end = strstr(g, "</title>"), *q = end, *y;
+
+		while (q > g && strncmp(q, " (", 2))
+			q--;
+		y = strstr(end, " y=\"");
+		if (sscanf(q, " (%lld to %lld)", &f[n].from, &f[n].to) != 2 || !y ||
+		    sscanf(y + 4, "%lf", &f[n].y) != 1)
+			fail_msg("timeline --svg: a frame without its times or row");
+		for (k = 0; k < nys && ys[k] != f[n].y; k++)
+			;
+		if (k == nys && nys < 4096)
+			ys[nys++] = f[n].y;
+		n++;
+	}
+	qsort(ys, nys, sizeof(*ys), by_y);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < nys; k++)
+			if (ys[k] == f[i].y)
+				f[i].row = (int)k;
+	return n;
+}
+
+/* `timeline --svg`'s picture, read back from its elements: in each thread's part, every
+ * frame lies within a frame of the row above it, the bottom row's frames do not overlap,
+ * and they cover exactly the time the report's split gives the thread (the titles carry
+ * clock units, not pixels). */
+static void check_timeline_svg(const char *dir, const cJSON *report)
+{
+	static struct svg_frame f[20000];
+	char cmd[4096], path[1200], *svg, *out = NULL;
+	const char *part[9], *p;
+	size_t nparts = 0, i, n, k, j;
+
+	snprintf(path, sizeof(path), "%s/stacks-timeline.svg", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "%s timeline %s --svg %s", jf_test_cli(), dir, path);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	free(out);
+	svg = jf_test_read_file(path, NULL);
+	for (p = svg; (p = strstr(p, "font-weight=\"bold\">thread ")) && nparts < 8; p++)
+		part[nparts++] = p;
+	part[nparts] = svg + strlen(svg);
+	assert_int_equal(nparts, 3);
+	for (i = 0; i < nparts; i++) {
+		int tid = atoi(part[i] + strlen("font-weight=\"bold\">thread "));
+		long long bottom = 0;
+
+		n = svg_frames(part[i], part[i + 1], f, 20000);
+		assert_true(n > 0 && n < 20000);
+		for (k = 0; k < n; k++) {
+			if (f[k].from > f[k].to)
+				fail_msg("%s: thread %d: a frame ends before it starts", path, tid);
+			for (j = 0; j < n; j++) {
+				if (f[k].row == 0 && f[j].row == 0 && j != k &&
+				    f[j].from < f[k].to && f[k].from < f[j].to)
+					fail_msg("%s: thread %d: bottom frames overlap", path, tid);
+				if (f[k].row && f[j].row == f[k].row - 1 && f[j].from <= f[k].from &&
+				    f[k].to <= f[j].to)
+					break;
+			}
+			if (f[k].row && j == n)
+				fail_msg("%s: thread %d: a frame (%lld to %lld) outside the row below's",
+					 path, tid, f[k].from, f[k].to);
+			if (f[k].row == 0)
+				bottom += f[k].to - f[k].from;
+		}
+		assert_int_equal(bottom, split_time(report, tid));
+	}
+	free(svg);
+}
+
 /* The timeline's call-stack tracks of the thread pool program, read by the test's own
  * reader: frames nest, and each thread's frames cover exactly the time the report's split
  * gives it, at the finest resolution and at one that joins everything. */
@@ -514,6 +607,7 @@ static void test_timeline_stack_tracks(void **state)
 	if (worker_time(dir) > 0)
 		assert_true(worker >= 1);
 	assert_true(deepest >= 3);
+	check_timeline_svg(dir, report);
 	cJSON_Delete(report);
 }
 
