@@ -672,6 +672,36 @@ static int merge_point_function(const char *log, const char *frame)
 	return found;
 }
 
+/* Whether PyPy's log has a merge point of function `frame` ("NAME (FILE:LINE)") inlined
+ * into `below` (at depth d, where the last merge point of depth d - 1 before it in the same
+ * trace names `below`), or, with below "", one at depth 0. Read with sscanf, apart from
+ * jitflow's reader of the log. */
+static int merge_point_inside(const char *log, const char *frame, const char *below)
+{
+	FILE *f = fopen(log, "r");
+	char line[4096], name[256], file[1024], last[8][1400];
+	const char *at;
+	unsigned first;
+	int depth, found = 0;
+
+	if (!f)
+		fail_msg("cannot open %s", log);
+	memset(last, 0, sizeof(last));
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "{jit-log-opt"))
+			memset(last, 0, sizeof(last)); /* a trace's log begins */
+		if (!(at = strstr(line, "debug_merge_point(")) ||
+		    sscanf(at, "debug_merge_point(%d, %*d, '%255[^;];%1023[^:]:%u-", &depth, name,
+			   file, &first) != 4 || depth < 0 || depth >= 8)
+			continue;
+		snprintf(last[depth], sizeof(last[depth]), "%s (%s:%u)", name, file, first);
+		found = !strcmp(last[depth], frame) &&
+			!strcmp(depth ? last[depth - 1] : "", below);
+	}
+	fclose(f);
+	return found;
+}
+
 /* s with XML's &lt; &gt; &amp; &quot; &#39; unescaped, into buf. */
 static void xml_text(char *buf, size_t size, const char *s)
 {
@@ -748,12 +778,15 @@ static void assert_svg_matches(const char *dir, const cJSON *doc)
 			top = f;
 		if (!top || strcmp(jf_test_str(top, "kind"), "guest"))
 			continue;
+		/* A flame graph draws a frame wherever the function is on a stack: under an
+		 * inlined callee's frame too. */
 		cJSON_ArrayForEach(g, stacks_of(doc)) {
-			const char *t = frames_text(g, text, sizeof(text));
-			const char *last = strrchr(t, ';');
+			char *save = NULL, *frame;
 
-			if (!strcmp(last ? last + 1 : t, jf_test_str(top, "name")))
-				want += (long long)jf_test_num(g, "insns");
+			frames_text(g, text, sizeof(text)); /* into text, which strtok_r cuts */
+			for (frame = strtok_r(text, ";", &save); frame; frame = strtok_r(NULL, ";", &save))
+				if (!strcmp(frame, jf_test_str(top, "name")))
+					want += (long long)jf_test_num(g, "insns");
 		}
 		assert_int_equal(svg_frames_named(svg, jf_test_str(top, "name")), want);
 		/* The HTML report with --stacks draws the same frames. */
@@ -765,8 +798,9 @@ static void assert_svg_matches(const char *dir, const cJSON *doc)
 
 /* PyPy's checked-in recording: over each trace's frame, the Python function its pc map
  * says the code is in (loop.py's run, and the f it inlines); every such frame is a
- * function a merge point of PyPy's log names, and the stacks' instructions add up to the
- * report's. */
+ * function a merge point of PyPy's log names, over the function the log inlines it into
+ * (f over run: merge points of depth 1 after run's of depth 0) or over none (depth 0), and
+ * the stacks' instructions add up to the report's. */
 static void test_pypy_guest_frames(void **state)
 {
 	char dir[1024], log[1200];
@@ -774,6 +808,7 @@ static void test_pypy_guest_frames(void **state)
 	const cJSON *s, *f;
 	uint64_t guest_insns = 0;
 	int run = 0, inlined = 0;
+	const char *below;
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/traces/pypy-loop", jf_test_source_dir());
@@ -785,13 +820,19 @@ static void test_pypy_guest_frames(void **state)
 		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(s, "frames")) {
 			const char *name = jf_test_str(f, "name");
 
+			below = top && !strcmp(jf_test_str(top, "kind"), "guest") ?
+				jf_test_str(top, "name") : "";
 			top = f;
 			if (strcmp(jf_test_str(f, "kind"), "guest"))
 				continue;
 			if (!merge_point_function(log, name))
 				fail_msg("guest frame '%s' is no function of PyPy's merge points", name);
+			if (!merge_point_inside(log, name, below))
+				fail_msg("guest frame '%s' over '%s': no merge point of the log nests "
+					 "them so", name, below);
 			run += !strncmp(name, "run (/tmp/pypy-loop/loop.py:", 28);
-			inlined += !strncmp(name, "f (/tmp/pypy-loop/loop.py:", 26);
+			inlined += !strncmp(name, "f (/tmp/pypy-loop/loop.py:", 26) &&
+				   !strncmp(below, "run (/tmp/pypy-loop/loop.py:", 28);
 		}
 		if (top && !strcmp(jf_test_str(top, "kind"), "guest"))
 			guest_insns += (uint64_t)jf_test_num(s, "insns");
