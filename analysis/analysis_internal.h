@@ -47,6 +47,8 @@ uint64_t jf_hash_string(const char *s, uint64_t seed);
 struct pc_entry {
 	uint32_t code_offset, bytecode_pc, bytecode_next;
 	uint16_t op_kind;
+	uint32_t inline_chain;    /* a code-object map's: the frames around op_kind's, as
+	                           * jf_inline_frame_at's node (0: none, or not said) */
 };
 
 struct pc_map {
@@ -97,6 +99,11 @@ struct jf_zone_model {
 	size_t npoints, points_cap;
 	struct jf_thread_name { int32_t tid; char name[32]; } *thread_names; /* THREAD_NAME */
 	size_t nthread_names, thread_names_cap;
+	/* Inline frames (INLINE_FRAMES records) as a tree: node i + 1 is a code object's frame
+	 * inside node parent's (0: the outermost); a chain is its innermost node. */
+	struct jf_inline_frame { uint32_t parent; uint16_t code_object; } *inline_frames;
+	size_t ninline_frames, inline_frames_cap;
+	struct jf_index_map inline_frame_by_key; /* (parent, code object) -> node - 1 */
 };
 
 /* ---- names.c ---------------------------------------------------------------------- */
@@ -309,6 +316,14 @@ void jf_zone_model_free(struct jf_zone_model *zm);
 int jf_zone_model_apply(struct jf_analysis *a, const struct jf_zone_reader *reader,
 			const struct jf_zone_record *rec);
 struct live_region *jf_zone_model_region_at(struct jf_zone_model *zm, uint64_t addr);
+
+/* ---- inline_frames.c ---------------------------------------------------------------- */
+
+/* An INLINE_FRAMES record: the chains of the region's code-object map entries. */
+int jf_inline_frames_set(struct jf_zone_model *zm, const struct jf_zone_reader *reader,
+			 const struct jf_zone_record *rec);
+/* Node `node` of a chain (1 up to zm->ninline_frames), NULL for 0 and beyond. */
+const struct jf_inline_frame *jf_inline_frame_at(const struct jf_zone_model *zm, uint32_t node);
 enum jf_code_class jf_zone_model_native_at(struct jf_zone_model *zm, uint64_t addr);
 int jf_zone_model_add_native(struct jf_zone_model *zm, uint64_t start, uint64_t end,
 			     enum jf_code_class cls);

@@ -23,6 +23,7 @@
 
 struct memo_run {
 	int32_t bytecode, op;         /* table rows, -1 for none */
+	uint32_t inline_chain;        /* the frames around the bytecode's (0: none) */
 	uint32_t count;               /* instructions */
 };
 
@@ -70,6 +71,7 @@ struct walk_ctx {
 	 * one bytecode follow each other, and the rows stay valid for the whole walk. */
 	const struct pc_entry *last_op_entry, *last_code_object_entry;
 	int32_t last_b, last_op;
+	uint32_t last_chain;
 	struct pc_entry line_entry;   /* what the code line of the last instruction shows */
 	struct jf_block_memo *memo;   /* recording what the walk counts (NULL: not) */
 	int memo_ok;                  /* every append succeeded */
@@ -101,7 +103,7 @@ static int32_t code_object_bytecode(struct jf_analysis *a, const struct live_reg
 	return b;
 }
 
-static void remember(struct walk_ctx *w, int32_t b, int32_t op, int32_t line)
+static void remember(struct walk_ctx *w, int32_t b, int32_t op, uint32_t chain, int32_t line)
 {
 	struct jf_block_memo *m = w->memo;
 	struct memo_block *mb;
@@ -109,7 +111,8 @@ static void remember(struct walk_ctx *w, int32_t b, int32_t op, int32_t line)
 	if (!m || !w->memo_ok)
 		return;
 	mb = &m->blocks[m->nblocks];
-	if (mb->nruns && m->runs[m->nruns - 1].bytecode == b && m->runs[m->nruns - 1].op == op) {
+	if (mb->nruns && m->runs[m->nruns - 1].bytecode == b && m->runs[m->nruns - 1].op == op &&
+	    m->runs[m->nruns - 1].inline_chain == chain) {
 		m->runs[m->nruns - 1].count++;
 	} else {
 		if (jf_grow((void **)&m->runs, &m->runs_cap, m->nruns, sizeof(*m->runs)) < 0) {
@@ -118,6 +121,7 @@ static void remember(struct walk_ctx *w, int32_t b, int32_t op, int32_t line)
 		}
 		m->runs[m->nruns].bytecode = b;
 		m->runs[m->nruns].op = op;
+		m->runs[m->nruns].inline_chain = chain;
 		m->runs[m->nruns].count = 1;
 		m->nruns++;
 		mb->nruns++;
@@ -176,6 +180,7 @@ static void rows_of(struct walk_ctx *w, const struct pc_entry *op_e, const struc
 		w->last_b = jf_bytecode_index(w->a, r->region_key, op_e->bytecode_pc,
 					      op_e->bytecode_next);
 	w->last_op = op_e ? jf_op_index(w->a, op_e->op_kind) : -1;
+	w->last_chain = range == co_e && co_e ? co_e->inline_chain : 0;
 	w->line_entry = range ? *range : *op_e;
 	if (op_e)
 		w->line_entry.op_kind = op_e->op_kind;
@@ -199,12 +204,12 @@ static void count_insn(void *ctx, uint64_t ip)
 	op = w->last_op;
 	if (b >= 0) {
 		w->a->bytecodes[b].insns++;
-		jf_emit_bytecode_insns(w->a, &w->a->listeners, b, 1);
+		jf_emit_bytecode_insns(w->a, &w->a->listeners, b, w->last_chain, 1);
 	}
 	if (op >= 0)
 		w->a->ops[op].insns++;
 	line = jf_emit_code_line(w->a, &w->a->listeners, r, &w->line_entry, ip, w->isa);
-	remember(w, b, op, line);
+	remember(w, b, op, w->last_chain, line);
 }
 
 static uint64_t block_key(const struct jf_block *b)
@@ -242,7 +247,8 @@ static void replay(struct jf_analysis *a, const struct jf_block_memo *m, const s
 	for (i = 0; i < mb->nruns; i++, run++) {
 		if (run->bytecode >= 0) {
 			a->bytecodes[run->bytecode].insns += run->count;
-			jf_emit_bytecode_insns(a, &a->listeners, run->bytecode, run->count);
+			jf_emit_bytecode_insns(a, &a->listeners, run->bytecode, run->inline_chain,
+					       run->count);
 		}
 		if (run->op >= 0)
 			a->ops[run->op].insns += run->count;

@@ -10,6 +10,9 @@
 
 #include "jitflow/call_stacks.h"
 
+/* A span's stack when stacks that share no frame were joined. */
+#define JF_STACK_SPANS_SEVERAL JF_NO_STACK
+
 struct jf_stack_span_builder {
 	struct jf_stack_span *v;
 	size_t n, cap;

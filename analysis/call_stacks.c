@@ -53,6 +53,10 @@ struct thread_stack {
 	uint32_t region_leaf;  /* the leaf under the guest frames */
 	uint32_t guest;        /* the guest frame's stack the thread ran on last (JF_NO_STACK:
 	                        * none) */
+	/* The last guest frame's stack looked up, by its region leaf, chain and code object
+	 * (a block's runs meet the same few again and again). */
+	uint32_t memo_region_leaf, memo_chain, memo_row;
+	uint64_t memo_code_object;
 	uint64_t block_pos;    /* the block's first instruction among all analysed */
 	/* The thread's track, along the trace's clock and along instructions. */
 	struct jf_stack_span_builder by_time, by_insns;
@@ -84,6 +88,7 @@ static struct thread_stack *thread_of(struct call_stacks *cs, int32_t tid)
 	t->tid = tid;
 	t->leaf = JF_NO_STACK;
 	t->guest = JF_NO_STACK;
+	t->memo_region_leaf = JF_NO_STACK;
 	cs->threads[cs->nthreads] = t;
 	cs->cur = cs->nthreads++;
 	return t;
@@ -325,14 +330,71 @@ static int block_counted(struct jf_analysis *a, void *self, const struct jf_bloc
 	return 0;
 }
 
+/* Frames of an inline chain kept: a deeper one (past any compiler's inlining limit) is
+ * shown without its chain. */
+#define INLINE_FRAMES_MAX 64
+
+/* The row of code object `code_object`'s guest frame over row `parent`. */
+static uint32_t guest_row(struct call_stacks *cs, const struct thread_stack *t, uint32_t parent,
+			  uint64_t code_object)
+{
+	struct call_stack_key k;
+
+	k.parent = parent;
+	k.tid = t->tid;
+	k.region = cs->stacks.rows[t->region_leaf].region;
+	k.kind = JF_FRAME_GUEST;
+	k.addr = code_object;
+	return jf_call_stack_intern(&cs->stacks, &k);
+}
+
+/* The row of code object `code_object`'s frame inside the frames of inline chain `chain`
+ * over the region's leaf: outermost first, as the compiler inlined them. */
+static uint32_t guest_stack(struct call_stacks *cs, const struct jf_analysis *a,
+			    const struct thread_stack *t, uint32_t chain, uint64_t code_object)
+{
+	uint16_t outer[INLINE_FRAMES_MAX];
+	const struct jf_inline_frame *f;
+	uint32_t n = 0, row = t->region_leaf;
+
+	for (; (f = jf_inline_frame_at(&a->zm, chain)) && n < INLINE_FRAMES_MAX; chain = f->parent)
+		outer[n++] = f->code_object;
+	if (f || cs->stacks.rows[row].depth + n + 1 > JF_CALL_STACKS_DEPTH_MAX + 2)
+		n = 0;
+	while (n && row != JF_NO_STACK)
+		row = guest_row(cs, t, row, outer[--n]);
+	return row == JF_NO_STACK ? row : guest_row(cs, t, row, code_object);
+}
+
+/* Whether row is top or one of the rows below it. */
+static int below_or_at(const struct call_stack_table *s, uint32_t row, uint32_t top)
+{
+	for (; top != JF_NO_STACK && s->rows[top].depth >= s->rows[row].depth;
+	     top = s->rows[top].parent)
+		if (top == row)
+			return 1;
+	return 0;
+}
+
+/* The thread moves from guest frame t->guest to `row`: every guest frame of row's stack
+ * that was not on the last one is entered (an inlined callee, or its caller again after
+ * code of another chain). */
+static void guest_entered(struct call_stacks *cs, const struct thread_stack *t, uint32_t row)
+{
+	for (; row != t->region_leaf && row != JF_NO_STACK; row = cs->stacks.rows[row].parent)
+		if (t->guest == JF_NO_STACK || !below_or_at(&cs->stacks, row, t->guest))
+			cs->stacks.rows[row].entries++;
+}
+
 /* n instructions of the block being counted ran in bytecode range row `bytecode`: in a
- * code object's range, on that guest function's frame. */
-static int bytecode_insns(struct jf_analysis *a, void *self, int32_t bytecode, uint32_t n)
+ * code object's range, on that guest function's frame, inside the frames of the functions
+ * the runtime inlined it into (inline chain `chain`). */
+static int bytecode_insns(struct jf_analysis *a, void *self, int32_t bytecode, uint32_t chain,
+			  uint32_t n)
 {
 	struct call_stacks *cs = self;
 	struct thread_stack *t = cs->counting;
-	struct call_stack_key k;
-	uint64_t key;
+	uint64_t key, code_object;
 	uint32_t row;
 
 	if (!t || !t->in_guest || bytecode < 0)
@@ -340,16 +402,21 @@ static int bytecode_insns(struct jf_analysis *a, void *self, int32_t bytecode, u
 	key = a->bytecodes[bytecode].region_key;
 	if (!(key & JF_BYTECODE_CODE_OBJECT))
 		return 0;
-	k.parent = t->region_leaf;
-	k.tid = t->tid;
-	k.region = cs->stacks.rows[t->region_leaf].region;
-	k.kind = JF_FRAME_GUEST;
-	k.addr = JF_BYTECODE_CODE_OBJECT_ID(key);
-	row = jf_call_stack_intern(&cs->stacks, &k);
-	if (row == JF_NO_STACK)
-		return -1;
+	code_object = JF_BYTECODE_CODE_OBJECT_ID(key);
+	if (t->memo_region_leaf == t->region_leaf && t->memo_chain == chain &&
+	    t->memo_code_object == code_object) {
+		row = t->memo_row;
+	} else {
+		row = guest_stack(cs, a, t, chain, code_object);
+		if (row == JF_NO_STACK)
+			return -1;
+		t->memo_region_leaf = t->region_leaf;
+		t->memo_chain = chain;
+		t->memo_code_object = code_object;
+		t->memo_row = row;
+	}
 	if (row != t->guest)
-		cs->stacks.rows[row].entries++;
+		guest_entered(cs, t, row);
 	cs->stacks.rows[row].insns += n;
 	if (track_insns(cs, t, t->block_pos + t->guest_insns, t->block_pos + t->guest_insns + n,
 			row) < 0)

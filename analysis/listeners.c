@@ -43,9 +43,9 @@ void jf_listeners_block_counted(struct jf_analysis *a, struct jf_listeners *ls,
 }
 
 void jf_listeners_bytecode_insns(struct jf_analysis *a, struct jf_listeners *ls,
-				 int32_t bytecode, uint32_t n)
+				 int32_t bytecode, uint32_t inline_chain, uint32_t n)
 {
-	JF_EMIT(ls, bytecode_insns, a, ls->self[i_], bytecode, n);
+	JF_EMIT(ls, bytecode_insns, a, ls->self[i_], bytecode, inline_chain, n);
 }
 
 void jf_listeners_block_done(struct jf_analysis *a, struct jf_listeners *ls,

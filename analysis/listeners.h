@@ -48,8 +48,10 @@ struct jf_listener {
 	void (*destroy)(void *self);
 	/* Region entered / block counted: called before the block's counts are added. */
 	int (*block_counted)(struct jf_analysis *a, void *self, const struct jf_block_event *e);
-	/* n instructions of the block being counted ran under bytecode range row `bytecode`. */
-	int (*bytecode_insns)(struct jf_analysis *a, void *self, int32_t bytecode, uint32_t n);
+	/* n instructions of the block being counted ran under bytecode range row `bytecode`,
+	 * inside the frames of inline chain `inline_chain` (jf_inline_frame_at; 0: none). */
+	int (*bytecode_insns)(struct jf_analysis *a, void *self, int32_t bytecode,
+			      uint32_t inline_chain, uint32_t n);
 	/* Instruction ip of pc-mapped region r ran, under pc map entry e. Returns a row of the
 	 * listener's own (or -1), which the bytecode memo hands back to code_lines_again when
 	 * the same block runs again; so at most one listener answers it. */
@@ -130,7 +132,7 @@ void jf_call_stacks_result_free(struct jf_analysis_result *r);
 void jf_listeners_block_counted(struct jf_analysis *a, struct jf_listeners *ls,
 				const struct jf_block_event *e);
 void jf_listeners_bytecode_insns(struct jf_analysis *a, struct jf_listeners *ls,
-				 int32_t bytecode, uint32_t n);
+				 int32_t bytecode, uint32_t inline_chain, uint32_t n);
 void jf_listeners_block_done(struct jf_analysis *a, struct jf_listeners *ls,
 			     const struct jf_block *b);
 void jf_listeners_time_attributed(struct jf_analysis *a, struct jf_listeners *ls, int32_t tid,
@@ -149,10 +151,10 @@ void jf_listeners_guard_passed(struct jf_analysis *a, struct jf_listeners *ls, i
 			       uint32_t guard);
 
 static inline void jf_emit_bytecode_insns(struct jf_analysis *a, struct jf_listeners *ls,
-					  int32_t bytecode, uint32_t n)
+					  int32_t bytecode, uint32_t inline_chain, uint32_t n)
 {
 	if (__builtin_expect(ls->n != 0, 0))
-		jf_listeners_bytecode_insns(a, ls, bytecode, n);
+		jf_listeners_bytecode_insns(a, ls, bytecode, inline_chain, n);
 }
 
 static inline void jf_emit_block_done(struct jf_analysis *a, struct jf_listeners *ls,

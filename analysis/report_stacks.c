@@ -66,6 +66,16 @@ void jf_views_call_stack_frame(char *buf, size_t size, const struct jf_analysis_
 		snprintf(buf, size, "0x%" PRIx64, s->addr);
 }
 
+const char *jf_views_call_stack_colour(const struct jf_call_stack *f)
+{
+	switch (f->kind) {
+	case JF_FRAME_GUEST: return "#fdd0a2";
+	case JF_FRAME_REGION: return "#fd8d3c";
+	case JF_FRAME_CODE: return f->region >= 0 ? "#fd8d3c" : "#a1d99b";
+	default: return "#bdbdbd";
+	}
+}
+
 uint32_t jf_views_call_stack_rows(const struct jf_call_stacks_result *cs, uint32_t row,
 				  uint32_t rows[JF_CALL_STACKS_DEPTH_MAX + 2])
 {
@@ -243,12 +253,7 @@ static const char *stack_row_colour(void *ctx, size_t i, int d)
 	if (d == 0 || (uint32_t)d > n)
 		return "#d9d9d9";
 	f = &sr->r->call_stacks.stacks[rows[d - 1]];
-	switch (f->kind) {
-	case JF_FRAME_GUEST: return "#fdd0a2";
-	case JF_FRAME_REGION: return "#fd8d3c";
-	case JF_FRAME_CODE: return f->region >= 0 ? "#fd8d3c" : "#a1d99b";
-	default: return "#bdbdbd";
-	}
+	return jf_views_call_stack_colour(f);
 }
 
 int jf_views_call_stacks_svg(FILE *out, const struct jf_analysis_result *r,

@@ -59,9 +59,25 @@ void jf_views_flame_svg(FILE *out, const struct jf_analysis_result *r, int width
 struct jf_stack_names;
 void jf_views_call_stack_frame(char *buf, size_t size, const struct jf_analysis_result *r,
 			       const struct jf_call_stack *s, const struct jf_stack_names *names);
+/* The fill of frame f in pictures of call stacks: native green, jitted orange, guest light
+ * orange, others grey. */
+const char *jf_views_call_stack_colour(const struct jf_call_stack *f);
 /* The rows of call stack `row`, bottom first, into rows[]; returns how many. */
 uint32_t jf_views_call_stack_rows(const struct jf_call_stacks_result *cs, uint32_t row,
 				  uint32_t rows[JF_CALL_STACKS_DEPTH_MAX + 2]);
+
+/* A thread's call-stack track as frames (call_stack_frames.c): begin when frame `row`
+ * (JF_STACK_SPANS_SEVERAL: stacks that share no frame, joined) opens at `depth` (0: the
+ * bottom), end when it closes, inner frames first; its spans joined below resolution
+ * (never finer than the track's own). -1 when out of memory (the frames given so far
+ * closed). */
+struct jf_stack_frame_ops {
+	void (*begin)(void *ctx, uint32_t depth, uint32_t row, uint64_t at);
+	void (*end)(void *ctx, uint32_t depth, uint32_t row, uint64_t start, uint64_t at);
+	void *ctx;
+};
+int jf_stack_track_frames(const struct jf_analysis_result *r, const struct jf_stack_track *tr,
+			  uint64_t resolution, const struct jf_stack_frame_ops *ops);
 
 /* The flame graph of the call stacks as an <svg> element (no XML declaration). -1 when out
  * of memory. */

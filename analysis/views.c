@@ -294,11 +294,13 @@ static int block_counted(struct jf_analysis *a, void *self, const struct jf_bloc
 }
 
 /* n instructions of the block attributed to bytecode range b. */
-static int bytecode_insns(struct jf_analysis *a, void *self, int32_t b, uint32_t n)
+static int bytecode_insns(struct jf_analysis *a, void *self, int32_t b, uint32_t inline_chain,
+			  uint32_t n)
 {
 	struct jf_views_state *v = self;
 	struct view_thread *vt = v->cur;
 
+	(void)inline_chain; /* the views count bytecode ranges, not frames */
 	if (!vt || b < 0)
 		return 0;
 	if (!vt->bc_valid || vt->bc_index != b) {

@@ -26,6 +26,8 @@ void jf_zone_model_free(struct jf_zone_model *zm)
 	free(zm->code_objects);
 	free(zm->points);
 	free(zm->thread_names);
+	free(zm->inline_frames);
+	jf_index_map_free(&zm->inline_frame_by_key);
 	jf_index_map_free(&zm->guard_by_branch);
 	memset(zm, 0, sizeof(*zm));
 }
@@ -481,6 +483,8 @@ int jf_zone_model_apply(struct jf_analysis *a, const struct jf_zone_reader *read
 		return jf_points_add(a, rec);
 	case JF_ZONE_PC_MAP:
 		return set_pc_map(a, reader, rec);
+	case JF_ZONE_INLINE_FRAMES:
+		return jf_inline_frames_set(&a->zm, reader, rec);
 	case JF_ZONE_OP_NAME:
 		return set_op_name(&a->zm, rec->u.op_name.op_kind, rec->u.op_name.name);
 	case JF_ZONE_CODE_OBJECT:

@@ -257,64 +257,108 @@ static uint32_t resume_pc(const struct jf_pypylog *log, const struct jf_pypylog_
 	return 0;
 }
 
+/* Inline depths told apart: a merge point deeper than this (past PyPy's inlining) counts
+ * at the deepest. */
+#define INLINE_MAX 16
+
+/* A frame of a trace's code: a Python code object (CODE_OBJECT id) at a bytecode index. */
+struct py_frame {
+	uint32_t pc;
+	uint16_t code;
+};
+
+/* A pc map entry and the frames it runs in: frames[depth] is the innermost (the map's
+ * entry), frames[0 .. depth - 1] those it was inlined into, outermost first. */
+struct pc_range {
+	uint32_t offset, op;
+	uint16_t depth;
+	struct py_frame frames[INLINE_MAX];
+};
+
 /* The trace's pc map: from each op's code on ("+N" counts from the trace's first byte,
  * its gc table), the last merge point's bytecode index and, as the entry's kind, its
  * Python code object (CODE_OBJECT ids, JF_PC_MAP_CODE_OBJECTS): the frame running there,
- * an inlined function's own bytecode inside its caller's loop. */
+ * an inlined function's own bytecode inside its caller's loop. A merge point's depth (its
+ * first argument) is the entry's inline depth, and the last merge points of the depths
+ * above it are the frames it was inlined into (INLINE_FRAMES: the CALL of `run` around
+ * the `f` it inlines). */
+static size_t pc_ranges(const struct jf_pypylog *log, const struct jf_pypylog_trace *t,
+			struct kinds *kinds, struct pc_range *r)
+{
+	const struct jf_pypylog_op *ops = &log->ops[t->first_op];
+	struct pc_range cur;
+	size_t i, n = 0;
+
+	memset(&cur, 0, sizeof(cur));
+	for (i = 0; i < t->nops; i++) {
+		const struct jf_pypylog_op *op = &ops[i];
+		uint64_t addr = t->gc_table + op->offset;
+		const struct pc_range *last = n ? &r[n - 1] : NULL;
+
+		if (op->kind == JF_PYPY_OP_MERGE_POINT && op->bytecode_name) {
+			cur.depth = (uint16_t)(op->depth < INLINE_MAX ? op->depth : INLINE_MAX - 1);
+			cur.frames[cur.depth].pc = op->bytecode;
+			cur.frames[cur.depth].code = code_object_of(kinds, op->code);
+			continue;
+		}
+		if (!op->has_offset || addr < t->entry || addr >= t->code_end ||
+		    (last && (addr - t->entry == last->offset ||
+			      (last->depth == cur.depth &&
+			       !memcmp(last->frames, cur.frames,
+				       (cur.depth + 1) * sizeof(cur.frames[0]))))))
+			continue;
+		r[n] = cur;
+		r[n].offset = (uint32_t)(addr - t->entry);
+		r[n].op = (uint32_t)i;
+		n++;
+	}
+	return n;
+}
+
 static void pc_map(const struct jf_pypylog *log, const struct jf_pypylog_trace *t,
 		   struct out *o, struct kinds *kinds)
 {
-	const struct jf_pypylog_op *ops;
-	uint32_t count = 0, pass, pc = 0, last_pc = 0, last_offset = 0;
-	uint16_t code = 0, last_code = 0;
-	size_t i;
-	int started;
+	struct pc_range *r;
+	size_t n, i, outer = 0;
+	uint16_t d;
 
 	if (!t->nops || !t->gc_table || t->entry < t->gc_table)
 		return;
-	ops = &log->ops[t->first_op];
-	/* pass 0 counts the entries, pass 1 writes them */
-	for (pass = 0; pass < 2; pass++) {
-		if (pass) {
-			if (!count)
-				return;
-			ext(o, JF_ZONE_PC_MAP, JF_ZONE_PC_MAP_FIXED + (size_t)count *
-			    JF_ZONE_PC_MAP_ENTRY_SIZE);
-			u64(o, t->entry);
-			u32(o, count);
-			u32(o, JF_PC_MAP_CODE_OBJECTS);
-		}
-		started = 0;
-		pc = 0;
-		code = 0;
-		for (i = 0; i < t->nops; i++) {
-			const struct jf_pypylog_op *op = &ops[i];
-			uint64_t addr = t->gc_table + op->offset;
-
-			if (op->kind == JF_PYPY_OP_MERGE_POINT && op->bytecode_name) {
-				pc = op->bytecode;
-				code = code_object_of(kinds, op->code);
-				continue;
-			}
-			if (!op->has_offset || addr < t->entry || addr >= t->code_end ||
-			    (started && (addr - t->entry == last_offset ||
-					 (pc == last_pc && code == last_code))))
-				continue;
-			if (pass) {
-				u32(o, (uint32_t)(addr - t->entry));
-				u32(o, pc);
-				u32(o, (uint32_t)i);
-				u16(o, 0);
-				u16(o, code);
-			} else {
-				count++;
-			}
-			started = 1;
-			last_offset = (uint32_t)(addr - t->entry);
-			last_pc = pc;
-			last_code = code;
-		}
+	if (!(r = calloc(t->nops, sizeof(*r)))) {
+		o->failed = 1;
+		return;
 	}
+	n = pc_ranges(log, t, kinds, r);
+	if (n) {
+		ext(o, JF_ZONE_PC_MAP, JF_ZONE_PC_MAP_FIXED + n * JF_ZONE_PC_MAP_ENTRY_SIZE);
+		u64(o, t->entry);
+		u32(o, (uint32_t)n);
+		u32(o, JF_PC_MAP_CODE_OBJECTS);
+	}
+	for (i = 0; i < n; i++) {
+		u32(o, r[i].offset);
+		u32(o, r[i].frames[r[i].depth].pc);
+		u32(o, r[i].op);
+		u16(o, r[i].depth);
+		u16(o, r[i].frames[r[i].depth].code);
+		outer += r[i].depth;
+	}
+	if (outer) {
+		ext(o, JF_ZONE_INLINE_FRAMES, JF_ZONE_PC_MAP_FIXED +
+		    outer * JF_ZONE_PC_MAP_ENTRY_SIZE);
+		u64(o, t->entry);
+		u32(o, (uint32_t)outer);
+		u32(o, 0);
+		for (i = 0; i < n; i++)
+			for (d = 0; d < r[i].depth; d++) {
+				u32(o, r[i].offset);
+				u32(o, r[i].frames[d].pc);
+				u32(o, 0);
+				u16(o, d);
+				u16(o, r[i].frames[d].code);
+			}
+	}
+	free(r);
 }
 
 static void describe(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,

@@ -107,8 +107,8 @@ static int pc_map(struct jf_cursor *c, struct jf_zone_record *rec, struct jf_err
 	if (!c->ok)
 		return short_record(rec, err);
 	if (rec->u.pc_map.count > c->left / JF_ZONE_PC_MAP_ENTRY_SIZE)
-		return jf_fail(err, "PC_MAP count %" PRIu32 " cannot fit in its %zu bytes",
-			       rec->u.pc_map.count, c->left);
+		return jf_fail(err, "%s count %" PRIu32 " cannot fit in its %zu bytes",
+			       jf_zone_record_name(rec->id), rec->u.pc_map.count, c->left);
 	rec->u.pc_map.entries = c->p;
 	return 0;
 }
@@ -151,6 +151,7 @@ int jf_zone_parse_ext(struct jf_zone_reader *r, struct jf_cursor *c, struct jf_z
 		rec->u.guard.flags = jf_cur_u16(c);
 		break;
 	case JF_ZONE_PC_MAP:
+	case JF_ZONE_INLINE_FRAMES:
 		return pc_map(c, rec, err);
 	case JF_ZONE_OP_NAME:
 		rec->u.op_name.op_kind = jf_cur_u16(c);

@@ -11,7 +11,7 @@ const char *jf_zone_record_name(uint32_t id)
 	static const char *const ext[] = { NULL, "CLOCK", "REGION_LOAD", "REGION_FREE",
 					   "REGION_MOVE", "PATCH", "GUARD", "PC_MAP", "OP_NAME",
 					   "CODE_OBJECT", "INTERP_RANGE", "EVENT", "MARKER", "POINT",
-					   "THREAD_NAME" };
+					   "THREAD_NAME", "INLINE_FRAMES" };
 
 	if (id < JF_JITDUMP_CODE_MAX)
 		return perf[id];

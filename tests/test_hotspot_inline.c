@@ -173,6 +173,148 @@ static int compiled_methods(const char *log, long cid, struct method_set *method
 	return 1;
 }
 
+/* The methods around `method`'s code in task cid, outermost first ("Class.name"), as
+ * LogCompilation nests them: an inlined method's <parse> inside its caller's, the task's
+ * own method the outermost. Returns how many (0: the task's own method), -1 when the task
+ * does not parse `method`. */
+static int inline_path(const char *log, long cid, const char *method, char path[][256], int max)
+{
+	char key[64], id[16], name[256], open[16][256];
+	const char *task, *end, *p;
+	long bytes;
+	int depth = 0, i;
+
+	snprintf(key, sizeof(key), "<task compile_id='%ld' ", cid);
+	if (!(task = strstr(log, key)) || !(end = strstr(task, "</task>")))
+		return -1;
+	for (p = task;;) {
+		const char *o = strstr(p, "<parse method='"), *c = strstr(p, "</parse>");
+
+		if (c && c < end && (!o || c < o)) {
+			depth -= depth > 0;
+			p = c + 1;
+			continue;
+		}
+		if (!o || o >= end)
+			return -1;
+		p = o + 1;
+		if (jf_test_log_attribute(o, "method", id, sizeof(id)) < 0 ||
+		    method_of(task, end, id, name, sizeof(name), &bytes) < 0)
+			fail_msg("LogCompilation: a <parse> of task %ld names no method", cid);
+		if (!strcmp(name, method)) {
+			for (i = 0; i < depth && i < max; i++)
+				memcpy(path[i], open[i], sizeof(path[i]));
+			return depth;
+		}
+		if (depth < 16)
+			snprintf(open[depth], sizeof(open[depth]), "%s", name);
+		depth++;
+	}
+}
+
+/* Whether a frame's name ("Inline.inner(I)I (Inline.java:13)") is method "Inline.inner". */
+static int frame_is(const char *frame, const char *method)
+{
+	size_t n = strlen(method);
+
+	return !strncmp(frame, method, n) && frame[n] == '(';
+}
+
+/* The instructions of `method`'s ranges in the report's nmethod of compile id cid. */
+static double method_insns(const cJSON *hotspot, long cid, const char *method)
+{
+	const cJSON *nm, *m, *g;
+	double n = 0;
+
+	cJSON_ArrayForEach(nm, cJSON_GetObjectItemCaseSensitive(hotspot, "compiled_methods")) {
+		if (atol(jf_test_str(nm, "nmethod") + strlen("nmethod ")) != cid)
+			continue;
+		cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(nm, "methods"))
+			if (frame_is(jf_test_str(m, "method"), method))
+				cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(m, "ranges"))
+					n += jf_test_num(g, "instructions");
+	}
+	return n;
+}
+
+/* The call stacks through Inline's nmethods (jitflow stacks): the guest frames over an
+ * nmethod's region frame are its inline chain, the pc maps' innermost method inside the
+ * methods LogCompilation's parse tree puts around it (inner inside hot in hot's nmethod,
+ * on its own in inner's); per nmethod and method, the instructions of the stacks topped by
+ * the method's frame are its ranges' in the report; and each entry into hot's nmethod
+ * makes CALLS calls of inner, so inner's inlined frame is entered CALLS times per entry
+ * (give or take a call of hot under way when the nmethod's record applied). */
+static void check_stacks(const char *dir, const char *log, const cJSON *hotspot,
+			 double hot_entries)
+{
+	static const char *const methods[] = { "Inline.hot", "Inline.inner" };
+	char cmd[2048], path[16][256];
+	cJSON *st = NULL;
+	const cJSON *s, *f;
+	double insns[8][2] = { { 0 } }, inner_in_hot_entries = 0;
+	long cids[8];
+	int i, m, ncids = 0, chains = 0;
+
+	snprintf(cmd, sizeof(cmd), "'%s' stacks '%s' --json", jf_test_cli(), dir);
+	st = jf_test_run_json(cmd);
+	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(st, "stacks")) {
+		const cJSON *frames = cJSON_GetObjectItemCaseSensitive(s, "frames");
+		int n = cJSON_GetArraySize(frames), region = -1, k, depth;
+		const char *top;
+		long cid;
+
+		for (k = 0; k < n; k++) {
+			f = cJSON_GetArrayItem(frames, k);
+			if (!strncmp(jf_test_str(f, "name"), "nmethod ", 8))
+				region = k;
+		}
+		if (region < 0 || region == n - 1)
+			continue;
+		top = jf_test_str(cJSON_GetArrayItem(frames, n - 1), "name");
+		for (m = 0; m < 2 && !frame_is(top, methods[m]); m++)
+			;
+		if (m == 2)
+			continue;
+		cid = atol(jf_test_str(cJSON_GetArrayItem(frames, region), "name") + 8);
+		depth = inline_path(log, cid, methods[m], path, 16);
+		if (depth != n - 2 - region)
+			fail_msg("%s: a stack in nmethod %ld has %d frames around %s, LogCompilation "
+				 "%d", dir, cid, n - 2 - region, top, depth);
+		for (k = 0; k < depth; k++) {
+			const char *name = jf_test_str(cJSON_GetArrayItem(frames, region + 1 + k), "name");
+
+			if (strcmp(jf_test_str(cJSON_GetArrayItem(frames, region + 1 + k), "kind"),
+				   "guest") || !frame_is(name, path[k]))
+				fail_msg("%s: nmethod %ld's frame %d around %s is %s, LogCompilation's "
+					 "is %s", dir, cid, k, top, name, path[k]);
+		}
+		chains += depth > 0;
+		for (i = 0; i < ncids && cids[i] != cid; i++)
+			;
+		if (i == 8)
+			fail_msg("%s: more than 8 nmethods of Inline", dir);
+		ncids += i == ncids;
+		cids[i] = cid;
+		insns[i][m] += jf_test_num(s, "insns");
+		if (m == 1 && strstr(jf_test_str(cJSON_GetArrayItem(frames, region), "name"),
+				     "Inline.hot("))
+			inner_in_hot_entries += jf_test_num(s, "entries");
+	}
+	if (!chains)
+		fail_msg("%s: no stack shows inner inlined in hot", dir);
+	for (i = 0; i < ncids; i++)
+		for (m = 0; m < 2; m++)
+			if (insns[i][m] != method_insns(hotspot, cids[i], methods[m]))
+				fail_msg("%s: nmethod %ld: stacks topped by %s ran %.0f instructions, its "
+					 "ranges %.0f", dir, cids[i], methods[m], insns[i][m],
+					 method_insns(hotspot, cids[i], methods[m]));
+	if (inner_in_hot_entries < CALLS * (hot_entries - 1) ||
+	    inner_in_hot_entries > CALLS * (hot_entries + 1))
+		fail_msg("%s: inner's frame in hot's nmethod entered %.0f times, %.0f entries of the "
+			 "nmethod x %d calls", dir, inner_in_hot_entries, hot_entries, CALLS);
+	cJSON_Delete(st);
+}
+
 /* Offsets in `javap -c` of Inline.inner: its loop's goto and if_icmpge, its length. */
 static void javap_inner(struct bytecode_facts *f)
 {
@@ -422,6 +564,7 @@ static void test_bytecode_ranges_of_inlined_methods(void **state)
 	}
 	if (!inlined)
 		fail_msg("%s: no nmethod of hot ran inner inlined", dir);
+	check_stacks(dir, logtext, h, hot_entries);
 	free(logtext);
 	cJSON_Delete(r);
 	snprintf(cmd, sizeof(cmd), "'%s' report '%s'", jf_test_cli(), dir);

@@ -473,6 +473,99 @@ static double worker_time(const char *dir)
 	return time;
 }
 
+struct svg_frame {
+	long long from, to;
+	double y;
+	int row;
+};
+
+static int by_y(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The frames of one thread's part [from, to) of a `timeline --svg` picture: its times from
+ * each <title> "NAME (START to END)", its row from the rank of its rect's y among the
+ * part's. Returns how many (at most max). */
+static size_t svg_frames(const char *from, const char *to, struct svg_frame *f, size_t max)
+{
+	double ys[4096];
+	size_t n = 0, nys = 0, i, k;
+	const char *g;
+
+	for (g = from; (g = strstr(g, "<g><title>")) && g < to && n < max; g++) {
+		const char *end = strstr(g, "</title>"), *q = end, *y;
+
+		while (q > g && strncmp(q, " (", 2))
+			q--;
+		y = strstr(end, " y=\"");
+		if (sscanf(q, " (%lld to %lld)", &f[n].from, &f[n].to) != 2 || !y ||
+		    sscanf(y + 4, "%lf", &f[n].y) != 1)
+			fail_msg("timeline --svg: a frame without its times or row");
+		for (k = 0; k < nys && ys[k] != f[n].y; k++)
+			;
+		if (k == nys && nys < 4096)
+			ys[nys++] = f[n].y;
+		n++;
+	}
+	qsort(ys, nys, sizeof(*ys), by_y);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < nys; k++)
+			if (ys[k] == f[i].y)
+				f[i].row = (int)k;
+	return n;
+}
+
+/* `timeline --svg`'s picture, read back from its elements: in each thread's part, every
+ * frame lies within a frame of the row above it, the bottom row's frames do not overlap,
+ * and they cover exactly the time the report's split gives the thread (the titles carry
+ * clock units, not pixels). */
+static void check_timeline_svg(const char *dir, const cJSON *report)
+{
+	static struct svg_frame f[20000];
+	char cmd[4096], path[1200], *svg, *out = NULL;
+	const char *part[9], *p;
+	size_t nparts = 0, i, n, k, j;
+
+	snprintf(path, sizeof(path), "%s/stacks-timeline.svg", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "%s timeline %s --svg %s", jf_test_cli(), dir, path);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	free(out);
+	svg = jf_test_read_file(path, NULL);
+	for (p = svg; (p = strstr(p, "font-weight=\"bold\">thread ")) && nparts < 8; p++)
+		part[nparts++] = p;
+	part[nparts] = svg + strlen(svg);
+	assert_int_equal(nparts, 3);
+	for (i = 0; i < nparts; i++) {
+		int tid = atoi(part[i] + strlen("font-weight=\"bold\">thread "));
+		long long bottom = 0;
+
+		n = svg_frames(part[i], part[i + 1], f, 20000);
+		assert_true(n > 0 && n < 20000);
+		for (k = 0; k < n; k++) {
+			if (f[k].from > f[k].to)
+				fail_msg("%s: thread %d: a frame ends before it starts", path, tid);
+			for (j = 0; j < n; j++) {
+				if (f[k].row == 0 && f[j].row == 0 && j != k &&
+				    f[j].from < f[k].to && f[k].from < f[j].to)
+					fail_msg("%s: thread %d: bottom frames overlap", path, tid);
+				if (f[k].row && f[j].row == f[k].row - 1 && f[j].from <= f[k].from &&
+				    f[k].to <= f[j].to)
+					break;
+			}
+			if (f[k].row && j == n)
+				fail_msg("%s: thread %d: a frame (%lld to %lld) outside the row below's",
+					 path, tid, f[k].from, f[k].to);
+			if (f[k].row == 0)
+				bottom += f[k].to - f[k].from;
+		}
+		assert_int_equal(bottom, split_time(report, tid));
+	}
+	free(svg);
+}
+
 /* The timeline's call-stack tracks of the thread pool program, read by the test's own
  * reader: frames nest, and each thread's frames cover exactly the time the report's split
  * gives it, at the finest resolution and at one that joins everything. */
@@ -514,6 +607,7 @@ static void test_timeline_stack_tracks(void **state)
 	if (worker_time(dir) > 0)
 		assert_true(worker >= 1);
 	assert_true(deepest >= 3);
+	check_timeline_svg(dir, report);
 	cJSON_Delete(report);
 }
 
@@ -573,6 +667,36 @@ static int merge_point_function(const char *log, const char *frame)
 			continue;
 		snprintf(text, sizeof(text), "%s (%s:%u)", name, file, first);
 		found = !strcmp(text, frame);
+	}
+	fclose(f);
+	return found;
+}
+
+/* Whether PyPy's log has a merge point of function `frame` ("NAME (FILE:LINE)") inlined
+ * into `below` (at depth d, where the last merge point of depth d - 1 before it in the same
+ * trace names `below`), or, with below "", one at depth 0. Read with sscanf, apart from
+ * jitflow's reader of the log. */
+static int merge_point_inside(const char *log, const char *frame, const char *below)
+{
+	FILE *f = fopen(log, "r");
+	char line[4096], name[256], file[1024], last[8][1400];
+	const char *at;
+	unsigned first;
+	int depth, found = 0;
+
+	if (!f)
+		fail_msg("cannot open %s", log);
+	memset(last, 0, sizeof(last));
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "{jit-log-opt"))
+			memset(last, 0, sizeof(last)); /* a trace's log begins */
+		if (!(at = strstr(line, "debug_merge_point(")) ||
+		    sscanf(at, "debug_merge_point(%d, %*d, '%255[^;];%1023[^:]:%u-", &depth, name,
+			   file, &first) != 4 || depth < 0 || depth >= 8)
+			continue;
+		snprintf(last[depth], sizeof(last[depth]), "%s (%s:%u)", name, file, first);
+		found = !strcmp(last[depth], frame) &&
+			!strcmp(depth ? last[depth - 1] : "", below);
 	}
 	fclose(f);
 	return found;
@@ -654,12 +778,15 @@ static void assert_svg_matches(const char *dir, const cJSON *doc)
 			top = f;
 		if (!top || strcmp(jf_test_str(top, "kind"), "guest"))
 			continue;
+		/* A flame graph draws a frame wherever the function is on a stack: under an
+		 * inlined callee's frame too. */
 		cJSON_ArrayForEach(g, stacks_of(doc)) {
-			const char *t = frames_text(g, text, sizeof(text));
-			const char *last = strrchr(t, ';');
+			char *save = NULL, *frame;
 
-			if (!strcmp(last ? last + 1 : t, jf_test_str(top, "name")))
-				want += (long long)jf_test_num(g, "insns");
+			frames_text(g, text, sizeof(text)); /* into text, which strtok_r cuts */
+			for (frame = strtok_r(text, ";", &save); frame; frame = strtok_r(NULL, ";", &save))
+				if (!strcmp(frame, jf_test_str(top, "name")))
+					want += (long long)jf_test_num(g, "insns");
 		}
 		assert_int_equal(svg_frames_named(svg, jf_test_str(top, "name")), want);
 		/* The HTML report with --stacks draws the same frames. */
@@ -671,8 +798,9 @@ static void assert_svg_matches(const char *dir, const cJSON *doc)
 
 /* PyPy's checked-in recording: over each trace's frame, the Python function its pc map
  * says the code is in (loop.py's run, and the f it inlines); every such frame is a
- * function a merge point of PyPy's log names, and the stacks' instructions add up to the
- * report's. */
+ * function a merge point of PyPy's log names, over the function the log inlines it into
+ * (f over run: merge points of depth 1 after run's of depth 0) or over none (depth 0), and
+ * the stacks' instructions add up to the report's. */
 static void test_pypy_guest_frames(void **state)
 {
 	char dir[1024], log[1200];
@@ -680,6 +808,7 @@ static void test_pypy_guest_frames(void **state)
 	const cJSON *s, *f;
 	uint64_t guest_insns = 0;
 	int run = 0, inlined = 0;
+	const char *below;
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/traces/pypy-loop", jf_test_source_dir());
@@ -691,13 +820,19 @@ static void test_pypy_guest_frames(void **state)
 		cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(s, "frames")) {
 			const char *name = jf_test_str(f, "name");
 
+			below = top && !strcmp(jf_test_str(top, "kind"), "guest") ?
+				jf_test_str(top, "name") : "";
 			top = f;
 			if (strcmp(jf_test_str(f, "kind"), "guest"))
 				continue;
 			if (!merge_point_function(log, name))
 				fail_msg("guest frame '%s' is no function of PyPy's merge points", name);
+			if (!merge_point_inside(log, name, below))
+				fail_msg("guest frame '%s' over '%s': no merge point of the log nests "
+					 "them so", name, below);
 			run += !strncmp(name, "run (/tmp/pypy-loop/loop.py:", 28);
-			inlined += !strncmp(name, "f (/tmp/pypy-loop/loop.py:", 26);
+			inlined += !strncmp(name, "f (/tmp/pypy-loop/loop.py:", 26) &&
+				   !strncmp(below, "run (/tmp/pypy-loop/loop.py:", 28);
 		}
 		if (top && !strcmp(jf_test_str(top, "kind"), "guest"))
 			guest_insns += (uint64_t)jf_test_num(s, "insns");
@@ -777,6 +912,42 @@ static void test_real_capture_errors(void **state)
 	cJSON_Delete(doc);
 }
 
+/* -j N on a raw stream decodes its segments on N threads and one analysis takes the joined
+ * flow, so the stacks are those of one thread to the byte: on both real captures (Unzip's
+ * decode errors too), cut into 4 KB segments so that there are seams to join. */
+static void test_parallel_decode(void **state)
+{
+	static const char *const captures[][2] = { { "foo", "0x7ffff7819000" },
+						   { "Unzip", "0x400000" } };
+	char cmd[4096], *one, *many, *stat, *threads;
+	size_t i;
+	int segments = 0;
+
+	(void)state;
+	if (!capture_inputs("foo", "0"))
+		skip();
+	for (i = 0; i < 2; i++) {
+		const char *inputs = capture_inputs(captures[i][0], captures[i][1]);
+
+		snprintf(cmd, sizeof(cmd), "%s stat %s -j 4 --segment-size 4K", jf_test_cli(), inputs);
+		assert_int_equal(jf_test_run(cmd, &stat), 0);
+		threads = strstr(stat, "decode threads");
+		if (!threads || sscanf(threads, "decode threads %*d (%d segments", &segments) != 1 ||
+		    segments < 2)
+			fail_msg("%s: not decoded in segments: %s", captures[i][0], stat);
+		free(stat);
+		snprintf(cmd, sizeof(cmd), "%s stacks %s --json -j 1", jf_test_cli(), inputs);
+		assert_int_equal(jf_test_run(cmd, &one), 0);
+		snprintf(cmd, sizeof(cmd), "%s stacks %s --json -j 4 --segment-size 4K", jf_test_cli(),
+			 inputs);
+		assert_int_equal(jf_test_run(cmd, &many), 0);
+		if (strcmp(one, many))
+			fail_msg("%s: stacks -j 4 differ from -j 1", captures[i][0]);
+		free(one);
+		free(many);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -791,6 +962,7 @@ int main(void)
 		cmocka_unit_test(test_pypy_guest_frames),
 		cmocka_unit_test(test_real_capture_followed),
 		cmocka_unit_test(test_real_capture_errors),
+		cmocka_unit_test(test_parallel_decode),
 	};
 
 	jf_test_require_tools("perf --version && qemu-x86_64 --version",

@@ -18,6 +18,8 @@ static const uint8_t patch_bytes[] = { 0xe9, 0x10, 0x20, 0x30, 0x40 };
 static const struct jf_pc_map_entry pcs[3] = {
 	{ 0, 10, 0, 0, 3 }, { 3, 12, 1, 1, 4 }, { 6, 14, 2, 0, 5 },
 };
+/* The frame around pcs[1]'s (inline depth 1): code object 11, calling at pc 20. */
+static const struct jf_pc_map_entry outer_frames[1] = { { 3, 20, 0, 0, 11 } };
 
 /* Writes one of every record; returns the path. */
 static const char *write_every_record(const char *sub)
@@ -48,6 +50,7 @@ static const char *write_every_record(const char *sub)
 					     sizeof(trace_code)), 12);
 	assert_int_equal(jf_emit_region_free(em, 0x7f0000030000, sizeof(trace_code)), 13);
 	assert_int_equal(jf_emit_thread_name(em, 4321, "C2 CompilerThread0"), 14);
+	assert_int_equal(jf_emit_inline_frames(em, 0x7f0000010000, outer_frames, 1), 15);
 	snprintf(path, sizeof(path), "%s", jf_emitter_path(em));
 	jf_emitter_close(em);
 	return path;
@@ -196,6 +199,14 @@ static void test_round_trip_every_record(void **state)
 	next_ok(r, &rec, JF_ZONE_THREAD_NAME);
 	assert_int_equal(rec.u.thread_name.tid, 4321);
 	assert_string_equal(rec.u.thread_name.name, "C2 CompilerThread0");
+	next_ok(r, &rec, JF_ZONE_INLINE_FRAMES);
+	assert_int_equal(rec.u.pc_map.region_addr, 0x7f0000010000);
+	assert_int_equal(rec.u.pc_map.count, 1);
+	jf_zone_pc_map_entry(r, &rec, 0, &e);
+	assert_int_equal(e.code_offset, 3);
+	assert_int_equal(e.bytecode_pc, 20);
+	assert_int_equal(e.inline_depth, 0);
+	assert_int_equal(e.op_kind, 11);
 	next_ok(r, &rec, JF_ZONE_CLOCK);
 	next_ok(r, &rec, JF_JITDUMP_CODE_CLOSE);
 	assert_int_equal(jf_zone_next(r, &rec, &err), 0);
@@ -387,6 +398,9 @@ static void test_hostile_files(void **state)
 	off = find_record(orig, size, JF_ZONE_PC_MAP, 0);
 	FRESH(); set32(d + off + 40, 0xffffffff);
 	expect_error(d, size, "PC_MAP count 4294967295 cannot fit");
+	off = find_record(orig, size, JF_ZONE_INLINE_FRAMES, 0);
+	FRESH(); set32(d + off + 40, 0xffffffff);
+	expect_error(d, size, "INLINE_FRAMES count 4294967295 cannot fit");
 
 	/* a damaged sequence number: the GUARD's 9 becomes 2. Records are read in seq order
 	 * (test_zone_order.c), so 2 comes twice and 9 never: both counted and located */

@@ -202,9 +202,11 @@ uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
 	return jf_emit_pc_map_flags(em, region_addr, entries, count, 0);
 }
 
+/* A PC_MAP or INLINE_FRAMES record (the same layout). */
 JF_EMIT_CODE
-uint64_t jf_emit_pc_map_flags(struct jf_emitter *em, uint64_t region_addr,
-			      const struct jf_pc_map_entry *entries, uint32_t count, uint32_t flags)
+static uint64_t emit_pc_entries(struct jf_emitter *em, uint32_t id, uint64_t region_addr,
+				const struct jf_pc_map_entry *entries, uint32_t count,
+				uint32_t flags)
 {
 	struct jf_emit_tbuf *tb;
 	uint64_t seq;
@@ -215,8 +217,8 @@ uint64_t jf_emit_pc_map_flags(struct jf_emitter *em, uint64_t region_addr,
 		return 0;
 	if (!(tb = jf_emit_begin(em)))
 		return 0;
-	seq = jf_emit_begin_ext(em, tb, JF_ZONE_PC_MAP, JF_ZONE_PC_MAP_FIXED +
-						  (size_t)count * JF_ZONE_PC_MAP_ENTRY_SIZE);
+	seq = jf_emit_begin_ext(em, tb, id, JF_ZONE_PC_MAP_FIXED +
+					    (size_t)count * JF_ZONE_PC_MAP_ENTRY_SIZE);
 	jf_emit_put_u64(em, tb, region_addr);
 	jf_emit_put_u32(em, tb, count);
 	jf_emit_put_u32(em, tb, flags);
@@ -228,6 +230,20 @@ uint64_t jf_emit_pc_map_flags(struct jf_emitter *em, uint64_t region_addr,
 		jf_emit_put_u16(em, tb, entries[i].op_kind);
 	}
 	return jf_emit_end(em, tb, seq);
+}
+
+JF_EMIT_CODE
+uint64_t jf_emit_pc_map_flags(struct jf_emitter *em, uint64_t region_addr,
+			      const struct jf_pc_map_entry *entries, uint32_t count, uint32_t flags)
+{
+	return emit_pc_entries(em, JF_ZONE_PC_MAP, region_addr, entries, count, flags);
+}
+
+JF_EMIT_CODE
+uint64_t jf_emit_inline_frames(struct jf_emitter *em, uint64_t region_addr,
+			       const struct jf_pc_map_entry *entries, uint32_t count)
+{
+	return emit_pc_entries(em, JF_ZONE_INLINE_FRAMES, region_addr, entries, count, 0);
 }
 
 JF_EMIT_CODE

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (jf_zone_reader_open_memory(&r, data, size, "fuzz.dump", &err) == 0) {
 		while (jf_zone_next(r, &rec, &err) == 1) {
-			if (rec.id == JF_ZONE_PC_MAP) {
+			if (rec.id == JF_ZONE_PC_MAP || rec.id == JF_ZONE_INLINE_FRAMES) {
 				struct jf_zone_pc_entry e;
 				uint32_t i;
 

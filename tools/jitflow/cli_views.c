@@ -23,7 +23,7 @@ void jf_cli_timeline_usage(FILE *out, const char *what)
 {
 	fprintf(out,
 		"usage: jitflow timeline [RECORDING_DIR | PERF.DATA | INPUTS] -o FILE [--resolution N]\n"
-		"       [--stacks] [--tolerance X] [--zone FILE]...\n\n%s\n\n"
+		"       [--stacks] [--svg FILE] [--tolerance X] [--zone FILE]...\n\n%s\n\n"
 		"  RECORDING_DIR     a folder written by `jitflow record`: its perf.data and the\n"
 		"                    zone files (jit-*.dump) beside it\n"
 		"  PERF.DATA         an Intel PT perf.data file (its zone files: --zone)\n"
@@ -34,6 +34,9 @@ void jf_cli_timeline_usage(FILE *out, const char *what)
 		"  --stacks          add a call-stack track per thread (nested frames, as\n"
 		"                    `jitflow stacks` rebuilds them), joined below the resolution\n"
 		"                    (when given, finer than the bucket width too)\n"
+		"  --svg FILE        the call-stack tracks drawn as an SVG picture (implies\n"
+		"                    --stacks; -o then optional): per thread its frames over\n"
+		"                    time, callers above callees, joined below one pixel\n"
 		"  --tolerance X     relative tolerance of a steady state (default 0.05)\n\n%s",
 		what, jf_cli_inputs_help);
 }
@@ -53,7 +56,7 @@ int jf_cli_views_option(struct jf_cli_views *v, int argc, char **argv, int *i,
 	const char *a = argv[*i];
 
 	if (v->timeline_cmd && (!strcmp(a, "--json") || !strcmp(a, "--csv") ||
-				!strcmp(a, "--folded") || !strcmp(a, "--svg") || !strcmp(a, "--html") ||
+				!strcmp(a, "--folded") || !strcmp(a, "--html") ||
 				!strcmp(a, "--top"))) {
 		jf_fail(err, "%s is an option of `jitflow report`; timeline writes to -o FILE", a);
 		return JF_CLI_BAD_USAGE;
@@ -86,6 +89,13 @@ int jf_cli_views_option(struct jf_cli_views *v, int argc, char **argv, int *i,
 		}
 		return 1;
 	}
+	if (v->timeline_cmd && !strcmp(a, "--svg")) {
+		if (need_arg(argc, argv, *i, err))
+			return JF_CLI_BAD_USAGE;
+		v->timeline_svg = argv[++*i];
+		v->stacks = 1;
+		return 1;
+	}
 	if ((!strcmp(a, "--svg") || !strcmp(a, "--html")) && !v->timeline_cmd) {
 		if (need_arg(argc, argv, *i, err))
 			return JF_CLI_BAD_USAGE;
@@ -100,7 +110,7 @@ int jf_cli_views_option(struct jf_cli_views *v, int argc, char **argv, int *i,
 
 int jf_cli_views_check(const struct jf_cli_views *v, struct jf_error *err)
 {
-	if (v->timeline_cmd && !v->timeline) {
+	if (v->timeline_cmd && !v->timeline && !v->timeline_svg) {
 		jf_fail(err, "-o FILE: where to write the timeline is missing (see --help)");
 		return JF_CLI_BAD_USAGE;
 	}
@@ -113,7 +123,7 @@ int jf_cli_views_check(const struct jf_cli_views *v, struct jf_error *err)
 
 int jf_cli_views_wanted(const struct jf_cli_views *v)
 {
-	return v->folded || v->svg || v->html || v->timeline;
+	return v->folded || v->svg || v->html || v->timeline || v->timeline_svg;
 }
 
 int jf_cli_write_file(const char *path, const char *what, int (*write)(FILE *out, void *ctx),
@@ -175,6 +185,12 @@ static int html(FILE *out, const struct jf_analysis_result *r, const struct jf_r
 	return 0;
 }
 
+static int timeline_svg(FILE *out, const struct jf_analysis_result *r,
+			const struct jf_report_meta *m, const struct jf_cli_views *v)
+{
+	return jf_report_timeline_svg(out, r, m, v->names, 1200);
+}
+
 static int timeline(FILE *out, const struct jf_analysis_result *r,
 		    const struct jf_report_meta *m, const struct jf_cli_views *v)
 {
@@ -186,6 +202,8 @@ int jf_cli_views_write(const struct jf_cli_views *v, const struct jf_analysis_re
 		       const struct jf_report_meta *m, struct jf_error *err)
 {
 	if (v->timeline && write_file(v->timeline, "-o", timeline, r, m, v, err) < 0)
+		return -1;
+	if (v->timeline_svg && write_file(v->timeline_svg, "--svg", timeline_svg, r, m, v, err) < 0)
 		return -1;
 	if (v->html && write_file(v->html, "--html", html, r, m, v, err) < 0)
 		return -1;

@@ -14,6 +14,7 @@ struct jf_cli_views {
 	const char *svg, *html, *timeline;
 	uint64_t resolution;       /* timeline: merge spans below this (clock units; 0 = auto) */
 	int stacks;                /* timeline --stacks: a call-stack track per thread */
+	const char *timeline_svg;  /* timeline --svg FILE: those tracks drawn */
 	const struct jf_stack_names *names; /* names of native frames (set before writing) */
 };
 

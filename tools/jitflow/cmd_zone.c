@@ -190,6 +190,7 @@ static void print_fields(struct dump *d, const struct jf_zone_record *rec)
 			field_u(d, "flags", rec->u.guard.flags);
 		break;
 	case JF_ZONE_PC_MAP:
+	case JF_ZONE_INLINE_FRAMES:
 		field_x(d, "region", rec->u.pc_map.region_addr);
 		field_u(d, "count", rec->u.pc_map.count);
 		print_pc_map(d, rec);

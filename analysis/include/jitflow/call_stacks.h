@@ -28,8 +28,9 @@ enum jf_frame_kind {
 	                       * (a trace entered from the interpreter, a bridge from a guard) */
 	JF_FRAME_SIGNAL,      /* "[signal]": a signal delivered over the frames below */
 	JF_FRAME_GUEST,       /* the guest function (code object `addr`) that region
-	                       * `region`'s code-object pc map says the code below is in: the
-	                       * innermost one where the runtime inlined others */
+	                       * `region`'s code-object pc map says the code is in; where the
+	                       * runtime inlined it, over the frames of the functions it was
+	                       * inlined into (the runtime's inline frames, outermost first) */
 };
 
 /* Frames deeper than this are counted (truncated_calls), not kept. */

@@ -78,6 +78,13 @@ void jf_report_timeline_named(FILE *out, const struct jf_analysis_result *r,
 			      const struct jf_report_meta *m, uint64_t resolution,
 			      const struct jf_stack_names *names);
 
+/* The call-stack tracks of r (one per thread) as an SVG picture width px wide: each
+ * thread's frames over the trace's clock (instructions where it has none), callers above
+ * callees, joined below a pixel's worth of the clock. -1 when out of memory. */
+int jf_report_timeline_svg(FILE *out, const struct jf_analysis_result *r,
+			   const struct jf_report_meta *m, const struct jf_stack_names *names,
+			   int width);
+
 /* Call stacks (jitflow/call_stacks.h). Jitted frames are named by the result's regions,
  * native ones by native_name (e.g. the ELF symbol containing the address; NULL, or a NULL
  * answer: the address in hex). */

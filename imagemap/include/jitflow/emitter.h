@@ -222,6 +222,13 @@ uint64_t jf_emit_pc_map(struct jf_emitter *em, uint64_t region_addr,
 uint64_t jf_emit_pc_map_flags(struct jf_emitter *em, uint64_t region_addr,
 			      const struct jf_pc_map_entry *entries, uint32_t count,
 			      uint32_t flags);
+/* The frames around a code-object map's inlined code (an INLINE_FRAMES record, after the
+ * region's code-object map): for each of its entries of inline_depth d > 0, d entries at
+ * the same code_offset, one per outer frame, inline_depth 0 (the region's own function)
+ * to d - 1, each with its code object's id as op_kind and, as bytecode_pc, the pc in it
+ * of the call that the next frame inlines; op_index 0. */
+uint64_t jf_emit_inline_frames(struct jf_emitter *em, uint64_t region_addr,
+			       const struct jf_pc_map_entry *entries, uint32_t count);
 uint64_t jf_emit_code_object(struct jf_emitter *em, uint64_t id, const char *name,
 			     const char *file, uint32_t line);
 uint64_t jf_emit_interp_range(struct jf_emitter *em, uint32_t kind, uint64_t start,

@@ -105,7 +105,7 @@ struct jf_zone_record {
 			uint32_t count;
 			uint32_t flags;         /* JF_PC_MAP_* (zone_format.h) */
 			const uint8_t *entries; /* read with jf_zone_pc_map_entry */
-		} pc_map;
+		} pc_map;               /* also INLINE_FRAMES (the same layout) */
 		struct { uint16_t op_kind; const char *name; } op_name;
 		struct { uint64_t id; uint32_t line; const char *name, *file; } code_object;
 		struct { uint64_t start, end; uint32_t kind; const char *name; } interp_range;
@@ -158,7 +158,7 @@ void jf_zone_reader_set_time_fn(struct jf_zone_reader *r, jf_zone_time_fn fn, vo
  * no decoded fields. */
 int jf_zone_next(struct jf_zone_reader *r, struct jf_zone_record *rec, struct jf_error *err);
 
-/* Entry i of a PC_MAP record (i < count), in host byte order. */
+/* Entry i of a PC_MAP or INLINE_FRAMES record (i < count), in host byte order. */
 void jf_zone_pc_map_entry(const struct jf_zone_reader *r, const struct jf_zone_record *rec,
 			  uint32_t i, struct jf_zone_pc_entry *entry);
 

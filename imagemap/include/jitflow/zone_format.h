@@ -76,7 +76,10 @@ enum jf_zone_id {
 	                                              * whose passes the runtime counts */
 	JF_ZONE_THREAD_NAME = JF_ZONE_ID_BASE + 14, /* tid u32, reserved u32, name\0: the
 	                                              * name thread tid goes by from here on */
-	JF_ZONE_ID_LAST = JF_ZONE_THREAD_NAME,
+	JF_ZONE_INLINE_FRAMES = JF_ZONE_ID_BASE + 15, /* PC_MAP's layout: the frames around
+	                                                * the inlined code of the region's
+	                                                * code-object map */
+	JF_ZONE_ID_LAST = JF_ZONE_INLINE_FRAMES,
 };
 
 /* Fixed body sizes after the extension prefix. */
