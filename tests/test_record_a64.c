@@ -42,20 +42,6 @@ static const char *record(const char *name, const char *args, char **out)
 	return dir;
 }
 
-static void lister_run(const char *dir, struct cs_run *run)
-{
-	char cmd[2048];
-	FILE *p;
-
-	/* The lister writes trc_pkt_lister.ppl into its working folder. */
-	snprintf(cmd, sizeof(cmd), "cd '%s' && trc_pkt_lister -ss_dir '%s' -decode -logstdout",
-		 jf_test_tmpdir(), dir);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	cs_run_from_lister(run, p);
-	assert_int_equal(pclose(p), 0);
-}
-
 static uint64_t instructions(const struct cs_run *run)
 {
 	const struct cs_items *items = &run->id[TRACE_ID];
@@ -81,7 +67,7 @@ static char *record_and_compare(const char *name, const char *args, struct cs_ru
 	const char *dir = record(name, args, &out);
 	size_t i;
 
-	lister_run(dir, lister);
+	cs_run_from_lister_snapshot(lister, dir, jf_test_tmpdir());
 	dec = jf_cs_snapshot_decoder_new(dir, map, &err);
 	if (!dec)
 		fail_msg("%s: %s", dir, err.msg);
