@@ -163,6 +163,27 @@ static void check_luajit_recording(const char *name)
 static void test_minivm_bridge(void **state) { check_recording("minivm-bridge"); }
 static void test_luajit_side_trace(void **state) { check_luajit_recording("luajit-side-trace"); }
 
+/* The same program under LuaJIT's arm64 JIT, an ETMv4 recording (a CoreSight snapshot
+ * folder with the module's zone file; traces/luajit-arm64-side-trace/README.md): the same
+ * checks against LuaJIT's own events, but no manifest (the snapshot's recording.txt says
+ * what QEMU ran; see that README for how it compares). */
+static void test_luajit_arm64_side_trace(void **state)
+{
+	char src[1024], dir[1024], path[1200], cmd[4096];
+
+	(void)state;
+	snprintf(src, sizeof(src), "%s/traces/luajit-arm64-side-trace", jf_test_source_dir());
+	snprintf(dir, sizeof(dir), "%s/luajit-arm64-side-trace", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && tar -xJf '%s/recording.tar.xz' -C '%s'", dir,
+		 src, dir);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	snprintf(path, sizeof(path), "%s/texit.txt", src);
+	assert_true(jf_test_luajit_report_matches(dir, path, "luajit-arm64-side-trace") > 0);
+	check_luajit_iterations(dir, path);
+	snprintf(path, sizeof(path), "%s/expected-report.txt", src);
+	check_expected_report(dir, path, "luajit-arm64-side-trace");
+}
+
 /* PyPy running tests/data/pypy/loop.py, recorded with --filter=jit (traces/pypy-loop/
  * README.md): decoded from its PYPYLOG and jit-code.txt alone (no pypy3 needed), every
  * loop entry, label pass and bridge entry equals PyPy's own jit-backend-counts (stored
@@ -210,6 +231,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_minivm_bridge),
 		cmocka_unit_test(test_luajit_side_trace),
+		cmocka_unit_test(test_luajit_arm64_side_trace),
 		cmocka_unit_test(test_pypy_loop),
 		cmocka_unit_test(test_cpython_guards),
 	};
