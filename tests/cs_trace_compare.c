@@ -3,6 +3,7 @@
 #include "test_support.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,20 @@ void cs_run_from_lister(struct cs_run *run, FILE *in)
 			add(&run->id[id], it);
 		}
 	}
+}
+
+void cs_run_from_lister_snapshot(struct cs_run *run, const char *snapshot_dir,
+				 const char *work_dir)
+{
+	char cmd[4096];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && trc_pkt_lister -ss_dir '%s' -decode -logstdout",
+		 work_dir, snapshot_dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	cs_run_from_lister(run, p);
+	assert_int_equal(pclose(p), 0);
 }
 
 void cs_run_from_decoder(struct cs_run *run, struct jf_decoder *dec)

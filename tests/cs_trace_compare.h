@@ -35,6 +35,11 @@ void cs_run_free(struct cs_run *run);
 /* Read `trc_pkt_lister -decode` output. */
 void cs_run_from_lister(struct cs_run *run, FILE *in);
 
+/* Run `trc_pkt_lister -ss_dir SNAPSHOT_DIR -decode` in work_dir (it writes its
+ * trc_pkt_lister.ppl there) and read its output; fails the test when the lister fails. */
+void cs_run_from_lister_snapshot(struct cs_run *run, const char *snapshot_dir,
+				 const char *work_dir);
+
 /* Decode to the end with dec (fails the test on a fatal error). */
 void cs_run_from_decoder(struct cs_run *run, struct jf_decoder *dec);
 

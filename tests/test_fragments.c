@@ -138,19 +138,28 @@ static void check_recording(const char *name)
 	check_expected_report(dir, path, name);
 }
 
+/* traces/NAME/recording.tar.xz unpacked into the temporary folder: src gets traces/NAME,
+ * dir the unpacked recording. */
+static void unpack_recording(const char *name, char src[1024], char dir[1024])
+{
+	char cmd[4096];
+
+	snprintf(src, 1024, "%s/traces/%s", jf_test_source_dir(), name);
+	snprintf(dir, 1024, "%s/%s", jf_test_tmpdir(), name);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && tar -xJf '%s/recording.tar.xz' -C '%s'", dir,
+		 src, dir);
+	assert_int_equal(jf_test_run(cmd, NULL), 0);
+}
+
 /* A LuaJIT recording is kept as recording.tar.xz (its perf.data and saved code are
  * several times smaller so): unpacked into the temporary folder, then checked against
  * LuaJIT's own events recorded at the same time (texit.txt), decoded whole, and
  * compared with the expected report. Needs no luajit. */
 static void check_luajit_recording(const char *name)
 {
-	char src[1024], dir[1024], path[1200], cmd[4096];
+	char src[1024], dir[1024], path[1200];
 
-	snprintf(src, sizeof(src), "%s/traces/%s", jf_test_source_dir(), name);
-	snprintf(dir, sizeof(dir), "%s/%s", jf_test_tmpdir(), name);
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && tar -xJf '%s/recording.tar.xz' -C '%s'", dir,
-		 src, dir);
-	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	unpack_recording(name, src, dir);
 
 	snprintf(path, sizeof(path), "%s/texit.txt", src);
 	assert_true(jf_test_luajit_report_matches(dir, path, name) > 0);
@@ -162,6 +171,23 @@ static void check_luajit_recording(const char *name)
 
 static void test_minivm_bridge(void **state) { check_recording("minivm-bridge"); }
 static void test_luajit_side_trace(void **state) { check_luajit_recording("luajit-side-trace"); }
+
+/* The same program under LuaJIT's arm64 JIT, an ETMv4 recording (a CoreSight snapshot
+ * folder with the module's zone file; traces/luajit-arm64-side-trace/README.md): the same
+ * checks against LuaJIT's own events, but no manifest (the snapshot's recording.txt says
+ * what QEMU ran; see that README for how it compares). */
+static void test_luajit_arm64_side_trace(void **state)
+{
+	char src[1024], dir[1024], path[1200];
+
+	(void)state;
+	unpack_recording("luajit-arm64-side-trace", src, dir);
+	snprintf(path, sizeof(path), "%s/texit.txt", src);
+	assert_true(jf_test_luajit_report_matches(dir, path, "luajit-arm64-side-trace") > 0);
+	check_luajit_iterations(dir, path);
+	snprintf(path, sizeof(path), "%s/expected-report.txt", src);
+	check_expected_report(dir, path, "luajit-arm64-side-trace");
+}
 
 /* PyPy running tests/data/pypy/loop.py, recorded with --filter=jit (traces/pypy-loop/
  * README.md): decoded from its PYPYLOG and jit-code.txt alone (no pypy3 needed), every
@@ -187,14 +213,10 @@ static void test_pypy_loop(void **state)
  * executor inlined, count in scale's code object (code-objects.txt). */
 static void test_cpython_guards(void **state)
 {
-	char src[1024], dir[1024], path[1200], cmd[4096];
+	char src[1024], dir[1024], path[1200];
 
 	(void)state;
-	snprintf(src, sizeof(src), "%s/traces/cpython-guards", jf_test_source_dir());
-	snprintf(dir, sizeof(dir), "%s/cpython-guards", jf_test_tmpdir());
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && tar -xJf '%s/recording.tar.xz' -C '%s'", dir,
-		 src, dir);
-	assert_int_equal(jf_test_run(cmd, NULL), 0);
+	unpack_recording("cpython-guards", src, dir);
 	snprintf(path, sizeof(path), "%s/pystats.txt", src);
 	assert_true(jf_test_cpython_matches_pystats(dir, path, stdout) > 0);
 	check_decodes_traced(dir, "cpython-guards");
@@ -210,6 +232,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_minivm_bridge),
 		cmocka_unit_test(test_luajit_side_trace),
+		cmocka_unit_test(test_luajit_arm64_side_trace),
 		cmocka_unit_test(test_pypy_loop),
 		cmocka_unit_test(test_cpython_guards),
 	};

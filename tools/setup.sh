@@ -52,6 +52,21 @@ fi
 
 build=${JITFLOW_BUILD_DIR:-build}
 werror=OFF; [ "${CI:-}" = "true" ] && werror=ON
+
+# Debian's arm64 runtimes for the AArch64 recorder's runtime tests (tests/test_luajit_a64.c):
+# downloaded, never installed (luajit:arm64 would replace the amd64 luajit), into
+# $build/arm64-debs, which the tests unpack with dpkg-deb -x. apt-get download needs dpkg to
+# know the arm64 architecture (its libraries install beside amd64's: multiarch).
+arm64_debs=(luajit libluajit-5.1-2)
+if [ $tests = 1 ] && ! ls "$build"/arm64-debs/luajit_*_arm64.deb >/dev/null 2>&1; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $sudo dpkg --add-architecture arm64
+    $sudo apt-get update -q >&2
+  fi
+  mkdir -p "$build/arm64-debs"
+  (cd "$build/arm64-debs" && apt-get download -q "${arm64_debs[@]/%/:arm64}" >&2)
+fi
 if [ $tests = 1 ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITFLOW_WERROR=$werror \
         -DJITFLOW_TESTS=ON >&2

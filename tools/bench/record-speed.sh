@@ -11,7 +11,10 @@
 # it is not run on (Node: ~600 M instructions are many minutes of log); BACKENDS (default
 # "log plugin") which run. ARCH=aarch64: the AArch64 builds of fib(32) and threadstart
 # (tests/programs, built by tools/setup.sh --tests) recorded as ETMv4 against
-# qemu-aarch64 alone (plugin only).
+# qemu-aarch64 alone (plugin only), and LuaJIT's arm64 JIT on a small loop (luajit:arm64
+# unpacked from build/arm64-debs, which tools/setup.sh --tests fills): recorded as a user
+# gets it, with jitflow's module describing its traces, against qemu-aarch64 running the
+# same luajit without the module.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=$(realpath "${1:-build}")
@@ -43,6 +46,16 @@ cat > "$tmp/loop.js" <<'JS'
 function run(n) { let s = 0; for (let i = 0; i < n; i++) s += (i % 7 === 3) ? 2 : (i & 5); return s; }
 console.log(run(300000));
 JS
+cat > "$tmp/loop.lua" <<'LUA'
+local function run(n)
+	local s = 0
+	for i = 0, n - 1 do
+		if i % 7 == 3 then s = s + 2 else s = s + bit.band(i, 5) end
+	end
+	return s
+end
+print(run(3000000))
+LUA
 
 # name|command... (run in $tmp)
 programs=("fib(28)|$build/tests/programs/recprog_fib 28"
@@ -52,6 +65,12 @@ command -v node >/dev/null && programs+=("node loop.js|$(command -v node) loop.j
 if [ "$arch" = aarch64 ]; then
 	programs=("fib(32) aarch64|$build/tests/programs/a64_fib 32"
 		  "threadstart aarch64|$build/tests/programs/a64_threadstart")
+	if ls "$build"/arm64-debs/luajit_*_arm64.deb > /dev/null 2>&1; then
+		for deb in "$build"/arm64-debs/*luajit*_arm64.deb; do dpkg-deb -x "$deb" "$tmp/arm64"; done
+		# the guest's loader finds libluajit there (the host's tools skip the arm64 files)
+		export LD_LIBRARY_PATH="$tmp/arm64/usr/lib/aarch64-linux-gnu"
+		programs+=("luajit loop.lua arm64|$tmp/arm64/usr/bin/luajit loop.lua")
+	fi
 fi
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

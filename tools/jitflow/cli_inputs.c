@@ -424,6 +424,17 @@ int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_e
 {
 	if (in->perf_path || in->pt_path)
 		return jf_fail(err, "%s: a recording folder and another trace given: one at a time", dir);
+	/* `jitflow record` of an AArch64 program: a CoreSight snapshot folder, with the zone
+	 * files its runtimes wrote beside it. */
+	if (!has_file(dir, "perf.data") && has_file(dir, "snapshot.ini")) {
+		if (in->cs_snapshot)
+			return jf_fail(err, "%s: a recording folder and --cs-snapshot given: one at a "
+				       "time", dir);
+		in->cs_snapshot = dir;
+		in->recording_dir = dir;
+		/* not PyPy's log: reading it needs an Intel PT trace (docs/runtimes.md) */
+		return jf_cli_add_recording_zones(in, dir, err);
+	}
 	snprintf(in->recording_perf, sizeof(in->recording_perf), "%s/perf.data", dir);
 	in->perf_path = in->recording_perf;
 	read_manifest(in, dir);

@@ -211,13 +211,14 @@ int jf_cmd_record(int argc, char **argv)
 	if (jf_pypylog_plan(&pypy, opt.out_dir, opt.argv[0]) < 0)
 		return JF_EXIT_FAIL;
 
-	if (jf_record_setup_env(opt.out_dir, opt.argv[0], 1) < 0) {
-		fprintf(stderr, "jitflow record: %s: cannot create directory: %m\n", opt.out_dir);
-		return JF_EXIT_FAIL;
-	}
 	if (opt.arch == JF_RECORD_ARCH_AUTO &&
 	    jf_record_elf_machine(opt.argv[0]) == EM_AARCH64)
 		opt.arch = JF_RECORD_ARCH_AARCH64;
+	if (jf_record_setup_env(opt.out_dir, opt.argv[0], opt.arch == JF_RECORD_ARCH_AARCH64,
+				1) < 0) {
+		fprintf(stderr, "jitflow record: %s: cannot create directory: %m\n", opt.out_dir);
+		return JF_EXIT_FAIL;
+	}
 	/* Intel PT hardware records x86-64 programs only. */
 	if (opt.arch == JF_RECORD_ARCH_AARCH64)
 		emulate = 1;

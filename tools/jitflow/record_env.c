@@ -3,6 +3,7 @@
  *   JITFLOW_ZONE_DIR  the recording folder: every runtime linked with the emitter writes
  *                     jit-PID.dump there (minivm, or anything calling jf_emitter_open(NULL));
  *   JITFLOW_EMIT_LIB  the emitter shared library, for runtimes that load it (LuaJIT's FFI);
+ *                     for an AArch64 program, the one built for AArch64 (imagemap/aarch64);
  *   LUA_INIT          loads jitflow's LuaJIT module (tools/runtimes/luajit) before the
  *                     script: `luajit` runs LUA_INIT first; other Luas ignore it (pcall);
  *   JAVA_TOOL_OPTIONS gains -agentpath: jitflow's JVMTI agent (tools/runtimes/hotspot),
@@ -85,15 +86,18 @@ static void set_lua_init(int verbose)
 	setenv("LUA_INIT", init, 0);
 }
 
-static void set_emit_lib(void)
+static void set_emit_lib(int aarch64)
 {
 	static const char *const files[] = { "../imagemap/libjitflow-emit.so.0",
 					     "../lib/libjitflow-emit.so.0",
 					     "../lib/x86_64-linux-gnu/libjitflow-emit.so.0", NULL };
+	static const char *const files_a64[] = { "../imagemap/aarch64/libjitflow-emit.so.0",
+						 "../lib/aarch64-linux-gnu/libjitflow-emit.so.0",
+						 NULL };
 	char bin[PATH_MAX], lib[PATH_MAX];
 
 	if (getenv("JITFLOW_EMIT_LIB") || binary_dir(bin, sizeof(bin)) < 0 ||
-	    find_beside(bin, files, lib) < 0)
+	    find_beside(bin, aarch64 ? files_a64 : files, lib) < 0)
 		return;
 	setenv("JITFLOW_EMIT_LIB", lib, 0);
 }
@@ -151,7 +155,7 @@ static void set_python_path(const char *program)
 	free(path);
 }
 
-int jf_record_setup_env(const char *out_dir, const char *program, int verbose)
+int jf_record_setup_env(const char *out_dir, const char *program, int aarch64, int verbose)
 {
 	char abs[PATH_MAX];
 
@@ -159,7 +163,7 @@ int jf_record_setup_env(const char *out_dir, const char *program, int verbose)
 		return -1;
 	if (!getenv("JITFLOW_ZONE_DIR") && realpath(out_dir, abs))
 		setenv("JITFLOW_ZONE_DIR", abs, 0);
-	set_emit_lib();
+	set_emit_lib(aarch64);
 	set_lua_init(verbose);
 	set_python_path(program);
 	add_jvmti_agent();

@@ -12,13 +12,14 @@
 --     (side trace, with its parent trace and exit), the prototype and line it starts at,
 --     its link type (a TRACE_LINK event: loop, root = to another trace, return,
 --     interpreter, tail-recursion, ...); the loop label as LOOP_HEADER;
---   * the exit stub groups its exits use (shared by all traces), as exit-stub regions;
+--   * the exit stubs its exits use, as exit-stub regions: on x64 the stub groups shared by
+--     all traces; on arm64 the trace's own stubs after its code (jitflow/arm64.lua);
 --   * a guard per exit: every branch of its code that goes to that exit's stub, found by
---     disassembling the code (capstone); an inverted loop branch is a guard that exits
---     when it falls through;
+--     disassembling the code (x64: capstone; arm64: fixed-width words, jitflow/arm64.lua);
+--     an inverted loop branch is a guard that exits when it falls through;
 --   * after each new trace, every live trace's code is read again and any byte that
---     changed (LuaJIT patching a parent's exit branches to a new side trace) is written as
---     a PATCH: nothing about patching is assumed;
+--     changed (LuaJIT patching a parent's exit branches to a new side trace, and on arm64
+--     the exit's stub too) is written as a PATCH: nothing about patching is assumed;
 --   * on "flush" every region is freed (the machine code memory is reused) and a
 --     TRACE_FLUSH event written; "start" and "abort" are TRACE_START / TRACE_ABORT events;
 --   * first of all, a RUNTIME event (LuaJIT), so that reports use LuaJIT's words.
@@ -35,6 +36,9 @@ local ffi = require("ffi")
 local jutil = require("jit.util")
 local emitter = require("jitflow.emitter")
 local x64 = require("jitflow.x64")
+-- the machine code reader: x64.lua, or arm64.lua (per-trace exit stubs, see there)
+local arm64 = jit.arch == "arm64" and require("jitflow.arm64")
+local mcode = arm64 or x64
 local vmevents = require("jitflow.vmevents")
 local vmphases = require("jitflow.vmphases")
 
@@ -47,6 +51,7 @@ local live = {}            -- trace number -> what was emitted for it
 local started = {}         -- trace number -> its "start" event
 local stub_groups = {}     -- exit stub group base address -> size (live)
 local stub_exit = {}       -- exit stub address -> exit number
+local stub_owner = {}      -- arm64: exit stub address -> the trace number it belongs to
 local code_objects, next_code_object = {}, 1
 local STUBS_PER_GROUP = 32 -- LuaJIT's EXITSTUBS_PER_GROUP on x86/x64
 
@@ -98,6 +103,33 @@ local function describe_stub_group(group)
 	lib.jf_emit_region_load(em, r)
 end
 
+-- arm64: the trace's own exit stubs, a region of their own after its code, freed with it.
+local function describe_trace_stubs(traceno)
+	local stubs, err = arm64.stubs(traceno)
+	if not stubs then
+		warn("trace %d: %s; its exits are not described", traceno, err)
+		return nil
+	end
+	stubs.list = arm64.instructions(stubs.code, stubs.addr)
+	for addr, e in pairs(stubs.exits) do
+		stub_exit[addr], stub_owner[addr] = e, traceno
+	end
+	local r = ffi.new("struct jf_region")
+	r.name = string.format("exit stubs of trace %d", traceno)
+	r.addr, r.code, r.size = stubs.addr, stubs.code, #stubs.code
+	r.kind, r.generation, r.trace_id = emitter.REGION_EXIT_STUB, epoch, trace_id(traceno)
+	lib.jf_emit_region_load(em, r)
+	return stubs
+end
+
+local function describe_stubs(traceno, info, parent, pexit)
+	if arm64 then return describe_trace_stubs(traceno) end
+	for e = 0, info.nexit - 1 do
+		describe_stub_group(math.floor(e / STUBS_PER_GROUP))
+	end
+	if parent then describe_stub_group(math.floor(pexit / STUBS_PER_GROUP)) end
+end
+
 local function code_object(func)
 	local fi = jutil.funcinfo(func)
 	local file, line = fi.source or "?", fi.linedefined or 0
@@ -116,6 +148,10 @@ end
 local function free_trace(traceno)
 	local t = live[traceno]
 	lib.jf_emit_region_free(em, t.addr, #t.code)
+	if t.stubs then
+		lib.jf_emit_region_free(em, t.stubs.addr, #t.stubs.code)
+		for addr in pairs(t.stubs.exits) do stub_exit[addr], stub_owner[addr] = nil, nil end
+	end
 	live[traceno] = nil
 end
 
@@ -130,43 +166,64 @@ local function whole_instructions(list, i, j)
 	return from, to
 end
 
+-- Emit a PATCH for each run of bytes that differ between old and new (a piece of code at
+-- addr, whose instructions are list). expected(i, j) says whether the 1-based byte range
+-- [i, j] is where LuaJIT re-points an exit to the new side trace.
+local function patch_changes(addr, old, new, list, expected, reason, what)
+	local n, i = #new, 1
+	while i <= n do
+		if new:byte(i) ~= old:byte(i) then
+			local j = i
+			while j < n and new:byte(j + 1) ~= old:byte(j + 1) do j = j + 1 end
+			local why = reason
+			if not expected(i, j) then
+				M.stats.unexpected_patches = M.stats.unexpected_patches + 1
+				why = "unexpected change in " .. what
+				warn("%s at +%d (%d bytes)", why, i - 1, j - i + 1)
+			end
+			-- whole instructions: a decoder cannot decode one that straddles
+			-- the old bytes and the patch
+			i, j = whole_instructions(list, i, j)
+			lib.jf_emit_patch(em, addr + i - 1, new:sub(i, j), j - i + 1, why)
+			M.stats.patches = M.stats.patches + 1
+			i = j + 1
+		else
+			i = i + 1
+		end
+	end
+end
+
 -- Emit what changed in every live trace's code since it was last read: LuaJIT patches a
--- parent's branches to an exit when a side trace for that exit is compiled.
+-- parent's branches to an exit when a side trace for that exit is compiled (on arm64 also
+-- the exit's stub, read again here too).
 local function emit_patches(new_traceno, side_of, side_exit)
 	for traceno, t in pairs(live) do
 		local code = traceno ~= new_traceno and jutil.tracemc(traceno)
+		local reason = string.format("exit %d of trace %d -> side trace %d", side_exit or -1,
+					     traceno, new_traceno)
 		if code and code ~= t.code and #code == #t.code then
-			local n, i = #code, 1
-			while i <= n do
-				if code:byte(i) ~= t.code:byte(i) then
-					local j = i
-					while j < n and code:byte(j + 1) ~= t.code:byte(j + 1) do j = j + 1 end
-					-- expected: within the rel32 of a branch of this trace to side_exit
-					local ok = false
-					for _, b in ipairs(t.branches) do
-						if b.rel and traceno == side_of and b.exit == side_exit and
-						   i - 1 >= b.rel and j <= b.rel + 4 then ok = true end
-					end
-					local reason = string.format("exit %d of trace %d -> side trace %d",
-						side_exit or -1, traceno, new_traceno)
-					if not ok then
-						M.stats.unexpected_patches = M.stats.unexpected_patches + 1
-						reason = "unexpected change in trace " .. traceno
-						warn("%s at +%d (%d bytes)", reason, i - 1, j - i + 1)
-					end
-					-- whole instructions: a decoder cannot decode one that straddles
-					-- the old bytes and the patch
-					i, j = whole_instructions(t.list, i, j)
-					lib.jf_emit_patch(em, t.addr + i - 1, code:sub(i, j), j - i + 1, reason)
-					M.stats.patches = M.stats.patches + 1
-					i = j + 1
-				else
-					i = i + 1
+			-- expected: within the displacement of a branch of this trace to side_exit
+			patch_changes(t.addr, t.code, code, t.list, function(i, j)
+				for _, b in ipairs(t.branches) do
+					if b.rel and traceno == side_of and b.exit == side_exit and
+					   i - 1 >= b.rel and j <= b.rel + 4 then return true end
 				end
-			end
+				return false
+			end, reason, "trace " .. traceno)
 			t.code = code
 		elseif code and #code ~= #t.code then
 			warn("trace %d changed size (%d -> %d bytes)", traceno, #t.code, #code)
+		end
+		local s = t.stubs
+		local stubs = s and traceno ~= new_traceno and
+			      ffi.string(ffi.cast("const char *", s.addr), #s.code)
+		if stubs and stubs ~= s.code then
+			-- expected: the stub of side_exit, now a jump to the side trace
+			patch_changes(s.addr, s.code, stubs, s.list, function(i, j)
+				local at = s.addr + i - 1
+				return traceno == side_of and s.exits[at] == side_exit and j - i < 4
+			end, reason, "the exit stubs of trace " .. traceno)
+			s.code = stubs
 		end
 	end
 end
@@ -179,18 +236,15 @@ local function on_stop(traceno, func)
 	started[traceno] = nil
 	if live[traceno] then free_trace(traceno) end -- a number reused (trace collected)
 	local parent, pexit = st.parent, st.exit
-	for e = 0, info.nexit - 1 do
-		describe_stub_group(math.floor(e / STUBS_PER_GROUP))
-	end
-	if parent then describe_stub_group(math.floor(pexit / STUBS_PER_GROUP)) end
+	local stubs = describe_stubs(traceno, info, parent, pexit)
 
-	local list, err = x64.instructions(code, addr)
+	local list, err = mcode.instructions(code, addr)
 	if not list then
 		warn("trace %d: %s; its guards are not described", traceno, err or "?")
 		list = { n = 0, off = {}, len = {}, branch = {} }
 	end
-	local vmstate = x64.vmstate_store(code, list, traceno)
-	local branches, unguarded = x64.exit_branches(list, addr, stub_exit)
+	local vmstate = mcode.vmstate_store(code, list, traceno)
+	local branches, unguarded = mcode.exit_branches(list, addr, stub_exit)
 	M.stats.unguarded_exits = M.stats.unguarded_exits + #unguarded
 	for _, u in ipairs(unguarded) do
 		warn("trace %d: jump to exit %d at 0x%x has no branch to count", traceno, u.exit, u.at)
@@ -237,13 +291,17 @@ local function on_stop(traceno, func)
 			-- before the trace stores its number: LuaJIT reports the exit in the context
 			-- of the trace running before (a side trace's stack check, its parent exit)
 			owner = parent and trace_id(parent) or 0
+		elseif b.stub and stub_owner[b.stub] then
+			owner = trace_id(stub_owner[b.stub]) -- arm64: the stub's trace
 		end
 		if owner ~= 0 then
-			lib.jf_emit_guard_flags(em, exitno, owner, b.branch, stub_of(exitno), 0, b.flags)
+			lib.jf_emit_guard_flags(em, exitno, owner, b.branch, b.stub or stub_of(exitno), 0,
+						b.flags)
 			M.stats.guards = M.stats.guards + 1
 		end
 	end
-	live[traceno] = { addr = addr, code = code, branches = branches, list = list }
+	live[traceno] = { addr = addr, code = code, branches = branches, list = list,
+			  stubs = stubs }
 	M.stats.traces = M.stats.traces + 1
 	if parent then M.stats.side = M.stats.side + 1 end
 	emit_patches(traceno, parent, pexit)
@@ -252,7 +310,7 @@ end
 local function on_flush()
 	for traceno in pairs(live) do free_trace(traceno) end
 	for base, size in pairs(stub_groups) do lib.jf_emit_region_free(em, base, size) end
-	stub_groups, stub_exit, started = {}, {}, {}
+	stub_groups, stub_exit, stub_owner, started = {}, {}, {}, {}
 	epoch = epoch + 1
 	M.stats.flushes = M.stats.flushes + 1
 	lib.jf_emit_event(em, emitter.EVENT_TRACE_FLUSH, epoch)
@@ -292,7 +350,9 @@ end
 -- Starts describing traces (idempotent). Returns true, or nil and why not.
 function M.start()
 	if em then return true end
-	if jit.arch ~= "x64" then return nil, "only x64 is supported, not " .. jit.arch end
+	if not arm64 and jit.arch ~= "x64" then
+		return nil, "only x64 and arm64 are supported, not " .. jit.arch
+	end
 	local err
 	lib, em = emitter.open()
 	if not lib then
@@ -304,7 +364,7 @@ function M.start()
 	M.path = ffi.string(lib.jf_emitter_path(em))
 	-- capstone is loaded here, with the module: loading it (the dynamic loader relocating
 	-- the library, its tables set up) is start-up, not the cost of describing a trace
-	local cs_ok, cs_err = x64.open()
+	local cs_ok, cs_err = mcode.open()
 	if not cs_ok then warn("%s: traces' guards will not be described", cs_err) end
 	lib.jf_emit_event(em, emitter.EVENT_RUNTIME, emitter.RUNTIME_LUAJIT)
 	local vm_ok, vm_err = vmphases.start(lib, em)
