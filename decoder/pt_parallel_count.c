@@ -23,10 +23,21 @@
  *
  * Where a stretch is not modelled by the fast path (a decode error libipt reports itself,
  * an event it does not model...), the one-thread decoder hands over to libipt's block
- * decoder (pt_fast_handover.c); here the calling thread then runs the one-thread decoder
- * from the last PSB given out where it resynchronised (the anchor; the trace's start if
- * none) to the end, skips the records given out since (checked to be the same) and gives
- * the rest; its statistics and those given out before the anchor are this decoder's. */
+ * decoder (pt_fast_handover.c, pt_fast_count_handover.c) from that stretch's PSB or one or
+ * two before, as checks on what it committed there decide. The segment's decoder stopped
+ * there in its state (but for a return stack that is the top of its own, which the checks
+ * cannot tell from the one-thread one's), and the consumer knows what it committed since
+ * it last started afresh (the stretches given out since the anchor), so the calling thread
+ * makes the same hand-over (jf_pt_fast_count_from_stop), gives its records up to the PSB
+ * where the block decoder resynchronises and the fast path starts afresh, and goes on from
+ * there with the segments' stretches (the segment holding that PSB decoded again from it,
+ * unless its worker started there): the anchor moves there, with the one-thread decoder's
+ * policy on taking over again. Where the stop cannot show the one-thread decoder's state
+ * (it stopped at a return its stack had no entry for) or the hand-over needs a block
+ * decoder from the trace's start, the calling thread runs the one-thread decoder from the
+ * anchor (the trace's start if none) to the end, skips the records given out since
+ * (checked to be the same) and gives the rest; its statistics and those given out before
+ * the anchor are this decoder's. */
 #include "jitflow/pt_fast.h"
 #include "jitflow/pt_parallel.h"
 #include "jitflow/mapped_file.h"
@@ -48,6 +59,7 @@ struct stretch {
 	uint64_t events, events_hash; /* cfg.count_plain_events: counted, not in records */
 	size_t records, nrecords;   /* byte position and count in the segment's records */
 	int fresh;                  /* the decoder resynchronised at psb (pt_fast_watch.h) */
+	int timed;                  /* it read a timing packet in the stretch */
 	struct jf_pt_fast_state state;
 };
 
@@ -57,7 +69,10 @@ struct segment {
 	size_t n, cap;
 	struct jf_flow_buffer records;
 	int past;                   /* stretches that ended at or past end */
-	int unmodelled;             /* its decoder stopped: the stretch after st[n - 1] */
+	int unmodelled;             /* its decoder stopped: the stretch after st[n - 1]... */
+	struct jf_pt_fast_commit stop; /* ...as it told (records in stop_records) */
+	struct jf_flow *stop_records;
+	size_t stop_cap;
 	int ended;                  /* its decoder reached the end of the trace */
 	int failed;                 /* out of memory, or no decoder (message in err) */
 	struct jf_error err;
@@ -108,6 +123,15 @@ struct pt_count {
 	struct jf_pt_fast_caches serial_caches;
 	struct segment *serial_after;   /* ... which has decoded exactly this segment */
 	struct jf_decoder *rest;        /* the one-thread decoder (from the anchor) */
+	struct jf_decoder *local;       /* ...or its hand-over at cur's stop, up to where it
+					 * takes over again (then back to the segments) */
+	struct jf_pt_fast_policy policy; /* the one-thread decoder's at the anchor */
+	int timed;                      /* a stretch given out since the anchor had a timing
+					 * packet */
+	struct jf_fast_counted counted[2]; /* the last stretches given out since the anchor */
+	unsigned ncounted;
+	struct jf_flow *last_records;   /* the records of the last one */
+	size_t nlast, last_cap;
 	uint64_t given_until;           /* the stretches given out end here */
 	int last_fresh;                 /* the stretch given out last was fresh */
 	int anchored;                   /* the one-thread decoder resynchronised at anchor... */
@@ -155,11 +179,39 @@ static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
 	t->records = s->records.len;
 	t->nrecords = c->nrecords;
 	t->fresh = c->fresh;
+	t->timed = c->timed_here;
 	t->state = c->state;
 	for (i = 0; i < c->nrecords; i++) {
 		if (jf_flow_buffer_push(&s->records, &c->records[i]) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* Room for n records in *a (*cap of them now): 0, or -1 when out of memory. */
+static int reserve_records(struct jf_flow **a, size_t *cap, size_t n)
+{
+	struct jf_flow *more;
+
+	if (n <= *cap)
+		return 0;
+	more = realloc(*a, n * sizeof(*more));
+	if (!more)
+		return -1;
+	*a = more;
+	*cap = n;
+	return 0;
+}
+
+/* Where the decoder stopped, not modelled (the records copied: the decoder's are its own). */
+static int keep_stop(struct segment *s, const struct jf_pt_fast_commit *c)
+{
+	if (reserve_records(&s->stop_records, &s->stop_cap, c->nrecords) < 0)
+		return -1;
+	if (c->nrecords)
+		memcpy(s->stop_records, c->records, c->nrecords * sizeof(*c->records));
+	s->stop = *c;
+	s->stop.records = s->stop_records;
 	return 0;
 }
 
@@ -171,6 +223,10 @@ static int on_commit(void *ctx, const struct jf_pt_fast_commit *c)
 
 	if (c->unmodelled) {
 		s->unmodelled = 1;
+		if (keep_stop(s, c) < 0) {
+			s->failed = 1;
+			jf_fail(&s->err, "out of memory");
+		}
 		return 1;
 	}
 	if (add_stretch(s, c) < 0) {
@@ -195,6 +251,7 @@ static void clear_segment(struct segment *s)
 	s->n = 0;
 	s->past = 0;
 	s->unmodelled = s->ended = s->failed = 0;
+	memset(&s->stop, 0, sizeof(s->stop));
 	jf_flow_buffer_clear(&s->records);
 }
 
@@ -210,18 +267,28 @@ static void decode_into(struct run *run, struct jf_decoder *dec)
 		run->seg->failed = 1;
 }
 
-static struct jf_decoder *segment_decoder(struct pt_count *p, const struct segment *s,
-					  struct jf_codemap *map,
-					  const struct jf_pt_fast_caches *caches, struct run *run,
-					  struct jf_error *err)
+/* The configuration of a decoder on a thread with these caches. */
+static struct jf_pt_config thread_cfg(const struct pt_count *p,
+				      const struct jf_pt_fast_caches *caches)
 {
 	struct jf_pt_config cfg = p->cfg;
 
 	cfg.insns = caches->insns;
 	cfg.release_consumed = 0;       /* the consumer releases what all have passed */
-	if (!s->seg.first) {
+	return cfg;
+}
+
+/* A decoder for run->seg starting at its first PSB `start` (first: the trace's start). */
+static struct jf_decoder *segment_decoder(struct pt_count *p, uint64_t start, int first,
+					  struct jf_codemap *map,
+					  const struct jf_pt_fast_caches *caches, struct run *run,
+					  struct jf_error *err)
+{
+	struct jf_pt_config cfg = thread_cfg(p, caches);
+
+	if (!first) {
 		cfg.has_sync_at = 1;
-		cfg.sync_at = s->seg.start;
+		cfg.sync_at = start;
 	}
 	return jf_pt_fast_watched_resyncing_new(&cfg, map, caches, on_commit, run, err);
 }
@@ -240,6 +307,8 @@ static struct jf_seg *new_segment(void *ctx)
 		memset(s, 0, sizeof(*s));
 		s->st = kept.st;
 		s->cap = kept.cap;
+		s->stop_records = kept.stop_records;
+		s->stop_cap = kept.stop_cap;
 		s->records = kept.records;
 		jf_flow_buffer_clear(&s->records);
 	} else if (!(s = calloc(1, sizeof(*s)))) {
@@ -264,7 +333,8 @@ static void decode_segment(void *worker, struct jf_seg *b)
 	struct pt_count *p = w->p;
 	struct segment *s = seg_of(b);
 	struct run run = { p, s };
-	struct jf_decoder *dec = segment_decoder(p, s, w->map, &w->caches, &run, &s->err);
+	struct jf_decoder *dec = segment_decoder(p, s->seg.start, s->seg.first, w->map,
+						 &w->caches, &run, &s->err);
 
 	if (dec)
 		decode_into(&run, dec);
@@ -355,6 +425,7 @@ static void release_before(struct pt_count *p, uint64_t offset)
 static void free_segment(struct segment *s)
 {
 	free(s->st);
+	free(s->stop_records);
 	jf_flow_buffer_fini(&s->records);
 	free(s);
 }
@@ -401,6 +472,14 @@ static int plan_segment(struct pt_count *p, struct jf_error *err)
 	return 0;
 }
 
+/* The calling thread's caches, made when it first decodes. */
+static int caller_caches(struct pt_count *p)
+{
+	if (p->serial_caches.payloads)
+		return 0;
+	return jf_pt_fast_caches_init(&p->serial_caches, p->map);
+}
+
 /* The consumer's own decoder, in the state cur's worker left: cur decoded again (the
  * same stretches, checked). */
 static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_error *err)
@@ -415,16 +494,19 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	memset(&again->records, 0, sizeof(again->records));
 	again->st = NULL;
 	again->cap = 0;
+	again->stop_records = NULL;
+	again->stop_cap = 0;
 	again->seg.next = NULL;
 	clear_segment(again);
 	jf_decoder_free(p->serial);
 	p->serial_run.p = p;
 	p->serial_run.seg = again;
-	if (!p->serial_caches.payloads && jf_pt_fast_caches_init(&p->serial_caches, p->map) < 0) {
+	if (caller_caches(p) < 0) {
 		free_segment(again);
 		return jf_fail(err, "out of memory");
 	}
-	p->serial = segment_decoder(p, cur, p->map, &p->serial_caches, &p->serial_run, err);
+	p->serial = segment_decoder(p, cur->seg.start, cur->seg.first, p->map, &p->serial_caches,
+				   &p->serial_run, err);
 	if (!p->serial) {
 		free_segment(again);
 		return -1;
@@ -460,6 +542,42 @@ static void note_anchor(struct pt_count *p)
 	p->at_anchor = *p->stats;
 	p->given = 0;
 	p->given_hash = 0;
+	p->timed = 0;
+	p->ncounted = 0;
+}
+
+/* The stretch t of s is given out: the one-thread decoder commits it (as keep_counted in
+ * pt_fast.c). Returns 0, -1 when out of memory. */
+static int note_given(struct pt_count *p, const struct segment *s, const struct stretch *t)
+{
+	struct jf_fast_counted *c;
+	size_t i, at = t->records;
+
+	if (reserve_records(&p->last_records, &p->last_cap, t->nrecords) < 0)
+		return -1;
+	for (i = 0; i < t->nrecords; i++)
+		at = jf_flow_buffer_get(&s->records, at, &p->last_records[i]);
+	p->nlast = t->nrecords;
+
+	if (p->ncounted == 2)
+		p->counted[0] = p->counted[1];
+	else
+		p->ncounted++;
+	c = &p->counted[p->ncounted - 1];
+	c->from = p->given_until;
+	c->psb = t->psb;
+	c->insns = t->insns;
+	c->blocks = t->blocks;
+	c->has_time = t->has_time;
+	c->tmin = t->tmin;
+	c->tmax = t->tmax;
+	c->events = t->events;
+	c->events_hash = t->events_hash;
+	c->state = t->state;
+	p->timed |= t->timed;
+	p->given_until = t->psb;
+	p->last_fresh = t->fresh;
+	return 0;
 }
 
 /* From here on, the one-thread decoder: the rest of the trace as it gives it, from the
@@ -476,9 +594,93 @@ static int start_rest(struct pt_count *p, struct jf_error *err)
 		cfg.has_sync_at = 1;
 		cfg.sync_at = p->anchor;
 	}
-	p->rest = jf_pt_fast_counter_new(&cfg, p->map, err);
+	p->rest = jf_pt_fast_counter_policy_new(&cfg, p->map, &p->policy, err);
 	p->skip = p->given;
 	return p->rest ? 0 : -1;
+}
+
+/* cur's stretches are given out up to its stop, where the one-thread decoder hands over
+ * to libipt's block decoder: where the stop shows what that decoder does there
+ * (jf_pt_fast_count_from_stop: the stop's state is the one-thread decoder's but for a
+ * return stack that is the top of its own, and it did not stop for want of an older
+ * entry), the same hand-over from the stop's PSB, until the block decoder resynchronises
+ * and the fast path takes over again; else the one-thread decoder from the anchor. Not
+ * with timing packets (what the one-thread decoder carries of the time is not known). */
+static int hand_over(struct pt_count *p, struct jf_error *err)
+{
+	struct segment *cur = p->cur;
+	int rc = 0;
+
+	note_anchor(p);
+	if (cur->stop.unmodelled && !cur->stop.popped_empty && cur->stop.psb == p->given_until) {
+		struct jf_pt_fast_stop stop = {
+			&cur->stop, p->timed || cur->stop.timed_here, p->counted, p->ncounted,
+			p->last_records, p->nlast
+		};
+		struct jf_pt_config cfg;
+
+		if (caller_caches(p) < 0)
+			return jf_fail(err, "out of memory");
+		cfg = thread_cfg(p, &p->serial_caches);
+		/* Whether the one-thread decoder committed since it last started afresh. */
+		p->policy.committed = p->given_until > (p->anchored ? p->anchor : 0);
+		rc = jf_pt_fast_count_from_stop(&cfg, p->map, &p->serial_caches, &stop, &p->policy,
+						&p->local, err);
+	}
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		return start_rest(p, err) < 0 ? -1 : 1;
+	p->report->local_hand_overs++;
+	p->rest_serial = 0;
+	return 1;
+}
+
+/* The segment that holds psb becomes cur, its stretches from psb on those of a decoder
+ * started there (its worker's, if it started there; else decoded here). */
+static int segments_from(struct pt_count *p, uint64_t psb, struct jf_error *err)
+{
+	struct segment *cur = p->cur;
+
+	while (!cur->seg.last && psb >= cur->seg.end) {
+		struct segment *next = seg_of(jf_seg_queue_wait_next(&p->q, &cur->seg));
+
+		jf_seg_queue_wait_done(&p->q, &next->seg);
+		drop_head(p);
+		p->cur = cur = next;
+	}
+	jf_seg_queue_wait_done(&p->q, &cur->seg);
+	if (psb != cur->seg.start || cur->seg.first || p->serial_after == cur) {
+		if (caller_caches(p) < 0)
+			return jf_fail(err, "out of memory");
+		jf_decoder_free(p->serial);
+		clear_segment(cur);
+		p->serial_run.p = p;
+		p->serial_run.seg = cur;
+		p->serial = segment_decoder(p, psb, 0, p->map, &p->serial_caches, &p->serial_run,
+					    err);
+		if (!p->serial)
+			return -1;
+		decode_into(&p->serial_run, p->serial);
+		p->serial_after = cur;
+	}
+	p->pos = 0;
+	return plan_segment(p, err);
+}
+
+/* The hand-over's decoder takes over again at psb, afresh, with policy: the anchor, and
+ * the segments' stretches from there on. */
+static int back_to_segments(struct pt_count *p, uint64_t psb,
+			    const struct jf_pt_fast_policy *policy, struct jf_error *err)
+{
+	jf_decode_stats_add(p->stats, jf_decoder_stats(p->local));
+	jf_decoder_free(p->local);
+	p->local = NULL;
+	p->policy = *policy;
+	p->given_until = psb;
+	p->last_fresh = 1;
+	note_anchor(p);
+	return segments_from(p, psb, err);
 }
 
 /* cur is given out: go on with the next segment. 1 = more, 0 = the end. */
@@ -488,7 +690,7 @@ static int advance(struct pt_count *p, struct jf_error *err)
 	struct segment *cur = p->cur, *next = seg_of(cur->seg.next);
 
 	if (p->rest_serial)
-		return start_rest(p, err) < 0 ? -1 : 1;
+		return hand_over(p, err);
 	if (p->finished)
 		return 0;
 	if (p->joined) {
@@ -541,12 +743,50 @@ static int next_from_rest(struct pt_count *p, struct jf_flow *f, struct jf_error
 	return 0;
 }
 
+static int count_next(void *self, struct jf_flow *f, struct jf_error *err);
+
+/* The hand-over's next record; back to the segments where it takes over again. */
+static int next_from_local(struct pt_count *p, struct jf_flow *f, struct jf_error *err)
+{
+	struct jf_pt_fast_policy policy;
+	uint64_t psb;
+	int rc;
+
+	/* Its last record (the loss up to psb) has been counted by now. */
+	if (jf_pt_fast_counter_resuming(p->local, &psb, &policy)) {
+		if (back_to_segments(p, psb, &policy, err) < 0)
+			return -1;
+		return count_next(p, f, err);
+	}
+	rc = jf_decoder_next_uncounted(p->local, f, err);
+	if (rc > 0) {
+		p->given++;
+		p->given_hash = jf_flow_hash(p->given_hash, f);
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	if (jf_pt_fast_counter_gave_up(p->local)) {
+		jf_decoder_free(p->local);
+		p->local = NULL;
+		if (start_rest(p, err) < 0)
+			return -1;
+		return next_from_rest(p, f, err);
+	}
+	/* The end. */
+	jf_decode_stats_add(p->stats, jf_decoder_stats(p->local));
+	jf_seg_queue_join(&p->q);
+	return 0;
+}
+
 static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 {
 	struct pt_count *p = self;
 
 	if (p->rest)
 		return next_from_rest(p, f, err);
+	if (p->local)
+		return next_from_local(p, f, err);
 	if (!p->cur) {
 		p->cur = seg_of(jf_seg_queue_first(&p->q));
 		jf_seg_queue_wait_done(&p->q, &p->cur->seg);
@@ -567,11 +807,13 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 				return rc;
 			if (p->rest)
 				return next_from_rest(p, f, err);
+			if (p->local)
+				return next_from_local(p, f, err);
 		}
 		note_anchor(p);
 		t = &p->cur->st[p->pos++];
-		p->given_until = t->psb;
-		p->last_fresh = t->fresh;
+		if (note_given(p, p->cur, t) < 0)
+			return jf_fail(err, "out of memory");
 		s->insns += t->insns;
 		s->blocks += t->blocks;
 		s->events += t->events;
@@ -609,6 +851,8 @@ static void count_free(void *self)
 	jf_decoder_free(p->serial);
 	jf_pt_fast_caches_fini(&p->serial_caches);
 	jf_decoder_free(p->rest);
+	jf_decoder_free(p->local);
+	free(p->last_records);
 	free(p);
 }
 
