@@ -45,6 +45,7 @@
 #include "flow_buffer.h"
 #include "pt_fast_watch.h"
 #include "pt_seg_queue.h"
+#include "pt_segments.h"
 #include "pt_wrap.h"
 
 #include <stdint.h>
@@ -61,6 +62,11 @@ struct stretch {
 	int fresh;                  /* the decoder resynchronised at psb (pt_fast_watch.h) */
 	int timed;                  /* it read a timing packet in the stretch */
 	struct jf_pt_fast_state state;
+	/* A stop: the decoder stopped in the stretch after the one before, not modelled (the
+	 * segment's stops[stop], its records at `records`), and a decoder started afresh at
+	 * psb (the first PSB after the stop; the trace size if none) goes on. */
+	int marker;
+	size_t stop;
 };
 
 struct segment {
@@ -69,10 +75,9 @@ struct segment {
 	size_t n, cap;
 	struct jf_flow_buffer records;
 	int past;                   /* stretches that ended at or past end */
-	int unmodelled;             /* its decoder stopped: the stretch after st[n - 1]... */
-	struct jf_pt_fast_commit stop; /* ...as it told (records in stop_records) */
-	struct jf_flow *stop_records;
-	size_t stop_cap;
+	int unmodelled;             /* its decoder stopped: st[n - 1] marks where */
+	struct jf_pt_fast_commit *stops; /* as the decoders told them (records not kept here) */
+	size_t nstops, stops_cap;
 	int ended;                  /* its decoder reached the end of the trace */
 	int failed;                 /* out of memory, or no decoder (message in err) */
 	struct jf_error err;
@@ -90,6 +95,7 @@ struct worker {
 	struct pt_count *p;
 	struct jf_codemap *map;     /* a copy: code maps and libipt images are per thread */
 	struct jf_pt_fast_caches caches; /* kept from one segment to the next */
+	struct jf_pt_psb_finder *psbs;   /* where a decoder starts afresh after a stop */
 };
 
 /* A worker goes on to at least the third PSB from its segment's end: the first is where
@@ -114,13 +120,17 @@ struct pt_count {
 	struct segment *cur;            /* being given out: its stretches from pos ... */
 	size_t pos, until;              /* ... up to until (exclusive) */
 	size_t rec_pos, rec_left;       /* the records of the stretch given out last */
-	int joined;                     /* until is where cur joins the next ... */
+	int at_marker;                  /* until is a stop's marker in cur, else... */
+	int joined;                     /* ...until is where cur joins the next ... */
 	size_t next_pos;                /* ... whose stretches are given from here on */
 	int finished;                   /* nothing after cur */
 	int rest_serial;                /* cur ends not modelled: the one-thread decoder next */
 	struct jf_decoder *serial;      /* cur's decoder, after a seam did not join */
 	struct run serial_run;
 	struct jf_pt_fast_caches serial_caches;
+	struct jf_pt_psb_finder *psbs;  /* the calling thread's */
+	struct jf_flow *stop_records;   /* a stop's records, passed to its hand-over */
+	size_t stop_cap;
 	struct segment *serial_after;   /* ... which has decoded exactly this segment */
 	struct jf_decoder *rest;        /* the one-thread decoder (from the anchor) */
 	struct jf_decoder *local;       /* ...or its hand-over at cur's stop, up to where it
@@ -153,20 +163,30 @@ static struct segment *seg_of(struct jf_seg *s)
 	return (struct segment *)(void *)s;
 }
 
+/* Room for one more stretch: 0, or -1 when out of memory. */
+static int reserve_stretch(struct segment *s)
+{
+	struct stretch *t;
+	size_t cap;
+
+	if (s->n < s->cap)
+		return 0;
+	cap = s->cap ? 2 * s->cap : 32;
+	t = realloc(s->st, cap * sizeof(*t));
+	if (!t)
+		return -1;
+	s->st = t;
+	s->cap = cap;
+	return 0;
+}
+
 static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
 {
 	struct stretch *t;
 	size_t i;
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 32;
-
-		t = realloc(s->st, cap * sizeof(*t));
-		if (!t)
-			return -1;
-		s->st = t;
-		s->cap = cap;
-	}
+	if (reserve_stretch(s) < 0)
+		return -1;
 	t = &s->st[s->n++];
 	t->psb = c->psb;
 	t->insns = c->insns;
@@ -181,6 +201,7 @@ static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
 	t->fresh = c->fresh;
 	t->timed = c->timed_here;
 	t->state = c->state;
+	t->marker = 0;
 	for (i = 0; i < c->nrecords; i++) {
 		if (jf_flow_buffer_push(&s->records, &c->records[i]) < 0)
 			return -1;
@@ -203,15 +224,38 @@ static int reserve_records(struct jf_flow **a, size_t *cap, size_t n)
 	return 0;
 }
 
-/* Where the decoder stopped, not modelled (the records copied: the decoder's are its own). */
-static int keep_stop(struct segment *s, const struct jf_pt_fast_commit *c)
+/* Where the decoder stopped, not modelled: a marker after the stretches (its psb set where a
+ * decoder starts afresh: decode_on), the stop and its records kept. */
+static int add_marker(struct segment *s, const struct jf_pt_fast_commit *c)
 {
-	if (reserve_records(&s->stop_records, &s->stop_cap, c->nrecords) < 0)
+	struct jf_pt_fast_commit *stop;
+	struct stretch *t;
+	size_t i;
+
+	if (s->nstops == s->stops_cap) {
+		size_t cap = s->stops_cap ? 2 * s->stops_cap : 8;
+
+		stop = realloc(s->stops, cap * sizeof(*stop));
+		if (!stop)
+			return -1;
+		s->stops = stop;
+		s->stops_cap = cap;
+	}
+	if (reserve_stretch(s) < 0)
 		return -1;
-	if (c->nrecords)
-		memcpy(s->stop_records, c->records, c->nrecords * sizeof(*c->records));
-	s->stop = *c;
-	s->stop.records = s->stop_records;
+	stop = &s->stops[s->nstops];
+	*stop = *c;
+	stop->records = NULL;
+	t = &s->st[s->n++];
+	memset(t, 0, sizeof(*t));
+	t->marker = 1;
+	t->stop = s->nstops++;
+	t->records = s->records.len;
+	t->nrecords = c->nrecords;
+	for (i = 0; i < c->nrecords; i++) {
+		if (jf_flow_buffer_push(&s->records, &c->records[i]) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -223,7 +267,7 @@ static int on_commit(void *ctx, const struct jf_pt_fast_commit *c)
 
 	if (c->unmodelled) {
 		s->unmodelled = 1;
-		if (keep_stop(s, c) < 0) {
+		if (add_marker(s, c) < 0) {
 			s->failed = 1;
 			jf_fail(&s->err, "out of memory");
 		}
@@ -251,7 +295,7 @@ static void clear_segment(struct segment *s)
 	s->n = 0;
 	s->past = 0;
 	s->unmodelled = s->ended = s->failed = 0;
-	memset(&s->stop, 0, sizeof(s->stop));
+	s->nstops = 0;
 	jf_flow_buffer_clear(&s->records);
 }
 
@@ -293,6 +337,45 @@ static struct jf_decoder *segment_decoder(struct pt_count *p, uint64_t start, in
 	return jf_pt_fast_watched_resyncing_new(&cfg, map, caches, on_commit, run, err);
 }
 
+/* Decode into run->seg with *dec, and after each stop with a decoder started afresh at the
+ * first PSB past it (where the one-thread decoder's hand-over most often takes over again:
+ * the block decoder resynchronises at the first PSB past its error), which becomes *dec,
+ * until the watcher pauses or the trace ends. */
+static void decode_on(struct run *run, struct jf_decoder **dec, struct jf_codemap *map,
+		      const struct jf_pt_fast_caches *caches, struct jf_pt_psb_finder *psbs)
+{
+	struct segment *s = run->seg;
+
+	for (;;) {
+		const struct jf_pt_fast_commit *stop;
+		struct stretch *t;
+		int64_t next;
+
+		decode_into(run, *dec);
+		if (!s->unmodelled || s->failed || stopping(run->p))
+			return;
+		t = &s->st[s->n - 1];
+		stop = &s->stops[t->stop];
+		next = jf_pt_psb_at_or_after(psbs, (stop->stopped_at > stop->psb ? stop->stopped_at
+										 : stop->psb) + 1);
+		s->unmodelled = 0;
+		if (next < 0) {
+			t->psb = run->p->cfg.size;
+			s->ended = 1;
+			return;
+		}
+		t->psb = (uint64_t)next;
+		/* The seam needs as many stretches past the end from the new decoder. */
+		s->past = 0;
+		jf_decoder_free(*dec);
+		*dec = segment_decoder(run->p, t->psb, 0, map, caches, run, &s->err);
+		if (!*dec) {
+			s->failed = 1;
+			return;
+		}
+	}
+}
+
 /* pt_seg_queue.h: a new segment, with the memory of one given out if there is one. */
 static struct jf_seg *new_segment(void *ctx)
 {
@@ -307,8 +390,8 @@ static struct jf_seg *new_segment(void *ctx)
 		memset(s, 0, sizeof(*s));
 		s->st = kept.st;
 		s->cap = kept.cap;
-		s->stop_records = kept.stop_records;
-		s->stop_cap = kept.stop_cap;
+		s->stops = kept.stops;
+		s->stops_cap = kept.stops_cap;
 		s->records = kept.records;
 		jf_flow_buffer_clear(&s->records);
 	} else if (!(s = calloc(1, sizeof(*s)))) {
@@ -337,7 +420,7 @@ static void decode_segment(void *worker, struct jf_seg *b)
 						 &w->caches, &run, &s->err);
 
 	if (dec)
-		decode_into(&run, dec);
+		decode_on(&run, &dec, w->map, &w->caches, w->psbs);
 	else
 		s->failed = 1;
 	jf_decoder_free(dec);
@@ -359,6 +442,9 @@ static int same_stretch(const struct segment *f, const struct stretch *a, const 
 {
 	size_t i, pa = a->records, pb = b->records;
 
+	/* Two decoders that stopped in the same stretch both go on afresh at the next PSB. */
+	if (a->marker || b->marker)
+		return a->marker && b->marker && a->psb == b->psb;
 	if (a->psb != b->psb || a->fresh != b->fresh || a->insns != b->insns ||
 	    a->blocks != b->blocks ||
 	    a->has_time != b->has_time || a->nrecords != b->nrecords ||
@@ -387,13 +473,13 @@ static int find_join(const struct segment *f, size_t from, const struct segment 
 	for (a = from; a < f->n; a++) {
 		size_t i, j;
 
-		if (f->st[a].psb < g->seg.start)
+		if (f->st[a].psb < g->seg.start || f->st[a].marker)
 			continue;
-		while (b < g->n && g->st[b].psb < f->st[a].psb)
+		while (b < g->n && (g->st[b].psb < f->st[a].psb || g->st[b].marker))
 			b++;
 		if (b == g->n)
 			return 0;
-		if (g->st[b].psb != f->st[a].psb ||
+		if (g->st[b].psb != f->st[a].psb || g->st[b].marker ||
 		    !jf_pt_fast_same_state(&f->st[a].state, &g->st[b].state))
 			continue;
 		/* Every stretch both decoded after the PSB must agree, and there must be one. */
@@ -425,7 +511,7 @@ static void release_before(struct pt_count *p, uint64_t offset)
 static void free_segment(struct segment *s)
 {
 	free(s->st);
-	free(s->stop_records);
+	free(s->stops);
 	jf_flow_buffer_fini(&s->records);
 	free(s);
 }
@@ -447,11 +533,22 @@ static int plan_segment(struct pt_count *p, struct jf_error *err)
 	struct segment *cur = p->cur, *next;
 	size_t fa, gb;
 
+	size_t m;
+
 	p->until = cur->n;
 	p->joined = 0;
+	p->at_marker = 0;
 	if (cur->failed) {
 		*err = cur->err;
 		return -1;
+	}
+	/* The stretches up to a stop first: its hand-over is decided when they are given. */
+	for (m = p->pos; m < cur->n && !cur->st[m].marker; m++)
+		;
+	if (m < cur->n) {
+		p->until = m;
+		p->at_marker = 1;
+		return 0;
 	}
 	if (cur->ended || (cur->seg.last && !cur->unmodelled)) {
 		p->finished = 1;
@@ -494,8 +591,8 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	memset(&again->records, 0, sizeof(again->records));
 	again->st = NULL;
 	again->cap = 0;
-	again->stop_records = NULL;
-	again->stop_cap = 0;
+	again->stops = NULL;
+	again->stops_cap = 0;
 	again->seg.next = NULL;
 	clear_segment(again);
 	jf_decoder_free(p->serial);
@@ -511,7 +608,7 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 		free_segment(again);
 		return -1;
 	}
-	decode_into(&p->serial_run, p->serial);
+	decode_on(&p->serial_run, &p->serial, p->map, &p->serial_caches, p->psbs);
 	for (i = 0; i < cur->n && i < again->n; i++) {
 		if (!same_stretch(cur, &cur->st[i], again, &again->st[i]))
 			break;
@@ -599,25 +696,33 @@ static int start_rest(struct pt_count *p, struct jf_error *err)
 	return p->rest ? 0 : -1;
 }
 
-/* cur's stretches are given out up to its stop, where the one-thread decoder hands over
- * to libipt's block decoder: where the stop shows what that decoder does there
- * (jf_pt_fast_count_from_stop: the stop's state is the one-thread decoder's but for a
- * return stack that is the top of its own, and it did not stop for want of an older
- * entry), the same hand-over from the stop's PSB, until the block decoder resynchronises
- * and the fast path takes over again; else the one-thread decoder from the anchor. Not
- * with timing packets (what the one-thread decoder carries of the time is not known). */
+/* cur's stretches are given out up to its stop (the marker at until), where the
+ * one-thread decoder hands over to libipt's block decoder: where the stop shows what that
+ * decoder does there (jf_pt_fast_count_from_stop: the stop's state is the one-thread
+ * decoder's but for a return stack that is the top of its own, and it did not stop for
+ * want of an older entry), the same hand-over, until the block decoder resynchronises and
+ * the fast path takes over again; else the one-thread decoder from the anchor. */
 static int hand_over(struct pt_count *p, struct jf_error *err)
 {
 	struct segment *cur = p->cur;
+	const struct stretch *t = &cur->st[p->until];
+	struct jf_pt_fast_commit at = cur->stops[t->stop];
 	int rc = 0;
 
 	note_anchor(p);
-	if (cur->stop.unmodelled && !cur->stop.popped_empty && cur->stop.psb == p->given_until) {
+	if (!at.popped_empty && at.psb == p->given_until) {
 		struct jf_pt_fast_stop stop = {
-			&cur->stop, p->timed || cur->stop.timed_here, p->counted, p->ncounted,
-			p->last_records, p->nlast
+			&at, p->timed || at.timed_here, p->counted, p->ncounted, p->last_records,
+			p->nlast
 		};
 		struct jf_pt_config cfg;
+		size_t i, r = t->records;
+
+		if (reserve_records(&p->stop_records, &p->stop_cap, t->nrecords) < 0)
+			return jf_fail(err, "out of memory");
+		for (i = 0; i < t->nrecords; i++)
+			r = jf_flow_buffer_get(&cur->records, r, &p->stop_records[i]);
+		at.records = p->stop_records;
 
 		if (caller_caches(p) < 0)
 			return jf_fail(err, "out of memory");
@@ -632,7 +737,6 @@ static int hand_over(struct pt_count *p, struct jf_error *err)
 	if (rc == 0)
 		return start_rest(p, err) < 0 ? -1 : 1;
 	p->report->local_hand_overs++;
-	p->rest_serial = 0;
 	return 1;
 }
 
@@ -642,6 +746,11 @@ static int segments_from(struct pt_count *p, uint64_t psb, struct jf_error *err)
 {
 	struct segment *cur = p->cur;
 
+	/* Most often where cur's decoders went on after the stop. */
+	if (p->at_marker && cur->st[p->until].psb == psb) {
+		p->pos = p->until + 1;
+		return plan_segment(p, err);
+	}
 	while (!cur->seg.last && psb >= cur->seg.end) {
 		struct segment *next = seg_of(jf_seg_queue_wait_next(&p->q, &cur->seg));
 
@@ -661,7 +770,7 @@ static int segments_from(struct pt_count *p, uint64_t psb, struct jf_error *err)
 					    err);
 		if (!p->serial)
 			return -1;
-		decode_into(&p->serial_run, p->serial);
+		decode_on(&p->serial_run, &p->serial, p->map, &p->serial_caches, p->psbs);
 		p->serial_after = cur;
 	}
 	p->pos = 0;
@@ -689,8 +798,10 @@ static int advance(struct pt_count *p, struct jf_error *err)
 	/* The next segment was waited for (under the lock) in plan_segment. */
 	struct segment *cur = p->cur, *next = seg_of(cur->seg.next);
 
-	if (p->rest_serial)
+	if (p->at_marker)
 		return hand_over(p, err);
+	if (p->rest_serial)
+		return start_rest(p, err) < 0 ? -1 : 1;
 	if (p->finished)
 		return 0;
 	if (p->joined) {
@@ -706,7 +817,7 @@ static int advance(struct pt_count *p, struct jf_error *err)
 		p->report->serial++;
 		clear_segment(next);
 		p->serial_run.seg = next;
-		decode_into(&p->serial_run, p->serial);
+		decode_on(&p->serial_run, &p->serial, p->map, &p->serial_caches, p->psbs);
 		p->serial_after = next;
 		p->pos = 0;
 	}
@@ -839,7 +950,10 @@ static void count_free(void *self)
 	for (i = 0; i < p->nworkers; i++) {
 		jf_pt_fast_caches_fini(&p->workers[i].caches);
 		jf_codemap_free(p->workers[i].map);
+		jf_pt_psb_finder_free(p->workers[i].psbs);
 	}
+	jf_pt_psb_finder_free(p->psbs);
+	free(p->stop_records);
 	free(p->workers);
 	jf_seg_queue_fini(&p->q);
 	while (p->spare) {
@@ -863,7 +977,8 @@ static int start_workers(struct pt_count *p, struct jf_error *err)
 	int i;
 
 	p->workers = calloc((size_t)p->opt.jobs, sizeof(*p->workers));
-	if (!p->workers)
+	p->psbs = jf_pt_psb_finder_new(p->cfg.trace, p->cfg.size);
+	if (!p->workers || !p->psbs)
 		return jf_fail(err, "out of memory");
 	p->nworkers = p->opt.jobs;
 	for (i = 0; i < p->nworkers; i++) {
@@ -873,7 +988,8 @@ static int start_workers(struct pt_count *p, struct jf_error *err)
 		w->map = jf_codemap_clone(p->map, err);
 		if (!w->map)
 			return -1;
-		if (jf_pt_fast_caches_init(&w->caches, w->map) < 0)
+		w->psbs = jf_pt_psb_finder_new(p->cfg.trace, p->cfg.size);
+		if (jf_pt_fast_caches_init(&w->caches, w->map) < 0 || !w->psbs)
 			return jf_fail(err, "out of memory");
 		/* the last one is the calling thread's, when it waits */
 		if (i + 1 == p->nworkers)
