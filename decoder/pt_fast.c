@@ -229,28 +229,37 @@ int jf_pt_fast_same_state(const struct jf_pt_fast_state *f, const struct jf_pt_f
 	return !memcmp(f->ret, g->ret, (size_t)g->depth * sizeof(g->ret[0]));
 }
 
-/* pt_fast_watch.h: tell the watcher of a commit at psb (or that the stretch from psb on is
- * not modelled) with the state carried into the next stretch. Returns 1 to pause. */
+/* pt_fast_watch.h: what the watcher is told of a commit at psb (or that the stretch from
+ * psb on is not modelled), with the state carried into the next stretch. */
+void jf_fast_fill_commit(struct fast *f, uint64_t psb, int unmodelled,
+			 struct jf_pt_fast_commit *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->psb = psb;
+	c->unmodelled = unmodelled;
+	c->fresh = !unmodelled && f->resync && f->resume_psb == psb;
+	c->insns = f->insns_n;
+	c->blocks = f->blocks_n;
+	c->has_time = f->has_time;
+	c->tmin = f->tmin;
+	c->tmax = f->tmax;
+	c->records = f->pending.flows;
+	c->nrecords = f->pending.n;
+	c->events = f->events_n;
+	c->events_hash = f->events_hash;
+	c->timed_here = f->timed_here;
+	c->popped_empty = f->popped_empty;
+	if (unmodelled && f->by_packets && f->pkt)
+		pt_pkt_get_offset(f->pkt, &c->stopped_at);
+	jf_fast_fill_state(f, &c->state);
+}
+
+/* Tell the watcher (1: it asks to pause). */
 int jf_fast_tell_watcher(struct fast *f, uint64_t psb, int unmodelled)
 {
 	struct jf_pt_fast_commit c;
 
-	memset(&c, 0, sizeof(c));
-	c.psb = psb;
-	c.unmodelled = unmodelled;
-	c.fresh = !unmodelled && f->resync && f->resume_psb == psb;
-	c.insns = f->insns_n;
-	c.blocks = f->blocks_n;
-	c.has_time = f->has_time;
-	c.tmin = f->tmin;
-	c.tmax = f->tmax;
-	c.records = f->pending.flows;
-	c.nrecords = f->pending.n;
-	c.events = f->events_n;
-	c.events_hash = f->events_hash;
-	if (unmodelled && f->by_packets && f->pkt)
-		pt_pkt_get_offset(f->pkt, &c.stopped_at);
-	jf_fast_fill_state(f, &c.state);
+	jf_fast_fill_commit(f, psb, unmodelled, &c);
 	return f->watch(f->watch_ctx, &c);
 }
 
@@ -336,6 +345,7 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 		jf_decode_stats_span(s, f->tmin, f->tmax);
 	f->insns_n = f->blocks_n = f->events_n = f->events_hash = 0;
 	f->has_time = 0;
+	f->timed_here = 0;
 	f->committed_records += f->pending.n;
 	f->report.fast_bytes += new_restart - f->restart;
 	f->prev_restart = f->restart;
@@ -397,8 +407,10 @@ void jf_fast_push_return(struct fast *f, uint64_t ip)
 
 int jf_fast_pop_return(struct fast *f, uint64_t *ip)
 {
-	if (f->top == f->bottom)
+	if (f->top == f->bottom) {
+		f->popped_empty = 1;
 		return -1;
+	}
 	f->top = (uint8_t)(!f->top ? RETSTACK_SIZE : f->top - 1);
 	*ip = f->ret[f->top];
 	return 0;
@@ -985,17 +997,14 @@ static int setup(struct fast *f, struct jf_error *err)
 	return 0;
 }
 
-static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_codemap *map,
-				      const struct jf_pt_fast_caches *caches,
-				      jf_pt_fast_watch_fn watch, void *watch_ctx,
-				      int watch_resyncs, int emit, struct jf_error *err)
+/* A fast decoder, set up but not started. */
+static struct jf_decoder *make(const struct jf_pt_config *cfg, struct jf_codemap *map,
+			       const struct jf_pt_fast_caches *caches, jf_pt_fast_watch_fn watch,
+			       void *watch_ctx, int watch_resyncs, int emit, struct jf_error *err)
 {
 	struct fast *f;
 	struct jf_decoder *dec;
 
-	/* An empty trace has nothing to count fast. */
-	if (cfg->size == 0 && !watch)
-		return jf_pt_decoder_new(cfg, map, err);
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		jf_fail(err, "out of memory");
@@ -1028,11 +1037,112 @@ static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_
 	f->stats->trace_bytes = cfg->size;
 	f->stats->time_is_ns = cfg->conv.valid;
 	f->stats->time_is_synthetic = cfg->time_is_synthetic;
-	if (start(f, err) < 0) {
+	return dec;
+}
+
+static void set_policy(struct fast *f, const struct jf_pt_fast_policy *policy)
+{
+	/* Only whether there were resumes counts (pt_fast_handover.c), and whether fast
+	 * bytes were committed since the last. */
+	f->report.resumes = policy->resumed ? 1 : 0;
+	f->resume_backoff = policy->backoff;
+	f->report.fast_bytes = policy->committed ? 1 : 0;
+	f->fast_bytes_at_resume = 0;
+}
+
+static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_codemap *map,
+				      const struct jf_pt_fast_caches *caches,
+				      jf_pt_fast_watch_fn watch, void *watch_ctx,
+				      int watch_resyncs, int emit, struct jf_error *err)
+{
+	struct jf_decoder *dec;
+
+	/* An empty trace has nothing to count fast. */
+	if (cfg->size == 0 && !watch)
+		return jf_pt_decoder_new(cfg, map, err);
+	dec = make(cfg, map, caches, watch, watch_ctx, watch_resyncs, emit, err);
+	if (dec && start(jf_decoder_backend(dec, &fast_ops), err) < 0) {
 		jf_decoder_free(dec);
 		return NULL;
 	}
 	return dec;
+}
+
+struct jf_decoder *jf_pt_fast_counter_policy_new(const struct jf_pt_config *cfg,
+						 struct jf_codemap *map,
+						 const struct jf_pt_fast_policy *policy,
+						 struct jf_error *err)
+{
+	struct jf_pt_fast_policy at_start = *policy;
+	struct jf_decoder *dec;
+
+	if (cfg->size == 0)
+		return jf_pt_decoder_new(cfg, map, err);
+	dec = make(cfg, map, NULL, NULL, NULL, 0, 0, err);
+	if (!dec)
+		return NULL;
+	at_start.committed = 0;
+	set_policy(jf_decoder_backend(dec, &fast_ops), &at_start);
+	if (start(jf_decoder_backend(dec, &fast_ops), err) < 0) {
+		jf_decoder_free(dec);
+		return NULL;
+	}
+	return dec;
+}
+
+int jf_pt_fast_count_from_stop(const struct jf_pt_config *cfg, struct jf_codemap *map,
+			       const struct jf_pt_fast_caches *caches,
+			       const struct jf_pt_fast_stop *stop,
+			       const struct jf_pt_fast_policy *policy, struct jf_decoder **out,
+			       struct jf_error *err)
+{
+	struct jf_decoder *dec = make(cfg, map, caches, NULL, NULL, 0, 0, err);
+	struct fast *f;
+	int rc;
+
+	*out = NULL;
+	if (!dec)
+		return -1;
+	f = jf_decoder_backend(dec, &fast_ops);
+	f->restart = f->prev_restart = stop->at->psb;
+	f->local_only = 1;
+	set_policy(f, policy);
+	/* As jf_fast_hand_over chooses. */
+	rc = stop->timed ? 0 : jf_fast_count_hand_over_at_stop(f, stop->at, err);
+	if (rc == 0)
+		rc = jf_fast_count_hand_over_before(f, stop, err);
+	if (rc <= 0) {
+		jf_decoder_free(dec);
+		return rc;
+	}
+	/* As jf_fast_hand_over leaves it. */
+	f->report.hand_overs++;
+	f->report.fallback_at = (int64_t)stop->at->psb;
+	jf_fast_plan_resumes(f);
+	jf_fast_free_decoders(f);
+	*out = dec;
+	return 1;
+}
+
+int jf_pt_fast_counter_resuming(struct jf_decoder *dec, uint64_t *psb,
+				struct jf_pt_fast_policy *policy)
+{
+	struct fast *f = jf_decoder_backend(dec, &fast_ops);
+
+	if (!f || !f->resume)
+		return 0;
+	*psb = f->resume_psb;
+	policy->resumed = 1;
+	policy->backoff = f->resume_backoff;
+	policy->committed = 0;
+	return 1;
+}
+
+int jf_pt_fast_counter_gave_up(struct jf_decoder *dec)
+{
+	struct fast *f = jf_decoder_backend(dec, &fast_ops);
+
+	return f && f->gave_up;
 }
 
 struct jf_decoder *jf_pt_fast_counter_new(const struct jf_pt_config *cfg,

@@ -36,13 +36,13 @@
  * may be at p0 itself, an empty stretch before the PSB+ it starts with), and all it
  * counted up to the last one's end (which the block decoder from p0 skips). */
 struct probe {
-	const struct fast *f;
+	const struct jf_pt_fast_stop *stop;
 	uint64_t p0;
 	size_t want;                /* 1 or 2 */
 	struct jf_fast_counted got[2];
 	size_t n;
 	uint64_t insns, records;
-	int same_records;           /* the last stretch's records are f->ready's */
+	int same_records;           /* the last stretch's records are the stop's last ones */
 	int unmodelled;
 };
 
@@ -72,9 +72,9 @@ static int on_commit(void *ctx, const struct jf_pt_fast_commit *c)
 	g->state = c->state;
 	if (++p->n < p->want)
 		return 0;
-	p->same_records = c->nrecords == p->f->stretch_n;
+	p->same_records = c->nrecords == p->stop->nlast;
 	for (i = 0; p->same_records && i < c->nrecords; i++)
-		p->same_records = jf_flow_same(&c->records[i], &p->f->ready.flows[i]);
+		p->same_records = jf_flow_same(&c->records[i], &p->stop->last_records[i]);
 	return 1;
 }
 
@@ -135,21 +135,22 @@ static int block_decoder_from(struct fast *f, uint64_t p0, uint64_t insns, uint6
 	return 1;
 }
 
-/* Whether a block decoder from the PSB `back` (1 or 2) stretches before f->restart decodes
- * on from there as this path would, as a watched decoder started there shows (into p). 1,
- * 0 if not, -1 with err. */
-static int checked_from(struct fast *f, size_t back, struct probe *p, struct jf_error *err)
+/* Whether a block decoder from the PSB `back` (1 or 2) stretches before the stop decodes
+ * on from there as the one-thread decoder would, as a watched decoder started there shows
+ * (into p). 1, 0 if not, -1 with err. */
+static int checked_from(struct fast *f, const struct jf_pt_fast_stop *stop, size_t back,
+			struct probe *p, struct jf_error *err)
 {
 	const struct jf_fast_counted *last, *first;
 
-	if (f->ncounted < back)
+	if (stop->ncounted < back)
 		return 0;
-	last = &f->counted[f->ncounted - 1];
-	first = &f->counted[f->ncounted - back];
-	if (last->psb != f->restart || (back == 2 && first->psb != last->from))
+	last = &stop->counted[stop->ncounted - 1];
+	first = &stop->counted[stop->ncounted - back];
+	if (last->psb != stop->at->psb || (back == 2 && first->psb != last->from))
 		return 0;
 	memset(p, 0, sizeof(*p));
-	p->f = f;
+	p->stop = stop;
 	p->p0 = first->from;
 	p->want = back;
 	if (run_watched(f, p->p0, on_commit, p, err) < 0)
@@ -162,29 +163,44 @@ static int checked_from(struct fast *f, size_t back, struct probe *p, struct jf_
 			     jf_pt_fast_same_state(&first->state, &p->got[0].state));
 }
 
-int jf_fast_count_hand_over_local(struct fast *f, struct jf_error *err)
+int jf_fast_count_hand_over_before(struct fast *f, const struct jf_pt_fast_stop *stop,
+				   struct jf_error *err)
 {
 	struct probe p;
 	int rc;
 
-	if (f->emit || f->ncounted < 1)
+	if (f->emit || stop->ncounted < 1)
 		return 0;
-	rc = checked_from(f, 1, &p, err);
+	rc = checked_from(f, stop, 1, &p, err);
 	if (rc == 0)
-		rc = checked_from(f, 2, &p, err);
+		rc = checked_from(f, stop, 2, &p, err);
 	if (rc <= 0)
 		return rc;
 	return block_decoder_from(f, p.p0, p.insns, p.records, err);
 }
 
-/* What a watched decoder from f->restart did up to where it stopped (the stretch after the
- * PSB it started at, not modelled), and whether that is what f did: the same records,
+int jf_fast_count_hand_over_local(struct fast *f, struct jf_error *err)
+{
+	struct jf_pt_fast_commit at;
+	struct jf_pt_fast_stop stop;
+
+	memset(&at, 0, sizeof(at));
+	at.psb = f->restart;
+	memset(&stop, 0, sizeof(stop));
+	stop.at = &at;
+	stop.counted = f->counted;
+	stop.ncounted = f->ncounted;
+	stop.last_records = f->ready.flows;
+	stop.nlast = f->stretch_n;
+	return jf_fast_count_hand_over_before(f, &stop, err);
+}
+
+/* What a watched decoder from the stop's PSB did up to where it stopped (the stretch after
+ * the PSB it started at, not modelled), and whether that is the stop's: the same records,
  * counts, time span, state and packet offset (compared as it stops: its records are its
  * own until then). */
 struct here {
-	const struct fast *f;
-	struct jf_pt_fast_state state; /* f's, where it stopped */
-	uint64_t stopped_at;
+	const struct jf_pt_fast_commit *want;
 	uint64_t insns, records;       /* committed at its start, before the PSB+ */
 	int same;
 };
@@ -192,43 +208,50 @@ struct here {
 static int on_stop(void *ctx, const struct jf_pt_fast_commit *c)
 {
 	struct here *h = ctx;
-	const struct fast *f = h->f;
+	const struct jf_pt_fast_commit *w = h->want;
 	size_t i;
 
 	if (!c->unmodelled) {
 		h->insns += c->insns;
 		h->records += c->nrecords + c->events;
-		/* Past f->restart: it decoded what f did not. */
-		return c->psb > f->restart;
+		/* Past the stop's PSB: it decoded what the stopped decoder did not. */
+		return c->psb > w->psb;
 	}
-	h->same = c->psb == f->restart && c->stopped_at && c->stopped_at == h->stopped_at &&
-		  c->insns == f->insns_n && c->blocks == f->blocks_n &&
-		  c->events == f->events_n && c->events_hash == f->events_hash &&
-		  c->has_time == f->has_time &&
-		  (!c->has_time || (c->tmin == f->tmin && c->tmax == f->tmax)) &&
-		  c->nrecords == f->pending.n && jf_pt_fast_same_state(&h->state, &c->state);
+	h->same = c->psb == w->psb && c->stopped_at && c->stopped_at == w->stopped_at &&
+		  c->insns == w->insns && c->blocks == w->blocks && c->events == w->events &&
+		  c->events_hash == w->events_hash && c->has_time == w->has_time &&
+		  (!c->has_time || (c->tmin == w->tmin && c->tmax == w->tmax)) &&
+		  c->nrecords == w->nrecords && jf_pt_fast_same_state(&w->state, &c->state);
 	for (i = 0; h->same && i < c->nrecords; i++)
-		h->same = jf_flow_same(&c->records[i], &f->pending.flows[i]);
+		h->same = jf_flow_same(&c->records[i], &w->records[i]);
 	return 1;
+}
+
+int jf_fast_count_hand_over_at_stop(struct fast *f, const struct jf_pt_fast_commit *stop,
+				    struct jf_error *err)
+{
+	struct here h;
+
+	memset(&h, 0, sizeof(h));
+	h.want = stop;
+	if (!stop->stopped_at)
+		return 0;
+	if (run_watched(f, stop->psb, on_stop, &h, err) < 0)
+		return -1;
+	if (!h.same)
+		return 0;
+	return block_decoder_from(f, stop->psb, h.insns, h.records, err);
 }
 
 int jf_fast_count_hand_over_here(struct fast *f, struct jf_error *err)
 {
-	struct here h;
+	struct jf_pt_fast_commit stop;
 
 	/* Not with timing packets: the time libipt's estimate carries across the PSB is
 	 * more than the states hold (a TSC read but not yet queried, the calibration), and
 	 * a decoder started at the PSB has none of it (fuzz_pt_decode). */
 	if (f->emit || !f->by_packets || !f->pkt || f->timed)
 		return 0;
-	memset(&h, 0, sizeof(h));
-	h.f = f;
-	jf_fast_fill_state(f, &h.state);
-	if (pt_pkt_get_offset(f->pkt, &h.stopped_at) < 0)
-		return 0;
-	if (run_watched(f, f->restart, on_stop, &h, err) < 0)
-		return -1;
-	if (!h.same)
-		return 0;
-	return block_decoder_from(f, f->restart, h.insns, h.records, err);
+	jf_fast_fill_commit(f, f->restart, 1, &stop);
+	return jf_fast_count_hand_over_at_stop(f, &stop, err);
 }

@@ -140,6 +140,19 @@ static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf
 	return f->old ? 0 : -1;
 }
 
+void jf_fast_plan_resumes(struct fast *f)
+{
+	if (!f->report.resumes)
+		return;
+	if (f->report.fast_bytes == f->fast_bytes_at_resume)
+		f->resume_backoff = f->resume_backoff * 2 + 1 < MAX_RESUME_BACKOFF
+					    ? f->resume_backoff * 2 + 1
+					    : MAX_RESUME_BACKOFF;
+	else
+		f->resume_backoff = 0;
+	f->resumes_to_skip = f->resume_backoff;
+}
+
 int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 {
 	int rc = 0;
@@ -163,15 +176,7 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 	if (f->report.fallback_at < 0)
 		f->report.fallback_at = (int64_t)f->restart;
 	f->report.hand_overs++;
-	if (f->report.resumes) {
-		if (f->report.fast_bytes == f->fast_bytes_at_resume)
-			f->resume_backoff = f->resume_backoff * 2 + 1 < MAX_RESUME_BACKOFF
-						    ? f->resume_backoff * 2 + 1
-						    : MAX_RESUME_BACKOFF;
-		else
-			f->resume_backoff = 0;
-		f->resumes_to_skip = f->resume_backoff;
-	}
+	jf_fast_plan_resumes(f);
 	if (rc == 0)
 		rc = f->emit ? hand_over_at_psb_before(f, err)
 			     : jf_fast_count_hand_over_local(f, err);
@@ -220,6 +225,8 @@ int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf
 {
 	int rc;
 
+	if (f->gave_up)
+		return 0;
 	if (f->local) {
 		rc = next_local(f, flow, err);
 		if (rc <= 0 || !return_before(flow)) {
@@ -246,7 +253,12 @@ int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf
 			if (f->count_local && return_before(flow)) {
 				/* Counting from a PSB near the hand-over: a return to a call
 				 * before it needs a decoder from the start, which skips all
-				 * counted so far. */
+				 * counted so far (which jf_pt_fast_count_from_stop's counter
+				 * does not know: its caller decodes from an earlier start). */
+				if (f->local_only) {
+					f->gave_up = 1;
+					return 0;
+				}
 				jf_decoder_free(f->old);
 				f->old = NULL;
 				if (hand_over_from_start(f, f->committed_records + f->returned_after,

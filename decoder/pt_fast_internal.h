@@ -41,14 +41,6 @@ struct queue {
 	size_t n, pos, cap;
 };
 
-/* Counting: one committed stretch, from PSB `from` to PSB `psb`, and the state at psb. */
-struct jf_fast_counted {
-	uint64_t from, psb;
-	uint64_t insns, blocks, tmin, tmax;
-	int has_time;
-	uint64_t events, events_hash;
-	struct jf_pt_fast_state state;
-};
 
 struct fast {
 	struct jf_pt_config cfg;
@@ -88,7 +80,8 @@ struct fast {
 	 * query consumed (a TNT, a TIP, an event's): the time of the records made now. */
 	struct jf_pt_time time;
 	struct jf_pt_time_config time_cfg;
-	int timed;                  /* a timing packet was read since decoding started */
+	int timed;                  /* a timing packet was read since decoding started... */
+	int timed_here;             /* ...since the stretch began */
 	int time_dirty;             /* time changed since last_time was read */
 	struct {
 		uint64_t tsc, ns;   /* ns: 0 where libipt has no time */
@@ -158,6 +151,10 @@ struct fast {
 				     * at (a hand-over from there skips only those after) */
 	uint64_t released;          /* trace bytes below this were given back to the kernel */
 	int done;
+	int popped_empty;           /* a return found the return stack empty */
+	int local_only;             /* jf_pt_fast_count_from_stop: never a block decoder from
+				     * the start... */
+	int gave_up;                /* ...where one was needed: the decode ended there */
 	struct jf_pt_fast_report report;
 
 	jf_pt_fast_watch_fn watch;  /* pt_fast_watch.h: told of each commit; never hands over */
@@ -289,8 +286,20 @@ int jf_fast_count_hand_over_local(struct fast *f, struct jf_error *err);
  * watched decoder started there stops where this path stops, having decoded the same (1;
  * 0 where it does not: -1 out of memory). Called before the stretch is dropped. */
 int jf_fast_count_hand_over_here(struct fast *f, struct jf_error *err);
-/* pt_fast.c: the state carried into the stretch after the PSB reached now. */
+/* pt_fast.c: the state carried into the stretch after the PSB reached now; what a
+ * watcher is told at psb (pt_fast_watch.h). */
 void jf_fast_fill_state(struct fast *f, struct jf_pt_fast_state *st);
+void jf_fast_fill_commit(struct fast *f, uint64_t psb, int unmodelled,
+			 struct jf_pt_fast_commit *c);
+/* pt_fast_handover.c: how many resynchronisations of the block decoder the hand-over made
+ * now lets pass before the fast path takes over again (f->resumes_to_skip). */
+void jf_fast_plan_resumes(struct fast *f);
+/* pt_fast_count_handover.c: jf_fast_count_hand_over_here and _local for a stop made in
+ * f's state (pt_fast_watch.h; f->restart is stop->psb). */
+int jf_fast_count_hand_over_at_stop(struct fast *f, const struct jf_pt_fast_commit *stop,
+				    struct jf_error *err);
+int jf_fast_count_hand_over_before(struct fast *f, const struct jf_pt_fast_stop *stop,
+				   struct jf_error *err);
 int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err);
 int jf_fast_reach_psb_fup(struct fast *f, int fup, uint64_t ip);
 int jf_fast_apply_event(struct fast *f, const struct pt_event *ev);

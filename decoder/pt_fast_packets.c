@@ -59,6 +59,7 @@ static int packet_timing(struct fast *f, const struct pt_packet *p, int header)
 		return 1;
 	}
 	f->timed = 1;
+	f->timed_here = 1;
 	f->time_dirty = 1;
 	return errcode < 0;
 }

@@ -55,6 +55,30 @@ struct jf_pt_fast_commit {
 	 * before (resume in pt_fast.c); the plain counting path does the same there. */
 	int fresh;
 	struct jf_pt_fast_state state; /* at psb, before its PSB+ is applied */
+	int timed_here;             /* a timing packet was read in the stretch */
+	int popped_empty;           /* it stopped at a return its return stack had no entry
+				     * for (a decoder started earlier may have one) */
+};
+
+/* Counting: one committed stretch, from PSB `from` to PSB `psb`, and the state at psb. */
+struct jf_fast_counted {
+	uint64_t from, psb;
+	uint64_t insns, blocks, tmin, tmax;
+	int has_time;
+	uint64_t events, events_hash;
+	struct jf_pt_fast_state state;
+};
+
+/* Where a counting decoder stopped, not modelled, and what the one-thread decoder in its
+ * state (but for a return stack that is the top of its own) had committed before, since it
+ * last started afresh: what its hand-over there decides by. */
+struct jf_pt_fast_stop {
+	const struct jf_pt_fast_commit *at;   /* the stop (at->unmodelled) */
+	int timed;                  /* a timing packet was read since it started afresh */
+	const struct jf_fast_counted *counted; /* its last commits, oldest first (up to 2) */
+	unsigned ncounted;
+	const struct jf_flow *last_records; /* the last commit's records */
+	size_t nlast;
 };
 
 /* Called at each commit; returning 1 pauses the decoder there: jf_decoder_next returns 0
@@ -102,5 +126,43 @@ struct jf_decoder *jf_pt_fast_watched_resyncing_new(const struct jf_pt_config *c
 						    const struct jf_pt_fast_caches *caches,
 						    jf_pt_fast_watch_fn fn, void *ctx,
 						    struct jf_error *err);
+
+/* How a counting decoder takes over again after a hand-over (pt_fast_handover.c): where
+ * the block decoder resynchronises after an error, the fast path starts afresh there unless
+ * the resumes before were fruitless (then it lets some resynchronisations pass). What that
+ * decision depends on, which a decoder started afresh at a PSB does not know: */
+struct jf_pt_fast_policy {
+	int resumed;                /* the decoder took over again after a hand-over before */
+	uint64_t backoff;           /* resynchronisations the next fruitless one lets pass */
+	int committed;              /* a stretch was committed since it last started afresh */
+};
+
+/* jf_pt_fast_counter_new at cfg->sync_at (a PSB where the one-thread decoder started
+ * afresh) with that decoder's policy there (policy->committed is 0 there). */
+struct jf_decoder *jf_pt_fast_counter_policy_new(const struct jf_pt_config *cfg,
+						 struct jf_codemap *map,
+						 const struct jf_pt_fast_policy *policy,
+						 struct jf_error *err);
+
+/* The counting path's hand-over where a watched decoder stopped (stop) in the one-thread
+ * decoder's state but for a return stack that is the top of its own: libipt's block
+ * decoder from stop->at->psb or one or two PSBs before, as the one-thread decoder chooses
+ * there (pt_fast_count_handover.c), with that decoder's policy. 1 with *out, a counter
+ * whose records are then the one-thread one's from stop->at->psb on, up to where it
+ * takes over again (jf_pt_fast_counter_resuming) or the end, unless it gives up
+ * (jf_pt_fast_counter_gave_up: a return to a call before stop->psb, which needs the
+ * decoder from the start); 0 where the check fails; -1 with err. caches as for
+ * jf_pt_fast_watched_new (cfg->insns: its instructions). */
+int jf_pt_fast_count_from_stop(const struct jf_pt_config *cfg, struct jf_codemap *map,
+			       const struct jf_pt_fast_caches *caches,
+			       const struct jf_pt_fast_stop *stop,
+			       const struct jf_pt_fast_policy *policy, struct jf_decoder **out,
+			       struct jf_error *err);
+/* Whether the record returned last was the loss up to the PSB *psb where the counter's
+ * block decoder resynchronised and the fast path starts afresh next, with *policy. */
+int jf_pt_fast_counter_resuming(struct jf_decoder *dec, uint64_t *psb,
+				struct jf_pt_fast_policy *policy);
+/* Whether jf_pt_fast_count_from_stop's counter ended because it gave up. */
+int jf_pt_fast_counter_gave_up(struct jf_decoder *dec);
 
 #endif

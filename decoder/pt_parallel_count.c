@@ -23,10 +23,21 @@
  *
  * Where a stretch is not modelled by the fast path (a decode error libipt reports itself,
  * an event it does not model...), the one-thread decoder hands over to libipt's block
- * decoder (pt_fast_handover.c); here the calling thread then runs the one-thread decoder
- * from the last PSB given out where it resynchronised (the anchor; the trace's start if
- * none) to the end, skips the records given out since (checked to be the same) and gives
- * the rest; its statistics and those given out before the anchor are this decoder's. */
+ * decoder (pt_fast_handover.c, pt_fast_count_handover.c) from that stretch's PSB or one or
+ * two before, as checks on what it committed there decide. The segment's decoder stopped
+ * there in its state (but for a return stack that is the top of its own, which the checks
+ * cannot tell from the one-thread one's), and the consumer knows what it committed since
+ * it last started afresh (the stretches given out since the anchor), so the calling thread
+ * makes the same hand-over (jf_pt_fast_count_from_stop), gives its records up to the PSB
+ * where the block decoder resynchronises and the fast path starts afresh, and goes on from
+ * there with the segments' stretches (the segment holding that PSB decoded again from it,
+ * unless its worker started there): the anchor moves there, with the one-thread decoder's
+ * policy on taking over again. Where the stop cannot show the one-thread decoder's state
+ * (it stopped at a return its stack had no entry for) or the hand-over needs a block
+ * decoder from the trace's start, the calling thread runs the one-thread decoder from the
+ * anchor (the trace's start if none) to the end, skips the records given out since
+ * (checked to be the same) and gives the rest; its statistics and those given out before
+ * the anchor are this decoder's. */
 #include "jitflow/pt_fast.h"
 #include "jitflow/pt_parallel.h"
 #include "jitflow/mapped_file.h"
@@ -34,6 +45,7 @@
 #include "flow_buffer.h"
 #include "pt_fast_watch.h"
 #include "pt_seg_queue.h"
+#include "pt_segments.h"
 #include "pt_wrap.h"
 
 #include <stdint.h>
@@ -48,7 +60,13 @@ struct stretch {
 	uint64_t events, events_hash; /* cfg.count_plain_events: counted, not in records */
 	size_t records, nrecords;   /* byte position and count in the segment's records */
 	int fresh;                  /* the decoder resynchronised at psb (pt_fast_watch.h) */
+	int timed;                  /* it read a timing packet in the stretch */
 	struct jf_pt_fast_state state;
+	/* A stop: the decoder stopped in the stretch after the one before, not modelled (the
+	 * segment's stops[stop], its records at `records`), and a decoder started afresh at
+	 * psb (the first PSB after the stop; the trace size if none) goes on. */
+	int marker;
+	size_t stop;
 };
 
 struct segment {
@@ -57,7 +75,9 @@ struct segment {
 	size_t n, cap;
 	struct jf_flow_buffer records;
 	int past;                   /* stretches that ended at or past end */
-	int unmodelled;             /* its decoder stopped: the stretch after st[n - 1] */
+	int unmodelled;             /* its decoder stopped: st[n - 1] marks where */
+	struct jf_pt_fast_commit *stops; /* as the decoders told them (records not kept here) */
+	size_t nstops, stops_cap;
 	int ended;                  /* its decoder reached the end of the trace */
 	int failed;                 /* out of memory, or no decoder (message in err) */
 	struct jf_error err;
@@ -75,6 +95,7 @@ struct worker {
 	struct pt_count *p;
 	struct jf_codemap *map;     /* a copy: code maps and libipt images are per thread */
 	struct jf_pt_fast_caches caches; /* kept from one segment to the next */
+	struct jf_pt_psb_finder *psbs;   /* where a decoder starts afresh after a stop */
 };
 
 /* A worker goes on to at least the third PSB from its segment's end: the first is where
@@ -99,15 +120,28 @@ struct pt_count {
 	struct segment *cur;            /* being given out: its stretches from pos ... */
 	size_t pos, until;              /* ... up to until (exclusive) */
 	size_t rec_pos, rec_left;       /* the records of the stretch given out last */
-	int joined;                     /* until is where cur joins the next ... */
+	int at_marker;                  /* until is a stop's marker in cur, else... */
+	int joined;                     /* ...until is where cur joins the next ... */
 	size_t next_pos;                /* ... whose stretches are given from here on */
 	int finished;                   /* nothing after cur */
 	int rest_serial;                /* cur ends not modelled: the one-thread decoder next */
 	struct jf_decoder *serial;      /* cur's decoder, after a seam did not join */
 	struct run serial_run;
 	struct jf_pt_fast_caches serial_caches;
+	struct jf_pt_psb_finder *psbs;  /* the calling thread's */
+	struct jf_flow *stop_records;   /* a stop's records, passed to its hand-over */
+	size_t stop_cap;
 	struct segment *serial_after;   /* ... which has decoded exactly this segment */
 	struct jf_decoder *rest;        /* the one-thread decoder (from the anchor) */
+	struct jf_decoder *local;       /* ...or its hand-over at cur's stop, up to where it
+					 * takes over again (then back to the segments) */
+	struct jf_pt_fast_policy policy; /* the one-thread decoder's at the anchor */
+	int timed;                      /* a stretch given out since the anchor had a timing
+					 * packet */
+	struct jf_fast_counted counted[2]; /* the last stretches given out since the anchor */
+	unsigned ncounted;
+	struct jf_flow *last_records;   /* the records of the last one */
+	size_t nlast, last_cap;
 	uint64_t given_until;           /* the stretches given out end here */
 	int last_fresh;                 /* the stretch given out last was fresh */
 	int anchored;                   /* the one-thread decoder resynchronised at anchor... */
@@ -129,20 +163,30 @@ static struct segment *seg_of(struct jf_seg *s)
 	return (struct segment *)(void *)s;
 }
 
+/* Room for one more stretch: 0, or -1 when out of memory. */
+static int reserve_stretch(struct segment *s)
+{
+	struct stretch *t;
+	size_t cap;
+
+	if (s->n < s->cap)
+		return 0;
+	cap = s->cap ? 2 * s->cap : 32;
+	t = realloc(s->st, cap * sizeof(*t));
+	if (!t)
+		return -1;
+	s->st = t;
+	s->cap = cap;
+	return 0;
+}
+
 static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
 {
 	struct stretch *t;
 	size_t i;
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 32;
-
-		t = realloc(s->st, cap * sizeof(*t));
-		if (!t)
-			return -1;
-		s->st = t;
-		s->cap = cap;
-	}
+	if (reserve_stretch(s) < 0)
+		return -1;
 	t = &s->st[s->n++];
 	t->psb = c->psb;
 	t->insns = c->insns;
@@ -155,7 +199,59 @@ static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
 	t->records = s->records.len;
 	t->nrecords = c->nrecords;
 	t->fresh = c->fresh;
+	t->timed = c->timed_here;
 	t->state = c->state;
+	t->marker = 0;
+	for (i = 0; i < c->nrecords; i++) {
+		if (jf_flow_buffer_push(&s->records, &c->records[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Room for n records in *a (*cap of them now): 0, or -1 when out of memory. */
+static int reserve_records(struct jf_flow **a, size_t *cap, size_t n)
+{
+	struct jf_flow *more;
+
+	if (n <= *cap)
+		return 0;
+	more = realloc(*a, n * sizeof(*more));
+	if (!more)
+		return -1;
+	*a = more;
+	*cap = n;
+	return 0;
+}
+
+/* Where the decoder stopped, not modelled: a marker after the stretches (its psb set where a
+ * decoder starts afresh: decode_on), the stop and its records kept. */
+static int add_marker(struct segment *s, const struct jf_pt_fast_commit *c)
+{
+	struct jf_pt_fast_commit *stop;
+	struct stretch *t;
+	size_t i;
+
+	if (s->nstops == s->stops_cap) {
+		size_t cap = s->stops_cap ? 2 * s->stops_cap : 8;
+
+		stop = realloc(s->stops, cap * sizeof(*stop));
+		if (!stop)
+			return -1;
+		s->stops = stop;
+		s->stops_cap = cap;
+	}
+	if (reserve_stretch(s) < 0)
+		return -1;
+	stop = &s->stops[s->nstops];
+	*stop = *c;
+	stop->records = NULL;
+	t = &s->st[s->n++];
+	memset(t, 0, sizeof(*t));
+	t->marker = 1;
+	t->stop = s->nstops++;
+	t->records = s->records.len;
+	t->nrecords = c->nrecords;
 	for (i = 0; i < c->nrecords; i++) {
 		if (jf_flow_buffer_push(&s->records, &c->records[i]) < 0)
 			return -1;
@@ -171,6 +267,10 @@ static int on_commit(void *ctx, const struct jf_pt_fast_commit *c)
 
 	if (c->unmodelled) {
 		s->unmodelled = 1;
+		if (add_marker(s, c) < 0) {
+			s->failed = 1;
+			jf_fail(&s->err, "out of memory");
+		}
 		return 1;
 	}
 	if (add_stretch(s, c) < 0) {
@@ -195,6 +295,7 @@ static void clear_segment(struct segment *s)
 	s->n = 0;
 	s->past = 0;
 	s->unmodelled = s->ended = s->failed = 0;
+	s->nstops = 0;
 	jf_flow_buffer_clear(&s->records);
 }
 
@@ -210,20 +311,69 @@ static void decode_into(struct run *run, struct jf_decoder *dec)
 		run->seg->failed = 1;
 }
 
-static struct jf_decoder *segment_decoder(struct pt_count *p, const struct segment *s,
-					  struct jf_codemap *map,
-					  const struct jf_pt_fast_caches *caches, struct run *run,
-					  struct jf_error *err)
+/* The configuration of a decoder on a thread with these caches. */
+static struct jf_pt_config thread_cfg(const struct pt_count *p,
+				      const struct jf_pt_fast_caches *caches)
 {
 	struct jf_pt_config cfg = p->cfg;
 
 	cfg.insns = caches->insns;
 	cfg.release_consumed = 0;       /* the consumer releases what all have passed */
-	if (!s->seg.first) {
+	return cfg;
+}
+
+/* A decoder for run->seg starting at its first PSB `start` (first: the trace's start). */
+static struct jf_decoder *segment_decoder(struct pt_count *p, uint64_t start, int first,
+					  struct jf_codemap *map,
+					  const struct jf_pt_fast_caches *caches, struct run *run,
+					  struct jf_error *err)
+{
+	struct jf_pt_config cfg = thread_cfg(p, caches);
+
+	if (!first) {
 		cfg.has_sync_at = 1;
-		cfg.sync_at = s->seg.start;
+		cfg.sync_at = start;
 	}
 	return jf_pt_fast_watched_resyncing_new(&cfg, map, caches, on_commit, run, err);
+}
+
+/* Decode into run->seg with *dec, and after each stop with a decoder started afresh at the
+ * first PSB past it (where the one-thread decoder's hand-over most often takes over again:
+ * the block decoder resynchronises at the first PSB past its error), which becomes *dec,
+ * until the watcher pauses or the trace ends. */
+static void decode_on(struct run *run, struct jf_decoder **dec, struct jf_codemap *map,
+		      const struct jf_pt_fast_caches *caches, struct jf_pt_psb_finder *psbs)
+{
+	struct segment *s = run->seg;
+
+	for (;;) {
+		const struct jf_pt_fast_commit *stop;
+		struct stretch *t;
+		int64_t next;
+
+		decode_into(run, *dec);
+		if (!s->unmodelled || s->failed || stopping(run->p))
+			return;
+		t = &s->st[s->n - 1];
+		stop = &s->stops[t->stop];
+		next = jf_pt_psb_at_or_after(psbs, (stop->stopped_at > stop->psb ? stop->stopped_at
+										 : stop->psb) + 1);
+		s->unmodelled = 0;
+		if (next < 0) {
+			t->psb = run->p->cfg.size;
+			s->ended = 1;
+			return;
+		}
+		t->psb = (uint64_t)next;
+		/* The seam needs as many stretches past the end from the new decoder. */
+		s->past = 0;
+		jf_decoder_free(*dec);
+		*dec = segment_decoder(run->p, t->psb, 0, map, caches, run, &s->err);
+		if (!*dec) {
+			s->failed = 1;
+			return;
+		}
+	}
 }
 
 /* pt_seg_queue.h: a new segment, with the memory of one given out if there is one. */
@@ -240,6 +390,8 @@ static struct jf_seg *new_segment(void *ctx)
 		memset(s, 0, sizeof(*s));
 		s->st = kept.st;
 		s->cap = kept.cap;
+		s->stops = kept.stops;
+		s->stops_cap = kept.stops_cap;
 		s->records = kept.records;
 		jf_flow_buffer_clear(&s->records);
 	} else if (!(s = calloc(1, sizeof(*s)))) {
@@ -264,10 +416,11 @@ static void decode_segment(void *worker, struct jf_seg *b)
 	struct pt_count *p = w->p;
 	struct segment *s = seg_of(b);
 	struct run run = { p, s };
-	struct jf_decoder *dec = segment_decoder(p, s, w->map, &w->caches, &run, &s->err);
+	struct jf_decoder *dec = segment_decoder(p, s->seg.start, s->seg.first, w->map,
+						 &w->caches, &run, &s->err);
 
 	if (dec)
-		decode_into(&run, dec);
+		decode_on(&run, &dec, w->map, &w->caches, w->psbs);
 	else
 		s->failed = 1;
 	jf_decoder_free(dec);
@@ -289,6 +442,9 @@ static int same_stretch(const struct segment *f, const struct stretch *a, const 
 {
 	size_t i, pa = a->records, pb = b->records;
 
+	/* Two decoders that stopped in the same stretch both go on afresh at the next PSB. */
+	if (a->marker || b->marker)
+		return a->marker && b->marker && a->psb == b->psb;
 	if (a->psb != b->psb || a->fresh != b->fresh || a->insns != b->insns ||
 	    a->blocks != b->blocks ||
 	    a->has_time != b->has_time || a->nrecords != b->nrecords ||
@@ -317,13 +473,13 @@ static int find_join(const struct segment *f, size_t from, const struct segment 
 	for (a = from; a < f->n; a++) {
 		size_t i, j;
 
-		if (f->st[a].psb < g->seg.start)
+		if (f->st[a].psb < g->seg.start || f->st[a].marker)
 			continue;
-		while (b < g->n && g->st[b].psb < f->st[a].psb)
+		while (b < g->n && (g->st[b].psb < f->st[a].psb || g->st[b].marker))
 			b++;
 		if (b == g->n)
 			return 0;
-		if (g->st[b].psb != f->st[a].psb ||
+		if (g->st[b].psb != f->st[a].psb || g->st[b].marker ||
 		    !jf_pt_fast_same_state(&f->st[a].state, &g->st[b].state))
 			continue;
 		/* Every stretch both decoded after the PSB must agree, and there must be one. */
@@ -355,6 +511,7 @@ static void release_before(struct pt_count *p, uint64_t offset)
 static void free_segment(struct segment *s)
 {
 	free(s->st);
+	free(s->stops);
 	jf_flow_buffer_fini(&s->records);
 	free(s);
 }
@@ -376,11 +533,22 @@ static int plan_segment(struct pt_count *p, struct jf_error *err)
 	struct segment *cur = p->cur, *next;
 	size_t fa, gb;
 
+	size_t m;
+
 	p->until = cur->n;
 	p->joined = 0;
+	p->at_marker = 0;
 	if (cur->failed) {
 		*err = cur->err;
 		return -1;
+	}
+	/* The stretches up to a stop first: its hand-over is decided when they are given. */
+	for (m = p->pos; m < cur->n && !cur->st[m].marker; m++)
+		;
+	if (m < cur->n) {
+		p->until = m;
+		p->at_marker = 1;
+		return 0;
 	}
 	if (cur->ended || (cur->seg.last && !cur->unmodelled)) {
 		p->finished = 1;
@@ -401,6 +569,14 @@ static int plan_segment(struct pt_count *p, struct jf_error *err)
 	return 0;
 }
 
+/* The calling thread's caches, made when it first decodes. */
+static int caller_caches(struct pt_count *p)
+{
+	if (p->serial_caches.payloads)
+		return 0;
+	return jf_pt_fast_caches_init(&p->serial_caches, p->map);
+}
+
 /* The consumer's own decoder, in the state cur's worker left: cur decoded again (the
  * same stretches, checked). */
 static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_error *err)
@@ -415,21 +591,24 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	memset(&again->records, 0, sizeof(again->records));
 	again->st = NULL;
 	again->cap = 0;
+	again->stops = NULL;
+	again->stops_cap = 0;
 	again->seg.next = NULL;
 	clear_segment(again);
 	jf_decoder_free(p->serial);
 	p->serial_run.p = p;
 	p->serial_run.seg = again;
-	if (!p->serial_caches.payloads && jf_pt_fast_caches_init(&p->serial_caches, p->map) < 0) {
+	if (caller_caches(p) < 0) {
 		free_segment(again);
 		return jf_fail(err, "out of memory");
 	}
-	p->serial = segment_decoder(p, cur, p->map, &p->serial_caches, &p->serial_run, err);
+	p->serial = segment_decoder(p, cur->seg.start, cur->seg.first, p->map, &p->serial_caches,
+				   &p->serial_run, err);
 	if (!p->serial) {
 		free_segment(again);
 		return -1;
 	}
-	decode_into(&p->serial_run, p->serial);
+	decode_on(&p->serial_run, &p->serial, p->map, &p->serial_caches, p->psbs);
 	for (i = 0; i < cur->n && i < again->n; i++) {
 		if (!same_stretch(cur, &cur->st[i], again, &again->st[i]))
 			break;
@@ -460,6 +639,42 @@ static void note_anchor(struct pt_count *p)
 	p->at_anchor = *p->stats;
 	p->given = 0;
 	p->given_hash = 0;
+	p->timed = 0;
+	p->ncounted = 0;
+}
+
+/* The stretch t of s is given out: the one-thread decoder commits it (as keep_counted in
+ * pt_fast.c). Returns 0, -1 when out of memory. */
+static int note_given(struct pt_count *p, const struct segment *s, const struct stretch *t)
+{
+	struct jf_fast_counted *c;
+	size_t i, at = t->records;
+
+	if (reserve_records(&p->last_records, &p->last_cap, t->nrecords) < 0)
+		return -1;
+	for (i = 0; i < t->nrecords; i++)
+		at = jf_flow_buffer_get(&s->records, at, &p->last_records[i]);
+	p->nlast = t->nrecords;
+
+	if (p->ncounted == 2)
+		p->counted[0] = p->counted[1];
+	else
+		p->ncounted++;
+	c = &p->counted[p->ncounted - 1];
+	c->from = p->given_until;
+	c->psb = t->psb;
+	c->insns = t->insns;
+	c->blocks = t->blocks;
+	c->has_time = t->has_time;
+	c->tmin = t->tmin;
+	c->tmax = t->tmax;
+	c->events = t->events;
+	c->events_hash = t->events_hash;
+	c->state = t->state;
+	p->timed |= t->timed;
+	p->given_until = t->psb;
+	p->last_fresh = t->fresh;
+	return 0;
 }
 
 /* From here on, the one-thread decoder: the rest of the trace as it gives it, from the
@@ -476,9 +691,105 @@ static int start_rest(struct pt_count *p, struct jf_error *err)
 		cfg.has_sync_at = 1;
 		cfg.sync_at = p->anchor;
 	}
-	p->rest = jf_pt_fast_counter_new(&cfg, p->map, err);
+	p->rest = jf_pt_fast_counter_policy_new(&cfg, p->map, &p->policy, err);
 	p->skip = p->given;
 	return p->rest ? 0 : -1;
+}
+
+/* cur's stretches are given out up to its stop (the marker at until), where the
+ * one-thread decoder hands over to libipt's block decoder: where the stop shows what that
+ * decoder does there (jf_pt_fast_count_from_stop: the stop's state is the one-thread
+ * decoder's but for a return stack that is the top of its own, and it did not stop for
+ * want of an older entry), the same hand-over, until the block decoder resynchronises and
+ * the fast path takes over again; else the one-thread decoder from the anchor. */
+static int hand_over(struct pt_count *p, struct jf_error *err)
+{
+	struct segment *cur = p->cur;
+	const struct stretch *t = &cur->st[p->until];
+	struct jf_pt_fast_commit at = cur->stops[t->stop];
+	int rc = 0;
+
+	note_anchor(p);
+	if (!at.popped_empty && at.psb == p->given_until) {
+		struct jf_pt_fast_stop stop = {
+			&at, p->timed || at.timed_here, p->counted, p->ncounted, p->last_records,
+			p->nlast
+		};
+		struct jf_pt_config cfg;
+		size_t i, r = t->records;
+
+		if (reserve_records(&p->stop_records, &p->stop_cap, t->nrecords) < 0)
+			return jf_fail(err, "out of memory");
+		for (i = 0; i < t->nrecords; i++)
+			r = jf_flow_buffer_get(&cur->records, r, &p->stop_records[i]);
+		at.records = p->stop_records;
+
+		if (caller_caches(p) < 0)
+			return jf_fail(err, "out of memory");
+		cfg = thread_cfg(p, &p->serial_caches);
+		/* Whether the one-thread decoder committed since it last started afresh. */
+		p->policy.committed = p->given_until > (p->anchored ? p->anchor : 0);
+		rc = jf_pt_fast_count_from_stop(&cfg, p->map, &p->serial_caches, &stop, &p->policy,
+						&p->local, err);
+	}
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		return start_rest(p, err) < 0 ? -1 : 1;
+	p->report->local_hand_overs++;
+	return 1;
+}
+
+/* The segment that holds psb becomes cur, its stretches from psb on those of a decoder
+ * started there (its worker's, if it started there; else decoded here). */
+static int segments_from(struct pt_count *p, uint64_t psb, struct jf_error *err)
+{
+	struct segment *cur = p->cur;
+
+	/* Most often where cur's decoders went on after the stop. */
+	if (p->at_marker && cur->st[p->until].psb == psb) {
+		p->pos = p->until + 1;
+		return plan_segment(p, err);
+	}
+	while (!cur->seg.last && psb >= cur->seg.end) {
+		struct segment *next = seg_of(jf_seg_queue_wait_next(&p->q, &cur->seg));
+
+		jf_seg_queue_wait_done(&p->q, &next->seg);
+		drop_head(p);
+		p->cur = cur = next;
+	}
+	jf_seg_queue_wait_done(&p->q, &cur->seg);
+	if (psb != cur->seg.start || cur->seg.first || p->serial_after == cur) {
+		if (caller_caches(p) < 0)
+			return jf_fail(err, "out of memory");
+		jf_decoder_free(p->serial);
+		clear_segment(cur);
+		p->serial_run.p = p;
+		p->serial_run.seg = cur;
+		p->serial = segment_decoder(p, psb, 0, p->map, &p->serial_caches, &p->serial_run,
+					    err);
+		if (!p->serial)
+			return -1;
+		decode_on(&p->serial_run, &p->serial, p->map, &p->serial_caches, p->psbs);
+		p->serial_after = cur;
+	}
+	p->pos = 0;
+	return plan_segment(p, err);
+}
+
+/* The hand-over's decoder takes over again at psb, afresh, with policy: the anchor, and
+ * the segments' stretches from there on. */
+static int back_to_segments(struct pt_count *p, uint64_t psb,
+			    const struct jf_pt_fast_policy *policy, struct jf_error *err)
+{
+	jf_decode_stats_add(p->stats, jf_decoder_stats(p->local));
+	jf_decoder_free(p->local);
+	p->local = NULL;
+	p->policy = *policy;
+	p->given_until = psb;
+	p->last_fresh = 1;
+	note_anchor(p);
+	return segments_from(p, psb, err);
 }
 
 /* cur is given out: go on with the next segment. 1 = more, 0 = the end. */
@@ -487,6 +798,8 @@ static int advance(struct pt_count *p, struct jf_error *err)
 	/* The next segment was waited for (under the lock) in plan_segment. */
 	struct segment *cur = p->cur, *next = seg_of(cur->seg.next);
 
+	if (p->at_marker)
+		return hand_over(p, err);
 	if (p->rest_serial)
 		return start_rest(p, err) < 0 ? -1 : 1;
 	if (p->finished)
@@ -504,7 +817,7 @@ static int advance(struct pt_count *p, struct jf_error *err)
 		p->report->serial++;
 		clear_segment(next);
 		p->serial_run.seg = next;
-		decode_into(&p->serial_run, p->serial);
+		decode_on(&p->serial_run, &p->serial, p->map, &p->serial_caches, p->psbs);
 		p->serial_after = next;
 		p->pos = 0;
 	}
@@ -541,12 +854,50 @@ static int next_from_rest(struct pt_count *p, struct jf_flow *f, struct jf_error
 	return 0;
 }
 
+static int count_next(void *self, struct jf_flow *f, struct jf_error *err);
+
+/* The hand-over's next record; back to the segments where it takes over again. */
+static int next_from_local(struct pt_count *p, struct jf_flow *f, struct jf_error *err)
+{
+	struct jf_pt_fast_policy policy;
+	uint64_t psb;
+	int rc;
+
+	/* Its last record (the loss up to psb) has been counted by now. */
+	if (jf_pt_fast_counter_resuming(p->local, &psb, &policy)) {
+		if (back_to_segments(p, psb, &policy, err) < 0)
+			return -1;
+		return count_next(p, f, err);
+	}
+	rc = jf_decoder_next_uncounted(p->local, f, err);
+	if (rc > 0) {
+		p->given++;
+		p->given_hash = jf_flow_hash(p->given_hash, f);
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	if (jf_pt_fast_counter_gave_up(p->local)) {
+		jf_decoder_free(p->local);
+		p->local = NULL;
+		if (start_rest(p, err) < 0)
+			return -1;
+		return next_from_rest(p, f, err);
+	}
+	/* The end. */
+	jf_decode_stats_add(p->stats, jf_decoder_stats(p->local));
+	jf_seg_queue_join(&p->q);
+	return 0;
+}
+
 static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 {
 	struct pt_count *p = self;
 
 	if (p->rest)
 		return next_from_rest(p, f, err);
+	if (p->local)
+		return next_from_local(p, f, err);
 	if (!p->cur) {
 		p->cur = seg_of(jf_seg_queue_first(&p->q));
 		jf_seg_queue_wait_done(&p->q, &p->cur->seg);
@@ -567,11 +918,13 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 				return rc;
 			if (p->rest)
 				return next_from_rest(p, f, err);
+			if (p->local)
+				return next_from_local(p, f, err);
 		}
 		note_anchor(p);
 		t = &p->cur->st[p->pos++];
-		p->given_until = t->psb;
-		p->last_fresh = t->fresh;
+		if (note_given(p, p->cur, t) < 0)
+			return jf_fail(err, "out of memory");
 		s->insns += t->insns;
 		s->blocks += t->blocks;
 		s->events += t->events;
@@ -597,7 +950,10 @@ static void count_free(void *self)
 	for (i = 0; i < p->nworkers; i++) {
 		jf_pt_fast_caches_fini(&p->workers[i].caches);
 		jf_codemap_free(p->workers[i].map);
+		jf_pt_psb_finder_free(p->workers[i].psbs);
 	}
+	jf_pt_psb_finder_free(p->psbs);
+	free(p->stop_records);
 	free(p->workers);
 	jf_seg_queue_fini(&p->q);
 	while (p->spare) {
@@ -609,6 +965,8 @@ static void count_free(void *self)
 	jf_decoder_free(p->serial);
 	jf_pt_fast_caches_fini(&p->serial_caches);
 	jf_decoder_free(p->rest);
+	jf_decoder_free(p->local);
+	free(p->last_records);
 	free(p);
 }
 
@@ -619,7 +977,8 @@ static int start_workers(struct pt_count *p, struct jf_error *err)
 	int i;
 
 	p->workers = calloc((size_t)p->opt.jobs, sizeof(*p->workers));
-	if (!p->workers)
+	p->psbs = jf_pt_psb_finder_new(p->cfg.trace, p->cfg.size);
+	if (!p->workers || !p->psbs)
 		return jf_fail(err, "out of memory");
 	p->nworkers = p->opt.jobs;
 	for (i = 0; i < p->nworkers; i++) {
@@ -629,7 +988,8 @@ static int start_workers(struct pt_count *p, struct jf_error *err)
 		w->map = jf_codemap_clone(p->map, err);
 		if (!w->map)
 			return -1;
-		if (jf_pt_fast_caches_init(&w->caches, w->map) < 0)
+		w->psbs = jf_pt_psb_finder_new(p->cfg.trace, p->cfg.size);
+		if (jf_pt_fast_caches_init(&w->caches, w->map) < 0 || !w->psbs)
 			return jf_fail(err, "out of memory");
 		/* the last one is the calling thread's, when it waits */
 		if (i + 1 == p->nworkers)

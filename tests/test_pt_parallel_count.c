@@ -9,7 +9,10 @@
  * one-thread count is checked against libipt's block decoder, the independent oracle
  * (instructions, errors, lost bytes, overflows). And where the only errors are those the
  * fast path resynchronises after, the count must stay on several threads: the segments'
- * decoders resynchronise there as one thread does, and their seams join past them. */
+ * decoders resynchronise there as one thread does, and their seams join past them; and
+ * where libipt's own errors make the fast path hand over, the calling thread decodes that
+ * stretch as one thread does, up to where the fast path takes over again, and the segments
+ * go on from there (bad packets alone, in consecutive periods, and among the others). */
 #include "pt_builder.h"
 #include "test_support.h"
 
@@ -218,18 +221,35 @@ static void test_overflow(void **state)
 	assert_true(check("overflows in the first, middle and last periods", damage, 0) > 0);
 }
 
-/* libipt's own errors: the fast path hands over; the count stays exact. */
+/* libipt's own errors: the fast path hands over; the count stays exact, and parallel
+ * past the hand-over. */
 static void test_bad_packet(void **state)
 {
 	enum damage damage[PERIODS];
 
 	(void)state;
 	at(damage, BAD_PACKET, 1, 0, 0);
-	check("a bad packet in the first period", damage, 1);
+	assert_true(check("a bad packet in the first period", damage, 1) > 0);
 	at(damage, BAD_PACKET, 0, 1, 0);
-	check("a bad packet in the middle", damage, 1);
+	assert_true(check("a bad packet in the middle", damage, 1) > 0);
 	at(damage, BAD_PACKET, 0, 0, 1);
-	check("a bad packet in the last period", damage, 1);
+	assert_true(check("a bad packet in the last period", damage, 1) > 0);
+	at(damage, BAD_PACKET, 1, 1, 1);
+	assert_true(check("three bad packets", damage, 3) > 0);
+}
+
+/* Hand-overs in consecutive periods: the fast path takes over again after the first and
+ * commits nothing before the next, so the one-thread decoder lets the next
+ * resynchronisations pass (its policy, which the parallel count must follow). */
+static void test_bad_packets_in_a_row(void **state)
+{
+	enum damage damage[PERIODS] = { 0 };
+	int i;
+
+	(void)state;
+	for (i = 3; i < 9; i++)
+		damage[i] = BAD_PACKET;
+	check("bad packets in six periods in a row", damage, 6);
 }
 
 /* All kinds in one trace. */
@@ -243,7 +263,8 @@ static void test_mixed(void **state)
 	damage[6] = BAD_STATUS;
 	damage[9] = BAD_PACKET;
 	damage[11] = BAD_STATUS;
-	check("bad status updates, an overflow and a bad packet", damage, 4);
+	damage[13] = BAD_PACKET;
+	assert_true(check("bad status updates, an overflow and bad packets", damage, 5) > 0);
 }
 
 int main(void)
@@ -252,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_bad_status),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_bad_packet),
+		cmocka_unit_test(test_bad_packets_in_a_row),
 		cmocka_unit_test(test_mixed),
 	};
 

@@ -504,20 +504,26 @@ void jf_cli_describe_jobs(const struct jf_cli_inputs *in, char *buf, size_t size
 {
 	const struct jf_pt_parallel_report *r = &in->parallel;
 
-	if (in->serial_reason)
+	if (in->serial_reason) {
 		snprintf(buf, size, "1 (-j %d not applied: %s)", in->jobs, in->serial_reason);
-	else if (r->segments && r->rest_one_thread)
-		snprintf(buf, size, "%d (%llu segments, %llu seams joined, %llu decoded on serially; "
-			 "one thread from offset 0x%llx on: the fast path hands over there)",
-			 in->jobs_used, (unsigned long long)r->segments,
-			 (unsigned long long)r->joins, (unsigned long long)r->serial,
-			 (unsigned long long)r->rest_from);
-	else if (r->segments)
-		snprintf(buf, size, "%d (%llu segments, %llu seams joined, %llu decoded on serially)",
-			 in->jobs_used, (unsigned long long)r->segments,
-			 (unsigned long long)r->joins, (unsigned long long)r->serial);
-	else
+	} else if (r->segments) {
+		int n = snprintf(buf, size, "%d (%llu segments, %llu seams joined, %llu decoded on "
+				 "serially", in->jobs_used, (unsigned long long)r->segments,
+				 (unsigned long long)r->joins, (unsigned long long)r->serial);
+		size_t at = n > 0 && (size_t)n < size ? (size_t)n : size;
+
+		if (r->local_hand_overs && at < size)
+			at += (size_t)snprintf(buf + at, size - at,
+					       ", %llu hand-overs decoded in place",
+					       (unsigned long long)r->local_hand_overs);
+		if (r->rest_one_thread && at < size)
+			snprintf(buf + at, size - at, "; one thread from offset 0x%llx on: the fast "
+				 "path hands over there)", (unsigned long long)r->rest_from);
+		else if (at < size)
+			snprintf(buf + at, size - at, ")");
+	} else {
 		snprintf(buf, size, "1");
+	}
 }
 
 struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error *err)

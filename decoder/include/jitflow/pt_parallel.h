@@ -68,7 +68,11 @@ struct jf_pt_parallel_report {
 	uint64_t joins;         /* seams where the next worker's flows were taken */
 	uint64_t serial;        /* seams where they differed: decoded on by the caller */
 	/* Counting (jf_pt_parallel_counter_new): where the fast path hands over to the block
-	 * decoder, one thread counts the rest, from the PSB at rest_from on. */
+	 * decoder, the calling thread decodes from that stretch's PSB to where the fast path
+	 * takes over again, and the segments go on from there (local_hand_overs); where that
+	 * cannot be shown to be the one-thread decode, one thread counts the rest, from the
+	 * PSB at rest_from on. */
+	uint64_t local_hand_overs;
 	int rest_one_thread;
 	uint64_t rest_from;
 };
