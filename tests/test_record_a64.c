@@ -15,10 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a64_snapshot_check.h"
 #include "cs_trace_compare.h"
 #include "jitflow/coresight.h"
 
-enum { TRACE_ID = 0x10 }; /* the recorder's ETM (TRCTRACEIDR) */
+enum { TRACE_ID = JF_TEST_A64_TRACE_ID };
 /* The synthetic clock's value before the first instruction (perf time, ns). */
 #define CLOCK_BASE 1000000000ull
 
@@ -168,18 +169,6 @@ static void check_perf_data(const char *dir, int filtered, const struct cs_run *
 	free(ours.text);
 }
 
-static uint64_t instructions(const struct cs_run *run)
-{
-	const struct cs_items *items = &run->id[TRACE_ID];
-	uint64_t n = 0;
-	size_t i;
-
-	for (i = 0; i < items->n; i++)
-		if (items->v[i].kind == 'R')
-			n += items->v[i].ninsn;
-	return n;
-}
-
 /* Records name (with --filter=filter unless NULL), decodes the snapshot with jitflow and
  * with the lister, and checks that both give the same ranges, no error, no code missing,
  * and every instruction QEMU ran (inside the filter). lister is left filled for the
@@ -187,43 +176,18 @@ static uint64_t instructions(const struct cs_run *run)
 static char *record_filtered(const char *name, const char *args, const char *filter,
 			     struct cs_run *lister)
 {
-	struct jf_codemap *map = jf_codemap_new();
-	struct jf_error err = { { 0 } };
-	struct jf_decoder *dec;
-	struct cs_run ours;
 	char path[1200], *summary, *out;
 	const char *dir = record(name, args, filter, &out);
-	size_t i;
 
 	lister_run(dir, filter != NULL, lister);
 	check_perf_data(dir, filter != NULL, lister);
-	dec = jf_cs_snapshot_decoder_new(dir, map, &err);
-	if (!dec)
-		fail_msg("%s: %s", dir, err.msg);
-	cs_run_from_decoder(&ours, dec);
-	assert_int_equal(cs_run_compare(lister, &ours, name), 0);
-	assert_int_equal(lister->decode_errors, 0);
-	assert_int_equal(ours.decode_errors, 0);
-	for (i = 0; i < lister->id[TRACE_ID].n; i++)
-		assert_int_equal(lister->id[TRACE_ID].v[i].kind, 'R'); /* no missing code */
-	snprintf(path, sizeof(path), "%s/recording.txt", dir);
-	summary = jf_test_read_file(path, NULL);
-	fprintf(stderr, "%s: %llu ranges, %llu instructions\n", name,
-		(unsigned long long)lister->ranges, (unsigned long long)instructions(lister));
-	assert_int_equal(instructions(lister),
-			 (uint64_t)jf_test_number_after(summary, "instructions = ") -
-			 (uint64_t)jf_test_number_after(summary, "filtered_instructions = "));
-	if (!filter)
+	jf_test_a64_decoder_matches(dir, name, lister);
+	if (!filter) {
+		snprintf(path, sizeof(path), "%s/recording.txt", dir);
+		summary = jf_test_read_file(path, NULL);
 		assert_int_equal(jf_test_number_after(summary, "filtered_instructions = "), 0);
-	assert_int_equal(jf_test_number_after(summary, "lost_instructions = "), 0);
-	assert_int_equal(jf_test_number_after(summary, "discontinuities = "), 0);
-	assert_int_equal(jf_test_number_after(summary, "unended_threads = "), 0);
-	assert_int_equal(jf_test_number_after(summary, "bad_translations = "), 0);
-	assert_int_equal(jf_test_number_after(summary, "unknown_translations = "), 0);
-	free(summary);
-	cs_run_free(&ours);
-	jf_decoder_free(dec);
-	jf_codemap_free(map);
+		free(summary);
+	}
 	return out;
 }
 
