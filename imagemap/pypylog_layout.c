@@ -40,8 +40,11 @@ static void trace_label(const struct jf_pypylog_trace *t, char *buf, size_t size
 		snprintf(buf, size, "bridge out of Guard 0x%" PRIx64, t->guard);
 }
 
-/* The trace's bytes in map: the dump that loaded its first byte, then the dumps inside it
- * written before the next trace's addresses were logged (the jump fix-ups). */
+/* The trace's bytes in map as the assembler left them: the dump that loaded its first byte,
+ * then the dumps inside it written before its ops (logged once the assembler is done) or the
+ * next trace's addresses were logged (the jump fix-ups). Later dumps are not the layout:
+ * invalidating a guard_not_invalidated writes a jump to its stub over the code that follows
+ * the guard, and the code before that jump is what ran until then. */
 static int load_bytes(const struct jf_pypylog *log, size_t ti, struct jf_codemap *map,
 		      struct jf_error *err)
 {
@@ -50,6 +53,7 @@ static int load_bytes(const struct jf_pypylog *log, size_t ti, struct jf_codemap
 	/* In the log's order, which is the order PyPy wrote (stamps can tie where a log is
 	 * restamped onto a coarser clock). */
 	uint32_t until = ti + 1 < log->ntraces ? log->traces[ti + 1].line : UINT32_MAX;
+	uint32_t ops_line = t->nops ? log->ops[t->first_op].line : UINT32_MAX;
 	size_t i, loaded = 0;
 
 	for (i = 0; i < log->ndumps; i++) {
@@ -62,6 +66,8 @@ static int load_bytes(const struct jf_pypylog *log, size_t ti, struct jf_codemap
 	}
 	if (!loaded)
 		return 0;
+	if (ops_line > log->dumps[loaded - 1].line && ops_line < until)
+		until = ops_line;
 	for (i = loaded - 1; i < log->ndumps; i++) {
 		const struct jf_pypylog_dump *d = &log->dumps[i];
 
@@ -162,6 +168,13 @@ static int walk_code(struct jf_insn_cache *ic, struct jf_codemap *map, uint64_t 
 	return 0;
 }
 
+/* guard_not_forced_2 (before a finish that leaves a forcible frame) gets no stub: its
+ * descr is stored in the frame, and forcing the frame later resumes from it. */
+static int has_stub(const struct jf_pypylog_op *op)
+{
+	return strcmp(op->name, "guard_not_forced_2") != 0;
+}
+
 static int by_slot(const void *x, const void *y, void *ctx)
 {
 	const struct sites *s = ctx;
@@ -177,7 +190,7 @@ static int layout_trace(struct walk *w, size_t ti, struct sites *s, struct jf_er
 	struct jf_codemap *map;
 	struct jf_insn_cache *ic;
 	char name[64];
-	size_t i, k, nguard_ops = 0, nlabels = 0;
+	size_t i, k, nguard_ops = 0, nstubless = 0, nlabels = 0;
 	uint64_t stop = 0;
 	int rc;
 
@@ -208,11 +221,12 @@ static int layout_trace(struct walk *w, size_t ti, struct sites *s, struct jf_er
 		const struct jf_pypylog_op *op = &log->ops[t->first_op + i];
 
 		nguard_ops += op->kind == JF_PYPY_OP_GUARD;
+		nstubless += op->kind == JF_PYPY_OP_GUARD && !has_stub(op);
 		nlabels += op->kind == JF_PYPY_OP_LABEL;
 	}
-	if (s->nstubs != nguard_ops) {
-		problem(w->out, "%s: %zu guard ops but %zu failure stubs", name, nguard_ops,
-			s->nstubs);
+	if (s->nstubs != nguard_ops - nstubless) {
+		problem(w->out, "%s: %zu guard ops (%zu without a stub) but %zu failure stubs",
+			name, nguard_ops, nstubless, s->nstubs);
 		goto done;
 	}
 	if (s->ncounters && s->ncounters != 1 + nlabels) {
@@ -246,8 +260,9 @@ static int layout_trace(struct walk *w, size_t ti, struct sites *s, struct jf_er
 
 		if (op->kind != JF_PYPY_OP_GUARD)
 			continue;
-		g.stub = s->stub[s->by_slot[k++]];
-		for (j = 0; j < s->nbranches; j++) {
+		if (has_stub(op))
+			g.stub = s->stub[s->by_slot[k++]];
+		for (j = 0; g.stub && j < s->nbranches; j++) {
 			if (s->target[j] != g.stub)
 				continue;
 			if (g.branch) {

@@ -279,6 +279,39 @@ static void layout_matches_pypys_own_patches(void **state)
 	free(text);
 }
 
+/* The layout of tests/data/pypy/NAME, which must lay out every trace without a problem. */
+static struct jf_pypylog_layout *laid_out_whole(const char *name, char **text,
+						struct jf_pypylog **log)
+{
+	size_t size;
+	struct jf_pypylog_layout *lay;
+	struct jf_error err;
+
+	*text = data_file(name, &size);
+	*log = parse(*text, size);
+	assert_int_equal((*log)->problems, 0);
+	assert_int_equal(jf_pypylog_layout(*log, &lay, &err), 0);
+	assert_int_equal(lay->problems, 0);
+	assert_int_equal(lay->traces_done, (*log)->ntraces);
+	return lay;
+}
+
+/* Every counter PyPy reported has exactly one instruction in the layout. */
+static void every_count_has_its_point(const struct jf_pypylog *log,
+				      const struct jf_pypylog_layout *lay)
+{
+	size_t i, j;
+
+	for (i = 0; i < log->ncounts; i++) {
+		int found = 0;
+
+		for (j = 0; j < lay->npoints; j++)
+			found += lay->points[j].kind == log->counts[i].kind &&
+				 lay->points[j].id == log->counts[i].id;
+		assert_int_equal(found, 1);
+	}
+}
+
 /* A bigger real log (tests/data/pypy/phases.py, --jit threshold=200,trace_eagerness=20:
  * 6 loops, 11 bridges, some of bridges). When PyPy attaches a bridge it rewrites the
  * 4-byte offset of its guard's jump: for every bridge, the branch found for its guard must
@@ -286,17 +319,12 @@ static void layout_matches_pypys_own_patches(void **state)
  * PyPy reports has its instruction. */
 static void layout_matches_every_bridge_patch(void **state)
 {
-	size_t size, i, j, bridges = 0;
-	char *text = data_file("phases.pypylog", &size);
-	struct jf_pypylog *log = parse(text, size);
-	struct jf_pypylog_layout *lay;
-	struct jf_error err;
+	size_t i, j, bridges = 0;
+	char *text;
+	struct jf_pypylog *log;
+	struct jf_pypylog_layout *lay = laid_out_whole("phases.pypylog", &text, &log);
 
 	(void)state;
-	assert_int_equal(log->problems, 0);
-	assert_int_equal(jf_pypylog_layout(log, &lay, &err), 0);
-	assert_int_equal(lay->problems, 0);
-	assert_int_equal(lay->traces_done, log->ntraces);
 	for (i = 0; i < log->ntraces; i++) {
 		const struct jf_pypylog_trace *t = &log->traces[i];
 		const struct jf_pypylog_guard_site *g = NULL;
@@ -321,14 +349,67 @@ static void layout_matches_every_bridge_patch(void **state)
 		    !strncmp(lay->guards[j].op->name, "guard_not_forced", 16))
 			assert_int_equal(lay->guards[j].branch, 0);
 	assert_int_equal(log->ncounts, 29);
-	for (i = 0; i < log->ncounts; i++) {
-		int found = 0;
+	every_count_has_its_point(log, lay);
+	jf_pypylog_layout_free(lay);
+	jf_pypylog_free(log);
+	free(text);
+}
 
-		for (j = 0; j < lay->npoints; j++)
-			found |= lay->points[j].kind == log->counts[i].kind &&
-				 lay->points[j].id == log->counts[i].id;
-		assert_true(found);
+/* A real log of three threads (tests/data/pypy/vm_phases.py recorded by `jitflow record`):
+ * Loop 1 (PyPy's library) ends in guard_not_forced_2, which PyPy gives no failure stub;
+ * Loop 3 (main_loop) has two guard_not_invalidated that were invalidated after it ran, when
+ * the threads started: PyPy then wrote "jmp stub" (E9 rel32) at each one's "+N" offset
+ * from the gc table, over the code that follows (the dumps at log lines 742 and 747). Every
+ * trace is laid out all the same: each counter PyPy reports has its instruction, each
+ * guard with a branch has it where PyPy patched a rel32 right after assembling the trace,
+ * and the invalidation jumps are not taken for the trace's code. */
+static void layout_of_stubless_and_invalidated_guards(void **state)
+{
+	size_t i, j, stubless = 0, invalidated = 0;
+	char *text;
+	struct jf_pypylog *log;
+	struct jf_pypylog_layout *lay = laid_out_whole("vm_phases.pypylog", &text, &log);
+	const struct jf_pypylog_trace *loop3 = jf_pypylog_loop(log, 3);
+
+	(void)state;
+	assert_int_equal(log->ntraces, 7);
+	for (j = 0; j < lay->nguards; j++) {
+		const struct jf_pypylog_guard_site *g = &lay->guards[j];
+		const struct jf_pypylog_trace *t = &log->traces[g->trace];
+		int patched = 0;
+
+		if (!strcmp(g->op->name, "guard_not_forced_2")) {
+			assert_int_equal(g->stub, 0);
+			assert_int_equal(g->branch, 0);
+			stubless++;
+			continue;
+		}
+		assert_true(g->stub >= t->failures && g->stub < t->code_end);
+		if (!strcmp(g->op->name, "guard_not_invalidated")) {
+			assert_int_equal(g->branch, 0);
+			continue;
+		}
+		assert_true(g->branch != 0);
+		for (i = 0; i < log->ndumps; i++)
+			patched |= log->dumps[i].line < log->ops[t->first_op].line &&
+				   log->dumps[i].size == 4 && log->dumps[i].addr == g->branch + 2;
+		assert_true(patched);
 	}
+	assert_int_equal(stubless, 1);
+	assert_non_null(loop3);
+	for (i = 0; i < loop3->nops; i++) {
+		const struct jf_pypylog_op *op = &log->ops[loop3->first_op + i];
+
+		if (strcmp(op->name, "guard_not_invalidated"))
+			continue;
+		for (j = 0; j < log->ndumps; j++)
+			invalidated += log->dumps[j].addr == loop3->gc_table + op->offset &&
+				       log->dumps[j].size == 5 && log->dumps[j].bytes[0] == 0xe9;
+	}
+	assert_int_equal(invalidated, 2);
+	assert_int_equal(log->ncounts, 15);
+	every_count_has_its_point(log, lay);
+	assert_int_equal(lay->npoints, log->ncounts);
 	jf_pypylog_layout_free(lay);
 	jf_pypylog_free(log);
 	free(text);
@@ -474,6 +555,7 @@ int main(void)
 		cmocka_unit_test(unknown_sections_are_skipped),
 		cmocka_unit_test(layout_matches_pypys_own_patches),
 		cmocka_unit_test(layout_matches_every_bridge_patch),
+		cmocka_unit_test(layout_of_stubless_and_invalidated_guards),
 		cmocka_unit_test(zone_dates_by_tsc_and_names_code_objects),
 		cmocka_unit_test(unloaded_traces_are_told),
 		cmocka_unit_test(cli_pypylog_input),

@@ -3,13 +3,15 @@
  * The "+N:" offsets of jit-log-opt do not land on a guard's branch (guards are fused with
  * the comparison before them; some ops emit no code), so they are not used. Instead, for
  * every loop and bridge of a log (jitflow/pypylog.h), its bytes as the assembler left them
- * (the dump that loaded it plus the fix-ups written before the next trace was compiled) are
- * disassembled with capstone:
+ * (the dump that loaded it plus the fix-ups written before its ops or the next trace were
+ * logged; not the "jmp stub" PyPy writes later over the code after an invalidated
+ * guard_not_invalidated) are disassembled with capstone:
  *
  *   - the failure-recovery stubs in [failures, end) each begin with "push [rip+X]": the
  *     guard's descr from its gc table slot; descrs enter the gc table in the order of the
  *     guard ops, so ordered by slot the stubs are in guard order (themselves they are
  *     mostly, not always, in that order: those reached from out-of-line paths come last);
+ *     guard_not_forced_2 has none (a forced frame resumes from the descr it stored);
  *   - a guard's branch is the conditional jump into its stub, from the trace's code or
  *     from its out-of-line paths after "failures" (guard_not_invalidated and
  *     guard_not_forced have none: they leave another way);
@@ -40,7 +42,7 @@ struct jf_pypylog_guard_site {
 	size_t trace;          /* index into log->traces */
 	const struct jf_pypylog_op *op;
 	uint64_t descr;        /* the guard's descr: its id (bridges hang off it) */
-	uint64_t stub;         /* its failure-recovery stub */
+	uint64_t stub;         /* its failure-recovery stub; 0 if none (guard_not_forced_2) */
 	uint64_t branch;       /* the conditional jump into the stub; 0 if none */
 };
 
