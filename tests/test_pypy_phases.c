@@ -258,14 +258,29 @@ static void test_making_lies_within_its_sections(void **state)
 	}
 }
 
-/* The worker threads' loops (thirds, fifths) and their bridges, decoded from three
- * threads' traces: every entry, label pass and bridge entry equals PyPy's counter. */
+/* The label ops PyPy logged for loop `number`. */
+static size_t logged_labels(uint64_t number)
+{
+	const struct jf_pypylog_trace *t = jf_pypylog_loop(log, number);
+	size_t i, n = 0;
+
+	assert_non_null(t);
+	for (i = 0; i < t->nops; i++)
+		n += log->ops[t->first_op + i].kind == JF_PYPY_OP_LABEL;
+	return n;
+}
+
+/* Every loop of the three threads (the main thread's main_loop and the library loops it
+ * compiled, the workers' thirds and fifths) and every bridge, decoded from three threads'
+ * traces: every entry, label pass and bridge entry equals PyPy's counter, and every loop
+ * PyPy counted is in the report with all its labels. */
 static void test_threads_counts_equal_pypys_own(void **state)
 {
 	const cJSON *summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
 	const cJSON *pypy = cJSON_GetObjectItemCaseSensitive(report, "pypy"), *t, *l, *b;
-	int loops = 0, compared = 0;
+	int loops = 0, counted_loops = 0, named = 0, compared = 0, bridges = 0;
 	char id[32];
+	size_t i;
 
 	(void)state;
 	assert_int_equal(jf_test_num(summary, "decode_errors"), 0);
@@ -273,28 +288,39 @@ static void test_threads_counts_equal_pypys_own(void **state)
 	assert_int_equal(jf_test_num(summary, "threads"), 3);
 	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(pypy, "loops")) {
 		const char *name = cJSON_GetObjectItemCaseSensitive(t, "name")->valuestring;
+		int labels = 0;
 
-		if (!strstr(name, "(thirds;") && !strstr(name, "(fifths;"))
-			continue;
 		loops++;
+		named += strstr(name, "(main_loop;") || strstr(name, "(thirds;") ||
+			 strstr(name, "(fifths;");
 		snprintf(id, sizeof(id), "%.0f", jf_test_num(t, "id"));
+		assert_true(pypy_count("entry", id) > 0);
 		assert_int_equal(jf_test_num(t, "entries"), pypy_count("entry", id));
 		compared++;
 		cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(t, "labels")) {
 			assert_int_equal(jf_test_num(l, "passes"), pypy_count("TargetToken",
 				cJSON_GetObjectItemCaseSensitive(l, "token")->valuestring));
 			compared++;
+			labels++;
 		}
+		assert_int_equal(labels, logged_labels((uint64_t)jf_test_num(t, "id")));
 		cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(pypy, "bridges")) {
 			if (jf_test_num(b, "parent") != jf_test_num(t, "id"))
 				continue;
 			assert_int_equal(jf_test_num(b, "entries"), pypy_count("bridge",
 				cJSON_GetObjectItemCaseSensitive(b, "id")->valuestring));
 			compared++;
+			bridges++;
 		}
 	}
-	assert_int_equal(loops, 2);
-	printf("%d counters of the two threads' loops equal PyPy's\n", compared);
+	for (i = 0; i < log->ncounts; i++)
+		counted_loops += log->counts[i].kind == JF_PYPY_COUNT_ENTRY;
+	assert_int_equal(named, 3);
+	assert_int_equal(loops, counted_loops);
+	assert_int_equal(bridges, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(pypy,
+										      "bridges")));
+	printf("%d counters of %d loops and %d bridges on three threads equal PyPy's\n",
+	       compared, loops, bridges);
 }
 
 /* The program's marks are the report's iterations: as many as it printed, in order. */
