@@ -78,8 +78,11 @@ int jf_inline_frames_set(struct jf_zone_model *zm, const struct jf_zone_reader *
 			if (!(node = intern(zm, node, e.op_kind)))
 				return -1;
 		}
-		at = entry_starting_at(&r->code_object_map, off);
-		if (at)
+		/* entries of zero-size code share an offset with the code after it: each names
+		 * the chain, whichever of them counts the instructions */
+		for (at = entry_starting_at(&r->code_object_map, off);
+		     at && at < r->code_object_map.entries + r->code_object_map.n &&
+		     at->code_offset == off; at++)
 			at->inline_chain = whole ? node : 0;
 	}
 	return 0;

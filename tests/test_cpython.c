@@ -113,14 +113,15 @@ static void check_words(const char *dir)
 
 /* inline.py's loop calls a function the executor inlined: its uops count in the
  * callee's code object (cpython_check.c). */
-static void check_inlined(const char *dir, const char *out_path)
+static void check_inlined(const char *dir, const char *out_path, const char *pystats_path)
 {
-	jf_test_cpython_inlined(dir, out_path, "inline.py", 1);
+	jf_test_cpython_inlined(dir, out_path, pystats_path, "inline.py", 1, 0);
 }
 
 /* Records tests/cpython/NAME.py with pystats and compares; more, when set, checks the
- * recording further (given its folder and the program's output). */
-static void check_program(const char *name, void (*more)(const char *dir, const char *out))
+ * recording further (given its folder, the program's output and the pystats file). */
+static void check_program(const char *name,
+			  void (*more)(const char *dir, const char *out, const char *pystats))
 {
 	char dir[1024], cmd[8192], out[1100], *before, *stats;
 
@@ -149,7 +150,7 @@ static void check_program(const char *name, void (*more)(const char *dir, const 
 	assert_true(jf_test_cpython_matches_pystats(dir, stats, stdout) > 0);
 	check_words(dir);
 	if (more)
-		more(dir, out);
+		more(dir, out, stats);
 	unlink(stats);
 	free(stats);
 	free(before);

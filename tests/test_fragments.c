@@ -215,19 +215,21 @@ static void test_pypy_loop(void **state)
  * CPython needed), every uop's stencil entries and guard exits, the executors made and
  * entered and the uops executed equal pystats' counts of the same run (pystats.txt);
  * every traced instruction is decoded, nothing is lost; the uops of scale, which calls'
- * executor inlined, count in scale's code object (code-objects.txt). */
+ * executor inlined, count in scale's code object (code-objects.txt), and the call stacks
+ * show scale's frame on calls' (the module's INLINE_FRAMES, at calls' call of scale). */
 static void test_cpython_guards(void **state)
 {
-	char src[1024], dir[1024], path[1200];
+	char src[1024], dir[1024], path[1200], stats[1200];
 
 	(void)state;
 	unpack_recording("cpython-guards", src, dir);
-	snprintf(path, sizeof(path), "%s/pystats.txt", src);
-	assert_true(jf_test_cpython_matches_pystats(dir, path, stdout) > 0);
+	snprintf(stats, sizeof(stats), "%s/pystats.txt", src);
+	assert_true(jf_test_cpython_matches_pystats(dir, stats, stdout) > 0);
 	check_decodes_traced(dir, "cpython-guards");
-	/* calls' executor inlines scale: scale's uops count in scale's code object */
+	/* calls' executor inlines scale: scale's uops count in scale's code object, and
+	 * scale's frame lies on calls' */
 	snprintf(path, sizeof(path), "%s/code-objects.txt", src);
-	jf_test_cpython_inlined(dir, path, "program.py", 0);
+	jf_test_cpython_inlined(dir, path, stats, "program.py", 0, 1);
 	snprintf(path, sizeof(path), "%s/expected-report.txt", src);
 	check_expected_report(dir, path, "cpython-guards");
 }

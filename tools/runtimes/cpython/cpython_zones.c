@@ -27,6 +27,8 @@
  *  - a second PC_MAP, of code objects (JF_PC_MAP_CODE_OBJECTS): the same entries, each
  *    naming the code object its target is in: the executor's own, or the function a
  *    _PUSH_FRAME took into the trace (CODE_OBJECT records, one per function);
+ *  - an INLINE_FRAMES record: for each uop of an inlined function, the frames around it,
+ *    outermost first, each at the bytecode offset of its call (emit_inline_frames);
  *  - a POINT (label, STENCIL_POINT: uop << 32 | index) at each stencil's first
  *    instruction: jitflow counts how often each stencil was entered, which pystats counts
  *    as execution_count;
@@ -268,27 +270,33 @@ static int64_t bytecode_offset(const _PyExecutorObject *e, uint32_t i)
 }
 
 #define MAX_INLINED 16   /* 3.13 traces at most TRACE_STACK_SIZE (5) frames deep */
+#define NO_CALLER UINT32_MAX
 
 /* The code object each uop runs in (its CODE_OBJECT id, 0: not known) and how deeply it
  * is inlined: the executor's own code, then from each _PUSH_FRAME on the callee its
  * operand names (a function, or a code object with the low bit set; 0 when the optimizer
- * did not follow the call), back at each _POP_FRAME, _RETURN_GENERATOR or _YIELD_VALUE.
- * Operands are read only when follow_calls is set, for an executor the optimizer has
- * just made: the objects they point to are alive then. The stubs after the trace run in
- * the frame of the first uop that jumps to them. */
+ * did not follow the call), back at each _POP_FRAME, _RETURN_GENERATOR or _YIELD_VALUE;
+ * and the _PUSH_FRAME that entered its frame (caller, NO_CALLER in the executor's own),
+ * whose own frame and bytecode offset are the call's. Operands are read only when
+ * follow_calls is set, for an executor the optimizer has just made: the objects they
+ * point to are alive then. The stubs after the trace run in the frame of the first uop
+ * that jumps to them. */
 static void frames_of(const _PyExecutorObject *e, PyCodeObject *code, int follow_calls,
-		      uint16_t *co, uint16_t *depth)
+		      uint16_t *co, uint16_t *depth, uint32_t *caller)
 {
 	uint16_t stack[MAX_INLINED];
+	uint32_t pushed_by[MAX_INLINED];
 	uint32_t i, j, n = e->code_size, end = n;
 	int d = 0;
 
 	stack[0] = code_object_id(code);
+	pushed_by[0] = NO_CALLER;
 	for (i = 0; i < n; i++) {
 		const _PyUOpInstruction *u = &e->trace[i];
 
 		co[i] = stack[d];
 		depth[i] = (uint16_t)d;
+		caller[i] = pushed_by[d];
 		if (u->opcode == _PUSH_FRAME && d + 1 < MAX_INLINED) {
 			uint64_t operand = u->operand;
 			PyObject *callee = (PyObject *)(uintptr_t)(operand & ~(uint64_t)1);
@@ -300,6 +308,7 @@ static void frames_of(const _PyExecutorObject *e, PyCodeObject *code, int follow
 				 PyCode_Check(PyFunction_GET_CODE(callee)))
 				id = code_object_id((PyCodeObject *)PyFunction_GET_CODE(callee));
 			stack[++d] = id;
+			pushed_by[d] = i;
 		} else if ((u->opcode == _POP_FRAME || u->opcode == _RETURN_GENERATOR ||
 			    u->opcode == _YIELD_VALUE) && d > 0) {
 			d--;
@@ -312,18 +321,61 @@ static void frames_of(const _PyExecutorObject *e, PyCodeObject *code, int follow
 	for (i = end; i < n; i++) {
 		co[i] = 0;
 		depth[i] = 0;
+		caller[i] = NO_CALLER;
 		for (j = 0; j < end; j++) {
 			const _PyUOpInstruction *u = &e->trace[j];
 
 			if (u->format == UOP_FORMAT_JUMP && (u->jump_target == i || u->error_target == i)) {
 				co[i] = co[j];
 				depth[i] = depth[j];
+				caller[i] = caller[j];
 				break;
 			}
 		}
 	}
 	co[n] = 0; /* _FATAL_ERROR */
 	depth[n] = 0;
+	caller[n] = NO_CALLER;
+}
+
+/* The frames around each inlined uop's (an INLINE_FRAMES record): per code offset that
+ * starts a uop of an inlined function, its callers outermost first (the executor's own
+ * code object at depth 0), each with the bytecode offset of its call, the _PUSH_FRAME's.
+ * Zero-size stencils share their offset with the next uop, whose instructions they are:
+ * the last uop at an offset says. A chain with a frame the optimizer did not name is left
+ * out (the uop keeps its innermost frame only). */
+static void emit_inline_frames(uint64_t region, const struct jf_pc_map_entry *map,
+			       const struct jf_pc_map_entry *code_map, const uint32_t *caller,
+			       uint32_t n)
+{
+	struct jf_pc_map_entry *f = malloc((size_t)n * (MAX_INLINED - 1) * sizeof(*f));
+	uint32_t i, nf = 0;
+
+	if (!f)
+		return;
+	for (i = 0; i < n; i++) {
+		uint32_t d = code_map[i].inline_depth, j = caller[i], k, whole = 1;
+
+		if (!d || !code_map[i].op_kind ||
+		    (i + 1 < n && code_map[i + 1].code_offset == code_map[i].code_offset))
+			continue;
+		for (k = d; k-- > 0; j = caller[j]) {
+			if (j == NO_CALLER || !code_map[j].op_kind || code_map[j].inline_depth != k) {
+				whole = 0;
+				break;
+			}
+			f[nf + k].code_offset = code_map[i].code_offset;
+			f[nf + k].bytecode_pc = map[j].bytecode_pc;
+			f[nf + k].op_index = 0;
+			f[nf + k].inline_depth = (uint16_t)k;
+			f[nf + k].op_kind = code_map[j].op_kind;
+		}
+		if (whole)
+			nf += d;
+	}
+	if (nf)
+		jf_emit_inline_frames(zones, region, f, nf);
+	free(f);
 }
 
 /* Direct jumps (jmp rel32, or jcc rel32) in [from, to) whose target is dest: a guard's
@@ -500,6 +552,7 @@ static void describe(_PyExecutorObject *e, PyCodeObject *code, int64_t start_off
 	uint8_t *base = e->jit_code, *side = e->jit_side_entry;
 	struct jf_pc_map_entry *map, *code_map;
 	uint16_t *co, *depth, root = 0;
+	uint32_t *caller;
 	uint64_t *starts;
 	struct jf_region r;
 	struct described d;
@@ -514,7 +567,8 @@ static void describe(_PyExecutorObject *e, PyCodeObject *code, int64_t start_off
 	code_map = malloc((n + 1) * sizeof(*code_map));
 	co = malloc((n + 1) * sizeof(*co));
 	depth = malloc((n + 1) * sizeof(*depth));
-	if (!starts || !map || !code_map || !co || !depth)
+	caller = malloc((n + 1) * sizeof(*caller));
+	if (!starts || !map || !code_map || !co || !depth || !caller)
 		goto out;
 	off = trampoline_size;
 	for (i = 0; i <= n; i++) {
@@ -553,7 +607,7 @@ static void describe(_PyExecutorObject *e, PyCodeObject *code, int64_t start_off
 	else
 		snprintf(name, sizeof(name), "executor %" PRIu64, id);
 	if (code) {
-		frames_of(e, code, follow_calls, co, depth);
+		frames_of(e, code, follow_calls, co, depth, caller);
 		root = co[0];
 	}
 	if (PyErr_Occurred())
@@ -596,8 +650,10 @@ static void describe(_PyExecutorObject *e, PyCodeObject *code, int64_t start_off
 		code_map[i].op_kind = pc >= 0 || same_frame ? (code ? co[i] : 0) : 0;
 	}
 	jf_emit_pc_map(zones, r.addr, map, n + 1);
-	if (code)
+	if (code) {
 		jf_emit_pc_map_flags(zones, r.addr, code_map, n + 1, JF_PC_MAP_CODE_OBJECTS);
+		emit_inline_frames(r.addr, map, code_map, caller, n + 1);
+	}
 
 	for (i = 0; i < n; i++) {
 		const _PyUOpInstruction *u = &e->trace[i];
@@ -637,6 +693,7 @@ out:
 	free(code_map);
 	free(co);
 	free(depth);
+	free(caller);
 }
 
 /* Cold exits [cold_described, upto): CPython made all of them when the optimizer was
