@@ -152,7 +152,8 @@ int jf_pypylog_place_marks_stream(const struct jf_pypylog *log, FILE *f, const c
 			goto done;
 		}
 	pl->reads = rs.n;
-	qsort(rs.r, rs.n, sizeof(*rs.r), by_tsc);
+	if (rs.n) /* a log with no TSC read has no array to sort */
+		qsort(rs.r, rs.n, sizeof(*rs.r), by_tsc);
 	for (i = 0; i < log->nmarks; i++) {
 		const struct jf_pypylog_mark *m = &log->marks[i];
 		struct clock_read *r = read_of(&rs, m->tsc);
