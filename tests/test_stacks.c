@@ -2,7 +2,7 @@
  * (tests/programs/stacks_*.c) whose semantics fix how often each stack is entered, and
  * checked against perf's own decoder: the calls `perf script --itrace=c` sees, per target
  * address, are the entries of the stacks topped by a function entered there. The JIT
- * frames of the checked-in minivm recording are its regions, and every stack's
+ * frames of the checked-in minivm and LuaJIT recordings are their regions, and every stack's
  * instructions add up to the report's; the guest frames of the checked-in PyPy recording
  * are Python functions its log's merge points name. On real captures, stacks restart where libipt's
  * reference decoder reports errors. A missing perf or qemu-x86_64 fails
@@ -611,16 +611,16 @@ static void test_timeline_stack_tracks(void **state)
 	cJSON_Delete(report);
 }
 
-/* minivm's checked-in recording: every jitted frame is one of the report's regions. */
-static void test_minivm_jit_frames(void **state)
+/* Every jitted frame of dir's stacks is one of its report's regions, stacks end in each
+ * of the regions named (entered at least once), and the folded stacks sum to the report. */
+static void check_jit_frames(const char *dir, const char *const *regions, size_t nregions)
 {
-	char dir[1024], cmd[2048];
+	char cmd[2048];
 	cJSON *doc, *report;
 	const cJSON *s, *f, *r;
 	long jitted = 0;
+	size_t i;
 
-	(void)state;
-	snprintf(dir, sizeof(dir), "%s/traces/minivm-bridge", jf_test_source_dir());
 	doc = stacks_json(dir);
 	snprintf(cmd, sizeof(cmd), "%s report %s --json", jf_test_cli(), dir);
 	report = jf_test_run_json(cmd);
@@ -638,13 +638,44 @@ static void test_minivm_jit_frames(void **state)
 			jitted++;
 		}
 	}
-	/* The loop trace and its bridge, at least. */
-	assert_true(jitted >= 2);
-	assert_true(entries_ending(doc, "trace 1 (loop at program.mvm:7 in main)", 0) > 0);
-	assert_true(entries_ending(doc, "bridge 2 (trace 1 guard 5, pc 17 in main)", 0) > 0);
+	assert_true(jitted >= (long)nregions);
+	for (i = 0; i < nregions; i++)
+		if (entries_ending(doc, regions[i], 0) == 0)
+			fail_msg("%s: no stack ends in '%s'", dir, regions[i]);
 	assert_folded_sums_to_report(dir, doc);
 	cJSON_Delete(report);
 	cJSON_Delete(doc);
+}
+
+/* minivm's checked-in recording: the loop trace and its bridge. */
+static void test_minivm_jit_frames(void **state)
+{
+	static const char *const regions[] = { "trace 1 (loop at program.mvm:7 in main)",
+					       "bridge 2 (trace 1 guard 5, pc 17 in main)" };
+	char dir[1024];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/traces/minivm-bridge", jf_test_source_dir());
+	check_jit_frames(dir, regions, 2);
+}
+
+/* LuaJIT's checked-in recording (unpacked into the test's folder): its root trace and the
+ * side trace attached to exit 1, named as the module names them (no pc maps: jit.util
+ * gives no machine-code offset per bytecode, so a trace's frame is the trace). */
+static void test_luajit_jit_frames(void **state)
+{
+	static const char *const regions[] = { "trace 1 program.lua:4 -> loop",
+					       "trace 2 (side 1/1) program.lua:5 -> root" };
+	char dir[1024], cmd[4096], *out = NULL;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/luajit-side-trace", jf_test_tmpdir());
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s' && tar -xJf "
+		 "'%s/traces/luajit-side-trace/recording.tar.xz' -C '%s'", dir, dir,
+		 jf_test_source_dir(), dir);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	free(out);
+	check_jit_frames(dir, regions, 2);
 }
 
 /* Whether "NAME (FILE:LINE)" is a Python function one of PyPy's merge points names in log
@@ -959,6 +990,7 @@ int main(void)
 		cmocka_unit_test(test_two_threads),
 		cmocka_unit_test(test_timeline_stack_tracks),
 		cmocka_unit_test(test_minivm_jit_frames),
+		cmocka_unit_test(test_luajit_jit_frames),
 		cmocka_unit_test(test_pypy_guest_frames),
 		cmocka_unit_test(test_real_capture_followed),
 		cmocka_unit_test(test_real_capture_errors),
