@@ -86,8 +86,8 @@ static int read_full(int fd, void *dst, size_t n)
 	return 0;
 }
 
-/* Code bytes from the parent's map (lockstep mode). */
-static size_t child_read(uint64_t addr, void *buf, size_t size)
+/* Code bytes from the parent's map (lockstep mode), one round trip each. */
+static size_t child_read_remote(uint64_t addr, void *buf, size_t size)
 {
 	struct read_request rq = { addr, (uint32_t)(size > MAX_READ ? MAX_READ : size) };
 	uint32_t got;
@@ -99,6 +99,44 @@ static size_t child_read(uint64_t addr, void *buf, size_t size)
 	    read_full(child_fd, buf, got) < 0)
 		_exit(3); /* the parent is gone */
 	return got;
+}
+
+/* The child's copy of what it read from the parent's map, valid while the map's generation
+ * (sent with every request for a record) stays the one it was read under: the parent's map
+ * does not change within a generation. OpenCSD reads an instruction or two at a time, so
+ * without it every instruction cost a round trip to the parent. */
+enum { CODE_CACHE_LINES = 256, CODE_CACHE_LINE = 4096 };
+static struct code_line {
+	uint64_t start, generation; /* generation 0: empty (maps start at 1) */
+	uint32_t len;               /* bytes the parent had from start on, to the line's end */
+	uint8_t bytes[CODE_CACHE_LINE];
+} *code_cache;
+
+static size_t child_read(uint64_t addr, void *buf, size_t size)
+{
+	uint64_t gen = jf_isolate_child->generation;
+	struct code_line *l;
+	uint64_t off;
+	size_t n;
+
+	if (!code_cache)
+		code_cache = calloc(CODE_CACHE_LINES, sizeof(*code_cache));
+	if (!code_cache || gen == 0)
+		return child_read_remote(addr, buf, size);
+	l = &code_cache[(addr / CODE_CACHE_LINE) % CODE_CACHE_LINES];
+	if (l->generation != gen || addr < l->start || addr >= l->start + l->len) {
+		/* from addr to the end of its line: what follows addr in the same read */
+		l->start = addr;
+		l->len = (uint32_t)child_read_remote(addr, l->bytes,
+						     CODE_CACHE_LINE - addr % CODE_CACHE_LINE);
+		l->generation = gen;
+		if (l->len == 0)
+			return 0;
+	}
+	off = addr - l->start;
+	n = l->len - off < size ? l->len - off : size;
+	memcpy(buf, l->bytes + off, n);
+	return n;
 }
 
 static void send_result(int rc, const struct jf_flow *f, struct jf_decoder *inner,
