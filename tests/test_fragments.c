@@ -182,7 +182,7 @@ static void test_luajit_arm64_side_trace(void **state)
 
 	(void)state;
 	/* Decoded in this process: the child that guards against OpenCSD's crashes answers a
-	 * snapshot with zone files one record at a time (lockstep), about 100x slower;
+	 * snapshot with zone files one record at a time (lockstep), about 30x slower;
 	 * test_cs_isolation covers that path. */
 	setenv("JITFLOW_ISOLATE", "0", 1);
 	unpack_recording("luajit-arm64-side-trace", src, dir);

@@ -85,7 +85,7 @@ static void test_texit(void **state)
 	record(dir, args);
 	assert_int_equal(summary_value(dir, "lost_instructions = "), 0);
 	/* Decoded in this process: the child that guards against OpenCSD's crashes answers a
-	 * recording with zone files one record at a time (lockstep), about 100x slower;
+	 * recording with zone files one record at a time (lockstep), about 30x slower;
 	 * test_cs_isolation covers that path. */
 	setenv("JITFLOW_ISOLATE", "0", 1);
 	assert_true(jf_test_luajit_report_matches(dir, texit, "phases (arm64)") > 0);

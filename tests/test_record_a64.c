@@ -162,7 +162,7 @@ static void check_perf_data(const char *dir, int filtered, const struct cs_run *
 	free(out);
 	/* In this process (JITFLOW_ISOLATE=0): perf sideband changes the code map while
 	 * decoding, so the crash-isolating child would answer one record at a time (about
-	 * 100x slower); test_cs_isolation covers that path. */
+	 * 20x slower); test_cs_isolation covers that path. */
 	snprintf(cmd, sizeof(cmd), "JITFLOW_ISOLATE=0 HOME='%s' '%s' decode --perf '%s/perf.data' "
 		 "--format=jsonl",
 		 jf_test_tmpdir(), jf_test_cli(), dir);
