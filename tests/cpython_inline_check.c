@@ -242,8 +242,12 @@ int jf_test_cpython_inlined(const char *dir, const char *facts_path, const char 
 	if (!strstr(text, heading))
 		fail_msg("%s: `jitflow bytecodes` has no heading for %s", dir, f.callee);
 	free(text);
-	check_stacks(dir, &f, file_suffix, callee_insns, caller_insns, frames_pushed(pystats_path),
-		     jit_only);
+	/* The stacks only where the recording traced JIT code alone (the golden): there the
+	 * chain's entries equal the frames pushed exactly; on a full recording they are only a
+	 * lower bound, and the extra analysis costs the suite about a minute. */
+	if (jit_only)
+		check_stacks(dir, &f, file_suffix, callee_insns, caller_insns,
+			     frames_pushed(pystats_path), jit_only);
 	check_call_offsets(dir, &f, file_suffix);
 	return (int)(callee_insns > 0);
 }
