@@ -25,12 +25,12 @@ int jf_test_cpython_matches_pystats(const char *dir, const char *pystats_path, F
  * are under its own code object (name and first line as facts_path says: code_facts.py's
  * lines, in code objects of a file ending in file_suffix), inside its code (below its
  * size), with instructions; the caller's are inside its loop, with instructions; `jitflow
- * bytecodes DIR` has a heading for the callee. In `jitflow stacks DIR --json`, the
- * callee's guest frame lies on its executor's region frame or on the caller's guest frame
- * (the inline chain), entered as often as pystats_path says JIT code pushed a frame
- * (_PUSH_FRAME; at least as often unless jit_only: a recording with --filter=jit, where
- * no native call returns into the inlined code), and the stacks topped by each function ran its bytecode ranges'
- * instructions; the zone file's INLINE_FRAMES records name the caller's code object at
+ * bytecodes DIR` has a heading for the callee. With jit_only (a recording with
+ * --filter=jit, where no native call returns into the inlined code), in `jitflow stacks
+ * DIR --json` the callee's guest frame lies on its executor's region frame or on the
+ * caller's guest frame (the inline chain), entered as often as pystats_path says JIT code
+ * pushed a frame (_PUSH_FRAME), and the stacks topped by each function ran its bytecode
+ * ranges' instructions. The zone file's INLINE_FRAMES records name the caller's code object at
  * its call of the callee (facts_path's "call" offset). must_push: facts_path must also
  * say "pushes 1" (the program saw the executor push the callee's frame). Fails the
  * running test otherwise. */

@@ -79,13 +79,12 @@ static int guest_frame_is(const cJSON *frame, const char *name, unsigned line,
  * region frame (the chain of the INLINE_FRAMES record: the caller the program's source
  * says); stacks topped by the callee's and by the caller's frames ran the instructions of
  * their bytecode ranges in the report; and the chain's stacks are entered once per frame
- * the JIT code pushed (pystats' _PUSH_FRAME executions) where only JIT code was traced.
- * Where native code was traced too, its calls from the inlined code stand on the
- * executor's frame (docs/analysis.md), and each return from one enters the guest frames
- * again: then at least once per push. */
+ * the JIT code pushed (pystats' _PUSH_FRAME executions). Only for recordings of JIT code
+ * alone: where native code was traced too, its calls from the inlined code stand on the
+ * executor's frame (docs/analysis.md) and each return from one enters the guest frames
+ * again. */
 static void check_stacks(const char *dir, const struct inline_facts *f, const char *file_suffix,
-			 uint64_t callee_insns, uint64_t caller_insns, uint64_t pushed,
-			 int jit_only)
+			 uint64_t callee_insns, uint64_t caller_insns, uint64_t pushed)
 {
 	char cmd[2048];
 	cJSON *st;
@@ -125,7 +124,7 @@ static void check_stacks(const char *dir, const struct inline_facts *f, const ch
 	       "topped by %s %llu instructions, by %s %llu\n", dir, f->caller, f->callee,
 	       (unsigned long long)chain_entries, (unsigned long long)pushed, f->callee,
 	       (unsigned long long)on_callee, f->caller, (unsigned long long)on_caller);
-	if (jit_only ? chain_entries != pushed : chain_entries < pushed)
+	if (chain_entries != pushed)
 		fail_msg("%s: %s's frame over %s's entered %llu times, pystats pushed %llu frames",
 			 dir, f->callee, f->caller, (unsigned long long)chain_entries,
 			 (unsigned long long)pushed);
@@ -247,7 +246,7 @@ int jf_test_cpython_inlined(const char *dir, const char *facts_path, const char 
 	 * lower bound, and the extra analysis costs the suite about a minute. */
 	if (jit_only)
 		check_stacks(dir, &f, file_suffix, callee_insns, caller_insns,
-			     frames_pushed(pystats_path), jit_only);
+			     frames_pushed(pystats_path));
 	check_call_offsets(dir, &f, file_suffix);
 	return (int)(callee_insns > 0);
 }
