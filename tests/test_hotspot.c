@@ -16,7 +16,8 @@
  *    compiled code in place after the agent described it;
  *
  * and every recording decodes with no error and no data lost, every instruction the
- * recorder counted decoded (but those of the blocks an OVF hides, which it counts too):
+ * recorder counted decoded (but those it counts as hidden: blocks an OVF hides, and the last
+ * block of a thread that the JVM's exit stopped inside it):
  * with compiled code, only because the recorder's observed patches (code that ran with
  * other bytes than the agent's copy, or before the agent described it) apply where the
  * new bytes first ran, and the report counts them. Reports speak HotSpot
@@ -73,7 +74,8 @@ static char *record_java(const char *dir, const char *options, const char *main_
 }
 
 /* The instructions the recorder counted (manifest.json) that a decoder can see: all but
- * those of the blocks whose branch an OVF hides (each thread's hidden_instructions). */
+ * each thread's hidden_instructions (blocks whose branch an OVF hides; the last block of a
+ * thread stopped inside it, which the JVM's exit_group does to threads that are running). */
 static double decodable_instructions(const char *dir)
 {
 	char path[1200], *text;

@@ -595,6 +595,43 @@ static void test_killed_program(void **state)
 	assert_jitflow_decode_matches_perf(1);
 }
 
+/* A thread stopped by another's exit_group while it runs user code: QEMU reported its
+ * last block as begun, but how far it ran is unknown, so the recording ends the thread's
+ * trace at that block's start (an interruption) and says so (ended_in_block, its
+ * instructions in hidden_instructions). perf decodes every other instruction QEMU ran. */
+static void test_thread_stopped_in_block(void **state)
+{
+	char cmd[4096], *out = NULL;
+	long long perf_count, visible;
+
+	(void)state;
+	assert_int_equal(record("spin_exit", &out), 0);
+	assert_string_equal(out, "spun\n");
+	free(out);
+	assert_no_perf_errors();
+	snprintf(cmd, sizeof(cmd), "grep -c '\"ended_in_block\": true' %s/manifest.json",
+		 dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_int_equal(strtol(out, NULL, 10), 1);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s/perf.data --itrace=i1i -F ip 2>/dev/null | "
+		 "wc -l; grep -o '\"instructions\": [0-9]*' %s/manifest.json | head -1 | "
+		 "cut -d' ' -f2; grep -o '\"hidden_instructions\": [0-9]*' %s/manifest.json | "
+		 "awk '{ n += $2 } END { print n }'", dir_of_run, dir_of_run, dir_of_run);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	{
+		char *second = strchr(out, '\n') + 1, *third = strchr(second, '\n') + 1;
+		long long hidden = strtoll(third, NULL, 10);
+
+		perf_count = strtoll(out, NULL, 10);
+		visible = strtoll(second, NULL, 10) - hidden;
+		assert_true(hidden > 0);
+	}
+	free(out);
+	assert_true(perf_count > 1000);
+	assert_int_equal(perf_count, visible);
+}
+
 /* A distribution's own dynamically linked program, with stdin passed through. */
 static void test_system_program(void **state)
 {
@@ -663,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_fork_reported),
 		cmocka_unit_test(test_killed_recording),
 		cmocka_unit_test(test_killed_program),
+		cmocka_unit_test(test_thread_stopped_in_block),
 		cmocka_unit_test(test_system_program),
 	};
 

@@ -72,12 +72,14 @@ int jf_manifest_write(const struct jf_record_state *st, const struct jf_record_o
 		fprintf(f, "%s\n    {\"tid\": %d, \"queue\": %u, \"instructions\": %llu, "
 			"\"traced_instructions\": %llu, \"blocks\": %llu, \"pt_bytes\": %llu, "
 			"\"async_events\": %llu, \"lost_events\": %llu, \"hidden_instructions\": %llu, "
-			"\"marker_calls\": %llu, \"handler_entries\": %llu, \"packets\": ",
+			"\"marker_calls\": %llu, \"handler_entries\": %llu, \"ended_in_block\": %s, "
+			"\"packets\": ",
 			first ? "" : ",", t->tid, t->queue, (unsigned long long)t->instructions,
 			(unsigned long long)t->traced,
 			(unsigned long long)t->blocks, (unsigned long long)t->stats.bytes,
 			(unsigned long long)t->async_events, (unsigned long long)t->lost_events,
-			(unsigned long long)t->hidden, (unsigned long long)t->marker_calls, (unsigned long long)t->handler_entries);
+			(unsigned long long)t->hidden, (unsigned long long)t->marker_calls, (unsigned long long)t->handler_entries,
+			t->ended_in_block ? "true" : "false");
 		packet_counts(f, &t->stats);
 		fputc('}', f);
 		first = 0;

@@ -56,7 +56,9 @@ struct jf_record_thread {
 	int prev_inside;           /* the block it ran last was inside the IP filter */
 	uint64_t hidden;           /* instructions of blocks whose branch an OVF hides: a
 	                            * decoder cannot finish them, so its count of the
-	                            * thread's instructions is this much behind `traced` */
+	                            * thread's instructions is this much behind `traced`;
+	                            * also the last block of a thread stopped in it */
+	int ended_in_block;        /* stopped from outside somewhere in its last block */
 	uint64_t straight_from;    /* the position where its run of straight-line blocks
 	                            * (joined by direct jumps, calls, fall-through) began:
 	                            * where a decoder's block holding the next one begins */

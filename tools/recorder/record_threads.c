@@ -123,8 +123,17 @@ void jf_rec_thread_exit(struct jf_record_state *st, struct jf_record_thread *t)
 		jf_rec_replay_deferred(st, t, 0, 0);
 	t->exited = 1;
 	jf_pt_advance(t->pt, st->clock);
-	if (t->have_prev && t->prev.exit == JF_EXIT_SYSCALL)
+	if (t->have_prev && t->prev.exit == JF_EXIT_SYSCALL) {
 		jf_pt_disable(t->pt);
+	} else if (t->have_prev && t->prev_inside) {
+		/* Stopped somewhere in its last block (another thread's exit_group, a fatal
+		 * signal): QEMU reported the block as it began, and how far it ran is not
+		 * known. Written as an interruption at the block's start, as the hardware
+		 * writes one, so a decoder stops there; its instructions are hidden. */
+		jf_pt_async_disable(t->pt, t->last_pc);
+		t->hidden += t->last_ninsn;
+		t->ended_in_block = 1;
+	}
 	if (st->by_cpu[t->cpu] == t)
 		st->by_cpu[t->cpu] = NULL;
 }
