@@ -1168,6 +1168,14 @@ struct jf_decoder *jf_pt_fast_decoder_cached(const struct jf_pt_config *cfg,
 	return counter_new(cfg, map, caches, NULL, NULL, 0, 1, err);
 }
 
+struct jf_decoder *jf_pt_fast_counter_cached(const struct jf_pt_config *cfg,
+					     struct jf_codemap *map,
+					     const struct jf_pt_fast_caches *caches,
+					     struct jf_error *err)
+{
+	return counter_new(cfg, map, caches, NULL, NULL, 0, 0, err);
+}
+
 struct jf_decoder *jf_pt_fast_watched_new(const struct jf_pt_config *cfg,
 					  struct jf_codemap *map,
 					  const struct jf_pt_fast_caches *caches,
