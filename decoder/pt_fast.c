@@ -560,7 +560,8 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		return 0;
 	case ptev_async_disabled:
 		/* FUP + TIP.PGD: tracing stopped at the FUP's IP (erratum SKD022 aside). */
-		if (ev->status_update || !f->enabled || f->skd022 ||
+		if (ev->status_update || !f->enabled ||
+		    (f->skd022 && jf_fast_may_be_vm_entry(f, ev->variant.async_disabled.at)) ||
 		    walk_to(f, ev->variant.async_disabled.at, 1, 0))
 			return 1;
 		f->enabled = 0;
