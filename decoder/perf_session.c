@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "jitflow/insn.h"
+#include "jitflow/pt_fast.h"
 
 /* The largest stitch: the bytes from a buffer's last PSB to the next buffer's first PSB+.
  * PSBs come every few KiB; a larger gap means a damaged trace, and is reported as lost. */
@@ -232,7 +233,8 @@ static struct jf_insn_cache *insns_for(struct session *s, struct jf_codemap *map
 	return n[s->ninsns++].cache;
 }
 
-/* The fast path's caches over map, made on first use (NULL: out of memory). */
+/* The fast path's caches over map, made on first use (NULL: out of memory): for counting
+ * or for returned blocks (whose blocks end at direct jumps), as the session decodes. */
 static const struct jf_pt_fast_caches *fast_caches_for(struct session *s, struct jf_codemap *map)
 {
 	struct map_fast *n;
@@ -246,7 +248,8 @@ static const struct jf_pt_fast_caches *fast_caches_for(struct session *s, struct
 		return NULL;
 	s->fast = n;
 	n[s->nfast].map = map;
-	if (jf_pt_fast_block_caches_init(&n[s->nfast].caches, map) < 0)
+	if ((s->opts.count_when_fast ? jf_pt_fast_caches_init(&n[s->nfast].caches, map)
+				     : jf_pt_fast_block_caches_init(&n[s->nfast].caches, map)) < 0)
 		return NULL;
 	return &n[s->nfast++].caches;
 }
@@ -289,8 +292,14 @@ static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 	if (s->opts.fast_when_settled && code_settled(s)) {
 		const struct jf_pt_fast_caches *caches = fast_caches_for(s, map);
 
-		cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
-		q->dec = caches ? jf_pt_fast_decoder_cached(&cfg, map, caches, err) : NULL;
+		if (!caches) {
+			q->dec = NULL;
+		} else if (s->opts.count_when_fast) {
+			q->dec = jf_pt_fast_counter_cached(&cfg, map, caches, err);
+		} else {
+			cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
+			q->dec = jf_pt_fast_decoder_cached(&cfg, map, caches, err);
+		}
 		if (!caches)
 			jf_fail(err, "out of memory");
 		s->report.fast_buffers += q->dec != NULL;
@@ -299,10 +308,31 @@ static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 		q->dec = jf_pt_decoder_new(&cfg, map, err);
 	}
 	s->report.buffers++;
+	s->report.decoded_bytes += size;
 	if (!q->dec)
 		return jf_fail_prefix(err, "%s: offset %llu: AUXTRACE buffer: ",
 				      jf_perf_data_path(s->data), (unsigned long long)q->buf.offset);
 	return 0;
+}
+
+/* The segment's decoder is done: what the fast path did there, and the blocks a counting
+ * decoder counted without returning them (pull returns records uncounted: the session's
+ * own statistics count them, these are not among them). */
+static void finish_decoder(struct session *s, struct queue *q)
+{
+	struct jf_pt_fast_report r;
+
+	jf_pt_fast_counter_report(q->dec, &r);
+	if (r.is_fast) {
+		s->report.fast_path_bytes += r.fast_bytes;
+		s->report.hand_overs += r.hand_overs;
+		s->report.resumes += r.resumes;
+		s->report.resyncs += r.resyncs;
+		if (s->opts.count_when_fast)
+			jf_decode_stats_add(jf_decoder_stats_mut(s->self), jf_decoder_stats(q->dec));
+	}
+	jf_decoder_free(q->dec);
+	q->dec = NULL;
 }
 
 /* A buffer is decoded: drop the file's pages behind it (see release_from), in steps of
@@ -567,8 +597,8 @@ static int pull(struct session *s, struct queue *q, struct jf_flow *f, struct jf
 	if (rc < 0)
 		return jf_fail_prefix(err, "%s: offset %llu: ", jf_perf_data_path(s->data),
 				      (unsigned long long)q->buf.offset);
-	jf_decoder_free(q->dec);
-	q->dec = NULL;
+	if (q->dec)
+		finish_decoder(s, q);
 	if (q->pending_stitch && q->overlap_error) {
 		/* Skip the stitch: next starts at its first PSB (the backend reports the
 		 * bytes before it); the rest of buf after its own segment is lost here. */

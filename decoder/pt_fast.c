@@ -560,7 +560,8 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		return 0;
 	case ptev_async_disabled:
 		/* FUP + TIP.PGD: tracing stopped at the FUP's IP (erratum SKD022 aside). */
-		if (ev->status_update || !f->enabled || f->skd022 ||
+		if (ev->status_update || !f->enabled ||
+		    (f->skd022 && jf_fast_may_be_vm_entry(f, ev->variant.async_disabled.at)) ||
 		    walk_to(f, ev->variant.async_disabled.at, 1, 0))
 			return 1;
 		f->enabled = 0;
@@ -1166,6 +1167,14 @@ struct jf_decoder *jf_pt_fast_decoder_cached(const struct jf_pt_config *cfg,
 	if (!cfg->end_on_call || !cfg->end_on_jump || !cfg->join_cache_splits)
 		return jf_pt_decoder_new(cfg, map, err);
 	return counter_new(cfg, map, caches, NULL, NULL, 0, 1, err);
+}
+
+struct jf_decoder *jf_pt_fast_counter_cached(const struct jf_pt_config *cfg,
+					     struct jf_codemap *map,
+					     const struct jf_pt_fast_caches *caches,
+					     struct jf_error *err)
+{
+	return counter_new(cfg, map, caches, NULL, NULL, 0, 0, err);
 }
 
 struct jf_decoder *jf_pt_fast_watched_new(const struct jf_pt_config *cfg,

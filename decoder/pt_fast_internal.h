@@ -180,6 +180,10 @@ static inline int jf_fast_plain_event(const struct jf_flow *fl)
 	       fl->kind != JF_FLOW_LOST && fl->kind != JF_FLOW_OVERFLOW;
 }
 
+/* Whether the code at ip may be a VM entry, where libipt's workaround of erratum SKD022
+ * applies (pt_fast_errata.c). */
+int jf_fast_may_be_vm_entry(struct fast *f, uint64_t ip);
+
 /* pt_fast.c's helpers that pt_fast_emit.c uses. */
 /* Room for one more pending record: 0, or -1 when the stretch holds as many as it may. */
 int jf_fast_queue_grow(struct fast *f);

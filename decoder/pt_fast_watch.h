@@ -110,6 +110,14 @@ struct jf_decoder *jf_pt_fast_decoder_cached(const struct jf_pt_config *cfg,
 					     const struct jf_pt_fast_caches *caches,
 					     struct jf_error *err);
 
+/* jf_pt_fast_counter_new using caches made by jf_pt_fast_caches_init (over map), which it
+ * keeps: so that the decoders of one buffer after another (perf_session.c) share what
+ * they decoded. */
+struct jf_decoder *jf_pt_fast_counter_cached(const struct jf_pt_config *cfg,
+					     struct jf_codemap *map,
+					     const struct jf_pt_fast_caches *caches,
+					     struct jf_error *err);
+
 /* jf_pt_fast_counter_new watched by fn (cfg->has_sync_at: start at that PSB). The
  * watcher gets the records (jf_decoder_next returns none: only 0 when paused or at the
  * end); the decoder's statistics count the instructions and blocks committed. caches

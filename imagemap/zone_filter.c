@@ -61,6 +61,7 @@ struct zone_filter {
 	uint64_t time_floor;          /* ... this time (apply_until's answer is then none) */
 	const struct jf_decode_stats *in_stats;
 	struct jf_decode_stats *out_stats;
+	uint64_t in_insns, in_blocks; /* in_stats' counts as the last call left them */
 };
 
 static int is_ext(const struct jf_zone_record *rec)
@@ -447,6 +448,34 @@ static void count_position(struct zone_filter *zf, const struct jf_flow *f)
 	zf->due.count = t->count;
 }
 
+/* A counting backend (a perf.data session with count_when_fast: jitflow/pt_fast.h) adds
+ * instructions and blocks to its statistics without returning them, and its time span with
+ * them: pass those on, beside what the records passed here count. Call after each call
+ * of the inner decoder; rc and f are what it returned. */
+static void pass_uncounted(struct zone_filter *zf, const struct jf_flow *f, int rc)
+{
+	const struct jf_decode_stats *in = zf->in_stats;
+	uint64_t insns = in->insns - zf->in_insns, blocks = in->blocks - zf->in_blocks;
+
+	if (rc > 0 && f->kind == JF_FLOW_BLOCK) {
+		insns -= f->u.block.ninsn;
+		blocks--;
+	}
+	zf->out_stats->insns += insns;
+	zf->out_stats->blocks += blocks;
+	zf->in_insns = in->insns;
+	zf->in_blocks = in->blocks;
+	if (in->has_time) {
+		struct jf_decode_stats *out = zf->out_stats;
+
+		if (!out->has_time || in->first_time < out->first_time)
+			out->first_time = in->first_time;
+		if (!out->has_time || in->last_time > out->last_time)
+			out->last_time = in->last_time;
+		out->has_time = 1;
+	}
+}
+
 static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
 {
 	struct zone_filter *zf = self;
@@ -457,6 +486,7 @@ static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
 	if (apply_due(zf, err))
 		return -1;
 	rc = jf_decoder_next(zf->inner, f, err);
+	pass_uncounted(zf, f, rc);
 	if (rc == 0 && report_damage(zf, f))
 		return 1;
 	if (rc <= 0)

@@ -90,11 +90,15 @@ static void same_records(const struct outcome *fast, const struct outcome *ref)
 }
 
 /* libipt's timing parameters (CPUID leaf 0x15, MTC frequency, nominal frequency, and the
- * conversion to ns) for the compares below: none but in test_timed_packets. */
+ * conversion to ns) for the compares below: none but in test_timed_packets; and the CPU
+ * (its errata): none but in test_skd022. */
 static struct jf_pt_config timing;
 
 static void set_timing(struct jf_pt_config *cfg)
 {
+	cfg->cpu_family = timing.cpu_family;
+	cfg->cpu_model = timing.cpu_model;
+	cfg->cpu_stepping = timing.cpu_stepping;
 	cfg->cpuid_0x15_eax = timing.cpuid_0x15_eax;
 	cfg->cpuid_0x15_ebx = timing.cpuid_0x15_ebx;
 	cfg->mtc_freq = timing.mtc_freq;
@@ -1197,6 +1201,54 @@ static void test_block_time_after_pending_event(void **state)
 	jump_code_free(&code);
 }
 
+/* Erratum SKD022 (a Skylake CPU: libipt enables its workaround): libipt's block decoder
+ * turns an asynchronous disable at a VMLAUNCH or VMRESUME into a synchronous one, and
+ * leaves it as it is elsewhere. The fast path follows one at an ordinary instruction
+ * without a hand-over, and hands over at one at a VMLAUNCH; the result is the block
+ * decoder's either way. The code: 1000: nop; 1001: vmlaunch; 1004: jmp rax. */
+static void test_skd022(void **state)
+{
+	static const uint8_t code[] = {
+		0x90,             /* 1000: nop */
+		0x0f, 0x01, 0xc2, /* 1001: vmlaunch */
+		0xff, 0xe0,       /* 1004: jmp rax */
+	};
+	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	int at_vmlaunch;
+
+	(void)state;
+	memset(&timing, 0, sizeof(timing));
+	timing.cpu_family = 6;
+	timing.cpu_model = 0x4e;
+	for (at_vmlaunch = 0; at_vmlaunch < 2; at_vmlaunch++) {
+		struct jf_ptb *b = jf_ptb_new();
+		struct jf_pt_fast_report rep;
+		uint64_t insns;
+
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_psbend(b);
+		/* Tracing stops asynchronously at 1000 or 1001, and starts again at 1004. */
+		jf_ptb_fup(b, pt_ipc_update_16, at_vmlaunch ? 0x1001 : 0x1000);
+		jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_tip_pge(b, pt_ipc_update_16, 0x1004);
+		jf_ptb_tip(b, pt_ipc_update_16, 0x1000);
+		jf_ptb_fup(b, pt_ipc_update_16, 0x1000);
+		jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+		rep = compare(at_vmlaunch ? "SKD022 at a VMLAUNCH" : "SKD022 elsewhere",
+			      jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, &insns);
+		assert_true(insns > 0);
+		assert_int_equal(rep.fallback_at, at_vmlaunch ? 0 : -1);
+		jf_ptb_free(b);
+	}
+	memset(&timing, 0, sizeof(timing));
+	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
+}
+
 /* A trace without a PSB, and an empty one. */
 static void test_no_sync(void **state)
 {
@@ -1350,6 +1402,7 @@ int main(void)
 		cmocka_unit_test(test_straddle),
 		cmocka_unit_test(test_cache_split_after_undecodable),
 		cmocka_unit_test(test_packet_hand_over),
+		cmocka_unit_test(test_skd022),
 		cmocka_unit_test(test_quiet_psb),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_status_errors),

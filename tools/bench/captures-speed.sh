@@ -16,8 +16,11 @@
 #   libxdc   with LIBXDC_BENCH=PROGRAM: PROGRAM IMAGE BASE TRACE, a driver of libxdc
 #            (github:nyx-fuzz/libxdc) built outside the repository; it prints
 #            "result R ..." (R 0: decoder_success; libxdc gives only a coverage bitmap)
-# and for DIR/recording: jitflow stat --recording, with the fast path and with
-# --decoder=libipt-block.
+# and for DIR/recording and DIR/recording-loop (perf.data with timing, decoded per AUX
+# buffer): jitflow stat --recording and jitflow report --recording, each with the fast
+# path (on the buffers that start once the code is settled: decoder/perf_session.c) and
+# with --decoder=libipt-block; the stats must agree but for the lines on how they decoded
+# and the block count, the reports in full.
 # Printed per capture: the median wall and CPU (user + system) seconds, MB of trace per CPU
 # second, instructions counted by each tool (stat -j 1 and -j JOBS must agree on every
 # line but those on how they decoded; libipt 2.0's count differs where the capture has
@@ -34,11 +37,11 @@ while getopts b:r:j: opt; do
 	b) build=$OPTARG ;;
 	r) runs=$OPTARG ;;
 	j) jobs=$OPTARG ;;
-	*) sed -n '2,28p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,31p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || { sed -n '2,28p' "$0" >&2; exit 2; }
+[ $# = 1 ] || { sed -n '2,31p' "$0" >&2; exit 2; }
 dir=$1
 jf="$build/tools/jitflow"
 blk="$build/tools/libipt_block_stat"
@@ -116,18 +119,34 @@ for kind in clean errors damaged filtered timed; do
 		       b / 1e6, l / s, b / s / 1e6, b / l / 1e6, x, w1 / wn, c1 / cn, rb / r }')")
 done
 
-if [ -f "$dir/recording/perf.data" ]; then
-	rm -f "$tmp/rec-fast" "$tmp/rec-blk"
+for rec in recording recording-loop; do
+	[ -f "$dir/$rec/perf.data" ] || continue
+	rm -f "$tmp/rec-fast" "$tmp/rec-blk" "$tmp/rec-report" "$tmp/rec-report-blk"
 	for ((r = 0; r < runs; r++)); do
-		run rec-fast "$jf" stat --recording "$dir/recording"
-		run rec-blk "$jf" stat --recording "$dir/recording" --decoder=libipt-block
+		run rec-fast "$jf" stat --recording "$dir/$rec"
+		run rec-blk "$jf" stat --recording "$dir/$rec" --decoder=libipt-block
+		run rec-report "$jf" report --recording "$dir/$rec"
+		run rec-report-blk "$jf" report --recording "$dir/$rec" --decoder=libipt-block
 	done
 	bytes=$(awk '$1 == "trace" && $2 == "bytes" { print $3 }' "$tmp/out.rec-fast")
-	echo "recording (stat --recording): $bytes bytes of trace"
-	line rec-fast "$bytes" "$(stat_insns rec-fast)"
+	insns=$(stat_insns rec-fast)
+	echo "$rec (stat --recording, report --recording): $bytes bytes of trace"
+	line rec-fast "$bytes" "$insns"
 	how rec-fast
 	line rec-blk "$bytes" "$(stat_insns rec-blk)"
-fi
+	cmp -s <(grep -vE '^(decode|blocks) ' "$tmp/out.rec-fast") \
+		<(grep -vE '^(decode|blocks) ' "$tmp/out.rec-blk") ||
+		echo "  WARNING: stat --recording's counts differ from --decoder=libipt-block's"
+	line rec-report "$bytes" "$insns"
+	line rec-report-blk "$bytes" "$insns"
+	cmp -s "$tmp/out.rec-report" "$tmp/out.rec-report-blk" ||
+		echo "  WARNING: report --recording differs from --decoder=libipt-block"
+	awk -v k="$rec" -v s="$(col rec-fast 2)" -v sb="$(col rec-blk 2)" -v r="$(col rec-report 2)" \
+		-v rb="$(col rec-report-blk 2)" 'BEGIN {
+		if (s <= 0) s = 0.001; if (r <= 0) r = 0.001
+		printf "  %s: stat %.2fx its --decoder=libipt-block, report %.2fx (CPU)\n",
+		       k, sb / s, rb / r }'
+done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| capture | MB | stat -j 1 vs libipt (CPU) | stat -j 1 MB/s | libipt MB/s | libxdc MB/s | -j $jobs vs -j 1 (wall) | -j 1 CPU / -j $jobs CPU | report vs report-blk (CPU) |"

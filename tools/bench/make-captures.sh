@@ -18,6 +18,9 @@
 #   timed     the same program recorded with timing (TSC, MTC, CYC) and no filter (the
 #             plugin backend); its AUX data concatenated 16*SCALE times (12 MB)
 #   recording the timed recording itself (perf.data and manifest), for `stat --recording`
+#   recording-loop  BUILD/tools/bench_interp_loop (tools/bench/interp_loop.c, an
+#             interpreter's dispatch loop) recorded with timing: a 15 MB perf.data in
+#             64 KiB AUX buffers (42 M instructions; recording it takes ~5 s)
 #
 # Each raw-trace folder holds `trace` (the Intel PT stream; every copy starts with a PSB,
 # so a concatenation is a valid stream), `image` (the code bytes) and `base` (the address
@@ -31,17 +34,19 @@ while getopts b:s: opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	s) scale=$OPTARG ;;
-	*) sed -n '2,26p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,29p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || { sed -n '2,26p' "$0" >&2; exit 2; }
+[ $# = 1 ] || { sed -n '2,29p' "$0" >&2; exit 2; }
 out=$1
 shared=../shared/traces/intel-pt
 jf="$build/tools/jitflow"
 prog="$build/tests/programs/recprog_sigbranches"
+loop="$build/tools/bench_interp_loop"
 [ -d "$shared" ] || { echo "make-captures: $shared not found (needs ../shared/traces)" >&2; exit 1; }
-[ -x "$jf" ] && [ -x "$prog" ] || { echo "make-captures: build $build first" >&2; exit 1; }
+[ -x "$jf" ] && [ -x "$prog" ] && [ -x "$loop" ] ||
+	{ echo "make-captures: build $build first" >&2; exit 1; }
 case "$(realpath -m "$out")/" in
 "$(realpath .)"/*) echo "make-captures: $out is inside the source tree" >&2; exit 1 ;;
 esac
@@ -91,6 +96,7 @@ range=$(nm -n "$prog" | awk '
 	END { printf "0x%s-0x%s", from, to }')
 "$jf" record --emulate --backend=log --no-timing --filter="$range" -o "$out/filtered.rec" -- "$prog" > /dev/null
 "$jf" record --emulate -o "$out/recording" -- "$prog" > /dev/null
+"$jf" record --emulate -o "$out/recording-loop" -- "$loop" > /dev/null
 for k in filtered timed; do
 	mkdir "$out/$k"
 	exec_segment "$prog" "$out/$k/image" > "$out/$k/base"

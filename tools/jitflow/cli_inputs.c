@@ -70,8 +70,8 @@ const char jf_cli_inputs_help[] =
 	"                              K, M)\n"
 	"  --decoder=fast|libipt-block  for a raw Intel PT stream (--pt without --zone), and\n"
 	"                              for a perf.data once its code no longer changes (no\n"
-	"                              MMAP or code-changing zone record left; not for stat\n"
-	"                              and decode): fast (default) follows it with libipt's\n"
+	"                              MMAP or code-changing zone record left; stat counts\n"
+	"                              those buffers): fast (default) follows it with libipt's\n"
 	"                              packet or query decoder and a block cache, handing over\n"
 	"                              to libipt's block decoder at the last PSB for anything\n"
 	"                              it does not model (the same records); libipt-block:\n"
@@ -304,8 +304,10 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	opts.end_on_jump = libipt_ends_at_jumps(in);
 	/* Where the code no longer changes, the fast path decodes the buffers: its records
 	 * are libipt's with blocks ended at every branch and the block cache's splits joined,
-	 * which the commands that split blocks take (cut at jumps here or by the consumer). */
-	opts.fast_when_settled = in->split_blocks && !in->libipt_block;
+	 * which the commands that split blocks take (cut at jumps here or by the consumer);
+	 * stat's counting takes its counts, as on a raw stream. */
+	opts.fast_when_settled = (in->split_blocks || in->count_only) && !in->libipt_block;
+	opts.count_when_fast = in->count_only;
 	opts.join_cache_splits = in->split_blocks;
 	if (jf_cli_perf_files_prepare(in, err) < 0)
 		return NULL;
@@ -600,6 +602,26 @@ struct jf_decoder *jf_cli_open_decoder(struct jf_cli_inputs *in, struct jf_error
 	/* A marker call must start a block of its own for the zone filter to see it. */
 	fall_back(in, "zone files change the code map as the trace goes");
 	return jf_zone_filter_new(jf_pt_decoder_new(&in->pt, in->map, err), in->zones, err);
+}
+
+void jf_cli_decode_path(const struct jf_cli_inputs *in, struct jf_decoder *dec,
+			struct jf_pt_fast_report *out, uint64_t *of)
+{
+	struct jf_perf_session_report r;
+
+	jf_pt_fast_counter_report(dec, out);
+	*of = jf_decoder_stats(dec)->trace_bytes;
+	if (!in->perf_session)
+		return;
+	jf_perf_session_fast_report(in->perf_session, &r);
+	if (!r.fast_buffers)
+		return;
+	out->is_fast = 1;
+	out->fast_bytes = r.fast_path_bytes;
+	out->hand_overs = r.hand_overs;
+	out->resumes = r.resumes;
+	out->resyncs = r.resyncs;
+	*of = r.decoded_bytes;
 }
 
 uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in)

@@ -115,4 +115,11 @@ void jf_cli_describe_jobs(const struct jf_cli_inputs *in, char *buf, size_t size
 /* The total number of trace bytes (for progress), 0 if unknown. */
 uint64_t jf_cli_trace_size(const struct jf_cli_inputs *in);
 
+/* How the fast path decoded (stat's "decode path"; is_fast 0: it did not) and the bytes
+ * its shares are of (*of): the trace's, or for a perf.data session the bytes its buffers'
+ * decoders got (jf_perf_session_report's decoded_bytes), summed over those decoders. */
+struct jf_pt_fast_report;
+void jf_cli_decode_path(const struct jf_cli_inputs *in, struct jf_decoder *dec,
+			struct jf_pt_fast_report *out, uint64_t *of);
+
 #endif

@@ -34,6 +34,9 @@ int jf_cmd_decode(int argc, char **argv)
 	int i, rc, status = JF_EXIT_OK;
 
 	jf_cli_inputs_init(&in);
+	/* Blocks end at every branch, as the fast path ends them on a raw stream: then a
+	 * perf.data file or recording takes the fast path too, with the same records. */
+	in.split_blocks = 1;
 	memset(&printer, 0, sizeof(printer));
 	printer.out = stdout;
 	for (i = 1; i < argc; i++) {

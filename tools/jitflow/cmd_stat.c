@@ -27,7 +27,8 @@ struct stat_result {
 	char jobs[160];
 	struct jf_cli_inputs *in;
 	struct jf_missing_code missing;
-	struct jf_pt_fast_report fast; /* one thread on the fast path: how it went */
+	struct jf_pt_fast_report fast; /* one thread on the fast path: how it went... */
+	uint64_t fast_of;              /* ...over these bytes (jf_cli_decode_path) */
 };
 
 static void count(struct tally *t, int *n, const char *name, uint64_t bytes, uint64_t offset)
@@ -90,12 +91,12 @@ static void print_text(const struct jf_decode_stats *s, const struct stat_result
 	else
 		printf("time span       unknown (no timing packets)\n");
 	printf("decode threads  %s\n", r->jobs);
-	if (r->fast.is_fast && s->trace_bytes)
+	if (r->fast.is_fast && r->fast_of)
 		printf("decode path     fast path %.1f%% of the trace bytes, libipt's block decoder "
 		       "%.1f%% (%" PRIu64 " hand-overs; %" PRIu64 " errors resynchronised on the "
 		       "fast path)\n",
-		       100.0 * (double)r->fast.fast_bytes / (double)s->trace_bytes,
-		       100.0 - 100.0 * (double)r->fast.fast_bytes / (double)s->trace_bytes,
+		       100.0 * (double)r->fast.fast_bytes / (double)r->fast_of,
+		       100.0 - 100.0 * (double)r->fast.fast_bytes / (double)r->fast_of,
 		       r->fast.hand_overs, r->fast.resyncs);
 	printf("decode time     %.3f s\n", r->seconds);
 	if (r->seconds > 0)
@@ -149,9 +150,10 @@ static void print_json(const struct jf_decode_stats *s, const struct stat_result
 		printf(",\"one_thread_from\":null");
 	printf("}");
 	if (r->fast.is_fast)
-		printf(",\"decode_path\":{\"fast_bytes\":%" PRIu64 ",\"hand_overs\":%" PRIu64
-		       ",\"resumes\":%" PRIu64 ",\"resyncs\":%" PRIu64 "}", r->fast.fast_bytes,
-		       r->fast.hand_overs, r->fast.resumes, r->fast.resyncs);
+		printf(",\"decode_path\":{\"fast_bytes\":%" PRIu64 ",\"of_bytes\":%" PRIu64
+		       ",\"hand_overs\":%" PRIu64 ",\"resumes\":%" PRIu64 ",\"resyncs\":%" PRIu64
+		       "}", r->fast.fast_bytes, r->fast_of, r->fast.hand_overs, r->fast.resumes,
+		       r->fast.resyncs);
 	else
 		printf(",\"decode_path\":null");
 	printf(",\"decode_seconds\":%.6f}\n", r->seconds);
@@ -168,7 +170,9 @@ static void usage(FILE *out)
 		"-j: segments, seams joined and seams decoded on serially, or why one thread);\n"
 		"\"decode path\" (one thread) the share of trace bytes the fast path decoded, the\n"
 		"rest libipt's block decoder's, how often it handed over to that decoder, and how\n"
-		"many errors it reported and resynchronised after itself, as that decoder does.\n\n"
+		"many errors it reported and resynchronised after itself, as that decoder does\n"
+		"(perf.data: of the bytes its AUX buffers' decoders got; the buffers before the\n"
+		"sideband's last MMAP are the block decoder's).\n\n"
 		"  --json            one JSON object instead of the table\n"
 		"  --decoder=KIND    as below; stat's fast decoder only counts the blocks (the same\n"
 		"                    counts; its blocks are cut at every branch), with -j N on N\n"
@@ -223,7 +227,7 @@ int jf_cmd_stat(int argc, char **argv)
 	}
 	result.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	jf_cli_describe_jobs(&in, result.jobs, sizeof(result.jobs));
-	jf_pt_fast_counter_report(dec, &result.fast);
+	jf_cli_decode_path(&in, dec, &result.fast, &result.fast_of);
 	if (json)
 		print_json(jf_decoder_stats(dec), &result);
 	else

@@ -64,13 +64,23 @@ struct jf_perf_session_options {
 	 * same records throughout sets end_on_call and join_cache_splits, and cuts blocks at
 	 * direct jumps itself when end_on_jump is not set (jitflow/jump_split.h). */
 	int fast_when_settled;
+	/* With fast_when_settled: those buffers are counted, not returned as blocks
+	 * (jf_pt_fast_counter_new: the same instructions, events, errors, losses and time
+	 * span; blocks cut at every branch). Their instructions, blocks and time span go
+	 * into the session's statistics without records (jitflow stat). */
+	int count_when_fast;
 };
 
 /* How the buffers of a session (jf_perf_pt_decoder_new*) were decoded so far: decoders
  * made (a buffer's own segment, or a stitch across a cut), and how many of them, over how
- * many bytes, by the fast path (fast_when_settled). */
+ * many bytes, by the fast path (fast_when_settled). decoded_bytes: the bytes of every
+ * decoder made (a stitch copies the PSB+ where two segments meet, so this is a little more
+ * than the AUX data); of the fast decoders' finished so far, summed as
+ * jf_pt_fast_counter_report gives them: the bytes the fast path decoded itself (the rest
+ * libipt's block decoder's), its hand-overs, take-overs and resynchronisations. */
 struct jf_perf_session_report {
 	uint64_t buffers, fast_buffers, fast_bytes;
+	uint64_t decoded_bytes, fast_path_bytes, hand_overs, resumes, resyncs;
 };
 void jf_perf_session_fast_report(struct jf_decoder *session, struct jf_perf_session_report *out);
 
