@@ -8,11 +8,13 @@
 #include <string.h>
 
 uint8_t jf_fast_maybe_bad_first[256];
+/* Second bytes of the extended opcodes libipt's packet decoder rejects. */
+static uint8_t maybe_bad_ext[256];
 static pthread_once_t maybe_bad_once = PTHREAD_ONCE_INIT;
 
-/* Ask libipt's packet decoder which first bytes it rejects as an unknown opcode (followed
- * by zeros: no opcode libipt knows is cut short by them). PADs are read past and extended
- * opcodes have a second byte: both are looked at closer. */
+/* Ask libipt's packet decoder which first bytes, and which second bytes of an extended
+ * opcode, it rejects as an unknown opcode (followed by zeros: no opcode libipt knows is cut
+ * short by them). */
 static void fill_maybe_bad(void)
 {
 	uint8_t buf[32];
@@ -20,8 +22,8 @@ static void fill_maybe_bad(void)
 	struct pt_packet_decoder *pkt;
 	unsigned b;
 
-	jf_fast_maybe_bad_first[0x00] = JF_FAST_MAYBE_BAD; /* PAD */
-	jf_fast_maybe_bad_first[0x02] = JF_FAST_MAYBE_BAD; /* extended opcodes */
+	jf_fast_maybe_bad_first[0x00] = JF_FAST_MAYBE_PAD;
+	jf_fast_maybe_bad_first[0x02] = JF_FAST_MAYBE_EXT;
 	memset(&config, 0, sizeof(config));
 	config.size = sizeof(config);
 	config.begin = buf;
@@ -31,7 +33,7 @@ static void fill_maybe_bad(void)
 		struct pt_packet p;
 
 		if (b == 0x02)
-			continue;
+			continue; /* the extended opcodes: above */
 		memset(buf, 0, sizeof(buf));
 		buf[0] = (uint8_t)b;
 		/* Without a decoder, every byte is looked at closer. */
@@ -41,8 +43,32 @@ static void fill_maybe_bad(void)
 		else if (p.type == ppt_cyc || p.type == ppt_mtc)
 			jf_fast_maybe_bad_first[b] = JF_FAST_MAYBE_TIMING;
 	}
+	for (b = 0; b < 256; b++) {
+		struct pt_packet p;
+
+		memset(buf, 0, sizeof(buf));
+		buf[0] = 0x02;
+		buf[1] = (uint8_t)b;
+		maybe_bad_ext[b] = !pkt || pt_pkt_sync_set(pkt, 0) < 0 ||
+			pt_pkt_next(pkt, &p, sizeof(p)) == -pte_bad_opc;
+	}
 	if (pkt)
 		pt_pkt_free_decoder(pkt);
+}
+
+int jf_fast_bad_packet_may_be_at(const uint8_t *trace, uint64_t size, uint64_t at,
+				 int have_tsc)
+{
+	unsigned v;
+
+	while (at < size && trace[at] == 0x00)
+		at++; /* PADs */
+	if (at >= size)
+		return 0;
+	v = jf_fast_maybe_bad_first[trace[at]];
+	if (v == JF_FAST_MAYBE_EXT)
+		return at + 1 < size && maybe_bad_ext[trace[at + 1]];
+	return v == JF_FAST_MAYBE_BAD || (v == JF_FAST_MAYBE_TIMING && !have_tsc);
 }
 
 void jf_fast_bad_packet_init(void)
@@ -123,7 +149,8 @@ int jf_fast_fail_after(struct fast *f, uint64_t next, int tip)
 
 		while (at < f->cfg.size && t[at] == 0x00)
 			at++;
-		if (at >= f->cfg.size || pt_pkt_sync_set(f->psbs, at) < 0)
+		if (!jf_fast_bad_packet_may_be_at(t, f->cfg.size, at, 0) ||
+		    pt_pkt_sync_set(f->psbs, at) < 0)
 			return 1;
 		status = pt_pkt_next(f->psbs, &p, sizeof(p));
 		if (status == -pte_bad_opc)

@@ -23,13 +23,17 @@
 struct fast;
 struct jf_fast_block;
 
-/* First bytes of a packet that may be, or come before, one libipt cannot read:
- * JF_FAST_MAYBE_BAD for PAD, the extended opcodes and the bytes libipt's packet decoder
- * rejects (asked of libipt itself); JF_FAST_MAYBE_TIMING for CYC and MTC, which the query
- * decoder reads past as it reads ahead (looked at only while no TSC has given a time:
- * a damaged packet read as a CYC; with a time, the error's time is not modelled). */
-enum { JF_FAST_MAYBE_BAD = 1, JF_FAST_MAYBE_TIMING = 2 };
+/* First bytes of a packet that may be, or come before, one libipt cannot read (0: not):
+ * JF_FAST_MAYBE_BAD for the bytes libipt's packet decoder rejects (asked of libipt itself),
+ * JF_FAST_MAYBE_EXT for the extended opcodes (told by the second byte), JF_FAST_MAYBE_PAD,
+ * and JF_FAST_MAYBE_TIMING for CYC and MTC, which the query decoder reads past as it reads
+ * ahead (looked at only while no TSC has given a time: a damaged packet read as a CYC;
+ * with a time, the error's time is not modelled). */
+enum { JF_FAST_MAYBE_BAD = 1, JF_FAST_MAYBE_EXT, JF_FAST_MAYBE_PAD, JF_FAST_MAYBE_TIMING };
 extern uint8_t jf_fast_maybe_bad_first[256];
+/* jf_fast_bad_packet_may_follow for a packet whose first byte the table marks. */
+int jf_fast_bad_packet_may_be_at(const uint8_t *trace, uint64_t size, uint64_t at,
+				 int have_tsc);
 void jf_fast_bad_packet_init(void);
 
 /* The packet after the TNT or TIP that ends at next is one libipt cannot read: model the
@@ -53,16 +57,14 @@ int jf_fast_fail_at_query(struct fast *f, uint64_t at, int code, uint64_t ip);
  * hands over). */
 int jf_fast_fail_at_block(struct fast *f, const struct jf_fast_block *b, uint64_t at, int tnt);
 
-/* Cheap enough to ask after every TNT: most packets start with a byte libipt reads. */
+/* Whether the packet at next (after PADs) may be one libipt cannot read, or a CYC or MTC
+ * before one. Cheap enough to ask after every TNT: most packets start with a byte that
+ * tells it is neither. */
 static inline int jf_fast_bad_packet_may_follow(const uint8_t *trace, uint64_t size,
 						uint64_t next, int have_tsc)
 {
-	unsigned v;
-
-	if (next >= size)
-		return 0;
-	v = jf_fast_maybe_bad_first[trace[next]];
-	return v == JF_FAST_MAYBE_BAD || (v == JF_FAST_MAYBE_TIMING && !have_tsc);
+	return next < size && jf_fast_maybe_bad_first[trace[next]] &&
+	       jf_fast_bad_packet_may_be_at(trace, size, next, have_tsc);
 }
 
 #endif

@@ -102,8 +102,6 @@ struct fast {
 	int pend_mode;              /* a MODE.exec whose TIP.PGE has not come yet... */
 	enum pt_exec_mode mode;     /* ...and its mode */
 	size_t await;               /* pending records from here on get the next stop's offset */
-	uint64_t tip_target;        /* the last TIP's target (pt_fast_bad_packet.c: whether
-				     * libipt's block starts at f->ip) */
 
 	/* the stretch since the last PSB reached: not public yet */
 	uint64_t restart;           /* its PSB: where the block decoder would take over */
@@ -173,6 +171,9 @@ struct fast {
 	size_t retime;              /* a pending record (index + 1) whose time is that after
 				     * the next event is read (libipt reads it eagerly) */
 	int resume_unsure;          /* stopped at a far branch: a far call resumes after it */
+
+	uint64_t tip_target;        /* the last TIP's target (pt_fast_bad_packet.c: whether
+				     * libipt's block starts at f->ip) */
 };
 
 /* Records that cfg.count_plain_events counts instead of returning. */
