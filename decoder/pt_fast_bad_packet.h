@@ -63,7 +63,10 @@ int jf_fast_fail_at_block(struct fast *f, const struct jf_fast_block *b, uint64_
 static inline int jf_fast_bad_packet_may_follow(const uint8_t *trace, uint64_t size,
 						uint64_t next, int have_tsc)
 {
-	return next < size && jf_fast_maybe_bad_first[trace[next]] &&
+	/* With a time, no error is modelled (pt_fast_resync.c). */
+	if (have_tsc || next >= size)
+		return 0;
+	return jf_fast_maybe_bad_first[trace[next]] &&
 	       jf_fast_bad_packet_may_be_at(trace, size, next, have_tsc);
 }
 
