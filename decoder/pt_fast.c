@@ -24,6 +24,7 @@
 #include "jitflow/pt_fast.h"
 #include "decoder_internal.h"
 #include "pt_events.h"
+#include "pt_fast_bad_packet.h"
 #include "pt_fast_internal.h"
 #include "pt_libipt_config.h"
 #include "pt_status_check.h"
@@ -978,6 +979,7 @@ static int setup(struct fast *f, struct jf_error *err)
 		f->blocks = own.blocks;
 		f->payloads = own.payloads;
 	}
+	jf_fast_bad_packet_init();
 	f->check = jf_pt_check_new(f->cfg.trace, f->cfg.size);
 	f->qry = pt_qry_alloc_decoder(&config);
 	f->time_memo_valid = 0;
@@ -1112,6 +1114,11 @@ int jf_pt_fast_count_from_stop(const struct jf_pt_config *cfg, struct jf_codemap
 	rc = stop->timed ? 0 : jf_fast_count_hand_over_at_stop(f, stop->at, err);
 	if (rc == 0)
 		rc = jf_fast_count_hand_over_before(f, stop, err);
+	/* Nothing committed since the one-thread decoder started afresh at the stop's PSB
+	 * (it resynchronised there after an error): its hand-over from its start is a block
+	 * decoder from that PSB. */
+	if (rc == 0 && !policy->committed && stop->at->psb > 0)
+		rc = jf_fast_count_hand_over_fresh(f, stop->at->psb, err);
 	if (rc <= 0) {
 		jf_decoder_free(dec);
 		return rc;

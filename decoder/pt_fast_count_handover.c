@@ -179,6 +179,11 @@ int jf_fast_count_hand_over_before(struct fast *f, const struct jf_pt_fast_stop 
 	return block_decoder_from(f, p.p0, p.insns, p.records, err);
 }
 
+int jf_fast_count_hand_over_fresh(struct fast *f, uint64_t psb, struct jf_error *err)
+{
+	return block_decoder_from(f, psb, 0, 0, err);
+}
+
 int jf_fast_count_hand_over_local(struct fast *f, struct jf_error *err)
 {
 	struct jf_pt_fast_commit at;

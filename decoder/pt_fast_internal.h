@@ -171,6 +171,9 @@ struct fast {
 	size_t retime;              /* a pending record (index + 1) whose time is that after
 				     * the next event is read (libipt reads it eagerly) */
 	int resume_unsure;          /* stopped at a far branch: a far call resumes after it */
+
+	uint64_t tip_target;        /* the last TIP's target (pt_fast_bad_packet.c: whether
+				     * libipt's block starts at f->ip) */
 };
 
 /* Records that cfg.count_plain_events counts instead of returning. */
@@ -286,6 +289,10 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err);
  * before f->restart, checked against them (1), or 0 where it cannot be (-1: out of
  * memory). */
 int jf_fast_count_hand_over_local(struct fast *f, struct jf_error *err);
+/* pt_fast_count_handover.c: counting, a block decoder from psb, where the one-thread
+ * decoder started afresh (a resynchronisation) and has committed nothing since: what its
+ * hand-over from its start makes. Returns 1, -1 with err. */
+int jf_fast_count_hand_over_fresh(struct fast *f, uint64_t psb, struct jf_error *err);
 /* pt_fast_count_handover.c: counting, a block decoder from f->restart itself, where a
  * watched decoder started there stops where this path stops, having decoded the same (1;
  * 0 where it does not: -1 out of memory). Called before the stretch is dropped. */
@@ -313,8 +320,9 @@ int jf_fast_finish(struct fast *f, uint64_t offset);
 /* pt_fast.c: the first PSB after offset, or the trace size. */
 uint64_t jf_fast_psb_after(struct fast *f, uint64_t offset);
 /* pt_fast_resync.c: following packets, the error code the block decoder reports at offset at
- * (with ip) for an inconsistency libipt 2.0 lets through, queued with the loss up to the
- * next PSB, where this path starts afresh. Returns 0, or 1 if not modelled. */
+ * (with ip) for an inconsistency libipt 2.0 lets through, or for a decode error libipt
+ * reports itself (pt_fast_bad_packet.c), queued with the loss up to the next PSB, where
+ * this path starts afresh. Returns 0, or 1 if not modelled. */
 int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64_t ip);
 
 /* pt_fast_packets.c: following packets (no timing packet in the trace): the next

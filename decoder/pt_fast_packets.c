@@ -2,6 +2,7 @@
  * payload cache, for traces without timing packets and, when counting, with them
  * (pt_fast.c decides; the query path, the stretches and the hand-over are there). */
 #include "pt_events.h"
+#include "pt_fast_bad_packet.h"
 #include "pt_fast_internal.h"
 
 #include <intel-pt.h>
@@ -149,7 +150,8 @@ static int packet_event(struct fast *f, struct pt_event *ev, int consumed, uint6
 }
 
 /* A TNT payload (nbits bits, the first in bit nbits-1): one payload-cache lookup per run of
- * bits that does not depend on the return stack's contents. */
+ * bits that does not depend on the return stack's contents. Returns 0, 1 if not modelled,
+ * or -1 where a decode error ended the stretch (pt_fast_bad_packet.h). */
 static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset)
 {
 	unsigned idle = 0; /* lookups in a row that consumed no bit (direct calls only) */
@@ -191,7 +193,9 @@ static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t of
 		/* The path could not start: a compressed return to an older call (a taken bit
 		 * and the return stack), or a block that needs what a TNT bit cannot give. */
 		b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
-		if (b->end != JF_FAST_RETURN || !((bits >> (nbits - 1)) & 1) || jf_fast_pop_return(f, &f->ip))
+		if (b->end == JF_FAST_BAD || (b->end == JF_FAST_RETURN && !((bits >> (nbits - 1)) & 1)))
+			return jf_fast_fail_at_block(f, b, offset, 1) ? 1 : -1;
+		if (b->end != JF_FAST_RETURN || jf_fast_pop_return(f, &f->ip))
 			return 1;
 		f->insns_n += b->ninsn;
 		f->blocks_n++;
@@ -223,6 +227,8 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		const struct jf_fast_block *b =
 			jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
 
+		if (b->end == JF_FAST_BAD)
+			return jf_fast_fail_at_block(f, b, offset, 0);
 		f->insns_n += b->ninsn;
 		f->blocks_n++;
 		/* Blocks up to the TIP start with the query decoder at it (settled already). */
@@ -247,13 +253,17 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		case JF_FAST_INDIRECT:
 		case JF_FAST_FAR:
 		case JF_FAST_FAR_CALL:
-			f->ip = to;
+			f->ip = f->tip_target = to;
 			jf_fast_settle(f, offset);
 			jf_fast_read_time(f);
 			jf_fast_note_query_block_time(f);
 			return 0;
+		case JF_FAST_COND:
+			/* No TNT bit for it: libipt's query finds the TIP ("trace stream does
+			 * not match query"), the branch counted. */
+			return jf_fast_fail_at_query(f, offset, -pte_bad_query, b->last);
 		default:
-			/* A conditional branch without a TNT bit (an error), or bad code. */
+			/* Bad code. */
 			return 1;
 		}
 	}
@@ -798,13 +808,15 @@ static unsigned ip_packet(const struct fast *f, uint64_t off, struct pt_packet *
 
 /* PADs and TNT-8s, the most frequent packets, read here (one byte each, as libipt's
  * pt_df_fetch and pt_pkt_read_tnt_8 read them), and CYCs and MTCs when counting: from
- * *off to the first other packet. Returns 0, or 1 if not modelled. */
+ * *off to the first other packet. Returns 0, 1 if not modelled, or -1 where a bad packet
+ * after a TNT-8 ended the stretch (pt_fast_bad_packet.h). */
 static int next_short_packets(struct fast *f, uint64_t *off)
 {
 	const uint8_t *t = f->cfg.trace;
 
 	for (; *off < f->cfg.size; ++*off) {
 		unsigned byte = t[*off], nbits = 0, v;
+		int status;
 
 		if (byte == 0x00)
 			continue; /* PAD */
@@ -829,8 +841,12 @@ static int next_short_packets(struct fast *f, uint64_t *off)
 			nbits++;
 		f->fresh = 0;
 		jf_fast_settle(f, *off);
-		if (packet_tnt(f, v & ~(1u << nbits), nbits, *off))
-			return 1;
+		if (jf_fast_bad_packet_may_follow(t, f->cfg.size, *off + 1, f->time.have_tsc) &&
+		    !jf_fast_fail_after(f, *off + 1, 0))
+			return -1;
+		status = packet_tnt(f, v & ~(1u << nbits), nbits, *off);
+		if (status)
+			return status;
 	}
 	return 0;
 }
@@ -846,8 +862,9 @@ int jf_fast_next_packet(struct fast *f)
 	if (jf_codemap_generation(f->map) != f->generation || pt_pkt_get_offset(f->pkt, &off) < 0)
 		return 1;
 	from = off;
-	if (next_short_packets(f, &off))
-		return 1;
+	status = next_short_packets(f, &off);
+	if (status)
+		return status > 0;
 	if ((size = ip_packet(f, off, &p)) != 0) {
 		/* Read here: the packet decoder is only moved past it. */
 		if (pt_pkt_sync_set(f->pkt, off + size) < 0)
@@ -895,8 +912,19 @@ int jf_fast_next_packet(struct fast *f)
 	switch (p.type) {
 	case ppt_tnt_8:
 	case ppt_tnt_64:
-		return packet_tnt(f, p.payload.tnt.payload, p.payload.tnt.bit_size, off);
+		if (jf_fast_bad_packet_may_follow(f->cfg.trace, f->cfg.size, off + p.size,
+						  f->time.have_tsc) &&
+		    !jf_fast_fail_after(f, off + p.size, 0))
+			return 0;
+		return packet_tnt(f, p.payload.tnt.payload, p.payload.tnt.bit_size, off) > 0;
 	case ppt_tip:
+		/* An IP-suppressed TIP: libipt 2.0's block cache changes what it reports
+		 * (pt_status_check.h). */
+		if (p.payload.ip.ipc != pt_ipc_suppressed && !f->pend_fup &&
+		    jf_fast_bad_packet_may_follow(f->cfg.trace, f->cfg.size, off + p.size,
+						  f->time.have_tsc) &&
+		    !jf_fast_fail_after(f, off + p.size, 1))
+			return 0;
 		return packet_tip(f, &p.payload.ip, off);
 	case ppt_tip_pge:
 		return packet_pge(f, &p.payload.ip, off, fresh);

@@ -7,7 +7,9 @@
  * loss, commits the stretch up to that PSB and starts there as a decoder started there
  * (resume in pt_fast.c), so that such an error costs no hand-over. Real captures have them
  * every PSB period (../shared's Unzip), where a hand-over for each cost more than the block
- * decoder alone. */
+ * decoder alone. The decode errors libipt reports itself that pt_fast_bad_packet.c models
+ * (a packet it cannot read, a TIP where a TNT bit is due, a bad compressed return, no code
+ * where a TIP went) resynchronise here the same way. */
 #include "pt_fast_internal.h"
 #include "pt_libipt_config.h"
 
@@ -41,8 +43,11 @@ int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64
 
 	/* A watched decoder's stretches are compared with another's state: it hands over,
 	 * unless its watcher knows that it starts afresh here (the commit's fresh). So does a
-	 * trace with timing packets: the error's and the loss's times are not modelled. */
-	if ((f->watch && !f->watch_resyncs) || at < f->restart || f->timed)
+	 * trace with a time: the error's and the loss's times are not modelled. Timing
+	 * packets without a TSC before them (a damaged packet read as a CYC) give no record
+	 * a time (libipt's pt_blk_time fails without one). */
+	if ((f->watch && !f->watch_resyncs) || at < f->restart ||
+	    (f->timed && f->time.have_tsc))
 		return 1;
 	psb = jf_fast_psb_after(f, at);
 	/* The block decoder synchronises at the PSB its status check finds next

@@ -89,14 +89,32 @@ static void count_insn(void *ctx, uint64_t ip)
 	++*(uint64_t *)ctx;
 }
 
-/* The fast counting path (pt_fast.c) must count exactly what the block decoder decoded. */
+/* A hash of the errors and losses, in order: their kinds, offsets, IPs, error codes and
+ * bytes lost (the counting path returns them as the block decoder does). */
+static uint64_t ref_losses;
+
+static uint64_t mix_loss(uint64_t h, const struct jf_flow *f)
+{
+	uint64_t v[4] = { f->kind, f->offset, f->ip, 0 };
+	size_t i;
+
+	if (f->kind != JF_FLOW_ERROR && f->kind != JF_FLOW_LOST)
+		return h;
+	v[3] = f->kind == JF_FLOW_ERROR ? (uint64_t)(int64_t)f->u.error.code : f->u.lost.bytes;
+	for (i = 0; i < 4; i++)
+		h = (h ^ v[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The fast counting path (pt_fast.c) must count exactly what the block decoder decoded,
+ * and report the same errors and losses at the same offsets and IPs. */
 static void same_counts_fast(const struct jf_pt_config *cfg, const struct jf_decode_stats *ref)
 {
 	struct jf_error err;
 	struct jf_decoder *dec = jf_pt_fast_counter_new(cfg, map, &err);
 	const struct jf_decode_stats *st;
 	struct jf_flow f;
-	uint64_t records = 0;
+	uint64_t records = 0, losses = 0;
 	int rc;
 
 	if (!dec)
@@ -104,8 +122,14 @@ static void same_counts_fast(const struct jf_pt_config *cfg, const struct jf_dec
 	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
 		if (++records > 64 * (uint64_t)cfg->size + 64)
 			abort();
+		losses = mix_loss(losses, &f);
 	}
 	st = jf_decoder_stats(dec);
+	if (rc >= 0 && losses != ref_losses) {
+		fprintf(stderr, "fuzz_pt_decode: the fast path's errors and losses differ from "
+			"the block decoder's (offsets, IPs, codes, bytes)\n");
+		abort();
+	}
 	if (rc < 0 || st->insns != ref->insns || st->events != ref->events ||
 	    st->errors != ref->errors || st->overflows != ref->overflows ||
 	    st->lost_bytes != ref->lost_bytes || st->has_time != ref->has_time ||
@@ -455,6 +479,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.nom_freq = 4;
 	cfg.conv = (struct jf_tsc_conversion){ 1, 1, 3, 1000 };
 	cfg.end_on_call = size & 1;
+	ref_losses = 0;
 	dec = jf_pt_decoder_new(&cfg, map, &err);
 	if (!dec) {
 		fprintf(stderr, "fuzz_pt_decode: %s\n", err.msg);
@@ -472,6 +497,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (f.kind == JF_FLOW_BLOCK)
 			jf_block_walk(insns, &f.u.block, count_insn, &walked, NULL);
+		ref_losses = mix_loss(ref_losses, &f);
 	}
 	if (rc < 0) {
 		fprintf(stderr, "fuzz_pt_decode: fatal: %s\n", err.msg);
