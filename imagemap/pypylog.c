@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jitflow/flow.h"
 #include "jitflow/mapped_file.h"
 #include "jitflow/pypylog_phases.h"
 
@@ -95,6 +96,7 @@ struct parser {
 	long opt_trace;        /* the trace whose ops are being read (-1: none) */
 	int dump_open;         /* the last dump can take contiguous bytes */
 	long iteration;        /* the mark of the open iteration section (-1: none) */
+	int backend_seen;      /* a BACKEND line set log->isa */
 };
 
 static void problem(struct parser *p, const char *fmt, ...)
@@ -225,6 +227,28 @@ static int hex_value(char c)
 	return -1;
 }
 
+/* "BACKEND NAME": the instruction set of the code dumped; one per log. */
+static int backend_line(struct parser *p, const char *s, const char *e)
+{
+	struct jf_pypylog *log = p->log;
+	uint8_t isa;
+
+	if ((size_t)(e - s) == 6 && !memcmp(s, "x86_64", 6))
+		isa = JF_ISA_X86_64;
+	else if ((size_t)(e - s) == 3 && !memcmp(s, "arm", 3))
+		isa = JF_ISA_A64;
+	else {
+		problem(p, "BACKEND: expected x86_64 or arm (AArch64)");
+		return 0;
+	}
+	if (p->backend_seen && log->isa != isa)
+		problem(p, "BACKEND: another instruction set than the log's earlier dumps");
+	else
+		log->isa = isa;
+	p->backend_seen = 1;
+	return 0;
+}
+
 static int dump_line(struct parser *p, const char *s, const char *e)
 {
 	struct jf_pypylog *log = p->log;
@@ -234,7 +258,9 @@ static int dump_line(struct parser *p, const char *s, const char *e)
 	size_t nhex, i;
 	uint8_t *bytes;
 
-	if (starts(s, e, "BACKEND ") || starts(s, e, "SYS_EXECUTABLE "))
+	if (starts(s, e, "BACKEND "))
+		return backend_line(p, s + 8, e);
+	if (starts(s, e, "SYS_EXECUTABLE "))
 		return 0;
 	if (!starts(s, e, "CODE_DUMP @")) {
 		problem(p, "expected CODE_DUMP @ADDR +OFFSET HEX in jit-backend-dump");
@@ -732,6 +758,7 @@ int jf_pypylog_parse(struct jf_pypylog **out, const char *data, size_t size, con
 		free(log);
 		return jf_fail(err, "out of memory");
 	}
+	log->isa = JF_ISA_X86_64;
 	memset(&p, 0, sizeof(p));
 	p.log = log;
 	p.name = log->path;

@@ -127,41 +127,93 @@ struct sites {
 	size_t nstubs;
 };
 
+/* x86-64: a stub is "push qword [rip + X]" (its guard's descr from the gc table slot);
+ * a counter "movabs r11, COUNTER; inc qword [r11]". */
+static void x86_site(struct jf_codemap *map, uint64_t ip, const struct jf_insn_info *info,
+		     int stubs, struct sites *s)
+{
+	uint8_t b[13];
+
+	memset(b, 0, sizeof(b));
+	jf_codemap_read(map, ip, b, sizeof(b));
+	if (stubs && b[0] == 0xff && b[1] == 0x35 && info->size == 6 && s->nstubs < MAX_SITES) {
+		int32_t disp = (int32_t)((uint32_t)b[2] | (uint32_t)b[3] << 8 |
+					 (uint32_t)b[4] << 16 | (uint32_t)b[5] << 24);
+
+		s->slot[s->nstubs] = ip + 6 + (uint64_t)(int64_t)disp;
+		s->stub[s->nstubs++] = ip;
+	} else if (!stubs && b[0] == 0x49 && b[1] == 0xbb && info->size == 10 &&
+		   s->ncounters < MAX_SITES) {
+		uint8_t n[3] = { 0 };
+
+		jf_codemap_read(map, ip + 10, n, sizeof(n));
+		if (n[0] == 0x49 && n[1] == 0xff && n[2] == 0x03)
+			s->counter[s->ncounters++] = ip;
+	}
+}
+
+static uint32_t a64_word(struct jf_codemap *map, uint64_t ip)
+{
+	uint8_t b[4] = { 0 };
+
+	jf_codemap_read(map, ip, b, sizeof(b));
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* AArch64 encodings the patterns below are made of. */
+#define A64_LDR_LIT_X16(w)   (((w) & 0xff00001fu) == 0x58000010u) /* ldr x16, LABEL */
+#define A64_STR_X16_FP16     0xf9000bb0u                          /* str x16, [x29, #16] */
+#define A64_LDR_X0(t, n)     (0xf9400000u | (n) << 5 | (t))       /* ldr xt, [xn] */
+#define A64_ADD_1(d)         (0x91000400u | (d) << 5 | (d))       /* add xd, xd, #1 */
+#define A64_STR_X0(t, n)     (0xf9000000u | (n) << 5 | (t))       /* str xt, [xn] */
+#define A64_MOVZ_X(w, d)     (((w) & 0xff80001fu) == (0xd2800000u | (d)))
+#define A64_MOVK_X(w, d)     (((w) & 0xff80001fu) == (0xf2800000u | (d)))
+
+/* AArch64: a stub is "ldr x16, SLOT; str x16, [x29, #16]" (the guard's descr from its gc
+ * table slot into the frame's jf_descr); a counter is "movz/movk xn, COUNTER (up to four);
+ * ldr xm, [xn]; add xm, xm, #1; str xm, [xn]", found at its ldr and placed at its movz. */
+static void a64_site(struct jf_codemap *map, uint64_t ip, uint64_t from, int stubs,
+		     struct sites *s)
+{
+	uint32_t w = a64_word(map, ip), t = w & 31, n = (w >> 5) & 31;
+	uint64_t at;
+
+	if (stubs && A64_LDR_LIT_X16(w) && a64_word(map, ip + 4) == A64_STR_X16_FP16 &&
+	    s->nstubs < MAX_SITES) {
+		int64_t imm19 = (int64_t)(((w >> 5) & 0x7ffff) ^ 0x40000) - 0x40000;
+
+		s->slot[s->nstubs] = ip + (uint64_t)(imm19 * 4);
+		s->stub[s->nstubs++] = ip;
+	} else if (!stubs && w == A64_LDR_X0(t, n) && t != n &&
+		   a64_word(map, ip + 4) == A64_ADD_1(t) &&
+		   a64_word(map, ip + 8) == A64_STR_X0(t, n) && s->ncounters < MAX_SITES) {
+		for (at = ip; at >= from + 4 && A64_MOVK_X(a64_word(map, at - 4), n); at -= 4)
+			;
+		if (at >= from + 4 && A64_MOVZ_X(a64_word(map, at - 4), n))
+			s->counter[s->ncounters++] = at - 4;
+	}
+}
+
 /* Walk [from, to) instruction by instruction; 0, or -1 where nothing decodes. */
-static int walk_code(struct jf_insn_cache *ic, struct jf_codemap *map, uint64_t from,
-		     uint64_t to, int stubs, struct sites *s, uint64_t *stop)
+static int walk_code(struct jf_insn_cache *ic, struct jf_codemap *map, enum jf_isa isa,
+		     uint64_t from, uint64_t to, int stubs, struct sites *s, uint64_t *stop)
 {
 	uint64_t ip = from;
 
 	while (ip < to) {
 		struct jf_insn_info info;
-		uint8_t b[13];
 
-		if (jf_insn_at(ic, JF_ISA_X86_64, ip, &info) < 0) {
+		if (jf_insn_at(ic, isa, ip, &info) < 0) {
 			*stop = ip;
 			return -1;
 		}
-		memset(b, 0, sizeof(b));
-		jf_codemap_read(map, ip, b, sizeof(b));
-		if (stubs && b[0] == 0xff && b[1] == 0x35 && info.size == 6 &&
-		    s->nstubs < MAX_SITES) {
-			/* push qword [rip + X]: a stub pushes its guard's descr from the gc table */
-			int32_t disp = (int32_t)((uint32_t)b[2] | (uint32_t)b[3] << 8 |
-						 (uint32_t)b[4] << 16 | (uint32_t)b[5] << 24);
-
-			s->slot[s->nstubs] = ip + 6 + (uint64_t)(int64_t)disp;
-			s->stub[s->nstubs++] = ip;
-		} else if (info.cls == JF_INSN_COND && s->nbranches < MAX_SITES) {
+		if (info.cls == JF_INSN_COND && s->nbranches < MAX_SITES) {
 			s->branch[s->nbranches] = ip;
 			s->target[s->nbranches++] = info.target;
-		} else if (!stubs && b[0] == 0x49 && b[1] == 0xbb && info.size == 10 &&
-			   s->ncounters < MAX_SITES) {
-			/* movabs r11, imm64 followed by inc qword [r11] */
-			uint8_t n[3] = { 0 };
-
-			jf_codemap_read(map, ip + 10, n, sizeof(n));
-			if (n[0] == 0x49 && n[1] == 0xff && n[2] == 0x03)
-				s->counter[s->ncounters++] = ip;
+		} else if (isa == JF_ISA_A64) {
+			a64_site(map, ip, from, stubs, s);
+		} else {
+			x86_site(map, ip, &info, stubs, s);
 		}
 		ip += info.size;
 	}
@@ -173,6 +225,12 @@ static int walk_code(struct jf_insn_cache *ic, struct jf_codemap *map, uint64_t 
 static int has_stub(const struct jf_pypylog_op *op)
 {
 	return strcmp(op->name, "guard_not_forced_2") != 0;
+}
+
+/* AArch64's guard_nonnull_class branches to its stub twice: null, then not the class. */
+static int two_branches(const struct jf_pypylog *log, const struct jf_pypylog_op *op)
+{
+	return log->isa == JF_ISA_A64 && strcmp(op->name, "guard_nonnull_class") == 0;
 }
 
 static int by_slot(const void *x, const void *y, void *ctx)
@@ -212,8 +270,8 @@ static int layout_trace(struct walk *w, size_t ti, struct sites *s, struct jf_er
 		goto done;
 	}
 	memset(s, 0, sizeof(*s));
-	if (walk_code(ic, map, t->entry, t->failures, 0, s, &stop) < 0 ||
-	    walk_code(ic, map, t->failures, t->code_end, 1, s, &stop) < 0) {
+	if (walk_code(ic, map, log->isa, t->entry, t->failures, 0, s, &stop) < 0 ||
+	    walk_code(ic, map, log->isa, t->failures, t->code_end, 1, s, &stop) < 0) {
 		problem(w->out, "%s: no instruction decodes at 0x%" PRIx64, name, stop);
 		goto done;
 	}
@@ -255,7 +313,7 @@ static int layout_trace(struct walk *w, size_t ti, struct sites *s, struct jf_er
 	}
 	for (i = 0, k = 0; i < t->nops; i++) {
 		const struct jf_pypylog_op *op = &log->ops[t->first_op + i];
-		struct jf_pypylog_guard_site g = { ti, op, op->descr, 0, 0 };
+		struct jf_pypylog_guard_site g = { ti, op, op->descr, 0, 0, 0 };
 		size_t j;
 
 		if (op->kind != JF_PYPY_OP_GUARD)
@@ -265,11 +323,12 @@ static int layout_trace(struct walk *w, size_t ti, struct sites *s, struct jf_er
 		for (j = 0; g.stub && j < s->nbranches; j++) {
 			if (s->target[j] != g.stub)
 				continue;
-			if (g.branch) {
-				problem(w->out, "%s: two branches into the stub of guard 0x%" PRIx64,
-					name, g.descr);
+			if (g.extra_branch || (g.branch && !two_branches(log, op))) {
+				problem(w->out, "%s: more branches into the stub of guard 0x%" PRIx64
+					" than its op has", name, g.descr);
 				break;
 			}
+			g.extra_branch = g.branch;
 			g.branch = s->branch[j];
 		}
 		if (push_guard(w, &g) < 0) {

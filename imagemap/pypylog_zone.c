@@ -361,6 +361,19 @@ static void pc_map(const struct jf_pypylog *log, const struct jf_pypylog_trace *
 	free(r);
 }
 
+static void guard_record(struct out *o, const struct jf_pypylog_guard_site *g, uint64_t branch,
+			 uint64_t trace, uint32_t resume, uint16_t kind)
+{
+	ext(o, JF_ZONE_GUARD, JF_ZONE_GUARD_FIXED);
+	u64(o, g->descr);
+	u64(o, trace);
+	u64(o, branch);
+	u64(o, g->stub);
+	u32(o, resume);
+	u16(o, kind);
+	u16(o, 0);
+}
+
 static void describe(const struct jf_pypylog *log, const struct jf_pypylog_layout *lay,
 		     size_t ti, struct out *o, struct kinds *kinds,
 		     struct jf_pypylog_zone_stats *st)
@@ -374,14 +387,11 @@ static void describe(const struct jf_pypylog *log, const struct jf_pypylog_layou
 
 		if (g->trace != ti || !g->branch)
 			continue;
-		ext(o, JF_ZONE_GUARD, JF_ZONE_GUARD_FIXED);
-		u64(o, g->descr);
-		u64(o, trace_id(t));
-		u64(o, g->branch);
-		u64(o, g->stub);
-		u32(o, resume_pc(log, g->op, t));
-		u16(o, kind_of(kinds, g->op->name));
-		u16(o, 0);
+		guard_record(o, g, g->branch, trace_id(t), resume_pc(log, g->op, t),
+			     kind_of(kinds, g->op->name));
+		if (g->extra_branch) /* one GUARD a branch, both with the guard's id */
+			guard_record(o, g, g->extra_branch, trace_id(t), resume_pc(log, g->op, t),
+				     kind_of(kinds, g->op->name));
 		st->guards++;
 	}
 	for (i = 0; i < lay->npoints; i++) {

@@ -53,12 +53,15 @@ fi
 build=${JITFLOW_BUILD_DIR:-build}
 werror=OFF; [ "${CI:-}" = "true" ] && werror=ON
 
-# Debian's arm64 runtimes for the AArch64 recorder's runtime tests (tests/test_luajit_a64.c):
-# downloaded, never installed (luajit:arm64 would replace the amd64 luajit), into
-# $build/arm64-debs, which the tests unpack with dpkg-deb -x. apt-get download needs dpkg to
-# know the arm64 architecture (its libraries install beside amd64's: multiarch).
-arm64_debs=(luajit libluajit-5.1-2)
-if [ $tests = 1 ] && ! ls "$build"/arm64-debs/luajit_*_arm64.deb >/dev/null 2>&1; then
+# Debian's arm64 runtimes for the AArch64 recorder's runtime tests (tests/test_luajit_a64.c,
+# tests/test_pypy_a64.c): downloaded, never installed (luajit:arm64 and pypy3:arm64 would
+# replace the amd64 binaries), into $build/arm64-debs, which the tests unpack with dpkg-deb
+# -x; pypy3 with the arm64 libraries it links that the cross libc lacks. apt-get download
+# needs dpkg to know the arm64 architecture (its libraries install beside amd64's:
+# multiarch).
+arm64_debs=(luajit libluajit-5.1-2 pypy3 pypy3-lib libffi8 libbz2-1.0 libexpat1 zlib1g
+            libtinfo6)
+if [ $tests = 1 ] && ! ls "$build"/arm64-debs/{luajit,pypy3}_*_arm64.deb >/dev/null 2>&1; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     $sudo dpkg --add-architecture arm64

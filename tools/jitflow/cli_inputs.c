@@ -417,6 +417,12 @@ static int add_recording_pypylog(struct jf_cli_inputs *in, const char *dir, stru
 	snprintf(code, sizeof(code), "%s/jit-code.txt", dir);
 	if (access(log, R_OK))
 		return 0;
+	if (in->cs_snapshot && access(code, R_OK)) {
+		/* PyPy's stamps are the host's TSC, which an ETM recording does not have */
+		fprintf(stderr, "jitflow: %s: not read: placing its code writes in a CoreSight "
+			"recording needs the recorder's jit-code.txt, which %s lacks\n", log, dir);
+		return 0;
+	}
 	snprintf(clock, sizeof(clock), "%s/clock-reads.txt", dir);
 	return jf_cli_add_pypylog(in, log, access(code, R_OK) ? NULL : code,
 				  access(clock, R_OK) ? NULL : clock, err);
@@ -434,8 +440,8 @@ int jf_cli_open_recording(struct jf_cli_inputs *in, const char *dir, struct jf_e
 				       "time", dir);
 		in->cs_snapshot = dir;
 		in->recording_dir = dir;
-		/* not PyPy's log: reading it needs an Intel PT trace (docs/runtimes.md) */
-		return jf_cli_add_recording_zones(in, dir, err);
+		return jf_cli_add_recording_zones(in, dir, err) < 0 ? -1 :
+		       add_recording_pypylog(in, dir, err);
 	}
 	snprintf(in->recording_perf, sizeof(in->recording_perf), "%s/perf.data", dir);
 	in->perf_path = in->recording_perf;

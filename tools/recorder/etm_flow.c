@@ -82,6 +82,8 @@ void jf_etm_flow_translation(struct jf_etm_flow *f, uint32_t id, uint64_t pc,
 	f->ncode++;
 	memcpy(f->bytes + f->nbytes, bytes, nbytes);
 	f->nbytes += nbytes;
+	if (f->jitcode)
+		jf_rec_jitcode_translated(f->jitcode, pc, bytes, nbytes);
 }
 
 static struct jf_etm_thread *thread_of(struct jf_etm_flow *f, int32_t tid)
@@ -292,6 +294,9 @@ static void execute(struct jf_etm_flow *f, struct jf_etm_thread *t, uint32_t id)
 		t->ran = 1;
 		t->first_time = trace_time(f);
 	}
+	if (f->jitcode && jf_rec_jitcode_ran(f->jitcode, t->tid, t->traced, b->pc))
+		f->jitcode = NULL; /* jit-code.txt cannot be created: its absence says so */
+	t->traced += b->ninsns;
 	t->has_pending = 1;
 	t->pending = id;
 	f->instructions += b->ninsns;
@@ -342,6 +347,9 @@ void jf_etm_flow_syscall_ret(struct jf_etm_flow *f, int32_t tid, int64_t num, in
 		    (num == SYS_MPROTECT && ret == 0 && (a[2] & PROT_EXEC_BIT));
 	if (anon_exec && f->filter) /* one that does not fit is counted in the filter */
 		jf_rec_filter_anon_exec(f->filter, num == SYS_MMAP ? (uint64_t)ret : a[0], a[1]);
+	if (anon_exec && f->jitcode &&
+	    jf_rec_jitcode_add(f->jitcode, num == SYS_MMAP ? (uint64_t)ret : a[0], a[1]))
+		f->jitcode_dropped++;
 }
 
 void jf_etm_flow_finish(struct jf_etm_flow *f)

@@ -38,6 +38,7 @@
 #include "etm_stream.h"
 #include "plugin_stream.h"
 #include "record_filter.h"
+#include "record_jitcode.h"
 
 struct jf_etm_thread {
 	int32_t tid;
@@ -47,6 +48,7 @@ struct jf_etm_thread {
 	uint64_t first_time;    /* when its first block began (perf time, ns) */
 	uint64_t last_time;     /* when its last block in the trace ended */
 	uint64_t unended;       /* instructions the trace showed since its last waypoint */
+	uint64_t traced;        /* its instructions in the trace so far (its position) */
 	int64_t call;           /* the system call it is in (-1: none) and its arguments */
 	uint64_t call_args[6];
 };
@@ -85,6 +87,11 @@ struct jf_etm_flow {
 	uint64_t unended_threads;       /* threads whose last block's end was never seen */
 	uint64_t filtered;              /* ran outside the IP filter */
 	struct jf_rec_filter *filter;   /* NULL: everything is traced (not owned) */
+	/* Anonymous executable memory's blocks as they first ran with new bytes
+	 * (record_jitcode.h: jit-code.txt, which places a PyPy log's code writes); NULL: not
+	 * followed (not owned). */
+	struct jf_rec_jitcode *jitcode;
+	uint64_t jitcode_dropped;       /* such mappings beyond what it follows */
 	int failed;                     /* out of memory */
 };
 

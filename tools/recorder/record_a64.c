@@ -1,6 +1,6 @@
 /* `jitflow record` of an AArch64 program: qemu-aarch64 with jitflow's plugin, an ETMv4
  * trace of what ran (etm_flow.c), written as a CoreSight snapshot folder (etm_snapshot.c)
- * and as a cs_etm perf.data (etm_perf.c) beside it. */
+ * and as a cs_etm perf.data (etm_perf.c) beside it, with jit-code.txt (record_jitcode.h). */
 #include "record_a64.h"
 
 #include <errno.h>
@@ -104,6 +104,27 @@ static int write_summary(const char *dir, const struct jf_etm_flow *f,
 	return 0;
 }
 
+/* Close jit-code.txt (the blocks of anonymous executable memory as they first ran with new
+ * bytes); what it could not list goes into the recording's note. */
+static void jitcode_note(const struct jf_etm_flow *f, struct jf_rec_jitcode *jc, char *note,
+			 size_t size)
+{
+	int incomplete = 0, write_error = 0, creatable = f->jitcode != NULL;
+	size_t used = strlen(note);
+
+	if (!jc) {
+		snprintf(note + used, size - used, "%sout of memory: jit-code.txt not written",
+			 used ? "; " : "");
+		return;
+	}
+	jf_rec_jitcode_close(jc, &incomplete, &write_error);
+	if (incomplete || write_error || !creatable || f->jitcode_dropped)
+		snprintf(note + used, size - used, "%sjit-code.txt: %s", used ? "; " : "",
+			 !creatable ? "cannot be created" : write_error ? "write error" :
+			 incomplete ? "incomplete (out of memory)" :
+			 "anonymous executable mappings beyond 256 not listed");
+}
+
 int jf_record_a64(const struct jf_record_options *opt, const char *program, const char *plugin,
 		  struct jf_record_result *res, struct jf_error *err)
 {
@@ -123,6 +144,7 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 	struct rusage self, children;
 	char note[300] = "";
+	struct jf_rec_jitcode *jitcode;
 	int status = 0, child_done = 0, rc = -1;
 	pid_t child;
 	double t0;
@@ -149,6 +171,7 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 		jf_etm_flow_free(&flow);
 		return jf_fail(err, "out of memory");
 	}
+	flow.jitcode = jitcode = jf_rec_jitcode_new(dir);
 	if (jf_record_fifo_open(&ff, "qemu.records", err))
 		goto out_reader;
 	jf_record_plugin_option(plugin_arg, sizeof(plugin_arg), plugin, ff.path);
@@ -185,6 +208,8 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 		fprintf(stderr, "jitflow record: %s\n", reader.error);
 	}
 	jf_etm_flow_finish(&flow);
+	jitcode_note(&flow, jitcode, note, sizeof(note));
+	jitcode = NULL;
 	if (flow.failed) {
 		jf_fail(err, "out of memory while recording");
 		goto out_sig;
@@ -209,6 +234,8 @@ out_sig:
 	sigaction(SIGQUIT, &old_quit, NULL);
 	jf_record_fifo_close(&ff);
 out_reader:
+	if (jitcode)
+		jitcode_note(&flow, jitcode, note, sizeof(note));
 	jf_etm_snapshot_stats_free(&snap);
 	jf_prec_free(&reader);
 	jf_etm_flow_free(&flow);

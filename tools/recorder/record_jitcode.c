@@ -15,42 +15,37 @@ struct jf_rec_jitcode {
 	uint64_t start[MAX_REGIONS], end[MAX_REGIONS];
 	unsigned nregions;
 	struct jf_rec_code_table seen; /* the last bytes translated at each pc (key 0) */
+	char path[8192];
 	FILE *out;
 	uint64_t written;
-	int failed;
+	int failed;                    /* out of memory: the list is incomplete */
 };
 
-static struct jf_rec_jitcode *state(struct jf_record_state *st)
+struct jf_rec_jitcode *jf_rec_jitcode_new(const char *out_dir)
 {
-	if (!st->jitcode && !st->jitcode_failed) {
-		st->jitcode = calloc(1, sizeof(*st->jitcode));
-		if (!st->jitcode || jf_rec_code_table_init(&st->jitcode->seen, TABLE_BITS)) {
-			free(st->jitcode);
-			st->jitcode = NULL;
-			st->jitcode_failed = 1;
-			jf_rec_note(st, "out of memory following JIT code: jit-code.txt not written");
-		}
+	struct jf_rec_jitcode *jc = calloc(1, sizeof(*jc));
+
+	if (!jc || jf_rec_code_table_init(&jc->seen, TABLE_BITS)) {
+		free(jc);
+		return NULL;
 	}
-	return st->jitcode;
+	snprintf(jc->path, sizeof(jc->path), "%s/jit-code.txt", out_dir);
+	return jc;
 }
 
-void jf_rec_jitcode_region(struct jf_record_state *st, uint64_t addr, uint64_t len)
+int jf_rec_jitcode_add(struct jf_rec_jitcode *jc, uint64_t addr, uint64_t len)
 {
-	struct jf_rec_jitcode *jc = state(st);
-
 	/* a page made executable again after a rewrite joins its own region */
-	if (!jc || !len || jf_rec_ranges_join(jc->start, jc->end, 0, jc->nregions, addr, len))
-		return;
-	if (jc->nregions == MAX_REGIONS) {
-		jf_rec_note(st, "more than %d anonymous executable mappings: code in later ones "
-			    "is not listed in jit-code.txt", MAX_REGIONS);
-		return;
-	}
+	if (!len || jf_rec_ranges_join(jc->start, jc->end, 0, jc->nregions, addr, len))
+		return 0;
+	if (jc->nregions == MAX_REGIONS)
+		return -1;
 	jc->start[jc->nregions] = addr;
 	jc->end[jc->nregions++] = addr + len;
+	return 0;
 }
 
-static int in_region(const struct jf_rec_jitcode *jc, uint64_t pc)
+int jf_rec_jitcode_in(const struct jf_rec_jitcode *jc, uint64_t pc)
 {
 	unsigned i;
 
@@ -60,19 +55,13 @@ static int in_region(const struct jf_rec_jitcode *jc, uint64_t pc)
 	return 0;
 }
 
-int jf_rec_jitcode_covers(struct jf_record_state *st, uint64_t pc)
+void jf_rec_jitcode_translated(struct jf_rec_jitcode *jc, uint64_t pc, const uint8_t *bytes,
+			       size_t size)
 {
-	return st->jitcode && in_region(st->jitcode, pc);
-}
-
-void jf_rec_jitcode_translation(struct jf_record_state *st, uint64_t pc, const uint8_t *bytes,
-				size_t size)
-{
-	struct jf_rec_jitcode *jc = st->jitcode;
 	struct jf_rec_code_entry *s;
 	uint64_t h;
 
-	if (!jc || !size || size > UINT32_MAX || !in_region(jc, pc))
+	if (!size || size > UINT32_MAX || !jf_rec_jitcode_in(jc, pc))
 		return;
 	h = jf_rec_code_hash(bytes, size);
 	s = jf_rec_code_table_find(&jc->seen, pc, 0, 1);
@@ -96,52 +85,104 @@ void jf_rec_jitcode_translation(struct jf_record_state *st, uint64_t pc, const u
 	s->pending = 1;
 }
 
-void jf_rec_jitcode_exec(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc)
+int jf_rec_jitcode_ran(struct jf_rec_jitcode *jc, int32_t tid, uint64_t position, uint64_t pc)
 {
-	struct jf_rec_jitcode *jc = st->jitcode;
 	struct jf_rec_code_entry *s;
 	uint32_t i;
 
-	if (!jc || !jc->seen.used || !(s = jf_rec_code_table_find(&jc->seen, pc, 0, 0)) ||
-	    !s->pending)
-		return;
+	if (!jc->seen.used || !(s = jf_rec_code_table_find(&jc->seen, pc, 0, 0)) || !s->pending)
+		return 0;
 	s->pending = 0;
 	if (!jc->out) {
-		char path[8192];
-
-		snprintf(path, sizeof(path), "%s/jit-code.txt", st->out_dir);
-		jc->out = fopen(path, "w");
+		jc->out = fopen(jc->path, "w");
 		if (!jc->out) {
-			jf_rec_note(st, "%s: cannot write (%m)", path);
 			jc->nregions = 0; /* stop following */
-			return;
+			return -1;
 		}
 		fputs("# jitflow jit-code 1\n", jc->out);
 	}
-	fprintf(jc->out, "%d %llu %llx ", t->tid ? t->tid : st->pid,
-		(unsigned long long)t->traced, (unsigned long long)pc);
+	fprintf(jc->out, "%d %llu %llx ", tid, (unsigned long long)position,
+		(unsigned long long)pc);
 	for (i = 0; i < s->size; i++)
 		fprintf(jc->out, "%02x", s->bytes[i]);
 	fputc('\n', jc->out);
 	free(s->bytes);
 	s->bytes = NULL;
 	jc->written++;
+	return 0;
+}
+
+const char *jf_rec_jitcode_path(const struct jf_rec_jitcode *jc)
+{
+	return jc->path;
+}
+
+uint64_t jf_rec_jitcode_close(struct jf_rec_jitcode *jc, int *incomplete, int *write_error)
+{
+	uint64_t n = jc->written;
+
+	*incomplete = jc->failed;
+	*write_error = jc->out && fclose(jc->out);
+	jf_rec_code_table_free(&jc->seen);
+	free(jc);
+	return n;
+}
+
+/* ---- the x86-64 recorder's state ---- */
+
+static struct jf_rec_jitcode *state(struct jf_record_state *st)
+{
+	if (!st->jitcode && !st->jitcode_failed) {
+		st->jitcode = jf_rec_jitcode_new(st->out_dir);
+		if (!st->jitcode) {
+			st->jitcode_failed = 1;
+			jf_rec_note(st, "out of memory following JIT code: jit-code.txt not written");
+		}
+	}
+	return st->jitcode;
+}
+
+void jf_rec_jitcode_region(struct jf_record_state *st, uint64_t addr, uint64_t len)
+{
+	struct jf_rec_jitcode *jc = state(st);
+
+	if (jc && jf_rec_jitcode_add(jc, addr, len))
+		jf_rec_note(st, "more than %d anonymous executable mappings: code in later ones "
+			    "is not listed in jit-code.txt", MAX_REGIONS);
+}
+
+int jf_rec_jitcode_covers(struct jf_record_state *st, uint64_t pc)
+{
+	return st->jitcode && jf_rec_jitcode_in(st->jitcode, pc);
+}
+
+void jf_rec_jitcode_translation(struct jf_record_state *st, uint64_t pc, const uint8_t *bytes,
+				size_t size)
+{
+	if (st->jitcode)
+		jf_rec_jitcode_translated(st->jitcode, pc, bytes, size);
+}
+
+void jf_rec_jitcode_exec(struct jf_record_state *st, struct jf_record_thread *t, uint64_t pc)
+{
+	struct jf_rec_jitcode *jc = st->jitcode;
+
+	if (jc && jf_rec_jitcode_ran(jc, t->tid ? t->tid : st->pid, t->traced, pc))
+		jf_rec_note(st, "%s: cannot write (%m)", jf_rec_jitcode_path(jc));
 }
 
 uint64_t jf_rec_jitcode_finish(struct jf_record_state *st)
 {
-	struct jf_rec_jitcode *jc = st->jitcode;
+	int incomplete, write_error;
 	uint64_t n;
 
-	if (!jc)
+	if (!st->jitcode)
 		return 0;
-	if (jc->failed)
-		jf_rec_note(st, "out of memory following JIT code: jit-code.txt is incomplete");
-	if (jc->out && fclose(jc->out))
-		jf_rec_note(st, "jit-code.txt: write error");
-	jf_rec_code_table_free(&jc->seen);
-	n = jc->written;
-	free(jc);
+	n = jf_rec_jitcode_close(st->jitcode, &incomplete, &write_error);
 	st->jitcode = NULL;
+	if (incomplete)
+		jf_rec_note(st, "out of memory following JIT code: jit-code.txt is incomplete");
+	if (write_error)
+		jf_rec_note(st, "jit-code.txt: write error");
 	return n;
 }

@@ -133,6 +133,10 @@ struct jf_pypylog {
 	struct jf_pypylog_mark *marks;     size_t nmarks;
 	uint64_t lines, sections, unknown_sections;
 	int has_counts;                    /* a jit-backend-counts section was read */
+	/* The machine code's instruction set (enum jf_isa), from the dumps' "BACKEND NAME":
+	 * x86_64, or arm (PyPy's AArch64 backend names itself so, as its ARMv7 one does; the
+	 * ARMv7 code is not read). JF_ISA_X86_64 where no dump names one. */
+	uint8_t isa;
 	/* Lines that could not be read: how many, and the first few messages
 	 * ("FILE:LINE: expected ..."). */
 	uint64_t problems;

@@ -20,6 +20,16 @@
  *     ("bridge B"), and each later one a label ("TargetToken(T)"), in the order of the label
  *     ops.
  *
+ * PyPy's AArch64 backend (the log's "BACKEND arm"; capstone's AArch64 mode) has the same
+ * layout in other instructions: a stub begins "ldr x16, SLOT; str x16, [x29, #16]" (the
+ * descr from its gc table slot, a PC-relative literal load, into the frame); a guard's
+ * branch is a b.cond, cbz/cbnz or tbz/tbnz into its stub, and guard_nonnull_class has two
+ * (the null test, then the class test); a counter is "movz/movk xN, COUNTER; ldr xM, [xN];
+ * add xM, xM, #1; str xM, [xN]", placed at its movz. PyPy 7.3.11's AArch64 backend
+ * emits the counters but never prints them (no jit-backend-counts section: its CPU class
+ * does not pass finish_once on to the assembler), so they count from the trace alone. A
+ * bridge is attached by rewriting its guard's stub, not the branch.
+ *
  * A trace whose stubs or counters do not match its ops in number gets no guards or points
  * and is counted as a problem (never paired by guesswork). */
 #ifndef JITFLOW_PYPYLOG_LAYOUT_H
@@ -44,6 +54,8 @@ struct jf_pypylog_guard_site {
 	uint64_t descr;        /* the guard's descr: its id (bridges hang off it) */
 	uint64_t stub;         /* its failure-recovery stub; 0 if none (guard_not_forced_2) */
 	uint64_t branch;       /* the conditional jump into the stub; 0 if none */
+	uint64_t extra_branch; /* a second one before it (AArch64's guard_nonnull_class tests
+	                        * for null first); 0 if none */
 };
 
 /* A counter of jit-backend-counts: passing addr counts once. */
