@@ -1,6 +1,7 @@
 /* Comparing jitflow's report of a LuaJIT recording with LuaJIT's own events (see
  * luajit_check.h). The module numbers traces after the k-th flush as number + k * 2^32. */
 #include "luajit_check.h"
+#include "json_check.h"
 #include "test_support.h"
 
 #include <cjson/cJSON.h>
@@ -201,20 +202,12 @@ static int check_exits(const struct luajit_events *ev, const cJSON *traces, cons
 	return sides_entered;
 }
 
-int jf_test_luajit_report_matches(const char *dir, const char *texit_path, const char *name)
+int jf_test_luajit_json_matches(const cJSON *report, const char *texit_path, const char *name)
 {
 	static struct luajit_events ev;
-	char cmd[4096], *out;
-	cJSON *report;
 	const cJSON *summary, *lj, *traces;
-	int sides_entered;
 
 	read_events(texit_path, &ev);
-	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
-	assert_int_equal(jf_test_run(cmd, &out), 0);
-	report = cJSON_Parse(out);
-	free(out);
-	assert_non_null(report);
 	summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
 	assert_int_equal(num(summary, "decode_errors"), 0);
 	assert_int_equal(num(summary, "lost_bytes"), 0);
@@ -228,9 +221,32 @@ int jf_test_luajit_report_matches(const char *dir, const char *texit_path, const
 			 num(lj, "trace_aborts"), num(lj, "flushes"), ev.starts, ev.aborts, ev.flushes);
 	traces = cJSON_GetObjectItemCaseSensitive(lj, "traces");
 	check_traces(&ev, traces, name);
-	sides_entered = check_exits(&ev, traces, name);
+	return check_exits(&ev, traces, name);
+}
+
+int jf_test_luajit_report_matches(const char *dir, const char *texit_path, const char *name)
+{
+	char cmd[4096];
+	cJSON *report;
+	int sides_entered;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
+	report = jf_test_run_json(cmd);
+	sides_entered = jf_test_luajit_json_matches(report, texit_path, name);
 	cJSON_Delete(report);
 	return sides_entered;
+}
+
+double jf_test_luajit_texits(const char *texit_path)
+{
+	static struct luajit_events ev;
+	double n = 0;
+	size_t i;
+
+	read_events(texit_path, &ev);
+	for (i = 0; i < ev.ntexits; i++)
+		n += ev.texits[i].count;
+	return n;
 }
 
 double jf_test_luajit_recorded_index(const char *texit_path, double trace)

@@ -37,6 +37,26 @@ static void check_decodes_all(const char *dir, const char *name)
 	free(manifest);
 }
 
+/* An AArch64 recording (a snapshot folder): every instruction QEMU ran (recording.txt's
+ * instructions) decoded, nothing lost. */
+static void check_decodes_qemu_count(const char *dir, const char *name)
+{
+	char path[1200], cmd[4096], *summary;
+	cJSON *stat;
+	long ran;
+
+	snprintf(path, sizeof(path), "%s/recording.txt", dir);
+	summary = jf_test_read_file(path, NULL);
+	ran = jf_test_number_after(summary, "instructions = ");
+	free(summary);
+	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s' --json", jf_test_cli(), dir);
+	stat = jf_test_run_json(cmd);
+	if (jf_test_num(stat, "instructions") != (double)ran || jf_test_num(stat, "lost_bytes"))
+		fail_msg("%s: QEMU ran %ld instructions, jitflow stat decodes %.0f (%.0f bytes lost)",
+			 name, ran, jf_test_num(stat, "instructions"), jf_test_num(stat, "lost_bytes"));
+	cJSON_Delete(stat);
+}
+
 /* A recording made with --filter: every instruction the recorder traced (the manifest's
  * filter.traced_instructions), decoded with no error, nothing lost. */
 static void check_decodes_traced(const char *dir, const char *name)
@@ -174,8 +194,8 @@ static void test_luajit_side_trace(void **state) { check_luajit_recording("luaji
 
 /* The same program under LuaJIT's arm64 JIT, an ETMv4 recording (a CoreSight snapshot
  * folder with the module's zone file; traces/luajit-arm64-side-trace/README.md): the same
- * checks against LuaJIT's own events, but no manifest (the snapshot's recording.txt says
- * what QEMU ran; see that README for how it compares). */
+ * checks against LuaJIT's own events, and every instruction QEMU ran decoded (the
+ * snapshot's recording.txt says how many; there is no manifest). */
 static void test_luajit_arm64_side_trace(void **state)
 {
 	char src[1024], dir[1024], path[1200];
@@ -189,6 +209,7 @@ static void test_luajit_arm64_side_trace(void **state)
 	snprintf(path, sizeof(path), "%s/texit.txt", src);
 	assert_true(jf_test_luajit_report_matches(dir, path, "luajit-arm64-side-trace") > 0);
 	check_luajit_iterations(dir, path);
+	check_decodes_qemu_count(dir, "luajit-arm64-side-trace");
 	snprintf(path, sizeof(path), "%s/expected-report.txt", src);
 	check_expected_report(dir, path, "luajit-arm64-side-trace");
 	unsetenv("JITFLOW_ISOLATE");

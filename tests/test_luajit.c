@@ -20,6 +20,7 @@
  * interpreter range it finds holds the bytecode handlers a -joff program runs.
  * A missing luajit fails (tools/setup.sh installs it). */
 #include "luajit_check.h"
+#include "luajit_phases_check.h"
 #include "json_check.h"
 #include "test_support.h"
 
@@ -28,30 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* LuaJIT's own count of its "trace" events of kind `what` (start, stop, abort, flush in
- * texit_path; NULL: all of them, each of which ran the module's handler once). */
-static long trace_events(const char *texit_path, const char *what)
-{
-	char *text = jf_test_read_file(texit_path, NULL), *line, *save = NULL, word[32];
-	long n = 0, c;
-
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "event %31s %ld", word, &c) == 2 && (!what || !strcmp(word, what)))
-			n += c;
-	}
-	free(text);
-	return n;
-}
-
-static long occurrences(const char *text, const char *word)
-{
-	long n = 0;
-
-	for (text = strstr(text, word); text; text = strstr(text + 1, word))
-		n++;
-	return n;
-}
 
 /* The module brackets each run of its handler, and its start (describing the runtime),
  * and the report counts each bracket as one stretch of instrumentation: LuaJIT's trace
@@ -63,11 +40,11 @@ static long occurrences(const char *text, const char *word)
 static void handlers_are_instrumentation(const char *dump, const cJSON *report,
 					 const char *texit_path, const char *name)
 {
-	long runs = trace_events(texit_path, NULL), begins, ends, entries = 0;
+	long runs = jf_test_luajit_trace_events(texit_path, NULL), begins, ends, entries = 0;
 	const cJSON *tr;
 
-	begins = occurrences(dump, "kind=\"instrumentation-begin\"");
-	ends = occurrences(dump, "kind=\"instrumentation-end\"");
+	begins = jf_test_occurrences(dump, "kind=\"instrumentation-begin\"");
+	ends = jf_test_occurrences(dump, "kind=\"instrumentation-end\"");
 	if (begins != runs + 1 || ends != runs + 1)
 		fail_msg("%s: %ld instrumentation begin and %ld end events for %ld handler runs "
 			 "(LuaJIT's trace events) and the module's start", name, begins, ends, runs);
@@ -82,42 +59,6 @@ static void handlers_are_instrumentation(const char *dump, const cJSON *report,
 			 name, entries, runs);
 	printf("%s: %ld handler runs, %ld brackets, %ld entries into instrumentation\n", name,
 	       runs, begins, entries);
-}
-
-/* The tracing phase: the module opens it at each "trace" event "start" and closes it at
- * the trace's "stop" or "abort", so the zone file holds one PHASE_BEGIN (tracing) per
- * start and one PHASE_END per stop or abort, as LuaJIT counted its events, and the
- * report as many tracing spans; every trace compiled was recorded (tracing instructions
- * of its own). Every program here leaves its traces for the interpreter (LuaJIT's texit
- * counts): the trace exit code is exit handling. */
-static void tracing_brackets_match(const char *dump, const cJSON *report,
-				   const char *texit_path, const char *name)
-{
-	const cJSON *phases = cJSON_GetObjectItemCaseSensitive(report, "phases"), *t;
-	const cJSON *total = cJSON_GetObjectItemCaseSensitive(phases, "total");
-	double spans = jf_test_num(cJSON_GetObjectItemCaseSensitive(total, "spans"), "tracing");
-	double exit_handling = jf_test_num(cJSON_GetObjectItemCaseSensitive(total,
-						"instructions"), "exit handling");
-	long starts = trace_events(texit_path, "start");
-	long ends = trace_events(texit_path, "stop") + trace_events(texit_path, "abort");
-	long begins = occurrences(dump, "kind=\"phase-begin\" arg=1\n");
-	long closes = occurrences(dump, "kind=\"phase-end\" arg=1\n");
-
-	if (begins != starts || closes != ends || starts == 0)
-		fail_msg("%s: %ld tracing phases opened and %ld closed for LuaJIT's %ld trace starts "
-			 "and %ld stops and aborts", name, begins, closes, starts, ends);
-	if (occurrences(dump, "kind=\"phase-") != begins + closes)
-		fail_msg("%s: phase events other than tracing", name);
-	if (spans != (double)starts || exit_handling <= 0)
-		fail_msg("%s: %.0f tracing spans in the report for %ld trace starts, %.0f "
-			 "instructions of exit handling", name, spans, starts, exit_handling);
-	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(report, "traces")) {
-		if (jf_test_num(cJSON_GetObjectItemCaseSensitive(t, "tracing"), "instructions") <= 0)
-			fail_msg("%s: trace %.0f compiled without tracing instructions", name,
-				 jf_test_num(t, "id"));
-	}
-	printf("%s: %ld tracing phases for %ld trace starts, closed by %ld stops and aborts\n",
-	       name, begins, starts, closes);
 }
 
 /* Who else listens to LuaJIT's "trace" event beside jitflow's module (LuaJIT keeps one
@@ -175,7 +116,7 @@ static void check_run(const char *name, enum trace_listener listener)
 	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
 	report = jf_test_run_json(cmd);
 	handlers_are_instrumentation(dump, report, texit, name);
-	tracing_brackets_match(dump, report, texit, name);
+	jf_test_luajit_tracing_matches(dump, report, texit, name);
 	cJSON_Delete(report);
 	free(dump);
 }
@@ -207,8 +148,8 @@ static void test_attach_semantics(void **state)
 	line = strstr(out, "a handler that fails");
 	assert_non_null(line);
 	assert_int_equal(sscanf(strchr(line, ':') + 1, "%ld", &events), 1);
-	reported = occurrences(out, "VM handler failed: ");
-	if (reported != events || occurrences(out, "the program's handler fails") != events)
+	reported = jf_test_occurrences(out, "VM handler failed: ");
+	if (reported != events || jf_test_occurrences(out, "the program's handler fails") != events)
 		fail_msg("LuaJIT reported %ld failures of the program's handler for %ld events:\n%s",
 			 reported, events, out);
 	printf("%s", out);
@@ -272,10 +213,7 @@ static void test_iterations(void **state)
 static void test_interpreter_only(void **state)
 {
 	char dir[1024], cmd[4096], *out;
-	cJSON *report;
-	const cJSON *it, *split, *insns, *by_class;
-	double prev = -1, interp, c = 0, loop;
-	long runs = 0, trips = 0, n = 0;
+	long runs = 0, trips = 0;
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/interpreter_only", jf_test_tmpdir());
@@ -286,58 +224,7 @@ static void test_interpreter_only(void **state)
 	assert_int_equal(jf_test_run(cmd, &out), 0);
 	assert_int_equal(sscanf(out, "%ld %ld", &runs, &trips), 2);
 	free(out);
-
-	snprintf(cmd, sizeof(cmd), "'%s' zone dump '%s'/jit-*.dump", jf_test_cli(), dir);
-	assert_int_equal(jf_test_run(cmd, &out), 0);
-	if (occurrences(out, "kind=\"phase-") || !occurrences(out, "kind=\"eval-loop\""))
-		fail_msg("-joff: %ld phase events, %ld interpreter ranges", occurrences(out,
-			 "kind=\"phase-"), occurrences(out, "kind=\"eval-loop\""));
-	free(out);
-
-	snprintf(cmd, sizeof(cmd), "'%s' report '%s' --json", jf_test_cli(), dir);
-	report = jf_test_run_json(cmd);
-	/* the last run goes on to the program's end: only the runs before it */
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(report, "iterations")) {
-		double insns_k = jf_test_num(it, "instructions"), step;
-
-		if (++n == runs)
-			break;
-		if (prev >= 0) {
-			step = (insns_k - prev) / 1000.0;
-			if (c == 0)
-				c = (double)(long)(step + 0.5);
-			if (step < c - 0.1 || step > c + 0.1)
-				fail_msg("run %ld costs %.0f instructions more than the one before, "
-					 "not 1000 trips of %.0f", n, insns_k - prev, c);
-		}
-		prev = insns_k;
-	}
-	assert_int_equal(n, runs);
-	split = cJSON_GetObjectItemCaseSensitive(report, "split");
-	insns = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(split, "total"),
-						 "instructions");
-	interp = jf_test_num(insns, "interpreter");
-	loop = c * (double)trips;
-	by_class = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(split,
-						    "total"), "instructions_by_class");
-	/* (the report leaves out a phase's class that has no instructions) */
-	if (cJSON_GetObjectItemCaseSensitive(by_class, "tracing") ||
-	    cJSON_GetObjectItemCaseSensitive(by_class, "exit handling") ||
-	    cJSON_GetObjectItemCaseSensitive(report, "phases"))
-		fail_msg("-joff: instructions tracing or in exit handling, or phases");
-	if (jf_test_num(insns, "jitted") != 0 || jf_test_num(insns, "unknown") != 0 ||
-	    jf_test_num(insns, "native") <= 0)
-		fail_msg("-joff: %.0f jitted, %.0f unknown, %.0f native instructions",
-			 jf_test_num(insns, "jitted"), jf_test_num(insns, "unknown"),
-			 jf_test_num(insns, "native"));
-	if (c < 2 || interp < loop || interp > loop * 1.1)
-		fail_msg("-joff: %.0f interpreter instructions for %ld trips of %.0f", interp,
-			 trips, c);
-	assert_int_equal(jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "luajit"),
-				     "trace_starts"), 0);
-	printf("interpreter only: %ld trips of %.0f instructions = %.0f of the interpreter's "
-	       "%.0f\n", trips, c, loop, interp);
-	cJSON_Delete(report);
+	jf_test_luajit_interpreter_only(dir, runs, trips);
 }
 
 int main(void)

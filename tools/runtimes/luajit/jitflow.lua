@@ -111,6 +111,7 @@ local function describe_trace_stubs(traceno)
 		return nil
 	end
 	stubs.list = arm64.instructions(stubs.code, stubs.addr)
+	vmphases.exit_stub_target(stubs.handler)
 	for addr, e in pairs(stubs.exits) do
 		stub_exit[addr], stub_owner[addr] = e, traceno
 	end
@@ -367,7 +368,7 @@ function M.start()
 	local cs_ok, cs_err = mcode.open()
 	if not cs_ok then warn("%s: traces' guards will not be described", cs_err) end
 	lib.jf_emit_event(em, emitter.EVENT_RUNTIME, emitter.RUNTIME_LUAJIT)
-	local vm_ok, vm_err = vmphases.start(lib, em)
+	local vm_ok, vm_err = vmphases.start(lib, em, mcode)
 	if not vm_ok then warn("LuaJIT's interpreter not found (%s): it counts as native", vm_err) end
 	lib.jf_emit_event(em, emitter.EVENT_INSTRUMENTATION_END, 0)
 	vmevents.listen("trace", on_trace)

@@ -44,6 +44,13 @@ local function branch(w, pc)
 	end
 end
 
+-- Whether the instruction at byte offset off of code is a call: BL (its top six bits
+-- 100101, in the last byte of the little-endian word).
+function M.is_call(code, off)
+	local top = code:byte(off + 4)
+	return top >= 0x94 and top <= 0x97
+end
+
 -- The instructions of code (a string of machine code that runs at addr), as x64.lua gives
 -- them: list.off[k], list.len[k] and list.branch[k] = { kind = "jcc"|"jmp", target }.
 function M.instructions(code, addr)
@@ -62,9 +69,10 @@ function M.instructions(code, addr)
 	return list
 end
 
--- A trace's exit stubs: { addr, code, exits = { [stub address] = exit number } }, read
--- from memory, or nil and why not. A side trace has one exit more than its snapshots
--- (traceinfo's nexit); traceexitstub says which exist.
+-- A trace's exit stubs: { addr, code, exits = { [stub address] = exit number }, handler },
+-- read from memory, or nil and why not; handler is where the header's BL goes (LuaJIT's
+-- lj_vm_exit_handler). A side trace has one exit more than its snapshots (traceinfo's
+-- nexit); traceexitstub says which exist.
 function M.stubs(traceno)
 	local jutil = require("jit.util")
 	local first = jutil.traceexitstub(traceno, 0)
@@ -77,10 +85,12 @@ function M.stubs(traceno)
 	end
 	local base = first - HEADER
 	local code = ffi.string(ffi.cast("const char *", base), last + 4 - base)
-	if tonumber(ffi.cast("const uint32_t *", code)[0]) ~= STR_LR_SP then
+	local words = ffi.cast("const uint32_t *", code)
+	if tonumber(words[0]) ~= STR_LR_SP or not M.is_call(code, 4) then
 		return nil, string.format("no exit stub header at 0x%x", base)
 	end
-	return { addr = base, code = code, exits = exits }
+	local handler = base + 4 + 4 * signed(bit.band(tonumber(words[1]), 0x3ffffff), 26)
+	return { addr = base, code = code, exits = exits, handler = handler }
 end
 
 -- The exit branches of a trace's code (list, at addr): for each instruction going to a

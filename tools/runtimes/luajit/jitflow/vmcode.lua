@@ -235,21 +235,22 @@ function M.find()
 	end
 	return { start = start, stop = stop, dispatch = dispatch, handlers = ddisp }
 end
--- The end of the trace exit code at `handler` (lj_vm_exit_handler, x86-64): it saves the
--- registers, calls lj_trace_exit, branches on its result to the error path at the end
--- (a call to lj_err_throw), and otherwise goes on as lj_vm_exit_interp, which restores the
--- interpreter's state and jumps through the dispatch table. `instructions` is
--- jitflow.x64's disassembler. Returns the address after the error path's call, or nil
--- and why not.
-function M.exit_code_end(handler, instructions)
-	local window = 1024
+-- The end of the trace exit code at `handler` (lj_vm_exit_handler), which lies before
+-- `stop` (the interpreter's end). On x86-64 and arm64 alike it saves the registers, calls
+-- lj_trace_exit, branches on its result to the error path at the end (a call to
+-- lj_err_trace), and otherwise goes on as lj_vm_exit_interp, which restores the
+-- interpreter's state and jumps through the dispatch table. `mcode` reads the machine
+-- code: jitflow.x64 or jitflow.arm64 (instructions, is_call).
+-- Returns the address after the error path's call, or nil and why not.
+function M.exit_code_end(handler, stop, mcode)
+	local window = math.min(1024, stop - handler)
 	local code = ffi.string(ffi.cast("const char *", handler), window)
-	local list, err = instructions(code, handler, true)
+	local list, err = mcode.instructions(code, handler, true)
 	if not list then return nil, err end
 	local called, error_path = false, nil
 	for k = 1, list.n do
 		local off, len = list.off[k], list.len[k]
-		local is_call = len == 5 and code:byte(off + 1) == 0xe8
+		local is_call = mcode.is_call(code, off, len)
 		if error_path and off >= error_path and is_call then return handler + off + len end
 		if called and not error_path and list.branch[k] and list.branch[k].kind == "jcc" then
 			error_path = list.branch[k].target - handler

@@ -3,9 +3,10 @@
 --   * The interpreter: one INTERP_RANGE (eval loop) over the VM's code, found at start.
 --   * Exit handling: the trace exit code inside it (lj_vm_exit_handler and
 --     lj_vm_exit_interp) as a narrower INTERP_RANGE (deopt), described when the first exit
---     stub group shows where its stubs jump. lj_trace_exit, the C function it calls to
---     restore the interpreter's state from the exit's snapshot, has no symbol and is not
---     told apart from the rest of luajit's C code.
+--     stubs show where they go (x64: the jump that ends a stub group; arm64: the BL of a
+--     trace's stub header). lj_trace_exit, the C function it calls to restore the
+--     interpreter's state from the exit's snapshot, has no symbol and is not told apart
+--     from the rest of luajit's C code.
 --   * Tracing: PHASE_BEGIN / _END (tracing) from each "trace" event "start" to the trace's
 --     "stop" or "abort". LuaJIT sends "stop" after it optimized and assembled the trace
 --     (lj_trace.c: LJ_TRACE_END runs the optimizer, LJ_TRACE_ASM lj_asm_trace, then
@@ -14,21 +15,22 @@
 --   * Garbage collection: not told apart (lj_gc_step and the collector have no symbols).
 local emitter = require("jitflow.emitter")
 local vmcode = require("jitflow.vmcode")
-local x64 = require("jitflow.x64")
 
 local M = { interpreter = nil, exit_handler = nil }
 
 local lib, em
+local mcode -- jitflow.x64 or jitflow.arm64: reads the exit code
 local tracing = false
 
 local function warn(fmt, ...)
 	io.stderr:write("jitflow.lua: ", string.format(fmt, ...), "\n")
 end
 
--- Finds and describes the interpreter's code. Returns true, or nil and why not (the
+-- Finds and describes the interpreter's code; machine_code is the module that reads this
+-- machine's code (jitflow.x64 or jitflow.arm64). Returns true, or nil and why not (the
 -- interpreter then counts as luajit's native code).
-function M.start(library, emitter_handle)
-	lib, em = library, emitter_handle
+function M.start(library, emitter_handle, machine_code)
+	lib, em, mcode = library, emitter_handle, machine_code
 	local vm, err = vmcode.find()
 	if not vm then return nil, err end
 	M.interpreter = vm
@@ -46,7 +48,7 @@ function M.exit_stub_target(target)
 		M.exit_handler = false
 		return
 	end
-	local stop, err = vmcode.exit_code_end(target, x64.instructions)
+	local stop, err = vmcode.exit_code_end(target, vm.stop, mcode)
 	if not stop or stop > vm.stop then
 		warn("trace exit code at 0x%x: %s", target, err or "runs past the interpreter")
 		M.exit_handler = false

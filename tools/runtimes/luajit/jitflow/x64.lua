@@ -105,6 +105,12 @@ function M.instructions(code, addr, prefix_only)
 	return list
 end
 
+-- Whether the instruction at byte offset off of code, len bytes long, is a call: `call
+-- rel32` (E8), the only call LuaJIT's exit handler makes.
+function M.is_call(code, off, len)
+	return len == 5 and code:byte(off + 1) == 0xe8
+end
+
 -- The offset of the instruction storing traceno into LuaJIT's vmstate (`mov dword
 -- [DISPATCH+ofs], traceno`, C7 with an optional REX prefix): before it, an exit is
 -- reported in the context of the trace that was running before (a side trace's stack
