@@ -1000,6 +1000,18 @@ static int start_workers(struct pt_count *p, struct jf_error *err)
 	return 0;
 }
 
+/* The bytes a segment's decoder goes on past its end: what its seam needs to join
+ * (JF_PT_COUNT_OVERLAP), whatever the segment's size; a small segment's a sixteenth of it,
+ * at least JF_PT_OVERLAP_DEFAULT. */
+static uint64_t count_overlap(uint64_t segment_size)
+{
+	uint64_t overlap = segment_size / JF_PT_COUNT_OVERLAP_SHARE;
+
+	if (overlap > JF_PT_COUNT_OVERLAP)
+		overlap = JF_PT_COUNT_OVERLAP;
+	return overlap > JF_PT_OVERLAP_DEFAULT ? overlap : JF_PT_OVERLAP_DEFAULT;
+}
+
 struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 					      struct jf_codemap *map,
 					      const struct jf_pt_parallel_options *opt,
@@ -1008,6 +1020,8 @@ struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 {
 	uint64_t segment_size = opt->segment_size ? opt->segment_size
 						  : JF_PT_COUNT_SEGMENT_DEFAULT;
+	uint64_t segment_max = opt->segment_size || opt->segment_max ? opt->segment_max
+								       : JF_PT_COUNT_SEGMENT_MAX;
 	struct jf_decoder *dec;
 	struct pt_count *p;
 
@@ -1024,9 +1038,7 @@ struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 	p->opt = *opt;
 	p->opt.segment_size = segment_size;
 	if (!p->opt.overlap)
-		p->opt.overlap = segment_size / JF_PT_COUNT_OVERLAP_SHARE > JF_PT_OVERLAP_DEFAULT
-					 ? segment_size / JF_PT_COUNT_OVERLAP_SHARE
-					 : JF_PT_OVERLAP_DEFAULT;
+		p->opt.overlap = count_overlap(segment_size);
 	p->report = report ? report : &p->own_report;
 	if (jf_seg_queue_init(&p->q, cfg->trace, cfg->size, segment_size, (size_t)opt->jobs + 2,
 			      p, new_segment, recycle_segment) < 0) {
@@ -1034,6 +1046,9 @@ struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 		count_free(p);
 		return NULL;
 	}
+	if (segment_max > segment_size)
+		jf_seg_queue_set_guided(&p->q, segment_max,
+					JF_PT_COUNT_SHARE_PER_JOB * (unsigned)opt->jobs);
 	if (start_workers(p, err) < 0) {
 		count_free(p);
 		return NULL;

@@ -13,6 +13,8 @@ int jf_seg_queue_init(struct jf_seg_queue *q, const uint8_t *trace, uint64_t siz
 	q->cut_at = 0;
 	q->size = size;
 	q->segment_size = segment_size;
+	q->max_size = segment_size;
+	q->share_of_rest = 0;
 	q->all_cut = q->stopping = 0;
 	q->new_seg = new_seg;
 	q->recycle = recycle;
@@ -59,10 +61,35 @@ void jf_seg_queue_join(struct jf_seg_queue *q)
 		pthread_join(q->threads[--q->nthreads], NULL);
 }
 
+void jf_seg_queue_set_guided(struct jf_seg_queue *q, uint64_t max_size, unsigned share_of_rest)
+{
+	q->max_size = max_size > q->segment_size ? max_size : q->segment_size;
+	q->share_of_rest = share_of_rest;
+}
+
+/* The size of the next segment (lock held). */
+static uint64_t next_size(const struct jf_seg_queue *q)
+{
+	uint64_t size, rest;
+
+	if (!q->share_of_rest)
+		return q->segment_size;
+	rest = q->size - q->cut_at;
+	size = rest / q->share_of_rest;
+	if (size > q->max_size)
+		size = q->max_size;
+	if (size < q->segment_size)
+		size = q->segment_size;
+	/* Not a last segment smaller than the smallest: its decoder would start where the
+	 * one before is still decoding past its end. */
+	return size >= rest || rest - size < q->segment_size ? rest : size;
+}
+
 /* Cut the next segment off the trace (lock held). */
 static struct jf_seg *cut(struct jf_seg_queue *q)
 {
 	struct jf_seg *s = q->new_seg(q->ctx);
+	uint64_t size = next_size(q);
 	int64_t end = -1;
 
 	if (!s)
@@ -71,8 +98,8 @@ static struct jf_seg *cut(struct jf_seg_queue *q)
 	s->first = q->head == NULL && q->cut_at == 0;
 	s->state = JF_SEG_QUEUED;
 	s->next = NULL;
-	if (q->cut_at + q->segment_size < q->size)
-		end = jf_pt_psb_at_or_after(q->psbs, q->cut_at + q->segment_size);
+	if (q->cut_at + size < q->size)
+		end = jf_pt_psb_at_or_after(q->psbs, q->cut_at + size);
 	if (end < 0) {
 		s->end = q->size;
 		s->last = 1;

@@ -32,6 +32,10 @@ struct jf_seg_queue {
 	size_t alive, max_alive;
 	uint64_t cut_at;            /* where the next segment starts */
 	uint64_t size, segment_size;
+	/* Guided (jf_seg_queue_set_guided): a segment is cut at share_of_rest-th of the bytes
+	 * not cut yet, between segment_size and max_size. */
+	uint64_t max_size;
+	unsigned share_of_rest;
 	int all_cut;
 	int stopping;               /* atomic: workers take no more segments */
 	pthread_t *threads;         /* the workers (at most max_alive) */
@@ -60,6 +64,12 @@ void jf_seg_queue_fini(struct jf_seg_queue *q);
  * threads on two cores made the caller preempt a worker at every segment it gave out). */
 void jf_seg_queue_set_helper(struct jf_seg_queue *q, void (*help)(void *help_ctx, struct jf_seg *s),
 			     void *help_ctx);
+
+/* Segments cut large while much of the trace is left and ever smaller towards its end,
+ * down to segment_size: the bytes each segment's decoder decodes past its end are a small
+ * share of a large segment, and the threads still end together (each is at most a small
+ * segment behind). Call before the first segment is cut. */
+void jf_seg_queue_set_guided(struct jf_seg_queue *q, uint64_t max_size, unsigned share_of_rest);
 
 /* Start a worker thread: fn(arg), which takes segments with jf_seg_queue_next_job. */
 int jf_seg_queue_start_worker(struct jf_seg_queue *q, void *(*fn)(void *), void *arg,

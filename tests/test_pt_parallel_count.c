@@ -4,7 +4,8 @@
  * hands over to its block decoder for), each in the first PSB period, in the middle, in
  * the last, and several together. Every segment size from one PSB period to the whole trace
  * is tried on 2 and 4 threads, so that each error falls inside a segment, on a seam and
- * in the overlap past one, in turn. The parallel count must be the one-thread count
+ * in the overlap past one, in turn; and segments cut guided (`stat`'s default: large while
+ * much of the trace is left, down to a smallest size at its end). The parallel count must be the one-thread count
  * exactly (every record, instructions, blocks, events, errors, losses, time); the
  * one-thread count is checked against libipt's block decoder, the independent oracle
  * (instructions, errors, lost bytes, overflows). And where the only errors are those the
@@ -120,6 +121,28 @@ static void same_count(const char *what, const struct count *got, const struct c
 			 (unsigned long long)b->lost_bytes);
 }
 
+/* The parallel count with opt must be one's. Returns 1 if it stayed parallel to the end
+ * (no one-thread rest) with at least one seam joined. */
+static int parallel_same(const char *what, const struct jf_pt_config *cfg,
+			 struct jf_codemap *map, const struct jf_pt_parallel_options *opt,
+			 const struct count *one)
+{
+	struct jf_pt_parallel_report rep = { 0 };
+	struct jf_error err = { "" };
+	struct jf_decoder *dec = jf_pt_parallel_counter_new(cfg, map, opt, &rep, &err);
+	struct count got;
+	char where[200];
+
+	count(dec, &got);
+	jf_decoder_free(dec);
+	snprintf(where, sizeof(where), "%s, -j %d, segments of %llu bytes%s (%llu, %llu joined)",
+		 what, opt->jobs, (unsigned long long)opt->segment_size,
+		 opt->segment_max ? " and up, guided" : "", (unsigned long long)rep.segments,
+		 (unsigned long long)rep.joins);
+	same_count(where, &got, one);
+	return !rep.rest_one_thread && rep.joins > 0;
+}
+
 /* The trace with damage: one thread against libipt's block decoder, then 2 and 4 threads
  * at every segment size against one thread. Returns how many of those parallel counts
  * stayed parallel to the end (no one-thread rest) with at least one seam joined. */
@@ -130,7 +153,7 @@ static int check(const char *what, const enum damage *damage, uint64_t want_erro
 	struct jf_codemap *ref_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
 	struct jf_pt_config cfg;
 	struct jf_error err = { "" };
-	struct count one, ref, got;
+	struct count one, ref;
 	uint64_t size = jf_ptb_size(b), seg;
 	int jobs, parallel = 0;
 
@@ -160,22 +183,20 @@ static int check(const char *what, const enum damage *damage, uint64_t want_erro
 		for (seg = 16; seg < size; seg += 8) {
 			struct jf_pt_parallel_options opt = { .jobs = jobs, .segment_size = seg,
 							      .overlap = 1 };
-			struct jf_pt_parallel_report rep = { 0 };
-			struct jf_decoder *dec = jf_pt_parallel_counter_new(&cfg, map, &opt, &rep,
-									   &err);
-			char where[160];
 
-			count(dec, &got);
-			jf_decoder_free(dec);
-			snprintf(where, sizeof(where), "%s, -j %d, segments of %llu bytes (%llu, "
-				 "%llu joined)", what, jobs, (unsigned long long)seg,
-				 (unsigned long long)rep.segments, (unsigned long long)rep.joins);
-			same_count(where, &got, &one);
-			parallel += !rep.rest_one_thread && rep.joins > 0;
+			parallel += parallel_same(what, &cfg, map, &opt, &one);
+		}
+		/* Guided: from the whole trace's share of a thread down to seg at the end. */
+		for (seg = 16; seg < size / 2; seg += 24) {
+			struct jf_pt_parallel_options opt = { .jobs = jobs, .segment_size = seg,
+							      .segment_max = size, .overlap = 1 };
+
+			parallel += parallel_same(what, &cfg, map, &opt, &one);
 		}
 	}
 	printf("%s: %llu instructions, %llu errors, %llu bytes lost, as libipt's block decoder; "
-	       "-j 2 and -j 4 the same at every segment size, %d of them parallel to the end\n",
+	       "-j 2 and -j 4 the same at every segment size, fixed and guided, %d of them "
+	       "parallel to the end\n",
 	       what, (unsigned long long)one.stats.insns, (unsigned long long)one.stats.errors,
 	       (unsigned long long)one.stats.lost_bytes, parallel);
 	jf_codemap_free(map);

@@ -438,6 +438,8 @@ static void same_on_threads(const struct jf_pt_config *cfg, int jobs)
 		abort();
 	h1 = fast_records(dec, &one, &rc1);
 	opt.no_joins = cfg->size & 2;
+	/* stat's default: segments cut guided, large first, down to 16 bytes at the end. */
+	opt.segment_max = cfg->size & 4 ? cfg->size : 0;
 	dec = jf_pt_parallel_counter_new(cfg, map, &opt, NULL, &err);
 	if (!dec)
 		abort();

@@ -1,32 +1,35 @@
 #!/usr/bin/env bash
 # How `jitflow stat -j N` shares its work among its threads, where wall time cannot show it
 # (a machine with fewer idle cores than threads):
-#   tools/bench/thread-split.sh [-b BUILD] [-r RUNS] [-j "JOBS..."] CAPTURES
+#   tools/bench/thread-split.sh [-b BUILD] [-r RUNS] [-j "JOBS..."] [-a ARGS] CAPTURES
 # CAPTURES is a folder made by make-captures.sh. For each raw capture in it, RUNS times
 # (default 5), interleaved: `stat -j 1` and `stat -j N` for each N in JOBS (default "2 4"),
-# each under `perf record -e task-clock` (a sample every 0.2 ms of a thread's CPU time).
+# and with -a also `stat -j N ARGS` (another configuration to compare in the same run, e.g.
+# "--segment-size 256K"), each under `perf record -e task-clock` (a sample every 0.2 ms of
+# a thread's CPU time).
 # Printed per capture and N (medians): the CPU seconds of -j 1, of -j N in all, and of -j N's
 # busiest thread; "split" = CPU of -j 1 / CPU of the busiest thread: the wall-time speedup
 # on an idle machine with N cores if no thread ever waited for another (an upper bound);
 # "overhead" = CPU of -j N / CPU of -j 1. Benchmarks are not tests: nothing fails here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-build=build runs=5 jobs="2 4"
-while getopts b:r:j: opt; do
+build=build runs=5 jobs="2 4" args=""
+while getopts b:r:j:a: opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	r) runs=$OPTARG ;;
 	j) jobs=$OPTARG ;;
-	*) sed -n '2,12p' "$0" >&2; exit 2 ;;
+	a) args=$OPTARG ;;
+	*) sed -n '2,14p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
+[ $# = 1 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
 dir=$1 jf="$build/tools/jitflow" period_ns=200000
 command -v perf > /dev/null || { echo "thread-split: perf not found" >&2; exit 1; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-# sample NAME JOBS INPUTS...: one run; appends "total busiest" CPU seconds to $tmp/NAME
+# sample NAME JOBS STAT_ARGS...: one run; appends "total busiest" CPU seconds to $tmp/NAME
 sample() {
 	local name=$1 j=$2; shift 2
 	perf record -q -e task-clock -c "$period_ns" -o "$tmp/perf.data" \
@@ -46,17 +49,25 @@ echo "|---|---|---|---|---|---|---|"
 for k in clean errors damaged filtered timed; do
 	[ -f "$dir/$k/trace" ] || continue
 	inputs=(--raw "$dir/$k/image:$(cat "$dir/$k/base")" --pt "$dir/$k/trace")
-	rm -f "$tmp"/j*
+	rm -f "$tmp"/j* "$tmp"/a*
 	for ((r = 0; r < runs; r++)); do
 		sample j1 1 "${inputs[@]}"
-		for j in $jobs; do sample "j$j" "$j" "${inputs[@]}"; done
+		for j in $jobs; do
+			sample "j$j" "$j" "${inputs[@]}"
+			# shellcheck disable=SC2086 # ARGS are words for stat
+			[ -z "$args" ] || sample "a$j" "$j" $args "${inputs[@]}"
+		done
 	done
 	one=$(col j1 1)
 	for j in $jobs; do
-		all=$(col "j$j" 1) busiest=$(col "j$j" 2)
-		awk -v k="$k" -v j="$j" -v o="$one" -v a="$all" -v b="$busiest" 'BEGIN {
-			printf "| %s | %d | %.3f | %.3f | %.3f | %.2fx | %.2fx |\n", k, j, o, a, b,
-				o / b, a / o }'
+		for name in "j$j" "a$j"; do
+			[ -f "$tmp/$name" ] || continue
+			all=$(col "$name" 1) busiest=$(col "$name" 2) label=$j
+			[ "$name" = "j$j" ] || label="$j $args"
+			awk -v k="$k" -v j="$label" -v o="$one" -v a="$all" -v b="$busiest" 'BEGIN {
+				printf "| %s | %s | %.3f | %.3f | %.3f | %.2fx | %.2fx |\n", k, j, o, a,
+					b, o / b, a / o }'
+		done
 	done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -49,6 +49,9 @@ struct jf_pt_part_ops {
 struct jf_pt_parallel_options {
 	int jobs;               /* worker threads (<= 1: a plain single decoder) */
 	uint64_t segment_size;  /* trace bytes per segment, at least (0: the default) */
+	uint64_t segment_max;   /* counting: > segment_size, segments cut guided by the trace
+	                         * left, from this down to segment_size (with segment_size 0:
+	                         * JF_PT_COUNT_SEGMENT_MAX); else all of segment_size */
 	uint64_t overlap;       /* bytes decoded twice at each seam (0: the default) */
 	int no_joins;           /* for tests: treat every seam as not joining, so that the
 	                         * caller's thread decodes on over each next segment */
@@ -90,12 +93,20 @@ enum { JF_PT_PARTS_SEGMENT_DEFAULT = 256 * 1024 };
  * stretches decoded twice at seams a smaller share (+4.6% of the instructions executed at
  * 256 KiB over one thread, +9% at 64 KiB, on foo x300 under callgrind). */
 enum { JF_PT_COUNT_SEGMENT_DEFAULT = 256 * 1024 };
-/* ...and they decode past the next segment's start by a sixteenth of a segment (16 KiB;
- * at least JF_PT_OVERLAP_DEFAULT): a seam joins at a PSB where both decoders are in one
- * state or resynchronised after the same error, and in real captures the stretches with
- * tracing off between those errors (whose stop IP the later decoder does not know) run
- * over several KiB (Unzip x1000: 46 of 64 seams joined at 2 KiB, all at 8 KiB). */
-enum { JF_PT_COUNT_OVERLAP_SHARE = 16 };
+/* By default (segment_size 0) that is the smallest: a segment is cut at a
+ * (JF_PT_COUNT_SHARE_PER_JOB * jobs)-th of the trace not cut yet, at most
+ * JF_PT_COUNT_SEGMENT_MAX (segment_max), so that the overlap below is a small share of the
+ * trace and the threads still end together, none more than a small segment behind. A
+ * segment keeps one stretch (about 660 bytes with its return stack) per PSB: 2 MiB of the
+ * densest capture measured (a PSB every 228 bytes) about 6 MB, jobs + 2 of them alive. */
+enum { JF_PT_COUNT_SEGMENT_MAX = 2 << 20, JF_PT_COUNT_SHARE_PER_JOB = 4 };
+/* ...and they decode past the next segment's start by JF_PT_COUNT_OVERLAP bytes, whatever
+ * its size (a sixteenth of a smaller segment, at least JF_PT_OVERLAP_DEFAULT): a seam joins
+ * at a PSB where both decoders are in one state or resynchronised after the same error,
+ * and in real captures the stretches with tracing off between those errors (whose stop IP
+ * the later decoder does not know) run over several KiB (Unzip x1000: 46 of 64 seams
+ * joined at 2 KiB, all at 8 KiB). */
+enum { JF_PT_COUNT_OVERLAP = 16 * 1024, JF_PT_COUNT_OVERLAP_SHARE = 16 };
 
 /* Like jf_pt_decoder_new (cfg->end_on_call and end_on_jump must be set, map must not
  * change while decoding: no zone files), with opt->jobs threads. report (may be NULL)
