@@ -171,6 +171,7 @@ struct fast {
 	size_t retime;              /* a pending record (index + 1) whose time is that after
 				     * the next event is read (libipt reads it eagerly) */
 	int resume_unsure;          /* stopped at a far branch: a far call resumes after it */
+	struct jf_flow batch_one;   /* jf_decoder_next_batch's record after a hand-over */
 };
 
 /* Records that cfg.count_plain_events counts instead of returning. */
