@@ -880,6 +880,7 @@ static int resume(struct fast *f, struct jf_error *err)
 	f->insns = keep.insns;
 	f->blocks = keep.blocks;
 	f->payloads = keep.payloads;
+	f->block_paths = keep.block_paths;
 	f->borrowed = keep.borrowed;
 	f->stats = keep.stats;
 	f->dec = keep.dec;
@@ -967,6 +968,7 @@ static void fast_free(void *self)
 	struct fast *f = self;
 
 	jf_fast_free_state(f);
+	jf_block_paths_free(f->block_paths);
 	jf_decoder_free(f->old);
 	free(f->held);
 	free(f->pending.flows);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "jitflow/pt.h"
+#include "pt_fast_block_paths.h"
 #include "pt_fast_blocks.h"
 #include "pt_fast_payloads.h"
 #include "pt_fast_time.h"
@@ -29,6 +30,7 @@ enum {
 				    * in and unmapped every 256 KiB of trace) */
 	BLOCK_CACHE_LOG2 = 15,     /* 32 Ki blocks, two per set (1.5 MiB) */
 	PAYLOAD_CACHE_LOG2 = 14,   /* 16 Ki TNT payload paths, direct-mapped (1.7 MiB) */
+	BLOCK_PATH_CACHE_LOG2 = 12, /* ...and 4 Ki with their blocks, returning blocks (1.8 MiB) */
 	MAX_TIP_WALK = 1 << 16,    /* blocks (or payload paths) walked without trace */
 	MAX_PSB_EVENTS = 16,       /* status updates of one PSB+ */
 	MAX_WALK = 1 << 20,        /* instructions walked to bind one disable event */
@@ -172,6 +174,8 @@ struct fast {
 				     * the next event is read (libipt reads it eagerly) */
 	int resume_unsure;          /* stopped at a far branch: a far call resumes after it */
 	struct jf_flow batch_one;   /* jf_decoder_next_batch's record after a hand-over */
+	struct jf_block_paths *block_paths; /* TNT payload paths with their blocks (made at
+					     * the first TNT; NULL if out of memory) */
 };
 
 /* Records that cfg.count_plain_events counts instead of returning. */
