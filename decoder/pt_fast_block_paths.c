@@ -43,7 +43,7 @@ static void grow(struct jf_block_paths *c, uint64_t gen)
 	}
 }
 
-/* Follow the bits from ip through the blocks, as pt_fast_emit.c's jf_fast_emit_tnt steps
+/* Follow the bits from ip through the blocks, as pt_fast_emit.c's emit_tnt_step steps
  * through them one by one. */
 static void follow(struct jf_block_paths *c, struct jf_block_path *p, enum jf_isa isa,
 		   uint64_t ip, uint64_t gen, uint64_t bits, unsigned nbits)

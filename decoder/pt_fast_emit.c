@@ -200,7 +200,7 @@ static int emit_tnt_step(struct fast *f, uint64_t bits, unsigned nbits, uint64_t
 	return 0;
 }
 
-/* The blocks of a cached path, queued as jf_fast_emit_tnt_step queues them one by one, and
+/* The blocks of a cached path, queued as emit_tnt_step queues them one by one, and
  * its return-stack operations. *first: no bit of the packet was taken yet (the packet is
  * read with its first bit: later blocks start at the next stop). *idle: blocks in a row
  * that took no bit, before and after. Returns 0, or 1 if not modelled. */

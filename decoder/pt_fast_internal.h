@@ -330,7 +330,8 @@ int jf_fast_emit_block(struct fast *f, const struct jf_fast_block *b, uint64_t o
 /* pt_fast.c's walk_to, returning the blocks walked. */
 int jf_fast_emit_walk(struct fast *f, uint64_t to, int has_to, int bind_branch,
 		      uint64_t offset);
-/* pt_fast_packets.c's packet_tnt, block by block (the payload cache does not keep blocks). */
+/* pt_fast_packets.c's packet_tnt, returning the blocks (from the payload paths that keep
+ * them: pt_fast_block_paths.h). */
 int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset);
 
 #endif
