@@ -8,10 +8,13 @@
 struct jf_decoder {
 	const struct jf_decoder_ops *ops;
 	void *self;
+	jf_decoder_batch_fn next_batch; /* NULL: jf_decoder_next_batch gives one record */
 	struct jf_decode_stats stats;
 	jf_decoder_progress_fn progress;
 	void *progress_ctx;
 	uint64_t progress_next;   /* the offset of the next call */
+	struct jf_flow one;       /* jf_decoder_next_batch's record, for backends without
+				   * next_batch */
 };
 
 enum { PROGRESS_STEP = 1 << 20 };
@@ -27,6 +30,11 @@ struct jf_decoder *jf_decoder_new(const struct jf_decoder_ops *ops, void *self)
 	dec->ops = ops;
 	dec->self = self;
 	return dec;
+}
+
+void jf_decoder_set_batch(struct jf_decoder *dec, jf_decoder_batch_fn fn)
+{
+	dec->next_batch = fn;
 }
 
 void jf_decode_stats_span(struct jf_decode_stats *s, uint64_t first, uint64_t last)
@@ -97,6 +105,29 @@ int jf_decoder_next(struct jf_decoder *dec, struct jf_flow *flow, struct jf_erro
 
 	if (rc > 0)
 		count(&dec->stats, flow);
+	return rc;
+}
+
+int jf_decoder_next_batch(struct jf_decoder *dec, const struct jf_flow **flows, size_t *n,
+			  struct jf_error *err)
+{
+	size_t i;
+	int rc;
+
+	if (dec->next_batch) {
+		rc = dec->next_batch(dec->self, flows, n, err);
+	} else {
+		rc = dec->ops->next(dec->self, &dec->one, err);
+		*flows = &dec->one;
+		*n = 1;
+	}
+	if (rc <= 0) {
+		*flows = NULL;
+		*n = 0;
+		return rc;
+	}
+	for (i = 0; i < *n; i++)
+		count(&dec->stats, &(*flows)[i]);
 	return rc;
 }
 

@@ -882,6 +882,7 @@ static int resume(struct fast *f, struct jf_error *err)
 	f->insns = keep.insns;
 	f->blocks = keep.blocks;
 	f->payloads = keep.payloads;
+	f->block_paths = keep.block_paths;
 	f->borrowed = keep.borrowed;
 	f->stats = keep.stats;
 	f->dec = keep.dec;
@@ -908,20 +909,18 @@ static int resume(struct fast *f, struct jf_error *err)
 	return start(f, err);
 }
 
-static int fast_next(void *self, struct jf_flow *flow, struct jf_error *err)
+/* Make records ready: 1 when ready.flows holds some, 2 when the block decoder handed
+ * over to returns the next (f->old), 0 at the end (or a watcher's pause), -1 on error. */
+static int refill(struct fast *f, struct jf_error *err)
 {
-	struct fast *f = self;
-
 	for (;;) {
-		if (f->ready.pos < f->ready.n) {
-			*flow = f->ready.flows[f->ready.pos++];
+		if (f->ready.pos < f->ready.n)
 			return 1;
-		}
 		f->ready.n = f->ready.pos = 0;
 		if ((f->resume || f->resync) && resume(f, err) < 0)
 			return -1;
 		if (f->old)
-			return jf_fast_next_after_hand_over(f, flow, err);
+			return 2;
 		if (f->done)
 			return 0;
 		if (f->paused) {
@@ -933,11 +932,45 @@ static int fast_next(void *self, struct jf_flow *flow, struct jf_error *err)
 	}
 }
 
+static int fast_next(void *self, struct jf_flow *flow, struct jf_error *err)
+{
+	struct fast *f = self;
+	int rc = refill(f, err);
+
+	if (rc == 1) {
+		*flow = f->ready.flows[f->ready.pos++];
+		return 1;
+	}
+	return rc == 2 ? jf_fast_next_after_hand_over(f, flow, err) : rc;
+}
+
+/* The committed stretch's records where they lie (no copy); one at a time from a
+ * hand-over's block decoder. */
+static int fast_next_batch(void *self, const struct jf_flow **flows, size_t *n,
+			   struct jf_error *err)
+{
+	struct fast *f = self;
+	int rc = refill(f, err);
+
+	if (rc == 1) {
+		*flows = &f->ready.flows[f->ready.pos];
+		*n = f->ready.n - f->ready.pos;
+		f->ready.pos = f->ready.n;
+		return 1;
+	}
+	if (rc == 2 && (rc = jf_fast_next_after_hand_over(f, &f->batch_one, err)) > 0) {
+		*flows = &f->batch_one;
+		*n = 1;
+	}
+	return rc;
+}
+
 static void fast_free(void *self)
 {
 	struct fast *f = self;
 
 	jf_fast_free_state(f);
+	jf_block_paths_free(f->block_paths);
 	jf_decoder_free(f->old);
 	free(f->held);
 	free(f->pending.flows);
@@ -1035,6 +1068,7 @@ static struct jf_decoder *make(const struct jf_pt_config *cfg, struct jf_codemap
 		jf_fail(err, "out of memory");
 		return NULL;
 	}
+	jf_decoder_set_batch(dec, fast_next_batch);
 	f->dec = dec;
 	f->stats = jf_decoder_stats_mut(dec);
 	f->stats->trace_bytes = cfg->size;

@@ -15,6 +15,7 @@
  * packets, a block is queued with the offset of the packet whose first bit (or IP) it
  * takes, or waits for the next stop (jf_fast_settle) when it starts after that. */
 #include "pt_fast_internal.h"
+#include "pt_fast_block_paths.h"
 
 #include "jitflow/insn.h"
 
@@ -161,50 +162,113 @@ int jf_fast_emit_walk(struct fast *f, uint64_t to, int has_to, int bind_branch, 
 	}
 }
 
+/* One block of a TNT payload, the first of (bits, nbits), stepped through alone: where no
+ * cached path starts (a compressed return to an older call, a block that needs a TIP).
+ * Returns 0 (*used: whether it took a bit), or 1 if not modelled. */
+static int emit_tnt_step(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset,
+			 int *used)
+{
+	const struct jf_fast_block *b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
+	int taken = (int)((bits >> (nbits - 1)) & 1);
+
+	*used = 0;
+	if (jf_fast_emit_block(f, b, offset))
+		return 1;
+	switch ((enum jf_fast_end)b->end) {
+	case JF_FAST_COND:
+		f->ip = taken ? b->target : b->next;
+		break;
+	case JF_FAST_RETURN:
+		/* A compressed return; a not-taken bit here is an error. */
+		if (!taken || jf_fast_pop_return(f, &f->ip))
+			return 1;
+		break;
+	case JF_FAST_CALL:
+		if (b->target != b->next)
+			jf_fast_push_return(f, b->next);
+		/* fall through */
+	case JF_FAST_JUMP:
+		f->ip = b->target;
+		return 0;
+	case JF_FAST_CONTINUE:
+		f->ip = b->next;
+		return 0;
+	default:
+		return 1; /* needs a TIP, or bad code */
+	}
+	*used = 1;
+	return 0;
+}
+
+/* The blocks of a cached path, queued as emit_tnt_step queues them one by one, and
+ * its return-stack operations. *first: no bit of the packet was taken yet (the packet is
+ * read with its first bit: later blocks start at the next stop). *idle: blocks in a row
+ * that took no bit, before and after. Returns 0, or 1 if not modelled. */
+static int emit_path(struct fast *f, const struct jf_block_path *p, uint64_t offset, int *first,
+		     unsigned *idle)
+{
+	unsigned i;
+	uint64_t ip;
+
+	for (i = 0; i < p->nblocks; i++) {
+		const struct jf_path_block *pb = &p->blocks[i];
+
+		if (emit_range(f, pb->start, pb->last, pb->ninsn,
+			       end_of((enum jf_fast_end)pb->end), pb->last_size,
+			       pb->end == JF_FAST_CONTINUE, offset))
+			return 1;
+		if (!pb->took_bit) {
+			/* Code that calls itself forever needs no trace: hand over, not loop. */
+			if (++*idle > MAX_TIP_WALK)
+				return 1;
+			continue;
+		}
+		*idle = 0;
+		if (*first)
+			jf_fast_settle(f, offset);
+		*first = 0;
+	}
+	for (i = 0; i < p->nops; i++) {
+		if (p->pops & (1u << i))
+			jf_fast_pop_return(f, &ip); /* a return pushed just before on the path */
+		else
+			jf_fast_push_return(f, p->push[i]);
+	}
+	f->ip = p->end;
+	return 0;
+}
+
 int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset)
 {
 	unsigned idle = 0; /* blocks in a row that took no bit */
-	int first = 1;
+	int first = 1, used;
 
 	if (!nbits || !f->enabled || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
 		return 1;
 	f->report.tnt_packets++;
+	if (!f->block_paths)
+		f->block_paths = jf_block_paths_new(f->blocks, BLOCK_PATH_CACHE_LOG2);
 	while (nbits) {
-		const struct jf_fast_block *b =
-			jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
-		int taken = (int)((bits >> (nbits - 1)) & 1);
+		const struct jf_block_path *p =
+			f->block_paths ? jf_block_path_at(f->block_paths, f->isa, f->ip,
+							  f->generation, bits, nbits)
+				       : NULL;
 
-		if (jf_fast_emit_block(f, b, offset))
-			return 1;
-		switch ((enum jf_fast_end)b->end) {
-		case JF_FAST_COND:
-			f->ip = taken ? b->target : b->next;
-			break;
-		case JF_FAST_RETURN:
-			/* A compressed return; a not-taken bit here is an error. */
-			if (!taken || jf_fast_pop_return(f, &f->ip))
+		if (p && p->nblocks) {
+			if (emit_path(f, p, offset, &first, &idle))
 				return 1;
-			break;
-		case JF_FAST_CALL:
-			if (b->target != b->next)
-				jf_fast_push_return(f, b->next);
-			/* fall through */
-		case JF_FAST_JUMP:
-			f->ip = b->target;
-			/* fall through */
-		case JF_FAST_CONTINUE:
-			if (b->end == JF_FAST_CONTINUE)
-				f->ip = b->next;
-			/* Code that calls itself forever needs no trace: hand over, not loop. */
+			nbits -= p->used;
+			continue;
+		}
+		if (emit_tnt_step(f, bits, nbits, offset, &used))
+			return 1;
+		if (!used) {
 			if (++idle > MAX_TIP_WALK)
 				return 1;
 			continue;
-		default:
-			return 1; /* needs a TIP, or bad code */
 		}
 		idle = 0;
 		nbits--;
-		/* The packet is read with its first bit: later blocks start at the next stop. */
 		if (first)
 			jf_fast_settle(f, offset);
 		first = 0;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "jitflow/pt.h"
+#include "pt_fast_block_paths.h"
 #include "pt_fast_blocks.h"
 #include "pt_fast_payloads.h"
 #include "pt_fast_time.h"
@@ -29,6 +30,7 @@ enum {
 				    * in and unmapped every 256 KiB of trace) */
 	BLOCK_CACHE_LOG2 = 15,     /* 32 Ki blocks, two per set (1.5 MiB) */
 	PAYLOAD_CACHE_LOG2 = 14,   /* 16 Ki TNT payload paths, direct-mapped (1.7 MiB) */
+	BLOCK_PATH_CACHE_LOG2 = 12, /* ...and 4 Ki with their blocks, returning blocks (1.8 MiB) */
 	MAX_TIP_WALK = 1 << 16,    /* blocks (or payload paths) walked without trace */
 	MAX_PSB_EVENTS = 16,       /* status updates of one PSB+ */
 	MAX_WALK = 1 << 20,        /* instructions walked to bind one disable event */
@@ -174,6 +176,9 @@ struct fast {
 
 	uint64_t tip_target;        /* the last TIP's target (pt_fast_bad_packet.c: whether
 				     * libipt's block starts at f->ip) */
+	struct jf_flow batch_one;   /* jf_decoder_next_batch's record after a hand-over */
+	struct jf_block_paths *block_paths; /* TNT payload paths with their blocks (made at
+					     * the first TNT; NULL if out of memory) */
 };
 
 /* Records that cfg.count_plain_events counts instead of returning. */
@@ -337,7 +342,8 @@ int jf_fast_emit_block(struct fast *f, const struct jf_fast_block *b, uint64_t o
 /* pt_fast.c's walk_to, returning the blocks walked. */
 int jf_fast_emit_walk(struct fast *f, uint64_t to, int has_to, int bind_branch,
 		      uint64_t offset);
-/* pt_fast_packets.c's packet_tnt, block by block (the payload cache does not keep blocks). */
+/* pt_fast_packets.c's packet_tnt, returning the blocks (from the payload paths that keep
+ * them: pt_fast_block_paths.h). */
 int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset);
 
 #endif

@@ -11,53 +11,37 @@
 enum { MAX_PATH_BLOCKS = 256 };
 
 struct jf_payloads {
-	struct jf_fast_blocks *blocks;
-	uint64_t lookups, hits;
-	struct jf_fast_table table; /* of struct jf_payload_path */
+	struct jf_fast_path_cache c; /* first (jf_fast_path_cache_new): of struct jf_payload_path */
 };
 
 struct jf_payloads *jf_payloads_new(struct jf_fast_blocks *blocks, unsigned log2_slots)
 {
-	struct jf_payloads *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	if (jf_fast_table_init(&c->table, sizeof(struct jf_payload_path), log2_slots) < 0) {
-		free(c);
-		return NULL;
-	}
-	c->blocks = blocks;
-	return c;
+	return jf_fast_path_cache_new(blocks, sizeof(struct jf_payload_path), log2_slots,
+				      sizeof(struct jf_payloads));
 }
 
-void jf_payloads_free(struct jf_payloads *c)
+void jf_payloads_free(struct jf_payloads *p)
 {
-	if (!c)
-		return;
-	jf_fast_table_fini(&c->table);
-	free(c);
+	jf_fast_path_cache_free(p ? &p->c : NULL);
 }
 
-void jf_payloads_counts(const struct jf_payloads *c, uint64_t *lookups, uint64_t *hits)
+void jf_payloads_counts(const struct jf_payloads *p, uint64_t *lookups, uint64_t *hits)
 {
-	*lookups = c->lookups;
-	*hits = c->hits;
+	*lookups = p->c.lookups;
+	*hits = p->c.hits;
 }
 
 static struct jf_payload_path *slot_of(const struct jf_payloads *c, uint64_t ip, uint64_t bits,
 				       unsigned nbits)
 {
-	/* Fibonacci hashing of the start mixed with the payload and its length. */
-	uint64_t h = (ip ^ (bits << 7) ^ ((uint64_t)nbits << 58)) * 0x9e3779b97f4a7c15ull;
-
-	return (struct jf_payload_path *)c->table.slots + (h >> c->table.shift);
+	return jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
 }
 
 /* Grow the table, keeping the paths of the current code that still find a free slot. */
 static void grow(struct jf_payloads *c, uint64_t gen)
 {
 	size_t n, i;
-	const struct jf_payload_path *old = jf_fast_table_grow(&c->table, &n);
+	const struct jf_payload_path *old = jf_fast_table_grow(&c->c.table, &n);
 
 	for (i = 0; old && i < n; i++) {
 		struct jf_payload_path *p;
@@ -87,7 +71,7 @@ static void follow(struct jf_payloads *c, struct jf_payload_path *p, enum jf_isa
 	p->blocks = 0;
 	p->insns = 0;
 	for (n = 0; n < MAX_PATH_BLOCKS && p->used < nbits; n++) {
-		const struct jf_fast_block *b = jf_fast_block_at(c->blocks, isa, ip, gen);
+		const struct jf_fast_block *b = jf_fast_block_at(c->c.blocks, isa, ip, gen);
 		int taken = (int)((bits >> (nbits - 1 - p->used)) & 1);
 
 		switch ((enum jf_fast_end)b->end) {
@@ -137,13 +121,13 @@ const struct jf_payload_path *jf_payload_path_at(struct jf_payloads *c, enum jf_
 
 	bits &= (nbits < 64 ? (1ull << nbits) - 1 : ~0ull);
 	p = slot_of(c, ip, bits, nbits);
-	c->lookups++;
+	c->c.lookups++;
 	if (p->start == ip && p->bits == bits && p->nbits == nbits && p->gen == gen &&
 	    p->isa == (uint8_t)isa) {
-		c->hits++;
+		c->c.hits++;
 		return p;
 	}
-	if (p->nbits && p->gen == gen && jf_fast_table_conflict(&c->table)) {
+	if (p->nbits && p->gen == gen && jf_fast_table_conflict(&c->c.table)) {
 		grow(c, gen);
 		p = slot_of(c, ip, bits, nbits);
 	}

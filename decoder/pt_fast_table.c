@@ -57,3 +57,26 @@ void *jf_fast_table_grow(struct jf_fast_table *t, size_t *n)
 	t->shift = 64 - log2;
 	return r->slots;
 }
+
+void *jf_fast_path_cache_new(struct jf_fast_blocks *blocks, size_t entry_size,
+			     unsigned max_log2, size_t self_size)
+{
+	struct jf_fast_path_cache *c = calloc(1, self_size);
+
+	if (!c)
+		return NULL;
+	if (jf_fast_table_init(&c->table, entry_size, max_log2) < 0) {
+		free(c);
+		return NULL;
+	}
+	c->blocks = blocks;
+	return c;
+}
+
+void jf_fast_path_cache_free(struct jf_fast_path_cache *c)
+{
+	if (!c)
+		return;
+	jf_fast_table_fini(&c->table);
+	free(c);
+}

@@ -10,7 +10,8 @@
  * counting path counts what the block decoder decoded (also under a second set of timing
  * parameters), and on 2 and 4 threads (segments of 16 bytes and more) gives the records
  * and statistics it gives on one; the fast decoder that
- * returns blocks returns the block decoder's records, every one, field by field; and the
+ * returns blocks returns the block decoder's records, every one, field by field, read one
+ * by one or in bulk (jf_decoder_next_batch); and the
  * blocks cut at their jumps after the decode (jump_split.h, what `jitflow report` does) are
  * the block decoder's end_on_jump blocks, but for a part's offset. */
 #include <stdint.h>
@@ -183,8 +184,24 @@ static void same_counts_other_timing(const struct jf_pt_config *given)
 	same_counts_fast(&cfg, &ref);
 }
 
-/* jf_pt_fast_decoder_new, on one thread and on two (segments of 16 bytes and more), must
- * return what jf_pt_decoder_new returns, record for record. */
+/* The next record of dec read in bulk (jf_decoder_next_batch): *pos of the *n in *batch. */
+static int next_in_batches(struct jf_decoder *dec, const struct jf_flow **batch, size_t *n,
+			   size_t *pos, struct jf_flow *f, struct jf_error *err)
+{
+	int rc;
+
+	if (*pos == *n) {
+		if ((rc = jf_decoder_next_batch(dec, batch, n, err)) <= 0)
+			return rc;
+		*pos = 0;
+	}
+	*f = (*batch)[(*pos)++];
+	return 1;
+}
+
+/* jf_pt_fast_decoder_new, on one thread (read one by one, or in bulk for every other
+ * input) and on two (segments of 16 bytes and more), must return what jf_pt_decoder_new
+ * returns, record for record. */
 static void same_records_with_blocks(const struct jf_pt_config *given, int threads)
 {
 	struct jf_pt_parallel_options opt = { .jobs = 2, .segment_size = 16, .fast = 1 };
@@ -192,8 +209,10 @@ static void same_records_with_blocks(const struct jf_pt_config *given, int threa
 	struct jf_error err;
 	struct jf_decoder *fast, *ref;
 	struct jf_flow a, b;
+	const struct jf_flow *batch = NULL;
+	size_t in_batch = 0, pos = 0;
 	uint64_t n = 0;
-	int ra, rb;
+	int ra, rb, bulk = threads == 1 && (given->size & 4);
 
 	/* The same code in maps of their own, new for each decoder: libipt keeps its block
 	 * cache in the image's sections and reuses an entry whatever the execution mode and
@@ -209,7 +228,8 @@ static void same_records_with_blocks(const struct jf_pt_config *given, int threa
 	if (!fast || !ref)
 		abort();
 	do {
-		ra = jf_decoder_next(fast, &a, &err);
+		ra = bulk ? next_in_batches(fast, &batch, &in_batch, &pos, &a, &err)
+			  : jf_decoder_next(fast, &a, &err);
 		rb = jf_decoder_next(ref, &b, &err);
 		if (ra != rb || (rb > 0 && !jf_flow_same(&a, &b))) {
 			fprintf(stderr, "fuzz_pt_decode: record %llu differs: the fast decoder (%d "

@@ -8,7 +8,9 @@
  * decoder cuts them (jf_pt_fast_decoder_new, with the options `jitflow decode` and
  * `report` use), reads every record and frees it; the code map stays (a JIT keeps its
  * own), the decoder's caches do not (each run fills them again: the first decode of a
- * buffer). Runs alternate with the same decode by libipt's block decoder alone
+ * buffer). The same decoder read in bulk (jf_decoder_next_batch: each stretch between two
+ * PSBs at once, where it lies, instead of a copy and a call per record) and the same
+ * decode by libipt's block decoder alone
  * (jf_pt_decoder_new), which must return as many blocks and instructions. Printed: the
  * median, minimum and maximum CPU milliseconds of each (the thread's CPU time: on a
  * machine shared with other work, wall time measures the others too), the median wall
@@ -36,29 +38,44 @@ struct counts {
 	uint64_t blocks, insns, other;
 };
 
+enum way { FAST, FAST_BULK, LIBIPT, WAYS };
+
+static void count_flow(struct counts *c, const struct jf_flow *f)
+{
+	if (f->kind == JF_FLOW_BLOCK) {
+		c->blocks++;
+		c->insns += f->u.block.ninsn;
+	} else {
+		c->other++;
+	}
+}
+
 /* One decode: its CPU time in ns, its wall time in *wall, its counts in *c. */
-static uint64_t decode_once(const struct jf_pt_config *cfg, struct jf_codemap *map, int fast,
-			    uint64_t *wall, struct counts *c)
+static uint64_t decode_once(const struct jf_pt_config *cfg, struct jf_codemap *map,
+			    enum way way, uint64_t *wall, struct counts *c)
 {
 	struct jf_error err = { "" };
 	struct jf_decoder *dec;
+	const struct jf_flow *flows;
 	struct jf_flow f;
 	uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID), w0 = now_ns(CLOCK_MONOTONIC), t1;
+	size_t n, i;
 	int rc;
 
-	dec = fast ? jf_pt_fast_decoder_new(cfg, map, &err) : jf_pt_decoder_new(cfg, map, &err);
+	dec = way == LIBIPT ? jf_pt_decoder_new(cfg, map, &err)
+			    : jf_pt_fast_decoder_new(cfg, map, &err);
 	if (!dec) {
 		fprintf(stderr, "bench_pt_latency: %s\n", err.msg);
 		exit(1);
 	}
 	memset(c, 0, sizeof(*c));
-	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
-		if (f.kind == JF_FLOW_BLOCK) {
-			c->blocks++;
-			c->insns += f.u.block.ninsn;
-		} else {
-			c->other++;
-		}
+	if (way == FAST_BULK) {
+		while ((rc = jf_decoder_next_batch(dec, &flows, &n, &err)) > 0)
+			for (i = 0; i < n; i++)
+				count_flow(c, &flows[i]);
+	} else {
+		while ((rc = jf_decoder_next(dec, &f, &err)) > 0)
+			count_flow(c, &f);
 	}
 	jf_decoder_free(dec);
 	t1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -95,9 +112,10 @@ int main(int argc, char **argv)
 	struct jf_mapped_file image, trace;
 	struct jf_codemap *map;
 	struct jf_pt_config cfg;
-	struct counts fast, ref;
-	uint64_t *fast_ns, *ref_ns, *fast_wall, *ref_wall, base;
-	int runs = argc > 4 ? atoi(argv[4]) : 21, i;
+	static const char *const names[WAYS] = { "fast path", "fast, in bulk", "libipt blocks" };
+	struct counts counts[WAYS];
+	uint64_t *ns[WAYS], *wall[WAYS], base;
+	int runs = argc > 4 ? atoi(argv[4]) : 21, i, w;
 
 	if (argc < 4 || runs < 1) {
 		fprintf(stderr, "usage: bench_pt_latency IMAGE BASE TRACE [RUNS]\n");
@@ -115,28 +133,30 @@ int main(int argc, char **argv)
 	cfg.trace = trace.data;
 	cfg.size = trace.size;
 	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
-	fast_ns = calloc((size_t)runs, sizeof(*fast_ns));
-	ref_ns = calloc((size_t)runs, sizeof(*ref_ns));
-	fast_wall = calloc((size_t)runs, sizeof(*fast_wall));
-	ref_wall = calloc((size_t)runs, sizeof(*ref_wall));
-	if (!fast_ns || !ref_ns || !fast_wall || !ref_wall)
-		return 1;
-	for (i = 0; i < runs; i++) {
-		fast_ns[i] = decode_once(&cfg, map, 1, &fast_wall[i], &fast);
-		ref_ns[i] = decode_once(&cfg, map, 0, &ref_wall[i], &ref);
+	for (w = 0; w < WAYS; w++) {
+		ns[w] = calloc((size_t)runs, sizeof(*ns[w]));
+		wall[w] = calloc((size_t)runs, sizeof(*wall[w]));
+		if (!ns[w] || !wall[w])
+			return 1;
 	}
-	if (fast.blocks != ref.blocks || fast.insns != ref.insns || fast.other != ref.other) {
-		fprintf(stderr, "bench_pt_latency: the fast path and libipt's block decoder "
-			"disagree\n");
-		return 1;
+	for (i = 0; i < runs; i++)
+		for (w = 0; w < WAYS; w++)
+			ns[w][i] = decode_once(&cfg, map, (enum way)w, &wall[w][i], &counts[w]);
+	for (w = 0; w < WAYS; w++) {
+		if (counts[w].blocks != counts[LIBIPT].blocks ||
+		    counts[w].insns != counts[LIBIPT].insns ||
+		    counts[w].other != counts[LIBIPT].other) {
+			fprintf(stderr, "bench_pt_latency: %s and libipt's block decoder "
+				"disagree\n", names[w]);
+			return 1;
+		}
 	}
 	printf("trace %zu bytes, %d runs each\n", trace.size, runs);
-	print_times("fast path", fast_ns, fast_wall, runs, &fast);
-	print_times("libipt blocks", ref_ns, ref_wall, runs, &ref);
-	free(fast_ns);
-	free(ref_ns);
-	free(fast_wall);
-	free(ref_wall);
+	for (w = 0; w < WAYS; w++) {
+		print_times(names[w], ns[w], wall[w], runs, &counts[w]);
+		free(ns[w]);
+		free(wall[w]);
+	}
 	jf_unmap_file(&trace);
 	jf_unmap_file(&image);
 	jf_codemap_free(map);

@@ -8,7 +8,8 @@
 # the first MIB MiB (default 4) of its Intel PT data as the buffer, and runs
 # BUILD/tools/bench_pt_latency on it RUNS times (default 21): the median, minimum and
 # maximum CPU milliseconds (and the median wall milliseconds) of one decode into blocks
-# (jf_pt_fast_decoder_new, caches filled afresh each run) and of libipt's block decoder
+# (jf_pt_fast_decoder_new, caches filled afresh each run), read one record at a time
+# (jf_decoder_next) and in bulk (jf_decoder_next_batch), and of libipt's block decoder
 # alone, which gives the same blocks.
 # Benchmarks are not tests: nothing here fails on a slow result.
 set -euo pipefail

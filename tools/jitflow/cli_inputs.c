@@ -663,19 +663,22 @@ int jf_cli_drain(struct jf_cli_inputs *in, struct jf_decoder *dec,
 		 int (*fn)(void *ctx, const struct jf_flow *f, struct jf_error *err), void *ctx,
 		 struct jf_error *err)
 {
-	struct jf_flow f;
+	const struct jf_flow *flows;
 	uint64_t n = 0;
+	size_t count, i;
 	int rc;
 
 	jf_decoder_on_progress(dec, show_progress, in);
 	rc = in->parts ? jf_pt_parallel_run(dec, err) : 1;
-	while (rc > 0 && (rc = jf_decoder_next(dec, &f, err)) > 0) {
-		if (fn(ctx, &f, err) < 0) {
-			rc = -1;
-			break;
+	/* In bulk: the fast decoder hands out a stretch between two PSBs at once. */
+	while (rc > 0 && (rc = jf_decoder_next_batch(dec, &flows, &count, err)) > 0) {
+		for (i = 0; i < count && rc > 0; i++) {
+			if (fn(ctx, &flows[i], err) < 0)
+				rc = -1;
+			else if ((++n & 0xffff) == 0)
+				jf_progress(flows[i].offset, jf_cli_trace_size(in),
+					    jf_decoder_stats(dec)->insns);
 		}
-		if ((++n & 0xffff) == 0)
-			jf_progress(f.offset, jf_cli_trace_size(in), jf_decoder_stats(dec)->insns);
 	}
 	jf_progress_done();
 	warn_damaged_zones(in);

@@ -14,6 +14,7 @@
 /* The API of libjitflow.so, which is built with hidden visibility. */
 #pragma GCC visibility push(default)
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "jitflow/error.h"
@@ -50,11 +51,25 @@ struct jf_decoder;
 
 /* For backends: wrap an implementation. Takes ownership of self. */
 struct jf_decoder *jf_decoder_new(const struct jf_decoder_ops *ops, void *self);
+/* For backends that hold records in bulk: fn gives the next ones where they lie, as ops'
+ * next would give them one by one (1 with *flows pointing at *n >= 1 records that stay
+ * valid until the next call, 0 = end of trace, <0 = fatal), for jf_decoder_next_batch. */
+typedef int (*jf_decoder_batch_fn)(void *self, const struct jf_flow **flows, size_t *n,
+				   struct jf_error *err);
+void jf_decoder_set_batch(struct jf_decoder *dec, jf_decoder_batch_fn fn);
 
 int jf_decoder_next(struct jf_decoder *dec, struct jf_flow *flow, struct jf_error *err);
+/* The next records in bulk, for a consumer that waits on whole buffers (a tracing JIT
+ * decoding online): the same records in the same order as jf_decoder_next gives them, and
+ * counted the same, but as many as the backend has ready at once (the fast Intel PT
+ * decoder: a whole stretch between two PSBs; other backends: one), without a copy or a
+ * call per record. Returns 1 with *flows pointing at *n >= 1 records, which stay valid
+ * until the next call on dec or jf_decoder_free; 0 at the end of the trace; <0 fatal. */
+int jf_decoder_next_batch(struct jf_decoder *dec, const struct jf_flow **flows, size_t *n,
+			  struct jf_error *err);
 void jf_decoder_free(struct jf_decoder *dec);
 
-/* Counted as records pass through jf_decoder_next. */
+/* Counted as records pass through jf_decoder_next (or _next_batch). */
 const struct jf_decode_stats *jf_decoder_stats(const struct jf_decoder *dec);
 /* Backends report the bytes they were given and clock facts here. */
 struct jf_decode_stats *jf_decoder_stats_mut(struct jf_decoder *dec);

@@ -1,0 +1,66 @@
+/* Internal: the TNT payload cache of the fast Intel PT path when it returns blocks.
+ *
+ * The counting path's payload cache (pt_fast_payloads.h) keeps where a TNT payload's path
+ * from an address ends and what it counted; a decoder returning blocks also needs the
+ * blocks on that path, in order, as libipt's block decoder cuts them (pt_fast_emit.c).
+ * An entry here, keyed the same way (start IP, execution mode, code map version, payload
+ * bits), holds them: each block's first and last instruction, its instruction count, how
+ * it ends and whether a TNT bit ended it, and what the path did to the return stack. A
+ * payload seen before then costs one lookup and a copy per block, instead of a block-cache
+ * lookup and a step per block; a new code map version misses every entry (its version is
+ * part of the key).
+ *
+ * As in the counting cache, an entry depends on nothing but its key: a compressed return
+ * to a call not made on the path, a block that needs a TIP or has bad code, and the
+ * entry's length limit end it there; the caller takes such a block one step at a time. */
+#ifndef JITFLOW_PT_FAST_BLOCK_PATHS_H
+#define JITFLOW_PT_FAST_BLOCK_PATHS_H
+
+#include <stdint.h>
+
+#include "pt_fast_blocks.h"
+#include "pt_fast_payloads.h"
+
+/* The most blocks one entry holds; a longer path is looked up again where it stops. */
+enum { JF_BLOCK_PATH_MAX = 16 };
+
+struct jf_path_block {
+	uint64_t start, last;
+	uint32_t ninsn;
+	uint8_t end;       /* enum jf_fast_end */
+	uint8_t last_size;
+	uint8_t took_bit;  /* a TNT bit decided where it went (a conditional branch or return) */
+};
+
+struct jf_block_path {
+	uint64_t start;     /* key: where the path starts... */
+	uint64_t gen;       /* ...the code map version... */
+	uint64_t bits;      /* ...the payload's bits, the first in bit nbits-1... */
+	uint8_t nbits;      /* ...how many (1-47; 0: an empty slot)... */
+	uint8_t isa;        /* ...and the execution mode */
+	uint8_t used;       /* bits the path consumed (<= nbits) */
+	uint8_t nblocks;    /* blocks on the path (0: its first block is the caller's) */
+	uint8_t nops;       /* return-stack operations to replay, in order: */
+	uint8_t pops;       /* bit i set: op i pops (the return pushed by an earlier op) */
+	uint64_t end;       /* where the path ends: the IP of the block after the last */
+	uint64_t push[JF_PAYLOAD_MAX_OPS]; /* op i pushes push[i] (unless it pops) */
+	struct jf_path_block blocks[JF_BLOCK_PATH_MAX];
+};
+
+struct jf_block_paths;
+
+/* A direct-mapped cache of at most 2^log2_slots paths over the blocks of blocks (a cache
+ * made with end_on_jump). */
+struct jf_block_paths *jf_block_paths_new(struct jf_fast_blocks *blocks, unsigned log2_slots);
+void jf_block_paths_free(struct jf_block_paths *c);
+
+/* The path of the nbits (1-47) low bits of bits from ip, in mode isa and version gen of
+ * the code map (its current version), followed now if it is not cached. Never NULL. */
+const struct jf_block_path *jf_block_path_at(struct jf_block_paths *c, enum jf_isa isa,
+					     uint64_t ip, uint64_t gen, uint64_t bits,
+					     unsigned nbits);
+
+/* Lookups, and how many of them were answered from the cache. */
+void jf_block_paths_counts(const struct jf_block_paths *c, uint64_t *lookups, uint64_t *hits);
+
+#endif
