@@ -36,15 +36,25 @@ static int write_trace(struct jf_perf_writer *w, const struct jf_etm_stream *s, 
 {
 	uint8_t *frames = NULL;
 	uint64_t at = 0;
-	size_t first;
+	size_t first, cap = 0;
 
-	if (formatted && !(frames = malloc(jf_cs_frames_size(JF_ETM_PERF_CHUNK))))
-		return -1;
 	for (first = 0; first < s->nsync;) {
 		size_t next, stop = piece_end(s, first, &next), size = stop - s->sync_at[first];
 		const uint8_t *piece = s->buf + s->sync_at[first];
 
 		if (formatted) {
+			/* A piece is longer than JF_ETM_PERF_CHUNK where A-Syncs are further
+			 * apart. */
+			if (jf_cs_frames_size(size) > cap) {
+				uint8_t *more = realloc(frames, jf_cs_frames_size(size));
+
+				if (!more) {
+					free(frames);
+					return -1;
+				}
+				frames = more;
+				cap = jf_cs_frames_size(size);
+			}
 			jf_cs_frames_write(piece, size, JF_ETM_TRCTRACEIDR, frames);
 			piece = frames;
 			size = jf_cs_frames_size(size);
