@@ -390,6 +390,8 @@ void jf_phase_free(struct jf_analysis *a);
 
 /* flow.c */
 struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid);
+/* The thread's state if it has one yet (jf_thread makes one), else NULL. */
+struct thread_state *jf_existing_thread(struct jf_analysis *a, int32_t tid);
 /* An INSTRUMENTATION_BEGIN / _END event of thread tid (flow.c). */
 int jf_instrumentation_event(struct jf_analysis *a, int32_t tid, int begin);
 void jf_split_add_transition(struct jf_split_result *s, enum jf_code_class from,

@@ -8,6 +8,16 @@
 #include "analysis_internal.h"
 #include "events.h"
 
+struct thread_state *jf_existing_thread(struct jf_analysis *a, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < a->nthreads; i++)
+		if (a->threads[i].tid == tid)
+			return &a->threads[i];
+	return NULL;
+}
+
 struct thread_state *jf_thread(struct jf_analysis *a, int32_t tid)
 {
 	size_t i;
@@ -494,6 +504,35 @@ static int32_t *tid_of_source(struct jf_analysis *a, uint32_t source)
 	return &a->sources[i].tid;
 }
 
+/* A context record: the source (a core, or a thread's own buffer) runs thread
+ * f->u.context.tid from here on. When that is another thread than before, the core went
+ * from one thread to the other: the time up to the record is the old thread's, and the new
+ * one's clock starts again at the record, so that the time it was switched out (spent by
+ * other threads) is not charged to the code it ran before. */
+static int enter_context(struct jf_analysis *a, int32_t *tid, const struct jf_flow *f)
+{
+	int switched = *tid != f->u.context.tid;
+	struct thread_state *old = switched ? jf_existing_thread(a, *tid) : NULL, *t;
+
+	if (old && (f->flags & JF_FLOW_HAS_TIME))
+		attribute_time(a, old, f->time, old->time_split, old->time_class, old->time_group,
+			       old->time_trace, old->time_phase_trace);
+	*tid = f->u.context.tid;
+	a->flow_thread = SIZE_MAX;
+	t = jf_thread(a, *tid);
+	if (!t)
+		return -1;
+	/* A thread seen for the first time starts its clock at its first timestamp, as
+	 * before any switch. */
+	if (switched && t->has_time) {
+		t->has_time = 0;
+		if (f->flags & JF_FLOW_HAS_TIME)
+			attribute_time(a, t, f->time, t->time_split, t->time_class, t->time_group,
+				       t->time_trace, t->time_phase_trace);
+	}
+	return 0;
+}
+
 /* Every flow but a block of the last flow's source: finds its thread (and remembers it
  * for the blocks after it) and counts what is not a block. Returns 1 for a block, left to
  * count_block, 0 when done, -1 when out of memory. */
@@ -504,11 +543,14 @@ static __attribute__((noinline)) int other_flow(struct jf_analysis *a, const str
 
 	if (!tid)
 		return -1;
-	if (f->kind == JF_FLOW_CONTEXT) {
-		*tid = f->u.context.tid;
-		a->flow_thread = SIZE_MAX;
-		return jf_thread(a, *tid) ? 0 : -1;
-	}
+	if (f->kind == JF_FLOW_CONTEXT)
+		return enter_context(a, tid, f);
+	/* Trace switched on before anything names its thread (OpenCSD gives TRACE_ON before
+	 * the context of the Address with Context packet that follows it): nothing happened
+	 * to a thread yet, so none is made for it (it would be listed, empty). */
+	if (f->kind == JF_FLOW_ENABLED && !(f->flags & JF_FLOW_HAS_TIME) &&
+	    !jf_existing_thread(a, *tid))
+		return 0;
 	/* The thread of the last flow, without a call, in the common case. */
 	t = a->cur_thread < a->nthreads && a->threads[a->cur_thread].tid == *tid ?
 		&a->threads[a->cur_thread] : jf_thread(a, *tid);

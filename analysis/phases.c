@@ -63,16 +63,6 @@ static struct phase_thread *phase_thread(struct jf_analysis *a, int32_t tid, int
 	return &a->phase_threads[i];
 }
 
-static struct thread_state *existing_thread(struct jf_analysis *a, int32_t tid)
-{
-	size_t i;
-
-	for (i = 0; i < a->nthreads; i++)
-		if (a->threads[i].tid == tid)
-			return &a->threads[i];
-	return NULL;
-}
-
 void jf_phase_sync_thread(struct jf_analysis *a, struct thread_state *t)
 {
 	struct phase_thread *p = phase_thread(a, t->tid, 0);
@@ -194,12 +184,12 @@ int jf_phase_event(struct jf_analysis *a, const struct jf_zone_record *rec, int 
 	p = phase_thread(a, tid, 1);
 	if (!p)
 		return -1;
-	t = existing_thread(a, tid);
+	t = jf_existing_thread(a, tid);
 	switch (kind) {
 	case JF_EVENT_PHASE_BEGIN:
 		if (begin(a, p, here(a, rec, t, replayed), tid) < 0)
 			return -1;
-		t = existing_thread(a, tid); /* begin may have added it */
+		t = jf_existing_thread(a, tid); /* begin may have added it */
 		break;
 	case JF_EVENT_PHASE_END: {
 		struct phase_span s = here(a, rec, t, replayed);

@@ -142,7 +142,11 @@ int jf_cs_elem_to_flows(const ocsd_generic_trace_elem *e, uint8_t trace_id, uint
 			f->kind = JF_FLOW_LOST;
 			f->u.lost.reason = JF_LOST_SKIPPED;
 			break;
-		default: /* start of the stream, decoder reset */
+		case UNSYNC_INIT_DECODER:
+			/* The start of the stream: nothing lost here. Bytes before the first
+			 * sync are counted at the buffer's end (channel_unsynced). */
+			return 0;
+		default: /* decoder reset */
 			f->kind = JF_FLOW_LOST;
 			f->u.lost.reason = JF_LOST_NO_SYNC;
 			break;

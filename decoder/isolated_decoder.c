@@ -410,6 +410,16 @@ static int answer_read(struct isolated *s)
 	return give(s, &got, sizeof(got)) && give(s, bytes, got);
 }
 
+/* The facts only the backend knows (trace size, clock), onto the wrapping decoder. */
+static void copy_backend_stats(struct jf_decoder *self, const struct jf_decode_stats *inner)
+{
+	struct jf_decode_stats *out = jf_decoder_stats_mut(self);
+
+	out->trace_bytes = inner->trace_bytes;
+	out->time_is_ns = inner->time_is_ns;
+	out->time_is_synthetic = inner->time_is_synthetic;
+}
+
 static int isolated_next(void *self, struct jf_flow *f, struct jf_error *err)
 {
 	struct isolated *s = self;
@@ -436,11 +446,7 @@ static int isolated_next(void *self, struct jf_flow *f, struct jf_error *err)
 			struct jf_decode_stats inner;
 
 			if (take(s, &inner, sizeof(inner))) {
-				struct jf_decode_stats *out = jf_decoder_stats_mut(s->self);
-
-				out->trace_bytes = inner.trace_bytes;
-				out->time_is_ns = inner.time_is_ns;
-				out->time_is_synthetic = inner.time_is_synthetic;
+				copy_backend_stats(s->self, &inner);
 				s->done = 1;
 				return 0;
 			}
@@ -510,6 +516,10 @@ static struct jf_decoder *isolate(struct jf_decoder *inner, struct jf_codemap *m
 		jf_fail(err, "out of memory");
 		return NULL;
 	}
+	/* What the backend knew when it was made (a snapshot's trace size) is there from the
+	 * start, as without the child: a decoder wrapping this one (the zone filter) copies
+	 * it with the first record, before the child's end says it again. */
+	copy_backend_stats(s->self, jf_decoder_stats(inner));
 	return s->self;
 }
 

@@ -487,16 +487,17 @@ static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
 		return -1;
 	rc = jf_decoder_next(zf->inner, f, err);
 	pass_uncounted(zf, f, rc);
-	if (rc == 0 && report_damage(zf, f))
-		return 1;
-	if (rc <= 0)
-		return rc;
-	/* Backends report trace size and clock facts on their own stats. */
+	/* Backends report trace size and clock facts on their own stats, some only at the
+	 * end (a decoder in a child process). */
 	in = zf->in_stats;
 	out = zf->out_stats;
 	out->trace_bytes = in->trace_bytes;
 	out->time_is_ns = in->time_is_ns;
 	out->time_is_synthetic = in->time_is_synthetic;
+	if (rc == 0 && report_damage(zf, f))
+		return 1;
+	if (rc <= 0)
+		return rc;
 
 	if (f->flags & JF_FLOW_HAS_TIME) {
 		zf->due.time = 1;

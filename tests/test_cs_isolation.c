@@ -350,6 +350,10 @@ static void test_valid_trace_is_unchanged(void **state)
 	b = jf_isolated_decoder_new(cs_syn_decoder(cs_syn_trace, cs_syn_trace_size, 0, 0, map),
 				    "OpenCSD", &err);
 	assert_non_null(b);
+	/* The trace's size is there before the first record, as without the child (a zone
+	 * filter around the decoder copies it with the first record). */
+	assert_true(jf_decoder_stats(a)->trace_bytes > 0);
+	assert_int_equal(jf_decoder_stats(b)->trace_bytes, jf_decoder_stats(a)->trace_bytes);
 	collect(a, direct, 4096, &na, 0);
 	collect(b, isolated, 4096, &nb, 0);
 	assert_true(na > 0);

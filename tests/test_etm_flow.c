@@ -114,10 +114,10 @@ static void test_flow_against_lister(void **state)
 	struct jf_etm_flow f;
 	struct jf_etm_snapshot_stats stats;
 	struct jf_error err = { { 0 } };
-	struct expected got[2] = { { .tid = 100 }, { .tid = 200 } };
 	char dir[600], cmd[700];
 	uint32_t id;
 	size_t t, i;
+	int formatted;
 
 	(void)state;
 	assert_int_equal(jf_etm_flow_init(&f), 0);
@@ -157,19 +157,27 @@ static void test_flow_against_lister(void **state)
 	assert_int_equal(f.lost_instructions, 1 + blocks[1].ninsns);
 	assert_int_equal(f.etm.exceptions, 2 + 3 + 1); /* svc x2, switches x3, the jump */
 
-	snprintf(dir, sizeof(dir), "%s/flow", jf_test_tmpdir());
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
-	assert_int_equal(system(cmd), 0);
-	if (jf_etm_snapshot_write(&f, dir, &stats, &err))
-		fail_msg("%s", err.msg);
-	assert_int_equal(stats.regions, 1); /* 0x10000 and 0x20000 are 64 KiB apart: joined */
-	assert_int_equal(stats.conflicts, 0);
-	jf_etm_snapshot_stats_free(&stats);
-	lister_addresses(dir, got, 2);
-	for (t = 0; t < 2; t++) {
-		assert_int_equal(got[t].n, expect[t].n);
-		for (i = 0; i < got[t].n; i++)
-			assert_int_equal(got[t].addr[i], expect[t].addr[i]);
+	/* The buffer raw, then in formatter frames (as an ETR writes it): the lister reads
+	 * the same. */
+	for (formatted = 0; formatted < 2; formatted++) {
+		struct expected got[2] = { { .tid = 100 }, { .tid = 200 } };
+
+		snprintf(dir, sizeof(dir), "%s/flow%s", jf_test_tmpdir(),
+			 formatted ? "-formatted" : "");
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+		assert_int_equal(system(cmd), 0);
+		if (jf_etm_snapshot_write(&f, dir, formatted, &stats, &err))
+			fail_msg("%s", err.msg);
+		/* 0x10000 and 0x20000 are 64 KiB apart: joined */
+		assert_int_equal(stats.regions, 1);
+		assert_int_equal(stats.conflicts, 0);
+		jf_etm_snapshot_stats_free(&stats);
+		lister_addresses(dir, got, 2);
+		for (t = 0; t < 2; t++) {
+			assert_int_equal(got[t].n, expect[t].n);
+			for (i = 0; i < got[t].n; i++)
+				assert_int_equal(got[t].addr[i], expect[t].addr[i]);
+		}
 	}
 	jf_etm_flow_free(&f);
 }
@@ -202,7 +210,7 @@ static void filtered_flow_check(struct jf_etm_flow *f, const char *name)
 	snprintf(dir, sizeof(dir), "%s/%s", jf_test_tmpdir(), name);
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
 	assert_int_equal(system(cmd), 0);
-	if (jf_etm_snapshot_write(f, dir, &stats, &err))
+	if (jf_etm_snapshot_write(f, dir, 0, &stats, &err))
 		fail_msg("%s", err.msg);
 	jf_etm_snapshot_stats_free(&stats);
 	lister_addresses(dir, got, 1);

@@ -32,10 +32,11 @@ static const char *program(const char *name)
 	return program_path;
 }
 
-/* Records PROGRAM ARGS (with --filter=FILTER unless NULL) into a fresh folder under the
- * test's temporary folder; returns the folder and the program's standard output
- * (malloc'd). */
-static const char *record(const char *name, const char *args, const char *filter, char **out)
+/* Records PROGRAM ARGS (with --filter=FILTER unless NULL; with formatted, the trace
+ * buffers in CoreSight formatter frames) into a fresh folder under the test's temporary
+ * folder; returns the folder and the program's standard output (malloc'd). */
+static const char *record(const char *name, const char *args, const char *filter,
+			  int formatted, char **out)
 {
 	static char dir[1024];
 	char cmd[4096], option[300] = "";
@@ -43,9 +44,14 @@ static const char *record(const char *name, const char *args, const char *filter
 
 	if (filter)
 		snprintf(option, sizeof(option), "--filter='%s'", filter);
-	snprintf(dir, sizeof(dir), "%s/rec-%s%s", jf_test_tmpdir(), name, filter ? "-filtered" : "");
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && '%s' record %s -o '%s' -- '%s' %s", dir,
-		 jf_test_cli(), option, dir, program(name), args);
+	snprintf(dir, sizeof(dir), "%s/rec-%s%s%s", jf_test_tmpdir(), name,
+		 filter ? "-filtered" : "", formatted ? "-formatted" : "");
+	/* JITFLOW_ZONE_DIR set (the recorder then leaves it), the same for every recording:
+	 * the program's environment, and so the instructions its start-up runs, do not
+	 * depend on the recording's folder. */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && JITFLOW_ZONE_DIR='%s' '%s' record %s %s -o '%s' "
+		 "-- '%s' %s", dir, jf_test_tmpdir(), jf_test_cli(), option,
+		 formatted ? "--etm-buffer=formatted" : "", dir, program(name), args);
 	rc = jf_test_run(cmd, out);
 	if (rc != 0)
 		fail_msg("%s: exit status %d", cmd, rc);
@@ -135,10 +141,10 @@ static const char *listing_text(const struct listing *l)
 }
 
 /* dir/perf.data decoded by Linux perf and by `jitflow decode --perf` (no error) lists the
- * instructions of the lister's ranges. perf 6.1 lists a range once a later element of the
- * trace follows it: where a filter stopped the trace after the last range (a return out of
- * the filter), perf leaves that one out. */
-static void check_perf_data(const char *dir, int filtered, const struct cs_run *lister)
+ * instructions of the lister's ranges. (perf 6.1 lists a range once a later element of the
+ * trace follows it: the recorder ends the trace with a Timestamp, so the last range is
+ * listed too, also where a filter stopped the trace after it.) */
+static void check_perf_data(const char *dir, const struct cs_run *lister)
 {
 	struct listing want = { 0 }, perf = { 0 }, ours = { 0 };
 	const struct cs_items *items = &lister->id[TRACE_ID];
@@ -148,7 +154,7 @@ static void check_perf_data(const char *dir, int filtered, const struct cs_run *
 	const char *p;
 	size_t i;
 
-	for (i = 0; i + (filtered ? 1 : 0) < items->n; i++)
+	for (i = 0; i < items->n; i++)
 		listing_add_range(&want, items->v[i].start, items->v[i].end);
 	snprintf(cmd, sizeof(cmd), "perf script -i '%s/perf.data' --itrace=i1i -F ip", dir);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
@@ -168,6 +174,8 @@ static void check_perf_data(const char *dir, int filtered, const struct cs_run *
 		 jf_test_tmpdir(), jf_test_cli(), dir);
 	assert_int_equal(jf_test_run(cmd, &out), 0);
 	assert_null(strstr(out, "\"kind\":\"error\""));
+	/* Nothing is lost before the first A-Sync, which starts the stream. */
+	assert_null(strstr(out, "\"reason\":\"no-sync\""));
 	for (p = out; (p = strstr(p, "{\"kind\":\"range\",\"source\":")); p++) {
 		char line[256];
 		size_t len = strcspn(p, "\n");
@@ -185,26 +193,24 @@ static void check_perf_data(const char *dir, int filtered, const struct cs_run *
 	free(out);
 	assert_true(want.len > 0);
 	assert_string_equal(listing_text(&perf), listing_text(&want));
-	if (filtered)
-		listing_add_range(&want, items->v[items->n - 1].start, items->v[items->n - 1].end);
 	assert_string_equal(listing_text(&ours), listing_text(&want));
 	free(want.text);
 	free(perf.text);
 	free(ours.text);
 }
 
-/* Records name (with --filter=filter unless NULL), decodes the snapshot with jitflow and
- * with the lister, and checks that both give the same ranges, no error, no code missing,
- * and every instruction QEMU ran (inside the filter). lister is left filled for the
- * caller's counts. */
-static char *record_filtered(const char *name, const char *args, const char *filter,
-			     struct cs_run *lister)
+/* Records name (with --filter=filter unless NULL, in formatter frames when formatted),
+ * decodes the snapshot with jitflow and with the lister, and checks that both give the
+ * same ranges, no error, no code missing, and every instruction QEMU ran (inside the
+ * filter). lister is left filled for the caller's counts. */
+static char *record_checked(const char *name, const char *args, const char *filter,
+			    int formatted, struct cs_run *lister)
 {
 	char path[1200], *summary, *out;
-	const char *dir = record(name, args, filter, &out);
+	const char *dir = record(name, args, filter, formatted, &out);
 
 	lister_run(dir, filter != NULL, lister);
-	check_perf_data(dir, filter != NULL, lister);
+	check_perf_data(dir, lister);
 	jf_test_a64_decoder_matches(dir, name, lister);
 	if (!filter) {
 		snprintf(path, sizeof(path), "%s/recording.txt", dir);
@@ -215,9 +221,15 @@ static char *record_filtered(const char *name, const char *args, const char *fil
 	return out;
 }
 
+static char *record_filtered(const char *name, const char *args, const char *filter,
+			     struct cs_run *lister)
+{
+	return record_checked(name, args, filter, 0, lister);
+}
+
 static char *record_and_compare(const char *name, const char *args, struct cs_run *lister)
 {
-	return record_filtered(name, args, NULL, lister);
+	return record_checked(name, args, NULL, 0, lister);
 }
 
 /* A function's address (field 1) or size (field 2) in the program, from nm -S (static
@@ -288,6 +300,79 @@ static void test_branches(void **state)
 	cs_run_free(&lister);
 }
 
+/* From the lister's decode of dir, per context ID (thread): the ranges starting at addr,
+ * or with addr 0 the instructions of all ranges. Up to max threads' IDs in tids and their
+ * counts in counts; returns how many threads. */
+static int per_thread(const char *dir, uint64_t addr, long *tids, uint64_t *counts, int max)
+{
+	char cmd[2048], line[4096];
+	unsigned long long start, end;
+	long context = -1;
+	int n = 0, i;
+	const char *p;
+	FILE *in;
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && trc_pkt_lister -ss_dir '%s' -decode -logstdout",
+		 jf_test_tmpdir(), dir);
+	in = popen(cmd, "r");
+	assert_non_null(in);
+	while (fgets(line, sizeof(line), in)) {
+		if (strstr(line, "OCSD_GEN_TRC_ELEM_PE_CONTEXT") && (p = strstr(line, "CTXTID="))) {
+			context = strtol(p + 7, NULL, 16);
+			continue;
+		}
+		p = strstr(line, "OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=");
+		if (!p || sscanf(p, "OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=%llx:[%llx]", &start,
+				 &end) != 2 || (addr && start != addr))
+			continue;
+		for (i = 0; i < n && tids[i] != context; i++)
+			;
+		if (i == n) {
+			assert_true(n < max);
+			tids[n] = context;
+			counts[n++] = 0;
+		}
+		counts[i] += addr ? 1 : (end - start) / 4;
+	}
+	assert_int_equal(pclose(in), 0);
+	return n;
+}
+
+/* Each thread's time in jitflow's split of the recording (its perf.data) is its own: on
+ * the synthetic clock (an instruction a nanosecond) exactly the instructions the lister
+ * decodes in its context, however the core went from one thread to another; and there is
+ * no other thread. Returns how many threads. */
+static int check_thread_times(const char *dir)
+{
+	char cmd[2400], *out, *line, *save = NULL;
+	uint64_t insns[16], time[16] = { 0 };
+	long tids[16], tid;
+	unsigned long long n, t;
+	int threads = per_thread(dir, 0, tids, insns, 16), seen = 0, i;
+
+	snprintf(cmd, sizeof(cmd), "HOME='%s' '%s' split '%s' --csv split", jf_test_tmpdir(),
+		 jf_test_cli(), dir);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		/* tid -1: all threads; no other thread is not a context in the trace. */
+		if (sscanf(line, "%ld,%*[a-z],%llu,%llu", &tid, &n, &t) != 3 || tid == -1)
+			continue;
+		for (i = 0; i < threads && tids[i] != tid; i++)
+			;
+		if (i == threads)
+			fail_msg("thread %ld in jitflow's split is no context in the trace", tid);
+		time[i] += t;
+	}
+	free(out);
+	for (i = 0; i < threads; i++) {
+		if (time[i] != insns[i])
+			fail_msg("thread %ld: time %llu, instructions %llu", tids[i],
+				 (unsigned long long)time[i], (unsigned long long)insns[i]);
+		seen++;
+	}
+	return seen;
+}
+
 /* work() runs 10 times in main and 1000 and 2000 times in two threads: 3010 in all, and
  * the trace names three contexts (thread IDs). */
 static void test_threads(void **state)
@@ -311,46 +396,10 @@ static void test_threads(void **state)
 	assert_int_equal(jf_test_run(cmd, &contexts), 0);
 	assert_string_equal(contexts, "10 1000 2000 ");
 	free(contexts);
+	snprintf(cmd, sizeof(cmd), "%s/rec-threads", jf_test_tmpdir());
+	assert_int_equal(check_thread_times(cmd), 3);
 	free(out);
 	cs_run_free(&lister);
-}
-
-/* Ranges starting at addr in the lister's decode of dir, per context ID (thread): up to
- * max threads' IDs in tids and their counts in counts; returns how many threads. */
-static int ranges_at_per_thread(const char *dir, uint64_t addr, long *tids, uint64_t *counts,
-				int max)
-{
-	char cmd[2048], line[4096];
-	unsigned long long start;
-	long context = -1;
-	int n = 0, i;
-	const char *p;
-	FILE *in;
-
-	snprintf(cmd, sizeof(cmd), "cd '%s' && trc_pkt_lister -ss_dir '%s' -decode -logstdout",
-		 jf_test_tmpdir(), dir);
-	in = popen(cmd, "r");
-	assert_non_null(in);
-	while (fgets(line, sizeof(line), in)) {
-		if (strstr(line, "OCSD_GEN_TRC_ELEM_PE_CONTEXT") && (p = strstr(line, "CTXTID="))) {
-			context = strtol(p + 7, NULL, 16);
-			continue;
-		}
-		p = strstr(line, "OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=");
-		if (!p || sscanf(p, "OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=%llx:", &start) != 1 ||
-		    start != addr)
-			continue;
-		for (i = 0; i < n && tids[i] != context; i++)
-			;
-		if (i == n) {
-			assert_true(n < max);
-			tids[n] = context;
-			counts[n++] = 0;
-		}
-		counts[i]++;
-	}
-	assert_int_equal(pclose(in), 0);
-	return n;
 }
 
 /* Four workers started back to back, running at the same time (the trace goes from one
@@ -367,7 +416,7 @@ static void test_threadstart(void **state)
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/rec-threadstart", jf_test_tmpdir());
-	threads = ranges_at_per_thread(dir, work, tids, counts, 8);
+	threads = per_thread(dir, work, tids, counts, 8);
 	assert_int_equal(threads, 4);
 	while ((line = strstr(line, "worker ")) != NULL) {
 		unsigned long k, n;
@@ -384,6 +433,7 @@ static void test_threadstart(void **state)
 	}
 	assert_int_equal(workers, 4);
 	assert_int_equal(ranges_at(&lister, work), 10000);
+	assert_int_equal(check_thread_times(dir), 5);
 	free(out);
 	cs_run_free(&lister);
 }
@@ -448,6 +498,41 @@ static void test_filter_jit(void **state)
 	}
 	free(out);
 	cs_run_free(&lister);
+}
+
+/* The trace buffers in CoreSight formatter frames (as an ETR writes them, trace ID 0x10 in
+ * every frame): the snapshot (format=coresight) and the perf.data (formatted AUX data)
+ * pass the same checks as raw ones (lister, perf, jitflow, QEMU's count), with threads
+ * that the core goes between; and fib(15) decodes to the very ranges of its raw
+ * recording. */
+static void test_formatted_buffers(void **state)
+{
+	struct cs_run raw, formatted;
+	char *out, path[1200], *ini;
+	size_t i;
+
+	(void)state;
+	out = record_checked("threadstart", "", NULL, 1, &formatted);
+	snprintf(path, sizeof(path), "%s/rec-threadstart-formatted", jf_test_tmpdir());
+	assert_int_equal(check_thread_times(path), 5);
+	free(out);
+	cs_run_free(&formatted);
+
+	free(record_checked("fib", "15", NULL, 1, &formatted));
+	snprintf(path, sizeof(path), "%s/rec-fib-formatted/trace.ini", jf_test_tmpdir());
+	ini = jf_test_read_file(path, NULL);
+	assert_non_null(strstr(ini, "format=coresight"));
+	free(ini);
+	free(record_and_compare("fib", "15", &raw));
+	assert_true(raw.id[TRACE_ID].n > 0);
+	assert_int_equal(formatted.id[TRACE_ID].n, raw.id[TRACE_ID].n);
+	for (i = 0; i < raw.id[TRACE_ID].n; i++) {
+		assert_int_equal(formatted.id[TRACE_ID].v[i].kind, raw.id[TRACE_ID].v[i].kind);
+		assert_int_equal(formatted.id[TRACE_ID].v[i].start, raw.id[TRACE_ID].v[i].start);
+		assert_int_equal(formatted.id[TRACE_ID].v[i].end, raw.id[TRACE_ID].v[i].end);
+	}
+	cs_run_free(&raw);
+	cs_run_free(&formatted);
 }
 
 static void write_bytes(const char *path, const void *data, size_t size)
@@ -528,6 +613,7 @@ int main(void)
 		cmocka_unit_test(test_cut_and_corrupt_perf_data),
 		cmocka_unit_test(test_filter_function),
 		cmocka_unit_test(test_filter_jit),
+		cmocka_unit_test(test_formatted_buffers),
 	};
 	char check[1200];
 

@@ -23,7 +23,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: jitflow record [-o DIR] [--emulate] [--backend=plugin|log] [--no-timing]\n"
-		"                      [--arch x86_64|aarch64]\n"
+		"                      [--arch x86_64|aarch64] [--etm-buffer=raw|formatted]\n"
 		"                      [--filter=jit|START-END[,...]] [--marker-ptw] [--json]\n"
 		"                      [--executions N] [--] PROGRAM [ARGS...]\n\n"
 		"Run PROGRAM and write DIR/perf.data as `perf record -e intel_pt//u` would.\n"
@@ -39,6 +39,10 @@ static void usage(FILE *out)
 		"                default /usr/aarch64-linux-gnu) with the plugin, and DIR gets an\n"
 		"                ETMv4 trace as a CoreSight snapshot (decode it with\n"
 		"                --cs-snapshot DIR) and DIR/recording.txt\n"
+		"  --etm-buffer=raw|formatted  AArch64: the trace buffers (snapshot and\n"
+		"                perf.data) as a TRBE writes them (raw, the default) or in\n"
+		"                CoreSight formatter frames with the trace ID, as an ETR or ETF\n"
+		"                writes them\n"
 		"  --emulate     use QEMU even when the machine has Intel PT\n"
 		"  --backend=plugin|log  how QEMU reports what ran: jitflow's TCG plugin\n"
 		"                (libjitflow_qemu.so, binary records; the default, and fast) or\n"
@@ -141,6 +145,14 @@ int jf_cmd_record(int argc, char **argv)
 			opt.filter = argv[i] + 9;
 		} else if (!strcmp(argv[i], "--filter") && i + 1 < argc) {
 			opt.filter = argv[++i];
+		} else if (!strcmp(argv[i], "--etm-buffer=raw")) {
+			opt.etm_formatted = 0;
+		} else if (!strcmp(argv[i], "--etm-buffer=formatted")) {
+			opt.etm_formatted = 1;
+		} else if (!strncmp(argv[i], "--etm-buffer", 12)) {
+			fprintf(stderr, "jitflow record: %s: expected --etm-buffer=raw or "
+				"--etm-buffer=formatted\n", argv[i]);
+			return JF_EXIT_USAGE;
 		} else if (!strcmp(argv[i], "--marker-ptw")) {
 			opt.marker_ptw = 1;
 		} else if (!strcmp(argv[i], "--json")) {

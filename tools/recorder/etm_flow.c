@@ -127,6 +127,21 @@ static void waypoint_done(struct jf_etm_flow *f, struct jf_etm_thread *t)
 	t->unended = 0;
 }
 
+/* After an exception the core is at EL1, where the thread may be switched out: a
+ * Timestamp (TRCCONFIGR.TS) says when the thread's own time stopped, so that the time the
+ * core then spends in other threads is not taken for this thread's. */
+static void exception_time(struct jf_etm_flow *f)
+{
+	jf_etm_timestamp(&f->etm, trace_time(f));
+}
+
+/* An A-Sync (and Trace Info) on 8 bytes (see jf_etm_align). */
+static void sync(struct jf_etm_flow *f)
+{
+	jf_etm_align(&f->etm, trace_time(f));
+	jf_etm_sync(&f->etm);
+}
+
 /* The core leaves the thread the trace is in: an interrupt (IRQ) before the block it runs
  * next, whose address ends what the trace showed of it. */
 static void leave_current(struct jf_etm_flow *f)
@@ -136,6 +151,7 @@ static void leave_current(struct jf_etm_flow *f)
 	if (c && c->has_pending) {
 		jf_etm_exception(&f->etm, JF_ETM_EXC_IRQ, f->blocks[c->pending].pc,
 				 JF_ETM_VECTOR_IRQ);
+		exception_time(f);
 		c->unended = 0;
 		f->switches++;
 	}
@@ -149,7 +165,7 @@ static void enter_thread(struct jf_etm_flow *f, struct jf_etm_thread *t, uint64_
 		return;
 	leave_current(f);
 	if (jf_etm_sync_due(&f->etm))
-		jf_etm_sync(&f->etm);
+		sync(f);
 	jf_etm_trace_on(&f->etm);
 	jf_etm_address_context(&f->etm, addr, (uint32_t)t->tid);
 	jf_etm_timestamp(&f->etm, trace_time(f));
@@ -162,6 +178,7 @@ static void take_call(struct jf_etm_flow *f, struct jf_etm_thread *t)
 	jf_etm_exception(&f->etm, JF_ETM_EXC_CALL, f->blocks[t->pending].end,
 			 JF_ETM_VECTOR_SYNC);
 	waypoint_done(f, t);
+	exception_time(f);
 	f->current = NULL;
 }
 
@@ -230,6 +247,7 @@ static int resolve(struct jf_etm_flow *f, struct jf_etm_thread *t,
 	f->discontinuities++;
 	jf_etm_exception(&f->etm, JF_ETM_EXC_IRQ, interrupted_at(f, p), JF_ETM_VECTOR_IRQ);
 	waypoint_done(f, t);
+	exception_time(f);
 	f->current = NULL;
 	if (inside)
 		enter_thread(f, t, next);
@@ -286,7 +304,7 @@ static void execute(struct jf_etm_flow *f, struct jf_etm_thread *t, uint32_t id)
 		t->unended = 0;
 	pending_done(f, t);
 	if (at_waypoint && f->current == t && jf_etm_sync_due(&f->etm)) {
-		jf_etm_sync(&f->etm);
+		sync(f);
 		jf_etm_address_context(&f->etm, b->pc, (uint32_t)t->tid);
 		jf_etm_timestamp(&f->etm, trace_time(f));
 	}
@@ -356,6 +374,12 @@ void jf_etm_flow_finish(struct jf_etm_flow *f)
 {
 	size_t i;
 
+	/* The time the trace ends, before the last blocks of unended threads count as lost
+	 * (the trace never shows them, so its clock does not either). A decoder that holds
+	 * the last range until an element follows it (perf) has one. */
+	jf_etm_timestamp(&f->etm, trace_time(f));
+	jf_etm_align(&f->etm, trace_time(f));
+
 	for (i = 0; i < f->nthreads; i++) {
 		struct jf_etm_thread *t = &f->threads[i];
 
@@ -368,7 +392,6 @@ void jf_etm_flow_finish(struct jf_etm_flow *f)
 		f->untraced -= f->blocks[t->pending].ninsns;
 		t->has_pending = 0;
 	}
-	jf_etm_flush(&f->etm);
 	if (f->etm.failed)
 		f->failed = 1;
 }

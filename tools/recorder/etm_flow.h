@@ -26,8 +26,9 @@
  * Time is the PT recorder's synthetic clock (one instruction a nanosecond, pt_stream.h),
  * counted in the trace's order: a thread's block that ran before the core went to another
  * thread is in the trace (and on the clock) when the thread is back. A Timestamp packet
- * follows every Address with Context that enters a thread or follows an A-Sync: its value
- * is the number of instructions the trace shows before it (plus the clock's base). */
+ * follows every Address with Context that enters a thread or follows an A-Sync, every
+ * Exception (the thread's own time stops there) and the trace's end: its value is the
+ * number of instructions the trace shows before it (plus the clock's base). */
 #ifndef JITFLOW_RECORDER_ETM_FLOW_H
 #define JITFLOW_RECORDER_ETM_FLOW_H
 

@@ -3,8 +3,10 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 
+#include "etm_frames.h"
 #include "etm_registers.h"
 #include "pt_stream.h"
 
@@ -27,9 +29,47 @@ static size_t piece_end(const struct jf_etm_stream *s, size_t first, size_t *nex
 	return i < s->nsync ? s->sync_at[i] : s->size;
 }
 
+/* The AUX and AUXTRACE records of the trace: each piece as it is, or in formatter frames
+ * of its own (a whole number of frames, so that each decodes alone as in raw mode). */
+static int write_trace(struct jf_perf_writer *w, const struct jf_etm_stream *s, int formatted,
+		       int32_t pid, uint64_t end)
+{
+	uint8_t *frames = NULL;
+	uint64_t at = 0;
+	size_t first, cap = 0;
+
+	for (first = 0; first < s->nsync;) {
+		size_t next, stop = piece_end(s, first, &next), size = stop - s->sync_at[first];
+		const uint8_t *piece = s->buf + s->sync_at[first];
+
+		if (formatted) {
+			/* A piece is longer than JF_ETM_PERF_CHUNK where A-Syncs are further
+			 * apart. */
+			if (jf_cs_frames_size(size) > cap) {
+				uint8_t *more = realloc(frames, jf_cs_frames_size(size));
+
+				if (!more) {
+					free(frames);
+					return -1;
+				}
+				frames = more;
+				cap = jf_cs_frames_size(size);
+			}
+			jf_cs_frames_write(piece, size, JF_ETM_TRCTRACEIDR, frames);
+			piece = frames;
+			size = jf_cs_frames_size(size);
+		}
+		jf_perf_aux(w, pid, pid, 0, at, piece, size, end);
+		at += size;
+		first = next;
+	}
+	free(frames);
+	return 0;
+}
+
 int jf_etm_perf_write(const struct jf_etm_flow *f, const struct jf_etm_snapshot_stats *snap,
-		      const char *dir, const char *comm, const struct jf_perf_info *info,
-		      struct jf_error *err)
+		      const char *dir, int formatted, const char *comm,
+		      const struct jf_perf_info *info, struct jf_error *err)
 {
 	static const struct jf_perf_etmv4 etm = {
 		.cpu = 0,
@@ -46,13 +86,13 @@ int jf_etm_perf_write(const struct jf_etm_flow *f, const struct jf_etm_snapshot_
 	struct jf_perf_writer w;
 	char path[PATH_MAX + 32];
 	int32_t pid = f->nthreads ? f->threads[0].tid : 0;
-	size_t i, first;
+	size_t i;
 
 	snprintf(path, sizeof(path), "%s/perf.data", dir);
 	if (jf_perf_open(&w, path, err))
 		return -1;
 	jf_perf_cs_etm_auxtrace_info(&w, &etm);
-	w.aux_flags = JF_PERF_AUX_CORESIGHT_RAW;
+	w.aux_flags = formatted ? 0 : JF_PERF_AUX_CORESIGHT_RAW;
 	jf_perf_comm(&w, pid, pid, comm, 1, start);
 	for (i = 0; i < snap->regions; i++) {
 		snprintf(path, sizeof(path), "%s/mem_%zu.bin", dir, i);
@@ -63,12 +103,9 @@ int jf_etm_perf_write(const struct jf_etm_flow *f, const struct jf_etm_snapshot_
 	for (i = 1; i < f->nthreads; i++)
 		jf_perf_fork(&w, pid, pid, f->threads[i].tid, pid,
 			     f->threads[i].ran ? f->threads[i].first_time - 1 : start);
-	for (first = 0; first < s->nsync;) {
-		size_t next, stop = piece_end(s, first, &next);
-
-		jf_perf_aux(&w, pid, pid, 0, s->sync_at[first], s->buf + s->sync_at[first],
-			    stop - s->sync_at[first], end);
-		first = next;
+	if (write_trace(&w, s, formatted, pid, end)) {
+		jf_perf_close(&w, info, err);
+		return jf_fail(err, "out of memory");
 	}
 	for (i = 1; i < f->nthreads; i++)
 		jf_perf_exit(&w, pid, pid, f->threads[i].tid, pid,

@@ -1,4 +1,5 @@
 #include "etm_snapshot.h"
+#include "etm_frames.h"
 #include "etm_registers.h"
 
 #include <inttypes.h>
@@ -17,9 +18,10 @@ static const char snapshot_ini[] =
 	"[snapshot]\nversion=1.0\n\n[device_list]\ndevice0=cpu_0.ini\ndevice1=ETM_0.ini\n\n"
 	"[trace]\nmetadata=trace.ini\n";
 
+/* format=source_data: the trace unit's bytes alone; coresight: formatter frames. */
 static const char trace_ini[] =
 	"[trace_buffers]\nbuffers=buffer0\n\n[buffer0]\nname=ETB_0\nfile=trace.bin\n"
-	"format=source_data\n\n[source_buffers]\nETM_0=ETB_0\n\n[core_trace_sources]\n"
+	"format=%s\n\n[source_buffers]\nETM_0=ETB_0\n\n[core_trace_sources]\n"
 	"cpu_0=ETM_0\n";
 
 static int write_file(const char *dir, const char *name, const void *data, size_t size,
@@ -138,20 +140,40 @@ static int write_memory(const struct jf_etm_flow *f, const char *dir, FILE *cpu,
 	return rc;
 }
 
-int jf_etm_snapshot_write(const struct jf_etm_flow *f, const char *dir,
+/* trace.bin: the stream as it is, or in formatter frames. */
+static int write_trace(const struct jf_etm_flow *f, const char *dir, int formatted,
+		       struct jf_error *err)
+{
+	size_t size = jf_cs_frames_size(f->etm.size);
+	uint8_t *frames;
+	int rc;
+
+	if (!formatted)
+		return write_file(dir, "trace.bin", f->etm.buf, f->etm.size, err);
+	frames = malloc(size ? size : 1);
+	if (!frames)
+		return jf_fail(err, "out of memory");
+	jf_cs_frames_write(f->etm.buf, f->etm.size, JF_ETM_TRCTRACEIDR, frames);
+	rc = write_file(dir, "trace.bin", frames, size, err);
+	free(frames);
+	return rc;
+}
+
+int jf_etm_snapshot_write(const struct jf_etm_flow *f, const char *dir, int formatted,
 			  struct jf_etm_snapshot_stats *stats, struct jf_error *err)
 {
-	char path[PATH_MAX], text[sizeof(etm_ini) + 64];
+	char path[PATH_MAX], text[sizeof(etm_ini) + 64], trace[sizeof(trace_ini) + 16];
 	FILE *cpu;
 	int rc;
 
 	memset(stats, 0, sizeof(*stats));
 	snprintf(text, sizeof(text), etm_ini, JF_ETM_TRCCONFIGR, JF_ETM_TRCTRACEIDR, JF_ETM_TRCIDR0,
 		 JF_ETM_TRCIDR1, JF_ETM_TRCIDR2, JF_ETM_TRCIDR8);
+	snprintf(trace, sizeof(trace), trace_ini, formatted ? "coresight" : "source_data");
 	if (write_file(dir, "snapshot.ini", snapshot_ini, strlen(snapshot_ini), err) ||
 	    write_file(dir, "ETM_0.ini", text, strlen(text), err) ||
-	    write_file(dir, "trace.ini", trace_ini, strlen(trace_ini), err) ||
-	    write_file(dir, "trace.bin", f->etm.buf, f->etm.size, err))
+	    write_file(dir, "trace.ini", trace, strlen(trace), err) ||
+	    write_trace(f, dir, formatted, err))
 		return -1;
 	snprintf(path, sizeof(path), "%s/cpu_0.ini", dir);
 	cpu = fopen(path, "w");

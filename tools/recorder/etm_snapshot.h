@@ -5,7 +5,8 @@
  *   cpu_0.ini      the core (Cortex-A53), its PC, and one [dumpN] per memory image
  *   ETM_0.ini      the ETMv4.0 registers (etm_registers.h): TRCIDR0/1/2/8, TRCCONFIGR,
  *                  TRCTRACEIDR
- *   trace.ini      one buffer of raw ETMv4 data from ETM_0 (format=source_data)
+ *   trace.ini      one buffer of ETMv4 data from ETM_0: raw (format=source_data) or in
+ *                  CoreSight formatter frames (format=coresight, etm_frames.h)
  *   trace.bin      the trace stream
  *   mem_N.bin      the code that ran: every translated block's bytes, in images that
  *                  join code less than 64 KiB apart (zeros between) */
@@ -32,9 +33,10 @@ struct jf_etm_snapshot_stats {
 	                          * same address (code rewritten: the first bytes are kept) */
 };
 
-/* Writes the snapshot of f (finished) into dir (which exists); 0 or -1 with err. stats
- * is filled either way and freed with jf_etm_snapshot_stats_free. */
-int jf_etm_snapshot_write(const struct jf_etm_flow *f, const char *dir,
+/* Writes the snapshot of f (finished) into dir (which exists), its trace buffer in
+ * formatter frames when formatted; 0 or -1 with err. stats is filled either way and freed
+ * with jf_etm_snapshot_stats_free. */
+int jf_etm_snapshot_write(const struct jf_etm_flow *f, const char *dir, int formatted,
 			  struct jf_etm_snapshot_stats *stats, struct jf_error *err);
 void jf_etm_snapshot_stats_free(struct jf_etm_snapshot_stats *stats);
 

@@ -186,15 +186,24 @@ void jf_etm_address(struct jf_etm_stream *s, uint64_t addr)
 }
 
 /* Only the low bits that changed are written: byte k (k < 8) carries bits [7k+6:7k] with a
- * continuation bit, a ninth byte bits [63:56]; the decoder keeps the bits above. */
-void jf_etm_timestamp(struct jf_etm_stream *s, uint64_t time)
+ * continuation bit, a ninth byte bits [63:56]; the decoder keeps the bits above. Returns
+ * how many value bytes time needs. */
+static int timestamp_bytes(const struct jf_etm_stream *s, uint64_t time)
 {
 	uint64_t diff = s->have_last_timestamp ? time ^ s->last_timestamp : time;
-	uint8_t b[9];
-	int n = 1, i;
+	int n = 1;
 
 	while (n < 9 && diff >> (7 * n))
 		n++;
+	return n;
+}
+
+/* A Timestamp packet with n value bytes (at least timestamp_bytes). */
+static void put_timestamp(struct jf_etm_stream *s, uint64_t time, int n)
+{
+	uint8_t b[9];
+	int i;
+
 	for (i = 0; i < n && i < 8; i++)
 		b[i] = (uint8_t)(((time >> (7 * i)) & 0x7f) | (i + 1 < n ? 0x80 : 0));
 	if (n == 9)
@@ -207,6 +216,28 @@ void jf_etm_timestamp(struct jf_etm_stream *s, uint64_t time)
 	s->timestamps++;
 }
 
+void jf_etm_timestamp(struct jf_etm_stream *s, uint64_t time)
+{
+	put_timestamp(s, time, timestamp_bytes(s, time));
+}
+
+void jf_etm_align(struct jf_etm_stream *s, uint64_t time)
+{
+	jf_etm_flush(s);
+	while (s->size % 8 && !s->failed) {
+		int need = timestamp_bytes(s, time), room = (int)(8 - s->size % 8);
+
+		/* A packet is 1 + n bytes (n <= 9): room 1 takes 9, room 2 can take 10. */
+		if (room == 1 && need <= 8)
+			put_timestamp(s, time, 8);
+		else if (room >= 2 && need <= room - 1)
+			put_timestamp(s, time, room - 1);
+		else if (room == 2)
+			put_timestamp(s, time, 9);
+		else
+			put_timestamp(s, time, need); /* then a short one fills the rest */
+	}
+}
 void jf_etm_atom(struct jf_etm_stream *s, int taken)
 {
 	s->atoms |= (uint8_t)((taken ? 1 : 0) << s->natoms);
@@ -228,3 +259,4 @@ void jf_etm_exception(struct jf_etm_stream *s, enum jf_etm_exception type,
 	address_context(s, vector, 1, NULL);
 	s->exceptions++;
 }
+

@@ -73,5 +73,11 @@ void jf_etm_exception(struct jf_etm_stream *s, enum jf_etm_exception type,
 void jf_etm_timestamp(struct jf_etm_stream *s, uint64_t time);
 /* Writes atoms still held. */
 void jf_etm_flush(struct jf_etm_stream *s);
+/* Brings the stream to a multiple of 8 bytes with a Timestamp of time (now: the time of
+ * what comes next), written as long as it takes. perf pads an AUXTRACE record's data to 8
+ * bytes with zeros, which a decoder reads as an A-Sync that never completes, and OpenCSD
+ * then drops what it still held (a last Timestamp): pieces that start at an A-Sync written
+ * on 8 bytes and end at the next one or at an aligned end need no padding. */
+void jf_etm_align(struct jf_etm_stream *s, uint64_t time);
 
 #endif

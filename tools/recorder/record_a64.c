@@ -224,8 +224,8 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 		info.osrelease = uts.release;
 	}
 	comm = strrchr(program, '/') ? strrchr(program, '/') + 1 : program;
-	if (jf_etm_snapshot_write(&flow, dir, &snap, err) ||
-	    jf_etm_perf_write(&flow, &snap, dir, comm, &info, err) ||
+	if (jf_etm_snapshot_write(&flow, dir, opt->etm_formatted, &snap, err) ||
+	    jf_etm_perf_write(&flow, &snap, dir, opt->etm_formatted, comm, &info, err) ||
 	    write_summary(dir, &flow, &snap, res, note, err))
 		goto out_sig;
 	rc = 0;

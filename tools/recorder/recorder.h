@@ -42,6 +42,8 @@ struct jf_record_options {
 	                           * libipt-based decoders reject PTW anywhere else) */
 	const char *filter;       /* IP filter (record_filter.h): "jit", "START-END", a
 	                           * comma-separated list of them; NULL: trace everything */
+	int etm_formatted;        /* AArch64: the trace buffers in CoreSight formatter frames
+	                           * (as an ETR or ETF writes them); 0: raw (as a TRBE) */
 	int argc;                 /* the program and its arguments */
 	char **argv;
 };
