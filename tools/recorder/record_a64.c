@@ -1,6 +1,7 @@
 /* `jitflow record` of an AArch64 program: qemu-aarch64 with jitflow's plugin, an ETMv4
  * trace of what ran (etm_flow.c), written as a CoreSight snapshot folder (etm_snapshot.c)
- * and as a cs_etm perf.data (etm_perf.c) beside it. */
+ * and as a cs_etm perf.data (etm_perf.c) beside it, with the program's zone files copied
+ * in (etm_zones.c). */
 #include "record_a64.h"
 
 #include <errno.h>
