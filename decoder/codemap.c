@@ -384,13 +384,26 @@ size_t jf_codemap_read_mapped(struct jf_codemap *map, uint64_t vaddr, void *buf,
 	return size;
 }
 
+/* What fill says of the bytes at vaddr, which no section holds, up to the next section
+ * only: fill knows code that is not mapped yet (the next record loading vaddr), and past
+ * the gap the map's own bytes are the ones that hold now. A decoder that reads ahead (a
+ * page for OpenCSD's cache) would otherwise take later code over the code that runs. */
+static size_t fill_gap(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size)
+{
+	size_t next = first_ending_after(map, vaddr);
+
+	if (!map->fill)
+		return 0;
+	if (next < map->count && map->sec[next].vaddr - vaddr < size)
+		size = (size_t)(map->sec[next].vaddr - vaddr);
+	return map->fill(map->fill_ctx, vaddr, buf, size);
+}
+
 size_t jf_codemap_read(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size)
 {
 	size_t n = jf_codemap_read_mapped(map, vaddr, buf, size);
 
-	if (!n && map->fill)
-		return map->fill(map->fill_ctx, vaddr, buf, size);
-	return n;
+	return n ? n : fill_gap(map, vaddr, buf, size);
 }
 
 const char *jf_codemap_lookup(struct jf_codemap *map, uint64_t vaddr, uint64_t *section_vaddr)
@@ -469,7 +482,7 @@ static int read_missing(uint8_t *buffer, size_t size, const struct pt_asid *asid
 			void *context)
 {
 	struct jf_codemap *map = context;
-	size_t n = map->fill ? map->fill(map->fill_ctx, ip, buffer, size) : 0;
+	size_t n = fill_gap(map, ip, buffer, size);
 
 	return n ? (int)n : -pte_nomap;
 }

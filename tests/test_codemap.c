@@ -98,12 +98,55 @@ static void test_many_generations_of_code(void **state)
 	jf_codemap_free(map);
 }
 
+/* A fill that knows code everywhere (as a zone file's code loads not applied yet cover the
+ * addresses they will be loaded at): 0xcc bytes, and the largest size it was asked for. */
+static size_t fill_cc(void *ctx, uint64_t vaddr, void *buf, size_t size)
+{
+	size_t *largest = ctx;
+
+	(void)vaddr;
+	if (size > *largest)
+		*largest = size;
+	memset(buf, 0xcc, size);
+	return size;
+}
+
+/* Fill answers for a gap between sections, never for the section after it: a decoder that
+ * reads a page ahead from inside a gap (OpenCSD caches 256 bytes from the address it
+ * asks) must get the section's bytes where the section is, not code loaded there later. */
+static void test_fill_stops_at_the_next_section(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err;
+	uint8_t b[16], buf[32], want[32];
+	size_t largest = 0;
+
+	memset(b, 0xbb, sizeof(b));
+	assert_int_equal(jf_codemap_add_bytes(map, b, sizeof(b), 0x1010, "b", &err), 0);
+	jf_codemap_set_fill(map, fill_cc, &largest);
+
+	assert_int_equal(jf_codemap_read(map, 0x1008, buf, sizeof(buf)), 8);
+	assert_int_equal(largest, 8);
+	memset(want, 0xcc, 8);
+	assert_memory_equal(buf, want, 8);
+	assert_int_equal(jf_codemap_read(map, 0x1010, buf, sizeof(buf)), 16);
+	assert_memory_equal(buf, b, 16);
+	/* Past the last section, fill has the rest of the address space. */
+	largest = 0;
+	assert_int_equal(jf_codemap_read(map, 0x1020, buf, sizeof(buf)), sizeof(buf));
+	assert_int_equal(largest, sizeof(buf));
+	assert_int_equal(jf_codemap_read_mapped(map, 0x1008, buf, sizeof(buf)), 0);
+	jf_codemap_set_fill(map, NULL, NULL);
+	jf_codemap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_read_and_overlap),
 		cmocka_unit_test(test_file_sections_and_bad_ranges),
 		cmocka_unit_test(test_many_generations_of_code),
+		cmocka_unit_test(test_fill_stops_at_the_next_section),
 	};
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -17,8 +17,8 @@ every instruction QEMU ran (the recorder's count) decoded; and the
 program's output must be the same as in a native run.
 
 With --arch aarch64, MINIVM is minivm built for AArch64 (minivm_a64): the "native" run is
-plain qemu-aarch64, the recording an ETMv4 CoreSight snapshot, read by `jitflow report
---cs-snapshot DIR --zone ZONE_FILE` (in-process: JITFLOW_ISOLATE=0, see
+plain qemu-aarch64, the recording an ETMv4 one (a cs_etm perf.data and a CoreSight
+snapshot), read by `jitflow report DIR` as on x86-64 (in-process: JITFLOW_ISOLATE=0, see
 tests/test_minivm_a64.c), and QEMU's count is the recording's recording.txt.
 
 usage: random_programs.py MINIVM JITFLOW FIRST[-LAST] [--keep DIR] [--arch aarch64]
@@ -148,14 +148,12 @@ def recorded_instructions(rec, arch):
         return json.load(f)["instructions"]
 
 
-def report_command(jitflow, rec, zones, arch):
-    """`jitflow report` of a recording, and the environment it runs in."""
+def report_command(jitflow, rec, arch):
+    """`jitflow report` of a recording (its trace and the zone files the recorder copied
+    into it), and the environment it runs in."""
+    command = [jitflow, "report", rec, "--json"]
     if arch != "aarch64":
-        return [jitflow, "report", rec, "--json"], None
-    zone_files = [os.path.join(zones, z) for z in sorted(os.listdir(zones))]
-    command = [jitflow, "report", "--cs-snapshot", rec, "--json"]
-    for z in zone_files:
-        command += ["--zone", z]
+        return command, None
     return command, dict(os.environ, JITFLOW_ISOLATE="0")
 
 
@@ -181,7 +179,7 @@ def run_seed(minivm, jitflow, seed, work, arch):
     bad = []
     if recorded.stdout != native.stdout:
         bad.append("output differs from the native run")
-    command, env = report_command(jitflow, rec, zones, arch)
+    command, env = report_command(jitflow, rec, arch)
     report = subprocess.run(command, capture_output=True, text=True, env=env)
     if report.returncode != 0:
         return bad + ["jitflow report failed: " + report.stderr.strip()], 0, 0, 0

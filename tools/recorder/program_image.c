@@ -43,6 +43,12 @@ static void find_marker(struct jf_program_image *img, Elf *elf)
 int jf_program_image_load(struct jf_program_image *img, const char *path,
 			  struct jf_error *err)
 {
+	return jf_program_image_load_for(img, path, EM_X86_64, err);
+}
+
+int jf_program_image_load_for(struct jf_program_image *img, const char *path, int machine,
+			      struct jf_error *err)
+{
 	GElf_Ehdr ehdr;
 	size_t i, nphdr;
 	Elf *elf;
@@ -59,8 +65,9 @@ int jf_program_image_load(struct jf_program_image *img, const char *path,
 		rc = jf_fail(err, "%s: offset 0: expected an ELF file", path);
 		goto out;
 	}
-	if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != EM_X86_64) {
-		rc = jf_fail(err, "%s: offset 0: expected an x86-64 ELF program", path);
+	if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != machine) {
+		rc = jf_fail(err, "%s: offset 0: expected an %s ELF program", path,
+			     machine == EM_X86_64 ? "x86-64" : "AArch64");
 		goto out;
 	}
 	for (i = 0; i < nphdr; i++) {

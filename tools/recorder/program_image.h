@@ -25,7 +25,11 @@ struct jf_program_image {
 	uint64_t marker_addr;      /* jf_emitter_marker, 0 if the program has none */
 };
 
+/* An x86-64 program. */
 int jf_program_image_load(struct jf_program_image *img, const char *path,
 			  struct jf_error *err);
+/* A 64-bit program of the ELF machine given (EM_X86_64 or EM_AARCH64). */
+int jf_program_image_load_for(struct jf_program_image *img, const char *path, int machine,
+			      struct jf_error *err);
 
 #endif

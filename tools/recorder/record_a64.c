@@ -1,6 +1,7 @@
 /* `jitflow record` of an AArch64 program: qemu-aarch64 with jitflow's plugin, an ETMv4
  * trace of what ran (etm_flow.c), written as a CoreSight snapshot folder (etm_snapshot.c)
- * and as a cs_etm perf.data (etm_perf.c) beside it, with jit-code.txt (record_jitcode.h). */
+ * and as a cs_etm perf.data (etm_perf.c) beside it, with jit-code.txt (record_jitcode.h)
+ * and the program's zone files copied in (etm_zones.c). */
 #include "record_a64.h"
 
 #include <errno.h>
@@ -22,7 +23,9 @@
 #include "etm_flow.h"
 #include "etm_perf.h"
 #include "etm_snapshot.h"
+#include "etm_zones.h"
 #include "plugin_stream.h"
+#include "program_image.h"
 #include "record_qemu.h"
 
 int jf_record_elf_machine(const char *path)
@@ -125,6 +128,18 @@ static void jitcode_note(const struct jf_etm_flow *f, struct jf_rec_jitcode *jc,
 			 "anonymous executable mappings beyond 256 not listed");
 }
 
+/* The zone emitter's marker function when the program links it at a fixed address. */
+static uint64_t fixed_marker_addr(const char *program)
+{
+	struct jf_program_image img;
+	struct jf_error err;
+
+	memset(&img, 0, sizeof(img));
+	if (jf_program_image_load_for(&img, program, EM_AARCH64, &err) || img.is_pie)
+		return 0;
+	return img.marker_addr;
+}
+
 int jf_record_a64(const struct jf_record_options *opt, const char *program, const char *plugin,
 		  struct jf_record_result *res, struct jf_error *err)
 {
@@ -133,6 +148,7 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 	const char *qemu = opt->qemu ? opt->qemu : getenv("JITFLOW_QEMU_AARCH64");
 	const char *sysroot = getenv("JITFLOW_AARCH64_SYSROOT");
 	struct jf_etm_flow flow;
+	struct jf_etm_zones zones;
 	struct jf_rec_filter filter;
 	struct jf_etm_snapshot_stats snap = { 0 };
 	struct jf_perf_info info = { .cmdline_argv0 = "jitflow", .argc = opt->argc,
@@ -167,6 +183,7 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 	if (opt->filter)
 		flow.filter = &filter;
 	jf_etm_flow_callbacks(&flow, &cb);
+	jf_etm_zones_init(&zones, &flow, &cb, fixed_marker_addr(program));
 	if (jf_prec_init(&reader, &cb)) {
 		jf_etm_flow_free(&flow);
 		return jf_fail(err, "out of memory");
@@ -226,7 +243,8 @@ int jf_record_a64(const struct jf_record_options *opt, const char *program, cons
 	comm = strrchr(program, '/') ? strrchr(program, '/') + 1 : program;
 	if (jf_etm_snapshot_write(&flow, dir, opt->etm_formatted, &snap, err) ||
 	    jf_etm_perf_write(&flow, &snap, dir, opt->etm_formatted, comm, &info, err) ||
-	    write_summary(dir, &flow, &snap, res, note, err))
+	    write_summary(dir, &flow, &snap, res, note, err) ||
+	    jf_etm_zones_copy(&zones, dir, err))
 		goto out_sig;
 	rc = 0;
 out_sig:
@@ -238,6 +256,7 @@ out_reader:
 		jitcode_note(&flow, jitcode, note, sizeof(note));
 	jf_etm_snapshot_stats_free(&snap);
 	jf_prec_free(&reader);
+	jf_etm_zones_free(&zones);
 	jf_etm_flow_free(&flow);
 	return rc;
 }

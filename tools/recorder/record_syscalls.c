@@ -3,6 +3,7 @@
 #include "record_filter.h"
 #include "record_internal.h"
 #include "record_jitcode.h"
+#include "zone_files.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -39,14 +40,6 @@ static int nth_arg(const char *args, int n, char *out, size_t size)
 	return 0;
 }
 
-static int is_zone_file(const char *path)
-{
-	const char *base = strrchr(path, '/');
-
-	base = base ? base + 1 : path;
-	return !strncmp(base, "jit-", 4) && strstr(base, ".dump") != NULL;
-}
-
 void jf_rec_mmap(struct jf_record_state *st, uint64_t addr, uint64_t len, uint32_t prot,
 		 uint32_t flags, long fd, uint64_t pgoff)
 {
@@ -62,7 +55,7 @@ void jf_rec_mmap(struct jf_record_state *st, uint64_t addr, uint64_t len, uint32
 				    (unsigned long long)addr);
 		return;
 	}
-	if (is_zone_file(st->fd_paths[fd])) {
+	if (jf_zone_file_name(st->fd_paths[fd])) {
 		/* The marker mapping of a zone file: name the retimed copy in the recording's
 		 * directory, which is what perf inject --jit and jitflow must read. */
 		const char *base = strrchr(st->fd_paths[fd], '/');
@@ -177,7 +170,7 @@ void jf_rec_file_written(struct jf_record_state *st, long fd, long long written,
 	unsigned i;
 
 	if (fd < 0 || fd >= JF_RECORD_MAX_FDS || !st->fd_paths[fd] ||
-	    !is_zone_file(st->fd_paths[fd]) || written <= 0)
+	    !jf_zone_file_name(st->fd_paths[fd]) || written <= 0)
 		return;
 	for (i = 0; i < st->nzone_writes; i++)
 		if (!strcmp(st->zone_writes[i].path, st->fd_paths[fd]))

@@ -11,57 +11,7 @@
 #include <unistd.h>
 
 #include "zone_copy.h"
-
-/* Reads a whole file (zone files hold code and records: they grow with the code image). */
-static uint8_t *slurp(const char *path, size_t *size)
-{
-	uint8_t *data = NULL;
-	size_t len = 0, cap = 0;
-	ssize_t n;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		if (cap - len < 65536) {
-			uint8_t *bigger = realloc(data, cap = cap ? cap * 2 : 1 << 20);
-
-			if (!bigger) {
-				free(data);
-				close(fd);
-				return NULL;
-			}
-			data = bigger;
-		}
-		n = read(fd, data + len, cap - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	*size = len;
-	return data;
-}
-
-/* write() until done; on failure (a full disk: a short write, then ENOSPC) -1 with errno
- * set and *written the bytes that did go out. */
-static int write_all(int fd, const uint8_t *data, size_t size, size_t *written)
-{
-	*written = 0;
-	while (*written < size) {
-		ssize_t n = write(fd, data + *written, size - *written);
-
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n == 0)
-				errno = ENOSPC;
-			return -1;
-		}
-		*written += (size_t)n;
-	}
-	return 0;
-}
+#include "zone_files.h"
 
 /* Under --filter the marker function may lie outside what is traced: its calls cannot
  * place the records then, their timestamps (from the marker calls the recorder saw, or
@@ -104,7 +54,7 @@ int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
 
 		base = base ? base + 1 : st->zone_files[i];
 		snprintf(dest, sizeof(dest), "%s/%s", dir, base);
-		data = slurp(st->zone_files[i], &size);
+		data = jf_zone_file_read(st->zone_files[i], &size);
 		if (!data) {
 			jf_rec_note(st, "zone file %s cannot be read (%m); not copied", st->zone_files[i]);
 			continue;
@@ -136,7 +86,7 @@ int jf_record_copy_zone_files(struct jf_record_state *st, const char *dir,
 		out = open(dest, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (out < 0) {
 			rc = jf_fail(err, "%s: cannot create: %m", dest);
-		} else if (write_all(out, data, size, &written) ? (close(out), 1) : close(out) != 0) {
+		} else if (jf_zone_file_write(out, data, size, &written) ? (close(out), 1) : close(out) != 0) {
 			/* A zone file cut short would stop every decode of the recording; without
 			 * it the JIT code is reported missing. The program's own file is whole. */
 			rc = jf_fail(err, "%s: cannot write: %m (%zu of its %zu bytes written; "

@@ -54,7 +54,8 @@ const char *jf_codemap_file_at(struct jf_codemap *map, uint64_t vaddr, uint64_t 
 
 /* Where no section holds an address, fill is asked for its bytes (e.g. code a JIT's
  * record announces only later): it copies up to size bytes at vaddr into buf and returns
- * how many, 0 for none. It may not change the map. NULL removes it. */
+ * how many, 0 for none. size never reaches past the gap: the next section's bytes are
+ * read from the section. It may not change the map. NULL removes it. */
 typedef size_t (*jf_codemap_fill_fn)(void *ctx, uint64_t vaddr, void *buf, size_t size);
 void jf_codemap_set_fill(struct jf_codemap *map, jf_codemap_fill_fn fill, void *ctx);
 

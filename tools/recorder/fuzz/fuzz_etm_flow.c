@@ -1,4 +1,5 @@
-/* libFuzzer target for the AArch64 recorder's state (etm_flow.c) behind the plugin stream
+/* libFuzzer target for the AArch64 recorder's state (etm_flow.c, and etm_zones.c in front
+ * of it, following zone files and marker calls at 0x10000) behind the plugin stream
  * reader: arbitrary records (translations of any bytes, executions of any ids by any
  * threads, system calls), fed in pieces of varying size, with and without an IP filter
  * (--filter=jit plus a range: mmap and mprotect records grow it), must never crash, hang,
@@ -8,6 +9,7 @@
 #include <stdint.h>
 
 #include "etm_flow.h"
+#include "etm_zones.h"
 #include "plugin_feed.h"
 
 static unsigned sink;
@@ -15,6 +17,7 @@ static unsigned sink;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct jf_etm_flow flow;
+	struct jf_etm_zones zones;
 	struct jf_prec_callbacks cb;
 	struct jf_prec_reader r;
 	struct jf_rec_filter filter;
@@ -29,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size % 2 && jf_rec_filter_parse(&filter, "jit,10000-10010", &err) == 0)
 		flow.filter = &filter;
 	jf_etm_flow_callbacks(&flow, &cb);
+	jf_etm_zones_init(&zones, &flow, &cb, 0x10000);
 	if (jf_prec_init(&r, &cb)) {
 		jf_etm_flow_free(&flow);
 		return 0;
@@ -40,7 +44,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sink += flow.etm.buf[i];
 	for (i = 0; i < flow.nbytes; i++)
 		sink += flow.bytes[i];
+	for (i = 0; i < zones.nthreads; i++)
+		sink += (unsigned)zones.threads[i].ntimes;
 	jf_prec_free(&r);
+	jf_etm_zones_free(&zones);
 	jf_etm_flow_free(&flow);
 	return 0;
 }
