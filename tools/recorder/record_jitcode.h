@@ -22,6 +22,9 @@ struct jf_record_state;
 struct jf_record_thread;
 struct jf_rec_jitcode;
 
+/* Anonymous executable mappings listed at most; later ones are counted, not listed. */
+enum { JF_REC_JITCODE_MAX_REGIONS = 256 };
+
 /* The list itself, for either recorder (the x86-64 state below, etm_flow.h): writing
  * OUT_DIR/jit-code.txt once a listed block runs. NULL when out of memory. */
 struct jf_rec_jitcode *jf_rec_jitcode_new(const char *out_dir);
