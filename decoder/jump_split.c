@@ -33,7 +33,8 @@ struct memo_slot {
 	uint8_t isa;
 };
 
-/* The time of each source's last record: what the parts before a block's last one carry. */
+/* The time of each source's last record: what the parts before a block's last one carry,
+ * unless the block is timed at its start (flow.h). */
 struct source_time {
 	uint32_t source;
 	int has_time;
@@ -252,8 +253,13 @@ uint32_t jf_jump_split_record(struct jf_jump_split *s, const struct jf_flow *f)
 			n = m->nparts;
 			s->cut = &s->parts[m->first];
 			s->ncut = n;
-			s->cut_has_time = t->has_time;
-			s->cut_time = t->time;
+			if (f->flags & JF_FLOW_TIMED_AT_START) {
+				s->cut_has_time = (f->flags & JF_FLOW_HAS_TIME) != 0;
+				s->cut_time = f->time;
+			} else {
+				s->cut_has_time = t->has_time;
+				s->cut_time = t->time;
+			}
 		} else if (!m->nparts) {
 			s->unwalked++;
 		}
@@ -281,7 +287,7 @@ void jf_jump_split_part(const struct jf_jump_split *s, const struct jf_flow *blo
 		b->last_size = block->u.block.last_size;
 		b->next = block->u.block.next;
 		b->flags = block->u.block.flags;
-		out->flags = block->flags;
+		out->flags = block->flags & (uint16_t)~JF_FLOW_TIMED_AT_START;
 		out->time = block->time;
 		return;
 	}
@@ -289,7 +295,7 @@ void jf_jump_split_part(const struct jf_jump_split *s, const struct jf_flow *blo
 	b->last_size = p->last_size;
 	b->next = p->last + p->last_size;
 	b->flags = block->u.block.flags & (uint8_t)~(JF_BLOCK_TRUNCATED | JF_BLOCK_LAST_FAILED);
-	out->flags = block->flags & (uint16_t)~JF_FLOW_HAS_TIME;
+	out->flags = block->flags & (uint16_t)~(JF_FLOW_HAS_TIME | JF_FLOW_TIMED_AT_START);
 	out->time = 0;
 	if (s->cut_has_time) {
 		out->flags |= JF_FLOW_HAS_TIME;

@@ -31,6 +31,12 @@ enum state {
 	ST_DONE,
 };
 
+/* A time as records carry it: valid or not. */
+struct moment {
+	int has_time;
+	uint64_t time;
+};
+
 struct pt_backend {
 	struct jf_pt_config cfg;
 	struct jf_codemap *map;
@@ -84,6 +90,9 @@ struct pt_backend {
 	 * another decoder's: the code map's sections, and their cache, are shared), so the
 	 * next block may continue it. held_open: the same for the held block. */
 	int last_open, held_open;
+	/* Without end_on_jump: the time of the last record made, to tell a block whose time
+	 * at its start is its own from one that starts at that record's (timed_at_start). */
+	struct moment last_record;
 };
 
 enum { RELEASE_STEP = 8 << 20, RELEASE_LAG = 1 << 20 };
@@ -109,10 +118,23 @@ static uint64_t offset_now(struct pt_backend *b)
 	return b->offset;
 }
 
-static void init_flow(struct pt_backend *b, struct jf_flow *f, enum jf_flow_kind kind)
+/* The decoder's time now, as records carry it. */
+static struct moment time_now(struct pt_backend *b)
 {
+	struct moment m = { 0, 0 };
 	uint64_t tsc;
 	uint32_t lost_mtc, lost_cyc;
+
+	if (pt_blk_time(b->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc) {
+		m.has_time = 1;
+		m.time = jf_tsc_to_ns(&b->cfg.conv, tsc);
+	}
+	return m;
+}
+
+static void init_flow(struct pt_backend *b, struct jf_flow *f, enum jf_flow_kind kind)
+{
+	struct moment now;
 
 	/* Every field a consumer may read is set: the header here, the union's member by the
 	 * caller. Zeroing the whole record (most of it a 64-byte error text) for every block
@@ -124,8 +146,9 @@ static void init_flow(struct pt_backend *b, struct jf_flow *f, enum jf_flow_kind
 		memset(&f->u, 0, sizeof(f->u));
 	f->kind = (uint16_t)kind;
 	f->source = b->cfg.source;
-	if (pt_blk_time(b->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc) {
-		f->time = jf_tsc_to_ns(&b->cfg.conv, tsc);
+	now = time_now(b);
+	if (now.has_time) {
+		f->time = now.time;
 		f->flags |= JF_FLOW_HAS_TIME;
 	}
 }
@@ -175,6 +198,27 @@ static int refresh_image(struct pt_backend *b, struct jf_error *err)
 	pt_blk_set_image(b->dec, image);
 	b->image_generation = jf_codemap_generation(b->map);
 	return 0;
+}
+
+static int same_moment(struct moment a, int has_time, uint64_t time)
+{
+	return a.has_time == has_time && (!has_time || a.time == time);
+}
+
+/* Block f, decoded from the decoder's time start on, without end_on_jump: libipt's
+ * end_on_jump parts before its last jump would carry start, the time at the block's first
+ * instruction. jump_split.h gives them the previous record's time, which is start unless
+ * that record is an event: an event carries its own time, and the call that returned it
+ * may have read on (the next event's packets, with their timing packets) before this
+ * block began, reading nothing in it (libipt's block decoder goes to the event's place
+ * without trace). Such a block is marked; its time is start. */
+static void mark_timed_at_start(struct pt_backend *b, struct jf_flow *f, struct moment start)
+{
+	int has_time = (f->flags & JF_FLOW_HAS_TIME) != 0;
+
+	if (same_moment(start, has_time, f->time) &&
+	    !same_moment(b->last_record, has_time, f->time))
+		f->flags |= JF_FLOW_TIMED_AT_START;
 }
 
 static void error_flow(struct pt_backend *b, struct jf_flow *f, enum jf_error_phase phase,
@@ -356,6 +400,7 @@ static int is_violating_event(const struct pt_backend *b, const struct pt_event 
 
 static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *err)
 {
+	struct moment start = { 0, 0 };
 	uint64_t offset;
 	int status;
 
@@ -402,6 +447,8 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 	if (choose_image(b, offset, err) < 0 || refresh_image(b, err) < 0)
 		return -1;
 	release_consumed(b, offset);
+	if (!b->cfg.end_on_jump)
+		start = time_now(b);
 	status = pt_blk_next(b->dec, &b->block, sizeof(b->block));
 	b->offset_valid = 0;
 	if (status < 0) {
@@ -417,6 +464,8 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 		/* Even on errors some instructions may have been decoded: return them
 		 * first, then the error. */
 		block_flow(b, &partial, offset);
+		if (!b->cfg.end_on_jump)
+			mark_timed_at_start(b, &partial, start);
 		if (b->has_violation) {
 			raise_violation(b, &b->pending);
 			b->has_pending = 1;
@@ -428,11 +477,28 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 	}
 	b->status = status;
 	block_flow(b, f, offset);
+	if (!b->cfg.end_on_jump)
+		mark_timed_at_start(b, f, start);
 	look_for_violation(b);
 	return 1;
 }
 
+static int next_record_of_state(struct pt_backend *b, struct jf_flow *f,
+				struct jf_error *err);
+
 static int next_record(struct pt_backend *b, struct jf_flow *f, struct jf_error *err)
+{
+	int rc = next_record_of_state(b, f, err);
+
+	if (rc > 0) {
+		b->last_record.has_time = (f->flags & JF_FLOW_HAS_TIME) != 0;
+		b->last_record.time = f->time;
+	}
+	return rc;
+}
+
+static int next_record_of_state(struct pt_backend *b, struct jf_flow *f,
+				struct jf_error *err)
 {
 	b->just_synced = 0;
 	for (;;) {
@@ -519,8 +585,14 @@ static int pt_next(void *self, struct jf_flow *f, struct jf_error *err)
 		if (rc < 0)
 			return rc;
 		if (rc > 0 && continues(h, b->held_open, f)) {
+			/* Timed at its start still if the rest read nothing either. */
+			uint16_t at_start = h->flags & JF_FLOW_TIMED_AT_START;
+
+			if ((h->flags & JF_FLOW_HAS_TIME) != (f->flags & JF_FLOW_HAS_TIME) ||
+			    h->time != f->time)
+				at_start = 0;
 			h->time = f->time;
-			h->flags = f->flags;
+			h->flags = (uint16_t)((f->flags & ~JF_FLOW_TIMED_AT_START) | at_start);
 			h->u.block.last = f->u.block.last;
 			h->u.block.next = f->u.block.next;
 			h->u.block.ninsn += f->u.block.ninsn;

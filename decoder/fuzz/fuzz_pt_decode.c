@@ -13,7 +13,8 @@
  * returns blocks returns the block decoder's records, every one, field by field, read one
  * by one or in bulk (jf_decoder_next_batch); and the
  * blocks cut at their jumps after the decode (jump_split.h, what `jitflow report` does) are
- * the block decoder's end_on_jump blocks, but for a part's offset. */
+ * the block decoder's end_on_jump blocks, but for a part's offset and the mark a block left
+ * whole keeps (JF_FLOW_TIMED_AT_START). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,6 +330,8 @@ static void same_parts_as_end_on_jump(const struct jf_pt_config *given)
 		if (ra > 0 && jf_jump_split_unwalked(cut) != unwalked)
 			rb = same_as_unwalked(ref, &a, &b);
 		x = a;
+		/* A block left whole keeps the mark end_on_jump's decoder has no use for. */
+		x.flags &= (uint16_t)~JF_FLOW_TIMED_AT_START;
 		if (ra > 0 && rb > 0 && x.kind == JF_FLOW_BLOCK)
 			x.offset = b.offset;
 		if (ra != rb || (rb > 0 && !jf_flow_same(&x, &b))) {

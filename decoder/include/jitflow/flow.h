@@ -112,6 +112,12 @@ enum {
 	JF_FLOW_HAS_TIME = 1 << 1,      /* time is valid */
 	JF_FLOW_STATUS_UPDATE = 1 << 2, /* an event that restates what is already known (PSB+);
 	                                 * listings leave these out, as ptxed does */
+	/* A block whose decoder's time was already the block's own when it began, and not
+	 * the previous record's: the packets that set it (an event's, read after that
+	 * event's record got its own time) came before the block, and none in it. Set only by
+	 * a decoder that leaves direct jumps inside its blocks (libipt's without
+	 * end_on_jump), for the parts jump_split.h cuts them into; they do not keep it. */
+	JF_FLOW_TIMED_AT_START = 1 << 3,
 };
 
 enum { JF_FLOW_NAME_MAX = 24 };

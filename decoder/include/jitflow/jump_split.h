@@ -13,8 +13,11 @@
  * The parts are the records the decoder would have given with end_on_jump: the same ip,
  * start, last, count, end and next; the parts before the last end at their jump
  * (JF_END_JUMP) and carry the time of their source's previous record, or none when it
- * had none (libipt reads no packet between them), and not the truncated or last-failed
- * flag; the last part keeps the block's own end, flags and time. (The offset stays the block's.) A block whose
+ * had none (libipt reads no packet between them), or the block's own time when the block
+ * is marked JF_FLOW_TIMED_AT_START (its decoder read the packets that set it before the
+ * block: flow.h), and not the truncated or last-failed flag; the last part keeps the
+ * block's own end, flags and time. No part keeps JF_FLOW_TIMED_AT_START; a block left
+ * whole keeps it. (The offset stays the block's.) A block whose
  * instructions cannot be walked (no bytes, or a walk that does not end at its last
  * instruction after its count) is left whole, and counted. */
 #ifndef JITFLOW_JUMP_SPLIT_H
