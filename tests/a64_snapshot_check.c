@@ -46,11 +46,15 @@ void jf_test_a64_decoder_matches(const char *dir, const char *name, const struct
 	fprintf(stderr, "%s: %llu ranges, %llu instructions\n", name,
 		(unsigned long long)lister->ranges,
 		(unsigned long long)jf_test_a64_instructions(lister));
-	/* Every instruction QEMU ran inside the filter (all of them without one). */
+	/* Every instruction QEMU ran inside the filter (all of them without one), less
+	 * those an Overflow hid: the recorder loses instructions only where it writes one
+	 * (a signal's handler that never returned, after a conditional branch). */
+	if (!jf_test_number_after(summary, "overflows = "))
+		assert_int_equal(jf_test_number_after(summary, "lost_instructions = "), 0);
 	assert_int_equal(jf_test_a64_instructions(lister),
 			 (uint64_t)jf_test_number_after(summary, "instructions = ") -
-			 (uint64_t)jf_test_number_after(summary, "filtered_instructions = "));
-	assert_int_equal(jf_test_number_after(summary, "lost_instructions = "), 0);
+			 (uint64_t)jf_test_number_after(summary, "filtered_instructions = ") -
+			 (uint64_t)jf_test_number_after(summary, "lost_instructions = "));
 	assert_int_equal(jf_test_number_after(summary, "discontinuities = "), 0);
 	assert_int_equal(jf_test_number_after(summary, "unended_threads = "), 0);
 	assert_int_equal(jf_test_number_after(summary, "bad_translations = "), 0);

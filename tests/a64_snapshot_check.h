@@ -1,7 +1,8 @@
 /* Checking an AArch64 recording (`jitflow record` under qemu-aarch64: a CoreSight snapshot
  * folder) against OpenCSD's trc_pkt_lister: the same instruction ranges, range by range,
  * in jitflow's decoder and in the lister, no decode error, no missing code, and every
- * instruction QEMU ran (recording.txt) decoded, with nothing lost. */
+ * instruction QEMU ran (recording.txt) decoded, with nothing lost but what the recorder's
+ * Overflows hide (which it counts). */
 #ifndef JITFLOW_TEST_A64_SNAPSHOT_CHECK_H
 #define JITFLOW_TEST_A64_SNAPSHOT_CHECK_H
 

@@ -2,7 +2,8 @@
  * path: loops (E and N atoms), a return (E and an address), a system call (Exception,
  * Trace On), two threads taking turns (IRQ exceptions, contexts), a signal-like jump after
  * a conditional branch (the branch left out and counted), a thread that never ends its last
- * block (counted). Written as a snapshot, decoded by OpenCSD's trc_pkt_lister; for every
+ * block (counted), a signal's handler after a conditional branch that returns by
+ * rt_sigreturn (placed exactly) or never returns (an Overflow). Written as a snapshot, decoded by OpenCSD's trc_pkt_lister; for every
  * thread (context ID) the lister's ranges, expanded to instruction addresses, must be
  * exactly the instructions of the blocks that thread ran, in order, less the ones the flow
  * says it left out. With an IP filter, only the blocks inside it, and a block that falls
@@ -182,16 +183,18 @@ static void test_flow_against_lister(void **state)
 	jf_etm_flow_free(&f);
 }
 
-/* A flow of thread 100 with an IP filter, snapshot written to dir/NAME and listed. */
+/* A flow of thread 100 with an IP filter (none when spec is NULL), snapshot written to
+ * dir/NAME and listed. */
 static void filtered_flow_start(struct jf_etm_flow *f, struct jf_rec_filter *filter,
 				const char *spec)
 {
 	struct jf_error err;
 	uint32_t id;
 
-	assert_int_equal(jf_rec_filter_parse(filter, spec, &err), 0);
+	if (spec)
+		assert_int_equal(jf_rec_filter_parse(filter, spec, &err), 0);
 	assert_int_equal(jf_etm_flow_init(f), 0);
-	f->filter = filter;
+	f->filter = spec ? filter : NULL;
 	for (id = 1; id < sizeof(blocks) / sizeof(blocks[0]); id++)
 		jf_etm_flow_translation(f, id, blocks[id].pc, bytes_at(blocks[id].pc),
 					4 * blocks[id].ninsns, blocks[id].ninsns);
@@ -256,6 +259,54 @@ static void test_filtered_flow(void **state)
 	jf_etm_flow_free(&f);
 }
 
+/* A signal handler at 20004 (block 5) entered right after block 1's b.ne, which the
+ * handler's block cannot say the direction of. Returned by rt_sigreturn (system call 139,
+ * in block 4) to 1000c, the b.ne's fall-through: written in order, the b.ne N, the
+ * interruption there, the handler, nothing lost. Not returned (the thread exits inside):
+ * an Overflow, block 1's instructions lost and counted, then the rest decoded. */
+static void test_signal_after_conditional_branch(void **state)
+{
+	struct jf_rec_filter unused;
+	struct jf_etm_flow f;
+	uint32_t handler_to_svc[] = { 5, 1, 2, 3, 4 };
+	size_t i;
+
+	(void)state;
+	filtered_flow_start(&f, &unused, NULL);
+	jf_etm_flow_sigaction(&f, 0x20004);
+	run(&f, 100, 1, 0);
+	for (i = 0; i < 5; i++)
+		run(&f, 100, handler_to_svc[i], 0);
+	jf_etm_flow_syscall(&f, 100, 139, no_args);
+	run(&f, 100, 3, 0);
+	run(&f, 100, 4, 0);
+	jf_etm_flow_syscall(&f, 100, EXIT_SYSCALL, no_args);
+	filtered_flow_check(&f, "signal-returned");
+	assert_int_equal(f.handler_entries, 1);
+	assert_int_equal(f.signals_resolved, 1);
+	assert_int_equal(f.discontinuities, 0);
+	assert_int_equal(f.lost_instructions, 0);
+	assert_int_equal(f.overflows, 0);
+	jf_etm_flow_free(&f);
+
+	filtered_flow_start(&f, &unused, NULL);
+	jf_etm_flow_sigaction(&f, 0x20004);
+	run(&f, 100, 1, 0);
+	expect[0].n -= blocks[1].ninsns; /* hidden by the Overflow */
+	for (i = 0; i < 5; i++)
+		run(&f, 100, handler_to_svc[i], 0);
+	jf_etm_flow_syscall(&f, 100, EXIT_SYSCALL, no_args);
+	filtered_flow_check(&f, "signal-not-returned");
+	assert_int_equal(f.handler_entries, 1);
+	assert_int_equal(f.signals_resolved, 0);
+	assert_int_equal(f.overflows, 1);
+	assert_int_equal(f.first_overflow_pc, blocks[1].pc);
+	assert_int_equal(f.lost_instructions, blocks[1].ninsns);
+	assert_int_equal(f.unended_threads, 0);
+	assert_int_equal(f.etm.overflows, 1);
+	jf_etm_flow_free(&f);
+}
+
 /* Translations that a damaged stream would carry: out of order, not whole instructions;
  * executions of ids never translated. Counted, and the trace stays decodable. */
 static void test_damaged_records(void **state)
@@ -282,6 +333,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flow_against_lister),
 		cmocka_unit_test(test_filtered_flow),
+		cmocka_unit_test(test_signal_after_conditional_branch),
 		cmocka_unit_test(test_damaged_records),
 	};
 

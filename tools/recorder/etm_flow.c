@@ -8,6 +8,11 @@
 /* AArch64 Linux system calls (asm-generic/unistd.h) and mmap flags that --filter=jit
  * follows. */
 enum { SYS_MMAP = 222, SYS_MPROTECT = 226, PROT_EXEC_BIT = 4, MAP_ANONYMOUS_BIT = 0x20 };
+enum { SYS_EXIT = 93, SYS_EXIT_GROUP = 94, SYS_RT_SIGRETURN = 139 };
+/* Blocks a thread may hold while it waits for a handler's return (bounded memory); past
+ * that the wait is given up. */
+enum { MAX_HELD_BLOCKS = 1 << 20 };
+enum { SIG_DFL_OR_IGN = 1 }; /* handler values 0 (SIG_DFL) and 1 (SIG_IGN) run nothing */
 
 int jf_etm_flow_init(struct jf_etm_flow *f)
 {
@@ -27,6 +32,8 @@ void jf_etm_flow_free(struct jf_etm_flow *f)
 	free(f->known);
 	free(f->code);
 	free(f->bytes);
+	for (size_t i = 0; i < f->nthreads; i++)
+		free(f->threads[i].held);
 	free(f->threads);
 	jf_etm_free(&f->etm);
 	memset(f, 0, sizeof(*f));
@@ -104,10 +111,21 @@ static struct jf_etm_thread *thread_of(struct jf_etm_flow *f, int32_t tid)
 	return &f->threads[f->nthreads++];
 }
 
-/* The clock where the trace is: the instructions it showed so far. */
+static int is_handler(const struct jf_etm_flow *f, uint64_t pc)
+{
+	unsigned i;
+
+	for (i = 0; i < f->nhandlers; i++)
+		if (f->handler_set[i] == pc)
+			return 1;
+	return 0;
+}
+
+/* The clock where the trace is: the instructions it showed so far (not those an
+ * Overflow hid). */
 static uint64_t trace_time(const struct jf_etm_flow *f)
 {
-	return jf_pt_perf_time(f->instructions - f->untraced);
+	return jf_pt_perf_time(f->instructions - f->untraced - f->hidden);
 }
 
 /* t's pending block is in the trace now (or, at the end, never will be). */
@@ -244,7 +262,10 @@ static int resolve(struct jf_etm_flow *f, struct jf_etm_thread *t,
 	case JF_A64_EXIT_UNKNOWN:
 		break;
 	}
-	f->discontinuities++;
+	/* A handler's entry is a signal's delivery, written exactly where the interrupted
+	 * address is known (after a fall-through, a direct branch or a system call). */
+	if (!is_handler(f, next))
+		f->discontinuities++;
 	jf_etm_exception(&f->etm, JF_ETM_EXC_IRQ, interrupted_at(f, p), JF_ETM_VECTOR_IRQ);
 	waypoint_done(f, t);
 	exception_time(f);
@@ -281,16 +302,12 @@ static void execute_outside(struct jf_etm_flow *f, struct jf_etm_thread *t,
 	t->last_time = trace_time(f);
 }
 
-static void execute(struct jf_etm_flow *f, struct jf_etm_thread *t, uint32_t id)
+/* Thread t ran block id (a known translation). */
+static void run_block(struct jf_etm_flow *f, struct jf_etm_thread *t, uint32_t id)
 {
-	const struct jf_a64_block *b;
+	const struct jf_a64_block *b = &f->blocks[id];
 	int at_waypoint = 1;
 
-	if (id >= f->nblocks || !f->known[id]) {
-		f->unknown_ids++;
-		return;
-	}
-	b = &f->blocks[id];
 	if (!f->instructions)
 		f->first_pc = b->pc;
 	if (f->filter && !jf_rec_filter_has(f->filter, b->pc)) {
@@ -322,6 +339,185 @@ static void execute(struct jf_etm_flow *f, struct jf_etm_thread *t, uint32_t id)
 	f->blocks_executed++;
 }
 
+/* ---- signals delivered where the next block cannot say where the thread was ----
+ *
+ * QEMU delivers a signal between two blocks. After a conditional or indirect branch, the
+ * handler's first block does not say where the branch went (= where the signal
+ * interrupted the thread): the handler's rt_sigreturn resumes there. Until then the
+ * thread's blocks are held; then the branch's atom (and address), the Exception at the
+ * resumption address and the held blocks are written in order. A handler that does not
+ * return (siglongjmp, the thread's end): after an indirect branch its target never ran,
+ * and the branch is written as the trace leaving (an E atom without an address, as when
+ * it leaves the IP filter); after a conditional branch the trace unit could not have
+ * known the direction, so it writes an Overflow, and what ran since the last waypoint
+ * is lost (counted). */
+
+static void replay_held(struct jf_etm_flow *f, struct jf_etm_thread *t)
+{
+	size_t i, n = t->nheld;
+
+	t->nheld = 0;
+	for (i = 0; i < n && !f->failed; i++)
+		run_block(f, t, t->held[i]);
+}
+
+/* The handler did not return where the thread's blocks could show it. */
+static void give_up(struct jf_etm_flow *f, struct jf_etm_thread *t)
+{
+	const struct jf_a64_block *p = &f->blocks[t->pending];
+
+	t->deferring = 0;
+	t->handler_depth = 0;
+	enter_thread(f, t, p->pc);
+	if (p->exit == JF_A64_EXIT_INDIRECT) {
+		jf_etm_atom(&f->etm, 1);
+		f->target_never_ran++;
+	} else {
+		size_t at = jf_etm_overflow(&f->etm);
+
+		if (!f->overflows++) {
+			f->first_overflow_offset = at;
+			f->first_overflow_pc = p->pc;
+		}
+		f->lost_instructions += t->unended + p->ninsns;
+		f->hidden += t->unended + p->ninsns;
+	}
+	waypoint_done(f, t);
+	f->current = NULL;
+	replay_held(f, t);
+}
+
+/* rt_sigreturn resumed thread t (waiting since the pending block's branch) at resume. */
+static void resume(struct jf_etm_flow *f, struct jf_etm_thread *t, uint64_t resume_at)
+{
+	const struct jf_a64_block *p = &f->blocks[t->pending];
+	int cond = p->exit == JF_A64_EXIT_COND;
+
+	if (cond && resume_at != p->target && resume_at != p->end) {
+		give_up(f, t); /* not a place the branch leads: the frame was changed */
+		return;
+	}
+	t->deferring = 0;
+	t->handler_depth = 0;
+	enter_thread(f, t, p->pc);
+	/* A branch to the next instruction shows as taken. */
+	jf_etm_atom(&f->etm, !cond || resume_at == p->target);
+	if (!f->filter || jf_rec_filter_has(f->filter, resume_at)) {
+		if (!cond)
+			jf_etm_address(&f->etm, resume_at);
+		jf_etm_exception(&f->etm, JF_ETM_EXC_IRQ, resume_at, JF_ETM_VECTOR_IRQ);
+		waypoint_done(f, t); /* the branch's block is on the clock the Timestamp says */
+		exception_time(f);
+	}
+	waypoint_done(f, t);
+	f->current = NULL;
+	f->signals_resolved++;
+	replay_held(f, t);
+}
+
+/* Hold block id of a waiting thread; 0 when it cannot be held (the wait is given up). */
+static int hold(struct jf_etm_flow *f, struct jf_etm_thread *t, uint32_t id)
+{
+	if (t->nheld >= MAX_HELD_BLOCKS ||
+	    grow((void **)&t->held, &t->held_cap, t->nheld + 1, sizeof(*t->held))) {
+		give_up(f, t);
+		return 0;
+	}
+	t->held[t->nheld++] = id;
+	return 1;
+}
+
+/* Block p does not lead to pc by falling through or a direct branch: a block at pc that
+ * is a handler's is a signal's delivery. */
+static int not_led_to(const struct jf_a64_block *p, uint64_t pc)
+{
+	switch (p->exit) {
+	case JF_A64_EXIT_NONE:
+		return pc != p->end;
+	case JF_A64_EXIT_DIRECT:
+		return pc != p->target;
+	case JF_A64_EXIT_COND:
+		return pc != p->target && pc != p->end;
+	default:
+		return 1;
+	}
+}
+
+static int unknown_successor(const struct jf_a64_block *p)
+{
+	return p->exit == JF_A64_EXIT_COND || p->exit == JF_A64_EXIT_INDIRECT;
+}
+
+/* The signal bookkeeping of thread t's next block id. Returns 1 when the block is held. */
+static int follow_signals(struct jf_etm_flow *f, struct jf_etm_thread *t, uint32_t id)
+{
+	const struct jf_a64_block *b = &f->blocks[id];
+	const struct jf_a64_block *last = t->last ? &f->blocks[t->last] : NULL;
+	uint32_t last_id = t->last;
+	int after_sigreturn = t->sigreturned;
+	int entry = last && is_handler(f, b->pc) && not_led_to(last, b->pc);
+
+	t->sigreturned = 0;
+	t->last = id;
+	if (entry)
+		f->handler_entries++;
+	if (t->deferring) {
+		if (after_sigreturn && !entry) {
+			if (!t->handler_depth) {
+				resume(f, t, b->pc);
+				return 0;
+			}
+			t->handler_depth--; /* back in the outer handler */
+			return hold(f, t, id);
+		}
+		/* A delivery as a handler returns resumes where the returned frame would
+		 * have: the wait goes on. */
+		if (!entry || after_sigreturn)
+			return hold(f, t, id);
+		/* A signal inside the handler: over a block whose exit is known it is
+		 * written exactly when the held blocks are; else the outer wait ends. */
+		if (!unknown_successor(last)) {
+			t->handler_depth++;
+			return hold(f, t, id);
+		}
+		give_up(f, t);
+	}
+	if (entry && t->has_pending && t->pending == last_id && unknown_successor(last)) {
+		t->deferring = 1;
+		t->handler_depth = 0;
+		t->nheld = 0;
+		return hold(f, t, id);
+	}
+	return 0;
+}
+
+static void execute(struct jf_etm_flow *f, struct jf_etm_thread *t, uint32_t id)
+{
+	if (id >= f->nblocks || !f->known[id]) {
+		f->unknown_ids++;
+		return;
+	}
+	if (!follow_signals(f, t, id))
+		run_block(f, t, id);
+}
+
+void jf_etm_flow_sigaction(struct jf_etm_flow *f, uint64_t handler)
+{
+	unsigned i;
+
+	if (handler <= SIG_DFL_OR_IGN)
+		return;
+	/* Every handler ever installed stays: another thread's blocks may still show
+	 * deliveries to one this call replaced. */
+	for (i = 0; i < f->nhandlers; i++)
+		if (f->handler_set[i] == handler)
+			return;
+	if (f->nhandlers == JF_ETM_MAX_HANDLERS)
+		f->handlers_dropped++;
+	else
+		f->handler_set[f->nhandlers++] = handler;
+}
+
 void jf_etm_flow_execs(struct jf_etm_flow *f, int32_t tid, const uint32_t *ids, size_t n)
 {
 	struct jf_etm_thread *t = thread_of(f, tid);
@@ -339,6 +535,12 @@ void jf_etm_flow_syscall(struct jf_etm_flow *f, int32_t tid, int64_t num,
 	struct jf_etm_thread *t = thread_of(f, tid);
 
 	f->syscalls++;
+	if (t && num == SYS_RT_SIGRETURN)
+		t->sigreturned = 1;
+	/* The thread ends inside a handler that never returned: its blocks go out now,
+	 * before the exit's system call ends the last one. */
+	if (t && t->deferring && (num == SYS_EXIT || num == SYS_EXIT_GROUP))
+		give_up(f, t);
 	if (t) {
 		t->call = num;
 		memcpy(t->call_args, args, sizeof(t->call_args));
@@ -374,6 +576,9 @@ void jf_etm_flow_finish(struct jf_etm_flow *f)
 {
 	size_t i;
 
+	for (i = 0; i < f->nthreads; i++)
+		if (f->threads[i].deferring)
+			give_up(f, &f->threads[i]);
 	/* The time the trace ends, before the last blocks of unended threads count as lost
 	 * (the trace never shows them, so its clock does not either). A decoder that holds
 	 * the last range until an element follows it (perf) has one. */
@@ -409,9 +614,15 @@ static void on_execs(void *ctx, unsigned vcpu, int tid, const uint32_t *ids, siz
 
 static void on_syscall(void *ctx, const struct jf_prec_syscall *s, const char *string)
 {
-	(void)string;
-	if (s->vcpu != JF_PREC_OTHER_PROCESS)
-		jf_etm_flow_syscall(ctx, s->tid, s->num, s->args);
+	if (s->vcpu == JF_PREC_OTHER_PROCESS)
+		return;
+	if (s->num == JF_A64_SYS_RT_SIGACTION && s->string_len == JF_PREC_SIGACTION_SIZE) {
+		uint64_t handler;
+
+		memcpy(&handler, string, sizeof(handler));
+		jf_etm_flow_sigaction(ctx, handler);
+	}
+	jf_etm_flow_syscall(ctx, s->tid, s->num, s->args);
 }
 
 static void on_syscall_ret(void *ctx, const struct jf_prec_syscall_ret *r, const char *string)

@@ -52,7 +52,19 @@ struct jf_etm_thread {
 	uint64_t traced;        /* its instructions in the trace so far (its position) */
 	int64_t call;           /* the system call it is in (-1: none) and its arguments */
 	uint64_t call_args[6];
+	uint32_t last;          /* the block it ran last (0: none) */
+	/* A signal delivered right after a conditional or indirect branch (the pending
+	 * block's): where the branch went shows only when the handler's rt_sigreturn
+	 * resumes the thread. Until then its blocks are held here (etm_flow.c). */
+	int deferring;
+	int sigreturned;        /* made rt_sigreturn: its next block is where it resumes */
+	unsigned handler_depth; /* handlers nested in the held stretch */
+	uint32_t *held;
+	size_t nheld, held_cap;
 };
+
+/* Signal handlers the program installed (rt_sigaction); more are counted, not followed. */
+enum { JF_ETM_MAX_HANDLERS = 64 };
 
 /* One translation's guest bytes, kept for the memory image. */
 struct jf_etm_code {
@@ -83,7 +95,22 @@ struct jf_etm_flow {
 	uint64_t blocks_executed, syscalls, switches;
 	uint64_t bad_translations;      /* out of order, or not whole instructions: dropped */
 	uint64_t unknown_ids;           /* executions of a translation never seen (dropped) */
-	uint64_t discontinuities;       /* blocks that could not follow the one before */
+	uint64_t discontinuities;       /* blocks that could not follow the one before, not
+	                                 * at a signal handler */
+	uint64_t handler_entries;       /* signal deliveries into an installed handler */
+	uint64_t signals_resolved;      /* of those after a conditional or indirect branch:
+	                                 * placed where rt_sigreturn resumed the thread */
+	uint64_t target_never_ran;      /* not returned, after an indirect branch: the
+	                                 * branch is written as leaving the trace */
+	uint64_t overflows;             /* not returned, after a conditional branch: an
+	                                 * Overflow packet (its instructions in
+	                                 * lost_instructions) */
+	uint64_t hidden;                /* the instructions Overflows hid */
+	uint64_t first_overflow_offset; /* where the first one is in the trace buffer */
+	uint64_t first_overflow_pc;     /* the interrupted block's address */
+	uint64_t handler_set[JF_ETM_MAX_HANDLERS];
+	unsigned nhandlers;
+	uint64_t handlers_dropped;
 	uint64_t lost_instructions;     /* ran, but not in the trace (see above) */
 	uint64_t unended_threads;       /* threads whose last block's end was never seen */
 	uint64_t filtered;              /* ran outside the IP filter */
@@ -108,6 +135,8 @@ void jf_etm_flow_execs(struct jf_etm_flow *f, int32_t tid, const uint32_t *ids, 
  * the SVC. */
 void jf_etm_flow_syscall(struct jf_etm_flow *f, int32_t tid, int64_t num,
 			 const uint64_t args[6]);
+/* rt_sigaction installed handler (its address; SIG_DFL and SIG_IGN are ignored). */
+void jf_etm_flow_sigaction(struct jf_etm_flow *f, uint64_t handler);
 /* The system call of thread tid returned ret. */
 void jf_etm_flow_syscall_ret(struct jf_etm_flow *f, int32_t tid, int64_t num, int64_t ret);
 /* The plugin stream reader's callbacks that apply its records to f (hello records are not

@@ -238,6 +238,22 @@ void jf_etm_align(struct jf_etm_stream *s, uint64_t time)
 			put_timestamp(s, time, need); /* then a short one fills the rest */
 	}
 }
+size_t jf_etm_overflow(struct jf_etm_stream *s)
+{
+	size_t at;
+
+	jf_etm_flush(s);
+	at = s->size;
+	/* An extension packet (header 0x00) whose payload 0x05 says Overflow. */
+	put_byte(s, 0x00);
+	put_byte(s, 0x05);
+	s->overflows++;
+	/* A trace unit that overflowed restarts with a Trace Info; the A-Sync before it is
+	 * where a decoder finds its way back. */
+	jf_etm_sync(s);
+	return at;
+}
+
 void jf_etm_atom(struct jf_etm_stream *s, int taken)
 {
 	s->atoms |= (uint8_t)((taken ? 1 : 0) << s->natoms);

@@ -43,7 +43,7 @@ struct jf_etm_stream {
 	size_t *sync_at;           /* where each A-Sync starts: a decoder can start there */
 	size_t nsync, sync_cap;
 	int failed;                /* out of memory: everything after is dropped */
-	uint64_t atom_count, exceptions, syncs, timestamps;
+	uint64_t atom_count, exceptions, syncs, timestamps, overflows;
 };
 
 /* Bytes between A-Syncs (TRCSYNCPR.PERIOD = 12: every 4096 bytes). */
@@ -58,6 +58,10 @@ void jf_etm_sync(struct jf_etm_stream *s);
 /* Whether an A-Sync is due (JF_ETM_SYNC_PERIOD bytes since the last). */
 int jf_etm_sync_due(const struct jf_etm_stream *s);
 void jf_etm_trace_on(struct jf_etm_stream *s);
+/* An Overflow packet (trace the unit could not write: what ran since the last waypoint
+ * is lost), then an A-Sync and Trace Info, after which the decoder waits for an address.
+ * Returns the Overflow's offset. */
+size_t jf_etm_overflow(struct jf_etm_stream *s);
 /* Address with Context: execution (EL0, AArch64, non-secure) continues at addr in the
  * thread whose context ID is context_id. */
 void jf_etm_address_context(struct jf_etm_stream *s, uint64_t addr, uint32_t context_id);

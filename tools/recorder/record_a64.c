@@ -100,6 +100,17 @@ static int write_summary(const char *dir, const struct jf_etm_flow *f,
 		f->filter ? (unsigned long long)f->filter->dropped : 0ull,
 		(unsigned long long)f->unended_threads, (unsigned long long)f->bad_translations,
 		(unsigned long long)f->unknown_ids);
+	fprintf(fp, "handler_entries = %llu\nsignals_resolved = %llu\n"
+		"signals_target_never_ran = %llu\noverflows = %llu\nhandlers_dropped = %llu\n",
+		(unsigned long long)f->handler_entries, (unsigned long long)f->signals_resolved,
+		(unsigned long long)f->target_never_ran, (unsigned long long)f->overflows,
+		(unsigned long long)f->handlers_dropped);
+	/* Where the first Overflow is, for a look at the trace with trc_pkt_lister. */
+	if (f->overflows)
+		fprintf(fp, "first_overflow = stream offset %llu (of a raw trace.bin), after the "
+			"block at %#llx\n",
+			(unsigned long long)f->first_overflow_offset,
+			(unsigned long long)f->first_overflow_pc);
 	if (note && *note)
 		fprintf(fp, "note = %s\n", note);
 	if (fclose(fp))
