@@ -548,7 +548,7 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		f->resume_unsure = 0;
 		f->ip = ev->variant.enabled.ip;
 		f->enabled = 1;
-		f->off_at_ip = 0;
+		f->off_at_ip = f->off_at_zero = 0;
 		return 0;
 	case ptev_disabled:
 		/* A TIP.PGD binds to the branch that left the traced region: its target, or
@@ -558,6 +558,7 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 			return 1;
 		f->enabled = 0;
 		f->off_at_ip = 0;
+		f->off_at_zero = 1;
 		return 0;
 	case ptev_async_disabled:
 		/* FUP + TIP.PGD: tracing stopped at the FUP's IP (erratum SKD022 aside). */
@@ -567,6 +568,7 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 			return 1;
 		f->enabled = 0;
 		f->off_at_ip = 1;
+		f->off_at_zero = 0;
 		return 0;
 	case ptev_async_branch:
 		/* FUP + TIP: an interrupt or exception at the FUP's IP. */
@@ -584,7 +586,7 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		f->enabled = !ev->ip_suppressed;
 		f->ip = f->enabled ? ev->variant.overflow.ip : 0;
 		f->resume_unsure = 0;
-		f->off_at_ip = 0;
+		f->off_at_ip = f->off_at_zero = 0;
 		return 0;
 	case ptev_exec_mode: {
 		enum jf_isa isa = jf_pt_isa(ev->variant.exec_mode.mode);

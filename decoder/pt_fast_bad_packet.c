@@ -1,5 +1,6 @@
-/* The fast Intel PT path where a packet libipt cannot read follows a TNT or a TIP
- * (pt_fast_bad_packet.h): the block decoder's error, reported here. */
+/* The fast Intel PT path where libipt's block decoder fails on a trace it cannot follow (a
+ * packet it cannot read after a TNT or a TIP, packets a query does not expect, no code:
+ * pt_fast_bad_packet.h): the block decoder's error, reported here. */
 #include "pt_fast_bad_packet.h"
 #include "pt_fast_internal.h"
 
@@ -120,6 +121,37 @@ static int walk_to_query(struct fast *f, int tip, uint64_t *insns, uint64_t *blo
 	return 1;
 }
 
+/* The query decoder reading ahead from *at: past PADs, and past CYCs and MTCs while no
+ * TSC gave a time (applied to *time, a copy: they give no record a time then), to the
+ * first other packet or one libipt cannot read (*at). Returns 0, or 1 where a timing
+ * packet is not modelled (SKD007's two-byte CYC, an update libipt rejects). */
+static int past_timing(struct fast *f, uint64_t *at, struct jf_pt_time *time)
+{
+	const uint8_t *t = f->cfg.trace;
+	struct pt_packet p;
+
+	for (;;) {
+		while (*at < f->cfg.size && t[*at] == 0x00)
+			(*at)++;
+		if (*at >= f->cfg.size || time->have_tsc ||
+		    jf_fast_maybe_bad_first[t[*at]] != JF_FAST_MAYBE_TIMING ||
+		    pt_pkt_sync_set(f->psbs, *at) < 0 || pt_pkt_next(f->psbs, &p, sizeof(p)) < 0)
+			return 0;
+		if (p.type == ppt_cyc) {
+			/* SKD007: a two-byte CYC may be an OVF's start (packet_timing). */
+			if ((f->skd007 && p.size == 2) ||
+			    jf_pt_time_cyc(time, &f->time_cfg, p.payload.cyc.value) < 0)
+				return 1;
+		} else if (p.type == ppt_mtc) {
+			if (jf_pt_time_mtc(time, &f->time_cfg, p.payload.mtc.ctc) < 0)
+				return 1;
+		} else {
+			return 0;
+		}
+		*at += p.size;
+	}
+}
+
 int jf_fast_fail_at_query(struct fast *f, uint64_t at, int code, uint64_t ip)
 {
 	if (f->emit || !f->by_packets || (f->timed && f->time.have_tsc))
@@ -144,32 +176,9 @@ int jf_fast_fail_after(struct fast *f, uint64_t next, int tip)
 		return 1;
 	/* The query decoder reads past PADs, CYCs and MTCs to the packet it fails at; those
 	 * may fail first (a copy of the time tells). */
-	for (;;) {
-		int status;
-
-		while (at < f->cfg.size && t[at] == 0x00)
-			at++;
-		if (!jf_fast_bad_packet_may_be_at(t, f->cfg.size, at, 0) ||
-		    pt_pkt_sync_set(f->psbs, at) < 0)
-			return 1;
-		status = pt_pkt_next(f->psbs, &p, sizeof(p));
-		if (status == -pte_bad_opc)
-			break;
-		if (status < 0)
-			return 1;
-		if (p.type == ppt_cyc) {
-			/* SKD007: a two-byte CYC may be an OVF's start (packet_timing). */
-			if ((f->skd007 && p.size == 2) ||
-			    jf_pt_time_cyc(&time, &f->time_cfg, p.payload.cyc.value) < 0)
-				return 1;
-		} else if (p.type == ppt_mtc) {
-			if (jf_pt_time_mtc(&time, &f->time_cfg, p.payload.mtc.ctc) < 0)
-				return 1;
-		} else {
-			return 1;
-		}
-		at += p.size;
-	}
+	if (past_timing(f, &at, &time) || !jf_fast_bad_packet_may_be_at(t, f->cfg.size, at, 0) ||
+	    pt_pkt_sync_set(f->psbs, at) < 0 || pt_pkt_next(f->psbs, &p, sizeof(p)) != -pte_bad_opc)
+		return 1;
 	if (walk_to_query(f, tip, &insns, &blocks, &ip))
 		return 1;
 	/* Without a TSC, the timing packets read ahead give no record a time. */
@@ -188,17 +197,16 @@ int jf_fast_fail_after(struct fast *f, uint64_t next, int tip)
 }
 
 /* Where libipt's query decoder stops reading ahead after the packet that ends at next: past
- * PADs, at a TNT, a TIP, a TIP.PGE or TIP.PGD, a MODE, an OVF (it reads on past other
- * packets, which is not modelled here: -1). */
-static int64_t read_ahead_stop(const struct fast *f, uint64_t next)
+ * PADs (and CYCs and MTCs while no TSC gave a time), at a TNT, a TIP, a TIP.PGE or TIP.PGD,
+ * a MODE, an OVF (it reads on past other packets, which is not modelled here: -1). */
+static int64_t read_ahead_stop(struct fast *f, uint64_t next)
 {
 	const uint8_t *t = f->cfg.trace;
+	struct jf_pt_time time = f->time;
 	uint64_t at = next;
 	unsigned byte;
 
-	while (at < f->cfg.size && t[at] == 0x00)
-		at++;
-	if (at >= f->cfg.size)
+	if (past_timing(f, &at, &time) || at >= f->cfg.size)
 		return -1;
 	byte = t[at];
 	if (!(byte & 1) && byte != 0x02)
@@ -239,4 +247,29 @@ int jf_fast_fail_at_block(struct fast *f, const struct jf_fast_block *b, uint64_
 	f->insns_n += b->ninsn;
 	f->blocks_n++;
 	return jf_fast_fail_at_query(f, (uint64_t)stop, -pte_bad_retcomp, b->last);
+}
+
+int jf_fast_fail_tnt_at_indirect(struct fast *f, const struct jf_fast_block *b, uint64_t at)
+{
+	/* The query decoder decoded this TNT, for an earlier bit or for the indirect branch's
+	 * query itself (which takes one TNT where none is cached), and read ahead; the query
+	 * fails at the packet it stopped at, a TNT or an event's. At a TIP it does not fail
+	 * there (libipt 2.0 decodes the TIP first): not modelled. */
+	int64_t stop = read_ahead_stop(f, at + (f->cfg.trace[at] == 0x02 ? 8 : 1));
+
+	if (stop < 0 || (f->cfg.trace[stop] & 0x1f) == 0x0d)
+		return 1;
+	f->insns_n += b->ninsn;
+	f->blocks_n++;
+	return jf_fast_fail_at_query(f, (uint64_t)stop, -pte_bad_query, b->last);
+}
+
+int jf_fast_fail_tnt_while_off(struct fast *f, uint64_t at)
+{
+	/* The block decoder's IP as it reports the error: where an asynchronous disable
+	 * stopped tracing, 0 after a TIP.PGD alone; after an overflow or a synchronisation
+	 * with tracing off, not modelled. */
+	if (!f->off_at_ip && !f->off_at_zero)
+		return 1;
+	return jf_fast_fail_at_query(f, at, -pte_no_enable, f->off_at_ip ? f->ip : 0);
 }

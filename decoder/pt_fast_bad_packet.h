@@ -1,7 +1,8 @@
 /* Internal: decode errors libipt reports itself, reported by the fast Intel PT path
  * (following packets, counting) as libipt's block decoder reports them, so that they cost
  * no hand-over: a packet libipt cannot read after a TNT or a TIP, a TIP where a TNT bit is
- * due, a not-taken bit for a return, a TIP to an address without code. Each is queued
+ * due, TNT bits where a TIP is, a not-taken bit for a return, a TIP to an address without
+ * code, a TNT while tracing is off. Each is queued
  * with the loss up to the next PSB, where this path starts afresh (pt_fast_resync.c);
  * where one is not modelled (blocks returned, a time, other packets around it), the
  * caller hands over.
@@ -56,6 +57,18 @@ int jf_fast_fail_at_query(struct fast *f, uint64_t at, int code, uint64_t ip);
  * this path resynchronises at the next PSB (0), or 1 where not modelled (the caller then
  * hands over). */
 int jf_fast_fail_at_block(struct fast *f, const struct jf_fast_block *b, uint64_t at, int tnt);
+
+/* Walking from f->ip for the TNT at offset at, the block decoder reaches block b, an
+ * indirect branch or call, whose query finds TNT bits where it wants a TIP ("trace stream
+ * does not match query": the branch counted, the error at the TNT or event packet the
+ * query decoder read ahead to after this TNT). Returns 0 where modelled (this path
+ * resynchronises at the next PSB), else 1. */
+int jf_fast_fail_tnt_at_indirect(struct fast *f, const struct jf_fast_block *b, uint64_t at);
+
+/* A TNT at offset at while tracing is off: the block decoder's "expected tracing enabled
+ * event" there (its query decoder read ahead to it after the disable), the loss up to the
+ * next PSB and this path starting afresh there (0), or 1 where not modelled. */
+int jf_fast_fail_tnt_while_off(struct fast *f, uint64_t at);
 
 /* Whether the packet at next (after PADs) may be one libipt cannot read, or a CYC or MTC
  * before one. Cheap enough to ask after every TNT: most packets start with a byte that

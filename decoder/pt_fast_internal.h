@@ -141,6 +141,8 @@ struct fast {
 				     * libipt 2.1 takes for unknown (no status check applies) */
 	int off_at_ip;              /* tracing off since an asynchronous disable: libipt's IP is
 				     * where it stopped (f->ip) */
+	int off_at_zero;            /* ...since a TIP.PGD alone: libipt's block decoder's IP is 0
+				     * (pt_fast_bad_packet.c) */
 	int chained;                /* following packets: the PSB+ just read has updates and
 				     * another PSB+ follows it (pt_fast_packets.c, psb_follows) */
 	/* Where the errors come one PSB period apart, taking over again costs more than it

@@ -158,8 +158,10 @@ static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t of
 
 	if (f->emit)
 		return jf_fast_emit_tnt(f, bits, nbits, offset);
-	if (!nbits || !f->enabled || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
+	if (!nbits || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
 		return 1;
+	if (!f->enabled)
+		return jf_fast_fail_tnt_while_off(f, offset) ? 1 : -1;
 	f->report.tnt_packets++;
 	/* Each bit ends a block, stamped with the time at this packet; the last bit's block
 	 * with the time after the event that may come next, if one does. */
@@ -195,6 +197,8 @@ static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t of
 		b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
 		if (b->end == JF_FAST_BAD || (b->end == JF_FAST_RETURN && !((bits >> (nbits - 1)) & 1)))
 			return jf_fast_fail_at_block(f, b, offset, 1) ? 1 : -1;
+		if (b->end == JF_FAST_INDIRECT || b->end == JF_FAST_CALL_IND)
+			return jf_fast_fail_tnt_at_indirect(f, b, offset) ? 1 : -1;
 		if (b->end != JF_FAST_RETURN || jf_fast_pop_return(f, &f->ip))
 			return 1;
 		f->insns_n += b->ninsn;

@@ -1056,8 +1056,12 @@ static void test_status_errors(void **state)
  * conditional branch wants a TNT bit ("trace stream does not match query"); a TIP to an
  * address without code ("no memory mapped at this address", at the packet after it); a
  * not-taken bit for a return ("bad compressed return", at the packet the query decoder
- * read ahead to). Handed over: a bad packet right after a PSB+ (an event's read fails),
- * and one after a TSC (the error's time is not modelled). */
+ * read ahead to, past a CYC too); TNT bits where the indirect jump wants a TIP ("trace
+ * stream does not match query" at the TNT or event packet read ahead to after them); a
+ * TNT while tracing is off ("expected tracing enabled event"), after a TIP.PGD with and
+ * without an IP, after an asynchronous disable, with a CYC or a PSB+ between. Handed over: a bad packet right after a PSB+ (an event's read fails), one after a TSC
+ * (the error's time is not modelled), and TNT bits for the indirect jump with a TIP
+ * read ahead to (libipt 2.0 does not fail there). */
 static void test_decode_errors(void **state)
 {
 	static const uint8_t code[] = {
@@ -1072,7 +1076,7 @@ static void test_decode_errors(void **state)
 	int kind;
 
 	(void)state;
-	for (kind = 0; kind < 9; kind++) {
+	for (kind = 0; kind < 20; kind++) {
 		struct jf_ptb *b = jf_ptb_new();
 		char what[48];
 
@@ -1120,6 +1124,56 @@ static void test_decode_errors(void **state)
 			jf_ptb_tnt(b, "N");
 			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
 			break;
+		case 9: /* a bad compressed return read ahead past a CYC */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1005);
+			jf_ptb_tnt(b, "N");
+			jf_ptb_cyc(b, 3);
+			break;
+		case 10: /* TNT bits left where the jmp rax wants a TIP */
+			jf_ptb_tnt(b, "NN");
+			break;
+		case 11: /* ...a TNT where it wants a TIP, a CYC after it */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tnt(b, "N");
+			jf_ptb_cyc(b, 3);
+			break;
+		case 12: /* ...an event's packet read ahead to */
+			jf_ptb_tnt(b, "NN");
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+			break;
+		case 13: /* ...a TIP read ahead to: libipt does not fail there */
+			jf_ptb_tnt(b, "NN");
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+			break;
+		case 14: /* a TNT while tracing is off: "expected tracing enabled event" */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+			break;
+		case 15: /* ...after a TIP.PGD with an IP */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip_pgd(b, pt_ipc_sext_48, 0x1000);
+			break;
+		case 16: /* ...after an asynchronous disable */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1002);
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+			break;
+		case 17: /* ...with a CYC before the TNT */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip_pgd(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_cyc(b, 3);
+			break;
+		case 18: /* ...with a PSB+ before the TNT */
+		case 19: /* ...after an asynchronous disable */
+			jf_ptb_tnt(b, "N");
+			if (kind == 19)
+				jf_ptb_fup(b, pt_ipc_sext_48, 0x1002);
+			jf_ptb_tip_pgd(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_psb(b);
+			jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_psbend(b);
+			break;
 		default:
 			jf_ptb_bad_packet(b);
 			break;
@@ -1134,7 +1188,7 @@ static void test_decode_errors(void **state)
 		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
 		snprintf(what, sizeof(what), "decode error %d", kind);
 		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
-		if (kind < 7) {
+		if (kind < 7 || (kind >= 9 && kind != 13)) {
 			assert_int_equal(rep.fallback_at, -1);
 			assert_int_equal(rep.resyncs, 1);
 		} else {
