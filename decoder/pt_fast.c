@@ -546,7 +546,8 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		if (f->emit && f->resumed && f->resume_unsure)
 			return 1;
 		f->resume_unsure = 0;
-		f->ip = ev->variant.enabled.ip;
+		/* libipt's block starts there (pt_fast_bad_packet.c: no code there) */
+		f->ip = f->tip_target = ev->variant.enabled.ip;
 		f->enabled = 1;
 		f->off_at_ip = f->off_at_zero = 0;
 		return 0;
@@ -575,7 +576,7 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 		if (ev->status_update || !f->enabled ||
 		    walk_to(f, ev->variant.async_branch.from, 1, 0))
 			return 1;
-		f->ip = ev->variant.async_branch.to;
+		f->ip = f->tip_target = ev->variant.async_branch.to;
 		return 0;
 	case ptev_overflow:
 		/* Binds to nothing: libipt's block decoder applies it where it is (after the

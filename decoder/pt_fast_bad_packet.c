@@ -8,14 +8,31 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "jitflow/insn.h"
+
 uint8_t jf_fast_maybe_bad_first[256];
 /* Second bytes of the extended opcodes libipt's packet decoder rejects. */
 static uint8_t maybe_bad_ext[256];
 static pthread_once_t maybe_bad_once = PTHREAD_ONCE_INIT;
 
+/* Whether the packet at offset at of trace (the packet decoder's buffer) is one libipt's
+ * query decoder fails on as it reads ahead: an unknown opcode, or a FUP it cannot read (a
+ * reserved IP compression), which it decodes there; the other packets libipt cannot read
+ * (a TIP's, an event's) it decodes only when a query or an event wants them. */
+static int bad_in_read_ahead(struct pt_packet_decoder *pkt, const uint8_t *trace, uint64_t at,
+			     struct pt_packet *p, int *code)
+{
+	*code = pt_pkt_sync_set(pkt, at);
+	if (*code < 0)
+		return 0;
+	*code = pt_pkt_next(pkt, p, sizeof(*p));
+	return *code == -pte_bad_opc ||
+	       (*code == -pte_bad_packet && (trace[at] & 0x1f) == 0x1d); /* FUP */
+}
+
 /* Ask libipt's packet decoder which first bytes, and which second bytes of an extended
- * opcode, it rejects as an unknown opcode (followed by zeros: no opcode libipt knows is cut
- * short by them). */
+ * opcode, it rejects as an unknown opcode, or as a FUP it cannot read (followed by zeros:
+ * no opcode libipt knows is cut short by them). */
 static void fill_maybe_bad(void)
 {
 	uint8_t buf[32];
@@ -32,16 +49,16 @@ static void fill_maybe_bad(void)
 	pkt = pt_pkt_alloc_decoder(&config);
 	for (b = 1; b < 256; b++) {
 		struct pt_packet p;
+		int code;
 
 		if (b == 0x02)
 			continue; /* the extended opcodes: above */
 		memset(buf, 0, sizeof(buf));
 		buf[0] = (uint8_t)b;
 		/* Without a decoder, every byte is looked at closer. */
-		if (!pkt || pt_pkt_sync_set(pkt, 0) < 0 ||
-		    pt_pkt_next(pkt, &p, sizeof(p)) == -pte_bad_opc)
+		if (!pkt || bad_in_read_ahead(pkt, buf, 0, &p, &code))
 			jf_fast_maybe_bad_first[b] = JF_FAST_MAYBE_BAD;
-		else if (p.type == ppt_cyc || p.type == ppt_mtc)
+		else if (code >= 0 && (p.type == ppt_cyc || p.type == ppt_mtc))
 			jf_fast_maybe_bad_first[b] = JF_FAST_MAYBE_TIMING;
 	}
 	for (b = 0; b < 256; b++) {
@@ -167,6 +184,7 @@ int jf_fast_fail_after(struct fast *f, uint64_t next, int tip)
 	size_t keep_pending = f->pending.n;
 	struct jf_pt_time time = f->time;
 	struct pt_packet p;
+	int code;
 
 	/* Counting only, without a time (the error's and the loss's times are not modelled:
 	 * pt_fast_resync.c), with tracing on and nothing waiting for the TIP (a FUP's or
@@ -177,7 +195,7 @@ int jf_fast_fail_after(struct fast *f, uint64_t next, int tip)
 	/* The query decoder reads past PADs, CYCs and MTCs to the packet it fails at; those
 	 * may fail first (a copy of the time tells). */
 	if (past_timing(f, &at, &time) || !jf_fast_bad_packet_may_be_at(t, f->cfg.size, at, 0) ||
-	    pt_pkt_sync_set(f->psbs, at) < 0 || pt_pkt_next(f->psbs, &p, sizeof(p)) != -pte_bad_opc)
+	    !bad_in_read_ahead(f->psbs, t, at, &p, &code))
 		return 1;
 	if (walk_to_query(f, tip, &insns, &blocks, &ip))
 		return 1;
@@ -186,7 +204,7 @@ int jf_fast_fail_after(struct fast *f, uint64_t next, int tip)
 		return 1;
 	f->insns_n += insns;
 	f->blocks_n += blocks;
-	if (jf_fast_resync_after_violation(f, at, -pte_bad_opc, ip) == 0)
+	if (jf_fast_resync_after_violation(f, at, code, ip) == 0)
 		return 0;
 	/* Not modelled after all (no PSB where the block decoder synchronises): the TNT or
 	 * TIP is read as usual, and the bad packet then hands over. */
@@ -264,12 +282,30 @@ int jf_fast_fail_tnt_at_indirect(struct fast *f, const struct jf_fast_block *b, 
 	return jf_fast_fail_at_query(f, (uint64_t)stop, -pte_bad_query, b->last);
 }
 
+/* The block decoder's IP while tracing is off, as it reports an error then (0), or 1 where
+ * not modelled. Where an asynchronous disable stopped tracing; 0 after a TIP.PGD that bound
+ * to a conditional or indirect branch or a return (f->ip: after a far branch, libipt keeps
+ * the IP after it, where tracing may resume: not modelled); after an overflow or a
+ * synchronisation with tracing off, not modelled either. */
+static int ip_while_off(struct fast *f, uint64_t *ip)
+{
+	struct jf_insn_info in;
+
+	if (f->off_at_ip) {
+		*ip = f->ip;
+		return 0;
+	}
+	if (!f->off_at_zero || jf_insn_at(f->insns, f->isa, f->ip, &in) < 0 ||
+	    (in.cls != JF_INSN_COND && in.cls != JF_INSN_RETURN &&
+	     in.cls != JF_INSN_JUMP_INDIRECT && in.cls != JF_INSN_CALL_INDIRECT))
+		return 1;
+	*ip = 0;
+	return 0;
+}
+
 int jf_fast_fail_tnt_while_off(struct fast *f, uint64_t at)
 {
-	/* The block decoder's IP as it reports the error: where an asynchronous disable
-	 * stopped tracing, 0 after a TIP.PGD alone; after an overflow or a synchronisation
-	 * with tracing off, not modelled. */
-	if (!f->off_at_ip && !f->off_at_zero)
-		return 1;
-	return jf_fast_fail_at_query(f, at, -pte_no_enable, f->off_at_ip ? f->ip : 0);
+	uint64_t ip;
+
+	return ip_while_off(f, &ip) || jf_fast_fail_at_query(f, at, -pte_no_enable, ip);
 }

@@ -141,7 +141,8 @@ struct fast {
 				     * libipt 2.1 takes for unknown (no status check applies) */
 	int off_at_ip;              /* tracing off since an asynchronous disable: libipt's IP is
 				     * where it stopped (f->ip) */
-	int off_at_zero;            /* ...since a TIP.PGD alone: libipt's block decoder's IP is 0
+	int off_at_zero;            /* ...since a TIP.PGD alone, bound to the branch at f->ip:
+				     * libipt's IP is 0 but after a far branch
 				     * (pt_fast_bad_packet.c) */
 	int chained;                /* following packets: the PSB+ just read has updates and
 				     * another PSB+ follows it (pt_fast_packets.c, psb_follows) */
@@ -176,8 +177,9 @@ struct fast {
 				     * the next event is read (libipt reads it eagerly) */
 	int resume_unsure;          /* stopped at a far branch: a far call resumes after it */
 
-	uint64_t tip_target;        /* the last TIP's target (pt_fast_bad_packet.c: whether
-				     * libipt's block starts at f->ip) */
+	uint64_t tip_target;        /* the last TIP's, TIP.PGE's or FUP+TIP's target
+				     * (pt_fast_bad_packet.c: whether libipt's block starts at
+				     * f->ip) */
 	struct jf_flow batch_one;   /* jf_decoder_next_batch's record after a hand-over */
 	struct jf_block_paths *block_paths; /* TNT payload paths with their blocks (made at
 					     * the first TNT; NULL if out of memory) */

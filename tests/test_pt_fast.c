@@ -1059,7 +1059,10 @@ static void test_status_errors(void **state)
  * read ahead to, past a CYC too); TNT bits where the indirect jump wants a TIP ("trace
  * stream does not match query" at the TNT or event packet read ahead to after them); a
  * TNT while tracing is off ("expected tracing enabled event"), after a TIP.PGD with and
- * without an IP, after an asynchronous disable, with a CYC or a PSB+ between. Handed over: a bad packet right after a PSB+ (an event's read fails), one after a TSC
+ * without an IP, at a return, a conditional or an indirect branch, after an asynchronous
+ * disable, with a CYC or a PSB+ between, with a bad packet after it; a TIP.PGE or an
+ * interrupt (FUP, TIP) to an address without code, a TNT after it; a FUP libipt cannot
+ * read after a TNT ("unknown packet"). Handed over: a bad packet right after a PSB+ (an event's read fails), one after a TSC
  * (the error's time is not modelled), and TNT bits for the indirect jump with a TIP
  * read ahead to (libipt 2.0 does not fail there). */
 static void test_decode_errors(void **state)
@@ -1076,7 +1079,7 @@ static void test_decode_errors(void **state)
 	int kind;
 
 	(void)state;
-	for (kind = 0; kind < 20; kind++) {
+	for (kind = 0; kind < 26; kind++) {
 		struct jf_ptb *b = jf_ptb_new();
 		char what[48];
 
@@ -1173,6 +1176,36 @@ static void test_decode_errors(void **state)
 			jf_ptb_psb(b);
 			jf_ptb_mode_exec(b, ptem_64bit);
 			jf_ptb_psbend(b);
+			break;
+		case 20: /* a TIP.PGE to an address without code, a TNT after it */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+			jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x5000);
+			jf_ptb_cyc(b, 3);
+			break;
+		case 21: /* ...an interrupt (FUP, TIP) to one */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1002);
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x5000);
+			break;
+		case 22: /* a TNT while tracing is off, a bad packet after it */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+			jf_ptb_tnt(b, "N");
+			jf_ptb_bad_packet(b);
+			break;
+		case 23: /* a TNT after a TIP.PGD at a return */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1005);
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+			break;
+		case 24: /* ...at a conditional branch */
+			jf_ptb_tip_pgd(b, pt_ipc_sext_48, 0x1003);
+			break;
+		case 25: /* a FUP libipt cannot read (IP compression 5) after a TNT */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_bytes_mut(b)[jf_ptb_size(b) - 7] = 0xbd;
 			break;
 		default:
 			jf_ptb_bad_packet(b);
