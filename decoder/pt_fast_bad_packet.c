@@ -309,3 +309,32 @@ int jf_fast_fail_tnt_while_off(struct fast *f, uint64_t at)
 
 	return ip_while_off(f, &ip) || jf_fast_fail_at_query(f, at, -pte_no_enable, ip);
 }
+
+int jf_fast_fail_at_bad_tip(struct fast *f, uint64_t at)
+{
+	uint64_t insns = 0, blocks = 0, ip = 0;
+	int code = -pte_bad_packet;
+
+	/* The query decoder read ahead to the TIP without decoding it (it waits for a query);
+	 * the block decoder walks from where the last query left it to the next instruction
+	 * that needs trace. A return's or an indirect branch's query decodes the TIP and
+	 * fails; a conditional branch's finds a TIP where it wants a TNT ("trace stream does
+	 * not match query", the TIP not decoded). A FUP or MODE.exec waiting for the TIP would
+	 * make it an event's packet, decoded earlier: not modelled. */
+	if (f->emit || !f->by_packets || (f->timed && f->time.have_tsc) || !f->enabled ||
+	    f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
+		return 1;
+	if (walk_to_query(f, 1, &insns, &blocks, &ip)) {
+		insns = blocks = 0;
+		if (walk_to_query(f, 0, &insns, &blocks, &ip))
+			return 1;
+		code = -pte_bad_query;
+	}
+	f->insns_n += insns;
+	f->blocks_n += blocks;
+	if (jf_fast_resync_after_violation(f, at, code, ip) == 0)
+		return 0;
+	f->insns_n -= insns;
+	f->blocks_n -= blocks;
+	return 1;
+}

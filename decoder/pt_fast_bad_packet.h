@@ -70,6 +70,12 @@ int jf_fast_fail_tnt_at_indirect(struct fast *f, const struct jf_fast_block *b, 
  * next PSB and this path starting afresh there (0), or 1 where not modelled. */
 int jf_fast_fail_tnt_while_off(struct fast *f, uint64_t at);
 
+/* A TIP libipt cannot read (a reserved IP compression) at offset at, read where a query
+ * wants it: the block decoder's error at the instruction that asks for it ("unknown
+ * packet", or "trace stream does not match query" at a conditional branch), as
+ * jf_fast_fail_after walks to it (0), or 1 where not modelled. */
+int jf_fast_fail_at_bad_tip(struct fast *f, uint64_t at);
+
 /* Whether the packet at next (after PADs) may be one libipt cannot read, or a CYC or MTC
  * before one. Cheap enough to ask after every TNT: most packets start with a byte that
  * tells it is neither. */

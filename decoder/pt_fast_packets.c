@@ -886,6 +886,9 @@ int jf_fast_next_packet(struct fast *f)
 	    (p.type != ppt_mode || p.payload.mode.leaf != pt_mol_exec))
 		f->fresh = 0;
 	if (status < 0) {
+		/* A TIP libipt cannot read: the next query decodes it (pt_fast_bad_packet.h). */
+		if (status == -pte_bad_packet && (f->cfg.trace[off] & 0x1f) == 0x0d)
+			return jf_fast_fail_at_bad_tip(f, off);
 		/* The end of the trace (not in the middle of a packet). */
 		if (status != -pte_eos || off != f->cfg.size || f->pend_fup || f->pend_mode)
 			return 1;

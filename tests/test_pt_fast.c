@@ -1062,7 +1062,9 @@ static void test_status_errors(void **state)
  * without an IP, at a return, a conditional or an indirect branch, after an asynchronous
  * disable, with a CYC or a PSB+ between, with a bad packet after it; a TIP.PGE or an
  * interrupt (FUP, TIP) to an address without code, a TNT after it; a FUP libipt cannot
- * read after a TNT ("unknown packet"). Handed over: a bad packet right after a PSB+ (an event's read fails), one after a TSC
+ * read after a TNT ("unknown packet"); a TIP libipt cannot read after a TNT, after a TIP
+ * (at the conditional branch: "trace stream does not match query") and after a TIP to a
+ * return. Handed over: a bad packet right after a PSB+ (an event's read fails), one after a TSC
  * (the error's time is not modelled), and TNT bits for the indirect jump with a TIP
  * read ahead to (libipt 2.0 does not fail there). */
 static void test_decode_errors(void **state)
@@ -1079,7 +1081,7 @@ static void test_decode_errors(void **state)
 	int kind;
 
 	(void)state;
-	for (kind = 0; kind < 26; kind++) {
+	for (kind = 0; kind < 29; kind++) {
 		struct jf_ptb *b = jf_ptb_new();
 		char what[48];
 
@@ -1206,6 +1208,15 @@ static void test_decode_errors(void **state)
 			jf_ptb_tnt(b, "N");
 			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
 			jf_ptb_bytes_mut(b)[jf_ptb_size(b) - 7] = 0xbd;
+			break;
+		case 26: /* a TIP libipt cannot read (IP compression 7) after a TNT */
+		case 27: /* ...after a TIP (a conditional branch wants a TNT bit) */
+		case 28: /* ...after a TIP to a return */
+			jf_ptb_tnt(b, "N");
+			if (kind > 26)
+				jf_ptb_tip(b, pt_ipc_sext_48, kind == 27 ? 0x1000 : 0x1005);
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_bytes_mut(b)[jf_ptb_size(b) - 7] = 0xed;
 			break;
 		default:
 			jf_ptb_bad_packet(b);
