@@ -284,9 +284,10 @@ int jf_fast_fail_tnt_at_indirect(struct fast *f, const struct jf_fast_block *b, 
 
 /* The block decoder's IP while tracing is off, as it reports an error then (0), or 1 where
  * not modelled. Where an asynchronous disable stopped tracing; 0 after a TIP.PGD that bound
- * to a conditional or indirect branch or a return (f->ip: after a far branch, libipt keeps
- * the IP after it, where tracing may resume: not modelled); after an overflow or a
- * synchronisation with tracing off, not modelled either. */
+ * to a conditional branch, an indirect jump or a return (f->ip: after a far branch or an
+ * indirect call, libipt keeps the IP after it, where tracing may resume (fuzz_pt_decode):
+ * not modelled); after an overflow or a synchronisation with tracing off, not modelled
+ * either. */
 static int ip_while_off(struct fast *f, uint64_t *ip)
 {
 	struct jf_insn_info in;
@@ -297,7 +298,7 @@ static int ip_while_off(struct fast *f, uint64_t *ip)
 	}
 	if (!f->off_at_zero || jf_insn_at(f->insns, f->isa, f->ip, &in) < 0 ||
 	    (in.cls != JF_INSN_COND && in.cls != JF_INSN_RETURN &&
-	     in.cls != JF_INSN_JUMP_INDIRECT && in.cls != JF_INSN_CALL_INDIRECT))
+	     in.cls != JF_INSN_JUMP_INDIRECT))
 		return 1;
 	*ip = 0;
 	return 0;

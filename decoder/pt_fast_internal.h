@@ -142,8 +142,8 @@ struct fast {
 	int off_at_ip;              /* tracing off since an asynchronous disable: libipt's IP is
 				     * where it stopped (f->ip) */
 	int off_at_zero;            /* ...since a TIP.PGD alone, bound to the branch at f->ip:
-				     * libipt's IP is 0 but after a far branch
-				     * (pt_fast_bad_packet.c) */
+				     * libipt's IP is 0 but after a far branch or an
+				     * indirect call (pt_fast_bad_packet.c) */
 	int chained;                /* following packets: the PSB+ just read has updates and
 				     * another PSB+ follows it (pt_fast_packets.c, psb_follows) */
 	/* Where the errors come one PSB period apart, taking over again costs more than it
