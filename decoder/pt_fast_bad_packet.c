@@ -215,18 +215,28 @@ int jf_fast_fail_after(struct fast *f, uint64_t next, int tip)
 }
 
 /* Where libipt's query decoder stops reading ahead after the packet that ends at next: past
- * PADs (and CYCs and MTCs while no TSC gave a time), at a TNT, a TIP, a TIP.PGE or TIP.PGD,
- * a MODE, an OVF (it reads on past other packets, which is not modelled here: -1). */
+ * PADs (and CYCs and MTCs while no TSC gave a time) and one FUP with a full or
+ * sign-extended IP (decoded there: an asynchronous branch waiting for its TIP), at a TNT, a
+ * TIP, a TIP.PGE or TIP.PGD, a MODE, an OVF (it reads on past other packets, which is not
+ * modelled here: -1). */
 static int64_t read_ahead_stop(struct fast *f, uint64_t next)
 {
 	const uint8_t *t = f->cfg.trace;
 	struct jf_pt_time time = f->time;
 	uint64_t at = next;
 	unsigned byte;
+	int fups = 0;
 
-	if (past_timing(f, &at, &time) || at >= f->cfg.size)
-		return -1;
-	byte = t[at];
+	for (;;) {
+		if (past_timing(f, &at, &time) || at >= f->cfg.size)
+			return -1;
+		byte = t[at];
+		if (f->pend_fup || fups || (byte != 0x7d && byte != 0xdd))
+			break;
+		/* FUP, IP compression 3 (6 bytes) or 6 (8): no last IP needed. */
+		at += byte == 0x7d ? 7 : 9;
+		fups++;
+	}
 	if (!(byte & 1) && byte != 0x02)
 		return (int64_t)at; /* TNT-8 */
 	switch (byte & 0x1f) {

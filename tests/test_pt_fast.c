@@ -1064,9 +1064,10 @@ static void test_status_errors(void **state)
  * interrupt (FUP, TIP) to an address without code, a TNT after it; a FUP libipt cannot
  * read after a TNT ("unknown packet"); a TIP libipt cannot read after a TNT, after a TIP
  * (at the conditional branch: "trace stream does not match query") and after a TIP to a
- * return. Handed over: a bad packet right after a PSB+ (an event's read fails), one after a TSC
+ * return; a bad compressed return and TNT bits where a TIP is due, with a FUP read ahead
+ * past. Handed over: a bad packet right after a PSB+ (an event's read fails), one after a TSC
  * (the error's time is not modelled), and TNT bits for the indirect jump with a TIP
- * read ahead to (libipt 2.0 does not fail there). */
+ * read ahead to (libipt 2.0 does not fail there), also after a FUP. */
 static void test_decode_errors(void **state)
 {
 	static const uint8_t code[] = {
@@ -1081,7 +1082,7 @@ static void test_decode_errors(void **state)
 	int kind;
 
 	(void)state;
-	for (kind = 0; kind < 29; kind++) {
+	for (kind = 0; kind < 32; kind++) {
 		struct jf_ptb *b = jf_ptb_new();
 		char what[48];
 
@@ -1218,6 +1219,22 @@ static void test_decode_errors(void **state)
 			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
 			jf_ptb_bytes_mut(b)[jf_ptb_size(b) - 7] = 0xed;
 			break;
+		case 29: /* a bad compressed return read ahead past a FUP */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1005);
+			jf_ptb_tnt(b, "N");
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			break;
+		case 30: /* TNT bits where the jmp rax wants a TIP, a FUP after them */
+			jf_ptb_tnt(b, "NN");
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			break;
+		case 31: /* ...a TNT where it wants a TIP, a FUP and a TIP after it */
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tnt(b, "N");
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+			break;
 		default:
 			jf_ptb_bad_packet(b);
 			break;
@@ -1232,7 +1249,7 @@ static void test_decode_errors(void **state)
 		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
 		snprintf(what, sizeof(what), "decode error %d", kind);
 		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
-		if (kind < 7 || (kind >= 9 && kind != 13)) {
+		if (kind < 7 || (kind >= 9 && kind != 13 && kind != 31)) {
 			assert_int_equal(rep.fallback_at, -1);
 			assert_int_equal(rep.resyncs, 1);
 		} else {
