@@ -264,12 +264,73 @@ static inline void jf_fast_read_time(struct fast *f)
  * pending (pt_blk_process_trailing_events): it has the time after that read, which the
  * read says (jf_fast_block_time_after_event), else the time now; either is known at the
  * next read (a query, a commit, the end). */
-void jf_fast_note_block_time(struct fast *f);
-void jf_fast_note_query_block_time(struct fast *f);
-void jf_fast_block_time_after_event(struct fast *f);
-void jf_fast_settle_block_time(struct fast *f);
-void jf_fast_push_return(struct fast *f, uint64_t ip);
-int jf_fast_pop_return(struct fast *f, uint64_t *ip);
+static inline void jf_fast_note_time(struct fast *f, uint64_t t)
+{
+	if (!f->has_time || t < f->tmin)
+		f->tmin = t;
+	if (!f->has_time || t > f->tmax)
+		f->tmax = t;
+	f->has_time = 1;
+}
+
+static inline void jf_fast_settle_block_time(struct fast *f)
+{
+	if (!f->block_time_waits)
+		return;
+	f->block_time_waits = 0;
+	if (f->block_time_then)
+		jf_fast_note_time(f, f->block_time_then);
+}
+
+/* pt_decoder.c stamps each block with the decoder's time, if it has one. (These are
+ * inline: the counting loop calls them for every TNT and TIP packet.) */
+static inline void jf_fast_note_block_time(struct fast *f)
+{
+	uint64_t t = jf_fast_time_now(f);
+
+	jf_fast_settle_block_time(f);
+	if (t)
+		jf_fast_note_time(f, t);
+}
+
+static inline void jf_fast_note_query_block_time(struct fast *f)
+{
+	jf_fast_settle_block_time(f);
+	f->block_time_waits = 1;
+	f->block_time_then = jf_fast_time_now(f);
+}
+
+static inline void jf_fast_block_time_after_event(struct fast *f)
+{
+	uint64_t t;
+
+	if (!f->block_time_waits)
+		return;
+	f->block_time_waits = 0;
+	t = jf_fast_time_now(f);
+	if (t)
+		jf_fast_note_time(f, t);
+}
+/* libipt's return stack (pt_retstack.c's rules): the latest 64 return addresses. Inline:
+ * the counting loop pushes and pops on every call and return it follows. */
+static inline void jf_fast_push_return(struct fast *f, uint64_t ip)
+{
+	f->ret[f->top] = ip;
+	f->top = (uint8_t)(f->top == RETSTACK_SIZE ? 0 : f->top + 1);
+	if (f->bottom == f->top)
+		f->bottom = (uint8_t)(f->bottom == RETSTACK_SIZE ? 0 : f->bottom + 1);
+}
+
+static inline int jf_fast_pop_return(struct fast *f, uint64_t *ip)
+{
+	if (f->top == f->bottom) {
+		f->popped_empty = 1;
+		return -1;
+	}
+	f->top = (uint8_t)(!f->top ? RETSTACK_SIZE : f->top - 1);
+	*ip = f->ret[f->top];
+	return 0;
+}
 
 /* pt_fast.c, for the packet path: the stretch decoded since the last PSB is counted and
  * its records released (new_restart: the PSB that ends it); PSB+'s status updates bound

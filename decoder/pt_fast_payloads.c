@@ -4,15 +4,9 @@
 
 #include <stdlib.h>
 
-#include "pt_fast_table.h"
-
 /* Blocks one path may take: a path through direct calls and long straight runs is cut
  * there, so that following one is bounded (the caller goes on with another lookup). */
 enum { MAX_PATH_BLOCKS = 256 };
-
-struct jf_payloads {
-	struct jf_fast_path_cache c; /* first (jf_fast_path_cache_new): of struct jf_payload_path */
-};
 
 struct jf_payloads *jf_payloads_new(struct jf_fast_blocks *blocks, unsigned log2_slots)
 {
@@ -113,20 +107,11 @@ out:
 	p->end = ip;
 }
 
-const struct jf_payload_path *jf_payload_path_at(struct jf_payloads *c, enum jf_isa isa,
-						 uint64_t ip, uint64_t gen, uint64_t bits,
-						 unsigned nbits)
+const struct jf_payload_path *jf_payload_path_fill(struct jf_payloads *c,
+						   struct jf_payload_path *p, enum jf_isa isa,
+						   uint64_t ip, uint64_t gen, uint64_t bits,
+						   unsigned nbits)
 {
-	struct jf_payload_path *p;
-
-	bits &= (nbits < 64 ? (1ull << nbits) - 1 : ~0ull);
-	p = slot_of(c, ip, bits, nbits);
-	c->c.lookups++;
-	if (p->start == ip && p->bits == bits && p->nbits == nbits && p->gen == gen &&
-	    p->isa == (uint8_t)isa) {
-		c->c.hits++;
-		return p;
-	}
 	if (p->nbits && p->gen == gen && jf_fast_table_conflict(&c->c.table)) {
 		grow(c, gen);
 		p = slot_of(c, ip, bits, nbits);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "pt_fast_blocks.h"
+#include "pt_fast_table.h"
 
 /* The most return-stack operations one entry records; a path with more ends early. */
 enum { JF_PAYLOAD_MAX_OPS = 6 };
@@ -35,17 +36,40 @@ struct jf_payload_path {
 	uint64_t push[JF_PAYLOAD_MAX_OPS]; /* op i pushes push[i] (unless it pops) */
 };
 
-struct jf_payloads;
+/* Its cache visible: the lookup below is inline, since a trace takes one per TNT packet. */
+struct jf_payloads {
+	struct jf_fast_path_cache c; /* first (jf_fast_path_cache_new): of struct jf_payload_path */
+};
 
 /* A direct-mapped cache of 2^log2_slots paths over the blocks of blocks. */
 struct jf_payloads *jf_payloads_new(struct jf_fast_blocks *blocks, unsigned log2_slots);
 void jf_payloads_free(struct jf_payloads *c);
 
+/* jf_payload_path_at's miss: the path followed into its slot p. */
+const struct jf_payload_path *jf_payload_path_fill(struct jf_payloads *c,
+						   struct jf_payload_path *p, enum jf_isa isa,
+						   uint64_t ip, uint64_t gen, uint64_t bits,
+						   unsigned nbits);
+
 /* The path of the nbits (1-47) low bits of bits from ip, in mode isa and version gen of
  * the code map (its current version), followed now if it is not cached. Never NULL. */
-const struct jf_payload_path *jf_payload_path_at(struct jf_payloads *c, enum jf_isa isa,
-						 uint64_t ip, uint64_t gen, uint64_t bits,
-						 unsigned nbits);
+static inline const struct jf_payload_path *jf_payload_path_at(struct jf_payloads *c,
+							       enum jf_isa isa, uint64_t ip,
+							       uint64_t gen, uint64_t bits,
+							       unsigned nbits)
+{
+	struct jf_payload_path *p;
+
+	bits &= (nbits < 64 ? (1ull << nbits) - 1 : ~0ull);
+	p = jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
+	c->c.lookups++;
+	if (p->start == ip && p->bits == bits && p->nbits == nbits && p->gen == gen &&
+	    p->isa == (uint8_t)isa) {
+		c->c.hits++;
+		return p;
+	}
+	return jf_payload_path_fill(c, p, isa, ip, gen, bits, nbits);
+}
 
 /* Lookups, and how many of them were answered from the cache. */
 void jf_payloads_counts(const struct jf_payloads *c, uint64_t *lookups, uint64_t *hits);
