@@ -241,6 +241,19 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		f->pend_fup = 0;
 		return packet_event(f, &ev, 1, offset);
 	}
+	if (!f->emit) {
+		/* Counting: the blocks up to the one that needs this TIP, in one lookup. */
+		const struct jf_payload_path *p =
+			jf_payload_tip_path_at(f->payloads, f->isa, f->ip, f->generation);
+
+		replay_returns(f, p);
+		f->insns_n += p->insns;
+		f->blocks_n += p->blocks;
+		f->ip = p->end;
+		if (p->used)
+			return tip_taken(f, to, offset);
+	}
+	/* Block by block from where that path stopped (or returning blocks). */
 	for (n = 0; n < MAX_TIP_WALK; n++) {
 		const struct jf_fast_block *b =
 			jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);

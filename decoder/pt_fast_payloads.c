@@ -107,6 +107,64 @@ out:
 	p->end = ip;
 }
 
+/* Follow the blocks from ip to the one that needs a TIP, as pt_fast_packets.c's
+ * packet_tip walks them one by one. Return addresses are only pushed here (a return ends
+ * the path). */
+static void follow_to_tip(struct jf_payloads *c, struct jf_payload_path *p, enum jf_isa isa,
+			  uint64_t ip, uint64_t gen)
+{
+	unsigned n;
+
+	p->start = ip;
+	p->gen = gen;
+	p->bits = 0;
+	p->nbits = JF_PAYLOAD_TO_TIP;
+	p->isa = (uint8_t)isa;
+	p->used = p->nops = p->pops = 0;
+	p->blocks = 0;
+	p->insns = 0;
+	for (n = 0; n < MAX_PATH_BLOCKS; n++) {
+		const struct jf_fast_block *b = jf_fast_block_at(c->c.blocks, isa, ip, gen);
+
+		switch ((enum jf_fast_end)b->end) {
+		case JF_FAST_CALL:
+			if (b->target != b->next) {
+				if (p->nops == JF_PAYLOAD_MAX_OPS)
+					goto out;
+				p->push[p->nops++] = b->next;
+			}
+			ip = b->target;
+			break;
+		case JF_FAST_JUMP:
+			ip = b->target;
+			break;
+		case JF_FAST_CONTINUE:
+			ip = b->next;
+			break;
+		case JF_FAST_CALL_IND:
+			if (p->nops == JF_PAYLOAD_MAX_OPS)
+				goto out;
+			p->push[p->nops++] = b->next;
+			/* fall through */
+		case JF_FAST_RETURN:
+		case JF_FAST_INDIRECT:
+		case JF_FAST_FAR:
+		case JF_FAST_FAR_CALL:
+			p->used = 1;
+			p->insns += b->ninsn;
+			p->blocks++;
+			goto out;
+		default:
+			/* A conditional branch (no TNT bit for it), or bad code: the caller's. */
+			goto out;
+		}
+		p->insns += b->ninsn;
+		p->blocks++;
+	}
+out:
+	p->end = ip;
+}
+
 const struct jf_payload_path *jf_payload_path_fill(struct jf_payloads *c,
 						   struct jf_payload_path *p, enum jf_isa isa,
 						   uint64_t ip, uint64_t gen, uint64_t bits,
@@ -116,6 +174,9 @@ const struct jf_payload_path *jf_payload_path_fill(struct jf_payloads *c,
 		grow(c, gen);
 		p = slot_of(c, ip, bits, nbits);
 	}
-	follow(c, p, isa, ip, gen, bits, nbits);
+	if (nbits == JF_PAYLOAD_TO_TIP)
+		follow_to_tip(c, p, isa, ip, gen);
+	else
+		follow(c, p, isa, ip, gen, bits, nbits);
 	return p;
 }

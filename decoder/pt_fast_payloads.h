@@ -21,13 +21,22 @@
 /* The most return-stack operations one entry records; a path with more ends early. */
 enum { JF_PAYLOAD_MAX_OPS = 6 };
 
+/* The nbits of an entry that is no payload's path but a TIP's: from an address, without
+ * trace, through direct calls to the first block that needs a TIP (an indirect branch, a
+ * return not compressed, a far transfer), which a TIP packet ends. The same cache keeps
+ * them, since the same code runs both: where an interpreter dispatches through an
+ * indirect jump, every bytecode costs a TNT payload and a TIP. */
+enum { JF_PAYLOAD_TO_TIP = 0xff };
+
 struct jf_payload_path {
 	uint64_t start;     /* key: where the path starts... */
 	uint64_t gen;       /* ...the code map version... */
 	uint64_t bits;      /* ...the payload's bits, the first taken/not-taken in bit nbits-1... */
 	uint8_t nbits;      /* ...how many (1-47; 0: an empty slot)... */
 	uint8_t isa;        /* ...and the execution mode */
-	uint8_t used;       /* bits the path consumed (<= nbits) */
+	uint8_t used;       /* bits the path consumed (<= nbits); a TIP's: 1 if it reached
+			     * the block that needs the TIP (counted, its push the last op),
+			     * 0 if it stopped before a block it cannot follow */
 	uint8_t nops;       /* return-stack operations to replay, in order: */
 	uint8_t pops;       /* bit i set: op i pops (the return pushed by an earlier op) */
 	uint32_t blocks;    /* blocks on the path (as pt_fast.c counts them) */
@@ -69,6 +78,21 @@ static inline const struct jf_payload_path *jf_payload_path_at(struct jf_payload
 		return p;
 	}
 	return jf_payload_path_fill(c, p, isa, ip, gen, bits, nbits);
+}
+
+/* The TIP's path from ip (JF_PAYLOAD_TO_TIP), followed now if it is not cached. Never
+ * NULL. Not counted in jf_payloads_counts, which counts TNT payloads. */
+static inline const struct jf_payload_path *jf_payload_tip_path_at(struct jf_payloads *c,
+								   enum jf_isa isa, uint64_t ip,
+								   uint64_t gen)
+{
+	struct jf_payload_path *p =
+		jf_fast_table_payload_slot(&c->c.table, ip, 0, JF_PAYLOAD_TO_TIP);
+
+	if (p->start == ip && p->nbits == JF_PAYLOAD_TO_TIP && p->gen == gen &&
+	    p->isa == (uint8_t)isa)
+		return p;
+	return jf_payload_path_fill(c, p, isa, ip, gen, 0, JF_PAYLOAD_TO_TIP);
 }
 
 /* Lookups, and how many of them were answered from the cache. */
