@@ -37,6 +37,17 @@ enum {
 	MAX_RESUME_BACKOFF = 63,   /* resynchronisations let pass after fruitless resumes */
 };
 
+/* What reads_ahead_cleanly (pt_fast_packets.c) found from one offset, kept for the offsets
+ * it passed on the way where a read ahead from them would find the same: a run of PSB+s
+ * while tracing is off asks from each PSBEND in turn, and would read the rest of the run
+ * again each time. */
+enum { READ_AHEAD_MARKS = 64 };
+struct read_ahead_memo {
+	int clean;                        /* what the read found */
+	unsigned n, next;                 /* marks kept; the first not yet asked for */
+	uint64_t marks[READ_AHEAD_MARKS]; /* offsets after a PSBEND it read, in order */
+};
+
 /* Flow records held back until their stretch of trace is known to decode here. */
 struct queue {
 	struct jf_flow *flows;
@@ -143,6 +154,7 @@ struct fast {
 				     * where it stopped (f->ip) */
 	int chained;                /* following packets: the PSB+ just read has updates and
 				     * another PSB+ follows it (pt_fast_packets.c, psb_follows) */
+	struct read_ahead_memo read_ahead;
 	/* Where the errors come one PSB period apart, taking over again costs more than it
 	 * saves (the stretch up to the next error is decoded twice): after a resume that
 	 * committed nothing, the next resume_backoff resynchronisations are let pass (1, 3,

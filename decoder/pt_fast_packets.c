@@ -468,8 +468,32 @@ static int whole_ip(enum pt_ip_compression ipc)
 /* From just after a PSBEND: whether libipt's query decoder reads ahead without an error
  * through what follows (PADs, PSB+s as this path follows them, a MODE.exec) to the next
  * packet it stops at (a TNT, TIP, TIP.PGE, TIP.PGD, OVF) or the end of the trace. */
+static int read_ahead(struct fast *f);
+
+/* The packet decoder is left anywhere: the callers set it back. */
 static int reads_ahead_cleanly(struct fast *f)
 {
+	struct read_ahead_memo *m = &f->read_ahead;
+	uint64_t from;
+
+	if (pt_pkt_get_offset(f->pkt, &from) < 0)
+		return 0;
+	/* A read from an earlier offset passed here in the state a read starts in: not in a
+	 * PSB+, no MODE counted. Packets decode the same from an offset however it was
+	 * reached, so this read finds what that one found. */
+	while (m->next < m->n && m->marks[m->next] < from)
+		m->next++;
+	if (m->next < m->n && m->marks[m->next] == from)
+		return m->clean;
+	m->n = m->next = 0;
+	m->clean = read_ahead(f);
+	return m->clean;
+}
+
+/* reads_ahead_cleanly's read, marking the offsets after the PSBENDs it reads. */
+static int read_ahead(struct fast *f)
+{
+	struct read_ahead_memo *m = &f->read_ahead;
 	struct pt_packet p;
 	uint64_t at = 0;
 	int in_psb = 0, updates = 0, modes = 0;
@@ -485,6 +509,8 @@ static int reads_ahead_cleanly(struct fast *f)
 			switch (p.type) {
 			case ppt_psbend:
 				in_psb = 0;
+				if (!modes && m->n < READ_AHEAD_MARKS)
+					m->marks[m->n++] = at + p.size;
 				continue;
 			case ppt_fup:
 				if (!whole_ip(p.payload.ip.ipc))
