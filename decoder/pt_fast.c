@@ -102,53 +102,6 @@ uint64_t jf_fast_time_read(struct fast *f)
 	return t;
 }
 
-static void note_time(struct fast *f, uint64_t t)
-{
-	if (!f->has_time || t < f->tmin)
-		f->tmin = t;
-	if (!f->has_time || t > f->tmax)
-		f->tmax = t;
-	f->has_time = 1;
-}
-
-/* pt_decoder.c stamps each block with the decoder's time, if it has one. */
-void jf_fast_note_block_time(struct fast *f)
-{
-	uint64_t t = jf_fast_time_now(f);
-
-	jf_fast_settle_block_time(f);
-	if (t)
-		note_time(f, t);
-}
-
-void jf_fast_note_query_block_time(struct fast *f)
-{
-	jf_fast_settle_block_time(f);
-	f->block_time_waits = 1;
-	f->block_time_then = jf_fast_time_now(f);
-}
-
-void jf_fast_block_time_after_event(struct fast *f)
-{
-	uint64_t t;
-
-	if (!f->block_time_waits)
-		return;
-	f->block_time_waits = 0;
-	t = jf_fast_time_now(f);
-	if (t)
-		note_time(f, t);
-}
-
-void jf_fast_settle_block_time(struct fast *f)
-{
-	if (!f->block_time_waits)
-		return;
-	f->block_time_waits = 0;
-	if (f->block_time_then)
-		note_time(f, f->block_time_then);
-}
-
 /* Twice the room, up to max records (-1: no more). */
 static int grow_queue(struct queue *q, size_t max)
 {
@@ -305,7 +258,7 @@ static void count_plain_events(struct fast *f)
 		}
 		f->events_n++;
 		if (fl->flags & JF_FLOW_HAS_TIME)
-			note_time(f, fl->time);
+			jf_fast_note_time(f, fl->time);
 		/* Two decoders' stretches are compared (pt_parallel_count.c, a counting
 		 * hand-over): by where and what these records were (a full jf_flow_hash of
 		 * each cost -j 2 as much as the rest of this). */
@@ -395,26 +348,6 @@ void jf_fast_free_state(struct fast *f)
 	f->payloads = NULL;
 	f->blocks = NULL;
 	f->insns = NULL;
-}
-
-/* libipt's return stack (pt_retstack.c's rules): the latest 64 return addresses. */
-void jf_fast_push_return(struct fast *f, uint64_t ip)
-{
-	f->ret[f->top] = ip;
-	f->top = (uint8_t)(f->top == RETSTACK_SIZE ? 0 : f->top + 1);
-	if (f->bottom == f->top)
-		f->bottom = (uint8_t)(f->bottom == RETSTACK_SIZE ? 0 : f->bottom + 1);
-}
-
-int jf_fast_pop_return(struct fast *f, uint64_t *ip)
-{
-	if (f->top == f->bottom) {
-		f->popped_empty = 1;
-		return -1;
-	}
-	f->top = (uint8_t)(!f->top ? RETSTACK_SIZE : f->top - 1);
-	*ip = f->ret[f->top];
-	return 0;
 }
 
 /* Walk without trace, as libipt's block decoder does to bind an event: to the IP to (if

@@ -4,15 +4,6 @@
 
 #include <stdlib.h>
 
-#include "pt_fast_table.h"
-
-struct jf_fast_blocks {
-	struct jf_insn_cache *insns;
-	struct jf_codemap *map;
-	int end_on_jump;
-	uint64_t filled;
-	struct jf_fast_table table; /* of struct jf_fast_block, two ways per set */
-};
 
 struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf_codemap *map,
 					  unsigned log2_slots, int end_on_jump)
@@ -42,15 +33,6 @@ void jf_fast_blocks_free(struct jf_fast_blocks *c)
 uint64_t jf_fast_blocks_filled(const struct jf_fast_blocks *c)
 {
 	return c->filled;
-}
-
-/* The first of the two ways of ip's set. */
-static struct jf_fast_block *set_of(const struct jf_fast_blocks *c, uint64_t ip)
-{
-	/* Fibonacci hashing: the top bits of the product depend on all bits of ip. */
-	uint64_t slot = (ip * 0x9e3779b97f4a7c15ull) >> c->table.shift;
-
-	return (struct jf_fast_block *)c->table.slots + (slot & ~(uint64_t)1);
 }
 
 /* Whether the instruction of size bytes at ip lies in two sections: libipt ends its block
@@ -139,15 +121,10 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 	}
 }
 
-static int holds(const struct jf_fast_block *b, enum jf_isa isa, uint64_t ip, uint64_t gen)
-{
-	return b->start == ip && b->gen == gen && b->isa == (uint8_t)isa && b->ninsn;
-}
-
 /* Put a block of the old table into the new one, if its set has room. */
 static void place(struct jf_fast_blocks *c, const struct jf_fast_block *o)
 {
-	struct jf_fast_block *b = set_of(c, o->start);
+	struct jf_fast_block *b = jf_fast_block_set(c, o->start);
 
 	if (!b[0].ninsn)
 		b[0] = *o;
@@ -170,20 +147,12 @@ static void grow(struct jf_fast_blocks *c, uint64_t gen)
 	}
 }
 
-const struct jf_fast_block *jf_fast_block_at(struct jf_fast_blocks *c, enum jf_isa isa,
-					     uint64_t ip, uint64_t gen)
+const struct jf_fast_block *jf_fast_block_fill(struct jf_fast_blocks *c, struct jf_fast_block *b,
+					       enum jf_isa isa, uint64_t ip, uint64_t gen)
 {
-	/* Two ways per set: the newer block in the first, the older in the second, so that
-	 * two hot blocks that hash alike do not evict each other on every visit. */
-	struct jf_fast_block *b = set_of(c, ip);
-
-	if (holds(b, isa, ip, gen))
-		return b;
-	if (holds(b + 1, isa, ip, gen))
-		return b + 1;
 	if (b[1].ninsn && b[1].gen == gen && jf_fast_table_conflict(&c->table)) {
 		grow(c, gen);
-		b = set_of(c, ip);
+		b = jf_fast_block_set(c, ip);
 	}
 	b[1] = b[0];
 	fill(c, b, isa, ip);

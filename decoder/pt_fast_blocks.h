@@ -13,6 +13,8 @@
 #include "jitflow/codemap.h"
 #include "jitflow/insn.h"
 
+#include "pt_fast_table.h"
+
 /* What ends a block: what the decoder has to do to know where execution goes next. */
 enum jf_fast_end {
 	JF_FAST_COND,      /* conditional branch: one TNT bit; taken -> target, else next */
@@ -46,7 +48,14 @@ struct jf_fast_block {
  * next block, so that filling one never takes unbounded time. */
 enum { JF_FAST_MAX_BLOCK = 4096 };
 
-struct jf_fast_blocks;
+/* Its table first: the lookup below is inline, since every block of a trace takes one. */
+struct jf_fast_blocks {
+	struct jf_fast_table table; /* of struct jf_fast_block, two ways per set */
+	struct jf_insn_cache *insns;
+	struct jf_codemap *map;
+	int end_on_jump;
+	uint64_t filled;
+};
 
 /* A cache of at most 2^log2_slots blocks (direct-mapped: a colliding block replaces the
  * one there), over the instructions of insns' code map. With end_on_jump, a direct jump
@@ -56,10 +65,41 @@ struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf
 					  unsigned log2_slots, int end_on_jump);
 void jf_fast_blocks_free(struct jf_fast_blocks *c);
 
+/* The first of the two ways of ip's set. */
+static inline struct jf_fast_block *jf_fast_block_set(const struct jf_fast_blocks *c, uint64_t ip)
+{
+	/* Fibonacci hashing: the top bits of the product depend on all bits of ip. */
+	uint64_t slot = (ip * 0x9e3779b97f4a7c15ull) >> c->table.shift;
+
+	return (struct jf_fast_block *)c->table.slots + (slot & ~(uint64_t)1);
+}
+
+static inline int jf_fast_block_holds(const struct jf_fast_block *b, enum jf_isa isa, uint64_t ip,
+				      uint64_t gen)
+{
+	return b->start == ip && b->gen == gen && b->isa == (uint8_t)isa && b->ninsn;
+}
+
+/* jf_fast_block_at's miss: the block decoded into set (ip's), evicting its older way. */
+const struct jf_fast_block *jf_fast_block_fill(struct jf_fast_blocks *c, struct jf_fast_block *set,
+					       enum jf_isa isa, uint64_t ip, uint64_t gen);
+
 /* The block starting at ip in mode isa in version gen of the code map (which must be its
- * current version: jf_codemap_generation), decoded now if it is not cached. Never NULL. */
-const struct jf_fast_block *jf_fast_block_at(struct jf_fast_blocks *c, enum jf_isa isa,
-					     uint64_t ip, uint64_t gen);
+ * current version: jf_codemap_generation), decoded now if it is not cached. Never NULL.
+ * Two ways per set: the newer block in the first, the older in the second, so that two
+ * hot blocks that hash alike do not evict each other on every visit. */
+static inline const struct jf_fast_block *jf_fast_block_at(struct jf_fast_blocks *c,
+							   enum jf_isa isa, uint64_t ip,
+							   uint64_t gen)
+{
+	struct jf_fast_block *b = jf_fast_block_set(c, ip);
+
+	if (jf_fast_block_holds(b, isa, ip, gen))
+		return b;
+	if (jf_fast_block_holds(b + 1, isa, ip, gen))
+		return b + 1;
+	return jf_fast_block_fill(c, b, isa, ip, gen);
+}
 
 /* How many blocks were decoded from code bytes (the rest were cache hits). */
 uint64_t jf_fast_blocks_filled(const struct jf_fast_blocks *c);

@@ -37,6 +37,17 @@ enum {
 	MAX_RESUME_BACKOFF = 63,   /* resynchronisations let pass after fruitless resumes */
 };
 
+/* What reads_ahead_cleanly (pt_fast_packets.c) found from one offset, kept for the offsets
+ * it passed on the way where a read ahead from them would find the same: a run of PSB+s
+ * while tracing is off asks from each PSBEND in turn, and would read the rest of the run
+ * again each time. */
+enum { READ_AHEAD_MARKS = 64 };
+struct read_ahead_memo {
+	int clean;                        /* what the read found */
+	unsigned n, next;                 /* marks kept; the first not yet asked for */
+	uint64_t marks[READ_AHEAD_MARKS]; /* offsets after a PSBEND it read, in order */
+};
+
 /* Flow records held back until their stretch of trace is known to decode here. */
 struct queue {
 	struct jf_flow *flows;
@@ -146,6 +157,7 @@ struct fast {
 				     * indirect call (pt_fast_bad_packet.c) */
 	int chained;                /* following packets: the PSB+ just read has updates and
 				     * another PSB+ follows it (pt_fast_packets.c, psb_follows) */
+	struct read_ahead_memo read_ahead;
 	/* Where the errors come one PSB period apart, taking over again costs more than it
 	 * saves (the stretch up to the next error is decoded twice): after a resume that
 	 * committed nothing, the next resume_backoff resynchronisations are let pass (1, 3,
@@ -268,12 +280,73 @@ static inline void jf_fast_read_time(struct fast *f)
  * pending (pt_blk_process_trailing_events): it has the time after that read, which the
  * read says (jf_fast_block_time_after_event), else the time now; either is known at the
  * next read (a query, a commit, the end). */
-void jf_fast_note_block_time(struct fast *f);
-void jf_fast_note_query_block_time(struct fast *f);
-void jf_fast_block_time_after_event(struct fast *f);
-void jf_fast_settle_block_time(struct fast *f);
-void jf_fast_push_return(struct fast *f, uint64_t ip);
-int jf_fast_pop_return(struct fast *f, uint64_t *ip);
+static inline void jf_fast_note_time(struct fast *f, uint64_t t)
+{
+	if (!f->has_time || t < f->tmin)
+		f->tmin = t;
+	if (!f->has_time || t > f->tmax)
+		f->tmax = t;
+	f->has_time = 1;
+}
+
+static inline void jf_fast_settle_block_time(struct fast *f)
+{
+	if (!f->block_time_waits)
+		return;
+	f->block_time_waits = 0;
+	if (f->block_time_then)
+		jf_fast_note_time(f, f->block_time_then);
+}
+
+/* pt_decoder.c stamps each block with the decoder's time, if it has one. (These are
+ * inline: the counting loop calls them for every TNT and TIP packet.) */
+static inline void jf_fast_note_block_time(struct fast *f)
+{
+	uint64_t t = jf_fast_time_now(f);
+
+	jf_fast_settle_block_time(f);
+	if (t)
+		jf_fast_note_time(f, t);
+}
+
+static inline void jf_fast_note_query_block_time(struct fast *f)
+{
+	jf_fast_settle_block_time(f);
+	f->block_time_waits = 1;
+	f->block_time_then = jf_fast_time_now(f);
+}
+
+static inline void jf_fast_block_time_after_event(struct fast *f)
+{
+	uint64_t t;
+
+	if (!f->block_time_waits)
+		return;
+	f->block_time_waits = 0;
+	t = jf_fast_time_now(f);
+	if (t)
+		jf_fast_note_time(f, t);
+}
+/* libipt's return stack (pt_retstack.c's rules): the latest 64 return addresses. Inline:
+ * the counting loop pushes and pops on every call and return it follows. */
+static inline void jf_fast_push_return(struct fast *f, uint64_t ip)
+{
+	f->ret[f->top] = ip;
+	f->top = (uint8_t)(f->top == RETSTACK_SIZE ? 0 : f->top + 1);
+	if (f->bottom == f->top)
+		f->bottom = (uint8_t)(f->bottom == RETSTACK_SIZE ? 0 : f->bottom + 1);
+}
+
+static inline int jf_fast_pop_return(struct fast *f, uint64_t *ip)
+{
+	if (f->top == f->bottom) {
+		f->popped_empty = 1;
+		return -1;
+	}
+	f->top = (uint8_t)(!f->top ? RETSTACK_SIZE : f->top - 1);
+	*ip = f->ret[f->top];
+	return 0;
+}
 
 /* pt_fast.c, for the packet path: the stretch decoded since the last PSB is counted and
  * its records released (new_restart: the PSB that ends it); PSB+'s status updates bound

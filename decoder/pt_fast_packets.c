@@ -5,6 +5,7 @@
 #include "pt_fast_bad_packet.h"
 #include "pt_fast_internal.h"
 
+#include <endian.h>
 #include <intel-pt.h>
 #include <string.h>
 
@@ -149,6 +150,23 @@ static int packet_event(struct fast *f, struct pt_event *ev, int consumed, uint6
 	return 0;
 }
 
+/* What a cached path did to the return stack, done again (inline: most paths did
+ * nothing to it, and each TNT packet and TIP replays one). */
+static inline void replay_returns(struct fast *f, const struct jf_payload_path *p)
+{
+	unsigned i;
+	uint64_t ip;
+
+	if (__builtin_expect(!p->nops, 1))
+		return;
+	for (i = 0; i < p->nops; i++) {
+		if (p->pops & (1u << i))
+			jf_fast_pop_return(f, &ip); /* a return pushed just before on the path */
+		else
+			jf_fast_push_return(f, p->push[i]);
+	}
+}
+
 /* A TNT payload (nbits bits, the first in bit nbits-1): one payload-cache lookup per run of
  * bits that does not depend on the return stack's contents. Returns 0, 1 if not modelled,
  * or -1 where a decode error ended the stretch (pt_fast_bad_packet.h). */
@@ -173,15 +191,8 @@ static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t of
 		const struct jf_payload_path *p = jf_payload_path_at(
 			f->payloads, f->isa, f->ip, f->generation, bits, nbits);
 		const struct jf_fast_block *b;
-		unsigned i;
-		uint64_t ip;
 
-		for (i = 0; i < p->nops; i++) {
-			if (p->pops & (1u << i))
-				jf_fast_pop_return(f, &ip); /* a return pushed just before on the path */
-			else
-				jf_fast_push_return(f, p->push[i]);
-		}
+		replay_returns(f, p);
 		f->insns_n += p->insns;
 		f->blocks_n += p->blocks;
 		f->ip = p->end;
@@ -208,6 +219,16 @@ static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t of
 	return 0;
 }
 
+/* The branch that needed a TIP (at offset) went to to. */
+static int tip_taken(struct fast *f, uint64_t to, uint64_t offset)
+{
+	f->ip = f->tip_target = to;
+	jf_fast_settle(f, offset);
+	jf_fast_read_time(f);
+	jf_fast_note_query_block_time(f);
+	return 0;
+}
+
 /* A TIP: an asynchronous branch after a FUP, else the target of the next indirect branch,
  * return or far transfer (the blocks up to it need no trace). */
 static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t offset)
@@ -227,6 +248,19 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		f->pend_fup = 0;
 		return packet_event(f, &ev, 1, offset);
 	}
+	if (!f->emit) {
+		/* Counting: the blocks up to the one that needs this TIP, in one lookup. */
+		const struct jf_payload_path *p =
+			jf_payload_tip_path_at(f->payloads, f->isa, f->ip, f->generation);
+
+		replay_returns(f, p);
+		f->insns_n += p->insns;
+		f->blocks_n += p->blocks;
+		f->ip = p->end;
+		if (p->used)
+			return tip_taken(f, to, offset);
+	}
+	/* Block by block from where that path stopped (or returning blocks). */
 	for (n = 0; n < MAX_TIP_WALK; n++) {
 		const struct jf_fast_block *b =
 			jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
@@ -257,11 +291,7 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		case JF_FAST_INDIRECT:
 		case JF_FAST_FAR:
 		case JF_FAST_FAR_CALL:
-			f->ip = f->tip_target = to;
-			jf_fast_settle(f, offset);
-			jf_fast_read_time(f);
-			jf_fast_note_query_block_time(f);
-			return 0;
+			return tip_taken(f, to, offset);
 		case JF_FAST_COND:
 			/* No TNT bit for it: libipt's query finds the TIP ("trace stream does
 			 * not match query"), the branch counted. */
@@ -445,8 +475,32 @@ static int whole_ip(enum pt_ip_compression ipc)
 /* From just after a PSBEND: whether libipt's query decoder reads ahead without an error
  * through what follows (PADs, PSB+s as this path follows them, a MODE.exec) to the next
  * packet it stops at (a TNT, TIP, TIP.PGE, TIP.PGD, OVF) or the end of the trace. */
+static int read_ahead(struct fast *f);
+
+/* The packet decoder is left anywhere: the callers set it back. */
 static int reads_ahead_cleanly(struct fast *f)
 {
+	struct read_ahead_memo *m = &f->read_ahead;
+	uint64_t from;
+
+	if (pt_pkt_get_offset(f->pkt, &from) < 0)
+		return 0;
+	/* A read from an earlier offset passed here in the state a read starts in: not in a
+	 * PSB+, no MODE counted. Packets decode the same from an offset however it was
+	 * reached, so this read finds what that one found. */
+	while (m->next < m->n && m->marks[m->next] < from)
+		m->next++;
+	if (m->next < m->n && m->marks[m->next] == from)
+		return m->clean;
+	m->n = m->next = 0;
+	m->clean = read_ahead(f);
+	return m->clean;
+}
+
+/* reads_ahead_cleanly's read, marking the offsets after the PSBENDs it reads. */
+static int read_ahead(struct fast *f)
+{
+	struct read_ahead_memo *m = &f->read_ahead;
 	struct pt_packet p;
 	uint64_t at = 0;
 	int in_psb = 0, updates = 0, modes = 0;
@@ -462,6 +516,8 @@ static int reads_ahead_cleanly(struct fast *f)
 			switch (p.type) {
 			case ppt_psbend:
 				in_psb = 0;
+				if (!modes && m->n < READ_AHEAD_MARKS)
+					m->marks[m->n++] = at + p.size;
 				continue;
 			case ppt_fup:
 				if (!whole_ip(p.payload.ip.ipc))
@@ -803,8 +859,17 @@ static unsigned ip_packet(const struct fast *f, uint64_t off, struct pt_packet *
 	}
 	if (n < 0 || off + 1 + (uint64_t)n > f->cfg.size)
 		return 0;
-	for (i = 0; i < (unsigned)n; i++)
-		ip |= (uint64_t)t[off + 1 + i] << (8 * i);
+	if (n && off + 9 <= f->cfg.size) {
+		/* One load of the 8 bytes after the opcode, the payload's n kept (little-endian,
+		 * as the packet stores it). */
+		memcpy(&ip, t + off + 1, sizeof(ip));
+		ip = le64toh(ip);
+		if (n < 8)
+			ip &= (1ull << (8 * n)) - 1;
+	} else {
+		for (i = 0; i < (unsigned)n; i++)
+			ip |= (uint64_t)t[off + 1 + i] << (8 * i);
+	}
 	p->payload.ip.ipc = (enum pt_ip_compression)(byte >> 5);
 	p->payload.ip.ip = ip;
 	return p->size = (uint8_t)(1 + n);
@@ -819,7 +884,7 @@ static int next_short_packets(struct fast *f, uint64_t *off)
 	const uint8_t *t = f->cfg.trace;
 
 	for (; *off < f->cfg.size; ++*off) {
-		unsigned byte = t[*off], nbits = 0, v;
+		unsigned byte = t[*off], nbits, v;
 		int status;
 
 		if (byte == 0x00)
@@ -839,10 +904,10 @@ static int next_short_packets(struct fast *f, uint64_t *off)
 		}
 		if (byte == 0x02)
 			return 0; /* 0x02 starts the extended opcodes */
-		/* TNT-8: the bits below the highest set bit (the stop bit) of byte >> 1. */
+		/* TNT-8: the bits below the highest set bit (the stop bit) of byte >> 1 (not
+		 * zero: byte is even, neither 0x00 nor 0x02). */
 		v = byte >> 1;
-		while (v >> (nbits + 1))
-			nbits++;
+		nbits = 31u - (unsigned)__builtin_clz(v);
 		f->fresh = 0;
 		jf_fast_settle(f, *off);
 		if (jf_fast_bad_packet_may_follow(t, f->cfg.size, *off + 1, f->time.have_tsc) &&

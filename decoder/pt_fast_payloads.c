@@ -4,15 +4,9 @@
 
 #include <stdlib.h>
 
-#include "pt_fast_table.h"
-
 /* Blocks one path may take: a path through direct calls and long straight runs is cut
  * there, so that following one is bounded (the caller goes on with another lookup). */
 enum { MAX_PATH_BLOCKS = 256 };
-
-struct jf_payloads {
-	struct jf_fast_path_cache c; /* first (jf_fast_path_cache_new): of struct jf_payload_path */
-};
 
 struct jf_payloads *jf_payloads_new(struct jf_fast_blocks *blocks, unsigned log2_slots)
 {
@@ -113,24 +107,76 @@ out:
 	p->end = ip;
 }
 
-const struct jf_payload_path *jf_payload_path_at(struct jf_payloads *c, enum jf_isa isa,
-						 uint64_t ip, uint64_t gen, uint64_t bits,
-						 unsigned nbits)
+/* Follow the blocks from ip to the one that needs a TIP, as pt_fast_packets.c's
+ * packet_tip walks them one by one. Return addresses are only pushed here (a return ends
+ * the path). */
+static void follow_to_tip(struct jf_payloads *c, struct jf_payload_path *p, enum jf_isa isa,
+			  uint64_t ip, uint64_t gen)
 {
-	struct jf_payload_path *p;
+	unsigned n;
 
-	bits &= (nbits < 64 ? (1ull << nbits) - 1 : ~0ull);
-	p = slot_of(c, ip, bits, nbits);
-	c->c.lookups++;
-	if (p->start == ip && p->bits == bits && p->nbits == nbits && p->gen == gen &&
-	    p->isa == (uint8_t)isa) {
-		c->c.hits++;
-		return p;
+	p->start = ip;
+	p->gen = gen;
+	p->bits = 0;
+	p->nbits = JF_PAYLOAD_TO_TIP;
+	p->isa = (uint8_t)isa;
+	p->used = p->nops = p->pops = 0;
+	p->blocks = 0;
+	p->insns = 0;
+	for (n = 0; n < MAX_PATH_BLOCKS; n++) {
+		const struct jf_fast_block *b = jf_fast_block_at(c->c.blocks, isa, ip, gen);
+
+		switch ((enum jf_fast_end)b->end) {
+		case JF_FAST_CALL:
+			if (b->target != b->next) {
+				if (p->nops == JF_PAYLOAD_MAX_OPS)
+					goto out;
+				p->push[p->nops++] = b->next;
+			}
+			ip = b->target;
+			break;
+		case JF_FAST_JUMP:
+			ip = b->target;
+			break;
+		case JF_FAST_CONTINUE:
+			ip = b->next;
+			break;
+		case JF_FAST_CALL_IND:
+			if (p->nops == JF_PAYLOAD_MAX_OPS)
+				goto out;
+			p->push[p->nops++] = b->next;
+			/* fall through */
+		case JF_FAST_RETURN:
+		case JF_FAST_INDIRECT:
+		case JF_FAST_FAR:
+		case JF_FAST_FAR_CALL:
+			p->used = 1;
+			p->insns += b->ninsn;
+			p->blocks++;
+			goto out;
+		default:
+			/* A conditional branch (no TNT bit for it), or bad code: the caller's. */
+			goto out;
+		}
+		p->insns += b->ninsn;
+		p->blocks++;
 	}
+out:
+	p->end = ip;
+}
+
+const struct jf_payload_path *jf_payload_path_fill(struct jf_payloads *c,
+						   struct jf_payload_path *p, enum jf_isa isa,
+						   uint64_t ip, uint64_t gen, uint64_t bits,
+						   unsigned nbits)
+{
 	if (p->nbits && p->gen == gen && jf_fast_table_conflict(&c->c.table)) {
 		grow(c, gen);
 		p = slot_of(c, ip, bits, nbits);
 	}
-	follow(c, p, isa, ip, gen, bits, nbits);
+	if (nbits == JF_PAYLOAD_TO_TIP)
+		follow_to_tip(c, p, isa, ip, gen);
+	else
+		follow(c, p, isa, ip, gen, bits, nbits);
 	return p;
 }

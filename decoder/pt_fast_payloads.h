@@ -16,9 +16,17 @@
 #include <stdint.h>
 
 #include "pt_fast_blocks.h"
+#include "pt_fast_table.h"
 
 /* The most return-stack operations one entry records; a path with more ends early. */
 enum { JF_PAYLOAD_MAX_OPS = 6 };
+
+/* The nbits of an entry that is no payload's path but a TIP's: from an address, without
+ * trace, through direct calls to the first block that needs a TIP (an indirect branch, a
+ * return not compressed, a far transfer), which a TIP packet ends. The same cache keeps
+ * them, since the same code runs both: where an interpreter dispatches through an
+ * indirect jump, every bytecode costs a TNT payload and a TIP. */
+enum { JF_PAYLOAD_TO_TIP = 0xff };
 
 struct jf_payload_path {
 	uint64_t start;     /* key: where the path starts... */
@@ -26,7 +34,9 @@ struct jf_payload_path {
 	uint64_t bits;      /* ...the payload's bits, the first taken/not-taken in bit nbits-1... */
 	uint8_t nbits;      /* ...how many (1-47; 0: an empty slot)... */
 	uint8_t isa;        /* ...and the execution mode */
-	uint8_t used;       /* bits the path consumed (<= nbits) */
+	uint8_t used;       /* bits the path consumed (<= nbits); a TIP's: 1 if it reached
+			     * the block that needs the TIP (counted, its push the last op),
+			     * 0 if it stopped before a block it cannot follow */
 	uint8_t nops;       /* return-stack operations to replay, in order: */
 	uint8_t pops;       /* bit i set: op i pops (the return pushed by an earlier op) */
 	uint32_t blocks;    /* blocks on the path (as pt_fast.c counts them) */
@@ -35,17 +45,55 @@ struct jf_payload_path {
 	uint64_t push[JF_PAYLOAD_MAX_OPS]; /* op i pushes push[i] (unless it pops) */
 };
 
-struct jf_payloads;
+/* Its cache visible: the lookup below is inline, since a trace takes one per TNT packet. */
+struct jf_payloads {
+	struct jf_fast_path_cache c; /* first (jf_fast_path_cache_new): of struct jf_payload_path */
+};
 
 /* A direct-mapped cache of 2^log2_slots paths over the blocks of blocks. */
 struct jf_payloads *jf_payloads_new(struct jf_fast_blocks *blocks, unsigned log2_slots);
 void jf_payloads_free(struct jf_payloads *c);
 
+/* jf_payload_path_at's miss: the path followed into its slot p. */
+const struct jf_payload_path *jf_payload_path_fill(struct jf_payloads *c,
+						   struct jf_payload_path *p, enum jf_isa isa,
+						   uint64_t ip, uint64_t gen, uint64_t bits,
+						   unsigned nbits);
+
 /* The path of the nbits (1-47) low bits of bits from ip, in mode isa and version gen of
  * the code map (its current version), followed now if it is not cached. Never NULL. */
-const struct jf_payload_path *jf_payload_path_at(struct jf_payloads *c, enum jf_isa isa,
-						 uint64_t ip, uint64_t gen, uint64_t bits,
-						 unsigned nbits);
+static inline const struct jf_payload_path *jf_payload_path_at(struct jf_payloads *c,
+							       enum jf_isa isa, uint64_t ip,
+							       uint64_t gen, uint64_t bits,
+							       unsigned nbits)
+{
+	struct jf_payload_path *p;
+
+	bits &= (nbits < 64 ? (1ull << nbits) - 1 : ~0ull);
+	p = jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
+	c->c.lookups++;
+	if (p->start == ip && p->bits == bits && p->nbits == nbits && p->gen == gen &&
+	    p->isa == (uint8_t)isa) {
+		c->c.hits++;
+		return p;
+	}
+	return jf_payload_path_fill(c, p, isa, ip, gen, bits, nbits);
+}
+
+/* The TIP's path from ip (JF_PAYLOAD_TO_TIP), followed now if it is not cached. Never
+ * NULL. Not counted in jf_payloads_counts, which counts TNT payloads. */
+static inline const struct jf_payload_path *jf_payload_tip_path_at(struct jf_payloads *c,
+								   enum jf_isa isa, uint64_t ip,
+								   uint64_t gen)
+{
+	struct jf_payload_path *p =
+		jf_fast_table_payload_slot(&c->c.table, ip, 0, JF_PAYLOAD_TO_TIP);
+
+	if (p->start == ip && p->nbits == JF_PAYLOAD_TO_TIP && p->gen == gen &&
+	    p->isa == (uint8_t)isa)
+		return p;
+	return jf_payload_path_fill(c, p, isa, ip, gen, 0, JF_PAYLOAD_TO_TIP);
+}
 
 /* Lookups, and how many of them were answered from the cache. */
 void jf_payloads_counts(const struct jf_payloads *c, uint64_t *lookups, uint64_t *hits);
