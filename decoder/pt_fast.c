@@ -848,8 +848,8 @@ static int start(struct fast *f, struct jf_error *err)
 		return jf_fast_hand_over(f, err);
 	/* Follow the packets from here, PSB+ included: counting, with or without timing
 	 * packets (pt_fast_time.h); returning blocks, without (their time is the query
-	 * path's). Not with erratum BDM70's FUPs, which depend on the query decoder's state. */
-	if (!f->bdm70 && (!f->emit || !jf_fast_psb_has_timing(f, at))) {
+	 * path's). */
+	if (!f->emit || !jf_fast_psb_has_timing(f, at)) {
 		f->by_packets = 1;
 		f->fresh = 1;
 		if (pt_pkt_sync_set(f->pkt, at) < 0)
@@ -1026,7 +1026,6 @@ static int setup(struct fast *f, struct jf_error *err)
 	f->bdm70 = config.errata.bdm70;
 	f->skd010 = config.errata.skd010;
 	f->apl12 = config.errata.apl12;
-	f->nom_freq = config.nom_freq;
 	f->skd007 = config.errata.skd007;
 	jf_pt_time_config_from(&f->time_cfg, &config);
 	jf_pt_time_init(&f->time);

@@ -30,10 +30,10 @@ __attribute__((noinline)) static void clear_event(struct pt_event *ev)
 	memset(ev, 0, sizeof(*ev));
 }
 
-/* A timing packet (p), in a PSB+ (header) or not, as the query decoder reads it. Returns
- * 0, or 1 if not modelled: returning blocks (their time is the query path's), or where
- * libipt's query decoder fails or works around an erratum. */
-static int packet_timing(struct fast *f, const struct pt_packet *p, int header)
+/* A timing packet (p, at off), in a PSB+ (header) or not, as the query decoder reads it.
+ * Returns 0, or 1 if not modelled: returning blocks (their time is the query path's), or
+ * where libipt's query decoder fails or works around an erratum. */
+static int packet_timing(struct fast *f, const struct pt_packet *p, uint64_t off, int header)
 {
 	const struct jf_pt_time_config *c = &f->time_cfg;
 	int errcode;
@@ -51,8 +51,7 @@ static int packet_timing(struct fast *f, const struct pt_packet *p, int header)
 		errcode = jf_pt_time_mtc(&f->time, c, p->payload.mtc.ctc);
 		break;
 	case ppt_cyc:
-		/* SKD007: a two-byte CYC may be an OVF's start (pt_qry_decode_cyc). */
-		if (f->skd007 && p->size == 2)
+		if (jf_fast_skd007_hits(f, p, off))
 			return 1;
 		errcode = jf_pt_time_cyc(&f->time, c, p->payload.cyc.value);
 		break;
@@ -119,6 +118,29 @@ static int stamp_event(const struct fast *f, struct pt_event *ev)
 		return 1;
 	}
 	return !f->timed;
+}
+
+/* The time an event made now gets (stamp_event), kept for one returned later. */
+static void take_stamp(const struct fast *f, struct jf_fast_stamp *s)
+{
+	s->has_tsc = (uint8_t)f->time.have_tsc;
+	s->tsc = f->time.tsc;
+	s->lost_mtc = f->time.lost_mtc;
+	s->lost_cyc = f->time.lost_cyc;
+	s->timed = (uint8_t)f->timed;
+}
+
+/* Stamp ev with the time s kept: 0, or 1 if not modelled (no time then, but a timing
+ * packet since: packet_event would stamp it anew). */
+static int apply_stamp(const struct fast *f, const struct jf_fast_stamp *s, struct pt_event *ev)
+{
+	if (!s->has_tsc)
+		return s->timed || f->timed;
+	ev->has_tsc = 1;
+	ev->tsc = s->tsc;
+	ev->lost_mtc = s->lost_mtc;
+	ev->lost_cyc = s->lost_cyc;
+	return 0;
 }
 
 /* Apply an event and queue its record: at offset if the query decoder has not consumed the
@@ -221,6 +243,9 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		ev.variant.async_branch.from = f->fup_ip;
 		ev.variant.async_branch.to = to;
 		f->pend_fup = 0;
+		/* The event was made at the FUP, with the time then (pt_qry_decode_fup). */
+		if (apply_stamp(f, &f->fup_stamp, &ev))
+			return 1;
 		return packet_event(f, &ev, 1, offset);
 	}
 	for (n = 0; n < MAX_TIP_WALK; n++) {
@@ -328,6 +353,9 @@ static int packet_pge(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 	ev.variant.exec_mode.mode = f->mode;
 	ev.variant.exec_mode.ip = ip;
 	f->pend_mode = 0;
+	/* Made at the MODE.exec, with the time then (pt_qry_decode_mode). */
+	if (apply_stamp(f, &f->mode_stamp, &ev))
+		return 1;
 	return packet_event(f, &ev, 1, offset);
 }
 
@@ -344,6 +372,8 @@ static int packet_pgd(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		ev.variant.async_disabled.at = f->fup_ip;
 		ev.ip_suppressed = last_ip(f, &ev.variant.async_disabled.ip);
 		f->pend_fup = 0;
+		if (apply_stamp(f, &f->fup_stamp, &ev))
+			return 1;
 	} else {
 		ev.type = ptev_disabled;
 		ev.ip_suppressed = last_ip(f, &ev.variant.disabled.ip);
@@ -363,7 +393,7 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 {
 	struct pt_packet p, timing[8];
 	struct pt_event ev;
-	uint64_t at, after;
+	uint64_t at, after, timing_at[8];
 	int status, ntiming = 0, i;
 
 	if (f->pend_fup || f->pend_mode || pt_pkt_get_offset(f->pkt, &after) < 0)
@@ -385,6 +415,7 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 		if (p.type != ppt_pad) {
 			if (ntiming == (int)(sizeof(timing) / sizeof(timing[0])))
 				return 1;
+			timing_at[ntiming] = at;
 			timing[ntiming++] = p;
 		}
 	}
@@ -393,7 +424,7 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 		    last_ip(f, &ev.variant.overflow.ip))
 			return 1;
 		for (i = 0; i < ntiming; i++) {
-			if (packet_timing(f, &timing[i], 0))
+			if (packet_timing(f, &timing[i], timing_at[i], 0))
 				return 1;
 		}
 		return packet_event(f, &ev, 1, offset);
@@ -464,7 +495,7 @@ static int reads_ahead_cleanly(struct fast *f)
 					return 0;
 				continue;
 			case ppt_cbr:
-				if (!p.payload.cbr.ratio || f->nom_freq)
+				if (!p.payload.cbr.ratio)
 					return 0;
 				break;
 			case ppt_mode:
@@ -632,7 +663,16 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		if (p.type == ppt_pad)
 			continue;
 		if (p.type == ppt_fup) {
-			if (fup || update_last_ip(f, &p.payload.ip) || last_ip(f, &fup_ip))
+			if (fup)
+				return 1;
+			/* Erratum BDM70, where the query decoder takes tracing for off as this
+			 * path does: where libipt ignores the FUP (or fails looking ahead), the
+			 * status checks (pt_status_check.h), which take the FUP for tracing on
+			 * as libipt 2.1's ptxed does without errata, find what the block decoder
+			 * then reports: not modelled. */
+			if (f->bdm70 && !f->enabled && jf_fast_bdm70_ignores_fup(f, off + p.size))
+				return 1;
+			if (update_last_ip(f, &p.payload.ip) || last_ip(f, &fup_ip))
 				return 1;
 			fup_payload = p.payload.ip.ip;
 			fup = 1;
@@ -640,7 +680,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		}
 		if (p.type == ppt_tsc || p.type == ppt_tma || p.type == ppt_mtc ||
 		    p.type == ppt_cyc) {
-			if (packet_timing(f, &p, 1))
+			if (packet_timing(f, &p, off, 1))
 				return 1;
 			continue;
 		}
@@ -674,10 +714,10 @@ static int packet_psb(struct fast *f, uint64_t psb)
 			evs[n].variant.async_vmcs.base = p.payload.vmcs.base;
 			break;
 		case ppt_cbr:
-			/* libipt rejects a zero ratio (pt_time_update_cbr), and calibrates with
-			 * the nominal frequency when it has one (pt_tcal_header_cbr): both the
-			 * query path's. */
-			if (!p.payload.cbr.ratio || f->nom_freq)
+			/* libipt rejects a zero ratio (pt_time_update_cbr): the block
+			 * decoder's to report. With a nominal frequency, the CBR calibrates
+			 * (pt_tcal_header_cbr), as jf_pt_time_cbr does. */
+			if (!p.payload.cbr.ratio)
 				return 1;
 			jf_pt_time_cbr(&f->time, &f->time_cfg, p.payload.cbr.ratio, 1);
 			f->time_dirty = 1;
@@ -828,7 +868,7 @@ static int next_short_packets(struct fast *f, uint64_t *off)
 			if (f->emit || !(size = short_timing(f, *off, &p)))
 				return 0;
 			f->fresh = 0;
-			if (packet_timing(f, &p, 0))
+			if (packet_timing(f, &p, *off, 0))
 				return 1;
 			*off += size - 1;
 			continue;
@@ -896,6 +936,7 @@ int jf_fast_next_packet(struct fast *f)
 		if (update_last_ip(f, &p.payload.ip) || f->pend_fup || last_ip(f, &f->fup_ip))
 			return 1;
 		f->pend_fup = 1;
+		take_stamp(f, &f->fup_stamp);
 		return 0;
 	case ppt_psb:
 		return packet_psb(f, off);
@@ -904,7 +945,7 @@ int jf_fast_next_packet(struct fast *f)
 	case ppt_mtc:
 	case ppt_cyc:
 		/* Read ahead past, as PADs are. */
-		return packet_timing(f, &p, 0);
+		return packet_timing(f, &p, off, 0);
 	default:
 		break;
 	}
@@ -936,6 +977,7 @@ int jf_fast_next_packet(struct fast *f)
 			return 1;
 		f->pend_mode = 1;
 		f->mode = pt_get_exec_mode(&p.payload.mode.bits.exec);
+		take_stamp(f, &f->mode_stamp);
 		return 0;
 	case ppt_ovf:
 		return packet_ovf(f, off);
