@@ -84,8 +84,8 @@ struct fast {
 	uint64_t ret[RETSTACK_SIZE + 1];
 	uint8_t top, bottom;
 
-	/* Following packets of a trace with timing (counting only: f->emit takes the query
-	 * path there): libipt's time estimation as the query decoder keeps it
+	/* Following packets of a trace with timing: libipt's time estimation as the query
+	 * decoder keeps it
 	 * (pt_fast_time.h), and the time as pt_qry_time gives it, read at the last packet a
 	 * query consumed (a TNT, a TIP, an event's): the time of the records made now. */
 	struct jf_pt_time time;
@@ -205,6 +205,10 @@ int jf_fast_may_be_vm_entry(struct fast *f, uint64_t ip);
  * tracing is off) and SKD007 (a CYC that is an OVF's start): pt_fast_errata.c. */
 int jf_fast_bdm70_ignores_fup(struct fast *f, uint64_t after);
 int jf_fast_skd007_hits(const struct fast *f, const struct pt_packet *p, uint64_t off);
+
+/* The record f->retime names (if any) takes the time now: libipt's block decoder read the
+ * event pending after the query that ended that block before returning it. */
+void jf_fast_retime(struct fast *f);
 
 /* pt_fast.c's helpers that pt_fast_emit.c uses. */
 /* Room for one more pending record: 0, or -1 when the stretch holds as many as it may. */

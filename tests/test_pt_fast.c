@@ -490,9 +490,10 @@ static void test_payloads(void **state)
 	jf_codemap_free(blocks_map);
 }
 
-/* The query path (the trace's first PSB+ has a TSC): blocks stamped with libipt's time,
- * as the block decoder stamps them, through TNT bits, TIPs, calls and returns, a FUP +
- * TIP.PGD, a MODE.exec + TIP.PGE and a second PSB+. */
+/* Blocks returned from a trace with timing packets (its first PSB+ has a TSC), stamped
+ * with libipt's time as the block decoder stamps them, through TNT bits, TIPs, calls and
+ * returns, a FUP + TIP.PGD, a MODE.exec + TIP.PGE and a second PSB+, whose FUP the
+ * blocks walk to once its only update is read (with the offset after its PSBEND). */
 static void test_query_path(void **state)
 {
 	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
@@ -550,8 +551,8 @@ static const uint8_t syscall_loop[] = {
 /* A syscall leaves user-mode tracing (TIP.PGD) and tracing resumes after it (TIP.PGE at
  * the next instruction), as in every recording and user-space capture; a PSB+ whose FUP
  * is compressed against the last IP, which the PSB cleared (the recorder writes them so).
- * Both used to hand over to libipt's block decoder. Over both paths: packets (no timing)
- * and libipt's query decoder (a TSC). */
+ * Both used to hand over to libipt's block decoder. With and without timing packets
+ * (a TSC). */
 static void check_syscall_resume(const char *what, int timing)
 {
 	struct jf_codemap *map = jf_ptb_codemap(syscall_loop, sizeof(syscall_loop), 0x1000);
@@ -596,7 +597,7 @@ static void test_syscall_resume(void **state)
 {
 	(void)state;
 	check_syscall_resume("syscall, packets", 0);
-	check_syscall_resume("syscall, query decoder", 1);
+	check_syscall_resume("syscall, timed", 1);
 }
 
 /* An instruction in two sections: libipt marks its block truncated; the fast decoder
@@ -850,6 +851,10 @@ static void test_timed_packets(void **state)
 		rep = compare("timed packets", jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map,
 			      &insns);
 		assert_int_equal(rep.fallback_at, -1);
+		/* Returning blocks too, on the packet path with libipt's times. */
+		rep = compare_blocks_at("timed packets, blocks", jf_ptb_bytes(b), jf_ptb_size(b),
+					blocks_map, -1);
+		assert_int_equal(rep.fallback_at, -1);
 		assert_true(rep.tnt_packets > 80);
 		assert_true(insns > 400);
 		/* Cut anywhere. */
@@ -867,7 +872,7 @@ static void test_timed_packets(void **state)
 }
 
 /* Overflows, followed by the fast path as libipt's block decoder follows them (no
- * hand-over), with and without timing packets (the packet and the query path). The code:
+ * hand-over), with and without timing packets. The code:
  * 1000: call 1010; 1005: je 1008; 1007: nop; 1008: jmp rax; 1010: call 1020; 1015: ret;
  * 1020: ret. Kinds: resolved with tracing on (FUP); off, then TIP.PGE (PAD and MODE.exec
  * between); at the end of the trace; off, then a PSB+ with tracing off; on, with a return
