@@ -1,8 +1,7 @@
 /* Intel PT fast counting path: libipt's packet decoder and a TNT payload cache
- * (pt_fast_packets.c, "following packets", with libipt's time estimation kept beside it
- * when counting: pt_fast_time.c) or, when blocks are returned from a trace with timing
- * packets, libipt's query decoder for the packets; a block cache for the code; and
- * libipt's block decoder (pt_decoder.c) for everything else.
+ * (pt_fast_packets.c, "following packets", with libipt's time estimation kept beside it:
+ * pt_fast_time.c), libipt's query decoder where it synchronises; a block cache for the
+ * code; and libipt's block decoder (pt_decoder.c) for everything else.
  *
  * libipt's block decoder spends most of its time per block: finding the section, its
  * block cache, the event checks. For counting, a block's instructions only depend on its
@@ -573,7 +572,7 @@ int jf_fast_violation_before(struct fast *f, uint64_t offset)
 }
 
 /* Stamp the record that waits for an event to be read with the time after the read. */
-static void retime(struct fast *f)
+void jf_fast_retime(struct fast *f)
 {
 	struct jf_flow *fl;
 	uint64_t t;
@@ -604,7 +603,7 @@ static int next_event(struct fast *f)
 	/* libipt's block decoder reads an event as soon as the query that ends a block says
 	 * one is pending, in the call that returns the block: the block has the time after
 	 * the read, and blocks walked to the event's IP start after it. */
-	retime(f);
+	jf_fast_retime(f);
 	jf_fast_block_time_after_event(f);
 	f->emit_offset = offset;
 	if (ev.status_update && offset > f->next_psb) {
@@ -782,15 +781,12 @@ static int start(struct fast *f, struct jf_error *err)
 	 * found a trace whose only time was there). */
 	if (at > first)
 		return jf_fast_hand_over(f, err);
-	/* Follow the packets from here, PSB+ included: counting, with or without timing
-	 * packets (pt_fast_time.h); returning blocks, without (their time is the query
-	 * path's). Not with erratum BDM70's FUPs, which depend on the query decoder's state. */
-	if (!f->bdm70 && (!f->emit || !jf_fast_psb_has_timing(f, at))) {
-		f->by_packets = 1;
-		f->fresh = 1;
-		if (pt_pkt_sync_set(f->pkt, at) < 0)
-			return jf_fast_hand_over(f, err);
-	}
+	/* Follow the packets from here, PSB+ included, with or without timing packets
+	 * (pt_fast_time.h). */
+	f->by_packets = 1;
+	f->fresh = 1;
+	if (pt_pkt_sync_set(f->pkt, at) < 0)
+		return jf_fast_hand_over(f, err);
 	f->next_psb = at;
 	return 0;
 }
@@ -962,7 +958,6 @@ static int setup(struct fast *f, struct jf_error *err)
 	f->bdm70 = config.errata.bdm70;
 	f->skd010 = config.errata.skd010;
 	f->apl12 = config.errata.apl12;
-	f->nom_freq = config.nom_freq;
 	f->skd007 = config.errata.skd007;
 	jf_pt_time_config_from(&f->time_cfg, &config);
 	jf_pt_time_init(&f->time);

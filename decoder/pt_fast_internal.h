@@ -55,6 +55,15 @@ struct queue {
 };
 
 
+/* The time libipt's query decoder gives an event where it makes it (the event may be
+ * returned later, at the packet it binds to): timed (a TSC seen) or not, and whether a
+ * timing packet had come then (an event without a time is not modelled then). */
+struct jf_fast_stamp {
+	uint64_t tsc;
+	uint32_t lost_mtc, lost_cyc;
+	uint8_t has_tsc, timed;
+};
+
 struct fast {
 	struct jf_pt_config cfg;
 	struct jf_codemap *map;
@@ -77,7 +86,6 @@ struct fast {
 	int skd022;                 /* the CPU has erratum SKD022 (async disables) */
 	int bdm70;                  /* ...BDM70 (FUPs in PSB+ while tracing is off) */
 	int skd010, apl12;          /* ...SKD010 and APL12 (the binding of an overflow) */
-	uint8_t nom_freq;           /* libipt's nominal frequency (for CBR calibration) */
 	enum jf_isa isa;
 	int status;                 /* the last query's status flags */
 	uint64_t queries;           /* queries that may have moved qry (jf_fast_time_now's memo)... */
@@ -87,8 +95,8 @@ struct fast {
 	uint64_t ret[RETSTACK_SIZE + 1];
 	uint8_t top, bottom;
 
-	/* Following packets of a trace with timing (counting only: f->emit takes the query
-	 * path there): libipt's time estimation as the query decoder keeps it
+	/* Following packets of a trace with timing: libipt's time estimation as the query
+	 * decoder keeps it
 	 * (pt_fast_time.h), and the time as pt_qry_time gives it, read at the last packet a
 	 * query consumed (a TNT, a TIP, an event's): the time of the records made now. */
 	struct jf_pt_time time;
@@ -112,8 +120,10 @@ struct fast {
 	int have_ip, ip_suppressed;
 	int pend_fup;               /* a FUP whose TIP or TIP.PGD has not come yet... */
 	uint64_t fup_ip;            /* ...and its IP */
+	struct jf_fast_stamp fup_stamp; /* ...and the time its event has (taken at the FUP) */
 	int pend_mode;              /* a MODE.exec whose TIP.PGE has not come yet... */
 	enum pt_exec_mode mode;     /* ...and its mode */
+	struct jf_fast_stamp mode_stamp;
 	size_t await;               /* pending records from here on get the next stop's offset */
 
 	/* the stretch since the last PSB reached: not public yet */
@@ -207,6 +217,14 @@ static inline int jf_fast_plain_event(const struct jf_flow *fl)
 /* Whether the code at ip may be a VM entry, where libipt's workaround of erratum SKD022
  * applies (pt_fast_errata.c). */
 int jf_fast_may_be_vm_entry(struct fast *f, uint64_t ip);
+/* Where libipt's query decoder works around erratum BDM70 (a PSB+'s FUP ignored while
+ * tracing is off) and SKD007 (a CYC that is an OVF's start): pt_fast_errata.c. */
+int jf_fast_bdm70_ignores_fup(struct fast *f, uint64_t after);
+int jf_fast_skd007_hits(const struct fast *f, const struct pt_packet *p, uint64_t off);
+
+/* The record f->retime names (if any) takes the time now: libipt's block decoder read the
+ * event pending after the query that ended that block before returning it. */
+void jf_fast_retime(struct fast *f);
 
 /* pt_fast.c's helpers that pt_fast_emit.c uses. */
 /* Room for one more pending record: 0, or -1 when the stretch holds as many as it may. */

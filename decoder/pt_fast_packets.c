@@ -1,6 +1,6 @@
 /* Intel PT fast path, following packets: libipt's packet decoder and the TNT
- * payload cache, for traces without timing packets and, when counting, with them
- * (pt_fast.c decides; the query path, the stretches and the hand-over are there). */
+ * payload cache, for traces with and without timing packets (pt_fast.c decides; the
+ * query path, the stretches and the hand-over are there). */
 #include "pt_events.h"
 #include "pt_fast_bad_packet.h"
 #include "pt_fast_internal.h"
@@ -18,9 +18,10 @@
  * same by the rules of libipt 2.0's pt_query_decoder.c and pt_last_ip.c, builds the events
  * the query decoder would give and applies them as the query path does (apply_event). Any
  * other packet or combination hands over. An overflow is followed as libipt follows it:
- * no hand-over. With timing packets (counting only), what this path has not been checked
- * on hands over: resynchronisations, a PSB+ right after another, CBRs outside a PSB+, an
- * event before the first TSC. */
+ * no hand-over. With timing packets, what this path has not been checked on hands over:
+ * resynchronisations, a PSB+ right after another, CBRs outside a PSB+, an event before
+ * the first TSC; returning blocks, a block cut by the block cache's length limit before a
+ * TNT packet. */
 
 /* Clear an event. Not memset in place: in jf_fast_next_packet, where these are made, GCC
  * clears (or copies) a pt_event with `rep stos` (`rep movs`), which cost an eighth of the
@@ -31,16 +32,14 @@ __attribute__((noinline)) static void clear_event(struct pt_event *ev)
 	memset(ev, 0, sizeof(*ev));
 }
 
-/* A timing packet (p), in a PSB+ (header) or not, as the query decoder reads it. Returns
- * 0, or 1 if not modelled: returning blocks (their time is the query path's), or where
- * libipt's query decoder fails or works around an erratum. */
-static int packet_timing(struct fast *f, const struct pt_packet *p, int header)
+/* A timing packet (p, at off), in a PSB+ (header) or not, as the query decoder reads it.
+ * Returns 0, or 1 if not modelled: where libipt's query decoder fails or works around an
+ * erratum. */
+static int packet_timing(struct fast *f, const struct pt_packet *p, uint64_t off, int header)
 {
 	const struct jf_pt_time_config *c = &f->time_cfg;
 	int errcode;
 
-	if (f->emit)
-		return 1;
 	switch (p->type) {
 	case ppt_tsc:
 		errcode = jf_pt_time_tsc(&f->time, c, p->payload.tsc.tsc, header);
@@ -52,8 +51,7 @@ static int packet_timing(struct fast *f, const struct pt_packet *p, int header)
 		errcode = jf_pt_time_mtc(&f->time, c, p->payload.mtc.ctc);
 		break;
 	case ppt_cyc:
-		/* SKD007: a two-byte CYC may be an OVF's start (pt_qry_decode_cyc). */
-		if (f->skd007 && p->size == 2)
+		if (f->skd007 && jf_fast_skd007_hits(f, p, off))
 			return 1;
 		errcode = jf_pt_time_cyc(&f->time, c, p->payload.cyc.value);
 		break;
@@ -122,6 +120,29 @@ static int stamp_event(const struct fast *f, struct pt_event *ev)
 	return !f->timed;
 }
 
+/* The time an event made now gets (stamp_event), kept for one returned later. */
+static void take_stamp(const struct fast *f, struct jf_fast_stamp *s)
+{
+	s->has_tsc = (uint8_t)f->time.have_tsc;
+	s->tsc = f->time.tsc;
+	s->lost_mtc = f->time.lost_mtc;
+	s->lost_cyc = f->time.lost_cyc;
+	s->timed = (uint8_t)f->timed;
+}
+
+/* Stamp ev with the time s kept: 0, or 1 if not modelled (no time then, but a timing
+ * packet since: packet_event would stamp it anew). */
+static int apply_stamp(const struct fast *f, const struct jf_fast_stamp *s, struct pt_event *ev)
+{
+	if (!s->has_tsc)
+		return s->timed || f->timed;
+	ev->has_tsc = 1;
+	ev->tsc = s->tsc;
+	ev->lost_mtc = s->lost_mtc;
+	ev->lost_cyc = s->lost_cyc;
+	return 0;
+}
+
 /* Apply an event and queue its record: at offset if the query decoder has not consumed the
  * packet that gave it (more events are bound to it), else at the next stop's. Returns 0,
  * or 1 if not modelled. */
@@ -135,6 +156,7 @@ static int packet_event(struct fast *f, struct pt_event *ev, int consumed, uint6
 	if (!ev->has_tsc && !stamp_event(f, ev))
 		return 1;
 	jf_fast_read_time(f);
+	jf_fast_retime(f);
 	jf_fast_block_time_after_event(f);
 	f->emit_offset = offset;
 	if (jf_fast_apply_event(f, ev))
@@ -167,6 +189,48 @@ static inline void replay_returns(struct fast *f, const struct jf_payload_path *
 	}
 }
 
+/* Whether a returned block ends where libipt's block decoder queries a TNT bit. */
+static int ends_at_tnt_bit(const struct jf_flow *fl)
+{
+	return fl->kind == JF_FLOW_BLOCK &&
+	       (fl->u.block.end == JF_END_COND || fl->u.block.end == JF_END_RETURN);
+}
+
+/* Returning blocks: a TNT payload's blocks, timed as libipt's block decoder times them.
+ * The blocks up to the first conditional branch (or compressed return) need no trace and
+ * keep the time of the last query; the query at that branch reads the TNT packet, so that
+ * block and those after it carry the time at the TNT packet (the query decoder's time
+ * there: pt_qry_cache_tnt), and the last of them the time after the event libipt reads
+ * next, if one is pending (jf_fast_retime). Returns 0, 1 if not modelled, or -1 where a
+ * decode error ended the stretch. */
+static int emit_timed_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset)
+{
+	size_t from = f->pending.n, i;
+	int status;
+
+	/* A block cut by the block cache's length limit before this packet, joined to one
+	 * ended here, would take the time of its end (pt_decoder.c): not modelled. */
+	if (f->timed && f->joinable)
+		return 1;
+	status = jf_fast_emit_tnt(f, bits, nbits, offset);
+	if (status || !f->timed)
+		return status;
+	jf_fast_read_time(f);
+	for (i = from; i < f->pending.n && !ends_at_tnt_bit(&f->pending.flows[i]); i++)
+		;
+	if (i == f->pending.n || !ends_at_tnt_bit(&f->pending.flows[f->pending.n - 1]))
+		return 1; /* a payload whose last bit ends no block here: not modelled */
+	for (; i < f->pending.n; i++) {
+		struct jf_flow *fl = &f->pending.flows[i];
+
+		fl->time = f->last_time.ns;
+		fl->flags = (uint16_t)(fl->time ? fl->flags | JF_FLOW_HAS_TIME
+						: fl->flags & ~JF_FLOW_HAS_TIME);
+	}
+	f->retime = f->pending.n;
+	return 0;
+}
+
 /* A TNT payload (nbits bits, the first in bit nbits-1): one payload-cache lookup per run of
  * bits that does not depend on the return stack's contents. Returns 0, 1 if not modelled,
  * or -1 where a decode error ended the stretch (pt_fast_bad_packet.h). */
@@ -175,7 +239,7 @@ static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t of
 	unsigned idle = 0; /* lookups in a row that consumed no bit (direct calls only) */
 
 	if (f->emit)
-		return jf_fast_emit_tnt(f, bits, nbits, offset);
+		return emit_timed_tnt(f, bits, nbits, offset);
 	if (!nbits || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
 		return 1;
 	if (!f->enabled)
@@ -226,6 +290,13 @@ static int tip_taken(struct fast *f, uint64_t to, uint64_t offset)
 	jf_fast_settle(f, offset);
 	jf_fast_read_time(f);
 	jf_fast_note_query_block_time(f);
+	/* The block the TIP ends (the last queued) carries the time at the TIP
+	 * (pt_qry_indirect_branch), or that after the event libipt reads next. */
+	if (f->emit && f->timed) {
+		f->retime = f->pending.n;
+		jf_fast_retime(f);
+		f->retime = f->pending.n;
+	}
 	return 0;
 }
 
@@ -246,6 +317,9 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		ev.variant.async_branch.from = f->fup_ip;
 		ev.variant.async_branch.to = to;
 		f->pend_fup = 0;
+		/* The event was made at the FUP, with the time then (pt_qry_decode_fup). */
+		if (apply_stamp(f, &f->fup_stamp, &ev))
+			return 1;
 		return packet_event(f, &ev, 1, offset);
 	}
 	if (!f->emit) {
@@ -362,6 +436,9 @@ static int packet_pge(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 	ev.variant.exec_mode.mode = f->mode;
 	ev.variant.exec_mode.ip = ip;
 	f->pend_mode = 0;
+	/* Made at the MODE.exec, with the time then (pt_qry_decode_mode). */
+	if (apply_stamp(f, &f->mode_stamp, &ev))
+		return 1;
 	return packet_event(f, &ev, 1, offset);
 }
 
@@ -378,6 +455,8 @@ static int packet_pgd(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		ev.variant.async_disabled.at = f->fup_ip;
 		ev.ip_suppressed = last_ip(f, &ev.variant.async_disabled.ip);
 		f->pend_fup = 0;
+		if (apply_stamp(f, &f->fup_stamp, &ev))
+			return 1;
 	} else {
 		ev.type = ptev_disabled;
 		ev.ip_suppressed = last_ip(f, &ev.variant.disabled.ip);
@@ -397,7 +476,7 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 {
 	struct pt_packet p, timing[8];
 	struct pt_event ev;
-	uint64_t at, after;
+	uint64_t at, after, timing_at[8];
 	int status, ntiming = 0, i;
 
 	if (f->pend_fup || f->pend_mode || pt_pkt_get_offset(f->pkt, &after) < 0)
@@ -419,6 +498,7 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 		if (p.type != ppt_pad) {
 			if (ntiming == (int)(sizeof(timing) / sizeof(timing[0])))
 				return 1;
+			timing_at[ntiming] = at;
 			timing[ntiming++] = p;
 		}
 	}
@@ -427,7 +507,7 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 		    last_ip(f, &ev.variant.overflow.ip))
 			return 1;
 		for (i = 0; i < ntiming; i++) {
-			if (packet_timing(f, &timing[i], 0))
+			if (packet_timing(f, &timing[i], timing_at[i], 0))
 				return 1;
 		}
 		return packet_event(f, &ev, 1, offset);
@@ -524,7 +604,7 @@ static int read_ahead(struct fast *f)
 					return 0;
 				continue;
 			case ppt_cbr:
-				if (!p.payload.cbr.ratio || f->nom_freq)
+				if (!p.payload.cbr.ratio)
 					return 0;
 				break;
 			case ppt_mode:
@@ -620,7 +700,8 @@ static int packet_quiet_psb(struct fast *f, uint64_t psb, uint64_t off, int fup)
 	f->emit_offset = off;
 	if (jf_fast_violation_before(f, off) || jf_fast_reach_psb_fup(f, 0, 0))
 		return 1;
-	if (f->await == f->pending.n)
+	/* A block waiting for the time of the event read next stays too (jf_fast_retime). */
+	if (f->await == f->pending.n && !f->retime)
 		jf_fast_commit(f, psb);
 	return 0;
 }
@@ -670,6 +751,74 @@ static int bad_status_update(struct fast *f, const struct pt_event *evs, int n, 
 	return jf_fast_resync_after_violation(f, off, -pte_bad_status_update, fup_payload);
 }
 
+/* Whether libipt's block decoder walks to the FUP's IP of a PSB+ with these n updates
+ * once it has read the last of them: the first update bound to that IP is the last (a
+ * CBR binds to none). By then its query decoder has read past the PSBEND. */
+static int walks_after_last_update(const struct pt_event *evs, int n)
+{
+	int i;
+
+	for (i = 0; i + 1 < n; i++) {
+		if (evs[i].type != ptev_cbr)
+			return 0;
+	}
+	return evs[n - 1].type != ptev_cbr;
+}
+
+/* Whether the query decoder, reading ahead past timing packet p (at off) with the time t
+ * (a copy, updated), fails or works around an erratum there, or p is another packet. */
+static int read_ahead_fails(const struct fast *f, struct jf_pt_time *t, const struct pt_packet *p,
+			    uint64_t off)
+{
+	const struct jf_pt_time_config *c = &f->time_cfg;
+
+	switch (p->type) {
+	case ppt_tsc:
+		return jf_pt_time_tsc(t, c, p->payload.tsc.tsc, 0) < 0;
+	case ppt_tma:
+		return jf_pt_time_tma(t, c, p->payload.tma.ctc, p->payload.tma.fc) < 0;
+	case ppt_mtc:
+		return jf_pt_time_mtc(t, c, p->payload.mtc.ctc) < 0;
+	case ppt_cyc:
+		return jf_fast_skd007_hits(f, p, off) ||
+		       jf_pt_time_cyc(t, c, p->payload.cyc.value) < 0;
+	default:
+		return 1;
+	}
+}
+
+/* The records queued from index from on take the offset of the next stop after the PSBEND
+ * just read (the next TNT or TIP past PADs and timing packets, or the trace's end), where
+ * libipt's query decoder is once it has read past the PSBEND. Returns 0, or 1 where the
+ * packets before that stop are others (not modelled). */
+static int settle_at_next_stop(struct fast *f, size_t from)
+{
+	struct jf_pt_time time = f->time;
+	struct pt_packet p;
+	uint64_t at;
+	int status;
+
+	if (pt_pkt_get_offset(f->pkt, &at) < 0 || pt_pkt_sync_set(f->psbs, at) < 0)
+		return 1;
+	for (;;) {
+		if (pt_pkt_get_offset(f->psbs, &at) < 0)
+			return 1;
+		status = pt_pkt_next(f->psbs, &p, sizeof(p));
+		if (status < 0) {
+			if (status != -pte_eos || at != f->cfg.size)
+				return 1;
+			break;
+		}
+		if (p.type == ppt_tnt_8 || p.type == ppt_tnt_64 || p.type == ppt_tip)
+			break;
+		if (p.type != ppt_pad && read_ahead_fails(f, &time, &p, at))
+			return 1;
+	}
+	for (; from < f->pending.n; from++)
+		f->pending.flows[from].offset = f->cfg.base_offset + at;
+	return 0;
+}
+
 /* A PSB+: its status updates, bound to its FUP's IP. The stretch before it decoded here
  * (apart from the walk to that IP): it is committed. */
 static int packet_psb(struct fast *f, uint64_t psb)
@@ -692,7 +841,16 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		if (p.type == ppt_pad)
 			continue;
 		if (p.type == ppt_fup) {
-			if (fup || update_last_ip(f, &p.payload.ip) || last_ip(f, &fup_ip))
+			if (fup)
+				return 1;
+			/* Erratum BDM70, where the query decoder takes tracing for off as this
+			 * path does: where libipt ignores the FUP (or fails looking ahead), the
+			 * status checks (pt_status_check.h), which take the FUP for tracing on
+			 * as libipt 2.1's ptxed does without errata, find what the block decoder
+			 * then reports: not modelled. */
+			if (f->bdm70 && !f->enabled && jf_fast_bdm70_ignores_fup(f, off + p.size))
+				return 1;
+			if (update_last_ip(f, &p.payload.ip) || last_ip(f, &fup_ip))
 				return 1;
 			fup_payload = p.payload.ip.ip;
 			fup = 1;
@@ -700,7 +858,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		}
 		if (p.type == ppt_tsc || p.type == ppt_tma || p.type == ppt_mtc ||
 		    p.type == ppt_cyc) {
-			if (packet_timing(f, &p, 1))
+			if (packet_timing(f, &p, off, 1))
 				return 1;
 			continue;
 		}
@@ -734,10 +892,10 @@ static int packet_psb(struct fast *f, uint64_t psb)
 			evs[n].variant.async_vmcs.base = p.payload.vmcs.base;
 			break;
 		case ppt_cbr:
-			/* libipt rejects a zero ratio (pt_time_update_cbr), and calibrates with
-			 * the nominal frequency when it has one (pt_tcal_header_cbr): both the
-			 * query path's. */
-			if (!p.payload.cbr.ratio || f->nom_freq)
+			/* libipt rejects a zero ratio (pt_time_update_cbr): the block
+			 * decoder's to report. With a nominal frequency, the CBR calibrates
+			 * (pt_tcal_header_cbr), as jf_pt_time_cbr does. */
+			if (!p.payload.cbr.ratio)
 				return 1;
 			jf_pt_time_cbr(&f->time, &f->time_cfg, p.payload.cbr.ratio, 1);
 			f->time_dirty = 1;
@@ -760,6 +918,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		return 1;
 	/* The updates are read at the PSBEND, with the PSB+'s time. */
 	jf_fast_read_time(f);
+	jf_fast_retime(f);
 	jf_fast_block_time_after_event(f);
 	jf_fast_settle(f, off);
 	if (fup && !f->enabled && psb != f->restart)
@@ -769,8 +928,13 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		f->enabled = fup;
 		f->ip = fup_ip;
 	} else {
+		size_t walked = f->pending.n;
+
 		f->emit_offset = off;
 		if (jf_fast_violation_before(f, off) || jf_fast_reach_psb_fup(f, fup, fup_ip))
+			return 1;
+		if (f->emit && f->pending.n > walked && walks_after_last_update(evs, n) &&
+		    settle_at_next_stop(f, walked))
 			return 1;
 		jf_fast_commit(f, psb);
 	}
@@ -894,10 +1058,10 @@ static int next_short_packets(struct fast *f, uint64_t *off)
 			unsigned size;
 
 			/* Odd bytes start other packets: CYC and MTC read here when counting. */
-			if (f->emit || !(size = short_timing(f, *off, &p)))
+			if (!(size = short_timing(f, *off, &p)))
 				return 0;
 			f->fresh = 0;
-			if (packet_timing(f, &p, 0))
+			if (packet_timing(f, &p, *off, 0))
 				return 1;
 			*off += size - 1;
 			continue;
@@ -968,6 +1132,7 @@ int jf_fast_next_packet(struct fast *f)
 		if (update_last_ip(f, &p.payload.ip) || f->pend_fup || last_ip(f, &f->fup_ip))
 			return 1;
 		f->pend_fup = 1;
+		take_stamp(f, &f->fup_stamp);
 		return 0;
 	case ppt_psb:
 		return packet_psb(f, off);
@@ -976,7 +1141,7 @@ int jf_fast_next_packet(struct fast *f)
 	case ppt_mtc:
 	case ppt_cyc:
 		/* Read ahead past, as PADs are. */
-		return packet_timing(f, &p, 0);
+		return packet_timing(f, &p, off, 0);
 	default:
 		break;
 	}
@@ -1008,6 +1173,7 @@ int jf_fast_next_packet(struct fast *f)
 			return 1;
 		f->pend_mode = 1;
 		f->mode = pt_get_exec_mode(&p.payload.mode.bits.exec);
+		take_stamp(f, &f->mode_stamp);
 		return 0;
 	case ppt_ovf:
 		return packet_ovf(f, off);

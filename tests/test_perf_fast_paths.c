@@ -4,10 +4,9 @@
  * libipt's block decoder on every buffer (--decoder=libipt-block), through the command's
  * own inputs (tools/jitflow/cli_inputs.c: the session, the zone filter, PyPy's log), on
  * the recordings checked in under traces/ (two JITs' and a plain program's), with the
- * recorded CPU's errata and without (--cpu none: the fast path then follows the packets
- * itself where the recorded CPU's erratum BDM70 sends it to libipt's query decoder, and
- * hands the PSB+s with a CBR over to the block decoder, as perf.data gives a nominal
- * frequency):
+ * recorded CPU's errata (the fast path hands over only where libipt works around one)
+ * and without (--cpu none), each PSB+'s CBR calibrating with the nominal frequency
+ * perf.data gives:
  *
  * - stat: the same instructions, events, errors, overflows, bytes lost and time span, and
  *   every record but the blocks the same (the fast counter returns no blocks; its blocks

@@ -490,9 +490,10 @@ static void test_payloads(void **state)
 	jf_codemap_free(blocks_map);
 }
 
-/* The query path (the trace's first PSB+ has a TSC): blocks stamped with libipt's time,
- * as the block decoder stamps them, through TNT bits, TIPs, calls and returns, a FUP +
- * TIP.PGD, a MODE.exec + TIP.PGE and a second PSB+. */
+/* Blocks returned from a trace with timing packets (its first PSB+ has a TSC), stamped
+ * with libipt's time as the block decoder stamps them, through TNT bits, TIPs, calls and
+ * returns, a FUP + TIP.PGD, a MODE.exec + TIP.PGE and a second PSB+, whose FUP the
+ * blocks walk to once its only update is read (with the offset after its PSBEND). */
 static void test_query_path(void **state)
 {
 	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
@@ -550,8 +551,8 @@ static const uint8_t syscall_loop[] = {
 /* A syscall leaves user-mode tracing (TIP.PGD) and tracing resumes after it (TIP.PGE at
  * the next instruction), as in every recording and user-space capture; a PSB+ whose FUP
  * is compressed against the last IP, which the PSB cleared (the recorder writes them so).
- * Both used to hand over to libipt's block decoder. Over both paths: packets (no timing)
- * and libipt's query decoder (a TSC). */
+ * Both used to hand over to libipt's block decoder. With and without timing packets
+ * (a TSC). */
 static void check_syscall_resume(const char *what, int timing)
 {
 	struct jf_codemap *map = jf_ptb_codemap(syscall_loop, sizeof(syscall_loop), 0x1000);
@@ -596,7 +597,7 @@ static void test_syscall_resume(void **state)
 {
 	(void)state;
 	check_syscall_resume("syscall, packets", 0);
-	check_syscall_resume("syscall, query decoder", 1);
+	check_syscall_resume("syscall, timed", 1);
 }
 
 /* An instruction in two sections: libipt marks its block truncated; the fast decoder
@@ -751,9 +752,11 @@ static void test_packet_hand_over(void **state)
  * (decoder/pt_fast_time.c): TSCs, TMAs, MTCs and CYCs in and out of PSB+s, CBRs in them,
  * the calibration from MTCs and cycles (and CYCs before it, counted as lost), MTCs that
  * wrap, a TSC that starts over, events stamped where they are read; with and without a
- * nominal frequency and with MTCs that TMAs give in full or not. Every count, event, time
- * span and record is the block decoder's, whole and cut anywhere, and the whole trace
- * never hands over. */
+ * nominal frequency and with MTCs that TMAs give in full or not; and on a CPU with errata
+ * (Kaby Lake, as the recorder's recordings say: BDM70, SKD007, SKD010, SKD022...), whose
+ * two-byte CYCs libipt reads as CYCs unless an OVF overlaps them. Every count, event,
+ * time span and record is the block decoder's (under the same errata), whole and cut
+ * anywhere, and the whole trace never hands over. */
 static void test_timed_packets(void **state)
 {
 	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
@@ -761,7 +764,7 @@ static void test_timed_packets(void **state)
 	int variant;
 
 	(void)state;
-	for (variant = 0; variant < 3; variant++) {
+	for (variant = 0; variant < 4; variant++) {
 		struct jf_ptb *b = jf_ptb_new();
 		struct jf_pt_fast_report rep;
 		uint64_t insns;
@@ -769,6 +772,11 @@ static void test_timed_packets(void **state)
 		int i;
 
 		memset(&timing, 0, sizeof(timing));
+		if (variant == 3) {
+			timing.cpu_family = 6;
+			timing.cpu_model = 0x9e;
+			timing.cpu_stepping = 9;
+		}
 		timing.cpuid_0x15_eax = 2;
 		timing.cpuid_0x15_ebx = 7;
 		timing.mtc_freq = variant == 2 ? 9 : 3; /* 9: TMA gives only some MTC bits */
@@ -843,6 +851,10 @@ static void test_timed_packets(void **state)
 		rep = compare("timed packets", jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map,
 			      &insns);
 		assert_int_equal(rep.fallback_at, -1);
+		/* Returning blocks too, on the packet path with libipt's times. */
+		rep = compare_blocks_at("timed packets, blocks", jf_ptb_bytes(b), jf_ptb_size(b),
+					blocks_map, -1);
+		assert_int_equal(rep.fallback_at, -1);
 		assert_true(rep.tnt_packets > 80);
 		assert_true(insns > 400);
 		/* Cut anywhere. */
@@ -860,7 +872,7 @@ static void test_timed_packets(void **state)
 }
 
 /* Overflows, followed by the fast path as libipt's block decoder follows them (no
- * hand-over), with and without timing packets (the packet and the query path). The code:
+ * hand-over), with and without timing packets. The code:
  * 1000: call 1010; 1005: je 1008; 1007: nop; 1008: jmp rax; 1010: call 1020; 1015: ret;
  * 1020: ret. Kinds: resolved with tracing on (FUP); off, then TIP.PGE (PAD and MODE.exec
  * between); at the end of the trace; off, then a PSB+ with tracing off; on, with a return
@@ -1261,6 +1273,17 @@ static void test_decode_errors(void **state)
 	jf_codemap_free(blocks_map);
 }
 
+/* The end of the traces below (code at 1000: je 1003): a taken branch, tracing disabled
+ * at the jump after it, then a PSB+ without status updates. */
+static void disable_then_quiet_psb(struct jf_ptb *b)
+{
+	jf_ptb_tnt(b, "T");
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	jf_ptb_psb(b);
+	jf_ptb_psbend(b);
+	jf_ptb_pad(b);
+}
+
 /* PSB+s without status updates, as while tracing is off (IP filtering: a TIP.PGD, PSBs,
  * a TIP.PGE): the packet path goes through them (the stretch before one is committed there
  * only when no record waits for an offset, which libipt's query decoder gives only past
@@ -1298,11 +1321,7 @@ static void test_quiet_psb(void **state)
 		jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
 		jf_ptb_tnt(b, "N");
 		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
-		jf_ptb_tnt(b, "T");
-		jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
-		jf_ptb_psb(b);
-		jf_ptb_psbend(b);
-		jf_ptb_pad(b);
+		disable_then_quiet_psb(b);
 		snprintf(what, sizeof(what), "quiet PSB+ %d", kind);
 		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map,
 			      NULL);
@@ -1472,6 +1491,85 @@ static void test_skd022(void **state)
 	jf_codemap_free(blocks_map);
 }
 
+/* Errata BDM70 and SKD007 on the packet path, on a Kaby Lake (the CPU the recorder's
+ * recordings name), against libipt's block decoder under the same errata. BDM70: a PSB+
+ * with a FUP while tracing is off, before the TIP.PGE that enables it, whose FUP libipt's
+ * query decoder ignores: at the first PSB (kind 0), after a TIP.PGD (1), not before a
+ * TIP.PGE (2: the erratum does not apply), with a bad packet where it looks ahead (3).
+ * SKD007: a two-byte CYC whose second byte starts an OVF that overlaps it (4), and one
+ * whose second byte does but no OVF follows (5). Code: 1000: je 1003; 1002: nop;
+ * 1003: jmp rax. */
+static void test_bdm70_skd007(void **state)
+{
+	struct jump_code code = jump_code_new();
+	int kind;
+
+	(void)state;
+	memset(&timing, 0, sizeof(timing));
+	timing.cpu_family = 6;
+	timing.cpu_model = 0x9e;
+	timing.cpu_stepping = 9;
+	for (kind = 0; kind < 6; kind++) {
+		struct jf_ptb *b = jf_ptb_new();
+		struct jf_pt_fast_report rep;
+		char what[32];
+
+		jf_ptb_psb(b);
+		if (kind >= 4)
+			jf_ptb_tsc(b, 0x10000); /* events before a TSC are not modelled */
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_psbend(b);
+		if (kind == 0) {
+			jf_ptb_pad(b);
+			jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+		}
+		jf_ptb_tnt(b, "N");
+		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		if (kind >= 1 && kind <= 3) {
+			jf_ptb_tnt(b, "T");
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+			jf_ptb_psb(b);
+			jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_psbend(b);
+			if (kind == 3)
+				jf_ptb_bad_packet(b);
+			if (kind == 2)
+				jf_ptb_tnt(b, "N");
+			jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_tnt(b, "N");
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		}
+		if (kind >= 4) {
+			jf_ptb_tnt(b, "N");
+			jf_ptb_cyc(b, 0x25); /* 2f 02: the second byte an OVF's first */
+			if (kind == 4) {
+				/* The OVF (02 f3) resolves at a FUP: tracing on at jmp rax. */
+				jf_ptb_pad(b);
+				jf_ptb_bytes_mut(b)[jf_ptb_offset(b) - 1] = 0xf3;
+				jf_ptb_fup(b, pt_ipc_sext_48, 0x1003);
+			}
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		}
+		disable_then_quiet_psb(b);
+		snprintf(what, sizeof(what), "BDM70/SKD007 %d", kind);
+		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map,
+			      NULL);
+		/* Where the errata apply, the block decoder decodes: libipt's status checks
+		 * find a PSB+ with a FUP while tracing is off (0, 1; kind 2 has no TIP.PGE
+		 * after it, and its FUP is not where tracing stopped) or a bad packet (3);
+		 * an OVF overlaps a CYC (4). A CYC that only looks like it does not hand over. */
+		if (kind == 5)
+			assert_int_equal(rep.fallback_at, -1);
+		jf_ptb_free(b);
+	}
+	memset(&timing, 0, sizeof(timing));
+	jump_code_free(&code);
+}
+
 /* A trace without a PSB, and an empty one. */
 static void test_no_sync(void **state)
 {
@@ -1626,6 +1724,7 @@ int main(void)
 		cmocka_unit_test(test_cache_split_after_undecodable),
 		cmocka_unit_test(test_packet_hand_over),
 		cmocka_unit_test(test_skd022),
+		cmocka_unit_test(test_bdm70_skd007),
 		cmocka_unit_test(test_quiet_psb),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_status_errors),

@@ -127,8 +127,8 @@ static void test_short_stretch_before(void **state)
  * decoder started at (a damaged trace: hardware compresses only returns to calls since
  * the last PSB). That decoder lacks the call and reports an error the one-thread decode
  * does not; the decode then goes on from a decoder from the start, which has it. Tracing
- * is off across that PSB so that the call stays on the stack. The hand-over itself: a TSC
- * in a trace that had no timing, which the packet path does not model. */
+ * is off across that PSB so that the call stays on the stack. The hand-over itself: a CBR
+ * outside a PSB+ (a change of frequency), which the packet path does not model. */
 static void test_return_to_call_before(void **state)
 {
 	struct jf_ptb *b = jf_ptb_new();
@@ -152,7 +152,7 @@ static void test_return_to_call_before(void **state)
 	jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
 	turns(b, 8);
 	psb[4] = psb_at_loop(b);
-	jf_ptb_tsc(b, 1000);
+	jf_ptb_cbr(b, 30);
 	turns(b, 4);
 	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
 	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);

@@ -8,10 +8,10 @@
  * Checked beyond "no crash": decoding ends (a bound on records per input byte), byte
  * accounting stays within the input, every block's offset lies inside the trace, the fast
  * counting path counts what the block decoder decoded (also under a second set of timing
- * parameters), and on 2 and 4 threads (segments of 16 bytes and more) gives the records
- * and statistics it gives on one; the fast decoder that
+ * parameters, and under a Kaby Lake's errata), and on 2 and 4 threads (segments of 16
+ * bytes and more) gives the records and statistics it gives on one; the fast decoder that
  * returns blocks returns the block decoder's records, every one, field by field, read one
- * by one or in bulk (jf_decoder_next_batch); and the
+ * by one or in bulk (jf_decoder_next_batch), also under those errata; and the
  * blocks cut at their jumps after the decode (jump_split.h, what `jitflow report` does) are
  * the block decoder's end_on_jump blocks, but for a part's offset and the mark a block left
  * whole keeps (JF_FLOW_TIMED_AT_START). */
@@ -152,29 +152,26 @@ static void same_counts_fast(const struct jf_pt_config *cfg, const struct jf_dec
 	jf_decoder_free(dec);
 }
 
-/* Counting under other timing parameters, against the block decoder under them: no
- * nominal frequency (a CBR in a PSB+ then takes the fast path's packets) and an MTC
- * frequency whose bits a TMA gives only in part (libipt estimates the rest at the next
- * MTC). */
-static void same_counts_other_timing(const struct jf_pt_config *given)
+/* Counting under cfg (count_plain_events either way) against the block decoder under it,
+ * its errors and losses included. */
+static void same_counts_under(struct jf_pt_config cfg)
 {
-	struct jf_pt_config cfg = *given;
 	struct jf_decode_stats ref;
 	struct jf_error err;
 	struct jf_decoder *dec;
 	struct jf_flow f;
-	uint64_t records = 0;
+	uint64_t records = 0, given_losses = ref_losses;
 	int rc;
 
-	cfg.nom_freq = 0;
-	cfg.mtc_freq = 9;
 	cfg.count_plain_events = 0;
 	dec = jf_pt_decoder_new(&cfg, map, &err);
 	if (!dec)
 		abort();
+	ref_losses = 0;
 	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
 		if (++records > 64 * (uint64_t)cfg.size + 64)
 			abort();
+		ref_losses = mix_loss(ref_losses, &f);
 	}
 	if (rc < 0)
 		abort();
@@ -183,6 +180,19 @@ static void same_counts_other_timing(const struct jf_pt_config *given)
 	same_counts_fast(&cfg, &ref);
 	cfg.count_plain_events = 1;
 	same_counts_fast(&cfg, &ref);
+	ref_losses = given_losses;
+}
+
+/* Counting under other timing parameters, against the block decoder under them: no
+ * nominal frequency (CBRs then do not calibrate) and an MTC frequency whose bits a TMA
+ * gives only in part (libipt estimates the rest at the next MTC). */
+static void same_counts_other_timing(const struct jf_pt_config *given)
+{
+	struct jf_pt_config cfg = *given;
+
+	cfg.nom_freq = 0;
+	cfg.mtc_freq = 9;
+	same_counts_under(cfg);
 }
 
 /* The next record of dec read in bulk (jf_decoder_next_batch): *pos of the *n in *batch. */
@@ -481,6 +491,21 @@ static void same_on_threads(const struct jf_pt_config *cfg, int jobs)
 	}
 }
 
+/* Under the errata of a Kaby Lake, the CPU the recorder's recordings name (libipt's
+ * workarounds of BDM70: a PSB+'s FUP ignored before a TIP.PGE; SKD007: an OVF inside a
+ * CYC; SKD010, SKD022, SKL168), counting and returning blocks against the block decoder
+ * under them. */
+static void same_under_errata(const struct jf_pt_config *given)
+{
+	struct jf_pt_config cfg = *given;
+
+	cfg.cpu_family = 6;
+	cfg.cpu_model = 0x9e;
+	cfg.cpu_stepping = 9;
+	same_counts_under(cfg);
+	same_records_with_blocks(&cfg, 1);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct jf_pt_config cfg = { 0 };
@@ -542,6 +567,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_on_threads(&cfg, 4);
 	cfg.count_plain_events = 0;
 	same_counts_other_timing(&cfg);
+	same_under_errata(&cfg);
 	same_records_with_blocks(&cfg, 1);
 	same_records_with_blocks(&cfg, 2);
 	same_records_in_parts(&cfg);
