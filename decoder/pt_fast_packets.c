@@ -650,12 +650,6 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		switch (p.type) {
 		case ppt_mode:
 			if (p.payload.mode.leaf == pt_mol_tsx) {
-				/* A PSB+ in or aborting a transaction, tracing on: libipt's block
-				 * decoder dates the block that walks to the FUP after the PSBEND,
-				 * not at it (fuzz_pt_decode); not modelled. */
-				if (f->enabled &&
-				    (p.payload.mode.bits.tsx.intx || p.payload.mode.bits.tsx.abrt))
-					return 1;
 				evs[n].type = ptev_tsx;
 				evs[n].variant.tsx.speculative = p.payload.mode.bits.tsx.intx;
 				evs[n].variant.tsx.aborted = p.payload.mode.bits.tsx.abrt;
@@ -712,7 +706,13 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		f->emit_offset = off;
 		if (jf_fast_violation_before(f, off) || jf_fast_reach_psb_fup(f, fup, fup_ip))
 			return 1;
-		jf_fast_commit(f, psb);
+		/* libipt's block decoder fetches the first update before it walks to the FUP's
+		 * IP, so the blocks of that walk take the offset after the fetch: the PSBEND's
+		 * while more updates are bound to it, else the next stop's, where the only
+		 * update is returned. Such blocks wait for that offset with the update, the
+		 * stretch going on through this PSB. */
+		if (n > 1 || f->await == f->pending.n)
+			jf_fast_commit(f, psb);
 	}
 	for (i = 0; i < n; i++) {
 		/* All but the last are returned before the query decoder leaves the PSBEND. */

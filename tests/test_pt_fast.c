@@ -1229,6 +1229,70 @@ static void test_psb_after_psbend(void **state)
 	jump_code_free(&code);
 }
 
+/* A PSB+ whose FUP lies ahead of where the trace left execution: libipt's block decoder
+ * walks there without trace, and the walk's block takes the offset the query decoder is at
+ * once the PSB+'s first status update is fetched: the PSBEND's while more updates are bound
+ * to it, the next packet's with one update only (fuzz_pt_decode: the fast path gave the
+ * PSBEND's). Kinds: the walk right after the TIP.PGE, after a TNT, from the PSB+ decoding
+ * started at; with one update (a MODE.exec; a MODE.TSX and a PAD after the PSBEND), two,
+ * three. */
+static void test_walk_to_psb_fup(void **state)
+{
+	static const uint8_t code[] = {
+		0xb9, 0x03, 0x00, 0x00, 0x00, /* 1000: mov ecx, 3 */
+		0xff, 0xc9,                   /* 1005: dec ecx */
+		0x75, 0xfc,                   /* 1007: jnz 1005 */
+		0xff, 0xe0,                   /* 1009: jmp rax */
+	};
+	struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	int start, updates;
+
+	(void)state;
+	for (start = 0; start < 3; start++) {
+		for (updates = 0; updates < 4; updates++) {
+			struct jf_ptb *b = jf_ptb_new();
+			struct jf_pt_fast_report rep;
+			struct pt_packet p;
+			char what[48];
+
+			jf_ptb_psb(b);
+			jf_ptb_mode_exec(b, ptem_64bit);
+			if (start == 2)
+				jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_psbend(b);
+			if (start < 2)
+				jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+			if (start > 0)
+				jf_ptb_tnt(b, "T");      /* 1000-1007, back to 1005 */
+			jf_ptb_pad(b);
+			jf_ptb_psb(b);
+			if (updates != 1)
+				jf_ptb_mode_exec(b, ptem_64bit);
+			memset(&p, 0, sizeof(p));
+			p.type = ppt_mode;
+			p.payload.mode.leaf = pt_mol_tsx;
+			if (updates > 0)
+				jf_ptb_packet(b, &p);
+			p.type = ppt_pip;
+			p.payload.pip.cr3 = 0x1000;
+			if (updates == 3)
+				jf_ptb_packet(b, &p);
+			/* One instruction ahead: mov ecx, 3 or dec ecx. */
+			jf_ptb_fup(b, pt_ipc_sext_48, start > 0 ? 0x1007 : 0x1005);
+			jf_ptb_psbend(b);
+			if (updates == 1)
+				jf_ptb_pad(b); /* read past: the TNT's offset */
+			jf_ptb_tnt(b, "TN");
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+			snprintf(what, sizeof(what), "walk to the PSB+'s FUP %d, %d", start, updates);
+			rep = compare_blocks_at(what, jf_ptb_bytes(b), jf_ptb_size(b), map, -1);
+			assert_int_equal(rep.fallback_at, -1);
+			jf_ptb_free(b);
+		}
+	}
+	jf_codemap_free(map);
+}
+
 /* A PSB+ without a TSC (its CBR update has no timestamp of its own), a MODE.exec, then a
  * PSB+ with one: libipt's block decoder fetches the next event before it returns the CBR
  * update, reading through the second PSB+, so the update carries the second PSB+'s time
@@ -1500,6 +1564,7 @@ int main(void)
 		cmocka_unit_test(test_block_cache),
 		cmocka_unit_test(test_block_cache_grows),
 		cmocka_unit_test(test_psb_after_psbend),
+		cmocka_unit_test(test_walk_to_psb_fup),
 		cmocka_unit_test(test_event_time_after_next_read),
 		cmocka_unit_test(test_block_time_after_pending_event),
 		cmocka_unit_test(test_no_sync),
