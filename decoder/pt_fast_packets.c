@@ -703,14 +703,19 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		f->enabled = fup;
 		f->ip = fup_ip;
 	} else {
+		/* libipt's block decoder fetches the first update before it walks to the FUP's
+		 * IP, and the fetch of the last reads past the PSBEND. Where that read fails
+		 * after a walk, its error is not modelled (with one update it comes before the
+		 * walk: fuzz_pt_decode). */
+		if (fup && f->enabled && f->ip != fup_ip && !read_ahead_ok(f))
+			return 1;
 		f->emit_offset = off;
 		if (jf_fast_violation_before(f, off) || jf_fast_reach_psb_fup(f, fup, fup_ip))
 			return 1;
-		/* libipt's block decoder fetches the first update before it walks to the FUP's
-		 * IP, so the blocks of that walk take the offset after the fetch: the PSBEND's
-		 * while more updates are bound to it, else the next stop's, where the only
-		 * update is returned. Such blocks wait for that offset with the update, the
-		 * stretch going on through this PSB. */
+		/* The blocks of the walk take the offset after that fetch: the PSBEND's while
+		 * more updates are bound to it, else the next stop's, where the only update
+		 * is returned. Such blocks wait for that offset with the update, the stretch
+		 * going on through this PSB. */
 		if (n > 1 || f->await == f->pending.n)
 			jf_fast_commit(f, psb);
 	}
