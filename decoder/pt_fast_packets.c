@@ -703,11 +703,14 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		f->enabled = fup;
 		f->ip = fup_ip;
 	} else {
-		/* libipt's block decoder fetches the first update before it walks to the FUP's
-		 * IP, and the fetch of the last reads past the PSBEND. Where that read fails
-		 * after a walk, its error is not modelled (with one update it comes before the
-		 * walk: fuzz_pt_decode). */
-		if (fup && f->enabled && f->ip != fup_ip && !read_ahead_ok(f))
+		/* libipt's block decoder returns the updates bound to no IP that come first (a
+		 * CBR) at once, fetches the first update bound to the FUP's IP before it walks
+		 * there, and reads past the PSBEND as it fetches the last. Not modelled with a
+		 * walk: returned blocks after such an update (a CBR before the walk's block:
+		 * a recording), and a read past the PSBEND that fails (with one update its
+		 * error comes before the walk: fuzz_pt_decode). */
+		if (fup && f->enabled && f->ip != fup_ip &&
+		    ((f->emit && evs[0].type == ptev_cbr) || !read_ahead_ok(f)))
 			return 1;
 		f->emit_offset = off;
 		if (jf_fast_violation_before(f, off) || jf_fast_reach_psb_fup(f, fup, fup_ip))

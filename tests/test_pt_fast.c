@@ -1235,9 +1235,13 @@ static void test_psb_after_psbend(void **state)
  * updates are bound to it, the next stop's with one update only (fuzz_pt_decode: the fast
  * path gave the PSBEND's). And with one update, a bad packet after the PSBEND fails that
  * fetch, before the walk (fuzz_pt_decode: the fast path counted the walk's instruction);
- * the fast path hands over there. Kinds: the walk right after the TIP.PGE, after a TNT,
- * from the PSB+ decoding started at; with one update (a MODE.exec; a MODE.TSX and a PAD
- * after the PSBEND), two, three; a bad packet after the PSBEND or not. */
+ * the fast path hands over there. A CBR first in the PSB+ binds to no IP: libipt returns
+ * it before the walk's block (a recording under `jitflow record`: the fast decoder had
+ * returned the block first); returning blocks, the query path models that, following
+ * packets hands over. Kinds: the walk right
+ * after the TIP.PGE, after a TNT, from the PSB+ decoding started at; with one update (a
+ * MODE.exec; a MODE.TSX and a PAD after the PSBEND), two, three, a CBR and a MODE.exec
+ * (following packets; with TSCs, the query path); a bad packet after the PSBEND or not. */
 static void test_walk_to_psb_fup(void **state)
 {
 	static const uint8_t code[] = {
@@ -1250,7 +1254,7 @@ static void test_walk_to_psb_fup(void **state)
 
 	(void)state;
 	for (start = 0; start < 3; start++) {
-		for (updates = 0; updates < 4; updates++) {
+		for (updates = 0; updates < 6; updates++) {
 			for (bad = 0; bad < 2; bad++) {
 				struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
 				struct jf_codemap *blocks_map =
@@ -1261,6 +1265,8 @@ static void test_walk_to_psb_fup(void **state)
 				char what[48];
 
 				jf_ptb_psb(b);
+				if (updates == 5)
+					jf_ptb_tsc(b, 1000);
 				jf_ptb_mode_exec(b, ptem_64bit);
 				if (start == 2)
 					jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
@@ -1271,12 +1277,16 @@ static void test_walk_to_psb_fup(void **state)
 					jf_ptb_tnt(b, "T"); /* 1000-1007, back to 1005 */
 				jf_ptb_pad(b);
 				jf_ptb_psb(b);
+				if (updates == 5)
+					jf_ptb_tsc(b, 2000);
+				if (updates >= 4)
+					jf_ptb_cbr(b, 30);
 				if (updates != 1)
 					jf_ptb_mode_exec(b, ptem_64bit);
 				memset(&p, 0, sizeof(p));
 				p.type = ppt_mode;
 				p.payload.mode.leaf = pt_mol_tsx;
-				if (updates > 0)
+				if (updates > 0 && updates < 4)
 					jf_ptb_packet(b, &p);
 				p.type = ppt_pip;
 				p.payload.pip.cr3 = 0x1000;
@@ -1297,6 +1307,14 @@ static void test_walk_to_psb_fup(void **state)
 					      NULL);
 				if (!bad)
 					assert_int_equal(rep.fallback_at, -1);
+				/* Returned blocks after a CBR, following packets: from the PSB
+				 * before; on the query path (with TSCs), modelled. */
+				if (updates >= 4) {
+					rep = compare_blocks_at(what, jf_ptb_bytes(b), jf_ptb_size(b),
+								blocks_map, -1);
+					assert_true(updates == 4 ? rep.fallback_at >= 0 :
+						    bad || rep.fallback_at == -1);
+				}
 				jf_ptb_free(b);
 				jf_codemap_free(map);
 				jf_codemap_free(blocks_map);
