@@ -580,6 +580,29 @@ static void bind_update(struct pt_event *ev, int fup, uint64_t fup_ip)
 		ev->variant.tsx.ip = fup_ip;
 }
 
+/* Whether the query decoder's read past the PSBEND just read fails where this path sees
+ * it: a packet libipt's packet decoder cannot read after PADs and timing packets (which
+ * the query decoder reads on past), or a packet cut by the trace's end. The packet decoder
+ * is left where it is. */
+static int read_past_psbend_fails(struct fast *f)
+{
+	struct pt_packet p;
+	uint64_t at, from = 0;
+	int status;
+
+	if (pt_pkt_get_offset(f->pkt, &at) < 0)
+		return 1;
+	do {
+		if (pt_pkt_get_offset(f->pkt, &from) < 0)
+			return 1;
+		status = pt_pkt_next(f->pkt, &p, sizeof(p));
+	} while (status >= 0 && (p.type == ppt_pad || p.type == ppt_tsc || p.type == ppt_tma ||
+				 p.type == ppt_mtc || p.type == ppt_cyc));
+	if (pt_pkt_sync_set(f->pkt, at) < 0)
+		return 1;
+	return status < 0 && (status != -pte_eos || from != f->cfg.size);
+}
+
 /* A PSB+ (its n status updates evs, its PSBEND at off) with a FUP while tracing is off,
  * which libipt 2.1 rejects ("bad status update", at the PSBEND, with the FUP's payload as
  * IP). The block decoder finds it once the query decoder has read past the PSBEND, which
@@ -710,7 +733,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		 * a recording), and a read past the PSBEND that fails (with one update its
 		 * error comes before the walk: fuzz_pt_decode). */
 		if (fup && f->enabled && f->ip != fup_ip &&
-		    ((f->emit && evs[0].type == ptev_cbr) || !read_ahead_ok(f)))
+		    ((f->emit && evs[0].type == ptev_cbr) || read_past_psbend_fails(f)))
 			return 1;
 		f->emit_offset = off;
 		if (jf_fast_violation_before(f, off) || jf_fast_reach_psb_fup(f, fup, fup_ip))
