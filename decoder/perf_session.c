@@ -280,7 +280,13 @@ static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 	cfg.size = (size_t)size;
 	cfg.base_offset = file_off;
 	cfg.end_on_call = s->opts.end_on_call;
-	cfg.end_on_jump = s->opts.end_on_jump;
+	/* Where the fast path returns blocks, every buffer's block decoder ends blocks at
+	 * jumps as its do: libipt's block cache belongs to the code's sections, shared by all
+	 * decoders of the map, and entries made without end_on_jump walk through jumps for a
+	 * decoder with it (a fast decoder's hand-over then returned other blocks than those
+	 * it had, and lost a stretch skipping them by count). */
+	cfg.end_on_jump = s->opts.end_on_jump ||
+			  (s->opts.fast_when_settled && !s->opts.count_when_fast);
 	cfg.source = q->source;
 	cfg.release_consumed = release; /* resident memory stays flat over long files */
 	if (s->hooks.codemap_for_pid)

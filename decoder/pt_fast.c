@@ -446,6 +446,15 @@ int jf_fast_reach_psb_fup(struct fast *f, int fup, uint64_t ip)
 	return fup ? walk_to(f, ip, 1, 0) : 0;
 }
 
+/* Whether reaching the PSB+ at psb walks: its FUP lies ahead of where execution is. */
+static int psb_walks(struct fast *f, uint64_t psb)
+{
+	uint64_t ip = 0;
+	int fup = psb_fup(f, psb, &ip);
+
+	return fup > 0 && f->enabled && ip != f->ip;
+}
+
 static int reach_psb(struct fast *f, uint64_t psb)
 {
 	uint64_t ip = 0;
@@ -613,10 +622,20 @@ static int next_event(struct fast *f)
 
 		while ((after = jf_fast_psb_after(f, psb)) < offset)
 			psb = after;
-		if (jf_fast_violation_before(f, offset) || reach_psb(f, psb))
-			return 1;
-		jf_fast_commit(f, psb);
-		f->next_psb = after;
+		/* libipt's block decoder returns an update bound to no IP (a CBR) at once, and
+		 * walks to the FUP's IP for the next update: returning blocks, the walk waits
+		 * for that one, and the stretch goes on through this PSB (its records are no
+		 * longer those before it, then those a decoder started there returns). */
+		if (f->emit && ev.type == ptev_cbr && psb_walks(f, psb)) {
+			f->walk_after_cbr = psb + 1;
+		} else {
+			if (jf_fast_violation_before(f, offset) || reach_psb(f, psb))
+				return 1;
+			if (f->walk_after_cbr != psb + 1)
+				jf_fast_commit(f, psb);
+			f->walk_after_cbr = 0;
+			f->next_psb = after;
+		}
 	}
 	if (jf_fast_apply_event(f, &ev))
 		return 1;

@@ -199,6 +199,8 @@ struct fast {
 				     * the next event is read (libipt reads it eagerly) */
 	int resume_unsure;          /* stopped at a far branch: a far call resumes after it */
 
+	uint64_t walk_after_cbr;    /* a PSB (+ 1) whose CBR update was returned before the
+				     * walk to its FUP's IP (next_event in pt_fast.c) */
 	uint64_t tip_target;        /* the last TIP's, TIP.PGE's or FUP+TIP's target
 				     * (pt_fast_bad_packet.c: whether libipt's block starts at
 				     * f->ip) */

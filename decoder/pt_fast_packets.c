@@ -721,6 +721,29 @@ static void bind_update(struct pt_event *ev, int fup, uint64_t fup_ip)
 		ev->variant.tsx.ip = fup_ip;
 }
 
+/* Whether the query decoder's read past the PSBEND just read fails where this path sees
+ * it: a packet libipt's packet decoder cannot read after PADs and timing packets (which
+ * the query decoder reads on past), or a packet cut by the trace's end. The packet decoder
+ * is left where it is. */
+static int read_past_psbend_fails(struct fast *f)
+{
+	struct pt_packet p;
+	uint64_t at, from = 0;
+	int status;
+
+	if (pt_pkt_get_offset(f->pkt, &at) < 0)
+		return 1;
+	do {
+		if (pt_pkt_get_offset(f->pkt, &from) < 0)
+			return 1;
+		status = pt_pkt_next(f->pkt, &p, sizeof(p));
+	} while (status >= 0 && (p.type == ppt_pad || p.type == ppt_tsc || p.type == ppt_tma ||
+				 p.type == ppt_mtc || p.type == ppt_cyc));
+	if (pt_pkt_sync_set(f->pkt, at) < 0)
+		return 1;
+	return status < 0 && (status != -pte_eos || from != f->cfg.size);
+}
+
 /* A PSB+ (its n status updates evs, its PSBEND at off) with a FUP while tracing is off,
  * which libipt 2.1 rejects ("bad status update", at the PSBEND, with the FUP's payload as
  * IP). The block decoder finds it once the query decoder has read past the PSBEND, which
@@ -749,74 +772,6 @@ static int bad_status_update(struct fast *f, const struct pt_event *evs, int n, 
 		jf_pt_event_flow(&evs[i], &f->cfg.conv, fl);
 	}
 	return jf_fast_resync_after_violation(f, off, -pte_bad_status_update, fup_payload);
-}
-
-/* Whether libipt's block decoder walks to the FUP's IP of a PSB+ with these n updates
- * once it has read the last of them: the first update bound to that IP is the last (a
- * CBR binds to none). By then its query decoder has read past the PSBEND. */
-static int walks_after_last_update(const struct pt_event *evs, int n)
-{
-	int i;
-
-	for (i = 0; i + 1 < n; i++) {
-		if (evs[i].type != ptev_cbr)
-			return 0;
-	}
-	return evs[n - 1].type != ptev_cbr;
-}
-
-/* Whether the query decoder, reading ahead past timing packet p (at off) with the time t
- * (a copy, updated), fails or works around an erratum there, or p is another packet. */
-static int read_ahead_fails(const struct fast *f, struct jf_pt_time *t, const struct pt_packet *p,
-			    uint64_t off)
-{
-	const struct jf_pt_time_config *c = &f->time_cfg;
-
-	switch (p->type) {
-	case ppt_tsc:
-		return jf_pt_time_tsc(t, c, p->payload.tsc.tsc, 0) < 0;
-	case ppt_tma:
-		return jf_pt_time_tma(t, c, p->payload.tma.ctc, p->payload.tma.fc) < 0;
-	case ppt_mtc:
-		return jf_pt_time_mtc(t, c, p->payload.mtc.ctc) < 0;
-	case ppt_cyc:
-		return jf_fast_skd007_hits(f, p, off) ||
-		       jf_pt_time_cyc(t, c, p->payload.cyc.value) < 0;
-	default:
-		return 1;
-	}
-}
-
-/* The records queued from index from on take the offset of the next stop after the PSBEND
- * just read (the next TNT or TIP past PADs and timing packets, or the trace's end), where
- * libipt's query decoder is once it has read past the PSBEND. Returns 0, or 1 where the
- * packets before that stop are others (not modelled). */
-static int settle_at_next_stop(struct fast *f, size_t from)
-{
-	struct jf_pt_time time = f->time;
-	struct pt_packet p;
-	uint64_t at;
-	int status;
-
-	if (pt_pkt_get_offset(f->pkt, &at) < 0 || pt_pkt_sync_set(f->psbs, at) < 0)
-		return 1;
-	for (;;) {
-		if (pt_pkt_get_offset(f->psbs, &at) < 0)
-			return 1;
-		status = pt_pkt_next(f->psbs, &p, sizeof(p));
-		if (status < 0) {
-			if (status != -pte_eos || at != f->cfg.size)
-				return 1;
-			break;
-		}
-		if (p.type == ppt_tnt_8 || p.type == ppt_tnt_64 || p.type == ppt_tip)
-			break;
-		if (p.type != ppt_pad && read_ahead_fails(f, &time, &p, at))
-			return 1;
-	}
-	for (; from < f->pending.n; from++)
-		f->pending.flows[from].offset = f->cfg.base_offset + at;
-	return 0;
 }
 
 /* A PSB+: its status updates, bound to its FUP's IP. The stretch before it decoded here
@@ -868,12 +823,6 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		switch (p.type) {
 		case ppt_mode:
 			if (p.payload.mode.leaf == pt_mol_tsx) {
-				/* A PSB+ in or aborting a transaction, tracing on: libipt's block
-				 * decoder dates the block that walks to the FUP after the PSBEND,
-				 * not at it (fuzz_pt_decode); not modelled. */
-				if (f->enabled &&
-				    (p.payload.mode.bits.tsx.intx || p.payload.mode.bits.tsx.abrt))
-					return 1;
 				evs[n].type = ptev_tsx;
 				evs[n].variant.tsx.speculative = p.payload.mode.bits.tsx.intx;
 				evs[n].variant.tsx.aborted = p.payload.mode.bits.tsx.abrt;
@@ -928,15 +877,24 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		f->enabled = fup;
 		f->ip = fup_ip;
 	} else {
-		size_t walked = f->pending.n;
-
+		/* libipt's block decoder returns the updates bound to no IP that come first (a
+		 * CBR) at once, fetches the first update bound to the FUP's IP before it walks
+		 * there, and reads past the PSBEND as it fetches the last. Not modelled with a
+		 * walk: returned blocks after such an update (a CBR before the walk's block:
+		 * a recording), and a read past the PSBEND that fails (with one update its
+		 * error comes before the walk: fuzz_pt_decode). */
+		if (fup && f->enabled && f->ip != fup_ip &&
+		    ((f->emit && evs[0].type == ptev_cbr) || read_past_psbend_fails(f)))
+			return 1;
 		f->emit_offset = off;
 		if (jf_fast_violation_before(f, off) || jf_fast_reach_psb_fup(f, fup, fup_ip))
 			return 1;
-		if (f->emit && f->pending.n > walked && walks_after_last_update(evs, n) &&
-		    settle_at_next_stop(f, walked))
-			return 1;
-		jf_fast_commit(f, psb);
+		/* The blocks of the walk take the offset after that fetch: the PSBEND's while
+		 * more updates are bound to it, else the next stop's, where the only update
+		 * is returned. Such blocks wait for that offset with the update, the stretch
+		 * going on through this PSB. */
+		if (n > 1 || f->await == f->pending.n)
+			jf_fast_commit(f, psb);
 	}
 	for (i = 0; i < n; i++) {
 		/* All but the last are returned before the query decoder leaves the PSBEND. */

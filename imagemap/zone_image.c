@@ -36,6 +36,7 @@ void jf_zone_image_free(struct jf_zone_image *zi)
 		jf_zone_reader_close(zi->streams[i].reader);
 		jf_zone_reader_close(zi->streams[i].survey);
 		free(zi->streams[i].loads);
+		free(zi->streams[i].observed);
 		free(zi->streams[i].path);
 	}
 	free(zi->streams);
@@ -43,8 +44,7 @@ void jf_zone_image_free(struct jf_zone_image *zi)
 	free(zi);
 }
 
-/* Whether applying rec changes code bytes (see apply). */
-static int changes_code(const struct jf_zone_stream *s, const struct jf_zone_record *rec)
+int jf_zone_changes_code(const struct jf_zone_stream *s, const struct jf_zone_record *rec)
 {
 	switch (rec->id) {
 	case JF_JITDUMP_CODE_LOAD:
@@ -86,15 +86,17 @@ static int survey(struct jf_zone_stream *s, struct jf_error *err)
 		return -1;
 	s->survey = r;
 	while ((rc = jf_zone_next(r, &rec, err)) == 1) {
-		if (jf_zone_early_note(s, &rec, s->whole_records++) < 0)
-			return jf_fail(err, "%s: out of memory indexing code loads", s->path);
+		if (jf_zone_early_note(s, &rec, s->whole_records) < 0 ||
+		    jf_zone_settled_note(s, &rec, s->whole_records) < 0)
+			return jf_fail(err, "%s: out of memory indexing code changes", s->path);
+		s->whole_records++;
 		if (rec.id > JF_ZONE_ID_BASE && rec.id <= JF_ZONE_ID_LAST)
 			s->has_ext = 1;
 		/* Whether perf's CODE_MOVEs change code depends on has_ext, known at the end. */
 		if (rec.id == JF_JITDUMP_CODE_MOVE)
 			s->code_moves++;
 		else
-			s->code_changes += (uint64_t)changes_code(s, &rec);
+			s->code_changes += (uint64_t)jf_zone_changes_code(s, &rec);
 		if (rec.id == JF_ZONE_MARKER) {
 			if (rec.u.marker.methods & JF_ZONE_MARKER_CALLS)
 				s->marker_addr = rec.u.marker.addr;
@@ -128,6 +130,7 @@ int jf_zone_image_add_file(struct jf_zone_image *zi, const char *path, struct jf
 	if (survey(s, err) < 0 || jf_zone_reader_open(&s->reader, path, err) < 0) {
 		jf_zone_reader_close(s->survey);
 		free(s->loads);
+		free(s->observed);
 		free(s->path);
 		return -1;
 	}
@@ -240,22 +243,20 @@ static int move(struct jf_zone_image *zi, uint64_t from, uint64_t to, uint64_t s
 	return 0;
 }
 
-/* What an observed patch (JF_PATCH_OBSERVED) does to the image: 0 it holds those bytes
- * already, 1 it holds others, 2 some of them are not mapped. Only mapped code counts: an
- * early read of a pending record (zone_early.c) is no code the image holds. */
-static int observed_difference(struct jf_zone_image *zi, const struct jf_zone_record *rec)
+int jf_zone_bytes_difference(struct jf_codemap *map, uint64_t addr, const uint8_t *bytes,
+			     uint64_t size)
 {
 	uint8_t buf[256];
-	uint64_t done = 0, size = rec->u.patch.size;
+	uint64_t done = 0;
 	int differs = 0;
 
 	while (done < size) {
 		size_t want = size - done < sizeof(buf) ? (size_t)(size - done) : sizeof(buf);
-		size_t n = jf_codemap_read_mapped(zi->map, rec->u.patch.addr + done, buf, want);
+		size_t n = jf_codemap_read_mapped(map, addr + done, buf, want);
 
 		if (!n)
 			return 2;
-		differs |= memcmp(buf, rec->u.patch.bytes + done, n) != 0;
+		differs |= memcmp(buf, bytes + done, n) != 0;
 		done += n;
 	}
 	return differs;
@@ -270,7 +271,8 @@ static int patch(struct jf_zone_image *zi, const struct jf_zone_record *rec,
 	if (!rec->u.patch.size)
 		return 0;
 	if (rec->u.patch.flags & JF_PATCH_OBSERVED) {
-		switch (observed_difference(zi, rec)) {
+		switch (jf_zone_bytes_difference(zi->map, rec->u.patch.addr, rec->u.patch.bytes,
+						 rec->u.patch.size)) {
 		case 0:
 			zi->stats.observed_same++;
 			return 1;
@@ -330,7 +332,7 @@ int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum 
 	if (rc < 0)
 		return jf_fail_prefix(err, "%s: offset %" PRIu64 ": applying %s: ", s->path,
 				      s->next.offset, jf_zone_record_name(s->next.id));
-	s->code_changes_applied += (uint64_t)changes_code(s, &s->next);
+	s->code_changes_applied += (uint64_t)jf_zone_changes_code(s, &s->next);
 	if (rc == 1)
 		return read_next(s, err); /* nothing changed: no event for the analysis */
 	if (zi->cfg.on_apply && zi->cfg.on_apply(zi->cfg.apply_ctx, s->reader, &s->next) < 0)
@@ -346,19 +348,6 @@ int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum 
 	else
 		zi->stats.by_time++;
 	return read_next(s, err);
-}
-
-int jf_zone_image_code_settled(const struct jf_zone_image *zi)
-{
-	size_t i;
-
-	for (i = 0; i < zi->nstreams; i++) {
-		const struct jf_zone_stream *s = &zi->streams[i];
-
-		if (s->code_changes_applied < s->code_changes + (s->has_ext ? 0 : s->code_moves))
-			return 0;
-	}
-	return 1;
 }
 
 int jf_zone_image_apply_all(struct jf_zone_image *zi, struct jf_error *err)

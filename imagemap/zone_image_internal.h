@@ -50,11 +50,23 @@ struct jf_zone_load {
 	const uint8_t *code;         /* in the survey reader's mapping */
 };
 
+/* An observed PATCH of a stream (JF_PATCH_OBSERVED), for whether it will change code. */
+struct jf_zone_observed {
+	uint64_t ordinal;            /* the record's place in the reader's order */
+	uint64_t addr, size;
+	const uint8_t *bytes;        /* in the survey reader's mapping */
+};
+
 struct jf_zone_stream {
 	struct jf_zone_reader *reader;
-	struct jf_zone_reader *survey; /* kept open: the index points into its mapping */
+	struct jf_zone_reader *survey; /* kept open: the indexes point into its mapping */
 	struct jf_zone_load *loads;
 	size_t nloads, loads_cap;
+	struct jf_zone_observed *observed;
+	size_t nobserved, observed_cap;
+	uint64_t runtime_changes_end; /* ordinal + 1 of the last record that changes code and
+				       * is not an observed patch or a CODE_MOVE (0: none)... */
+	uint64_t moves_end;           /* ...and of the last CODE_MOVE */
 	char *path;
 	struct jf_zone_record next;  /* the first record not applied yet */
 	int has_next;
@@ -94,6 +106,20 @@ enum jf_zone_how { JF_ZONE_BY_CALL, JF_ZONE_BY_PTWRITE, JF_ZONE_BY_TIME, JF_ZONE
 /* Apply the stream's next record and read the one after it. */
 int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum jf_zone_how how,
 		       struct jf_error *err);
+
+/* zone_image.c: whether applying rec changes code bytes (a CODE_MOVE only in a file without
+ * jitflow records: s->has_ext, known once the file is surveyed). */
+int jf_zone_changes_code(const struct jf_zone_stream *s, const struct jf_zone_record *rec);
+/* zone_image.c: whether the code map holds bytes[0, size) at addr: 0 it does, 1 it holds
+ * others, 2 some of them are not mapped. Only mapped code counts: an early read of a
+ * pending record (zone_early.c) is no code the map holds. */
+int jf_zone_bytes_difference(struct jf_codemap *map, uint64_t addr, const uint8_t *bytes,
+			     uint64_t size);
+
+/* zone_settled.c: index the stream's record (its ordinal-th) for
+ * jf_zone_image_code_settled. Returns 0, -1 out of memory. */
+int jf_zone_settled_note(struct jf_zone_stream *s, const struct jf_zone_record *rec,
+			 uint64_t ordinal);
 
 /* zone_early.c */
 int jf_zone_early_note(struct jf_zone_stream *s, const struct jf_zone_record *rec,

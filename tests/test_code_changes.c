@@ -232,6 +232,22 @@ static void patch(struct zone_out *z, uint64_t addr, const uint8_t *bytes, uint3
 	put(z, "ran", 4);
 }
 
+/* Open path for writing a zone file: its header written. */
+static void zone_begin(struct zone_out *z, const char *path)
+{
+	memset(z, 0, sizeof(*z));
+	z->f = fopen(path, "wb");
+	assert_non_null(z->f);
+	put32(z, JF_JITDUMP_MAGIC);
+	put32(z, JF_JITDUMP_VERSION);
+	put32(z, JF_JITDUMP_HEADER_SIZE);
+	put32(z, 62);
+	put32(z, 0);
+	put32(z, 1);
+	put64(z, 0);
+	put64(z, 0);
+}
+
 static int count_apply(void *ctx, const struct jf_zone_reader *reader,
 		       const struct jf_zone_record *rec)
 {
@@ -256,16 +272,7 @@ static void test_observed_patch_applies_only_where_bytes_differ(void **state)
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/observed.dump", jf_test_tmpdir());
-	z.f = fopen(path, "wb");
-	assert_non_null(z.f);
-	put32(&z, JF_JITDUMP_MAGIC);
-	put32(&z, JF_JITDUMP_VERSION);
-	put32(&z, JF_JITDUMP_HEADER_SIZE);
-	put32(&z, 62);
-	put32(&z, 0);
-	put32(&z, 1);
-	put64(&z, 0);
-	put64(&z, 0);
+	zone_begin(&z, path);
 	code_load(&z, 0x1000, code, sizeof(code));
 	patch(&z, 0x1000, same, sizeof(same), JF_PATCH_OBSERVED);  /* held already */
 	patch(&z, 0x1001, int3, sizeof(int3), JF_PATCH_OBSERVED);  /* other bytes */
@@ -292,10 +299,62 @@ static void test_observed_patch_applies_only_where_bytes_differ(void **state)
 	jf_codemap_free(map);
 }
 
+/* The code is settled (a perf session may decode ahead with the fast path) while the
+ * observed patches still to apply hold the bytes the image has, and only then: a runtime's
+ * code applied (one file), then a recorder's observed patches not applied yet (another):
+ * all holding the image's bytes; one of other bytes; one where nothing is mapped; and a
+ * runtime's patch of the same bytes (a change the runtime announced: it counts). */
+static void test_settled_with_observed_patches_left(void **state)
+{
+	static const uint8_t code[] = { 0x90, 0x90, 0x90, 0xc3 }, same[] = { 0x90, 0x90 },
+			     ret[] = { 0xc3 }, int3[] = { 0xcc };
+	int kind;
+
+	(void)state;
+	for (kind = 0; kind < 4; kind++) {
+		char runtime[600], observed[600];
+		struct zone_out z;
+		struct jf_codemap *map = jf_codemap_new();
+		struct jf_error err = { 0 };
+		struct jf_zone_image *zi;
+
+		snprintf(runtime, sizeof(runtime), "%s/runtime-%d.dump", jf_test_tmpdir(), kind);
+		snprintf(observed, sizeof(observed), "%s/observed-%d.dump", jf_test_tmpdir(),
+			 kind);
+		zone_begin(&z, runtime);
+		code_load(&z, 0x1000, code, sizeof(code));
+		assert_int_equal(fclose(z.f), 0);
+		zone_begin(&z, observed);
+		patch(&z, 0x1000, same, sizeof(same), JF_PATCH_OBSERVED);
+		patch(&z, 0x1003, ret, sizeof(ret), JF_PATCH_OBSERVED);
+		if (kind == 1)
+			patch(&z, 0x1001, int3, sizeof(int3), JF_PATCH_OBSERVED);
+		if (kind == 2)
+			patch(&z, 0x2000, ret, sizeof(ret), JF_PATCH_OBSERVED);
+		if (kind == 3)
+			patch(&z, 0x1003, ret, sizeof(ret), 0);
+		assert_int_equal(fclose(z.f), 0);
+
+		zi = jf_zone_image_new(map, NULL, &err);
+		assert_non_null(zi);
+		assert_int_equal(jf_zone_image_add_file(zi, runtime, &err), 0);
+		assert_false(jf_zone_image_code_settled(zi));
+		assert_int_equal(jf_zone_image_apply_all(zi, &err), 0);
+		assert_true(jf_zone_image_code_settled(zi));
+		assert_int_equal(jf_zone_image_add_file(zi, observed, &err), 0);
+		assert_int_equal(jf_zone_image_code_settled(zi), kind == 0);
+		assert_int_equal(jf_zone_image_apply_all(zi, &err), 0);
+		assert_true(jf_zone_image_code_settled(zi));
+		jf_zone_image_free(zi);
+		jf_codemap_free(map);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_observed_patch_applies_only_where_bytes_differ),
+		cmocka_unit_test(test_settled_with_observed_patches_left),
 		cmocka_unit_test(test_rewrite_in_place_is_exact),
 		cmocka_unit_test(test_rewrite_in_place_is_exact_from_the_log),
 		cmocka_unit_test(test_rewrite_of_memory_made_executable_by_mprotect_is_exact),

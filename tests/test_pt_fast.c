@@ -1363,6 +1363,99 @@ static void test_psb_after_psbend(void **state)
 	jump_code_free(&code);
 }
 
+/* A PSB+ whose FUP lies ahead of where the trace left execution: libipt's block decoder
+ * fetches the PSB+'s first status update, then walks there without trace. The walk's block
+ * takes the offset the query decoder is at after that fetch: the PSBEND's while more
+ * updates are bound to it, the next stop's with one update only (fuzz_pt_decode: the fast
+ * path gave the PSBEND's). And with one update, a bad packet after the PSBEND fails that
+ * fetch, before the walk (fuzz_pt_decode: the fast path counted the walk's instruction);
+ * the fast path hands over there. A CBR first in the PSB+ binds to no IP: libipt returns
+ * it before the walk's block (a recording under `jitflow record`: the fast decoder had
+ * returned the block first); returning blocks, the query path models that, following
+ * packets hands over. Kinds: the walk right
+ * after the TIP.PGE, after a TNT, from the PSB+ decoding started at; with one update (a
+ * MODE.exec; a MODE.TSX and a PAD after the PSBEND), two, three, a CBR and a MODE.exec
+ * (following packets; with TSCs, the query path); a bad packet after the PSBEND or not. */
+static void test_walk_to_psb_fup(void **state)
+{
+	static const uint8_t code[] = {
+		0xb9, 0x03, 0x00, 0x00, 0x00, /* 1000: mov ecx, 3 */
+		0xff, 0xc9,                   /* 1005: dec ecx */
+		0x75, 0xfc,                   /* 1007: jnz 1005 */
+		0xff, 0xe0,                   /* 1009: jmp rax */
+	};
+	int start, updates, bad;
+
+	(void)state;
+	for (start = 0; start < 3; start++) {
+		for (updates = 0; updates < 6; updates++) {
+			for (bad = 0; bad < 2; bad++) {
+				struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+				struct jf_codemap *blocks_map =
+					jf_ptb_codemap(code, sizeof(code), 0x1000);
+				struct jf_ptb *b = jf_ptb_new();
+				struct jf_pt_fast_report rep;
+				struct pt_packet p;
+				char what[48];
+
+				jf_ptb_psb(b);
+				if (updates == 5)
+					jf_ptb_tsc(b, 1000);
+				jf_ptb_mode_exec(b, ptem_64bit);
+				if (start == 2)
+					jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+				jf_ptb_psbend(b);
+				if (start < 2)
+					jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+				if (start > 0)
+					jf_ptb_tnt(b, "T"); /* 1000-1007, back to 1005 */
+				jf_ptb_pad(b);
+				jf_ptb_psb(b);
+				if (updates == 5)
+					jf_ptb_tsc(b, 2000);
+				if (updates >= 4)
+					jf_ptb_cbr(b, 30);
+				if (updates != 1)
+					jf_ptb_mode_exec(b, ptem_64bit);
+				memset(&p, 0, sizeof(p));
+				p.type = ppt_mode;
+				p.payload.mode.leaf = pt_mol_tsx;
+				if (updates > 0 && updates < 4)
+					jf_ptb_packet(b, &p);
+				p.type = ppt_pip;
+				p.payload.pip.cr3 = 0x1000;
+				if (updates == 3)
+					jf_ptb_packet(b, &p);
+				/* One instruction ahead: mov ecx, 3 or dec ecx. */
+				jf_ptb_fup(b, pt_ipc_sext_48, start > 0 ? 0x1007 : 0x1005);
+				jf_ptb_psbend(b);
+				if (updates == 1)
+					jf_ptb_pad(b); /* read past: the next packet's offset */
+				if (bad)
+					jf_ptb_bad_packet(b);
+				jf_ptb_tnt(b, "TN");
+				jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+				snprintf(what, sizeof(what), "walk to the PSB+'s FUP %d, %d, %d", start,
+					 updates, bad);
+				rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map,
+					      NULL);
+				if (!bad)
+					assert_int_equal(rep.fallback_at, -1);
+				/* Returned blocks after a CBR (libipt returns it before the
+				 * walk's block): handed over from the PSB before. */
+				if (updates >= 4) {
+					rep = compare_blocks_at(what, jf_ptb_bytes(b), jf_ptb_size(b),
+								blocks_map, -1);
+					assert_true(rep.fallback_at >= 0);
+				}
+				jf_ptb_free(b);
+				jf_codemap_free(map);
+				jf_codemap_free(blocks_map);
+			}
+		}
+	}
+}
+
 /* A PSB+ without a TSC (its CBR update has no timestamp of its own), a MODE.exec, then a
  * PSB+ with one: libipt's block decoder fetches the next event before it returns the CBR
  * update, reading through the second PSB+, so the update carries the second PSB+'s time
@@ -1713,6 +1806,7 @@ int main(void)
 		cmocka_unit_test(test_block_cache),
 		cmocka_unit_test(test_block_cache_grows),
 		cmocka_unit_test(test_psb_after_psbend),
+		cmocka_unit_test(test_walk_to_psb_fup),
 		cmocka_unit_test(test_event_time_after_next_read),
 		cmocka_unit_test(test_block_time_after_pending_event),
 		cmocka_unit_test(test_no_sync),

@@ -96,10 +96,12 @@ void jf_zone_image_free(struct jf_zone_image *zi);
  * reports the damage as a JF_PHASE_CONTAINER error at the damaged record's offset. */
 int jf_zone_image_add_file(struct jf_zone_image *zi, const char *path, struct jf_error *err);
 
-/* Whether every record that changes code (a load, move, free or patch) of every file added
- * has been applied: from here on the zone files change no code bytes, so a decoder may
- * read ahead of the flow (perf sessions decode such stretches with the fast path). Files
- * added later may change that. */
+/* Whether the zone files change no code bytes from here on, so that a decoder may read
+ * ahead of the flow (perf sessions decode such stretches with the fast path): every record
+ * that changes code (a load, move, free or patch) of every file added has been applied,
+ * but for patches a recorder observed (JF_PATCH_OBSERVED) of the bytes the image holds
+ * already, which change nothing when they apply (zone_settled.c). Files added later may
+ * change that. */
 int jf_zone_image_code_settled(const struct jf_zone_image *zi);
 
 /* Apply everything that is still pending (e.g. to list the final image). */
