@@ -1,25 +1,30 @@
-/* Intel PT fast counting path: libipt's packet decoder and a TNT payload cache
- * (pt_fast_packets.c, "following packets", with libipt's time estimation kept beside it:
- * pt_fast_time.c), libipt's query decoder where it synchronises; a block cache for the
+/* Intel PT fast path: libipt's packet decoder and a TNT payload cache (pt_fast_packets.c,
+ * "following packets", with libipt's time estimation kept beside it: pt_fast_time.c),
+ * libipt's query decoder only to synchronise at the first PSB; a block cache for the
  * code; and libipt's block decoder (pt_decoder.c) for everything else.
  *
  * libipt's block decoder spends most of its time per block: finding the section, its
  * block cache, the event checks. For counting, a block's instructions only depend on its
  * start address and the code map version, so they are decoded once (pt_fast_blocks.c) and
- * each later visit costs one lookup and the trace query that ends it (a TNT bit or a TIP,
- * from pt_qry_cond_branch / pt_qry_indirect_branch). Return compression keeps libipt's
+ * each later visit costs one lookup and the TNT bit or TIP that ends it, read from the
+ * packets as libipt's query decoder would read them. Return compression keeps libipt's
  * call stack rules; tracing on/off, execution mode and timing events are handled where
  * they occur, exactly as the block decoder handles them, and returned as it returns them;
  * so are overflows (the block decoder goes on where the overflow resolved, with its return
  * stack).
  *
  * Exactness comes from handing over rather than guessing: whatever this path does not
- * model (a decode error, an interrupt, paging, PTWRITE, a code map change...)
- * makes it drop what it decoded since the last PSB and let jf_pt_decoder_new's decoder
- * decode on from that PSB (pt_fast_handover.c), until it resynchronises after an error,
- * where this path takes over again (resume). To make that possible, nothing decoded
- * after a PSB is returned (or counted) before the next PSB is reached. The consistency
- * checks libipt 2.0 lacks (pt_status_check.c) run here too; a violation hands over. */
+ * model (an interrupt, paging, PTWRITE, a code map change...) makes it drop what it
+ * decoded since the last PSB and let jf_pt_decoder_new's decoder decode on from that PSB
+ * (pt_fast_handover.c), until it resynchronises after an error, where this path takes
+ * over again (resume). To make that possible, nothing decoded after a PSB is returned (or
+ * counted) before the next PSB is reached. What the consistency checks libipt 2.0
+ * lacks (pt_status_check.c) find, this path hands over on itself: a TIP.PGE while tracing
+ * (jf_fast_apply_event), a PSB+ whose FUP says tracing is on while it is off
+ * (jf_fast_reach_psb_fup); after an overflow the checks know less than this path (tracing
+ * unknown until a FUP, PSB+ or TIP.PGE says), so they find nothing it accepts. Where
+ * libipt reports an error, the checks say at which PSB its block decoder synchronises
+ * again (pt_fast_resync.c). */
 #include "jitflow/pt_fast.h"
 #include "decoder_internal.h"
 #include "pt_events.h"
@@ -36,14 +41,6 @@
 
 #include "jitflow/insn.h"
 
-static uint64_t qry_offset(struct fast *f)
-{
-	uint64_t off = 0;
-
-	pt_qry_get_offset(f->qry, &off);
-	return off;
-}
-
 uint64_t jf_fast_psb_after(struct fast *f, uint64_t offset)
 {
 	uint64_t at;
@@ -52,53 +49,6 @@ uint64_t jf_fast_psb_after(struct fast *f, uint64_t offset)
 	    pt_pkt_sync_forward(f->psbs) < 0 || pt_pkt_get_sync_offset(f->psbs, &at) < 0)
 		return f->cfg.size;
 	return at;
-}
-
-/* The IP the FUP of the PSB+ at psb gives (where execution was when the PSB was made).
- * Returns 1 with *ip, 0 if the PSB+ has no FUP (tracing off), -1 if it cannot tell. A PSB
- * resets IP compression, so a FUP inside PSB+ carries a whole (sign-extended) address. */
-static int psb_fup(struct fast *f, uint64_t psb, uint64_t *ip)
-{
-	struct pt_packet p;
-
-	if (pt_pkt_sync_set(f->psbs, psb) < 0)
-		return -1;
-	while (pt_pkt_next(f->psbs, &p, sizeof(p)) >= 0) {
-		if (p.type == ppt_psbend)
-			return 0;
-		if (p.type != ppt_fup)
-			continue;
-		switch (p.payload.ip.ipc) {
-		case pt_ipc_sext_48:
-			*ip = (uint64_t)((int64_t)(p.payload.ip.ip << 16) >> 16);
-			break;
-		/* A PSB clears the last IP: an update is relative to zero. */
-		case pt_ipc_update_16:
-		case pt_ipc_update_32:
-		case pt_ipc_update_48:
-		case pt_ipc_full:
-			*ip = p.payload.ip.ip;
-			break;
-		default:
-			return -1;
-		}
-		return 1;
-	}
-	return -1;
-}
-
-/* The time libipt's block decoder gives a record made now (0: none). */
-uint64_t jf_fast_time_read(struct fast *f)
-{
-	uint64_t tsc, t = 0;
-	uint32_t lost_mtc, lost_cyc;
-
-	if (pt_qry_time(f->qry, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc)
-		t = jf_tsc_to_ns(&f->cfg.conv, tsc);
-	f->time_memo = t;
-	f->time_at_queries = f->queries;
-	f->time_memo_valid = 1;
-	return t;
 }
 
 /* Twice the room, up to max records (-1: no more). */
@@ -151,17 +101,17 @@ void jf_fast_fill_state(struct fast *f, struct jf_pt_fast_state *st)
 	st->ip = f->ip;
 	st->enabled = f->enabled;
 	st->isa = f->isa;
-	/* The query path also carries libipt's query decoder across the PSB: its status and
-	 * its time. The packet path does not use it past its start (and its status and time
-	 * there differ between decoders started at different PSBs): it carries only the IP,
-	 * tracing state, mode and return stack, and hands over where a FUP or a MODE.exec
-	 * waits at a PSB. */
+	/* Following packets, this path carries only the IP, tracing state, mode and return
+	 * stack (the query decoder's status and time at a PSB differ between decoders
+	 * started at different PSBs), and hands over where a FUP or a MODE.exec waits at a
+	 * PSB; with timing packets, also the time as libipt's query decoder carries it. A
+	 * hand-over right after start()'s sync carries the query decoder's status and time
+	 * there. */
 	if (f->qry && !f->by_packets) {
 		st->status = f->status;
 		pt_qry_time(f->qry, &st->tsc, &st->lost_mtc, &st->lost_cyc);
 		pt_qry_core_bus_ratio(f->qry, &st->cbr);
 	} else if (f->timed) {
-		/* Following packets with timing: the time as the query path carries it. */
 		st->tsc = f->last_time.tsc;
 		st->lost_mtc = f->last_time.lost_mtc;
 		st->lost_cyc = f->last_time.lost_cyc;
@@ -446,26 +396,6 @@ int jf_fast_reach_psb_fup(struct fast *f, int fup, uint64_t ip)
 	return fup ? walk_to(f, ip, 1, 0) : 0;
 }
 
-/* Whether reaching the PSB+ at psb walks: its FUP lies ahead of where execution is. */
-static int psb_walks(struct fast *f, uint64_t psb)
-{
-	uint64_t ip = 0;
-	int fup = psb_fup(f, psb, &ip);
-
-	return fup > 0 && f->enabled && ip != f->ip;
-}
-
-static int reach_psb(struct fast *f, uint64_t psb)
-{
-	uint64_t ip = 0;
-	/* Not in one expression: the order arguments are evaluated in is unspecified, and ip
-	 * was read before psb_fup set it (so the query path handed over at every PSB+ with a
-	 * FUP). */
-	int fup = psb_fup(f, psb, &ip);
-
-	return jf_fast_reach_psb_fup(f, fup, ip);
-}
-
 /* An event with an IP applies there: walk to it while tracing (libipt errs if that needs
  * trace; so do we, by handing over). Returns 0, or 1 if not modelled. */
 static int bind_to_ip(struct fast *f, const struct pt_event *ev, uint64_t ip)
@@ -563,23 +493,6 @@ int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 	}
 }
 
-/* Whether the checks libipt 2.0 lacks (pt_status_check.c) find an inconsistency in the
- * packets before offset: checked before anything is released, so that the block decoder
- * reports it from the last PSB on. */
-int jf_fast_violation_before(struct fast *f, uint64_t offset)
-{
-	struct jf_pt_violation v;
-
-	/* Following packets, this path hands over on what the checks find itself: a TIP.PGE
-	 * while tracing (apply_event), a PSB+ whose FUP says tracing is on while it is off
-	 * (reach_psb_fup); after an overflow the checks know less than this path (tracing
-	 * unknown until a FUP, PSB+ or TIP.PGE says), so they find nothing it accepts. The
-	 * packets need not be read twice. */
-	if (f->by_packets)
-		return 0;
-	return jf_pt_check_advance(f->check, offset, &v);
-}
-
 /* Stamp the record that waits for an event to be read with the time after the read. */
 void jf_fast_retime(struct fast *f)
 {
@@ -595,158 +508,9 @@ void jf_fast_retime(struct fast *f)
 	fl->flags = (uint16_t)(t ? fl->flags | JF_FLOW_HAS_TIME : fl->flags & ~JF_FLOW_HAS_TIME);
 }
 
-/* Fetch and apply the pending event. Returns 0, 1 if not modelled. */
-static int next_event(struct fast *f)
-{
-	struct pt_event ev;
-	struct jf_flow *fl;
-	uint64_t offset;
-	int status;
-
-	status = pt_qry_event(f->qry, &ev, sizeof(ev));
-	f->queries++;
-	if (status < 0)
-		return 1;
-	f->status = status;
-	offset = qry_offset(f);
-	/* libipt's block decoder reads an event as soon as the query that ends a block says
-	 * one is pending, in the call that returns the block: the block has the time after
-	 * the read, and blocks walked to the event's IP start after it. */
-	jf_fast_retime(f);
-	jf_fast_block_time_after_event(f);
-	f->emit_offset = offset;
-	if (ev.status_update && offset > f->next_psb) {
-		/* The first record of a PSB+: all before that PSB decoded here. With more than
-		 * one PSB passed (tracing off in between), restart at the last of them. */
-		uint64_t psb = f->next_psb, after;
-
-		while ((after = jf_fast_psb_after(f, psb)) < offset)
-			psb = after;
-		/* libipt's block decoder returns an update bound to no IP (a CBR) at once, and
-		 * walks to the FUP's IP for the next update: returning blocks, the walk waits
-		 * for that one, and the stretch goes on through this PSB (its records are no
-		 * longer those before it, then those a decoder started there returns). */
-		if (f->emit && ev.type == ptev_cbr && psb_walks(f, psb)) {
-			f->walk_after_cbr = psb + 1;
-		} else {
-			if (jf_fast_violation_before(f, offset) || reach_psb(f, psb))
-				return 1;
-			if (f->walk_after_cbr != psb + 1)
-				jf_fast_commit(f, psb);
-			f->walk_after_cbr = 0;
-			f->next_psb = after;
-		}
-	}
-	if (jf_fast_apply_event(f, &ev))
-		return 1;
-	fl = jf_fast_queue_flow(f, JF_FLOW_OTHER, offset);
-	if (!fl)
-		return 1;
-	jf_pt_event_flow(&ev, &f->cfg.conv, fl);
-	if (f->emit && ev.type == ptev_enabled)
-		fl->u.enabled.resumed = (uint8_t)f->resumed;
-	/* libipt's block decoder fetches the next pending event before it returns this one,
-	 * and an event without a timestamp of its own gets the time after that read (a PSB+
-	 * read through to its TSC: fuzz_pt_decode). */
-	if ((status & pts_event_pending) && !ev.has_tsc)
-		f->retime = f->pending.n;
-	return 0;
-}
-
-/* A conditional branch's or compressed return's TNT bit, or a TIP. Returns 0, or 1 if the
- * query failed (an error: the block decoder reports it). */
-static int query_cond(struct fast *f, int *taken)
-{
-	int status = pt_qry_cond_branch(f->qry, taken);
-
-	f->queries++;
-	if (status < 0)
-		return 1;
-	f->status = status;
-	return 0;
-}
-
-static int query_indirect(struct fast *f)
-{
-	int status = pt_qry_indirect_branch(f->qry, &f->ip);
-
-	f->queries++;
-	if (status < 0 || (status & pts_ip_suppressed))
-		return 1;
-	f->status = status;
-	return 0;
-}
-
-/* Follow one block and the query that ends it. Returns 0, or 1 if not modelled. */
-static int next_block(struct fast *f)
-{
-	const struct jf_fast_block *b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
-	/* A returned block is located where the query decoder was before its query, and
-	 * stamped with the time after it (pt_decoder.c: offset before pt_blk_next). */
-	uint64_t offset = f->emit ? qry_offset(f) : 0;
-	int taken, status;
-
-	f->insns_n += b->ninsn;
-	f->blocks_n++;
-	switch ((enum jf_fast_end)b->end) {
-	case JF_FAST_COND:
-		if (query_cond(f, &taken))
-			return 1;
-		f->ip = taken ? b->target : b->next;
-		break;
-	case JF_FAST_CALL:
-		/* A call to the next instruction (position-independent code) is no call. */
-		if (b->target != b->next)
-			jf_fast_push_return(f, b->next);
-		f->ip = b->target;
-		return f->emit && jf_fast_emit_block(f, b, offset);
-	case JF_FAST_JUMP:
-		f->ip = b->target;
-		return f->emit && jf_fast_emit_block(f, b, offset);
-	case JF_FAST_CONTINUE:
-		f->ip = b->next;
-		return f->emit && jf_fast_emit_block(f, b, offset);
-	case JF_FAST_CALL_IND:
-		jf_fast_push_return(f, b->next);
-		if (query_indirect(f))
-			return 1;
-		break;
-	case JF_FAST_RETURN:
-		/* A compressed return is a taken TNT bit; otherwise a TIP follows. */
-		status = pt_qry_cond_branch(f->qry, &taken);
-		f->queries++;
-		if (status >= 0) {
-			if (!taken || jf_fast_pop_return(f, &f->ip))
-				return 1;
-			f->status = status;
-		} else if (status != -pte_bad_query || query_indirect(f)) {
-			return 1;
-		}
-		break;
-	case JF_FAST_INDIRECT:
-	case JF_FAST_FAR:
-	case JF_FAST_FAR_CALL:
-		if (query_indirect(f))
-			return 1;
-		break;
-	default:
-		return 1;
-	}
-	jf_fast_note_query_block_time(f);
-	if (!f->emit)
-		return 0;
-	if (jf_fast_emit_block(f, b, offset))
-		return 1;
-	if (f->status & pts_event_pending)
-		f->retime = f->pending.n; /* next_event reads it */
-	return 0;
-}
-
 /* The end of the trace (the decoder at offset), as pt_decoder.c reports it. */
 int jf_fast_finish(struct fast *f, uint64_t offset)
 {
-	if (jf_fast_violation_before(f, f->cfg.size))
-		return 1;
 	if (f->enabled && !jf_fast_queue_flow(f, JF_FLOW_END, offset))
 		return 1;
 	jf_fast_commit(f, f->cfg.size);
@@ -759,28 +523,15 @@ static int decode(struct fast *f, struct jf_error *err)
 {
 	/* A resynchronisation's commit may leave nothing ready (a watcher took it). */
 	while (!f->old && !f->done && !f->paused && !f->resync && f->ready.n == 0) {
-		int unmodelled;
-
-		if (f->by_packets)
-			unmodelled = jf_fast_next_packet(f);
-		else if (f->status & pts_event_pending) {
-			unmodelled = next_event(f);
-		} else if (f->status & pts_eos) {
-			unmodelled = jf_fast_finish(f, qry_offset(f));
-		} else if (!f->enabled || f->isa == JF_ISA_UNKNOWN ||
-			   jf_codemap_generation(f->map) != f->generation) {
-			unmodelled = 1;
-		} else {
-			unmodelled = next_block(f);
-		}
-		if (unmodelled)
+		if (jf_fast_next_packet(f))
 			return jf_fast_hand_over(f, err);
 	}
 	return 0;
 }
 
-/* Synchronise at the first PSB, as pt_decoder.c does (or at cfg.sync_at); a trace without
- * one, or an error there, is the block decoder's to report. */
+/* Synchronise at the first PSB, as pt_decoder.c does (or at cfg.sync_at), and follow the
+ * packets from there; a trace without one, or an error there, is the block decoder's to
+ * report. */
 static int start(struct fast *f, struct jf_error *err)
 {
 	uint64_t at, first = f->cfg.has_sync_at ? f->cfg.sync_at : 0;
@@ -789,7 +540,6 @@ static int start(struct fast *f, struct jf_error *err)
 	f->restart = f->prev_restart = first;
 	status = f->cfg.has_sync_at ? pt_qry_sync_set(f->qry, &f->ip, f->cfg.sync_at)
 				    : pt_qry_sync_forward(f->qry, &f->ip);
-	f->queries++;
 	if (status < 0 || pt_qry_get_sync_offset(f->qry, &at) < 0)
 		return jf_fast_hand_over(f, err);
 	f->status = status;
@@ -966,7 +716,6 @@ static int setup(struct fast *f, struct jf_error *err)
 	jf_fast_bad_packet_init();
 	f->check = jf_pt_check_new(f->cfg.trace, f->cfg.size);
 	f->qry = pt_qry_alloc_decoder(&config);
-	f->time_memo_valid = 0;
 	f->psbs = pt_pkt_alloc_decoder(&config);
 	f->pkt = pt_pkt_alloc_decoder(&config);
 	if (!f->payloads || !f->check || !f->qry ||

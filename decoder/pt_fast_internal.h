@@ -69,9 +69,9 @@ struct fast {
 	struct jf_codemap *map;
 	uint64_t generation;        /* the code map version decoding started with */
 	struct pt_query_decoder *qry;
-	struct pt_packet_decoder *pkt; /* the packets, when by_packets */
+	struct pt_packet_decoder *pkt; /* the packets this path follows */
 	struct jf_payloads *payloads;
-	int by_packets;             /* following packets (no timing in the trace so far) */
+	int by_packets;             /* following packets: start() has synchronised */
 	struct pt_packet_decoder *psbs; /* finds PSBs (restart points) */
 	struct pt_block_decoder *sync_check; /* whether libipt syncs at a PSB (pt_fast_resync.c) */
 	struct jf_pt_check *check;
@@ -87,11 +87,7 @@ struct fast {
 	int bdm70;                  /* ...BDM70 (FUPs in PSB+ while tracing is off) */
 	int skd010, apl12;          /* ...SKD010 and APL12 (the binding of an overflow) */
 	enum jf_isa isa;
-	int status;                 /* the last query's status flags */
-	uint64_t queries;           /* queries that may have moved qry (jf_fast_time_now's memo)... */
-	uint64_t time_at_queries;   /* ...how many there were when time_memo was read... */
-	uint64_t time_memo;         /* ...and the time then */
-	int time_memo_valid;
+	int status;                 /* the status of the query decoder's sync (start()) */
 	uint64_t ret[RETSTACK_SIZE + 1];
 	uint8_t top, bottom;
 
@@ -199,8 +195,6 @@ struct fast {
 				     * the next event is read (libipt reads it eagerly) */
 	int resume_unsure;          /* stopped at a far branch: a far call resumes after it */
 
-	uint64_t walk_after_cbr;    /* a PSB (+ 1) whose CBR update was returned before the
-				     * walk to its FUP's IP (next_event in pt_fast.c) */
 	uint64_t tip_target;        /* the last TIP's, TIP.PGE's or FUP+TIP's target
 				     * (pt_fast_bad_packet.c: whether libipt's block starts at
 				     * f->ip) */
@@ -231,21 +225,13 @@ void jf_fast_retime(struct fast *f);
 /* pt_fast.c's helpers that pt_fast_emit.c uses. */
 /* Room for one more pending record: 0, or -1 when the stretch holds as many as it may. */
 int jf_fast_queue_grow(struct fast *f);
-/* The query decoder's time now, read (and remembered) by jf_fast_time_now. */
-uint64_t jf_fast_time_read(struct fast *f);
 
-/* The decoder's time in ns (0: none), as libipt's block decoder stamps a record now.
- * The query decoder's time changes only as it reads packets, which only a query (a sync, a
- * branch or an event: each counts in f->queries) makes it do; the blocks and records
- * between two queries take the time read once. */
+/* The decoder's time in ns (0: none), as libipt's block decoder stamps a record now: the
+ * time read at the last packet a query of libipt's would have consumed (0 without timing
+ * packets; jf_fast_read_time). */
 static inline uint64_t jf_fast_time_now(struct fast *f)
 {
-	/* Following packets: the time read at the last query (0 without timing packets). */
-	if (f->by_packets)
-		return f->last_time.ns;
-	if (f->time_memo_valid && f->time_at_queries == f->queries)
-		return f->time_memo;
-	return jf_fast_time_read(f);
+	return f->last_time.ns;
 }
 
 /* A record with every field cleared (jf_fast_queue_flow copies it). */
@@ -371,14 +357,13 @@ static inline int jf_fast_pop_return(struct fast *f, uint64_t *ip)
 /* pt_fast.c, for the packet path: the stretch decoded since the last PSB is counted and
  * its records released (new_restart: the PSB that ends it); PSB+'s status updates bound
  * to the FUP's ip (fup: whether there is one) reached by walking; one event applied as
- * libipt's block decoder applies it; whether pt_status_check.c finds an inconsistency
- * before offset; the end of the trace at offset. Those returning int return 0, or 1 for
- * what this path does not model (it then hands over). */
+ * libipt's block decoder applies it; the end of the trace at offset. Those returning int
+ * return 0, or 1 for what this path does not model (it then hands over). */
 void jf_fast_commit(struct fast *f, uint64_t new_restart);
 /* pt_fast.c: the watcher told of a commit at psb, or that the stretch from psb on is not
  * modelled (pt_fast_watch.h; 1: it asks to pause). */
 int jf_fast_tell_watcher(struct fast *f, uint64_t psb, int unmodelled);
-/* pt_fast.c: the query, packet and PSB decoders and the caches (unless borrowed) freed;
+/* pt_fast.c: the sync, packet and PSB decoders and the caches (unless borrowed) freed;
  * only the decoders (a hand-over keeps the caches for when this path resumes). */
 void jf_fast_free_state(struct fast *f);
 void jf_fast_free_decoders(struct fast *f);
@@ -416,7 +401,6 @@ int jf_fast_count_hand_over_before(struct fast *f, const struct jf_pt_fast_stop 
 int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err);
 int jf_fast_reach_psb_fup(struct fast *f, int fup, uint64_t ip);
 int jf_fast_apply_event(struct fast *f, const struct pt_event *ev);
-int jf_fast_violation_before(struct fast *f, uint64_t offset);
 int jf_fast_finish(struct fast *f, uint64_t offset);
 
 /* pt_fast.c: the first PSB after offset, or the trace size. */
@@ -427,9 +411,9 @@ uint64_t jf_fast_psb_after(struct fast *f, uint64_t offset);
  * this path starts afresh. Returns 0, or 1 if not modelled. */
 int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64_t ip);
 
-/* pt_fast_packets.c: following packets (no timing packet in the trace): the next
- * packet(s), 0 or 1 if not modelled; and whether the PSB+ at psb has timing packets (or
- * cannot be read), which makes the query path decode when blocks are returned. */
+/* pt_fast_packets.c: following packets: the next packet(s), 0 or 1 if not modelled; and
+ * whether the PSB+ at psb has timing packets (or cannot be read), where a
+ * resynchronisation is not modelled (pt_fast_resync.c). */
 int jf_fast_next_packet(struct fast *f);
 int jf_fast_psb_has_timing(struct fast *f, uint64_t psb);
 

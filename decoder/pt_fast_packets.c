@@ -1,6 +1,6 @@
 /* Intel PT fast path, following packets: libipt's packet decoder and the TNT
- * payload cache, for traces with and without timing packets (pt_fast.c decides; the
- * query path, the stretches and the hand-over are there). */
+ * payload cache, for traces with and without timing packets (the sync, the stretches
+ * and the hand-over are in pt_fast.c). */
 #include "pt_events.h"
 #include "pt_fast_bad_packet.h"
 #include "pt_fast_internal.h"
@@ -11,12 +11,12 @@
 
 /* Following packets: libipt's packet decoder and the TNT payload cache.
  *
- * The query decoder above hands out one TNT bit per call and hides the payloads, so a
- * cache of what a payload decodes to cannot sit on it. Without timing packets, what it
- * keeps between packets is little: IP compression, a FUP or MODE.exec waiting for the
- * TIP it binds to, a PSB+'s status updates, and its time (pt_fast_time.h). This keeps the
- * same by the rules of libipt 2.0's pt_query_decoder.c and pt_last_ip.c, builds the events
- * the query decoder would give and applies them as the query path does (apply_event). Any
+ * libipt's query decoder hands out one TNT bit per call and hides the payloads, so a
+ * cache of what a payload decodes to cannot sit on it. What it keeps between packets is
+ * little: IP compression, a FUP or MODE.exec waiting for the TIP it binds to, a PSB+'s
+ * status updates, and its time (pt_fast_time.h). This keeps the same by the rules of
+ * libipt 2.0's pt_query_decoder.c and pt_last_ip.c, builds the events the query decoder
+ * would give and applies them as libipt's block decoder does (jf_fast_apply_event). Any
  * other packet or combination hands over. An overflow is followed as libipt follows it:
  * no hand-over. With timing packets, what this path has not been checked on hands over:
  * resynchronisations, a PSB+ right after another, CBRs outside a PSB+, an event before
@@ -698,7 +698,7 @@ static int packet_quiet_psb(struct fast *f, uint64_t psb, uint64_t off, int fup)
 		return 0;
 	}
 	f->emit_offset = off;
-	if (jf_fast_violation_before(f, off) || jf_fast_reach_psb_fup(f, 0, 0))
+	if (jf_fast_reach_psb_fup(f, 0, 0))
 		return 1;
 	/* A block waiting for the time of the event read next stays too (jf_fast_retime). */
 	if (f->await == f->pending.n && !f->retime)
@@ -887,7 +887,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		    ((f->emit && evs[0].type == ptev_cbr) || read_past_psbend_fails(f)))
 			return 1;
 		f->emit_offset = off;
-		if (jf_fast_violation_before(f, off) || jf_fast_reach_psb_fup(f, fup, fup_ip))
+		if (jf_fast_reach_psb_fup(f, fup, fup_ip))
 			return 1;
 		/* The blocks of the walk take the offset after that fetch: the PSBEND's while
 		 * more updates are bound to it, else the next stop's, where the only update
@@ -1140,8 +1140,8 @@ int jf_fast_next_packet(struct fast *f)
 	}
 }
 
-/* Whether the PSB+ at psb has timing packets (or cannot be read): the query path's when
- * blocks are returned. */
+/* Whether the PSB+ at psb has timing packets (or cannot be read): the loss record of a
+ * resynchronisation there would carry their time, which is not modelled. */
 int jf_fast_psb_has_timing(struct fast *f, uint64_t psb)
 {
 	struct pt_packet p;

@@ -22,8 +22,10 @@ enum { JF_PT_FAST_RETSTACK = 64 };
 /* What a fast decoder carries across a PSB. */
 struct jf_pt_fast_state {
 	uint64_t ip;                /* where execution is (the PSB+'s FUP) */
-	int enabled, isa, status;   /* tracing on, execution mode, last query status */
-	uint64_t tsc;               /* libipt's time (pt_qry_time, pt_qry_core_bus_ratio) */
+	int enabled, isa;           /* tracing on, execution mode */
+	int status;                 /* the query decoder's at its sync, for a decoder that hands
+				     * over before it follows packets (else 0) */
+	uint64_t tsc;               /* libipt's time, as its query decoder keeps it */
 	uint32_t lost_mtc, lost_cyc, cbr;
 	int depth;                  /* return addresses held, latest first: */
 	uint64_t ret[JF_PT_FAST_RETSTACK];

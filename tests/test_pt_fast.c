@@ -494,7 +494,7 @@ static void test_payloads(void **state)
  * with libipt's time as the block decoder stamps them, through TNT bits, TIPs, calls and
  * returns, a FUP + TIP.PGD, a MODE.exec + TIP.PGE and a second PSB+, whose FUP the
  * blocks walk to once its only update is read (with the offset after its PSBEND). */
-static void test_query_path(void **state)
+static void test_timed_returned_blocks(void **state)
 {
 	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
 	struct jf_codemap *blocks_map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
@@ -530,12 +530,13 @@ static void test_query_path(void **state)
 	jf_ptb_tnt(b, "TT");
 	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
 
-	rep = compare("query path", jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, &insns);
+	rep = compare("timed returned blocks", jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map,
+		      &insns);
 	assert_int_equal(rep.fallback_at, -1);
 	assert_true(insns > 20);
 	/* Cut anywhere: the end, or the hand-over, as the block decoder has it. */
 	for (cut = 1; cut < jf_ptb_size(b); cut += 3)
-		compare("query path cut", jf_ptb_bytes(b), cut, map, blocks_map, NULL);
+		compare("timed returned blocks cut", jf_ptb_bytes(b), cut, map, blocks_map, NULL);
 	jf_ptb_free(b);
 	jf_codemap_free(map);
 	jf_codemap_free(blocks_map);
@@ -1811,7 +1812,7 @@ int main(void)
 		cmocka_unit_test(test_block_time_after_pending_event),
 		cmocka_unit_test(test_no_sync),
 		cmocka_unit_test(test_payloads),
-		cmocka_unit_test(test_query_path),
+		cmocka_unit_test(test_timed_returned_blocks),
 		cmocka_unit_test(test_timed_packets),
 		cmocka_unit_test(test_syscall_resume),
 		cmocka_unit_test(test_straddle),
