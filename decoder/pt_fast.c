@@ -781,6 +781,11 @@ static int start(struct fast *f, struct jf_error *err)
 	 * found a trace whose only time was there). */
 	if (at > first)
 		return jf_fast_hand_over(f, err);
+	/* Where the block decoder cannot synchronise here (a packet it cannot read after
+	 * the PSB+), it reports a sync error and counts the bytes from here as lost: its
+	 * own records, which no hand-over at a later PSB gives (fuzz_pt_decode). */
+	if (!jf_fast_block_decoder_syncs(f, at))
+		return jf_fast_hand_over(f, err);
 	/* Follow the packets from here, PSB+ included, with or without timing packets
 	 * (pt_fast_time.h). */
 	f->by_packets = 1;

@@ -982,6 +982,17 @@ static void psb_updates(struct jf_ptb *b, int k)
 	}
 }
 
+/* A PSB+ with tracing on at 1000, a branch not taken and the jump's TIP. */
+static void traced_from_psb(struct jf_ptb *b)
+{
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_psbend(b);
+	jf_ptb_tnt(b, "N");
+	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+}
+
 /* The errors libipt 2.1 reports where 2.0 lets the trace through (pt_status_check.h),
  * followed by the fast path as the block decoder reports them, resynchronising at the next
  * PSB (no hand-over): a PSB+ whose FUP says tracing is on where it stopped asynchronously
@@ -1039,12 +1050,7 @@ static void test_status_errors(void **state)
 		}
 		jf_ptb_tnt(b, "N");
 		jf_ptb_pad(b);
-		jf_ptb_psb(b);
-		jf_ptb_mode_exec(b, ptem_64bit);
-		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
-		jf_ptb_psbend(b);
-		jf_ptb_tnt(b, "N");
-		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		traced_from_psb(b);
 		snprintf(what, sizeof(what), "status error %d", kind);
 		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map,
 			      NULL);
@@ -1253,12 +1259,7 @@ static void test_decode_errors(void **state)
 		}
 		jf_ptb_tnt(b, "N");
 		jf_ptb_pad(b);
-		jf_ptb_psb(b);
-		jf_ptb_mode_exec(b, ptem_64bit);
-		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
-		jf_ptb_psbend(b);
-		jf_ptb_tnt(b, "N");
-		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		traced_from_psb(b);
 		snprintf(what, sizeof(what), "decode error %d", kind);
 		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
 		if (kind < 7 || (kind >= 9 && kind != 13 && kind != 31)) {
@@ -1300,18 +1301,13 @@ static void test_quiet_psb(void **state)
 		struct jf_ptb *b = jf_ptb_new();
 		char what[32];
 
-		jf_ptb_psb(b);
 		if (kind < 2) {
-			jf_ptb_mode_exec(b, ptem_64bit);
-			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
-			jf_ptb_psbend(b);
-			jf_ptb_tnt(b, "N");
-			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+			traced_from_psb(b);
 			jf_ptb_tnt(b, "T");
 			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
 			jf_ptb_pad(b);
-			jf_ptb_psb(b);
 		}
+		jf_ptb_psb(b);
 		jf_ptb_psbend(b);
 		if (kind == 1) {
 			jf_ptb_psb(b);
@@ -1326,6 +1322,47 @@ static void test_quiet_psb(void **state)
 		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map,
 			      NULL);
 		assert_int_equal(rep.fallback_at, -1);
+		jf_ptb_free(b);
+	}
+	jump_code_free(&code);
+}
+
+/* Two PSB+s without status updates, a MODE.exec, then a TIP.PGE whose IP compression is
+ * reserved (fuzz_pt_decode). libipt's query decoder synchronises at the first PSB (its read
+ * ahead stops at the MODE.exec's event); its block decoder does not: it fetches that event,
+ * fails at the TIP.PGE ("bad packet") and counts the bytes from that PSB on as lost, up to
+ * the next PSB it synchronises at. The fast path had taken the first PSB as synchronised
+ * and handed over at the second, so its loss began there. Kinds: the PSB+s at the trace's
+ * start, or after trace decoded and a TIP.PGD; with or without a good PSB+ and trace after
+ * the bad packet. */
+static void test_sync_error_after_quiet_psbs(void **state)
+{
+	struct jump_code code = jump_code_new();
+	int kind;
+
+	(void)state;
+	for (kind = 0; kind < 4; kind++) {
+		struct jf_ptb *b = jf_ptb_new();
+		uint64_t pge;
+		char what[48];
+
+		if (kind & 1) {
+			traced_from_psb(b);
+			jf_ptb_tnt(b, "T");
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+		}
+		jf_ptb_psb(b);
+		jf_ptb_psbend(b);
+		jf_ptb_psb(b);
+		jf_ptb_psbend(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		pge = jf_ptb_offset(b);
+		jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_bytes_mut(b)[pge] |= 0xe0; /* IP compression 7: reserved */
+		if (kind & 2)
+			traced_from_psb(b);
+		snprintf(what, sizeof(what), "sync error after quiet PSB+s %d", kind);
+		compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map, NULL);
 		jf_ptb_free(b);
 	}
 	jump_code_free(&code);
@@ -1713,6 +1750,7 @@ int main(void)
 		cmocka_unit_test(test_block_cache),
 		cmocka_unit_test(test_block_cache_grows),
 		cmocka_unit_test(test_psb_after_psbend),
+		cmocka_unit_test(test_sync_error_after_quiet_psbs),
 		cmocka_unit_test(test_event_time_after_next_read),
 		cmocka_unit_test(test_block_time_after_pending_event),
 		cmocka_unit_test(test_no_sync),
