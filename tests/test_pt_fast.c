@@ -871,6 +871,53 @@ static void test_timed_packets(void **state)
 	jf_codemap_free(blocks_map);
 }
 
+/* An MTC frequency past IA32_RTIT_CTL.MTCFreq's 4 bits (a damaged perf.data: 66 in the one
+ * fuzz_perf_data found; or an option): libipt 2.0 shifts its 32-bit crystal clock values by
+ * up to 74 bits, which C leaves undefined (the sanitizer pass stops there). The fast path
+ * does not model that time: it hands over at the TMA or MTC, and the records and time span
+ * are the block decoder's. Frequencies: the last whose shifts are defined, the first whose
+ * are not, and the fuzzer's. */
+static void test_mtc_freq_beyond_hardware(void **state)
+{
+	static const uint8_t freqs[] = { 23, 24, 66 };
+	struct jump_code code = jump_code_new();
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(freqs); k++) {
+		struct jf_ptb *b = jf_ptb_new();
+		char what[40];
+		int tma;
+
+		memset(&timing, 0, sizeof(timing));
+		timing.cpuid_0x15_eax = 2;
+		timing.cpuid_0x15_ebx = 7;
+		timing.mtc_freq = freqs[k];
+		timing.conv = (struct jf_tsc_conversion){ 1, 1, 3, 1000 };
+		for (tma = 0; tma < 2; tma++) {
+			jf_ptb_psb(b);
+			jf_ptb_tsc(b, 0x10000 + 0x1000 * (uint64_t)tma);
+			if (tma)
+				jf_ptb_tma(b, 0x40f8, 0x21);
+			jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_psbend(b);
+			jf_ptb_mtc(b, 0x10);
+			jf_ptb_tnt(b, "N");
+			jf_ptb_cyc(b, 0x40);
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_mtc(b, 0x12);
+			jf_ptb_tnt(b, "T");
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		}
+		snprintf(what, sizeof(what), "MTC frequency %u", freqs[k]);
+		compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map, NULL);
+		jf_ptb_free(b);
+	}
+	memset(&timing, 0, sizeof(timing));
+	jump_code_free(&code);
+}
+
 /* Overflows, followed by the fast path as libipt's block decoder follows them (no
  * hand-over), with and without timing packets. The code:
  * 1000: call 1010; 1005: je 1008; 1007: nop; 1008: jmp rax; 1010: call 1020; 1015: ret;
@@ -1757,6 +1804,7 @@ int main(void)
 		cmocka_unit_test(test_payloads),
 		cmocka_unit_test(test_query_path),
 		cmocka_unit_test(test_timed_packets),
+		cmocka_unit_test(test_mtc_freq_beyond_hardware),
 		cmocka_unit_test(test_syscall_resume),
 		cmocka_unit_test(test_straddle),
 		cmocka_unit_test(test_cache_split_after_undecodable),
