@@ -531,8 +531,9 @@ static int decode(struct fast *f, struct jf_error *err)
 
 /* Synchronise at the first PSB, as pt_decoder.c does (or at cfg.sync_at), and follow the
  * packets from there; a trace without one, or an error there, is the block decoder's to
- * report. */
-static int start(struct fast *f, struct jf_error *err)
+ * report. synced: libipt's block decoder is known to synchronise at cfg.sync_at (a
+ * resume: it did). */
+static int start(struct fast *f, int synced, struct jf_error *err)
 {
 	uint64_t at, first = f->cfg.has_sync_at ? f->cfg.sync_at : 0;
 	int status;
@@ -549,6 +550,11 @@ static int start(struct fast *f, struct jf_error *err)
 	 * time its sync reached, which the query decoder does not have here (fuzz_pt_decode
 	 * found a trace whose only time was there). */
 	if (at > first)
+		return jf_fast_hand_over(f, err);
+	/* Where the block decoder cannot synchronise here (a packet it cannot read after
+	 * the PSB+), it reports a sync error and counts the bytes from here as lost: its
+	 * own records, which no hand-over at a later PSB gives (fuzz_pt_decode). */
+	if (!synced && !jf_fast_block_decoder_syncs(f, at))
 		return jf_fast_hand_over(f, err);
 	/* Follow the packets from here, PSB+ included, with or without timing packets
 	 * (pt_fast_time.h). */
@@ -607,7 +613,7 @@ static int resume(struct fast *f, struct jf_error *err)
 	f->insns_before = f->stats->insns;
 	if (setup(f, err) < 0)
 		return -1;
-	return start(f, err);
+	return start(f, 1, err);
 }
 
 /* Make records ready: 1 when ready.flows holds some, 2 when the block decoder handed
@@ -797,7 +803,7 @@ static struct jf_decoder *counter_new(const struct jf_pt_config *cfg, struct jf_
 	if (cfg->size == 0 && !watch)
 		return jf_pt_decoder_new(cfg, map, err);
 	dec = make(cfg, map, caches, watch, watch_ctx, watch_resyncs, emit, err);
-	if (dec && start(jf_decoder_backend(dec, &fast_ops), err) < 0) {
+	if (dec && start(jf_decoder_backend(dec, &fast_ops), 0, err) < 0) {
 		jf_decoder_free(dec);
 		return NULL;
 	}
@@ -819,7 +825,7 @@ struct jf_decoder *jf_pt_fast_counter_policy_new(const struct jf_pt_config *cfg,
 		return NULL;
 	at_start.committed = 0;
 	set_policy(jf_decoder_backend(dec, &fast_ops), &at_start);
-	if (start(jf_decoder_backend(dec, &fast_ops), err) < 0) {
+	if (start(jf_decoder_backend(dec, &fast_ops), 0, err) < 0) {
 		jf_decoder_free(dec);
 		return NULL;
 	}

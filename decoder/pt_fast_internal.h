@@ -410,6 +410,9 @@ uint64_t jf_fast_psb_after(struct fast *f, uint64_t offset);
  * reports itself (pt_fast_bad_packet.c), queued with the loss up to the next PSB, where
  * this path starts afresh. Returns 0, or 1 if not modelled. */
 int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64_t ip);
+/* pt_fast_resync.c: whether libipt's block decoder synchronises at psb without an error
+ * (its query decoder may where it does not). */
+int jf_fast_block_decoder_syncs(struct fast *f, uint64_t psb);
 
 /* pt_fast_packets.c: following packets: the next packet(s), 0 or 1 if not modelled; and
  * whether the PSB+ at psb has timing packets (or cannot be read), where a

@@ -16,12 +16,12 @@
 #include <intel-pt.h>
 #include <stdio.h>
 
-/* Whether libipt's block decoder synchronises at psb without an error. Its query decoder
- * can where it cannot: the block decoder also fetches the events pending after the PSB+
- * (fuzz_pt_decode: a MODE.exec after the PSBEND, then a TNT, is "trace stream does not
- * match query"), and then goes on to the next PSB, so the loss is not the one below. One
- * block decoder (without code: what the sync reads is trace) serves every resync. */
-static int block_decoder_syncs(struct fast *f, uint64_t psb)
+/* Its query decoder can synchronise where the block decoder cannot: the block decoder
+ * also fetches the events pending after the PSB+ (fuzz_pt_decode: a MODE.exec after the
+ * PSBEND, then a TNT, is "trace stream does not match query"; or then a TIP.PGE libipt
+ * cannot read), reports that error and goes on to the next PSB. One block decoder
+ * (without code: what the sync reads is trace) serves every check. */
+int jf_fast_block_decoder_syncs(struct fast *f, uint64_t psb)
 {
 	if (!f->sync_check) {
 		struct pt_config config;
@@ -61,7 +61,7 @@ int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64
 	 * block decoder then places the error and the loss depends on the packets after the
 	 * TIP.PGE (fuzz_pt_decode). */
 	if (psb >= f->cfg.size ? code == -pte_bad_context :
-	    jf_fast_psb_has_timing(f, psb) || !block_decoder_syncs(f, psb))
+	    jf_fast_psb_has_timing(f, psb) || !jf_fast_block_decoder_syncs(f, psb))
 		return 1;
 	error = jf_fast_queue_flow(f, JF_FLOW_ERROR, at);
 	lost = error ? jf_fast_queue_flow(f, JF_FLOW_LOST, at) : NULL;

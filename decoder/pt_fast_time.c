@@ -54,6 +54,16 @@ static void set_fcr(struct jf_pt_time *t, uint64_t fcr)
 		t->max_fcr = fcr;
 }
 
+/* Whether libipt 2.0's crystal clock arithmetic is defined at this MTC frequency: it
+ * shifts 32-bit values by up to mtc_freq + 8 bits. IA32_RTIT_CTL.MTCFreq has 4 bits; with
+ * a larger frequency (a damaged perf.data, an option) C leaves libipt's shifts undefined,
+ * which this does not model (fuzz_perf_data): the TMA or MTC hands over, and libipt's block
+ * decoder decodes there. */
+static int ctc_arithmetic_defined(const struct jf_pt_time_config *c)
+{
+	return c->mtc_freq + MTC_BITS < 32;
+}
+
 /* Crystal clock ticks from last to now, across one wrap of the bits MTCs give. */
 static int ctc_delta(uint32_t *delta, uint32_t now, uint32_t last,
 		     const struct jf_pt_time_config *c)
@@ -154,6 +164,8 @@ int jf_pt_time_tma(struct jf_pt_time *t, const struct jf_pt_time_config *c, uint
 {
 	uint32_t hi = c->mtc_freq + MTC_BITS;
 
+	if (!ctc_arithmetic_defined(c))
+		return -pte_not_supported;
 	if (!t->have_tsc || t->have_tma)
 		return -pte_bad_context;
 	if (t->have_mtc)
@@ -211,10 +223,14 @@ static int calibrate_mtc(struct jf_pt_time *t, const struct jf_pt_time_config *c
 
 int jf_pt_time_mtc(struct jf_pt_time *t, const struct jf_pt_time_config *c, uint8_t payload)
 {
-	uint32_t ctc = (uint32_t)payload << c->mtc_freq, last, delta;
+	uint32_t ctc, last, delta;
 	uint64_t fc;
-	int had_mtc, errcode = stops(calibrate_mtc(t, c, ctc));
+	int had_mtc, errcode;
 
+	if (!ctc_arithmetic_defined(c))
+		return -pte_not_supported;
+	ctc = (uint32_t)payload << c->mtc_freq;
+	errcode = stops(calibrate_mtc(t, c, ctc));
 	if (errcode)
 		return errcode;
 	/* MTCs between a TSC and its TMA are ignored. */

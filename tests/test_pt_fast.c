@@ -872,6 +872,53 @@ static void test_timed_packets(void **state)
 	jf_codemap_free(blocks_map);
 }
 
+/* An MTC frequency past IA32_RTIT_CTL.MTCFreq's 4 bits (a damaged perf.data: 66 in the one
+ * fuzz_perf_data found; or an option): libipt 2.0 shifts its 32-bit crystal clock values by
+ * up to 74 bits, which C leaves undefined (the sanitizer pass stops there). The fast path
+ * does not model that time: it hands over at the TMA or MTC, and the records and time span
+ * are the block decoder's. Frequencies: the last whose shifts are defined, the first whose
+ * are not, and the fuzzer's. */
+static void test_mtc_freq_beyond_hardware(void **state)
+{
+	static const uint8_t freqs[] = { 23, 24, 66 };
+	struct jump_code code = jump_code_new();
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(freqs); k++) {
+		struct jf_ptb *b = jf_ptb_new();
+		char what[40];
+		int tma;
+
+		memset(&timing, 0, sizeof(timing));
+		timing.cpuid_0x15_eax = 2;
+		timing.cpuid_0x15_ebx = 7;
+		timing.mtc_freq = freqs[k];
+		timing.conv = (struct jf_tsc_conversion){ 1, 1, 3, 1000 };
+		for (tma = 0; tma < 2; tma++) {
+			jf_ptb_psb(b);
+			jf_ptb_tsc(b, 0x10000 + 0x1000 * (uint64_t)tma);
+			if (tma)
+				jf_ptb_tma(b, 0x40f8, 0x21);
+			jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_psbend(b);
+			jf_ptb_mtc(b, 0x10);
+			jf_ptb_tnt(b, "N");
+			jf_ptb_cyc(b, 0x40);
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_mtc(b, 0x12);
+			jf_ptb_tnt(b, "T");
+			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		}
+		snprintf(what, sizeof(what), "MTC frequency %u", freqs[k]);
+		compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map, NULL);
+		jf_ptb_free(b);
+	}
+	memset(&timing, 0, sizeof(timing));
+	jump_code_free(&code);
+}
+
 /* Overflows, followed by the fast path as libipt's block decoder follows them (no
  * hand-over), with and without timing packets. The code:
  * 1000: call 1010; 1005: je 1008; 1007: nop; 1008: jmp rax; 1010: call 1020; 1015: ret;
@@ -983,6 +1030,17 @@ static void psb_updates(struct jf_ptb *b, int k)
 	}
 }
 
+/* A PSB+ with tracing on at 1000, a branch not taken and the jump's TIP. */
+static void traced_from_psb(struct jf_ptb *b)
+{
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_psbend(b);
+	jf_ptb_tnt(b, "N");
+	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+}
+
 /* The errors libipt 2.1 reports where 2.0 lets the trace through (pt_status_check.h),
  * followed by the fast path as the block decoder reports them, resynchronising at the next
  * PSB (no hand-over): a PSB+ whose FUP says tracing is on where it stopped asynchronously
@@ -1040,12 +1098,7 @@ static void test_status_errors(void **state)
 		}
 		jf_ptb_tnt(b, "N");
 		jf_ptb_pad(b);
-		jf_ptb_psb(b);
-		jf_ptb_mode_exec(b, ptem_64bit);
-		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
-		jf_ptb_psbend(b);
-		jf_ptb_tnt(b, "N");
-		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		traced_from_psb(b);
 		snprintf(what, sizeof(what), "status error %d", kind);
 		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map,
 			      NULL);
@@ -1254,12 +1307,7 @@ static void test_decode_errors(void **state)
 		}
 		jf_ptb_tnt(b, "N");
 		jf_ptb_pad(b);
-		jf_ptb_psb(b);
-		jf_ptb_mode_exec(b, ptem_64bit);
-		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
-		jf_ptb_psbend(b);
-		jf_ptb_tnt(b, "N");
-		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+		traced_from_psb(b);
 		snprintf(what, sizeof(what), "decode error %d", kind);
 		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
 		if (kind < 7 || (kind >= 9 && kind != 13 && kind != 31)) {
@@ -1301,18 +1349,13 @@ static void test_quiet_psb(void **state)
 		struct jf_ptb *b = jf_ptb_new();
 		char what[32];
 
-		jf_ptb_psb(b);
 		if (kind < 2) {
-			jf_ptb_mode_exec(b, ptem_64bit);
-			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
-			jf_ptb_psbend(b);
-			jf_ptb_tnt(b, "N");
-			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+			traced_from_psb(b);
 			jf_ptb_tnt(b, "T");
 			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
 			jf_ptb_pad(b);
-			jf_ptb_psb(b);
 		}
+		jf_ptb_psb(b);
 		jf_ptb_psbend(b);
 		if (kind == 1) {
 			jf_ptb_psb(b);
@@ -1327,6 +1370,47 @@ static void test_quiet_psb(void **state)
 		rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map,
 			      NULL);
 		assert_int_equal(rep.fallback_at, -1);
+		jf_ptb_free(b);
+	}
+	jump_code_free(&code);
+}
+
+/* Two PSB+s without status updates, a MODE.exec, then a TIP.PGE whose IP compression is
+ * reserved (fuzz_pt_decode). libipt's query decoder synchronises at the first PSB (its read
+ * ahead stops at the MODE.exec's event); its block decoder does not: it fetches that event,
+ * fails at the TIP.PGE ("bad packet") and counts the bytes from that PSB on as lost, up to
+ * the next PSB it synchronises at. The fast path had taken the first PSB as synchronised
+ * and handed over at the second, so its loss began there. Kinds: the PSB+s at the trace's
+ * start, or after trace decoded and a TIP.PGD; with or without a good PSB+ and trace after
+ * the bad packet. */
+static void test_sync_error_after_quiet_psbs(void **state)
+{
+	struct jump_code code = jump_code_new();
+	int kind;
+
+	(void)state;
+	for (kind = 0; kind < 4; kind++) {
+		struct jf_ptb *b = jf_ptb_new();
+		uint64_t pge;
+		char what[48];
+
+		if (kind & 1) {
+			traced_from_psb(b);
+			jf_ptb_tnt(b, "T");
+			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+		}
+		jf_ptb_psb(b);
+		jf_ptb_psbend(b);
+		jf_ptb_psb(b);
+		jf_ptb_psbend(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		pge = jf_ptb_offset(b);
+		jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_bytes_mut(b)[pge] |= 0xe0; /* IP compression 7: reserved */
+		if (kind & 2)
+			traced_from_psb(b);
+		snprintf(what, sizeof(what), "sync error after quiet PSB+s %d", kind);
+		compare(what, jf_ptb_bytes(b), jf_ptb_size(b), code.map, code.blocks_map, NULL);
 		jf_ptb_free(b);
 	}
 	jump_code_free(&code);
@@ -1808,12 +1892,14 @@ int main(void)
 		cmocka_unit_test(test_block_cache_grows),
 		cmocka_unit_test(test_psb_after_psbend),
 		cmocka_unit_test(test_walk_to_psb_fup),
+		cmocka_unit_test(test_sync_error_after_quiet_psbs),
 		cmocka_unit_test(test_event_time_after_next_read),
 		cmocka_unit_test(test_block_time_after_pending_event),
 		cmocka_unit_test(test_no_sync),
 		cmocka_unit_test(test_payloads),
 		cmocka_unit_test(test_timed_returned_blocks),
 		cmocka_unit_test(test_timed_packets),
+		cmocka_unit_test(test_mtc_freq_beyond_hardware),
 		cmocka_unit_test(test_syscall_resume),
 		cmocka_unit_test(test_straddle),
 		cmocka_unit_test(test_cache_split_after_undecodable),
