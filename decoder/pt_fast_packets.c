@@ -781,7 +781,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 	struct pt_event evs[MAX_PSB_EVENTS];
 	struct pt_packet p;
 	uint64_t off = psb, fup_ip = 0, fup_payload = 0;
-	int n = 0, fup = 0, i, ovf_off = f->ovf_off, chained = f->chained;
+	int n = 0, fup = 0, i, lead = 0, ovf_off = f->ovf_off, chained = f->chained;
 
 	if (f->pend_fup || f->pend_mode)
 		return 1;
@@ -877,15 +877,21 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		f->enabled = fup;
 		f->ip = fup_ip;
 	} else {
+		int walks = fup && f->enabled && f->ip != fup_ip;
+
 		/* libipt's block decoder returns the updates bound to no IP that come first (a
 		 * CBR) at once, fetches the first update bound to the FUP's IP before it walks
-		 * there, and reads past the PSBEND as it fetches the last. Not modelled with a
-		 * walk: returned blocks after such an update (a CBR before the walk's block:
-		 * a recording), and a read past the PSBEND that fails (with one update its
-		 * error comes before the walk: fuzz_pt_decode). */
-		if (fup && f->enabled && f->ip != fup_ip &&
-		    ((f->emit && evs[0].type == ptev_cbr) || read_past_psbend_fails(f)))
+		 * there, and reads past the PSBEND as it fetches the last. Where that read
+		 * fails, with one update its error comes before the walk (fuzz_pt_decode): not
+		 * modelled. */
+		if (walks && read_past_psbend_fails(f))
 			return 1;
+		for (lead = 0; walks && f->emit && evs[lead].type == ptev_cbr; lead++) {
+			if (lead == n - 1)
+				return 1; /* no update bound to the IP: not modelled */
+			if (packet_event(f, &evs[lead], 0, off))
+				return 1;
+		}
 		f->emit_offset = off;
 		if (jf_fast_reach_psb_fup(f, fup, fup_ip))
 			return 1;
@@ -893,10 +899,10 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		 * more updates are bound to it, else the next stop's, where the only update
 		 * is returned. Such blocks wait for that offset with the update, the stretch
 		 * going on through this PSB. */
-		if (n > 1 || f->await == f->pending.n)
+		if (n - lead > 1 || f->await == f->pending.n)
 			jf_fast_commit(f, psb);
 	}
-	for (i = 0; i < n; i++) {
+	for (i = lead; i < n; i++) {
 		/* All but the last are returned before the query decoder leaves the PSBEND. */
 		if (packet_event(f, &evs[i], i == n - 1, off))
 			return 1;
