@@ -856,6 +856,12 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		}
 		n++;
 	}
+	/* A record still waits for the next stop's offset (an event libipt returns once its
+	 * query decoder has read ahead to that stop): the read goes through this PSB+, and
+	 * where it fails past the PSBEND, libipt returns that error instead
+	 * (fuzz_pt_decode). Not modelled. */
+	if (f->await < f->pending.n && read_past_psbend_fails(f))
+		return 1;
 	for (i = 0; i < n; i++)
 		bind_update(&evs[i], fup, fup_ip);
 	f->ovf_off = 0;

@@ -1541,6 +1541,52 @@ static void test_walk_to_psb_fup(void **state)
 	}
 }
 
+/* An asynchronous disable (a FUP, then a TIP.PGD) waits for the offset of the packet libipt's
+ * query decoder reads ahead to. With tracing off, that read goes through the next PSB+;
+ * where the packet after its PSBEND cannot be read, libipt's block decoder returns that
+ * error in place of the disable (fuzz_pt_decode). */
+static void test_event_waiting_through_psb(void **state)
+{
+	static const uint8_t code[] = {
+		0xb9, 0x03, 0x00, 0x00, 0x00, /* 1000: mov ecx, 3 */
+		0xff, 0xc9,                   /* 1005: dec ecx */
+		0x75, 0xfc,                   /* 1007: jnz 1005 */
+		0xff, 0xe0,                   /* 1009: jmp rax */
+	};
+	int bad;
+
+	(void)state;
+	for (bad = 0; bad < 2; bad++) {
+		struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+		struct jf_codemap *blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+		struct jf_ptb *b = jf_ptb_new();
+		struct jf_pt_fast_report rep;
+
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x1005);
+		jf_ptb_psbend(b);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x1005);
+		jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+		jf_ptb_pad(b);
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_psbend(b);
+		if (bad)
+			jf_ptb_bad_packet(b);
+		jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_tnt(b, "TN");
+		rep = compare(bad ? "disable read past a PSB+, then a bad packet"
+				  : "disable read past a PSB+",
+			      jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, NULL);
+		if (!bad)
+			assert_int_equal(rep.fallback_at, -1);
+		jf_ptb_free(b);
+		jf_codemap_free(map);
+		jf_codemap_free(blocks_map);
+	}
+}
+
 /* A PSB+ without a TSC (its CBR update has no timestamp of its own), a MODE.exec, then a
  * PSB+ with one: libipt's block decoder fetches the next event before it returns the CBR
  * update, reading through the second PSB+, so the update carries the second PSB+'s time
@@ -1892,6 +1938,7 @@ int main(void)
 		cmocka_unit_test(test_block_cache_grows),
 		cmocka_unit_test(test_psb_after_psbend),
 		cmocka_unit_test(test_walk_to_psb_fup),
+		cmocka_unit_test(test_event_waiting_through_psb),
 		cmocka_unit_test(test_sync_error_after_quiet_psbs),
 		cmocka_unit_test(test_event_time_after_next_read),
 		cmocka_unit_test(test_block_time_after_pending_event),
