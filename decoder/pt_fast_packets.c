@@ -781,7 +781,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 	struct pt_event evs[MAX_PSB_EVENTS];
 	struct pt_packet p;
 	uint64_t off = psb, fup_ip = 0, fup_payload = 0;
-	int n = 0, fup = 0, i, lead = 0, ovf_off = f->ovf_off, chained = f->chained;
+	int n = 0, fup = 0, i, lead = 0, walks, ovf_off = f->ovf_off, chained = f->chained;
 
 	if (f->pend_fup || f->pend_mode)
 		return 1;
@@ -856,11 +856,13 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		}
 		n++;
 	}
-	/* A record still waits for the next stop's offset (an event libipt returns once its
-	 * query decoder has read ahead to that stop): the read goes through this PSB+, and
-	 * where it fails past the PSBEND, libipt returns that error instead
-	 * (fuzz_pt_decode). Not modelled. */
-	if (f->await < f->pending.n && read_past_psbend_fails(f))
+	/* libipt's query decoder reads past the PSBEND where a record still waits for the next
+	 * stop's offset (an event it returns once it has read ahead to that stop), and where
+	 * its block decoder walks to the FUP's IP (it fetches the last update there). Where
+	 * that read fails, libipt returns the error first: in place of the waiting record,
+	 * before the walk with one update (fuzz_pt_decode). Not modelled. */
+	walks = psb != 0 && fup && f->enabled && f->ip != fup_ip;
+	if ((walks || f->await < f->pending.n) && read_past_psbend_fails(f))
 		return 1;
 	for (i = 0; i < n; i++)
 		bind_update(&evs[i], fup, fup_ip);
@@ -883,15 +885,9 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		f->enabled = fup;
 		f->ip = fup_ip;
 	} else {
-		int walks = fup && f->enabled && f->ip != fup_ip;
-
 		/* libipt's block decoder returns the updates bound to no IP that come first (a
-		 * CBR) at once, fetches the first update bound to the FUP's IP before it walks
-		 * there, and reads past the PSBEND as it fetches the last. Where that read
-		 * fails, with one update its error comes before the walk (fuzz_pt_decode): not
-		 * modelled. */
-		if (walks && read_past_psbend_fails(f))
-			return 1;
+		 * CBR) at once, and fetches the first update bound to the FUP's IP before it
+		 * walks there. */
 		for (lead = 0; walks && f->emit && evs[lead].type == ptev_cbr; lead++) {
 			if (lead == n - 1)
 				return 1; /* no update bound to the IP: not modelled */
