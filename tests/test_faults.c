@@ -95,20 +95,6 @@ static void stat_recording(const char *dir, struct decoded *d)
 	free(out);
 }
 
-/* perf's instruction count (one sample per instruction). */
-static long perf_instructions(const char *perf_data)
-{
-	char cmd[8400], *out = NULL;
-	long n;
-
-	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=i1i -F ip 2>/dev/null | wc -l",
-		 perf_data);
-	assert_int_equal(jf_test_run(cmd, &out), 0);
-	n = strtol(out, NULL, 10);
-	free(out);
-	return n;
-}
-
 static long manifest_instructions(const char *dir)
 {
 	char path[8192], *m;
@@ -217,7 +203,7 @@ static void test_zone_file_disk_full(void **state)
 		assert_true(d.instructions > 10000);
 		if (d.errors == 0 && !d.missing_code)
 			fail_msg("the JIT code's absence is not reported");
-		assert_true(d.instructions <= perf_instructions(perf_data));
+		assert_true(d.instructions <= jf_test_perf_instructions(perf_data));
 		assert_true(d.instructions < observed.instructions);
 	}
 }
@@ -267,7 +253,7 @@ static void test_program_killed(void **state)
 	assert_int_equal(d.errors, 0);
 	assert_false(d.file_cut);
 	assert_true(d.instructions > 1000000);
-	assert_int_equal(d.instructions, perf_instructions(perf_data));
+	assert_int_equal(d.instructions, jf_test_perf_instructions(perf_data));
 	/* fib's longest block is well under 64 instructions. */
 	if (recorded < d.instructions || recorded - d.instructions > 64)
 		fail_msg("the recorder counted %ld instructions, the decode %ld", recorded,

@@ -518,6 +518,24 @@ static void check_split_against_jfr(const cJSON *hot, const cJSON *cold)
 	}
 }
 
+/* Where the report's first problems happened (kind, what, offset, IP, time, text), printed
+ * before a failure on them so that a failing run says where without its recording. */
+static void print_problems(const cJSON *report)
+{
+	const cJSON *p;
+	int shown = 0;
+
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(report, "problems")) {
+		char *text = cJSON_PrintUnformatted(p);
+
+		if (shown++ == 8)
+			break;
+		printf("problem: %s\n", text ? text : "?");
+		free(text);
+	}
+	fflush(stdout);
+}
+
 static void test_threads_by_name_and_split(void **state)
 {
 	char dir[1024], cmd[8192], gc_log[1100], *out;
@@ -563,12 +581,14 @@ static void test_threads_by_name_and_split(void **state)
 			 row_insns(cold_row, "c1"), row_insns(cold_row, "interpreter"),
 			 row_total(cold_row));
 	if (jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"), "decode_errors") != 0 ||
-	    class_insns(hot, "unknown") != 0 || class_insns(cold, "unknown") != 0)
+	    class_insns(hot, "unknown") != 0 || class_insns(cold, "unknown") != 0) {
+		print_problems(report);
 		fail_msg("%s: %.0f decode errors; %.0f of jf-hot's and %.0f of jf-cold's "
 			 "instructions outside known code; the observed code describes all of it",
 			 dir, jf_test_num(cJSON_GetObjectItemCaseSensitive(report, "summary"),
 					  "decode_errors"),
 			 class_insns(hot, "unknown"), class_insns(cold, "unknown"));
+	}
 	if (!(2 * row_insns(hot_row, "c1") > row_total(hot_row)) || row_insns(hot_row, "c2") != 0)
 		fail_msg("%s: jf-hot ran %.0f of its %.0f instructions in C1 code (and %.0f in C2 "
 			 "code, which -XX:TieredStopAtLevel=1 never makes), not most", dir,

@@ -10,7 +10,10 @@
  *     (tools/bench/signal-stress.sh runs 50);
  *   - threadstart: 4 threads started back to back: every thread's calls under its own
  *     thread id (tools/bench/tid-check.sh runs 30 per backend);
- *   - sigjmp_timer: a process-wide timer's handler leaving a busy loop by siglongjmp.
+ *   - sigjmp_timer: a process-wide timer's handler leaving a busy loop by siglongjmp;
+ *   - sigpoll: a SIGSEGV handler resuming the thread elsewhere (an OVF each time): the
+ *     instructions perf and jitflow decode are QEMU's less those the recorder says an
+ *     OVF hides.
  * A missing perf or qemu-x86_64 fails (tools/setup.sh installs both). */
 #include "test_support.h"
 
@@ -273,6 +276,43 @@ static void test_timer_longjmp_out_of_busy_loop(void **state)
 	free(c);
 }
 
+/* sigpoll: a SIGSEGV handler resumes the thread elsewhere from a block that a direct jump
+ * continues, as a JVM's safepoint poll does; each fault is an OVF. A decoder skips both
+ * blocks of that straight-line run, and the recorder's hidden instructions must say so:
+ * the JIT code changes it places by position (observed-code files) are counted from the
+ * instructions a decoder sees, so a shortfall here applied every later change of the
+ * thread late. QEMU's traced instructions less the hidden ones equal what perf's decoder
+ * and jitflow's (libipt's block decoder and the fast path) count. */
+static void test_poll_resumed_elsewhere(void **state)
+{
+	char dir[600], cmd[4096], *out;
+	long seen, polls;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/sigpoll", jf_test_tmpdir());
+	out = record("sigpoll", dir);
+	polls = printed(out, "polls");
+	free(out);
+	assert_int_equal(polls, 16);
+	assert_int_equal(manifest_number(dir, "written_as_overflow"), polls);
+	assert_no_perf_errors(dir);
+	seen = manifest_number(dir, "traced_instructions") -
+	       manifest_number(dir, "hidden_instructions");
+	snprintf(cmd, sizeof(cmd), "%s/perf.data", dir);
+	assert_int_equal(jf_test_perf_instructions(cmd), seen);
+	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s' --decoder=libipt-block", jf_test_cli(),
+		 dir);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_int_equal(jf_test_number_after(out, "instructions"), seen);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "'%s' stat --recording '%s'", jf_test_cli(), dir);
+	assert_int_equal(jf_test_run(cmd, &out), 0);
+	assert_int_equal(jf_test_number_after(out, "instructions"), seen);
+	free(out);
+	printf("%s: %ld polls, each an OVF; %ld instructions seen by perf and jitflow, as the "
+	       "recorder's traced less hidden\n", dir, polls, seen);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_threads_with_signals),
 		cmocka_unit_test(test_threads_started_together),
 		cmocka_unit_test(test_timer_longjmp_out_of_busy_loop),
+		cmocka_unit_test(test_poll_resumed_elsewhere),
 	};
 
 	jf_test_require_tools("perf --version && qemu-x86_64 --version",

@@ -189,6 +189,20 @@ long jf_test_number_after(const char *text, const char *prefix)
 	return strtol(p + strlen(prefix), NULL, 10);
 }
 
+long jf_test_perf_instructions(const char *perf_data)
+{
+	char cmd[8400], *out = NULL;
+	long n;
+
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s' --itrace=i1i -F ip 2>/dev/null | wc -l",
+		 perf_data);
+	if (jf_test_run(cmd, &out) != 0)
+		fail_msg("%s failed", cmd);
+	n = strtol(out, NULL, 10);
+	free(out);
+	return n;
+}
+
 void jf_test_require_tools(const char *check_cmd, const char *what)
 {
 	char cmd[1024];

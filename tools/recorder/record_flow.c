@@ -14,6 +14,15 @@ static int inside(struct jf_record_state *st, uint64_t pc)
 	return !st->filter || jf_rec_filter_has(st->filter, pc);
 }
 
+/* The instructions a decoder never counts when an OVF follows the thread's last block:
+ * with the OVF pending after the last branch the trace told it about, the decoder stops
+ * there, so it skips the whole run of straight-line blocks that the last block ends (a
+ * direct jump or call before it included), not only that block. */
+static uint64_t hidden_by_overflow(const struct jf_record_thread *t)
+{
+	return t->prev_inside ? t->traced - t->straight_from : 0;
+}
+
 /* Something happened between prev and the block at pc that the log does not show (a
  * signal delivered between blocks). known_ip: where the thread was interrupted, or 0.
  * in: pc is inside the IP filter. */
@@ -39,7 +48,7 @@ static void interruption(struct jf_record_thread *t, uint64_t known_ip, uint64_t
 	} else if (in) {
 		jf_pt_overflow(t->pt, pc);
 		t->lost_events++;
-		t->hidden += t->prev_inside ? t->prev.ninsn : 0;
+		t->hidden += hidden_by_overflow(t);
 	} else {
 		/* A decoder binds a TIP.PGD without an IP to the next branch that needs
 		 * trace: the branch whose direction is unknown. */
@@ -299,7 +308,7 @@ void jf_rec_replay_deferred(struct jf_record_state *st, struct jf_record_thread 
 		t->started = 0; /* the handler's first block re-enables tracing */
 	} else {
 		t->have_prev = 0; /* an OVF before the handler: where it interrupted is lost */
-		t->hidden += t->prev_inside ? from->ninsn : 0;
+		t->hidden += hidden_by_overflow(t);
 		st->signals_lost++;
 		if (st->interruptions_noted++ < 8)
 			jf_rec_note(st, "thread %d: a signal interrupted the block at %#llx and the "
