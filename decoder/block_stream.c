@@ -7,13 +7,12 @@
 
 enum { FIRST_SLOTS_LOG2 = 12 };
 
-/* A block's id is found by hashing the block into an open-addressed table of ids; the
- * block a run of the same code gave last is tried first (in a loop, the block after a
- * given one is nearly always the same), which spares most hashes. */
+/* A block's id is found by hashing the block into an open-addressed table of ids. (Trying
+ * first the id that followed the block before it last time made no difference on
+ * pt-latency.sh's buffer: reading the decoder's records costs the time, not the lookup.) */
 struct jf_block_stream {
 	struct jf_decoder *dec;
 	struct jf_block *blocks;   /* by id */
-	uint32_t *after;           /* by id: the id that came after it last (or none) */
 	size_t nblocks, cap_blocks;
 	uint32_t *slots;           /* id + 1, 0 = empty */
 	unsigned slots_log2;
@@ -24,8 +23,6 @@ struct jf_block_stream {
 	uint32_t source;
 	uint16_t time_flag;
 	uint64_t time;
-	uint32_t last_id;          /* the block given last as an id, if the record given last
-				    * was one; else JF_BLOCK_STREAM_RECORD */
 };
 
 static int no_memory(struct jf_error *err)
@@ -44,7 +41,6 @@ struct jf_block_stream *jf_block_stream_new(struct jf_decoder *dec, struct jf_er
 	}
 	s->dec = dec;
 	s->slots_log2 = FIRST_SLOTS_LOG2;
-	s->last_id = JF_BLOCK_STREAM_RECORD;
 	return s;
 }
 
@@ -53,21 +49,18 @@ void jf_block_stream_free(struct jf_block_stream *s)
 	if (!s)
 		return;
 	free(s->blocks);
-	free(s->after);
 	free(s->slots);
 	free(s->ids);
 	free(s->records);
 	free(s);
 }
 
+/* By the start and the instruction count only (one multiply): blocks that share both
+ * (the same code in another mode, say) are rare, and probing finds them. */
 static size_t slot_of(const struct jf_block_stream *s, const struct jf_block *b)
 {
-	uint64_t h = b->start * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (b->start ^ ((uint64_t)b->ninsn << 48)) * 0x9e3779b97f4a7c15ull;
 
-	h ^= (b->next + ((uint64_t)b->ninsn << 32)) * 0xc2b2ae3d27d4eb4full;
-	h ^= b->last + ((uint64_t)b->end << 8 | (uint64_t)b->isa << 16 |
-			(uint64_t)b->flags << 24 | (uint64_t)b->last_size << 40);
-	h *= 0x165667b19e3779f9ull;
 	return (size_t)(h >> (64 - s->slots_log2));
 }
 
@@ -121,16 +114,12 @@ static uint32_t new_id(struct jf_block_stream *s, const struct jf_block *b)
 		if (!(p = realloc(s->blocks, cap * sizeof(*s->blocks))))
 			return JF_BLOCK_STREAM_RECORD;
 		s->blocks = p;
-		if (!(p = realloc(s->after, cap * sizeof(*s->after))))
-			return JF_BLOCK_STREAM_RECORD;
-		s->after = p;
 		s->cap_blocks = cap;
 	}
 	mask = ((size_t)1 << s->slots_log2) - 1;
 	for (at = slot_of(s, b); s->slots[at]; at = (at + 1) & mask)
 		;
 	s->blocks[s->nblocks] = *b;
-	s->after[s->nblocks] = JF_BLOCK_STREAM_RECORD;
 	s->slots[at] = (uint32_t)++s->nblocks;
 	return (uint32_t)(s->nblocks - 1);
 }
@@ -141,11 +130,6 @@ static uint32_t id_of(struct jf_block_stream *s, const struct jf_block *b)
 	size_t mask = ((size_t)1 << s->slots_log2) - 1, at;
 	uint32_t id;
 
-	if (s->last_id != JF_BLOCK_STREAM_RECORD) {
-		id = s->after[s->last_id];
-		if (id != JF_BLOCK_STREAM_RECORD && same_block(&s->blocks[id], b))
-			return id;
-	}
 	for (at = slot_of(s, b); s->slots[at]; at = (at + 1) & mask) {
 		id = s->slots[at] - 1;
 		if (same_block(&s->blocks[id], b))
@@ -196,13 +180,9 @@ int jf_block_stream_next(struct jf_block_stream *s, struct jf_block_run *run,
 	for (i = 0; i < n; i++) {
 		fl = &flows[i];
 		id = JF_BLOCK_STREAM_RECORD;
-		if (fl->kind == JF_FLOW_BLOCK && block_fits_context(s, fl)) {
+		if (fl->kind == JF_FLOW_BLOCK && block_fits_context(s, fl))
 			id = id_of(s, &fl->u.block);
-			if (id != JF_BLOCK_STREAM_RECORD && s->last_id != JF_BLOCK_STREAM_RECORD)
-				s->after[s->last_id] = id;
-		}
 		s->ids[i] = id;
-		s->last_id = id;
 		if (id != JF_BLOCK_STREAM_RECORD)
 			continue;
 		s->records[nrec++] = *fl;
