@@ -2,6 +2,8 @@
  * ids of a table of distinct blocks. */
 #include "jitflow/block_stream.h"
 
+#include "decoder_internal.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,24 +169,36 @@ static int block_fits_context(const struct jf_block_stream *s, const struct jf_f
 int jf_block_stream_next(struct jf_block_stream *s, struct jf_block_run *run,
 			 struct jf_error *err)
 {
+	struct jf_decode_stats *stats = jf_decoder_stats_mut(s->dec);
 	const struct jf_flow *flows, *fl;
 	size_t n, i, nrec = 0;
 	uint32_t id;
 	int rc;
 
 	memset(run, 0, sizeof(*run));
-	if ((rc = jf_decoder_next_batch(s->dec, &flows, &n, err)) <= 0)
+	/* Counted here, as jf_decoder_next_batch counts, in the one pass over the records. */
+	if ((rc = jf_decoder_next_batch_uncounted(s->dec, &flows, &n, err)) <= 0)
 		return rc;
-	if (room(s, n) < 0)
+	if (room(s, n) < 0) {
+		for (i = 0; i < n; i++)
+			jf_decode_stats_count(stats, &flows[i]);
 		return no_memory(err);
+	}
 	for (i = 0; i < n; i++) {
 		fl = &flows[i];
 		id = JF_BLOCK_STREAM_RECORD;
 		if (fl->kind == JF_FLOW_BLOCK && block_fits_context(s, fl))
 			id = id_of(s, &fl->u.block);
 		s->ids[i] = id;
-		if (id != JF_BLOCK_STREAM_RECORD)
+		if (id != JF_BLOCK_STREAM_RECORD) {
+			/* jf_decode_stats_count's count of a block, inline */
+			stats->blocks++;
+			stats->insns += fl->u.block.ninsn;
+			if (fl->flags & JF_FLOW_HAS_TIME)
+				jf_decode_stats_span(stats, fl->time, fl->time);
 			continue;
+		}
+		jf_decode_stats_count(stats, fl);
 		s->records[nrec++] = *fl;
 		s->source = fl->source;
 		s->time_flag = fl->flags & JF_FLOW_HAS_TIME;

@@ -1,7 +1,7 @@
 /* bench_pt_latency: how long one Intel PT buffer takes to decode into its block sequence,
  * the latency a tracing JIT that decodes its traces online waits for.
  *
- *   bench_pt_latency IMAGE BASE TRACE [RUNS]     (RUNS default 21)
+ *   bench_pt_latency IMAGE BASE TRACE [RUNS [ONLY]]    (RUNS default 21)
  *
  * IMAGE (the code bytes, at address BASE) and TRACE (the PT buffer) as tools/bench/
  * pt-latency.sh makes them. Each run makes a decoder that returns blocks as libipt's block
@@ -18,7 +18,8 @@
  * reading every packet of the buffer and nothing else. Printed: the
  * median, minimum and maximum CPU milliseconds of each (the thread's CPU time: on a
  * machine shared with other work, wall time measures the others too), the median wall
- * milliseconds, and the counts. */
+ * milliseconds, and the counts. ONLY (one of the names printed, e.g. "fast, block ids")
+ * decodes that way alone and checks nothing, for `perf record`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,10 +184,13 @@ int main(int argc, char **argv)
 						   "libipt blocks" };
 	struct counts counts[WAYS];
 	uint64_t *ns[WAYS], *wall[WAYS], base, *pkt_ns, *pkt_wall, packets = 0;
-	int runs = argc > 4 ? atoi(argv[4]) : 21, i, w;
+	int runs = argc > 4 ? atoi(argv[4]) : 21, i, w, only = -1;
 
-	if (argc < 4 || runs < 1) {
-		fprintf(stderr, "usage: bench_pt_latency IMAGE BASE TRACE [RUNS]\n");
+	for (w = 0; argc > 5 && w < WAYS; w++)
+		if (!strcmp(argv[5], names[w]))
+			only = w;
+	if (argc < 4 || runs < 1 || (argc > 5 && only < 0)) {
+		fprintf(stderr, "usage: bench_pt_latency IMAGE BASE TRACE [RUNS [ONLY]]\n");
 		return 2;
 	}
 	base = strtoull(argv[2], NULL, 0);
@@ -211,6 +215,13 @@ int main(int argc, char **argv)
 	pkt_wall = calloc((size_t)runs, sizeof(*pkt_wall));
 	if (!pkt_ns || !pkt_wall)
 		return 1;
+	if (only >= 0) {
+		for (i = 0; i < runs; i++)
+			ns[only][i] = decode_once(&cfg, map, (enum way)only, &wall[only][i],
+						  &counts[only]);
+		print_times(names[only], ns[only], wall[only], runs, &counts[only]);
+		return 0;
+	}
 	for (i = 0; i < runs; i++) {
 		for (w = 0; w < WAYS; w++)
 			ns[w][i] = decode_once(&cfg, map, (enum way)w, &wall[w][i], &counts[w]);
