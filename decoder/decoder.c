@@ -112,6 +112,16 @@ int jf_decoder_next_batch(struct jf_decoder *dec, const struct jf_flow **flows, 
 			  struct jf_error *err)
 {
 	size_t i;
+	int rc = jf_decoder_next_batch_uncounted(dec, flows, n, err);
+
+	for (i = 0; rc > 0 && i < *n; i++)
+		count(&dec->stats, &(*flows)[i]);
+	return rc;
+}
+
+int jf_decoder_next_batch_uncounted(struct jf_decoder *dec, const struct jf_flow **flows,
+				    size_t *n, struct jf_error *err)
+{
 	int rc;
 
 	if (dec->next_batch) {
@@ -124,10 +134,7 @@ int jf_decoder_next_batch(struct jf_decoder *dec, const struct jf_flow **flows, 
 	if (rc <= 0) {
 		*flows = NULL;
 		*n = 0;
-		return rc;
 	}
-	for (i = 0; i < *n; i++)
-		count(&dec->stats, &(*flows)[i]);
 	return rc;
 }
 

@@ -1,5 +1,6 @@
-/* Internal: for decoders that pull from a decoder of their own (perf_session.c), or count
- * flows on other threads (pt_parallel.c). */
+/* Internal: for decoders that pull from a decoder of their own (perf_session.c), count
+ * flows on other threads (pt_parallel.c), or count what they read themselves
+ * (block_stream.c). */
 #ifndef JITFLOW_DECODER_INTERNAL_H
 #define JITFLOW_DECODER_INTERNAL_H
 
@@ -9,6 +10,11 @@
  * stats nobody reads (the outer one counts what it returns), one count less per flow. */
 int jf_decoder_next_uncounted(struct jf_decoder *dec, struct jf_flow *flow,
 			      struct jf_error *err);
+
+/* jf_decoder_next_batch without counting: for a reader that counts the records itself
+ * (jf_decode_stats_count) in the one pass it makes over them (block_stream.c). */
+int jf_decoder_next_batch_uncounted(struct jf_decoder *dec, const struct jf_flow **flows,
+				    size_t *n, struct jf_error *err);
 
 /* Widen s's time span to take in [first, last]. */
 void jf_decode_stats_span(struct jf_decode_stats *s, uint64_t first, uint64_t last);

@@ -11,28 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "jitflow/codemap.h"
 #include "jitflow/pt.h"
 #include "jitflow/pt_fast.h"
 #include "flow_check.h"
-
-/* The code of the real capture NAME, at base. */
-static struct jf_codemap *capture_code(const char *name, uint64_t base)
-{
-	struct jf_error err = { "" };
-	struct jf_codemap *map = jf_codemap_new();
-	struct stat st;
-	char path[4096];
-
-	assert_non_null(map);
-	snprintf(path, sizeof(path), "%s/intel-pt/%s/data", jf_test_shared_traces(), name);
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(jf_codemap_add_file(map, path, 0, (uint64_t)st.st_size, base, NULL, &err),
-			 0);
-	return map;
-}
 
 struct batches {
 	uint64_t calls, records, most; /* batches, records in all, the largest batch */
@@ -108,7 +91,7 @@ static struct batches check(const char *what, const uint8_t *trace, size_t size,
 static struct batches check_capture(const char *what, const char *name, uint64_t base,
 				    int times, int damage, int fast)
 {
-	struct jf_codemap *map = capture_code(name, base);
+	struct jf_codemap *map = jf_test_capture_code(name, base);
 	struct batches b;
 	uint8_t *trace;
 	size_t size;

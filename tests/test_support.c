@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "jitflow/codemap.h"
+
 static int skipped;
 
 static const char *const need_names[] = {
@@ -211,6 +213,21 @@ void jf_test_require_tools(const char *check_cmd, const char *what)
 	if (jf_test_run(cmd, NULL) != 0)
 		fail_msg("%s missing (`%s` fails): tools/setup.sh installs it; run it", what,
 			 check_cmd);
+}
+
+struct jf_codemap *jf_test_capture_code(const char *name, uint64_t base)
+{
+	struct jf_error err = { "" };
+	struct jf_codemap *map = jf_codemap_new();
+	struct stat st;
+	char path[4096];
+
+	assert_non_null(map);
+	snprintf(path, sizeof(path), "%s/intel-pt/%s/data", jf_test_shared_traces(), name);
+	assert_int_equal(stat(path, &st), 0);
+	if (jf_codemap_add_file(map, path, 0, (uint64_t)st.st_size, base, NULL, &err) < 0)
+		fail_msg("%s: %s", path, err.msg);
+	return map;
 }
 
 unsigned char *jf_test_concatenated_capture(const char *name, int times, int damage,

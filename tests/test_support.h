@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+struct jf_codemap;
+
 /* Exit code ctest treats as "skipped" (SKIP_RETURN_CODE). */
 enum { JF_TEST_SKIP = 77 };
 
@@ -68,6 +70,10 @@ void *jf_test_read_file(const char *path, size_t *size);
  * when damage is set (errors and resynchronisations); malloc'd, *size its bytes. */
 unsigned char *jf_test_concatenated_capture(const char *name, int times, int damage,
 					     size_t *size);
+
+/* A code map holding the real capture ../shared/traces/intel-pt/NAME's code (its file
+ * `data`) at base; fails the test if it cannot be read. */
+struct jf_codemap *jf_test_capture_code(const char *name, uint64_t base);
 
 /* Write size bytes to path; fails the test on error. */
 void jf_test_write_file(const char *path, const void *data, size_t size);

@@ -11,14 +11,17 @@
  * parameters, and under a Kaby Lake's errata), and on 2 and 4 threads (segments of 16
  * bytes and more) gives the records and statistics it gives on one; the fast decoder that
  * returns blocks returns the block decoder's records, every one, field by field, read one
- * by one or in bulk (jf_decoder_next_batch), also under those errata; and the
+ * by one or in bulk (jf_decoder_next_batch), also under those errata; read as a compact
+ * block stream (block_stream.h), every entry is the record it gives one by one; and the
  * blocks cut at their jumps after the decode (jump_split.h, what `jitflow report` does) are
  * the block decoder's end_on_jump blocks, but for a part's offset and the mark a block left
  * whole keeps (JF_FLOW_TIMED_AT_START). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "jitflow/block_stream.h"
 #include "jitflow/codemap.h"
 #include "jitflow/decoder.h"
 #include "jitflow/insn.h"
@@ -208,6 +211,97 @@ static int next_in_batches(struct jf_decoder *dec, const struct jf_flow **batch,
 	}
 	*f = (*batch)[(*pos)++];
 	return 1;
+}
+
+/* A compact block stream (block_stream.h) read entry by entry, each turned back into its
+ * record. */
+struct stream_reader {
+	struct jf_block_stream *s;
+	struct jf_block_run run;
+	size_t pos, rec;
+	struct jf_flow prev;
+	int has_prev;
+};
+
+/* The next entry's record; a block id's gets offset (the one field it does not keep). */
+static int next_in_stream(struct stream_reader *r, uint64_t offset, struct jf_flow *f,
+			  struct jf_error *err)
+{
+	int rc;
+
+	if (r->pos == r->run.n) {
+		if ((rc = jf_block_stream_next(r->s, &r->run, err)) <= 0)
+			return rc;
+		r->pos = r->rec = 0;
+	}
+	if (r->run.ids[r->pos] == JF_BLOCK_STREAM_RECORD) {
+		if (r->rec >= r->run.nrecords)
+			abort();
+		*f = r->run.records[r->rec++];
+	} else {
+		if (!jf_block_stream_block(r->s, r->run.ids[r->pos]))
+			abort();
+		jf_block_stream_record(r->s, r->run.ids[r->pos], r->has_prev ? &r->prev : NULL, f);
+		f->offset = offset;
+	}
+	if (++r->pos == r->run.n && r->rec != r->run.nrecords)
+		abort();
+	r->prev = *f;
+	r->has_prev = 1;
+	return 1;
+}
+
+/* The fast decoder read as a compact block stream gives, entry for entry, the records the
+ * same decoder gives one by one (jf_decoder_next), and counts them the same. */
+static void same_records_in_stream(const struct jf_pt_config *given)
+{
+	struct jf_pt_config cfg = *given;
+	struct jf_codemap *stream_map = code_map(), *one_map = code_map();
+	struct stream_reader r = { 0 };
+	struct jf_error err;
+	struct jf_decoder *streamed, *one;
+	const struct jf_decode_stats *sa, *sb;
+	struct jf_flow a, b;
+	uint64_t n = 0;
+	int ra, rb;
+
+	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
+	streamed = jf_pt_fast_decoder_new(&cfg, stream_map, &err);
+	one = jf_pt_fast_decoder_new(&cfg, one_map, &err);
+	if (!streamed || !one || !(r.s = jf_block_stream_new(streamed, &err)))
+		abort();
+	do {
+		rb = jf_decoder_next(one, &b, &err);
+		ra = next_in_stream(&r, rb > 0 ? b.offset : 0, &a, &err);
+		if (ra != rb || (rb > 0 && !jf_flow_same(&a, &b))) {
+			fprintf(stderr, "fuzz_pt_decode: entry %llu of the block stream differs: "
+				"%d %s at ip 0x%llx, jf_decoder_next's %d %s at 0x%llx ip 0x%llx\n",
+				(unsigned long long)n, ra,
+				jf_flow_kind_name((enum jf_flow_kind)a.kind),
+				(unsigned long long)a.ip, rb,
+				jf_flow_kind_name((enum jf_flow_kind)b.kind),
+				(unsigned long long)b.offset, (unsigned long long)b.ip);
+			abort();
+		}
+		n++;
+	} while (rb > 0);
+	/* The stream counts what it reads itself. */
+	sa = jf_decoder_stats(streamed);
+	sb = jf_decoder_stats(one);
+	if (sa->blocks != sb->blocks || sa->insns != sb->insns || sa->events != sb->events ||
+	    sa->errors != sb->errors || sa->overflows != sb->overflows ||
+	    sa->lost_bytes != sb->lost_bytes || sa->lost_insns != sb->lost_insns ||
+	    sa->has_time != sb->has_time || sa->first_time != sb->first_time ||
+	    sa->last_time != sb->last_time ||
+	    memcmp(sa->errors_by_code, sb->errors_by_code, sizeof(sa->errors_by_code))) {
+		fprintf(stderr, "fuzz_pt_decode: the block stream's statistics differ\n");
+		abort();
+	}
+	jf_block_stream_free(r.s);
+	jf_decoder_free(streamed);
+	jf_decoder_free(one);
+	jf_codemap_free(stream_map);
+	jf_codemap_free(one_map);
 }
 
 /* jf_pt_fast_decoder_new, on one thread (read one by one, or in bulk for every other
@@ -570,6 +664,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_under_errata(&cfg);
 	same_records_with_blocks(&cfg, 1);
 	same_records_with_blocks(&cfg, 2);
+	same_records_in_stream(&cfg);
 	same_records_in_parts(&cfg);
 	same_parts_as_end_on_jump(&cfg);
 	jf_decoder_free(dec);

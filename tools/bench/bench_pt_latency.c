@@ -1,7 +1,7 @@
 /* bench_pt_latency: how long one Intel PT buffer takes to decode into its block sequence,
  * the latency a tracing JIT that decodes its traces online waits for.
  *
- *   bench_pt_latency IMAGE BASE TRACE [RUNS]     (RUNS default 21)
+ *   bench_pt_latency IMAGE BASE TRACE [RUNS [ONLY]]    (RUNS default 21)
  *
  * IMAGE (the code bytes, at address BASE) and TRACE (the PT buffer) as tools/bench/
  * pt-latency.sh makes them. Each run makes a decoder that returns blocks as libipt's block
@@ -9,17 +9,25 @@
  * `report` use), reads every record and frees it; the code map stays (a JIT keeps its
  * own), the decoder's caches do not (each run fills them again: the first decode of a
  * buffer). The same decoder read in bulk (jf_decoder_next_batch: each stretch between two
- * PSBs at once, where it lies, instead of a copy and a call per record) and the same
- * decode by libipt's block decoder alone
- * (jf_pt_decoder_new), which must return as many blocks and instructions. Printed: the
+ * PSBs at once, where it lies, instead of a copy and a call per record), the same decoder
+ * read as a compact block stream (block_stream.h: a 4-byte block id per block, the other
+ * records beside them; the block table made afresh each run) and the same decode by
+ * libipt's block decoder alone
+ * (jf_pt_decoder_new), which must return as many blocks and instructions. Beside them, the
+ * floor of any decoder that reads its packets with libipt: libipt's packet decoder
+ * reading every packet of the buffer and nothing else. Printed: the
  * median, minimum and maximum CPU milliseconds of each (the thread's CPU time: on a
  * machine shared with other work, wall time measures the others too), the median wall
- * milliseconds, and the counts. */
+ * milliseconds, and the counts. ONLY (one of the names printed, e.g. "fast, block ids")
+ * decodes that way alone and checks nothing, for `perf record`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <intel-pt.h>
+
+#include "jitflow/block_stream.h"
 #include "jitflow/codemap.h"
 #include "jitflow/decoder.h"
 #include "jitflow/mapped_file.h"
@@ -38,7 +46,7 @@ struct counts {
 	uint64_t blocks, insns, other;
 };
 
-enum way { FAST, FAST_BULK, LIBIPT, WAYS };
+enum way { FAST, FAST_BULK, FAST_IDS, LIBIPT, WAYS };
 
 static void count_flow(struct counts *c, const struct jf_flow *f)
 {
@@ -48,6 +56,64 @@ static void count_flow(struct counts *c, const struct jf_flow *f)
 	} else {
 		c->other++;
 	}
+}
+
+/* The stream's runs: a block id counts its block's instructions from the table, as a
+ * consumer that wants the path would look them up. */
+static int read_stream(struct jf_decoder *dec, struct counts *c, struct jf_error *err)
+{
+	struct jf_block_stream *s = jf_block_stream_new(dec, err);
+	struct jf_block_run run;
+	size_t i, r;
+	int rc;
+
+	if (!s)
+		return -1;
+	while ((rc = jf_block_stream_next(s, &run, err)) > 0) {
+		for (i = 0, r = 0; i < run.n; i++) {
+			if (run.ids[i] == JF_BLOCK_STREAM_RECORD) {
+				count_flow(c, &run.records[r++]);
+			} else {
+				c->blocks++;
+				c->insns += jf_block_stream_block(s, run.ids[i])->ninsn;
+			}
+		}
+	}
+	jf_block_stream_free(s);
+	return rc;
+}
+
+/* Every packet of the buffer read by libipt's packet decoder (synchronised at the first
+ * PSB, and again after an error): what following the packets costs before anything is
+ * done with them. Returns the CPU time in ns, the packets in *packets. */
+static uint64_t read_packets(const struct jf_pt_config *cfg, uint64_t *wall, uint64_t *packets)
+{
+	struct pt_config pc;
+	struct pt_packet_decoder *pkt;
+	struct pt_packet p;
+	uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID), w0 = now_ns(CLOCK_MONOTONIC), t1;
+	int rc;
+
+	pt_config_init(&pc);
+	pc.begin = (uint8_t *)cfg->trace;
+	pc.end = (uint8_t *)cfg->trace + cfg->size;
+	pkt = pt_pkt_alloc_decoder(&pc);
+	if (!pkt) {
+		fprintf(stderr, "bench_pt_latency: libipt's packet decoder: out of memory\n");
+		exit(1);
+	}
+	*packets = 0;
+	rc = pt_pkt_sync_forward(pkt);
+	while (rc >= 0) {
+		while ((rc = pt_pkt_next(pkt, &p, sizeof(p))) >= 0)
+			++*packets;
+		if (rc != -pte_eos)
+			rc = pt_pkt_sync_forward(pkt);
+	}
+	pt_pkt_free_decoder(pkt);
+	t1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	*wall = now_ns(CLOCK_MONOTONIC) - w0;
+	return t1 - t0;
 }
 
 /* One decode: its CPU time in ns, its wall time in *wall, its counts in *c. */
@@ -73,6 +139,8 @@ static uint64_t decode_once(const struct jf_pt_config *cfg, struct jf_codemap *m
 		while ((rc = jf_decoder_next_batch(dec, &flows, &n, &err)) > 0)
 			for (i = 0; i < n; i++)
 				count_flow(c, &flows[i]);
+	} else if (way == FAST_IDS) {
+		rc = read_stream(dec, c, &err);
 	} else {
 		while ((rc = jf_decoder_next(dec, &f, &err)) > 0)
 			count_flow(c, &f);
@@ -99,7 +167,7 @@ static void print_times(const char *what, uint64_t *ns, uint64_t *wall, int runs
 {
 	qsort(ns, (size_t)runs, sizeof(*ns), by_value);
 	qsort(wall, (size_t)runs, sizeof(*wall), by_value);
-	printf("%-14s CPU median %8.2f ms  min %8.2f ms  max %8.2f ms;  wall median %8.2f ms  "
+	printf("%-16s CPU median %8.2f ms  min %8.2f ms  max %8.2f ms;  wall median %8.2f ms  "
 	       "(%llu blocks, %llu instructions, %llu other records)\n", what,
 	       ns[runs / 2] / 1e6, ns[0] / 1e6, ns[runs - 1] / 1e6, wall[runs / 2] / 1e6,
 	       (unsigned long long)c->blocks, (unsigned long long)c->insns,
@@ -112,13 +180,17 @@ int main(int argc, char **argv)
 	struct jf_mapped_file image, trace;
 	struct jf_codemap *map;
 	struct jf_pt_config cfg;
-	static const char *const names[WAYS] = { "fast path", "fast, in bulk", "libipt blocks" };
+	static const char *const names[WAYS] = { "fast path", "fast, in bulk", "fast, block ids",
+						   "libipt blocks" };
 	struct counts counts[WAYS];
-	uint64_t *ns[WAYS], *wall[WAYS], base;
-	int runs = argc > 4 ? atoi(argv[4]) : 21, i, w;
+	uint64_t *ns[WAYS], *wall[WAYS], base, *pkt_ns, *pkt_wall, packets = 0;
+	int runs = argc > 4 ? atoi(argv[4]) : 21, i, w, only = -1;
 
-	if (argc < 4 || runs < 1) {
-		fprintf(stderr, "usage: bench_pt_latency IMAGE BASE TRACE [RUNS]\n");
+	for (w = 0; argc > 5 && w < WAYS; w++)
+		if (!strcmp(argv[5], names[w]))
+			only = w;
+	if (argc < 4 || runs < 1 || (argc > 5 && only < 0)) {
+		fprintf(stderr, "usage: bench_pt_latency IMAGE BASE TRACE [RUNS [ONLY]]\n");
 		return 2;
 	}
 	base = strtoull(argv[2], NULL, 0);
@@ -139,9 +211,22 @@ int main(int argc, char **argv)
 		if (!ns[w] || !wall[w])
 			return 1;
 	}
-	for (i = 0; i < runs; i++)
+	pkt_ns = calloc((size_t)runs, sizeof(*pkt_ns));
+	pkt_wall = calloc((size_t)runs, sizeof(*pkt_wall));
+	if (!pkt_ns || !pkt_wall)
+		return 1;
+	if (only >= 0) {
+		for (i = 0; i < runs; i++)
+			ns[only][i] = decode_once(&cfg, map, (enum way)only, &wall[only][i],
+						  &counts[only]);
+		print_times(names[only], ns[only], wall[only], runs, &counts[only]);
+		return 0;
+	}
+	for (i = 0; i < runs; i++) {
 		for (w = 0; w < WAYS; w++)
 			ns[w][i] = decode_once(&cfg, map, (enum way)w, &wall[w][i], &counts[w]);
+		pkt_ns[i] = read_packets(&cfg, &pkt_wall[i], &packets);
+	}
 	for (w = 0; w < WAYS; w++) {
 		if (counts[w].blocks != counts[LIBIPT].blocks ||
 		    counts[w].insns != counts[LIBIPT].insns ||
@@ -157,6 +242,14 @@ int main(int argc, char **argv)
 		free(ns[w]);
 		free(wall[w]);
 	}
+	qsort(pkt_ns, (size_t)runs, sizeof(*pkt_ns), by_value);
+	qsort(pkt_wall, (size_t)runs, sizeof(*pkt_wall), by_value);
+	printf("%-16s CPU median %8.2f ms  min %8.2f ms  max %8.2f ms;  wall median %8.2f ms  "
+	       "(%llu packets, read and nothing else)\n", "libipt packets", pkt_ns[runs / 2] / 1e6,
+	       pkt_ns[0] / 1e6, pkt_ns[runs - 1] / 1e6, pkt_wall[runs / 2] / 1e6,
+	       (unsigned long long)packets);
+	free(pkt_ns);
+	free(pkt_wall);
 	jf_unmap_file(&trace);
 	jf_unmap_file(&image);
 	jf_codemap_free(map);

@@ -9,8 +9,9 @@
 # BUILD/tools/bench_pt_latency on it RUNS times (default 21): the median, minimum and
 # maximum CPU milliseconds (and the median wall milliseconds) of one decode into blocks
 # (jf_pt_fast_decoder_new, caches filled afresh each run), read one record at a time
-# (jf_decoder_next) and in bulk (jf_decoder_next_batch), and of libipt's block decoder
-# alone, which gives the same blocks.
+# (jf_decoder_next), in bulk (jf_decoder_next_batch) and as block ids (block_stream.h),
+# and of libipt's block decoder alone, which gives the same blocks; beside them, libipt's
+# packet decoder reading the buffer's packets and nothing else.
 # Benchmarks are not tests: nothing here fails on a slow result.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,11 +21,11 @@ while getopts b:r:m: opt; do
 	b) build=$OPTARG ;;
 	r) runs=$OPTARG ;;
 	m) mib=$OPTARG ;;
-	*) sed -n '2,13p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,14p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || { sed -n '2,13p' "$0" >&2; exit 2; }
+[ $# = 1 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
 out=$1
 jf="$build/tools/jitflow"
 prog="$build/tools/bench_interp_loop"
