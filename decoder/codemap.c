@@ -2,13 +2,17 @@
  *
  * Adding a section cuts away whatever older sections it covers (newest wins, as libipt's
  * image does), so lookups are a binary search. libipt sees the same sections through an
- * image section cache (which owns libipt's per-section block caches) and a pt_image that is
- * rebuilt from the list when it changed; rebuilding reuses the cached sections, so libipt's
- * block caches survive code-map updates. */
+ * image section cache (which owns libipt's per-section block caches) and one pt_image kept
+ * equal to the list: a change replaces only the sections it touched there. libipt's image
+ * looks through all its sections for overlaps on every add, so building it anew for each
+ * of a JIT's thousands of changes cost O(sections^2) each; and it removes sections only by
+ * file name, so each section goes to libipt under a name of its own (image_path). The
+ * image reuses the cached sections, so libipt's block caches survive code-map updates. */
 #include "jitflow/codemap.h"
 #include "codemap_pt.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +24,9 @@
 /* A file the map reads from, mapped once however many sections use it. */
 struct backing {
 	struct jf_mapped_file file;
-	int memfd;            /* >= 0 for in-memory copies: the fd keeps /proc/self/fd/N valid */
+	/* The file open: for in-memory copies from the start (it keeps /proc/self/fd/N
+	 * valid), for files once a section's image_path needs it (-1 until then). */
+	int fd;
 	unsigned refs;
 	struct backing *next;
 };
@@ -31,6 +37,8 @@ struct section {
 	struct backing *backing;
 	char *name;
 	int isid;             /* libipt section id (0 until first needed) */
+	char *image_path;     /* the name libipt knows it by, with isid (NULL without) */
+	int in_image;         /* the map's pt_image holds it */
 };
 
 struct jf_codemap {
@@ -43,6 +51,11 @@ struct jf_codemap {
 	uint64_t iscache_limit; /* bytes of sections it keeps mapped (libipt's LRU) */
 	struct pt_image *image;
 	uint64_t image_generation;
+	/* Names of sections that left the list or changed but are still in the image. */
+	char **stale;
+	size_t nstale, stale_cap;
+	int image_broken;     /* an update failed half way: build the image anew */
+	uint64_t image_paths; /* names made so far (each section's is new) */
 	size_t last_hit;      /* lookups are very local: try the last hit first */
 	uint64_t copies;      /* in-memory copies made so far (each gets a path of its own) */
 	jf_codemap_fill_fn fill;
@@ -80,8 +93,8 @@ static void backing_put(struct jf_codemap *map, struct backing *b)
 		}
 	}
 	jf_unmap_file(&b->file);
-	if (b->memfd >= 0)
-		close(b->memfd);
+	if (b->fd >= 0)
+		close(b->fd);
 	free(b);
 }
 
@@ -93,9 +106,13 @@ void jf_codemap_free(struct jf_codemap *map)
 		return;
 	for (i = 0; i < map->count; i++) {
 		free(map->sec[i].name);
+		free(map->sec[i].image_path);
 		backing_put(map, map->sec[i].backing);
 	}
 	free(map->sec);
+	for (i = 0; i < map->nstale; i++)
+		free(map->stale[i]);
+	free(map->stale);
 	if (map->image)
 		pt_image_free(map->image);
 	pt_iscache_free(map->iscache);
@@ -122,7 +139,7 @@ static struct backing *backing_get(struct jf_codemap *map, const char *path,
 		free(b);
 		return NULL;
 	}
-	b->memfd = -1;
+	b->fd = -1;
 	b->refs = 1;
 	b->next = map->backings;
 	map->backings = b;
@@ -163,8 +180,34 @@ static size_t first_ending_after(const struct jf_codemap *map, uint64_t vaddr)
 	return lo;
 }
 
+/* s changes or goes: libipt's section for it no longer serves, and the image's must go. */
+static void forget_pt_section(struct jf_codemap *map, struct section *s)
+{
+	if (s->in_image && map->image) {
+		if (map->nstale == map->stale_cap) {
+			size_t cap = map->stale_cap ? map->stale_cap * 2 : 16;
+			char **stale = realloc(map->stale, cap * sizeof(*stale));
+
+			if (!stale) {
+				map->image_broken = 1;
+				goto drop;
+			}
+			map->stale = stale;
+			map->stale_cap = cap;
+		}
+		map->stale[map->nstale++] = s->image_path;
+		s->image_path = NULL;
+	}
+drop:
+	free(s->image_path);
+	s->image_path = NULL;
+	s->isid = 0;
+	s->in_image = 0;
+}
+
 static void drop_section(struct jf_codemap *map, size_t i)
 {
+	forget_pt_section(map, &map->sec[i]);
 	free(map->sec[i].name);
 	backing_put(map, map->sec[i].backing);
 	memmove(&map->sec[i], &map->sec[i + 1], (map->count - i - 1) * sizeof(map->sec[0]));
@@ -190,6 +233,7 @@ static int cut(struct jf_codemap *map, uint64_t vaddr, uint64_t size)
 			if (reserve(map, 1) < 0)
 				return -1;
 			s = &map->sec[i];
+			forget_pt_section(map, s);
 			tail = *s;
 			tail.name = strdup(s->name);
 			if (!tail.name)
@@ -198,9 +242,7 @@ static int cut(struct jf_codemap *map, uint64_t vaddr, uint64_t size)
 			tail.offset += end - s->vaddr;
 			tail.vaddr = end;
 			tail.size = s_end - end;
-			tail.isid = 0;
 			s->size = vaddr - s->vaddr;
-			s->isid = 0;
 			memmove(&map->sec[i + 2], &map->sec[i + 1],
 				(map->count - i - 1) * sizeof(map->sec[0]));
 			map->sec[i + 1] = tail;
@@ -208,14 +250,14 @@ static int cut(struct jf_codemap *map, uint64_t vaddr, uint64_t size)
 			return touched;
 		}
 		if (s->vaddr < vaddr) {
+			forget_pt_section(map, s);
 			s->size = vaddr - s->vaddr;
-			s->isid = 0;
 			i++;
 		} else if (s_end > end) {
+			forget_pt_section(map, s);
 			s->offset += end - s->vaddr;
 			s->size = s_end - end;
 			s->vaddr = end;
-			s->isid = 0;
 			i++;
 		} else {
 			drop_section(map, i);
@@ -332,7 +374,7 @@ int jf_codemap_add_bytes(struct jf_codemap *map, const void *bytes, size_t size,
 		close(fd);
 		return -1;
 	}
-	b->memfd = fd;
+	b->fd = fd;
 	if (insert(map, b, 0, size, vaddr, name ? name : "code", err) < 0) {
 		backing_put(map, b);
 		return -1;
@@ -494,6 +536,7 @@ static int read_missing(uint8_t *buffer, size_t size, const struct pt_asid *asid
  * ISCACHE_SLACK more (never more than ISCACHE_MAX). */
 enum { ISCACHE_SLACK = 4096, ISCACHE_MAX = 60000 };
 
+/* 1 if it made a new cache (the image must be built anew), 0 if not, -1 on error. */
 static int renew_iscache_if_full(struct jf_codemap *map, struct jf_error *err)
 {
 	struct pt_image_section_cache *fresh;
@@ -515,56 +558,140 @@ static int renew_iscache_if_full(struct jf_codemap *map, struct jf_error *err)
 	map->iscache_added = 0;
 	if (map->iscache_limit)
 		pt_iscache_set_limit(fresh, map->iscache_limit);
-	for (i = 0; i < map->count; i++)
+	for (i = 0; i < map->count; i++) {
+		free(map->sec[i].image_path);
+		map->sec[i].image_path = NULL;
 		map->sec[i].isid = 0;
+	}
+	return 1;
+}
+
+/* A name of s's file that no other section had: /proc/self/fd/N of the file open, spelt
+ * anew (unique_fd_path). */
+static char *new_image_path(struct jf_codemap *map, struct backing *b)
+{
+	char path[1024];
+
+	if (b->fd < 0) {
+		b->fd = open(b->file.path, O_RDONLY | O_CLOEXEC);
+		if (b->fd < 0)
+			return NULL;
+	}
+	unique_fd_path(path, sizeof(path), ++map->image_paths, b->fd);
+	return strdup(path);
+}
+
+/* Map section s in image through the section cache (adding it there first if new). */
+static int add_to_image(struct jf_codemap *map, struct pt_image *image, struct section *s,
+			struct jf_error *err)
+{
+	int rc;
+
+	if (s->isid <= 0) {
+		free(s->image_path);
+		s->image_path = new_image_path(map, s->backing);
+		if (!s->image_path)
+			return jf_fail(err, "%s: %s", s->backing->file.path, strerror(errno));
+		s->isid = pt_iscache_add_file(map->iscache, s->image_path, s->offset, s->size,
+					      s->vaddr);
+		if (s->isid < 0) {
+			rc = s->isid;
+			s->isid = 0;
+			return jf_fail(err, "%s: libipt cannot add section at 0x%llx: %s",
+				       s->backing->file.path, (unsigned long long)s->vaddr,
+				       pt_errstr(pt_errcode(rc)));
+		}
+		map->iscache_added++;
+	}
+	rc = pt_image_add_cached(image, map->iscache, s->isid, NULL);
+	if (rc < 0)
+		return jf_fail(err, "%s: libipt cannot map section at 0x%llx: %s",
+			       s->backing->file.path, (unsigned long long)s->vaddr,
+			       pt_errstr(pt_errcode(rc)));
+	s->in_image = 1;
+	return 0;
+}
+
+static void forget_stale(struct jf_codemap *map)
+{
+	size_t i;
+
+	for (i = 0; i < map->nstale; i++)
+		free(map->stale[i]);
+	map->nstale = 0;
+}
+
+static struct pt_image *build_image(struct jf_codemap *map, struct jf_error *err)
+{
+	struct pt_image *image = pt_image_alloc("jitflow");
+	size_t i;
+
+	if (!image) {
+		jf_fail(err, "out of memory");
+		return NULL;
+	}
+	pt_image_set_callback(image, read_missing, map);
+	for (i = 0; i < map->count; i++)
+		map->sec[i].in_image = 0;
+	for (i = 0; i < map->count; i++) {
+		if (add_to_image(map, image, &map->sec[i], err) < 0) {
+			pt_image_free(image);
+			return NULL;
+		}
+	}
+	return image;
+}
+
+/* Take the sections that changed or left the list out of the image and add the new ones.
+ * The list's sections do not overlap, so each add cuts nothing there. */
+static int update_image(struct jf_codemap *map, struct jf_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < map->nstale; i++) {
+		int rc = pt_image_remove_by_filename(map->image, map->stale[i], NULL);
+
+		if (rc < 0)
+			return jf_fail(err, "libipt cannot unmap a section: %s",
+				       pt_errstr(pt_errcode(rc)));
+	}
+	forget_stale(map);
+	for (i = 0; i < map->count; i++)
+		if (!map->sec[i].in_image && add_to_image(map, map->image, &map->sec[i], err) < 0)
+			return -1;
 	return 0;
 }
 
 struct pt_image *jf_codemap_pt_image(struct jf_codemap *map, struct jf_error *err)
 {
 	struct pt_image *image;
-	size_t i;
+	int renewed;
 
 	if (map->image && map->image_generation == map->generation)
 		return map->image;
-	if (renew_iscache_if_full(map, err) < 0)
+	renewed = renew_iscache_if_full(map, err);
+	if (renewed < 0)
 		return NULL;
-	image = pt_image_alloc("jitflow");
-	if (!image) {
-		jf_fail(err, "out of memory");
-		return NULL;
-	}
-	pt_image_set_callback(image, read_missing, map);
-	for (i = 0; i < map->count; i++) {
-		struct section *s = &map->sec[i];
-		int rc;
-
-		if (s->isid <= 0) {
-			s->isid = pt_iscache_add_file(map->iscache, s->backing->file.path,
-						      s->offset, s->size, s->vaddr);
-			if (s->isid < 0) {
-				jf_fail(err, "%s: libipt cannot add section at 0x%llx: %s",
-					s->backing->file.path, (unsigned long long)s->vaddr,
-					pt_errstr(pt_errcode(s->isid)));
-				s->isid = 0;
-				pt_image_free(image);
-				return NULL;
-			}
-			map->iscache_added++;
-		}
-		rc = pt_image_add_cached(image, map->iscache, s->isid, NULL);
-		if (rc < 0) {
-			jf_fail(err, "%s: libipt cannot map section at 0x%llx: %s",
-				s->backing->file.path, (unsigned long long)s->vaddr,
-				pt_errstr(pt_errcode(rc)));
-			pt_image_free(image);
+	/* The decoders may still point at the old image, or at this one before the change;
+	 * they ask for it again before their next read (see pt_decoder.c), and libipt only
+	 * touches the image inside its calls. */
+	if (map->image && !renewed && !map->image_broken) {
+		if (update_image(map, err) < 0) {
+			map->image_broken = 1;
 			return NULL;
 		}
+		map->image_generation = map->generation;
+		return map->image;
 	}
-	/* The decoder may still point at the old image; it switches before its next read
-	 * (see pt_decoder.c), and libipt only touches the image inside its calls. */
+	image = build_image(map, err);
+	if (!image) {
+		map->image_broken = 1; /* its sections' in_image tell of the image not made */
+		return NULL;
+	}
 	if (map->image)
 		pt_image_free(map->image);
+	forget_stale(map);
+	map->image_broken = 0;
 	map->image = image;
 	map->image_generation = map->generation;
 	return image;

@@ -6,9 +6,10 @@
 
 #include "jitflow/codemap.h"
 
-/* A pt_image with the map's current sections. The previous image returned stays valid only
- * until this is called after a change: callers must re-fetch and pt_blk_set_image before
- * decoding on whenever jf_codemap_generation() changed. */
+/* A pt_image with the map's current sections: the one returned before, brought up to
+ * date in place, or a new one (the previous is then freed). Either way it holds the
+ * current sections only once this is called after a change: callers must re-fetch and
+ * pt_blk_set_image before decoding on whenever jf_codemap_generation() changed. */
 struct pt_image *jf_codemap_pt_image(struct jf_codemap *map, struct jf_error *err);
 
 /* Whether libipt may decode in `mode` (known) through the map's sections: 1 if it is the

@@ -674,6 +674,37 @@ static int decode_next(struct session *s, struct queue *q, struct jf_flow *flow,
 	return 0;
 }
 
+/* q is chosen to decode: remember the next queue in the merge's order (least key, then
+ * least index) among the others. Only the queue decoding moves its key (up) and state
+ * until the merge loop runs again, so it stays chosen while keeps_running says so. */
+static void note_rival(struct session *s, struct queue *q)
+{
+	size_t i;
+
+	s->running = q;
+	s->rival_key = UINT64_MAX;
+	s->rival_idx = s->nq;
+	for (i = 0; i < s->nq; i++) {
+		if (&s->q[i] == q || s->q[i].state == Q_DONE)
+			continue;
+		if (s->rival_idx == s->nq || s->q[i].key < s->rival_key) {
+			s->rival_key = s->q[i].key;
+			s->rival_idx = i;
+		}
+	}
+}
+
+/* Whether the merge loop would choose q (the queue that decoded last) now. */
+static int keeps_running(const struct session *s, const struct queue *q)
+{
+	if (q->state != Q_DECODING || q->have_peek || sideband_first(s, q->key))
+		return 0;
+	if (s->rival_idx == s->nq)
+		return 1;
+	return q->key < s->rival_key ||
+	       (q->key == s->rival_key && (size_t)(q - s->q) < s->rival_idx);
+}
+
 /* The queue holding a decoded flow, if any (at most one: see session_next). */
 static struct queue *held_queue(struct session *s)
 {
@@ -700,12 +731,12 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 {
 	struct session *s = self;
 
-	/* One queue decoding, nothing held, the sideband filled and not due before it: the
-	 * loop below would choose that queue; go to it at once (most flows of a recording). */
-	if (s->nq == 1 && s->outpos >= s->nout && !jf_sb_needs_fill(s) &&
-	    s->q[0].state == Q_DECODING && !s->q[0].have_peek &&
-	    !sideband_first(s, s->q[0].key)) {
-		int rc = decode_next(s, &s->q[0], flow, err);
+	/* Nothing held, the sideband filled and not due before it, the queue that ran last
+	 * still decoding and ahead of every other: the loop below would choose it; go to it
+	 * at once (most flows of a recording). */
+	if (s->running && s->outpos >= s->nout && !jf_sb_needs_fill(s) &&
+	    keeps_running(s, s->running)) {
+		int rc = decode_next(s, s->running, flow, err);
 
 		if (rc != 0)
 			return rc;
@@ -716,6 +747,7 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 		int sideband = 0;
 		size_t i;
 
+		s->running = NULL;
 		if (s->outpos < s->nout) {
 			*flow = s->out[s->outpos++];
 			return 1;
@@ -780,7 +812,10 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 				return -1;
 			break;
 		case Q_DECODING: {
-			int rc = decode_next(s, best, flow, err);
+			int rc;
+
+			note_rival(s, best);
+			rc = decode_next(s, best, flow, err);
 
 			if (rc != 0)
 				return rc;

@@ -86,6 +86,12 @@ struct session {
 
 	struct queue *q;
 	size_t nq;
+	/* The queue the merge chose last, and the least (key, index) of the others then:
+	 * while its key stays below that and nothing else is due, it is the merge's choice
+	 * again (session_next). NULL once anything else happened. */
+	struct queue *running;
+	uint64_t rival_key;
+	size_t rival_idx;
 	struct map_insns *insns;      /* one per code map the queues' decoders used */
 	size_t ninsns;
 

@@ -1,0 +1,179 @@
+/* A JIT that rewrites code where it ran before, thousands of times, while one decoder runs:
+ * every block decodes the bytes the code map holds when it is asked for, whatever the
+ * change was (new bytes at the same address, a file's section over them, code split by
+ * new code inside it, code removed), other sections of the same file stay, and code
+ * removed decodes to a missing-code error. The instruction counts are the program's: each
+ * version of the code is n nops and a jmp rax. */
+#include "test_support.h"
+#include "pt_builder.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "jitflow/codemap.h"
+
+enum {
+	X = 0x7000,        /* the code rewritten */
+	Y = 0x9000,        /* code of the same file, never changed */
+	STEPS = 5000,      /* past the point where the map starts a new libipt section cache */
+	SLOT = 32,         /* bytes per version in the file */
+	VERSIONS = 40,
+	Y_VERSION = 5,
+};
+
+/* n nops, jmp rax, int3 padding. */
+static void version(uint8_t *out, size_t size, unsigned nops)
+{
+	memset(out, 0xcc, size);
+	memset(out, 0x90, nops);
+	out[nops] = 0xff;
+	out[nops + 1] = 0xe0;
+}
+
+static unsigned file_nops(unsigned v)
+{
+	return v % 13 + 1;
+}
+
+static unsigned bytes_nops(unsigned step)
+{
+	return step % 11 + 2;
+}
+
+static void write_versions(const char *path)
+{
+	uint8_t data[VERSIONS * SLOT];
+	unsigned v;
+
+	for (v = 0; v < VERSIONS; v++)
+		version(data + v * SLOT, SLOT, file_nops(v));
+	jf_test_write_file(path, data, sizeof(data));
+}
+
+/* Put the code of step `step` at X, one kind of change after another; returns its nops. */
+static unsigned change(struct jf_codemap *map, const char *path, unsigned step)
+{
+	struct jf_error err;
+	uint8_t code[SLOT], filler[64];
+	unsigned nops = bytes_nops(step), v = step % VERSIONS;
+
+	version(code, sizeof(code), nops);
+	switch (step % 4) {
+	case 0: /* new bytes at the same address */
+		break;
+	case 1: /* a section of the file that also holds Y's code */
+		if (jf_codemap_add_file(map, path, (uint64_t)v * SLOT, SLOT, X, NULL, &err) < 0)
+			fail_msg("step %u: %s", step, err.msg);
+		return file_nops(v);
+	case 2: /* code around X first: the new code splits it */
+		memset(filler, 0xcc, sizeof(filler));
+		if (jf_codemap_add_bytes(map, filler, sizeof(filler), X - 16, "around", &err) < 0)
+			fail_msg("step %u: %s", step, err.msg);
+		break;
+	case 3: /* the old code freed first */
+		assert_true(jf_codemap_remove(map, X - 16, 64) > 0);
+		break;
+	}
+	if (jf_codemap_add_bytes(map, code, sizeof(code), X, "jit", &err) < 0)
+		fail_msg("step %u: %s", step, err.msg);
+	return nops;
+}
+
+/* Enabled at X, then Y and X in turn (jmp rax, jmp rax), steps times (16-bit TIPs: the
+ * test builder holds 64 KiB). */
+static struct jf_ptb *trace(unsigned steps)
+{
+	struct jf_ptb *b = jf_ptb_new();
+	unsigned i;
+
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, X);
+	for (i = 0; i < steps; i++) {
+		jf_ptb_tip(b, pt_ipc_update_16, Y);
+		jf_ptb_tip(b, pt_ipc_update_16, X);
+	}
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	return b;
+}
+
+static struct jf_decoder *decoder(struct jf_ptb *b, struct jf_codemap *map)
+{
+	struct jf_pt_config pc;
+	struct jf_error err;
+	struct jf_decoder *dec;
+
+	memset(&pc, 0, sizeof(pc));
+	pc.trace = jf_ptb_bytes(b);
+	pc.size = jf_ptb_size(b);
+	dec = jf_pt_decoder_new(&pc, map, &err);
+	if (!dec)
+		fail_msg("%s", err.msg);
+	return dec;
+}
+
+static void test_each_block_runs_the_code_of_its_time(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_ptb *b = trace(STEPS);
+	struct jf_decoder *dec;
+	struct jf_error err;
+	struct jf_flow f;
+	char path[512];
+	unsigned step = 0, at_y = 0, nops;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/versions.bin", jf_test_tmpdir());
+	write_versions(path);
+	assert_int_equal(jf_codemap_add_file(map, path, Y_VERSION * SLOT, SLOT, Y, NULL, &err), 0);
+	nops = change(map, path, step);
+	dec = decoder(b, map);
+	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
+		if (f.kind == JF_FLOW_ERROR)
+			fail_msg("step %u: error at 0x%llx: %s", step, (unsigned long long)f.ip,
+				 f.u.error.text);
+		if (f.kind != JF_FLOW_BLOCK)
+			continue;
+		if (f.u.block.start == Y) {
+			assert_int_equal(f.u.block.ninsn, file_nops(Y_VERSION) + 1);
+			at_y++;
+			continue;
+		}
+		assert_int_equal(f.u.block.start, X);
+		if (f.u.block.ninsn != nops + 1)
+			fail_msg("step %u: %u instructions at X, the code there has %u",
+				 step, f.u.block.ninsn, nops + 1);
+		nops = change(map, path, ++step);
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(step, STEPS + 1);
+	assert_int_equal(at_y, STEPS);
+	jf_decoder_free(dec);
+
+	/* Code removed is missing, for a decoder that already used the map and a new one. */
+	assert_true(jf_codemap_remove(map, X, SLOT) > 0);
+	{
+		struct jf_ptb *once = trace(1);
+		struct jf_ptb_decode d;
+
+		jf_ptb_decode(jf_ptb_bytes(once), jf_ptb_size(once), map, NULL, 100, &d);
+		assert_int_equal(d.stats.insns, 0);
+		assert_true(d.stats.errors > 0);
+		assert_int_equal(d.stats.errors_by_code[pte_nomap], d.stats.errors);
+		jf_ptb_decode_free(&d);
+		jf_ptb_free(once);
+	}
+	jf_codemap_free(map);
+	jf_ptb_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_each_block_runs_the_code_of_its_time),
+	};
+
+	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+}
