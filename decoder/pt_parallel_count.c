@@ -48,6 +48,7 @@
 #include "pt_segments.h"
 #include "pt_wrap.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,7 @@ struct stretch {
 	size_t records, nrecords;   /* byte position and count in the segment's records */
 	int fresh;                  /* the decoder resynchronised at psb (pt_fast_watch.h) */
 	int timed;                  /* it read a timing packet in the stretch */
-	struct jf_pt_fast_state state;
+	size_t state;               /* its decoder's state at psb: in the segment's states */
 	/* A stop: the decoder stopped in the stretch after the one before, not modelled (the
 	 * segment's stops[stop], its records at `records`), and a decoder started afresh at
 	 * psb (the first PSB after the stop; the trace size if none) goes on. */
@@ -74,6 +75,12 @@ struct segment {
 	struct stretch *st;
 	size_t n, cap;
 	struct jf_flow_buffer records;
+	/* The stretches' states, each without the unused part of its return stack: in full
+	 * (0.6 KiB each, mostly that stack) a segment of 2 MiB with a PSB every 230 bytes
+	 * took 6 MB, whose pages each thread faulted in (two thirds of -j 2's page faults on
+	 * the errors capture). */
+	unsigned char *states;
+	size_t states_len, states_cap;
 	int past;                   /* stretches that ended at or past end */
 	int unmodelled;             /* its decoder stopped: st[n - 1] marks where */
 	struct jf_pt_fast_commit *stops; /* as the decoders told them (records not kept here) */
@@ -183,6 +190,60 @@ static int reserve_stretch(struct segment *s)
 	return 0;
 }
 
+/* The return stack is the state's last member: a state is kept as the bytes before it and
+ * its entries in use. */
+_Static_assert(offsetof(struct jf_pt_fast_state, ret) +
+		       sizeof(((struct jf_pt_fast_state *)0)->ret) ==
+	       sizeof(struct jf_pt_fast_state), "the return stack ends the state");
+
+static size_t state_bytes(const struct jf_pt_fast_state *st)
+{
+	return offsetof(struct jf_pt_fast_state, ret) + (size_t)st->depth * sizeof(st->ret[0]);
+}
+
+/* Keep st in s->states: its position there, or (size_t)-1 when out of memory. */
+static size_t keep_state(struct segment *s, const struct jf_pt_fast_state *st)
+{
+	size_t n = state_bytes(st), at = s->states_len;
+
+	if (at + n > s->states_cap) {
+		size_t cap = s->states_cap ? 2 * s->states_cap : 16 * sizeof(*st);
+		unsigned char *more;
+
+		while (cap < at + n)
+			cap *= 2;
+		if (!(more = realloc(s->states, cap)))
+			return (size_t)-1;
+		s->states = more;
+		s->states_cap = cap;
+	}
+	memcpy(s->states + at, st, n);
+	s->states_len = at + n;
+	return at;
+}
+
+/* The state t's decoder was in at t->psb. */
+static void state_of(const struct segment *s, const struct stretch *t,
+		     struct jf_pt_fast_state *st)
+{
+	const unsigned char *at = s->states + t->state;
+
+	memcpy(st, at, offsetof(struct jf_pt_fast_state, ret));
+	memcpy(st->ret, at + offsetof(struct jf_pt_fast_state, ret),
+	       (size_t)st->depth * sizeof(st->ret[0]));
+}
+
+/* Whether g's stretch b is in the state f's stretch a is in (jf_pt_fast_same_state). */
+static int same_state(const struct segment *f, const struct stretch *a, const struct segment *g,
+		      const struct stretch *b)
+{
+	struct jf_pt_fast_state sa, sb;
+
+	state_of(f, a, &sa);
+	state_of(g, b, &sb);
+	return jf_pt_fast_same_state(&sa, &sb);
+}
+
 static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
 {
 	struct stretch *t;
@@ -203,8 +264,9 @@ static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
 	t->nrecords = c->nrecords;
 	t->fresh = c->fresh;
 	t->timed = c->timed_here;
-	t->state = c->state;
 	t->marker = 0;
+	if ((t->state = keep_state(s, &c->state)) == (size_t)-1)
+		return -1;
 	for (i = 0; i < c->nrecords; i++) {
 		if (jf_flow_buffer_push(&s->records, &c->records[i]) < 0)
 			return -1;
@@ -299,6 +361,7 @@ static void clear_segment(struct segment *s)
 	s->past = 0;
 	s->unmodelled = s->ended = s->failed = 0;
 	s->nstops = 0;
+	s->states_len = 0;
 	jf_flow_buffer_clear(&s->records);
 }
 
@@ -395,6 +458,8 @@ static struct jf_seg *new_segment(void *ctx)
 		s->cap = kept.cap;
 		s->stops = kept.stops;
 		s->stops_cap = kept.stops_cap;
+		s->states = kept.states;
+		s->states_cap = kept.states_cap;
 		s->records = kept.records;
 		jf_flow_buffer_clear(&s->records);
 	} else if (!(s = calloc(1, sizeof(*s)))) {
@@ -479,7 +544,7 @@ static int same_stretch(const struct segment *f, const struct stretch *a, const 
 	    a->has_time != b->has_time || a->nrecords != b->nrecords ||
 	    a->events != b->events || a->events_hash != b->events_hash ||
 	    (a->has_time && (a->tmin != b->tmin || a->tmax != b->tmax)) ||
-	    !jf_pt_fast_same_state(&a->state, &b->state))
+	    !same_state(f, a, g, b))
 		return 0;
 	for (i = 0; i < a->nrecords; i++) {
 		if (!jf_flow_buffer_same(&f->records, pa, &g->records, pb))
@@ -509,7 +574,7 @@ static int find_join(const struct segment *f, size_t from, const struct segment 
 		if (b == g->n)
 			return 0;
 		if (g->st[b].psb != f->st[a].psb || g->st[b].marker ||
-		    !jf_pt_fast_same_state(&f->st[a].state, &g->st[b].state))
+		    !same_state(f, &f->st[a], g, &g->st[b]))
 			continue;
 		/* Every stretch both decoded after the PSB must agree, and there must be one. */
 		for (i = a + 1, j = b + 1; i < f->n && j < g->n; i++, j++) {
@@ -541,6 +606,7 @@ static void free_segment(struct segment *s)
 {
 	free(s->st);
 	free(s->stops);
+	free(s->states);
 	jf_flow_buffer_fini(&s->records);
 	free(s);
 }
@@ -622,6 +688,8 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	again->cap = 0;
 	again->stops = NULL;
 	again->stops_cap = 0;
+	again->states = NULL;
+	again->states_cap = 0;
 	again->seg.next = NULL;
 	clear_segment(again);
 	jf_decoder_free(p->serial);
@@ -699,7 +767,7 @@ static int note_given(struct pt_count *p, const struct segment *s, const struct 
 	c->tmax = t->tmax;
 	c->events = t->events;
 	c->events_hash = t->events_hash;
-	c->state = t->state;
+	state_of(s, t, &c->state);
 	p->timed |= t->timed;
 	p->given_until = t->psb;
 	p->last_fresh = t->fresh;
