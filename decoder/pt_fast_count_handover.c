@@ -121,6 +121,12 @@ static int block_decoder_from(struct fast *f, uint64_t p0, uint64_t insns, uint6
 
 	cfg.has_sync_at = 1;
 	cfg.sync_at = p0;
+	/* Its blocks as they are whatever was decoded before: libipt's block cache is filled
+	 * by every hand-over over the same code map, and ends blocks where it knows the next
+	 * instruction, so the block count would depend on which thread made the hand-overs
+	 * before (pt_parallel_count.c). Blocks cut at every jump and call, and joined across
+	 * the cache's splits, are the same whatever the cache held (jitflow/pt.h). */
+	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
 	if (!cfg.insns)
 		cfg.insns = f->insns;
 	f->old = jf_pt_decoder_new(&cfg, f->map, err);

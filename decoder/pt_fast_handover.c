@@ -132,6 +132,10 @@ static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf
 	f->local = 0;
 	f->count_local = 0;
 	f->report.block_decoder_from = f->cfg.has_sync_at ? (int64_t)f->cfg.sync_at : 0;
+	/* Counting, its blocks as they are whatever was decoded before
+	 * (pt_fast_count_handover.c). */
+	if (!f->emit)
+		cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
 	/* The instructions this path decoded (and will again, if it resumes): capstone's
 	 * work done once, not per hand-over. */
 	if (!cfg.insns)

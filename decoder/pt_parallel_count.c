@@ -27,12 +27,16 @@
  * two before, as checks on what it committed there decide. The segment's decoder stopped
  * there in its state (but for a return stack that is the top of its own, which the checks
  * cannot tell from the one-thread one's), and the consumer knows what it committed since
- * it last started afresh (the stretches given out since the anchor), so the calling thread
- * makes the same hand-over (jf_pt_fast_count_from_stop), gives its records up to the PSB
- * where the block decoder resynchronises and the fast path starts afresh, and goes on from
- * there with the segments' stretches (the segment holding that PSB decoded again from it,
- * unless its worker started there): the anchor moves there, with the one-thread decoder's
- * policy on taking over again. Where the stop cannot show the one-thread decoder's state
+ * it last started afresh (the stretches given out since the anchor), so the same hand-over
+ * (jf_pt_fast_count_from_stop) is made there: by the segment's worker ahead, with what its
+ * own decoder committed since it last started afresh and a guess of the policy, taken
+ * where those are what the consumer knows (pt_parallel_ahead.h); else by the calling
+ * thread. The consumer gives its records up to the PSB where the block decoder
+ * resynchronises and the fast path starts afresh, and goes on from there with the
+ * segments' stretches (the worker's decoder goes on from there after a hand-over it made;
+ * else the segment holding that PSB is decoded again from it, unless its worker started
+ * there): the anchor moves there, with the one-thread decoder's policy on taking over
+ * again. Where the stop cannot show the one-thread decoder's state
  * (it stopped at a return its stack had no entry for) or the hand-over needs a block
  * decoder from the trace's start, the calling thread runs the one-thread decoder from the
  * anchor (the trace's start if none) to the end, skips the records given out since
@@ -44,10 +48,12 @@
 #include "decoder_internal.h"
 #include "flow_buffer.h"
 #include "pt_fast_watch.h"
+#include "pt_parallel_ahead.h"
 #include "pt_seg_queue.h"
 #include "pt_segments.h"
 #include "pt_wrap.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +67,7 @@ struct stretch {
 	size_t records, nrecords;   /* byte position and count in the segment's records */
 	int fresh;                  /* the decoder resynchronised at psb (pt_fast_watch.h) */
 	int timed;                  /* it read a timing packet in the stretch */
-	struct jf_pt_fast_state state;
+	size_t state;               /* its decoder's state at psb: in the segment's states */
 	/* A stop: the decoder stopped in the stretch after the one before, not modelled (the
 	 * segment's stops[stop], its records at `records`), and a decoder started afresh at
 	 * psb (the first PSB after the stop; the trace size if none) goes on. */
@@ -74,10 +80,17 @@ struct segment {
 	struct stretch *st;
 	size_t n, cap;
 	struct jf_flow_buffer records;
+	/* The stretches' states, each without the unused part of its return stack: in full
+	 * (0.6 KiB each, mostly that stack) a segment of 2 MiB with a PSB every 230 bytes
+	 * took 6 MB, whose pages each thread faulted in (two thirds of -j 2's page faults on
+	 * the errors capture). */
+	unsigned char *states;
+	size_t states_len, states_cap;
 	int past;                   /* stretches that ended at or past end */
 	int unmodelled;             /* its decoder stopped: st[n - 1] marks where */
 	struct jf_pt_fast_commit *stops; /* as the decoders told them (records not kept here) */
 	size_t nstops, stops_cap;
+	struct jf_pt_ahead *aheads;  /* the hand-over at each stop, made ahead (stops_cap) */
 	int ended;                  /* its decoder reached the end of the trace */
 	int failed;                 /* out of memory, or no decoder (message in err) */
 	struct jf_error err;
@@ -89,6 +102,14 @@ struct pt_count;
 struct run {
 	struct pt_count *p;
 	struct segment *seg;
+	/* On a worker: the hand-overs at its stops are made ahead, with this policy (the
+	 * calling thread's after the last hand-over made ahead; a guess before it). */
+	int ahead;
+	struct jf_pt_fast_policy policy;
+	size_t first;               /* the current decoder's first stretch in seg... */
+	uint64_t first_from;        /* ...and the PSB it started at, */
+	int anchored;               /* where the one-thread decoder started afresh (its start,
+				     * or where a hand-over made ahead took over again) */
 };
 
 struct worker {
@@ -138,6 +159,8 @@ struct pt_count {
 	struct jf_decoder *rest;        /* the one-thread decoder (from the anchor) */
 	struct jf_decoder *local;       /* ...or its hand-over at cur's stop, up to where it
 					 * takes over again (then back to the segments) */
+	const struct jf_pt_ahead *ahead; /* ...or that hand-over made ahead by cur's worker: */
+	size_t ahead_pos, ahead_left;   /* its records still to give */
 	struct jf_pt_fast_policy policy; /* the one-thread decoder's at the anchor */
 	int timed;                      /* a stretch given out since the anchor had a timing
 					 * packet */
@@ -183,6 +206,76 @@ static int reserve_stretch(struct segment *s)
 	return 0;
 }
 
+/* The return stack is the state's last member: a state is kept as the bytes before it and
+ * its entries in use. */
+_Static_assert(offsetof(struct jf_pt_fast_state, ret) +
+		       sizeof(((struct jf_pt_fast_state *)0)->ret) ==
+	       sizeof(struct jf_pt_fast_state), "the return stack ends the state");
+
+static size_t state_bytes(const struct jf_pt_fast_state *st)
+{
+	return offsetof(struct jf_pt_fast_state, ret) + (size_t)st->depth * sizeof(st->ret[0]);
+}
+
+/* Keep st in s->states: its position there, or (size_t)-1 when out of memory. */
+static size_t keep_state(struct segment *s, const struct jf_pt_fast_state *st)
+{
+	size_t n = state_bytes(st), at = s->states_len;
+
+	if (at + n > s->states_cap) {
+		size_t cap = s->states_cap ? 2 * s->states_cap : 16 * sizeof(*st);
+		unsigned char *more;
+
+		while (cap < at + n)
+			cap *= 2;
+		if (!(more = realloc(s->states, cap)))
+			return (size_t)-1;
+		s->states = more;
+		s->states_cap = cap;
+	}
+	memcpy(s->states + at, st, n);
+	s->states_len = at + n;
+	return at;
+}
+
+/* The state t's decoder was in at t->psb. */
+static void state_of(const struct segment *s, const struct stretch *t,
+		     struct jf_pt_fast_state *st)
+{
+	const unsigned char *at = s->states + t->state;
+
+	memcpy(st, at, offsetof(struct jf_pt_fast_state, ret));
+	memcpy(st->ret, at + offsetof(struct jf_pt_fast_state, ret),
+	       (size_t)st->depth * sizeof(st->ret[0]));
+}
+
+/* Stretch t of s, which began at `from`, as a hand-over's checks look back on it. */
+static void counted_of(const struct segment *s, const struct stretch *t, uint64_t from,
+		       struct jf_fast_counted *c)
+{
+	c->from = from;
+	c->psb = t->psb;
+	c->insns = t->insns;
+	c->blocks = t->blocks;
+	c->has_time = t->has_time;
+	c->tmin = t->tmin;
+	c->tmax = t->tmax;
+	c->events = t->events;
+	c->events_hash = t->events_hash;
+	state_of(s, t, &c->state);
+}
+
+/* Whether g's stretch b is in the state f's stretch a is in (jf_pt_fast_same_state). */
+static int same_state(const struct segment *f, const struct stretch *a, const struct segment *g,
+		      const struct stretch *b)
+{
+	struct jf_pt_fast_state sa, sb;
+
+	state_of(f, a, &sa);
+	state_of(g, b, &sb);
+	return jf_pt_fast_same_state(&sa, &sb);
+}
+
 static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
 {
 	struct stretch *t;
@@ -203,8 +296,9 @@ static int add_stretch(struct segment *s, const struct jf_pt_fast_commit *c)
 	t->nrecords = c->nrecords;
 	t->fresh = c->fresh;
 	t->timed = c->timed_here;
-	t->state = c->state;
 	t->marker = 0;
+	if ((t->state = keep_state(s, &c->state)) == (size_t)-1)
+		return -1;
 	for (i = 0; i < c->nrecords; i++) {
 		if (jf_flow_buffer_push(&s->records, &c->records[i]) < 0)
 			return -1;
@@ -237,13 +331,20 @@ static int add_marker(struct segment *s, const struct jf_pt_fast_commit *c)
 
 	if (s->nstops == s->stops_cap) {
 		size_t cap = s->stops_cap ? 2 * s->stops_cap : 8;
+		struct jf_pt_ahead *aheads;
 
 		stop = realloc(s->stops, cap * sizeof(*stop));
 		if (!stop)
 			return -1;
 		s->stops = stop;
+		aheads = realloc(s->aheads, cap * sizeof(*aheads));
+		if (!aheads)
+			return -1;
+		memset(aheads + s->stops_cap, 0, (cap - s->stops_cap) * sizeof(*aheads));
+		s->aheads = aheads;
 		s->stops_cap = cap;
 	}
+	jf_pt_ahead_clear(&s->aheads[s->nstops]);
 	if (reserve_stretch(s) < 0)
 		return -1;
 	stop = &s->stops[s->nstops];
@@ -299,6 +400,7 @@ static void clear_segment(struct segment *s)
 	s->past = 0;
 	s->unmodelled = s->ended = s->failed = 0;
 	s->nstops = 0;
+	s->states_len = 0;
 	jf_flow_buffer_clear(&s->records);
 }
 
@@ -340,27 +442,128 @@ static struct jf_decoder *segment_decoder(struct pt_count *p, uint64_t start, in
 	return jf_pt_fast_watched_resyncing_new(&cfg, map, caches, on_commit, run, err);
 }
 
-/* Decode into run->seg with *dec, and after each stop with a decoder started afresh at the
- * first PSB past it (where the one-thread decoder's hand-over most often takes over again:
- * the block decoder resynchronises at the first PSB past its error), which becomes *dec,
- * until the watcher pauses or the trace ends. */
+/* The records of s from byte position at, n of them, copied into *a (*cap of them):
+ * 0, or -1 when out of memory. */
+static int copy_records(const struct segment *s, size_t at, size_t n, struct jf_flow **a,
+			size_t *cap)
+{
+	size_t i;
+
+	if (reserve_records(a, cap, n) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		at = jf_flow_buffer_get(&s->records, at, &(*a)[i]);
+	return 0;
+}
+
+/* The hand-over at the stop that ends run->seg's stretches (its marker last), made ahead
+ * as the calling thread would make it if the one-thread decoder had committed what this
+ * decoder did since it last started afresh (hand_over, note_given and note_anchor keep
+ * that on the calling thread). Returns 1 if made, 0 if not, -1 when out of memory. */
+static int hand_over_ahead(struct run *run, struct jf_codemap *map,
+			   const struct jf_pt_fast_caches *caches)
+{
+	struct segment *s = run->seg;
+	size_t m = s->n - 1, from = run->first, j;
+	const struct stretch *t = &s->st[m];
+	struct jf_pt_fast_commit at = s->stops[t->stop];
+	struct jf_fast_counted counted[2];
+	struct jf_flow *records = NULL, *last = NULL;
+	size_t records_cap = 0, last_cap = 0;
+	struct jf_pt_fast_stop stop = { &at, at.timed_here, counted, 0, NULL, 0 };
+	struct jf_pt_config cfg = thread_cfg(run->p, caches);
+	uint64_t anchor;
+	int rc = -1;
+
+	if (at.popped_empty)
+		return 0;
+	for (j = run->first; j < m; j++) {
+		if (s->st[j].fresh)
+			from = j + 1;
+	}
+	/* Where this decoder does not know where the one-thread decoder last started afresh
+	 * and has not committed the two stretches the hand-over may look back on, the calling
+	 * thread makes it: made here it would most often be made with other inputs (nothing
+	 * committed since a fresh start, where the calling thread has: a decoder that starts
+	 * a segment just before a stop), and take over again elsewhere than the decoder of
+	 * the segment before, whose seam would then not join. */
+	if (from == run->first && !run->anchored && m - from < 2)
+		return 0;
+	anchor = from == run->first ? run->first_from : s->st[from - 1].psb;
+	for (j = from; j < m; j++)
+		stop.timed |= s->st[j].timed;
+	for (j = m - from > 2 ? m - 2 : from; j < m; j++)
+		counted_of(s, &s->st[j], j == run->first ? run->first_from : s->st[j - 1].psb,
+			   &counted[stop.ncounted++]);
+	run->policy.committed = m > from && s->st[m - 1].psb > anchor;
+	if (copy_records(s, t->records, t->nrecords, &records, &records_cap) < 0)
+		goto out;
+	at.records = records;
+	if (stop.ncounted) {
+		const struct stretch *u = &s->st[m - 1];
+
+		if (copy_records(s, u->records, u->nrecords, &last, &last_cap) < 0)
+			goto out;
+		stop.last_records = last;
+		stop.nlast = u->nrecords;
+	}
+	rc = jf_pt_ahead_make(&s->aheads[t->stop], &cfg, map, caches, &stop, &run->policy);
+out:
+	free(records);
+	free(last);
+	return rc;
+}
+
+/* Where the decoder that stopped at run->seg's last stretch (a marker) takes over again:
+ * on a worker, where the hand-over made ahead does; else the first PSB past the stop
+ * (where the one-thread decoder's hand-over most often takes over again: the block
+ * decoder resynchronises at the first PSB past its error). -1: at the trace's end. */
+static int64_t decode_on_at(struct run *run, struct jf_codemap *map,
+			    const struct jf_pt_fast_caches *caches, struct jf_pt_psb_finder *psbs)
+{
+	struct segment *s = run->seg;
+	const struct stretch *t = &s->st[s->n - 1];
+	const struct jf_pt_fast_commit *stop = &s->stops[t->stop];
+	int rc = run->ahead ? hand_over_ahead(run, map, caches) : 0;
+
+	if (rc < 0) {
+		s->failed = 1;
+		jf_fail(&s->err, "out of memory");
+		return -1;
+	}
+	if (rc > 0) {
+		const struct jf_pt_ahead *a = &s->aheads[t->stop];
+
+		if (!a->resumes)
+			return -1;
+		run->policy = a->after;
+		run->anchored = 1;
+		return (int64_t)a->psb;
+	}
+	run->anchored = 0;
+	return jf_pt_psb_at_or_after(psbs, (stop->stopped_at > stop->psb ? stop->stopped_at
+									  : stop->psb) + 1);
+}
+
+/* Decode into run->seg with *dec, and after each stop with a decoder started afresh where
+ * the fast path takes over again (decode_on_at), which becomes *dec, until the watcher
+ * pauses or the trace ends. */
 static void decode_on(struct run *run, struct jf_decoder **dec, struct jf_codemap *map,
 		      const struct jf_pt_fast_caches *caches, struct jf_pt_psb_finder *psbs)
 {
 	struct segment *s = run->seg;
 
 	for (;;) {
-		const struct jf_pt_fast_commit *stop;
 		struct stretch *t;
 		int64_t next;
 
 		decode_into(run, *dec);
 		if (!s->unmodelled || s->failed || stopping(run->p))
 			return;
+		next = decode_on_at(run, map, caches, psbs);
+		if (s->failed)
+			return;
 		t = &s->st[s->n - 1];
-		stop = &s->stops[t->stop];
-		next = jf_pt_psb_at_or_after(psbs, (stop->stopped_at > stop->psb ? stop->stopped_at
-										 : stop->psb) + 1);
 		s->unmodelled = 0;
 		if (next < 0) {
 			t->psb = run->p->cfg.size;
@@ -371,6 +574,8 @@ static void decode_on(struct run *run, struct jf_decoder **dec, struct jf_codema
 		/* The seam needs as many stretches past the end from the new decoder. */
 		s->past = 0;
 		jf_decoder_free(*dec);
+		run->first = s->n;
+		run->first_from = t->psb;
 		*dec = segment_decoder(run->p, t->psb, 0, map, caches, run, &s->err);
 		if (!*dec) {
 			s->failed = 1;
@@ -394,7 +599,10 @@ static struct jf_seg *new_segment(void *ctx)
 		s->st = kept.st;
 		s->cap = kept.cap;
 		s->stops = kept.stops;
+		s->aheads = kept.aheads;
 		s->stops_cap = kept.stops_cap;
+		s->states = kept.states;
+		s->states_cap = kept.states_cap;
 		s->records = kept.records;
 		jf_flow_buffer_clear(&s->records);
 	} else if (!(s = calloc(1, sizeof(*s)))) {
@@ -436,8 +644,16 @@ static void decode_segment(void *worker, struct jf_seg *b)
 	struct worker *w = worker;
 	struct pt_count *p = w->p;
 	struct segment *s = seg_of(b);
-	struct run run = { p, s };
+	struct run run = { .p = p, .seg = s };
 	struct jf_decoder *dec = NULL;
+
+	/* Its first hand-over's policy is guessed: the first in the trace takes over again
+	 * for the first time; later ones most often follow a hand-over that took over again
+	 * and committed stretches after it (pt_fast_handover.c, jf_fast_plan_resumes). */
+	run.ahead = 1;
+	run.policy.resumed = !s->seg.first;
+	run.anchored = s->seg.first;
+	run.first_from = s->seg.first ? 0 : s->seg.start;
 
 	if (worker_ready(w, &s->err) == 0)
 		dec = segment_decoder(p, s->seg.start, s->seg.first, w->map, &w->caches, &run,
@@ -479,7 +695,7 @@ static int same_stretch(const struct segment *f, const struct stretch *a, const 
 	    a->has_time != b->has_time || a->nrecords != b->nrecords ||
 	    a->events != b->events || a->events_hash != b->events_hash ||
 	    (a->has_time && (a->tmin != b->tmin || a->tmax != b->tmax)) ||
-	    !jf_pt_fast_same_state(&a->state, &b->state))
+	    !same_state(f, a, g, b))
 		return 0;
 	for (i = 0; i < a->nrecords; i++) {
 		if (!jf_flow_buffer_same(&f->records, pa, &g->records, pb))
@@ -509,7 +725,7 @@ static int find_join(const struct segment *f, size_t from, const struct segment 
 		if (b == g->n)
 			return 0;
 		if (g->st[b].psb != f->st[a].psb || g->st[b].marker ||
-		    !jf_pt_fast_same_state(&f->st[a].state, &g->st[b].state))
+		    !same_state(f, &f->st[a], g, &g->st[b]))
 			continue;
 		/* Every stretch both decoded after the PSB must agree, and there must be one. */
 		for (i = a + 1, j = b + 1; i < f->n && j < g->n; i++, j++) {
@@ -539,8 +755,14 @@ static void release_before(struct pt_count *p, uint64_t offset)
 
 static void free_segment(struct segment *s)
 {
+	size_t i;
+
 	free(s->st);
+	for (i = 0; s->aheads && i < s->stops_cap; i++)
+		jf_pt_ahead_fini(&s->aheads[i]);
+	free(s->aheads);
 	free(s->stops);
+	free(s->states);
 	jf_flow_buffer_fini(&s->records);
 	free(s);
 }
@@ -621,7 +843,10 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	again->st = NULL;
 	again->cap = 0;
 	again->stops = NULL;
+	again->aheads = NULL;
 	again->stops_cap = 0;
+	again->states = NULL;
+	again->states_cap = 0;
 	again->seg.next = NULL;
 	clear_segment(again);
 	jf_decoder_free(p->serial);
@@ -690,16 +915,7 @@ static int note_given(struct pt_count *p, const struct segment *s, const struct 
 	else
 		p->ncounted++;
 	c = &p->counted[p->ncounted - 1];
-	c->from = p->given_until;
-	c->psb = t->psb;
-	c->insns = t->insns;
-	c->blocks = t->blocks;
-	c->has_time = t->has_time;
-	c->tmin = t->tmin;
-	c->tmax = t->tmax;
-	c->events = t->events;
-	c->events_hash = t->events_hash;
-	c->state = t->state;
+	counted_of(s, t, p->given_until, c);
 	p->timed |= t->timed;
 	p->given_until = t->psb;
 	p->last_fresh = t->fresh;
@@ -745,19 +961,24 @@ static int hand_over(struct pt_count *p, struct jf_error *err)
 			p->nlast
 		};
 		struct jf_pt_config cfg;
-		size_t i, r = t->records;
 
-		if (reserve_records(&p->stop_records, &p->stop_cap, t->nrecords) < 0)
+		if (copy_records(cur, t->records, t->nrecords, &p->stop_records, &p->stop_cap) < 0)
 			return jf_fail(err, "out of memory");
-		for (i = 0; i < t->nrecords; i++)
-			r = jf_flow_buffer_get(&cur->records, r, &p->stop_records[i]);
 		at.records = p->stop_records;
 
+		/* Whether the one-thread decoder committed since it last started afresh. */
+		p->policy.committed = p->given_until > (p->anchored ? p->anchor : 0);
+		if (jf_pt_ahead_fits(&cur->aheads[t->stop], &stop, &p->policy)) {
+			p->ahead = &cur->aheads[t->stop];
+			p->ahead_pos = 0;
+			p->ahead_left = p->ahead->records.count;
+			p->report->ahead_hand_overs++;
+			p->report->local_hand_overs++;
+			return 1;
+		}
 		if (caller_caches(p) < 0)
 			return jf_fail(err, "out of memory");
 		cfg = thread_cfg(p, &p->serial_caches);
-		/* Whether the one-thread decoder committed since it last started afresh. */
-		p->policy.committed = p->given_until > (p->anchored ? p->anchor : 0);
 		rc = jf_pt_fast_count_from_stop(&cfg, p->map, &p->serial_caches, &stop, &p->policy,
 						&p->local, err);
 	}
@@ -806,14 +1027,11 @@ static int segments_from(struct pt_count *p, uint64_t psb, struct jf_error *err)
 	return plan_segment(p, err);
 }
 
-/* The hand-over's decoder takes over again at psb, afresh, with policy: the anchor, and
- * the segments' stretches from there on. */
+/* The hand-over (its statistics added) takes over again at psb, afresh, with policy: the
+ * anchor, and the segments' stretches from there on. */
 static int back_to_segments(struct pt_count *p, uint64_t psb,
 			    const struct jf_pt_fast_policy *policy, struct jf_error *err)
 {
-	jf_decode_stats_add(p->stats, jf_decoder_stats(p->local));
-	jf_decoder_free(p->local);
-	p->local = NULL;
 	p->policy = *policy;
 	p->given_until = psb;
 	p->last_fresh = 1;
@@ -894,6 +1112,9 @@ static int next_from_local(struct pt_count *p, struct jf_flow *f, struct jf_erro
 
 	/* Its last record (the loss up to psb) has been counted by now. */
 	if (jf_pt_fast_counter_resuming(p->local, &psb, &policy)) {
+		jf_decode_stats_add(p->stats, jf_decoder_stats(p->local));
+		jf_decoder_free(p->local);
+		p->local = NULL;
 		if (back_to_segments(p, psb, &policy, err) < 0)
 			return -1;
 		return count_next(p, f, err);
@@ -919,6 +1140,32 @@ static int next_from_local(struct pt_count *p, struct jf_flow *f, struct jf_erro
 	return 0;
 }
 
+/* The next record of the hand-over made ahead, as next_from_local gives the hand-over's. */
+static int next_from_ahead(struct pt_count *p, struct jf_flow *f, struct jf_error *err)
+{
+	const struct jf_pt_ahead *a = p->ahead;
+	struct jf_pt_fast_policy policy = a->after;
+	uint64_t psb = a->psb;
+
+	if (p->ahead_left) {
+		p->ahead_pos = jf_flow_buffer_get(&a->records, p->ahead_pos, f);
+		p->ahead_left--;
+		p->given++;
+		p->given_hash = jf_flow_hash(p->given_hash, f);
+		return 1;
+	}
+	p->ahead = NULL;
+	jf_decode_stats_add(p->stats, &a->stats);
+	if (!a->resumes) {
+		jf_seg_queue_join(&p->q);
+		return 0;
+	}
+	/* a lies in cur, which the segments from psb on may drop. */
+	if (back_to_segments(p, psb, &policy, err) < 0)
+		return -1;
+	return count_next(p, f, err);
+}
+
 static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 {
 	struct pt_count *p = self;
@@ -927,6 +1174,8 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 		return next_from_rest(p, f, err);
 	if (p->local)
 		return next_from_local(p, f, err);
+	if (p->ahead)
+		return next_from_ahead(p, f, err);
 	if (!p->cur) {
 		p->cur = seg_of(jf_seg_queue_first(&p->q));
 		jf_seg_queue_wait_done(&p->q, &p->cur->seg);
@@ -949,6 +1198,8 @@ static int count_next(void *self, struct jf_flow *f, struct jf_error *err)
 				return next_from_rest(p, f, err);
 			if (p->local)
 				return next_from_local(p, f, err);
+			if (p->ahead)
+				return next_from_ahead(p, f, err);
 		}
 		note_anchor(p);
 		t = &p->cur->st[p->pos++];

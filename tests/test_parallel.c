@@ -160,6 +160,29 @@ static void expect_threads(const char *inputs, const char *jobs, const char *wan
 	free(out);
 }
 
+/* stat's "decode threads" line with jobs must say that hand-overs were made, some of them
+ * by the workers. */
+static void expect_worker_hand_overs(const char *inputs, const char *jobs)
+{
+	char *out = run("", "stat", inputs, jobs);
+	const char *line = strstr(out, "decode threads  "), *in_place;
+	unsigned long long made = 0, by_workers = 0;
+
+	assert_non_null(line);
+	in_place = strstr(line, " hand-overs decoded in place, ");
+	if (in_place) {
+		while (in_place > line && in_place[-1] >= '0' && in_place[-1] <= '9')
+			in_place--;
+		if (sscanf(in_place, "%llu hand-overs decoded in place, %llu of them by the workers",
+			   &made, &by_workers) != 2)
+			made = 0;
+	}
+	if (!made || !by_workers)
+		fail_msg("stat %s %s: hand-overs made by the workers expected in: %.200s", inputs,
+			 jobs, line);
+	free(out);
+}
+
 static void test_foo(void **state)
 {
 	char inputs[4096];
@@ -181,9 +204,13 @@ static void test_foo_damaged(void **state)
 	concatenated("foo", "0x7ffff7819000", 4, 1, inputs, sizeof(inputs));
 	compare(inputs, split_jobs, 3, "", 1);
 	/* Each damaged copy makes the fast path hand over to libipt's block decoder, up to the
-	 * PSB where it resynchronises: the calling thread decodes that stretch as one thread
-	 * does, and the segments go on from there (no one-thread rest). */
-	expect_threads(inputs, "-j 2 --segment-size 4096", "hand-overs decoded in place)");
+	 * PSB where it resynchronises: that stretch is decoded as one thread decodes it, and
+	 * the segments go on from there (no one-thread rest). The worker whose segment meets
+	 * the damage makes that hand-over (its output the same as -j 1's: compare, above)
+	 * unless it cannot know what one thread committed before it (its segment starts just
+	 * before the damage); segments of 16 KiB hold each damaged copy's inside. */
+	expect_threads(inputs, "-j 2 --segment-size 4096", "hand-overs decoded in place, ");
+	expect_worker_hand_overs(inputs, "-j 2 --segment-size 16K");
 }
 
 static void test_unzip(void **state)

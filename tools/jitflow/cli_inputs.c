@@ -522,8 +522,10 @@ void jf_cli_describe_jobs(const struct jf_cli_inputs *in, char *buf, size_t size
 
 		if (r->local_hand_overs && at < size)
 			at += (size_t)snprintf(buf + at, size - at,
-					       ", %llu hand-overs decoded in place",
-					       (unsigned long long)r->local_hand_overs);
+					       ", %llu hand-overs decoded in place, %llu of them "
+					       "by the workers",
+					       (unsigned long long)r->local_hand_overs,
+					       (unsigned long long)r->ahead_hand_overs);
 		if (r->rest_one_thread && at < size)
 			snprintf(buf + at, size - at, "; one thread from offset 0x%llx on: the fast "
 				 "path hands over there)", (unsigned long long)r->rest_from);

@@ -74,8 +74,9 @@ struct jf_pt_parallel_report {
 	 * decoder, the calling thread decodes from that stretch's PSB to where the fast path
 	 * takes over again, and the segments go on from there (local_hand_overs); where that
 	 * cannot be shown to be the one-thread decode, one thread counts the rest, from the
-	 * PSB at rest_from on. */
-	uint64_t local_hand_overs;
+	 * PSB at rest_from on. ahead_hand_overs: those of them made ahead by the worker whose
+	 * segment met them, which the calling thread only checked and gave out. */
+	uint64_t local_hand_overs, ahead_hand_overs;
 	int rest_one_thread;
 	uint64_t rest_from;
 };
