@@ -153,7 +153,7 @@ void jf_fast_fill_commit(struct fast *f, uint64_t psb, int unmodelled,
 	c->timed_here = f->timed_here;
 	c->popped_empty = f->popped_empty;
 	if (unmodelled && f->by_packets && f->pkt)
-		pt_pkt_get_offset(f->pkt, &c->stopped_at);
+		jf_fast_pkt_offset(f, &c->stopped_at);
 	jf_fast_fill_state(f, &c->state);
 }
 
@@ -560,7 +560,7 @@ static int start(struct fast *f, int synced, struct jf_error *err)
 	 * (pt_fast_time.h). */
 	f->by_packets = 1;
 	f->fresh = 1;
-	if (pt_pkt_sync_set(f->pkt, at) < 0)
+	if (jf_fast_pkt_seek(f, at) < 0)
 		return jf_fast_hand_over(f, err);
 	f->next_psb = at;
 	return 0;

@@ -389,10 +389,10 @@ static int read_ahead_ok(struct fast *f)
 	uint64_t at, from;
 	int ok, status;
 
-	if (pt_pkt_get_offset(f->pkt, &at) < 0)
+	if (jf_fast_pkt_offset(f, &at) < 0)
 		return 0;
 	do {
-		if (pt_pkt_get_offset(f->pkt, &from) < 0)
+		if (jf_fast_pkt_offset(f, &from) < 0)
 			return 0;
 		status = pt_pkt_next(f->pkt, &p, sizeof(p));
 	} while (status >= 0 && p.type == ppt_pad);
@@ -402,9 +402,9 @@ static int read_ahead_ok(struct fast *f)
 		} while (status >= 0 && p.type == ppt_pad);
 		ok = status >= 0 && (p.type == ppt_tip || p.type == ppt_tip_pgd);
 	} else {
-		ok = pt_pkt_sync_set(f->pkt, from) >= 0 && reads_ahead_cleanly(f);
+		ok = jf_fast_pkt_seek(f, from) >= 0 && reads_ahead_cleanly(f);
 	}
-	return pt_pkt_sync_set(f->pkt, at) >= 0 && ok;
+	return jf_fast_pkt_seek(f, at) >= 0 && ok;
 }
 
 /* TIP.PGE: tracing enabled, and a MODE.exec before it applies at its IP. While tracing is
@@ -479,7 +479,7 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 	uint64_t at, after, timing_at[8];
 	int status, ntiming = 0, i;
 
-	if (f->pend_fup || f->pend_mode || pt_pkt_get_offset(f->pkt, &after) < 0)
+	if (f->pend_fup || f->pend_mode || jf_fast_pkt_offset(f, &after) < 0)
 		return 1;
 	f->have_ip = f->ip_suppressed = 0;
 	f->last_ip = 0;
@@ -489,7 +489,7 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 	if (!stamp_event(f, &ev))
 		return 1;
 	for (;;) {
-		if (pt_pkt_get_offset(f->pkt, &at) < 0)
+		if (jf_fast_pkt_offset(f, &at) < 0)
 			return 1;
 		status = pt_pkt_next(f->pkt, &p, sizeof(p));
 		if (status < 0 || (p.type != ppt_pad && p.type != ppt_tsc && p.type != ppt_tma &&
@@ -538,7 +538,7 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 		}
 	}
 	/* The packets after the OVF are read next, as the query decoder reads on from it. */
-	if (pt_pkt_sync_set(f->pkt, after) < 0)
+	if (jf_fast_pkt_seek(f, after) < 0)
 		return 1;
 	ev.ip_suppressed = 1;
 	f->ovf_off = 1;
@@ -563,7 +563,7 @@ static int reads_ahead_cleanly(struct fast *f)
 	struct read_ahead_memo *m = &f->read_ahead;
 	uint64_t from;
 
-	if (pt_pkt_get_offset(f->pkt, &from) < 0)
+	if (jf_fast_pkt_offset(f, &from) < 0)
 		return 0;
 	/* A read from an earlier offset passed here in the state a read starts in: not in a
 	 * PSB+, no MODE counted. Packets decode the same from an offset however it was
@@ -586,7 +586,7 @@ static int read_ahead(struct fast *f)
 	int in_psb = 0, updates = 0, modes = 0;
 
 	for (;;) {
-		if (pt_pkt_get_offset(f->pkt, &at) < 0)
+		if (jf_fast_pkt_offset(f, &at) < 0)
 			return 0;
 		if (pt_pkt_next(f->pkt, &p, sizeof(p)) < 0)
 			return !in_psb && at == f->cfg.size;
@@ -656,7 +656,7 @@ static int psb_follows(struct fast *f)
 	uint64_t after;
 	int psb = 0, clean = 1, timing = 0;
 
-	if (pt_pkt_get_offset(f->pkt, &after) < 0)
+	if (jf_fast_pkt_offset(f, &after) < 0)
 		return 1;
 	while (pt_pkt_next(f->pkt, &p, sizeof(p)) >= 0) {
 		/* The query decoder reads on past timing packets as past PADs (a read that can
@@ -674,12 +674,12 @@ static int psb_follows(struct fast *f)
 	if (psb && timing)
 		return 1;
 	if (psb) {
-		if (pt_pkt_sync_set(f->pkt, after) < 0)
+		if (jf_fast_pkt_seek(f, after) < 0)
 			return 1;
 		clean = reads_ahead_cleanly(f);
 		f->chained = clean;
 	}
-	return pt_pkt_sync_set(f->pkt, after) < 0 || !clean;
+	return jf_fast_pkt_seek(f, after) < 0 || !clean;
 }
 
 /* A PSB+ without status updates (psb, its PSBEND at off), as while tracing is off: the
@@ -731,15 +731,15 @@ static int read_past_psbend_fails(struct fast *f)
 	uint64_t at, from = 0;
 	int status;
 
-	if (pt_pkt_get_offset(f->pkt, &at) < 0)
+	if (jf_fast_pkt_offset(f, &at) < 0)
 		return 1;
 	do {
-		if (pt_pkt_get_offset(f->pkt, &from) < 0)
+		if (jf_fast_pkt_offset(f, &from) < 0)
 			return 1;
 		status = pt_pkt_next(f->pkt, &p, sizeof(p));
 	} while (status >= 0 && (p.type == ppt_pad || p.type == ppt_tsc || p.type == ppt_tma ||
 				 p.type == ppt_mtc || p.type == ppt_cyc));
-	if (pt_pkt_sync_set(f->pkt, at) < 0)
+	if (jf_fast_pkt_seek(f, at) < 0)
 		return 1;
 	return status < 0 && (status != -pte_eos || from != f->cfg.size);
 }
@@ -789,7 +789,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 	f->last_ip = 0;
 	jf_pt_time_psb(&f->time, &f->time_cfg);
 	for (;;) {
-		if (pt_pkt_get_offset(f->pkt, &off) < 0 || pt_pkt_next(f->pkt, &p, sizeof(p)) < 0)
+		if (jf_fast_pkt_offset(f, &off) < 0 || pt_pkt_next(f->pkt, &p, sizeof(p)) < 0)
 			return 1;
 		if (p.type == ppt_psbend)
 			break;
@@ -1058,19 +1058,24 @@ int jf_fast_next_packet(struct fast *f)
 	unsigned size;
 	int status, fresh;
 
-	if (jf_codemap_generation(f->map) != f->generation || pt_pkt_get_offset(f->pkt, &off) < 0)
+	if (jf_codemap_generation(f->map) != f->generation)
+		return 1;
+	if (f->pkt_ahead)
+		off = f->pkt_pos;
+	else if (pt_pkt_get_offset(f->pkt, &off) < 0)
 		return 1;
 	from = off;
 	status = next_short_packets(f, &off);
 	if (status)
 		return status > 0;
 	if ((size = ip_packet(f, off, &p)) != 0) {
-		/* Read here: the packet decoder is only moved past it. */
-		if (pt_pkt_sync_set(f->pkt, off + size) < 0)
-			return 1;
+		/* Read here: the packet decoder is moved past it only where it is used next
+		 * (jf_fast_pkt_offset). */
+		f->pkt_pos = off + size;
+		f->pkt_ahead = 1;
 		status = (int)size;
 	} else {
-		if (off != from && pt_pkt_sync_set(f->pkt, off) < 0)
+		if ((off != from || f->pkt_ahead) && jf_fast_pkt_seek(f, off) < 0)
 			return 1;
 		status = pt_pkt_next(f->pkt, &p, sizeof(p));
 	}
