@@ -914,8 +914,12 @@ static int packet_psb(struct fast *f, uint64_t psb)
 
 /* A CYC or MTC at off, read as libipt's pt_pkt_read_cyc and pt_pkt_read_mtc read them
  * (the most frequent packets of a trace with cycle-accurate timing), into p: its size, or
- * 0 for another packet or one libipt's packet decoder is to read (it fails). */
-static unsigned short_timing(const struct fast *f, uint64_t off, struct pt_packet *p)
+ * 0 for another packet or one libipt's packet decoder is to read (it fails). Inline, as
+ * ip_packet below, in the counting loop that reads one per packet (both have another
+ * caller: jf_fast_simple_packet_size). */
+static inline __attribute__((always_inline)) unsigned short_timing(const struct fast *f,
+								    uint64_t off,
+								    struct pt_packet *p)
 {
 	const uint8_t *t = f->cfg.trace;
 	uint64_t value, at = off;
@@ -967,7 +971,9 @@ static unsigned mode_exec_packet(const struct fast *f, uint64_t off, struct pt_p
  * TIP.PGD per call out of the range), read as libipt's pt_pkt_read_ip reads it, or a
  * MODE.exec, into p: its size, or 0 for another packet or one libipt's packet decoder is
  * to read (a reserved IP compression, a packet cut by the trace's end: it fails there). */
-static unsigned ip_packet(const struct fast *f, uint64_t off, struct pt_packet *p)
+static inline __attribute__((always_inline)) unsigned ip_packet(const struct fast *f,
+								 uint64_t off,
+								 struct pt_packet *p)
 {
 	/* Payload bytes by IP compression (pt_pkt_ip_size); -1: reserved. */
 	static const signed char ip_bytes[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
@@ -1003,6 +1009,21 @@ static unsigned ip_packet(const struct fast *f, uint64_t off, struct pt_packet *
 	p->payload.ip.ipc = (enum pt_ip_compression)(byte >> 5);
 	p->payload.ip.ip = ip;
 	return p->size = (uint8_t)(1 + n);
+}
+
+unsigned jf_fast_simple_packet_size(const struct fast *f, uint64_t off)
+{
+	struct pt_packet p;
+	unsigned byte;
+
+	if (off >= f->cfg.size)
+		return 0;
+	byte = f->cfg.trace[off];
+	if (!(byte & 1))
+		return byte == 0x02 ? 0 : 1; /* PAD, TNT-8; 0x02 starts the extended opcodes */
+	if ((byte & 0x03) == 0x03 || byte == 0x59)
+		return short_timing(f, off, &p);
+	return ip_packet(f, off, &p);
 }
 
 /* PADs and TNT-8s, the most frequent packets, read here (one byte each, as libipt's
