@@ -378,6 +378,28 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 	return 1;
 }
 
+/* The next packet but PADs, from the packet decoder's offset, which *at is set to (where
+ * that packet starts, or where the read failed). PADs (one byte, which libipt's packet
+ * decoder reads without fail) are stepped over here without a call into libipt: PSB+s and
+ * the packets around them are padded (28% of the bytes of a real capture, ../shared's
+ * Unzip), and the reads ahead of a PSB+ read them one call each. */
+static int next_but_pads(struct fast *f, struct pt_packet *p, uint64_t *at)
+{
+	const uint8_t *t = f->cfg.trace;
+	uint64_t off;
+
+	if (jf_fast_pkt_offset(f, &off) < 0)
+		return -pte_internal;
+	if (off < f->cfg.size && t[off] == 0x00) {
+		while (++off < f->cfg.size && t[off] == 0x00)
+			;
+		if (jf_fast_pkt_seek(f, off) < 0)
+			return -pte_internal;
+	}
+	*at = off;
+	return pt_pkt_next(f->pkt, p, sizeof(*p));
+}
+
 static int reads_ahead_cleanly(struct fast *f);
 
 /* Whether the query decoder reads ahead without an error from here: through PADs and a
@@ -391,15 +413,11 @@ static int read_ahead_ok(struct fast *f)
 
 	if (jf_fast_pkt_offset(f, &at) < 0)
 		return 0;
-	do {
-		if (jf_fast_pkt_offset(f, &from) < 0)
-			return 0;
-		status = pt_pkt_next(f->pkt, &p, sizeof(p));
-	} while (status >= 0 && p.type == ppt_pad);
+	status = next_but_pads(f, &p, &from);
 	if (status >= 0 && p.type == ppt_fup) {
-		do {
-			status = pt_pkt_next(f->pkt, &p, sizeof(p));
-		} while (status >= 0 && p.type == ppt_pad);
+		uint64_t next;
+
+		status = next_but_pads(f, &p, &next);
 		ok = status >= 0 && (p.type == ppt_tip || p.type == ppt_tip_pgd);
 	} else {
 		ok = jf_fast_pkt_seek(f, from) >= 0 && reads_ahead_cleanly(f);
@@ -586,12 +604,8 @@ static int read_ahead(struct fast *f)
 	int in_psb = 0, updates = 0, modes = 0;
 
 	for (;;) {
-		if (jf_fast_pkt_offset(f, &at) < 0)
-			return 0;
-		if (pt_pkt_next(f->pkt, &p, sizeof(p)) < 0)
+		if (next_but_pads(f, &p, &at) < 0)
 			return !in_psb && at == f->cfg.size;
-		if (p.type == ppt_pad)
-			continue;
 		if (in_psb) {
 			switch (p.type) {
 			case ppt_psbend:
@@ -653,12 +667,12 @@ static int read_ahead(struct fast *f)
 static int psb_follows(struct fast *f)
 {
 	struct pt_packet p;
-	uint64_t after;
+	uint64_t after, at;
 	int psb = 0, clean = 1, timing = 0;
 
 	if (jf_fast_pkt_offset(f, &after) < 0)
 		return 1;
-	while (pt_pkt_next(f->pkt, &p, sizeof(p)) >= 0) {
+	while (next_but_pads(f, &p, &at) >= 0) {
 		/* The query decoder reads on past timing packets as past PADs (a read that can
 		 * fail there: not modelled). */
 		if (p.type == ppt_tsc || p.type == ppt_tma || p.type == ppt_mtc ||
@@ -666,10 +680,8 @@ static int psb_follows(struct fast *f)
 			timing = 1;
 			continue;
 		}
-		if (p.type != ppt_pad) {
-			psb = p.type == ppt_psb;
-			break;
-		}
+		psb = p.type == ppt_psb;
+		break;
 	}
 	if (psb && timing)
 		return 1;
@@ -734,10 +746,8 @@ static int read_past_psbend_fails(struct fast *f)
 	if (jf_fast_pkt_offset(f, &at) < 0)
 		return 1;
 	do {
-		if (jf_fast_pkt_offset(f, &from) < 0)
-			return 1;
-		status = pt_pkt_next(f->pkt, &p, sizeof(p));
-	} while (status >= 0 && (p.type == ppt_pad || p.type == ppt_tsc || p.type == ppt_tma ||
+		status = next_but_pads(f, &p, &from);
+	} while (status >= 0 && (p.type == ppt_tsc || p.type == ppt_tma ||
 				 p.type == ppt_mtc || p.type == ppt_cyc));
 	if (jf_fast_pkt_seek(f, at) < 0)
 		return 1;
@@ -789,12 +799,10 @@ static int packet_psb(struct fast *f, uint64_t psb)
 	f->last_ip = 0;
 	jf_pt_time_psb(&f->time, &f->time_cfg);
 	for (;;) {
-		if (jf_fast_pkt_offset(f, &off) < 0 || pt_pkt_next(f->pkt, &p, sizeof(p)) < 0)
+		if (next_but_pads(f, &p, &off) < 0)
 			return 1;
 		if (p.type == ppt_psbend)
 			break;
-		if (p.type == ppt_pad)
-			continue;
 		if (p.type == ppt_fup) {
 			if (fup)
 				return 1;
@@ -915,8 +923,8 @@ static int packet_psb(struct fast *f, uint64_t psb)
 /* A CYC or MTC at off, read as libipt's pt_pkt_read_cyc and pt_pkt_read_mtc read them
  * (the most frequent packets of a trace with cycle-accurate timing), into p: its size, or
  * 0 for another packet or one libipt's packet decoder is to read (it fails). Inline, as
- * ip_packet below, in the counting loop that reads one per packet (both have another
- * caller: jf_fast_simple_packet_size). */
+ * mode_exec_packet and ip_packet below, in the counting loop that reads one per packet
+ * (all three have another caller: jf_fast_simple_packet_size). */
 static inline __attribute__((always_inline)) unsigned short_timing(const struct fast *f,
 								    uint64_t off,
 								    struct pt_packet *p)
@@ -949,7 +957,9 @@ static inline __attribute__((always_inline)) unsigned short_timing(const struct 
 
 /* A MODE.exec at off (an IP-filtered trace has one before each TIP.PGE), read as libipt's
  * pt_pkt_read_mode reads it, into p: its size, or 0 for another packet (or leaf). */
-static unsigned mode_exec_packet(const struct fast *f, uint64_t off, struct pt_packet *p)
+static inline __attribute__((always_inline)) unsigned mode_exec_packet(const struct fast *f,
+									uint64_t off,
+									struct pt_packet *p)
 {
 	const uint8_t *t = f->cfg.trace;
 	unsigned payload;
