@@ -69,7 +69,11 @@ struct fast {
 	struct jf_codemap *map;
 	uint64_t generation;        /* the code map version decoding started with */
 	struct pt_query_decoder *qry;
-	struct pt_packet_decoder *pkt; /* the packets this path follows */
+	struct pt_packet_decoder *pkt; /* the packets this path follows... */
+	uint64_t pkt_pos;           /* ...which are at this offset, if pkt_ahead: the counting
+				     * loop reads IP packets itself and moves pkt only where it
+				     * is used again (jf_fast_pkt_offset) */
+	int pkt_ahead;
 	struct jf_payloads *payloads;
 	int by_packets;             /* following packets: start() has synchronised */
 	struct pt_packet_decoder *psbs; /* finds PSBs (restart points) */
@@ -202,6 +206,33 @@ struct fast {
 	struct jf_block_paths *block_paths; /* TNT payload paths with their blocks (made at
 					     * the first TNT; NULL if out of memory) */
 };
+
+/* The packet path's offset, the packet decoder moved there first where the counting loop
+ * went on without it (each repositioning is a call into libipt: 5% of `stat` on a trace
+ * with a TIP every few packets). */
+static inline int jf_fast_pkt_offset(struct fast *f, uint64_t *off)
+{
+	if (f->pkt_ahead) {
+		if (pt_pkt_sync_set(f->pkt, f->pkt_pos) < 0)
+			return -1;
+		f->pkt_ahead = 0;
+		*off = f->pkt_pos;
+		return 0;
+	}
+	return pt_pkt_get_offset(f->pkt, off);
+}
+
+/* Move the packet decoder to off. */
+static inline int jf_fast_pkt_seek(struct fast *f, uint64_t off)
+{
+	f->pkt_ahead = 0;
+	return pt_pkt_sync_set(f->pkt, off);
+}
+
+/* The size of the packet at off where it is one that this path reads itself, as libipt's
+ * packet decoder reads it (a PAD, TNT-8, TIP, TIP.PGE, TIP.PGD, FUP, MODE.exec, CYC or
+ * MTC); 0 for any other, or one libipt's packet decoder is to read (pt_fast_packets.c). */
+unsigned jf_fast_simple_packet_size(const struct fast *f, uint64_t off);
 
 /* Records that cfg.count_plain_events counts instead of returning. */
 static inline int jf_fast_plain_event(const struct jf_flow *fl)

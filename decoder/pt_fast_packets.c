@@ -378,6 +378,28 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 	return 1;
 }
 
+/* The next packet but PADs, from the packet decoder's offset, which *at is set to (where
+ * that packet starts, or where the read failed). PADs (one byte, which libipt's packet
+ * decoder reads without fail) are stepped over here without a call into libipt: PSB+s and
+ * the packets around them are padded (28% of the bytes of a real capture, ../shared's
+ * Unzip), and the reads ahead of a PSB+ read them one call each. */
+static int next_but_pads(struct fast *f, struct pt_packet *p, uint64_t *at)
+{
+	const uint8_t *t = f->cfg.trace;
+	uint64_t off;
+
+	if (jf_fast_pkt_offset(f, &off) < 0)
+		return -pte_internal;
+	if (off < f->cfg.size && t[off] == 0x00) {
+		while (++off < f->cfg.size && t[off] == 0x00)
+			;
+		if (jf_fast_pkt_seek(f, off) < 0)
+			return -pte_internal;
+	}
+	*at = off;
+	return pt_pkt_next(f->pkt, p, sizeof(*p));
+}
+
 static int reads_ahead_cleanly(struct fast *f);
 
 /* Whether the query decoder reads ahead without an error from here: through PADs and a
@@ -389,22 +411,18 @@ static int read_ahead_ok(struct fast *f)
 	uint64_t at, from;
 	int ok, status;
 
-	if (pt_pkt_get_offset(f->pkt, &at) < 0)
+	if (jf_fast_pkt_offset(f, &at) < 0)
 		return 0;
-	do {
-		if (pt_pkt_get_offset(f->pkt, &from) < 0)
-			return 0;
-		status = pt_pkt_next(f->pkt, &p, sizeof(p));
-	} while (status >= 0 && p.type == ppt_pad);
+	status = next_but_pads(f, &p, &from);
 	if (status >= 0 && p.type == ppt_fup) {
-		do {
-			status = pt_pkt_next(f->pkt, &p, sizeof(p));
-		} while (status >= 0 && p.type == ppt_pad);
+		uint64_t next;
+
+		status = next_but_pads(f, &p, &next);
 		ok = status >= 0 && (p.type == ppt_tip || p.type == ppt_tip_pgd);
 	} else {
-		ok = pt_pkt_sync_set(f->pkt, from) >= 0 && reads_ahead_cleanly(f);
+		ok = jf_fast_pkt_seek(f, from) >= 0 && reads_ahead_cleanly(f);
 	}
-	return pt_pkt_sync_set(f->pkt, at) >= 0 && ok;
+	return jf_fast_pkt_seek(f, at) >= 0 && ok;
 }
 
 /* TIP.PGE: tracing enabled, and a MODE.exec before it applies at its IP. While tracing is
@@ -479,7 +497,7 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 	uint64_t at, after, timing_at[8];
 	int status, ntiming = 0, i;
 
-	if (f->pend_fup || f->pend_mode || pt_pkt_get_offset(f->pkt, &after) < 0)
+	if (f->pend_fup || f->pend_mode || jf_fast_pkt_offset(f, &after) < 0)
 		return 1;
 	f->have_ip = f->ip_suppressed = 0;
 	f->last_ip = 0;
@@ -489,7 +507,7 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 	if (!stamp_event(f, &ev))
 		return 1;
 	for (;;) {
-		if (pt_pkt_get_offset(f->pkt, &at) < 0)
+		if (jf_fast_pkt_offset(f, &at) < 0)
 			return 1;
 		status = pt_pkt_next(f->pkt, &p, sizeof(p));
 		if (status < 0 || (p.type != ppt_pad && p.type != ppt_tsc && p.type != ppt_tma &&
@@ -538,7 +556,7 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 		}
 	}
 	/* The packets after the OVF are read next, as the query decoder reads on from it. */
-	if (pt_pkt_sync_set(f->pkt, after) < 0)
+	if (jf_fast_pkt_seek(f, after) < 0)
 		return 1;
 	ev.ip_suppressed = 1;
 	f->ovf_off = 1;
@@ -563,7 +581,7 @@ static int reads_ahead_cleanly(struct fast *f)
 	struct read_ahead_memo *m = &f->read_ahead;
 	uint64_t from;
 
-	if (pt_pkt_get_offset(f->pkt, &from) < 0)
+	if (jf_fast_pkt_offset(f, &from) < 0)
 		return 0;
 	/* A read from an earlier offset passed here in the state a read starts in: not in a
 	 * PSB+, no MODE counted. Packets decode the same from an offset however it was
@@ -586,12 +604,8 @@ static int read_ahead(struct fast *f)
 	int in_psb = 0, updates = 0, modes = 0;
 
 	for (;;) {
-		if (pt_pkt_get_offset(f->pkt, &at) < 0)
-			return 0;
-		if (pt_pkt_next(f->pkt, &p, sizeof(p)) < 0)
+		if (next_but_pads(f, &p, &at) < 0)
 			return !in_psb && at == f->cfg.size;
-		if (p.type == ppt_pad)
-			continue;
 		if (in_psb) {
 			switch (p.type) {
 			case ppt_psbend:
@@ -653,12 +667,12 @@ static int read_ahead(struct fast *f)
 static int psb_follows(struct fast *f)
 {
 	struct pt_packet p;
-	uint64_t after;
+	uint64_t after, at;
 	int psb = 0, clean = 1, timing = 0;
 
-	if (pt_pkt_get_offset(f->pkt, &after) < 0)
+	if (jf_fast_pkt_offset(f, &after) < 0)
 		return 1;
-	while (pt_pkt_next(f->pkt, &p, sizeof(p)) >= 0) {
+	while (next_but_pads(f, &p, &at) >= 0) {
 		/* The query decoder reads on past timing packets as past PADs (a read that can
 		 * fail there: not modelled). */
 		if (p.type == ppt_tsc || p.type == ppt_tma || p.type == ppt_mtc ||
@@ -666,20 +680,18 @@ static int psb_follows(struct fast *f)
 			timing = 1;
 			continue;
 		}
-		if (p.type != ppt_pad) {
-			psb = p.type == ppt_psb;
-			break;
-		}
+		psb = p.type == ppt_psb;
+		break;
 	}
 	if (psb && timing)
 		return 1;
 	if (psb) {
-		if (pt_pkt_sync_set(f->pkt, after) < 0)
+		if (jf_fast_pkt_seek(f, after) < 0)
 			return 1;
 		clean = reads_ahead_cleanly(f);
 		f->chained = clean;
 	}
-	return pt_pkt_sync_set(f->pkt, after) < 0 || !clean;
+	return jf_fast_pkt_seek(f, after) < 0 || !clean;
 }
 
 /* A PSB+ without status updates (psb, its PSBEND at off), as while tracing is off: the
@@ -731,15 +743,13 @@ static int read_past_psbend_fails(struct fast *f)
 	uint64_t at, from = 0;
 	int status;
 
-	if (pt_pkt_get_offset(f->pkt, &at) < 0)
+	if (jf_fast_pkt_offset(f, &at) < 0)
 		return 1;
 	do {
-		if (pt_pkt_get_offset(f->pkt, &from) < 0)
-			return 1;
-		status = pt_pkt_next(f->pkt, &p, sizeof(p));
-	} while (status >= 0 && (p.type == ppt_pad || p.type == ppt_tsc || p.type == ppt_tma ||
+		status = next_but_pads(f, &p, &from);
+	} while (status >= 0 && (p.type == ppt_tsc || p.type == ppt_tma ||
 				 p.type == ppt_mtc || p.type == ppt_cyc));
-	if (pt_pkt_sync_set(f->pkt, at) < 0)
+	if (jf_fast_pkt_seek(f, at) < 0)
 		return 1;
 	return status < 0 && (status != -pte_eos || from != f->cfg.size);
 }
@@ -789,12 +799,10 @@ static int packet_psb(struct fast *f, uint64_t psb)
 	f->last_ip = 0;
 	jf_pt_time_psb(&f->time, &f->time_cfg);
 	for (;;) {
-		if (pt_pkt_get_offset(f->pkt, &off) < 0 || pt_pkt_next(f->pkt, &p, sizeof(p)) < 0)
+		if (next_but_pads(f, &p, &off) < 0)
 			return 1;
 		if (p.type == ppt_psbend)
 			break;
-		if (p.type == ppt_pad)
-			continue;
 		if (p.type == ppt_fup) {
 			if (fup)
 				return 1;
@@ -914,8 +922,12 @@ static int packet_psb(struct fast *f, uint64_t psb)
 
 /* A CYC or MTC at off, read as libipt's pt_pkt_read_cyc and pt_pkt_read_mtc read them
  * (the most frequent packets of a trace with cycle-accurate timing), into p: its size, or
- * 0 for another packet or one libipt's packet decoder is to read (it fails). */
-static unsigned short_timing(const struct fast *f, uint64_t off, struct pt_packet *p)
+ * 0 for another packet or one libipt's packet decoder is to read (it fails). Inline, as
+ * mode_exec_packet and ip_packet below, in the counting loop that reads one per packet
+ * (all three have another caller: jf_fast_simple_packet_size). */
+static inline __attribute__((always_inline)) unsigned short_timing(const struct fast *f,
+								    uint64_t off,
+								    struct pt_packet *p)
 {
 	const uint8_t *t = f->cfg.trace;
 	uint64_t value, at = off;
@@ -945,7 +957,9 @@ static unsigned short_timing(const struct fast *f, uint64_t off, struct pt_packe
 
 /* A MODE.exec at off (an IP-filtered trace has one before each TIP.PGE), read as libipt's
  * pt_pkt_read_mode reads it, into p: its size, or 0 for another packet (or leaf). */
-static unsigned mode_exec_packet(const struct fast *f, uint64_t off, struct pt_packet *p)
+static inline __attribute__((always_inline)) unsigned mode_exec_packet(const struct fast *f,
+									uint64_t off,
+									struct pt_packet *p)
 {
 	const uint8_t *t = f->cfg.trace;
 	unsigned payload;
@@ -967,7 +981,9 @@ static unsigned mode_exec_packet(const struct fast *f, uint64_t off, struct pt_p
  * TIP.PGD per call out of the range), read as libipt's pt_pkt_read_ip reads it, or a
  * MODE.exec, into p: its size, or 0 for another packet or one libipt's packet decoder is
  * to read (a reserved IP compression, a packet cut by the trace's end: it fails there). */
-static unsigned ip_packet(const struct fast *f, uint64_t off, struct pt_packet *p)
+static inline __attribute__((always_inline)) unsigned ip_packet(const struct fast *f,
+								 uint64_t off,
+								 struct pt_packet *p)
 {
 	/* Payload bytes by IP compression (pt_pkt_ip_size); -1: reserved. */
 	static const signed char ip_bytes[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
@@ -1003,6 +1019,21 @@ static unsigned ip_packet(const struct fast *f, uint64_t off, struct pt_packet *
 	p->payload.ip.ipc = (enum pt_ip_compression)(byte >> 5);
 	p->payload.ip.ip = ip;
 	return p->size = (uint8_t)(1 + n);
+}
+
+unsigned jf_fast_simple_packet_size(const struct fast *f, uint64_t off)
+{
+	struct pt_packet p;
+	unsigned byte;
+
+	if (off >= f->cfg.size)
+		return 0;
+	byte = f->cfg.trace[off];
+	if (!(byte & 1))
+		return byte == 0x02 ? 0 : 1; /* PAD, TNT-8; 0x02 starts the extended opcodes */
+	if ((byte & 0x03) == 0x03 || byte == 0x59)
+		return short_timing(f, off, &p);
+	return ip_packet(f, off, &p);
 }
 
 /* PADs and TNT-8s, the most frequent packets, read here (one byte each, as libipt's
@@ -1058,19 +1089,24 @@ int jf_fast_next_packet(struct fast *f)
 	unsigned size;
 	int status, fresh;
 
-	if (jf_codemap_generation(f->map) != f->generation || pt_pkt_get_offset(f->pkt, &off) < 0)
+	if (jf_codemap_generation(f->map) != f->generation)
+		return 1;
+	if (f->pkt_ahead)
+		off = f->pkt_pos;
+	else if (pt_pkt_get_offset(f->pkt, &off) < 0)
 		return 1;
 	from = off;
 	status = next_short_packets(f, &off);
 	if (status)
 		return status > 0;
 	if ((size = ip_packet(f, off, &p)) != 0) {
-		/* Read here: the packet decoder is only moved past it. */
-		if (pt_pkt_sync_set(f->pkt, off + size) < 0)
-			return 1;
+		/* Read here: the packet decoder is moved past it only where it is used next
+		 * (jf_fast_pkt_offset). */
+		f->pkt_pos = off + size;
+		f->pkt_ahead = 1;
 		status = (int)size;
 	} else {
-		if (off != from && pt_pkt_sync_set(f->pkt, off) < 0)
+		if ((off != from || f->pkt_ahead) && jf_fast_pkt_seek(f, off) < 0)
 			return 1;
 		status = pt_pkt_next(f->pkt, &p, sizeof(p));
 	}
