@@ -29,5 +29,9 @@ void jf_decode_stats_add(struct jf_decode_stats *to, const struct jf_decode_stat
  * the state of a decoder started at that PSB (cfg.sync_at = *psb), which libipt's
  * synchronisation resets whole (its return stack, time and tracing state). 0 otherwise. */
 int jf_pt_decoder_resynced(struct jf_decoder *dec, uint64_t *psb);
+/* pt_decoder.c: whether the last error dec returned took its IP from a block before its
+ * start (it started at cfg.sync_at and had filled no block since): a decoder from the
+ * trace's start may report another IP there. */
+int jf_pt_decoder_error_ip_before_start(struct jf_decoder *dec);
 
 #endif

@@ -93,6 +93,10 @@ struct pt_backend {
 	/* Without end_on_jump: the time of the last record made, to tell a block whose time
 	 * at its start is its own from one that starts at that record's (timed_at_start). */
 	struct moment last_record;
+	/* Started at cfg.sync_at and no block filled since: an error's IP here comes from the
+	 * last block, which a decoder from the trace's start has from before that PSB (the
+	 * IP libipt kept while tracing was off). error_ip_before_start: the last error's. */
+	int block_before_start, synced_once, error_ip_before_start;
 };
 
 enum { RELEASE_STEP = 8 << 20, RELEASE_LAG = 1 << 20 };
@@ -224,6 +228,7 @@ static void mark_timed_at_start(struct pt_backend *b, struct jf_flow *f, struct 
 static void error_flow(struct pt_backend *b, struct jf_flow *f, enum jf_error_phase phase,
 		       int code, uint64_t ip)
 {
+	b->error_ip_before_start = b->block_before_start;
 	init_flow(b, f, JF_FLOW_ERROR);
 	f->offset = b->cfg.base_offset + offset_now(b);
 	f->ip = ip;
@@ -316,6 +321,9 @@ static int do_sync(struct pt_backend *b, struct jf_flow *f, struct jf_error *err
 	if (refresh_image(b, err) < 0)
 		return -1;
 	memset(&b->block, 0, sizeof(b->block));
+	if (b->synced_once)
+		b->block_before_start = 0; /* a decoder from the start syncs here too */
+	b->synced_once = 1;
 	b->has_violation = 0;
 	if (b->resync_at >= 0)
 		status = pt_blk_sync_set(b->dec, (uint64_t)b->resync_at);
@@ -451,6 +459,8 @@ static int do_decode(struct pt_backend *b, struct jf_flow *f, struct jf_error *e
 		start = time_now(b);
 	status = pt_blk_next(b->dec, &b->block, sizeof(b->block));
 	b->offset_valid = 0;
+	if (status >= 0 || b->block.ninsn)
+		b->block_before_start = 0;
 	if (status < 0) {
 		struct jf_flow partial;
 
@@ -641,6 +651,13 @@ static void pt_free(void *self)
 
 static const struct jf_decoder_ops pt_ops = { pt_next, pt_free };
 
+int jf_pt_decoder_error_ip_before_start(struct jf_decoder *dec)
+{
+	struct pt_backend *b = jf_decoder_backend(dec, &pt_ops);
+
+	return b && b->error_ip_before_start;
+}
+
 int jf_pt_decoder_resynced(struct jf_decoder *dec, uint64_t *psb)
 {
 	struct pt_backend *b = jf_decoder_backend(dec, &pt_ops);
@@ -663,6 +680,7 @@ struct jf_decoder *jf_pt_decoder_new(const struct jf_pt_config *cfg, struct jf_c
 		return NULL;
 	}
 	b->cfg = *cfg;
+	b->block_before_start = cfg->has_sync_at;
 	b->map = map;
 	b->insns = cfg->insns;
 	if (!b->insns) {

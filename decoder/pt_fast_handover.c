@@ -254,11 +254,14 @@ int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf
 				f->skip_records--;
 				continue;
 			}
-			if (f->count_local && return_before(flow)) {
+			if (f->count_local &&
+			    (return_before(flow) || (flow->kind == JF_FLOW_ERROR &&
+						     jf_pt_decoder_error_ip_before_start(f->old)))) {
 				/* Counting from a PSB near the hand-over: a return to a call
-				 * before it needs a decoder from the start, which skips all
-				 * counted so far (which jf_pt_fast_count_from_stop's counter
-				 * does not know: its caller decodes from an earlier start). */
+				 * before it, or an error located by a block before it, needs a
+				 * decoder from the start, which skips all counted so far (which
+				 * jf_pt_fast_count_from_stop's counter does not know: its
+				 * caller decodes from an earlier start). */
 				if (f->local_only) {
 					f->gave_up = 1;
 					return 0;
