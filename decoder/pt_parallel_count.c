@@ -637,6 +637,21 @@ static int worker_ready(struct worker *w, struct jf_error *err)
 	return 0;
 }
 
+/* A worker's run over segment s, which makes the hand-overs at its stops ahead. Its first
+ * hand-over's policy is guessed: the first in the trace takes over again for the first
+ * time; later ones most often follow a hand-over that took over again and committed
+ * stretches after it (pt_fast_handover.c, jf_fast_plan_resumes). */
+static void worker_run(struct run *run, struct pt_count *p, struct segment *s)
+{
+	memset(run, 0, sizeof(*run));
+	run->p = p;
+	run->seg = s;
+	run->ahead = 1;
+	run->policy.resumed = !s->seg.first;
+	run->anchored = s->seg.first;
+	run->first_from = s->seg.first ? 0 : s->seg.start;
+}
+
 /* Decode segment b with w's code map and caches (a worker thread's, or the caller's when it
  * helps: pt_seg_queue.h). */
 static void decode_segment(void *worker, struct jf_seg *b)
@@ -644,17 +659,10 @@ static void decode_segment(void *worker, struct jf_seg *b)
 	struct worker *w = worker;
 	struct pt_count *p = w->p;
 	struct segment *s = seg_of(b);
-	struct run run = { .p = p, .seg = s };
+	struct run run;
 	struct jf_decoder *dec = NULL;
 
-	/* Its first hand-over's policy is guessed: the first in the trace takes over again
-	 * for the first time; later ones most often follow a hand-over that took over again
-	 * and committed stretches after it (pt_fast_handover.c, jf_fast_plan_resumes). */
-	run.ahead = 1;
-	run.policy.resumed = !s->seg.first;
-	run.anchored = s->seg.first;
-	run.first_from = s->seg.first ? 0 : s->seg.start;
-
+	worker_run(&run, p, s);
 	if (worker_ready(w, &s->err) == 0)
 		dec = segment_decoder(p, s->seg.start, s->seg.first, w->map, &w->caches, &run,
 				      &s->err);
@@ -850,8 +858,9 @@ static int serial_decoder_at(struct pt_count *p, struct segment *cur, struct jf_
 	again->seg.next = NULL;
 	clear_segment(again);
 	jf_decoder_free(p->serial);
-	p->serial_run.p = p;
-	p->serial_run.seg = again;
+	/* As its worker decoded it: the hand-overs at its stops made ahead, so that its
+	 * decoders go on after them where the worker's did. */
+	worker_run(&p->serial_run, p, again);
 	if (caller_caches(p) < 0) {
 		free_segment(again);
 		return jf_fail(err, "out of memory");
@@ -1014,6 +1023,7 @@ static int segments_from(struct pt_count *p, uint64_t psb, struct jf_error *err)
 			return jf_fail(err, "out of memory");
 		jf_decoder_free(p->serial);
 		clear_segment(cur);
+		memset(&p->serial_run, 0, sizeof(p->serial_run));
 		p->serial_run.p = p;
 		p->serial_run.seg = cur;
 		p->serial = segment_decoder(p, psb, 0, p->map, &p->serial_caches, &p->serial_run,

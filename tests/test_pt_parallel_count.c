@@ -1,19 +1,21 @@
 /* `stat -j N` (pt_parallel_count.c) on hand-written traces with damage where it is chosen:
  * a bad status update (an error the fast path reports and resynchronises after itself), an
- * overflow, a packet libipt cannot decode (an error of libipt's own, which the fast path
- * hands over to its block decoder for), each in the first PSB period, in the middle, in
- * the last, and several together. Every segment size from one PSB period to the whole trace
- * is tried on 2 and 4 threads, so that each error falls inside a segment, on a seam and
- * in the overlap past one, in turn; and segments cut guided (`stat`'s default: large while
- * much of the trace is left, down to a smallest size at its end). The parallel count must be the one-thread count
- * exactly (every record, instructions, blocks, events, errors, losses, time); the
- * one-thread count is checked against libipt's block decoder, the independent oracle
- * (instructions, errors, lost bytes, overflows). And where the only errors are those the
- * fast path resynchronises after, the count must stay on several threads: the segments'
- * decoders resynchronise there as one thread does, and their seams join past them; and
- * where libipt's own errors make the fast path hand over, the calling thread decodes that
- * stretch as one thread does, up to where the fast path takes over again, and the segments
- * go on from there (bad packets alone, in consecutive periods, and among the others). */
+ * overflow, a packet libipt cannot decode (an error the fast path also models), and what
+ * the fast path does not model (a PSB+ with a status update followed by a timing packet
+ * and another PSB: it hands over to libipt's block decoder there), each in the first PSB
+ * period, in the middle, in the last, and several together. Every segment size from one
+ * PSB period to the whole trace is tried on 2 and 4 threads, so that each falls inside a
+ * segment, on a seam and in the overlap past one, in turn; and segments cut guided
+ * (`stat`'s default: large while much of the trace is left, down to a smallest size at its
+ * end). The parallel count must be the one-thread count exactly (every record,
+ * instructions, blocks, events, errors, losses, time); the one-thread count is checked
+ * against libipt's block decoder, the independent oracle (instructions, errors, lost bytes,
+ * overflows). Where the only damage is errors the fast path resynchronises after, the
+ * count must stay on several threads: the segments' decoders resynchronise there as one
+ * thread does, and their seams join past them. Where it hands over, the one-thread
+ * decoder must have handed over (its report says so), and a segment that the calling
+ * thread decodes again, because its seam did not join, must decode as its worker did,
+ * hand-overs made ahead included. */
 #include "pt_builder.h"
 #include "test_support.h"
 
@@ -27,7 +29,7 @@
 enum { PERIODS = 14 };
 
 /* What is done in a PSB period besides running the loop. */
-enum damage { NONE, BAD_STATUS, OVERFLOW, BAD_PACKET };
+enum damage { NONE, BAD_STATUS, OVERFLOW, BAD_PACKET, UNMODELLED };
 
 /* 1000: je 1003; 1002: nop; 1003: jmp rax (back to 1000). */
 static const uint8_t code[] = { 0x74, 0x01, 0x90, 0xff, 0xe0 };
@@ -63,6 +65,13 @@ static struct jf_ptb *build(const enum damage *damage)
 		case BAD_PACKET:
 			jf_ptb_bad_packet(b);
 			break;
+		case UNMODELLED:
+			jf_ptb_psb(b);
+			jf_ptb_mode_exec(b, ptem_64bit);
+			jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+			jf_ptb_psbend(b);
+			jf_ptb_mtc(b, 1);
+			continue;
 		}
 		jf_ptb_tnt(b, "N");
 		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
@@ -143,6 +152,10 @@ static int parallel_same(const char *what, const struct jf_pt_config *cfg,
 	return !rep.rest_one_thread && rep.joins > 0;
 }
 
+/* How many times the last check's one-thread count handed over to libipt's block
+ * decoder. */
+static uint64_t hand_overs;
+
 /* The trace with damage: one thread against libipt's block decoder, then 2 and 4 threads
  * at every segment size against one thread. Returns how many of those parallel counts
  * stayed parallel to the end (no one-thread rest) with at least one seam joined. */
@@ -166,7 +179,11 @@ static int check(const char *what, const enum damage *damage, uint64_t want_erro
 		struct jf_decoder *dec = jf_pt_fast_counter_new(&cfg, map, &err);
 
 		count(blk, &ref);
+		struct jf_pt_fast_report r;
+
 		count(dec, &one);
+		jf_pt_fast_counter_report(dec, &r);
+		hand_overs = r.hand_overs;
 		jf_decoder_free(blk);
 		jf_decoder_free(dec);
 	}
@@ -195,10 +212,11 @@ static int check(const char *what, const enum damage *damage, uint64_t want_erro
 		}
 	}
 	printf("%s: %llu instructions, %llu errors, %llu bytes lost, as libipt's block decoder; "
-	       "-j 2 and -j 4 the same at every segment size, fixed and guided, %d of them "
-	       "parallel to the end\n",
+	       "one thread handed over %llu times; -j 2 and -j 4 the same at every segment "
+	       "size, fixed and guided, %d of them parallel to the end\n",
 	       what, (unsigned long long)one.stats.insns, (unsigned long long)one.stats.errors,
-	       (unsigned long long)one.stats.lost_bytes, parallel);
+	       (unsigned long long)one.stats.lost_bytes, (unsigned long long)hand_overs,
+	       parallel);
 	jf_codemap_free(map);
 	jf_codemap_free(ref_map);
 	jf_ptb_free(b);
@@ -212,9 +230,10 @@ static void at(enum damage *damage, enum damage kind, int first, int middle, int
 		damage[0] = kind;
 	if (middle)
 		damage[PERIODS / 2] = kind;
-	/* A bad status update shows at the next PSB+: the last that has one. */
+	/* A bad status update shows at the next PSB+, and what the fast path does not model
+	 * needs the next PSB: the last period that has one. */
 	if (last)
-		damage[kind == BAD_STATUS ? PERIODS - 2 : PERIODS - 1] = kind;
+		damage[kind == BAD_STATUS || kind == UNMODELLED ? PERIODS - 2 : PERIODS - 1] = kind;
 }
 
 /* Errors the fast path resynchronises after: the same counts, and parallel to the end. */
@@ -273,6 +292,26 @@ static void test_bad_packets_in_a_row(void **state)
 	check("bad packets in six periods in a row", damage, 6);
 }
 
+/* What the fast path hands over to libipt's block decoder: the count stays exact on any
+ * number of threads, the calling thread decoding from the hand-over on as one thread
+ * does (the one-thread decoder does not take over again without an error to
+ * resynchronise at). */
+static void test_hand_over(void **state)
+{
+	enum damage damage[PERIODS];
+
+	(void)state;
+	at(damage, UNMODELLED, 1, 0, 0);
+	check("a hand-over in the first period", damage, 0);
+	assert_int_equal(hand_overs, 1);
+	at(damage, UNMODELLED, 0, 1, 0);
+	assert_true(check("a hand-over in the middle", damage, 0) > 0);
+	assert_int_equal(hand_overs, 1);
+	at(damage, UNMODELLED, 0, 0, 1);
+	assert_true(check("a hand-over in the last period", damage, 0) > 0);
+	assert_int_equal(hand_overs, 1);
+}
+
 /* All kinds in one trace. */
 static void test_mixed(void **state)
 {
@@ -286,6 +325,9 @@ static void test_mixed(void **state)
 	damage[11] = BAD_STATUS;
 	damage[13] = BAD_PACKET;
 	assert_true(check("bad status updates, an overflow and bad packets", damage, 5) > 0);
+	damage[7] = UNMODELLED;
+	assert_true(check("all kinds and a hand-over", damage, 5) > 0);
+	assert_int_equal(hand_overs, 1);
 }
 
 int main(void)
@@ -296,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_bad_packet),
 		cmocka_unit_test(test_bad_packets_in_a_row),
 		cmocka_unit_test(test_mixed),
+		cmocka_unit_test(test_hand_over),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
