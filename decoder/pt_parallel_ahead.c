@@ -33,7 +33,9 @@ static int keep_inputs(struct jf_pt_ahead *a, const struct jf_pt_fast_stop *stop
 	a->ncounted = stop->ncounted;
 	for (i = 0; i < stop->ncounted; i++)
 		a->counted[i] = stop->counted[i];
-	for (i = 0; i < stop->nlast; i++) {
+	/* The last stretch's records matter only to a hand-over checked over counted
+	 * stretches (pt_fast_count_handover.c, checked_from). */
+	for (i = 0; stop->ncounted && i < stop->nlast; i++) {
 		if (jf_flow_buffer_push(&a->last_records, &stop->last_records[i]) < 0)
 			return -1;
 	}
@@ -83,7 +85,11 @@ int jf_pt_ahead_fits(const struct jf_pt_ahead *a, const struct jf_pt_fast_stop *
 	size_t i, pos = 0;
 
 	if (!a->made || !same_policy(&a->policy, policy) || a->timed != stop->timed ||
-	    a->ncounted != stop->ncounted || a->last_records.count != stop->nlast)
+	    a->ncounted != stop->ncounted)
+		return 0;
+	if (!stop->ncounted)
+		return 1; /* a hand-over from the stop itself: its last records are not read */
+	if (a->last_records.count != stop->nlast)
 		return 0;
 	for (i = 0; i < stop->ncounted; i++) {
 		if (!same_counted(&a->counted[i], &stop->counted[i]))
