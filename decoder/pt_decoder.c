@@ -225,10 +225,11 @@ static void mark_timed_at_start(struct pt_backend *b, struct jf_flow *f, struct 
 		f->flags |= JF_FLOW_TIMED_AT_START;
 }
 
+/* ip_of_block: ip is error_ip's (the last block's), which may come from before the start. */
 static void error_flow(struct pt_backend *b, struct jf_flow *f, enum jf_error_phase phase,
-		       int code, uint64_t ip)
+		       int code, uint64_t ip, int ip_of_block)
 {
-	b->error_ip_before_start = b->block_before_start;
+	b->error_ip_before_start = ip_of_block && b->block_before_start;
 	init_flow(b, f, JF_FLOW_ERROR);
 	f->offset = b->cfg.base_offset + offset_now(b);
 	f->ip = ip;
@@ -307,7 +308,7 @@ static int fail(struct pt_backend *b, struct jf_flow *f, int code)
 		b->state = ST_DONE;
 		return 0;
 	}
-	error_flow(b, f, JF_PHASE_DECODE, code, error_ip(b, code));
+	error_flow(b, f, JF_PHASE_DECODE, code, error_ip(b, code), 1);
 	b->unaccounted = offset_now(b);
 	b->state = ST_SYNC;
 	return 1;
@@ -345,7 +346,7 @@ static int do_sync(struct pt_backend *b, struct jf_flow *f, struct jf_error *err
 			}
 			return 0;
 		}
-		error_flow(b, f, JF_PHASE_SYNC, status, 0);
+		error_flow(b, f, JF_PHASE_SYNC, status, 0, 0);
 		/* No progress since the last failed sync: we never will make any. */
 		if (pt_blk_get_offset(b->dec, &new_sync) < 0 || new_sync <= b->sync)
 			b->state = ST_DONE;
@@ -383,7 +384,8 @@ static void raise_violation(struct pt_backend *b, struct jf_flow *f)
 	int64_t psb;
 
 	b->has_violation = 0;
-	error_flow(b, f, JF_PHASE_DECODE, v->code, v->has_ip ? v->ip : error_ip(b, v->code));
+	error_flow(b, f, JF_PHASE_DECODE, v->code, v->has_ip ? v->ip : error_ip(b, v->code),
+		   !v->has_ip);
 	f->offset = b->cfg.base_offset + v->offset;
 	b->unaccounted = v->offset;
 	psb = jf_pt_check_next_psb(b->check, v->offset);

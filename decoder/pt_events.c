@@ -1,7 +1,7 @@
 /* libipt's events as flow records: one place that knows every pt_event type. */
 #include "pt_events.h"
 
-#include <stdio.h>
+#include <string.h>
 
 enum jf_isa jf_pt_isa(enum pt_exec_mode mode)
 {
@@ -11,6 +11,18 @@ enum jf_isa jf_pt_isa(enum pt_exec_mode mode)
 	case ptem_64bit: return JF_ISA_X86_64;
 	default: return JF_ISA_UNKNOWN;
 	}
+}
+
+/* An event's name, cut to fit (a copy, not snprintf: stat sees one per PSB+ on some
+ * captures). */
+static void set_name(char *dst, size_t size, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, name, n);
+	dst[n] = '\0';
 }
 
 void jf_pt_event_flow(const struct pt_event *ev, const struct jf_tsc_conversion *conv,
@@ -25,7 +37,7 @@ void jf_pt_event_flow(const struct pt_event *ev, const struct jf_tsc_conversion 
 	if (ev->status_update)
 		f->flags |= JF_FLOW_STATUS_UPDATE;
 
-#define OTHER(n, x, y) do { snprintf(f->u.other.name, sizeof(f->u.other.name), "%s", n); \
+#define OTHER(n, x, y) do { set_name(f->u.other.name, sizeof(f->u.other.name), n); \
 		f->u.other.a = (x); f->u.other.b = (y); } while (0)
 	switch (ev->type) {
 	case ptev_enabled:
