@@ -17,6 +17,10 @@
 #             its AUX data concatenated 8*SCALE times (12 MB; recording it takes ~20 s)
 #   timed     the same program recorded with timing (TSC, MTC, CYC) and no filter (the
 #             plugin backend); its AUX data concatenated 16*SCALE times (12 MB)
+#   interp    BUILD/tools/bench_interp_loop (tools/bench/interp_loop.c, an interpreter's
+#             dispatch loop: an indirect branch per bytecode) recorded with --no-timing,
+#             its AUX data concatenated 2*SCALE times (the input of tools/bench/pt-latency.sh,
+#             whole; 16 MB)
 #   recording the timed recording itself (perf.data and manifest), for `stat --recording`
 #   recording-loop  BUILD/tools/bench_interp_loop (tools/bench/interp_loop.c, an
 #             interpreter's dispatch loop) recorded with timing: a 15 MB perf.data in
@@ -34,11 +38,11 @@ while getopts b:s: opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	s) scale=$OPTARG ;;
-	*) sed -n '2,29p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,33p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || { sed -n '2,29p' "$0" >&2; exit 2; }
+[ $# = 1 ] || { sed -n '2,33p' "$0" >&2; exit 2; }
 out=$1
 shared=../shared/traces/intel-pt
 jf="$build/tools/jitflow"
@@ -97,15 +101,20 @@ range=$(nm -n "$prog" | awk '
 "$jf" record --emulate --backend=log --no-timing --filter="$range" -o "$out/filtered.rec" -- "$prog" > /dev/null
 "$jf" record --emulate -o "$out/recording" -- "$prog" > /dev/null
 "$jf" record --emulate -o "$out/recording-loop" -- "$loop" > /dev/null
+"$jf" record --emulate --no-timing -o "$out/interp.rec" -- "$loop" > /dev/null
 for k in filtered timed; do
 	mkdir "$out/$k"
 	exec_segment "$prog" "$out/$k/image" > "$out/$k/base"
 done
+mkdir "$out/interp"
+exec_segment "$loop" "$out/interp/image" > "$out/interp/base"
+aux_data "$out/interp.rec/perf.data" > "$out/interp.aux"
+repeat $((2 * scale)) "$out/interp.aux" > "$out/interp/trace"
 aux_data "$out/filtered.rec/perf.data" > "$out/filtered.aux"
 repeat $((8 * scale)) "$out/filtered.aux" > "$out/filtered/trace"
 aux_data "$out/recording/perf.data" > "$out/timed.aux"
 repeat $((16 * scale)) "$out/timed.aux" > "$out/timed/trace"
-rm -rf "$out/filtered.rec" "$out/filtered.aux" "$out/timed.aux"
-for k in clean errors damaged filtered timed; do
+rm -rf "$out/filtered.rec" "$out/filtered.aux" "$out/timed.aux" "$out/interp.rec" "$out/interp.aux"
+for k in clean errors damaged filtered timed interp; do
 	printf '%-9s %10d bytes of trace\n' "$k" "$(stat -c %s "$out/$k/trace")"
 done

@@ -68,7 +68,7 @@ unit=CPU
 [ $insns = 0 ] || unit="G instr."
 echo "| capture | -j | $unit -j 1 | $unit -j N | busiest thread | split | overhead |"
 echo "|---|---|---|---|---|---|---|"
-for k in clean errors damaged filtered timed; do
+for k in clean errors damaged filtered timed interp; do
 	[ -f "$dir/$k/trace" ] || continue
 	inputs=(--raw "$dir/$k/image:$(cat "$dir/$k/base")" --pt "$dir/$k/trace")
 	rm -f "$tmp"/j* "$tmp"/a*
