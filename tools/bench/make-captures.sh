@@ -18,9 +18,8 @@
 #   timed     the same program recorded with timing (TSC, MTC, CYC) and no filter (the
 #             plugin backend); its AUX data concatenated 16*SCALE times (12 MB)
 #   interp    BUILD/tools/bench_interp_loop (tools/bench/interp_loop.c, an interpreter's
-#             dispatch loop: an indirect branch per bytecode) recorded with --no-timing,
-#             its AUX data concatenated 2*SCALE times (the input of tools/bench/pt-latency.sh,
-#             whole; 16 MB)
+#             dispatch loop: an indirect branch per bytecode) recorded with --no-timing:
+#             its AUX data, whole (the input of tools/bench/pt-latency.sh; 12 MB)
 #   recording the timed recording itself (perf.data and manifest), for `stat --recording`
 #   recording-loop  BUILD/tools/bench_interp_loop (tools/bench/interp_loop.c, an
 #             interpreter's dispatch loop) recorded with timing: a 15 MB perf.data in
@@ -38,11 +37,11 @@ while getopts b:s: opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	s) scale=$OPTARG ;;
-	*) sed -n '2,33p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,32p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || { sed -n '2,33p' "$0" >&2; exit 2; }
+[ $# = 1 ] || { sed -n '2,32p' "$0" >&2; exit 2; }
 out=$1
 shared=../shared/traces/intel-pt
 jf="$build/tools/jitflow"
@@ -109,7 +108,7 @@ done
 mkdir "$out/interp"
 exec_segment "$loop" "$out/interp/image" > "$out/interp/base"
 aux_data "$out/interp.rec/perf.data" > "$out/interp.aux"
-repeat $((2 * scale)) "$out/interp.aux" > "$out/interp/trace"
+mv "$out/interp.aux" "$out/interp/trace"
 aux_data "$out/filtered.rec/perf.data" > "$out/filtered.aux"
 repeat $((8 * scale)) "$out/filtered.aux" > "$out/filtered/trace"
 aux_data "$out/recording/perf.data" > "$out/timed.aux"
