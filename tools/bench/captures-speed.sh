@@ -16,10 +16,10 @@
 #   libxdc   with LIBXDC_BENCH=PROGRAM: PROGRAM IMAGE BASE TRACE, a driver of libxdc
 #            (github:nyx-fuzz/libxdc) built outside the repository; it prints
 #            "result R ..." (R 0: decoder_success; libxdc gives only a coverage bitmap)
-# and for DIR/recording and DIR/recording-loop (perf.data with timing, decoded per AUX
-# buffer): jitflow stat --recording and jitflow report --recording, each with the fast
-# path (on the buffers that start once the code is settled: decoder/perf_session.c) and
-# with --decoder=libipt-block; the stats must agree but for the lines on how they decoded
+# and for DIR/recording, DIR/recording-filtered and DIR/recording-loop where present
+# (perf.data with timing, decoded per AUX buffer): jitflow stat --recording and jitflow
+# report --recording, each with the fast path (on the buffers that start once the code
+# is settled: decoder/perf_session.c) and with --decoder=libipt-block; the stats must agree but for the lines on how they decoded
 # and the block count, the reports in full.
 # Printed per capture: the median wall and CPU (user + system) seconds, MB of trace per CPU
 # second, instructions counted by each tool (stat -j 1 and -j JOBS must agree on every
@@ -123,7 +123,7 @@ for kind in clean errors damaged filtered timed interp; do
 		       b / 1e6, l / s, b / s / 1e6, b / l / 1e6, x, w1 / wn, c1 / cn, rb / r }')")
 done
 
-for rec in recording recording-loop; do
+for rec in recording recording-filtered recording-loop; do
 	[ -f "$dir/$rec/perf.data" ] || continue
 	rm -f "$tmp/rec-fast" "$tmp/rec-blk" "$tmp/rec-report" "$tmp/rec-report-blk"
 	for ((r = 0; r < runs; r++)); do

@@ -21,6 +21,8 @@
 #             dispatch loop: an indirect branch per bytecode) recorded with --no-timing:
 #             its AUX data, whole (the input of tools/bench/pt-latency.sh; 12 MB)
 #   recording the timed recording itself (perf.data and manifest), for `stat --recording`
+#   recording-filtered  the same program recorded with timing and --filter=START-END as
+#             for filtered (the plugin backend: 0.75 MB)
 #   recording-loop  BUILD/tools/bench_interp_loop (tools/bench/interp_loop.c, an
 #             interpreter's dispatch loop) recorded with timing: a 15 MB perf.data in
 #             64 KiB AUX buffers (42 M instructions; recording it takes ~5 s)
@@ -37,11 +39,11 @@ while getopts b:s: opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	s) scale=$OPTARG ;;
-	*) sed -n '2,32p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,34p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || { sed -n '2,32p' "$0" >&2; exit 2; }
+[ $# = 1 ] || { sed -n '2,34p' "$0" >&2; exit 2; }
 out=$1
 shared=../shared/traces/intel-pt
 jf="$build/tools/jitflow"
@@ -99,6 +101,7 @@ range=$(nm -n "$prog" | awk '
 	END { printf "0x%s-0x%s", from, to }')
 "$jf" record --emulate --backend=log --no-timing --filter="$range" -o "$out/filtered.rec" -- "$prog" > /dev/null
 "$jf" record --emulate -o "$out/recording" -- "$prog" > /dev/null
+"$jf" record --emulate --filter="$range" -o "$out/recording-filtered" -- "$prog" > /dev/null
 "$jf" record --emulate -o "$out/recording-loop" -- "$loop" > /dev/null
 "$jf" record --emulate --no-timing -o "$out/interp.rec" -- "$loop" > /dev/null
 for k in filtered timed; do
