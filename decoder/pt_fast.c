@@ -522,7 +522,7 @@ int jf_fast_finish(struct fast *f, uint64_t offset)
 static int decode(struct fast *f, struct jf_error *err)
 {
 	/* A resynchronisation's commit may leave nothing ready (a watcher took it). */
-	while (!f->old && !f->done && !f->paused && !f->resync && f->ready.n == 0) {
+	while (jf_fast_decoding(f)) {
 		if (jf_fast_next_packet(f))
 			return jf_fast_hand_over(f, err);
 	}

@@ -60,17 +60,18 @@ const struct jf_payload_path *jf_payload_path_fill(struct jf_payloads *c,
 						   uint64_t ip, uint64_t gen, uint64_t bits,
 						   unsigned nbits);
 
-/* The path of the nbits (1-47) low bits of bits from ip, in mode isa and version gen of
- * the code map (its current version), followed now if it is not cached. Never NULL. */
+/* The path of the nbits (1-47) bits of bits (none set above them: the caller clears
+ * those it has consumed, so that the lookup, one per TNT packet, need not) from ip, in
+ * mode isa and version gen of the code map (its current version), followed now if it is
+ * not cached. Never NULL. */
 static inline const struct jf_payload_path *jf_payload_path_at(struct jf_payloads *c,
 							       enum jf_isa isa, uint64_t ip,
 							       uint64_t gen, uint64_t bits,
 							       unsigned nbits)
 {
-	struct jf_payload_path *p;
+	struct jf_payload_path *p =
+		jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
 
-	bits &= (nbits < 64 ? (1ull << nbits) - 1 : ~0ull);
-	p = jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
 	c->c.lookups++;
 	if (p->start == ip && p->bits == bits && p->nbits == nbits && p->gen == gen &&
 	    p->isa == (uint8_t)isa) {
