@@ -276,12 +276,10 @@ static int tnt_bit_without_path(struct fast *f, uint64_t bits, unsigned nbits,
 	return 0;
 }
 
-/* packet_tnt where this path does not count it in one go: returning blocks, tracing off,
- * a FUP or MODE.exec waiting, an unknown mode (1: not modelled) or no bits. */
-static int tnt_not_counted(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset)
+/* packet_tnt where this path does not count it in one go: tracing off, a FUP or MODE.exec
+ * waiting, an unknown mode (1: not modelled) or no bits. */
+static int tnt_not_counted(struct fast *f, uint64_t offset, unsigned nbits)
 {
-	if (f->emit)
-		return emit_timed_tnt(f, bits, nbits, offset);
 	if (!nbits || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
 		return 1;
 	return jf_fast_fail_tnt_while_off(f, offset) ? 1 : -1;
@@ -297,9 +295,11 @@ static inline __attribute__((always_inline)) int packet_tnt(struct fast *f, uint
 	unsigned idle = 0; /* lookups in a row that consumed no bit (direct calls only) */
 	int status;
 
-	if (__builtin_expect(f->emit || !nbits || f->pend_fup || f->pend_mode ||
+	if (f->emit)
+		return emit_timed_tnt(f, bits, nbits, offset);
+	if (__builtin_expect(!nbits || f->pend_fup || f->pend_mode ||
 			     f->isa == JF_ISA_UNKNOWN || !f->enabled, 0))
-		return tnt_not_counted(f, bits, nbits, offset);
+		return tnt_not_counted(f, offset, nbits);
 	f->report.tnt_packets++;
 	note_tnt_time(f, nbits);
 	for (;;) {
