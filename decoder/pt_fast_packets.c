@@ -1361,9 +1361,24 @@ int jf_fast_next_packet(struct fast *f)
  * resynchronisation there would carry their time, which is not modelled. */
 int jf_fast_psb_has_timing(struct fast *f, uint64_t psb)
 {
+	const uint8_t *t = f->cfg.trace;
 	struct pt_packet p;
+	uint64_t off = psb;
+	unsigned size;
 
-	if (pt_pkt_sync_set(f->psbs, psb) < 0)
+	/* The PSB+'s packets that psb_plus_packet reads (none of them timing packets) are
+	 * read here, libipt's packet decoder only from the first other one: a capture with
+	 * an error every PSB period asks this at each. */
+	for (;;) {
+		while (off < f->cfg.size && t[off] == 0x00)
+			off++;
+		if (!(size = psb_plus_packet(f, off, &p)))
+			break;
+		if (p.type == ppt_psbend)
+			return 0;
+		off += size;
+	}
+	if (pt_pkt_sync_set(f->psbs, off) < 0)
 		return 1;
 	while (pt_pkt_next(f->psbs, &p, sizeof(p)) >= 0) {
 		switch (p.type) {
