@@ -299,17 +299,25 @@ void jf_fast_free_state(struct fast *f)
 	f->insns = NULL;
 }
 
-/* Walk without trace, as libipt's block decoder does to bind an event: to the IP to (if
- * has_to), or, if bind_branch, to the first instruction that would need trace (which
- * executed). Returns 0, or 1 if neither is reached (not modelled). */
-static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
+/* A return pushed by a walk, noted for the walk's entry in the payload cache (*npush
+ * counts on past JF_PAYLOAD_MAX_OPS: then too many to keep). */
+static void walk_push(struct fast *f, uint64_t ip, uint64_t *push, unsigned *npush)
+{
+	jf_fast_push_return(f, ip);
+	if (*npush < JF_PAYLOAD_MAX_OPS)
+		push[*npush] = ip;
+	++*npush;
+}
+
+/* walk_to's walk: the instructions walked added to *n, the returns pushed noted in push
+ * (walk_push). Returns 0, or 1 where it stops short. Out of line: most walks are replayed
+ * (walk_to), whose frame then stays small. */
+__attribute__((noinline)) static int walk(struct fast *f, uint64_t to, int has_to, int bind_branch, uint64_t *n,
+		uint64_t *push, unsigned *npush)
 {
 	struct jf_insn_info in;
-	uint64_t n = 0;
 	int inside = 0; /* to may lie ahead in the block being walked: step by instruction */
 
-	if (f->emit)
-		return jf_fast_emit_walk(f, to, has_to, bind_branch, f->emit_offset);
 	for (;;) {
 		if (has_to && f->ip == to)
 			break;
@@ -325,14 +333,14 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 			if (!inside && end != JF_FAST_BAD && end != JF_FAST_UNHANDLED) {
 				if (end != JF_FAST_CALL && end != JF_FAST_CONTINUE && !bind_branch)
 					return 1;
-				n += b->ninsn;
+				*n += b->ninsn;
 				if (end == JF_FAST_CONTINUE) {
 					f->ip = b->next;
 					continue;
 				}
 				if ((end == JF_FAST_CALL && b->target != b->next) ||
 				    end == JF_FAST_CALL_IND)
-					jf_fast_push_return(f, b->next);
+					walk_push(f, b->next, push, npush);
 				if (end == JF_FAST_CALL) {
 					f->ip = b->target;
 					continue;
@@ -341,9 +349,9 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 				break;
 			}
 		}
-		if (n >= MAX_WALK || jf_insn_at(f->insns, f->isa, f->ip, &in) < 0)
+		if (*n >= MAX_WALK || jf_insn_at(f->insns, f->isa, f->ip, &in) < 0)
 			return 1;
-		n++;
+		++*n;
 		switch ((enum jf_insn_class)in.cls) {
 		case JF_INSN_OTHER:
 			f->ip += in.size;
@@ -354,12 +362,12 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 			continue;
 		case JF_INSN_CALL:
 			if (in.target != f->ip + in.size)
-				jf_fast_push_return(f, f->ip + in.size);
+				walk_push(f, f->ip + in.size, push, npush);
 			f->ip = in.target;
 			inside = 0;
 			continue;
 		case JF_INSN_CALL_INDIRECT:
-			jf_fast_push_return(f, f->ip + in.size);
+			walk_push(f, f->ip + in.size, push, npush);
 			/* fall through */
 		case JF_INSN_COND:
 		case JF_INSN_RETURN:
@@ -372,6 +380,40 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 			return 1;
 		}
 		break;
+	}
+	return 0;
+}
+
+/* Walk without trace, as libipt's block decoder does to bind an event: to the IP to (if
+ * has_to), or, if bind_branch, to the first instruction that would need trace (which
+ * executed). Returns 0, or 1 if neither is reached (not modelled). A walk that reached
+ * its end is kept in the payload cache and replayed from there the next time (the same
+ * start, end and kind: pt_fast_payloads.h). */
+static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
+{
+	const struct jf_payload_path *kept = NULL;
+	uint64_t n = 0, start = f->ip, push[JF_PAYLOAD_MAX_OPS];
+	unsigned kind = (has_to ? 2u : 0u) | (bind_branch ? 1u : 0u), npush = 0, i;
+
+	if (f->emit)
+		return jf_fast_emit_walk(f, to, has_to, bind_branch, f->emit_offset);
+	if (!has_to)
+		to = 0;
+	else if (f->ip == to)
+		return 0; /* nothing to walk (an IP-filtered trace's TIP.PGD after a TIP, say) */
+	if (f->payloads)
+		kept = jf_payload_walk_at(f->payloads, f->isa, start, f->generation, to, kind);
+	if (kept) {
+		for (i = 0; i < kept->nops; i++)
+			jf_fast_push_return(f, kept->push[i]);
+		f->ip = kept->end;
+		n = kept->insns;
+	} else {
+		if (walk(f, to, has_to, bind_branch, &n, push, &npush))
+			return 1;
+		if (f->payloads && npush <= JF_PAYLOAD_MAX_OPS)
+			jf_payload_walk_keep(f->payloads, f->isa, start, f->generation, to, kind,
+					     f->ip, n, push, npush);
 	}
 	/* After a disable, where tracing resumes is told by the enable event; libipt's
 	 * guess is not needed for counting. */
@@ -522,7 +564,7 @@ int jf_fast_finish(struct fast *f, uint64_t offset)
 static int decode(struct fast *f, struct jf_error *err)
 {
 	/* A resynchronisation's commit may leave nothing ready (a watcher took it). */
-	while (!f->old && !f->done && !f->paused && !f->resync && f->ready.n == 0) {
+	while (jf_fast_decoding(f)) {
 		if (jf_fast_next_packet(f))
 			return jf_fast_hand_over(f, err);
 	}

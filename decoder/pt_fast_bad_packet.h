@@ -83,10 +83,16 @@ static inline int jf_fast_bad_packet_may_follow(const uint8_t *trace, uint64_t s
 						uint64_t next, int have_tsc)
 {
 	/* With a time, no error is modelled (pt_fast_resync.c). */
-	if (have_tsc || next >= size)
+	if (have_tsc || next >= size || !jf_fast_maybe_bad_first[trace[next]])
 		return 0;
-	return jf_fast_maybe_bad_first[trace[next]] &&
-	       jf_fast_bad_packet_may_be_at(trace, size, next, have_tsc);
+	/* PADs are stepped over here: a padded trace has them after many TNTs and TIPs. */
+	if (trace[next] == 0x00) {
+		while (++next < size && trace[next] == 0x00)
+			;
+		if (next >= size || !jf_fast_maybe_bad_first[trace[next]])
+			return 0;
+	}
+	return jf_fast_bad_packet_may_be_at(trace, size, next, have_tsc);
 }
 
 #endif

@@ -6,10 +6,6 @@
 
 #include "pt_fast_table.h"
 
-struct jf_block_paths {
-	struct jf_fast_path_cache c; /* first (jf_fast_path_cache_new): of struct jf_block_path */
-};
-
 struct jf_block_paths *jf_block_paths_new(struct jf_fast_blocks *blocks, unsigned log2_slots)
 {
 	return jf_fast_path_cache_new(blocks, sizeof(struct jf_block_path), log2_slots,
@@ -111,20 +107,11 @@ out:
 	p->end = ip;
 }
 
-const struct jf_block_path *jf_block_path_at(struct jf_block_paths *c, enum jf_isa isa,
-					     uint64_t ip, uint64_t gen, uint64_t bits,
-					     unsigned nbits)
+const struct jf_block_path *jf_block_path_fill(struct jf_block_paths *c,
+					       struct jf_block_path *p, enum jf_isa isa,
+					       uint64_t ip, uint64_t gen, uint64_t bits,
+					       unsigned nbits)
 {
-	struct jf_block_path *p;
-
-	bits &= (nbits < 64 ? (1ull << nbits) - 1 : ~0ull);
-	p = jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
-	c->c.lookups++;
-	if (p->start == ip && p->bits == bits && p->nbits == nbits && p->gen == gen &&
-	    p->isa == (uint8_t)isa) {
-		c->c.hits++;
-		return p;
-	}
 	if (p->nbits && p->gen == gen && jf_fast_table_conflict(&c->c.table)) {
 		grow(c, gen);
 		p = jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);

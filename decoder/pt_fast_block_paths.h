@@ -20,6 +20,7 @@
 
 #include "pt_fast_blocks.h"
 #include "pt_fast_payloads.h"
+#include "pt_fast_table.h"
 
 /* The most blocks one entry holds; a longer path is looked up again where it stops. */
 enum { JF_BLOCK_PATH_MAX = 16 };
@@ -47,18 +48,41 @@ struct jf_block_path {
 	struct jf_path_block blocks[JF_BLOCK_PATH_MAX];
 };
 
-struct jf_block_paths;
+/* Its cache visible: the lookup below is inline, since a trace takes one per TNT packet. */
+struct jf_block_paths {
+	struct jf_fast_path_cache c; /* first (jf_fast_path_cache_new): of struct jf_block_path */
+};
 
 /* A direct-mapped cache of at most 2^log2_slots paths over the blocks of blocks (a cache
  * made with end_on_jump). */
 struct jf_block_paths *jf_block_paths_new(struct jf_fast_blocks *blocks, unsigned log2_slots);
 void jf_block_paths_free(struct jf_block_paths *c);
 
+/* jf_block_path_at's miss: the path followed into its slot p. */
+const struct jf_block_path *jf_block_path_fill(struct jf_block_paths *c,
+					       struct jf_block_path *p, enum jf_isa isa,
+					       uint64_t ip, uint64_t gen, uint64_t bits,
+					       unsigned nbits);
+
 /* The path of the nbits (1-47) low bits of bits from ip, in mode isa and version gen of
  * the code map (its current version), followed now if it is not cached. Never NULL. */
-const struct jf_block_path *jf_block_path_at(struct jf_block_paths *c, enum jf_isa isa,
-					     uint64_t ip, uint64_t gen, uint64_t bits,
-					     unsigned nbits);
+static inline const struct jf_block_path *jf_block_path_at(struct jf_block_paths *c,
+							   enum jf_isa isa, uint64_t ip,
+							   uint64_t gen, uint64_t bits,
+							   unsigned nbits)
+{
+	struct jf_block_path *p;
+
+	bits &= (1ull << nbits) - 1;
+	p = jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
+	c->c.lookups++;
+	if (p->start == ip && p->bits == bits && p->nbits == nbits && p->gen == gen &&
+	    p->isa == (uint8_t)isa) {
+		c->c.hits++;
+		return p;
+	}
+	return jf_block_path_fill(c, p, isa, ip, gen, bits, nbits);
+}
 
 /* Lookups, and how many of them were answered from the cache. */
 void jf_block_paths_counts(const struct jf_block_paths *c, uint64_t *lookups, uint64_t *hits);

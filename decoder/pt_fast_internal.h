@@ -298,6 +298,14 @@ static inline struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_ki
 }
 void jf_fast_settle(struct fast *f, uint64_t offset);
 
+/* Whether decoding goes on with the next packet: nothing committed to return, no
+ * hand-over, resynchronisation or pause asked for, the trace not at its end (pt_fast.c's
+ * decode loop, and the packet loop, which reads on without returning to it). */
+static inline int jf_fast_decoding(const struct fast *f)
+{
+	return !f->old && !f->done && !f->paused && !f->resync && f->ready.n == 0;
+}
+
 /* Following packets, a query consumes a packet now: the time it reads (jf_fast_time_now's
  * from here on). */
 static inline void jf_fast_read_time(struct fast *f)

@@ -231,65 +231,116 @@ static int emit_timed_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_
 	return 0;
 }
 
-/* A TNT payload (nbits bits, the first in bit nbits-1): one payload-cache lookup per run of
- * bits that does not depend on the return stack's contents. Returns 0, 1 if not modelled,
- * or -1 where a decode error ended the stretch (pt_fast_bad_packet.h). */
-static int packet_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset)
+/* Whether the decoder has no time and none to read (no timing packets, or none that gave
+ * a time yet), and no block waits with one: then every block's stamp is 0, and what the
+ * time bookkeeping of a TNT or TIP leaves is the last block's wait alone, set without
+ * its calls' loads and tests (a trace takes them for every TNT and TIP packet). */
+static inline __attribute__((always_inline)) int no_time_yet(const struct fast *f)
 {
-	unsigned idle = 0; /* lookups in a row that consumed no bit (direct calls only) */
+	return !f->time_dirty && !f->last_time.ns && !f->block_time_then;
+}
 
-	if (f->emit)
-		return emit_timed_tnt(f, bits, nbits, offset);
-	if (!nbits || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
-		return 1;
-	if (!f->enabled)
-		return jf_fast_fail_tnt_while_off(f, offset) ? 1 : -1;
-	f->report.tnt_packets++;
-	/* Each bit ends a block, stamped with the time at this packet; the last bit's block
-	 * with the time after the event that may come next, if one does. */
+/* Each bit of a TNT packet ends a block, stamped with the time at this packet; the last
+ * bit's block with the time after the event that may come next, if one does. */
+static inline __attribute__((always_inline)) void note_tnt_time(struct fast *f,
+								 unsigned nbits)
+{
+	if (no_time_yet(f)) {
+		f->block_time_waits = 1;
+		return;
+	}
 	jf_fast_read_time(f);
 	if (nbits > 1)
 		jf_fast_note_block_time(f);
 	jf_fast_note_query_block_time(f);
-	while (nbits) {
+}
+
+/* Where a payload path could not start (pt_fast_payloads.h): a compressed return to an
+ * older call (a taken bit and the return stack), or a block that needs what a TNT bit
+ * cannot give, taken one step here. Returns 0 with the bit consumed, 1 if not modelled,
+ * or -1 where a decode error ended the stretch. */
+static int tnt_bit_without_path(struct fast *f, uint64_t bits, unsigned nbits,
+				uint64_t offset)
+{
+	const struct jf_fast_block *b = jf_fast_block_at(f->blocks, f->isa, f->ip,
+							 f->generation);
+
+	if (b->end == JF_FAST_BAD || (b->end == JF_FAST_RETURN && !((bits >> (nbits - 1)) & 1)))
+		return jf_fast_fail_at_block(f, b, offset, 1) ? 1 : -1;
+	if (b->end == JF_FAST_INDIRECT || b->end == JF_FAST_CALL_IND)
+		return jf_fast_fail_tnt_at_indirect(f, b, offset) ? 1 : -1;
+	if (b->end != JF_FAST_RETURN || jf_fast_pop_return(f, &f->ip))
+		return 1;
+	f->insns_n += b->ninsn;
+	f->blocks_n++;
+	return 0;
+}
+
+/* packet_tnt where this path does not count it in one go: tracing off, a FUP or MODE.exec
+ * waiting, an unknown mode (1: not modelled) or no bits. */
+static int tnt_not_counted(struct fast *f, uint64_t offset, unsigned nbits)
+{
+	if (!nbits || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
+		return 1;
+	return jf_fast_fail_tnt_while_off(f, offset) ? 1 : -1;
+}
+
+/* A TNT payload (nbits bits, the first in bit nbits-1, none above): one payload-cache
+ * lookup per run of bits that does not depend on the return stack's contents. Returns 0,
+ * 1 if not modelled, or -1 where a decode error ended the stretch (pt_fast_bad_packet.h).
+ * Inline in the packet loop, which takes it for every TNT packet. */
+static inline __attribute__((always_inline)) int packet_tnt(struct fast *f, uint64_t bits,
+							     unsigned nbits, uint64_t offset)
+{
+	unsigned idle = 0; /* lookups in a row that consumed no bit (direct calls only) */
+	int status;
+
+	if (f->emit)
+		return emit_timed_tnt(f, bits, nbits, offset);
+	if (__builtin_expect(!nbits || f->pend_fup || f->pend_mode ||
+			     f->isa == JF_ISA_UNKNOWN || !f->enabled, 0))
+		return tnt_not_counted(f, offset, nbits);
+	f->report.tnt_packets++;
+	note_tnt_time(f, nbits);
+	for (;;) {
 		const struct jf_payload_path *p = jf_payload_path_at(
 			f->payloads, f->isa, f->ip, f->generation, bits, nbits);
-		const struct jf_fast_block *b;
 
 		replay_returns(f, p);
 		f->insns_n += p->insns;
 		f->blocks_n += p->blocks;
 		f->ip = p->end;
+		if (__builtin_expect(p->used == nbits, 1))
+			return 0;
 		nbits -= p->used;
+		bits &= (1ull << nbits) - 1;
 		/* Code that calls itself forever needs no trace: hand over rather than loop. */
 		idle = p->used ? 0 : idle + 1;
 		if (idle > MAX_TIP_WALK)
 			return 1;
-		if (p->blocks || !nbits)
+		if (p->blocks)
 			continue;
-		/* The path could not start: a compressed return to an older call (a taken bit
-		 * and the return stack), or a block that needs what a TNT bit cannot give. */
-		b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
-		if (b->end == JF_FAST_BAD || (b->end == JF_FAST_RETURN && !((bits >> (nbits - 1)) & 1)))
-			return jf_fast_fail_at_block(f, b, offset, 1) ? 1 : -1;
-		if (b->end == JF_FAST_INDIRECT || b->end == JF_FAST_CALL_IND)
-			return jf_fast_fail_tnt_at_indirect(f, b, offset) ? 1 : -1;
-		if (b->end != JF_FAST_RETURN || jf_fast_pop_return(f, &f->ip))
-			return 1;
-		f->insns_n += b->ninsn;
-		f->blocks_n++;
-		nbits--;
+		status = tnt_bit_without_path(f, bits, nbits, offset);
+		if (status)
+			return status;
+		if (!--nbits)
+			return 0;
+		bits &= (1ull << nbits) - 1;
 	}
-	return 0;
 }
 
 /* The branch that needed a TIP (at offset) went to to. */
-static int tip_taken(struct fast *f, uint64_t to, uint64_t offset)
+static inline __attribute__((always_inline)) int tip_taken(struct fast *f, uint64_t to,
+							    uint64_t offset)
 {
 	f->ip = f->tip_target = to;
 	jf_fast_settle(f, offset);
-	jf_fast_read_time(f);
-	jf_fast_note_query_block_time(f);
+	if (no_time_yet(f)) {
+		f->block_time_waits = 1;
+	} else {
+		jf_fast_read_time(f);
+		jf_fast_note_query_block_time(f);
+	}
 	/* The block the TIP ends (the last queued) carries the time at the TIP
 	 * (pt_qry_indirect_branch), or that after the event libipt reads next. */
 	if (f->emit && f->timed) {
@@ -378,25 +429,112 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 	return 1;
 }
 
+static inline unsigned ip_packet(const struct fast *f, uint64_t off, struct pt_packet *p);
+
+/* The little-endian value of the n bytes at t (as libipt's pt_pkt_read_value). */
+static uint64_t read_le(const uint8_t *t, unsigned n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | t[n];
+	return v;
+}
+
+/* A packet of a PSB+ at off, read as libipt's packet decoder reads it (pt_packet.c's
+ * pt_pkt_read_psb, _psbend, _cbr, _pip, _vmcs, _mode), or one ip_packet reads (a FUP, a
+ * MODE.exec), into p: its size, or 0 for any other packet, or one cut by the trace's end
+ * or not whole (libipt's packet decoder is to read it: it fails there). A PSB+ has a
+ * handful of these, each a call into libipt before (a quarter of `stat` on a capture
+ * with a decode error every few PSB periods, whose resynchronisations read them again). */
+static unsigned psb_plus_packet(const struct fast *f, uint64_t off, struct pt_packet *p)
+{
+	const uint8_t *t = f->cfg.trace;
+	const uint64_t size = f->cfg.size;
+	unsigned i;
+
+	if (off + 2 > size)
+		return ip_packet(f, off, p);
+	if (t[off] == 0x99 && (t[off + 1] & 0xe0) == 0x20) {
+		memset(&p->payload.mode, 0, sizeof(p->payload.mode));
+		p->type = ppt_mode;
+		p->payload.mode.leaf = pt_mol_tsx;
+		p->payload.mode.bits.tsx.intx = t[off + 1] & 0x01;
+		p->payload.mode.bits.tsx.abrt = (t[off + 1] & 0x02) >> 1;
+		return p->size = 2;
+	}
+	if (t[off] != 0x02)
+		return ip_packet(f, off, p);
+	switch (t[off + 1]) {
+	case 0x82: /* PSB: 02 82 eight times */
+		if (off + 16 > size)
+			return 0;
+		for (i = 2; i < 16; i += 2)
+			if (t[off + i] != 0x02 || t[off + i + 1] != 0x82)
+				return 0;
+		p->type = ppt_psb;
+		return p->size = 16;
+	case 0x23:
+		p->type = ppt_psbend;
+		return p->size = 2;
+	case 0x03:
+		if (off + 4 > size)
+			return 0;
+		p->type = ppt_cbr;
+		p->payload.cbr.ratio = t[off + 2];
+		return p->size = 4;
+	case 0x43: {
+		/* PIP: bit 0 of the 6-byte payload is NR, the rest CR3 bits 5 and up. */
+		uint64_t v;
+
+		if (off + 8 > size)
+			return 0;
+		v = read_le(t + off + 2, 6);
+		memset(&p->payload.pip, 0, sizeof(p->payload.pip));
+		p->type = ppt_pip;
+		p->payload.pip.nr = v & 1;
+		p->payload.pip.cr3 = (v >> 1) << 5;
+		return p->size = 8;
+	}
+	case 0xc8: /* VMCS: the base address's bits 12 and up */
+		if (off + 7 > size)
+			return 0;
+		p->type = ppt_vmcs;
+		p->payload.vmcs.base = read_le(t + off + 2, 5) << 12;
+		return p->size = 7;
+	default:
+		return 0;
+	}
+}
+
 /* The next packet but PADs, from the packet decoder's offset, which *at is set to (where
  * that packet starts, or where the read failed). PADs (one byte, which libipt's packet
  * decoder reads without fail) are stepped over here without a call into libipt: PSB+s and
  * the packets around them are padded (28% of the bytes of a real capture, ../shared's
- * Unzip), and the reads ahead of a PSB+ read them one call each. */
+ * Unzip), and the reads ahead of a PSB+ read them one call each. The packets of a PSB+
+ * are read here too (psb_plus_packet), the packet decoder moved past them only where it
+ * is used next (jf_fast_pkt_offset). */
 static int next_but_pads(struct fast *f, struct pt_packet *p, uint64_t *at)
 {
 	const uint8_t *t = f->cfg.trace;
-	uint64_t off;
+	uint64_t off, from;
+	unsigned size;
 
-	if (jf_fast_pkt_offset(f, &off) < 0)
+	if (f->pkt_ahead)
+		off = f->pkt_pos;
+	else if (pt_pkt_get_offset(f->pkt, &off) < 0)
 		return -pte_internal;
-	if (off < f->cfg.size && t[off] == 0x00) {
-		while (++off < f->cfg.size && t[off] == 0x00)
-			;
-		if (jf_fast_pkt_seek(f, off) < 0)
-			return -pte_internal;
-	}
+	from = off;
+	while (off < f->cfg.size && t[off] == 0x00)
+		off++;
 	*at = off;
+	if ((size = psb_plus_packet(f, off, p)) != 0) {
+		f->pkt_pos = off + size;
+		f->pkt_ahead = 1;
+		return (int)size;
+	}
+	if ((off != from || f->pkt_ahead) && jf_fast_pkt_seek(f, off) < 0)
+		return -pte_internal;
 	return pt_pkt_next(f->pkt, p, sizeof(*p));
 }
 
@@ -1038,47 +1176,71 @@ unsigned jf_fast_simple_packet_size(const struct fast *f, uint64_t off)
 
 /* PADs and TNT-8s, the most frequent packets, read here (one byte each, as libipt's
  * pt_df_fetch and pt_pkt_read_tnt_8 read them), and CYCs and MTCs when counting: from
- * *off to the first other packet. Returns 0, 1 if not modelled, or -1 where a bad packet
- * after a TNT-8 ended the stretch (pt_fast_bad_packet.h). */
-static int next_short_packets(struct fast *f, uint64_t *off)
+ * *at to the first other packet. Returns 0, 1 if not modelled, or -1 where a bad packet
+ * after a TNT-8 ended the stretch (pt_fast_bad_packet.h). The offset is a local: through
+ * *at, every byte stored it to memory, since the calls in the loop might read it. */
+static inline __attribute__((always_inline)) int next_short_packets(struct fast *f,
+								     uint64_t *at)
 {
 	const uint8_t *t = f->cfg.trace;
+	const uint64_t size = f->cfg.size;
+	uint64_t off = *at;
+	int status = 0;
 
-	for (; *off < f->cfg.size; ++*off) {
-		unsigned byte = t[*off], nbits, v;
-		int status;
+	for (; off < size; ++off) {
+		unsigned byte = t[off], nbits, v;
 
 		if (byte == 0x00)
 			continue; /* PAD */
 		if (byte & 1) {
 			struct pt_packet p;
-			unsigned size;
+			unsigned n;
 
 			/* Odd bytes start other packets: CYC and MTC read here when counting. */
-			if (!(size = short_timing(f, *off, &p)))
-				return 0;
+			if (!(n = short_timing(f, off, &p)))
+				break;
 			f->fresh = 0;
-			if (packet_timing(f, &p, *off, 0))
-				return 1;
-			*off += size - 1;
+			if (packet_timing(f, &p, off, 0)) {
+				status = 1;
+				break;
+			}
+			off += n - 1;
 			continue;
 		}
 		if (byte == 0x02)
-			return 0; /* 0x02 starts the extended opcodes */
+			break; /* 0x02 starts the extended opcodes */
 		/* TNT-8: the bits below the highest set bit (the stop bit) of byte >> 1 (not
 		 * zero: byte is even, neither 0x00 nor 0x02). */
 		v = byte >> 1;
 		nbits = 31u - (unsigned)__builtin_clz(v);
 		f->fresh = 0;
-		jf_fast_settle(f, *off);
-		if (jf_fast_bad_packet_may_follow(t, f->cfg.size, *off + 1, f->time.have_tsc) &&
-		    !jf_fast_fail_after(f, *off + 1, 0))
-			return -1;
-		status = packet_tnt(f, v & ~(1u << nbits), nbits, *off);
+		jf_fast_settle(f, off);
+		if (jf_fast_bad_packet_may_follow(t, size, off + 1, f->time.have_tsc) &&
+		    !jf_fast_fail_after(f, off + 1, 0)) {
+			status = -1;
+			break;
+		}
+		status = packet_tnt(f, v & ~(1u << nbits), nbits, off);
 		if (status)
-			return status;
+			break;
 	}
-	return 0;
+	*at = off;
+	return status;
+}
+
+/* A TIP at off (p), the query decoder settled there: a bad packet libipt's read ahead
+ * fails on right after it (pt_fast_bad_packet.h), else packet_tip. Returns 0, or 1 if not
+ * modelled. */
+static int tip_packet(struct fast *f, const struct pt_packet *p, uint64_t off)
+{
+	/* An IP-suppressed TIP: libipt 2.0's block cache changes what it reports
+	 * (pt_status_check.h). */
+	if (p->payload.ip.ipc != pt_ipc_suppressed && !f->pend_fup &&
+	    jf_fast_bad_packet_may_follow(f->cfg.trace, f->cfg.size, off + p->size,
+					  f->time.have_tsc) &&
+	    !jf_fast_fail_after(f, off + p->size, 1))
+		return 0;
+	return packet_tip(f, &p->payload.ip, off);
 }
 
 /* The next packet(s). Returns 0, or 1 if not modelled. */
@@ -1096,10 +1258,27 @@ int jf_fast_next_packet(struct fast *f)
 	else if (pt_pkt_get_offset(f->pkt, &off) < 0)
 		return 1;
 	from = off;
-	status = next_short_packets(f, &off);
-	if (status)
-		return status > 0;
-	if ((size = ip_packet(f, off, &p)) != 0) {
+	for (;;) {
+		status = next_short_packets(f, &off);
+		if (status)
+			return status > 0;
+		size = ip_packet(f, off, &p);
+		if (!size || p.type != ppt_tip)
+			break;
+		/* A TIP (where code dispatches through indirect branches, the most frequent
+		 * packet after TNTs and PADs): followed here, and the packets after it read on
+		 * where decode() would call again at once, without the generic dispatch
+		 * below. */
+		f->pkt_pos = off + size;
+		f->pkt_ahead = 1;
+		f->fresh = 0;
+		jf_fast_settle(f, off);
+		status = tip_packet(f, &p, off);
+		if (status || !jf_fast_decoding(f))
+			return status;
+		off += size;
+	}
+	if (size) {
 		/* Read here: the packet decoder is moved past it only where it is used next
 		 * (jf_fast_pkt_offset). */
 		f->pkt_pos = off + size;
@@ -1155,16 +1334,10 @@ int jf_fast_next_packet(struct fast *f)
 						  f->time.have_tsc) &&
 		    !jf_fast_fail_after(f, off + p.size, 0))
 			return 0;
-		return packet_tnt(f, p.payload.tnt.payload, p.payload.tnt.bit_size, off) > 0;
+		return packet_tnt(f, p.payload.tnt.payload & ((1ull << p.payload.tnt.bit_size) - 1),
+				  p.payload.tnt.bit_size, off) > 0;
 	case ppt_tip:
-		/* An IP-suppressed TIP: libipt 2.0's block cache changes what it reports
-		 * (pt_status_check.h). */
-		if (p.payload.ip.ipc != pt_ipc_suppressed && !f->pend_fup &&
-		    jf_fast_bad_packet_may_follow(f->cfg.trace, f->cfg.size, off + p.size,
-						  f->time.have_tsc) &&
-		    !jf_fast_fail_after(f, off + p.size, 1))
-			return 0;
-		return packet_tip(f, &p.payload.ip, off);
+		return tip_packet(f, &p, off);
 	case ppt_tip_pge:
 		return packet_pge(f, &p.payload.ip, off, fresh);
 	case ppt_tip_pgd:
@@ -1188,9 +1361,24 @@ int jf_fast_next_packet(struct fast *f)
  * resynchronisation there would carry their time, which is not modelled. */
 int jf_fast_psb_has_timing(struct fast *f, uint64_t psb)
 {
+	const uint8_t *t = f->cfg.trace;
 	struct pt_packet p;
+	uint64_t off = psb;
+	unsigned size;
 
-	if (pt_pkt_sync_set(f->psbs, psb) < 0)
+	/* The PSB+'s packets that psb_plus_packet reads (none of them timing packets) are
+	 * read here, libipt's packet decoder only from the first other one: a capture with
+	 * an error every PSB period asks this at each. */
+	for (;;) {
+		while (off < f->cfg.size && t[off] == 0x00)
+			off++;
+		if (!(size = psb_plus_packet(f, off, &p)))
+			break;
+		if (p.type == ppt_psbend)
+			return 0;
+		off += size;
+	}
+	if (pt_pkt_sync_set(f->psbs, off) < 0)
 		return 1;
 	while (pt_pkt_next(f->psbs, &p, sizeof(p)) >= 0) {
 		switch (p.type) {

@@ -180,3 +180,29 @@ const struct jf_payload_path *jf_payload_path_fill(struct jf_payloads *c,
 		follow(c, p, isa, ip, gen, bits, nbits);
 	return p;
 }
+
+void jf_payload_walk_keep(struct jf_payloads *c, enum jf_isa isa, uint64_t ip, uint64_t gen,
+			  uint64_t to, unsigned kind, uint64_t end, uint64_t insns,
+			  const uint64_t *push, unsigned npush)
+{
+	unsigned nbits = JF_PAYLOAD_WALK + kind, i;
+	struct jf_payload_path *p = slot_of(c, ip, to, nbits);
+
+	if (p->nbits && p->gen == gen && jf_fast_table_conflict(&c->c.table)) {
+		grow(c, gen);
+		p = slot_of(c, ip, to, nbits);
+	}
+	p->start = ip;
+	p->gen = gen;
+	p->bits = to;
+	p->nbits = (uint8_t)nbits;
+	p->isa = (uint8_t)isa;
+	p->used = 1;
+	p->pops = 0;
+	p->nops = (uint8_t)npush;
+	for (i = 0; i < npush; i++)
+		p->push[i] = push[i];
+	p->blocks = 0;
+	p->insns = insns;
+	p->end = end;
+}

@@ -60,17 +60,18 @@ const struct jf_payload_path *jf_payload_path_fill(struct jf_payloads *c,
 						   uint64_t ip, uint64_t gen, uint64_t bits,
 						   unsigned nbits);
 
-/* The path of the nbits (1-47) low bits of bits from ip, in mode isa and version gen of
- * the code map (its current version), followed now if it is not cached. Never NULL. */
+/* The path of the nbits (1-47) bits of bits (none set above them: the caller clears
+ * those it has consumed, so that the lookup, one per TNT packet, need not) from ip, in
+ * mode isa and version gen of the code map (its current version), followed now if it is
+ * not cached. Never NULL. */
 static inline const struct jf_payload_path *jf_payload_path_at(struct jf_payloads *c,
 							       enum jf_isa isa, uint64_t ip,
 							       uint64_t gen, uint64_t bits,
 							       unsigned nbits)
 {
-	struct jf_payload_path *p;
+	struct jf_payload_path *p =
+		jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
 
-	bits &= (nbits < 64 ? (1ull << nbits) - 1 : ~0ull);
-	p = jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
 	c->c.lookups++;
 	if (p->start == ip && p->bits == bits && p->nbits == nbits && p->gen == gen &&
 	    p->isa == (uint8_t)isa) {
@@ -94,6 +95,37 @@ static inline const struct jf_payload_path *jf_payload_tip_path_at(struct jf_pay
 		return p;
 	return jf_payload_path_fill(c, p, isa, ip, gen, 0, JF_PAYLOAD_TO_TIP);
 }
+
+/* The nbits of an entry that is a walk without trace (pt_fast.c's walk_to, which binds an
+ * event to its IP: a TIP.PGD, a FUP's): JF_PAYLOAD_WALK, plus 2 where it walks to an IP
+ * (its bits: that IP), plus 1 where it may end at the first branch that needs trace. The
+ * same cache keeps them: an IP-filtered trace walks the same few stretches to each
+ * TIP.PGD, and each walk steps an instruction at a time where its end may lie inside a
+ * block. Only walks that reached their end are kept: there (end), the instructions on the
+ * way (insns) and the returns its calls pushed (push, nops of them; a walk pops none). */
+enum { JF_PAYLOAD_WALK = 0xf8 };
+
+/* The walk of this kind from ip (to: its end, 0 where it has none) if it is kept, else
+ * NULL. */
+static inline const struct jf_payload_path *jf_payload_walk_at(struct jf_payloads *c,
+							       enum jf_isa isa, uint64_t ip,
+							       uint64_t gen, uint64_t to,
+							       unsigned kind)
+{
+	const struct jf_payload_path *p = jf_fast_table_payload_slot(
+		&c->c.table, ip, to, JF_PAYLOAD_WALK + kind);
+
+	if (p->start == ip && p->bits == to && p->nbits == JF_PAYLOAD_WALK + kind &&
+	    p->gen == gen && p->isa == (uint8_t)isa)
+		return p;
+	return NULL;
+}
+
+/* Keep a walk of this kind from ip that reached end, with insns instructions and the
+ * npush (at most JF_PAYLOAD_MAX_OPS) returns in push pushed on the way. */
+void jf_payload_walk_keep(struct jf_payloads *c, enum jf_isa isa, uint64_t ip, uint64_t gen,
+			  uint64_t to, unsigned kind, uint64_t end, uint64_t insns,
+			  const uint64_t *push, unsigned npush);
 
 /* Lookups, and how many of them were answered from the cache. */
 void jf_payloads_counts(const struct jf_payloads *c, uint64_t *lookups, uint64_t *hits);

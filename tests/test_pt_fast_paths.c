@@ -240,11 +240,47 @@ static void test_tip_paths(void **state)
 	fixture_free(&fx);
 }
 
+/* Walks kept by pt_fast.c's walk_to: found again by their start, end, kind and code
+ * version alone. */
+static void test_walks(void **state)
+{
+	struct fixture fx;
+	struct jf_payloads *c;
+	const struct jf_payload_path *p;
+	const uint64_t push[1] = { 0x1005 };
+
+	(void)state;
+	fixture_new(&fx, 0);
+	c = jf_payloads_new(fx.blocks, 6);
+	assert_non_null(c);
+
+	/* Not kept yet. */
+	assert_null(jf_payload_walk_at(c, JF_ISA_X86_64, 0x1000, fx.gen, 0x1010, 2));
+	/* The call at 1000 pushes 1005 and goes to 1010: one instruction. */
+	jf_payload_walk_keep(c, JF_ISA_X86_64, 0x1000, fx.gen, 0x1010, 2, 0x1010, 1, push, 1);
+	p = jf_payload_walk_at(c, JF_ISA_X86_64, 0x1000, fx.gen, 0x1010, 2);
+	assert_non_null(p);
+	assert_int_equal(p->end, 0x1010);
+	assert_int_equal(p->insns, 1);
+	assert_int_equal(p->nops, 1);
+	assert_int_equal(p->pops, 0);
+	assert_int_equal(p->push[0], 0x1005);
+	/* Another end, kind, mode or code version is another walk. */
+	assert_null(jf_payload_walk_at(c, JF_ISA_X86_64, 0x1000, fx.gen, 0x1012, 2));
+	assert_null(jf_payload_walk_at(c, JF_ISA_X86_64, 0x1000, fx.gen, 0x1010, 3));
+	assert_null(jf_payload_walk_at(c, JF_ISA_X86_32, 0x1000, fx.gen, 0x1010, 2));
+	assert_null(jf_payload_walk_at(c, JF_ISA_X86_64, 0x1000, fx.gen + 1, 0x1010, 2));
+
+	jf_payloads_free(c);
+	fixture_free(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_tip_paths),
+		cmocka_unit_test(test_walks),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
