@@ -147,9 +147,31 @@ static void grow(struct jf_fast_blocks *c, uint64_t gen)
 	}
 }
 
+/* Whether block o, decoded from an earlier version of the code map, holds for version gen
+ * too: a straight block (its instructions are [start, next)) whose bytes no change since
+ * touched. Such a block is what decoding it again would give: x86 decodes each instruction
+ * from its own bytes, and those lie in one section (jf_codemap_unchanged_since), so none
+ * straddles two. */
+static int still_holds(struct jf_fast_blocks *c, struct jf_fast_block *o, enum jf_isa isa,
+		       uint64_t ip, uint64_t gen)
+{
+	if (o->start != ip || o->isa != (uint8_t)isa || !o->ninsn || o->gen >= gen ||
+	    !o->straight || o->end == JF_FAST_UNHANDLED || o->end == JF_FAST_BAD ||
+	    !jf_codemap_unchanged_since(c->map, o->gen, o->start, o->next - o->start))
+		return 0;
+	o->gen = gen;
+	return 1;
+}
+
 const struct jf_fast_block *jf_fast_block_fill(struct jf_fast_blocks *c, struct jf_fast_block *b,
 					       enum jf_isa isa, uint64_t ip, uint64_t gen)
 {
+	/* A change of the code elsewhere leaves the block (JIT code changes all the time,
+	 * a few hundred bytes each). */
+	if (still_holds(c, b, isa, ip, gen))
+		return b;
+	if (still_holds(c, b + 1, isa, ip, gen))
+		return b + 1;
 	if (b[1].ninsn && b[1].gen == gen && jf_fast_table_conflict(&c->table)) {
 		grow(c, gen);
 		b = jf_fast_block_set(c, ip);

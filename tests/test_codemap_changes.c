@@ -2,8 +2,10 @@
  * every block decodes the bytes the code map holds when it is asked for, whatever the
  * change was (new bytes at the same address, a file's section over them, code split by
  * new code inside it, code removed), other sections of the same file stay, and code
- * removed decodes to a missing-code error. The instruction counts are the program's: each
- * version of the code is n nops and a jmp rax. */
+ * removed decodes to a missing-code error. The fast path's block cache, over the same
+ * changes, decodes X anew after each and keeps Y's block, which no change touched. The
+ * instruction counts are the program's: each version of the code is n nops and a jmp
+ * rax. */
 #include "test_support.h"
 #include "pt_builder.h"
 
@@ -11,6 +13,9 @@
 #include <string.h>
 
 #include "jitflow/codemap.h"
+#include "jitflow/insn.h"
+
+#include "pt_fast_blocks.h"
 
 enum {
 	X = 0x7000,        /* the code rewritten */
@@ -169,10 +174,107 @@ static void test_each_block_runs_the_code_of_its_time(void **state)
 	jf_ptb_free(b);
 }
 
+/* The fast path's block at ip in the map's current version. */
+static const struct jf_fast_block *block_now(struct jf_fast_blocks *c, struct jf_codemap *map,
+					     uint64_t ip)
+{
+	return jf_fast_block_at(c, JF_ISA_X86_64, ip, jf_codemap_generation(map));
+}
+
+static void test_block_cache_keeps_what_no_change_touched(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_insn_cache *insns;
+	struct jf_fast_blocks *c;
+	const struct jf_fast_block *b;
+	struct jf_error err;
+	uint8_t code[SLOT];
+	char path[512];
+	unsigned step, nops;
+	uint64_t filled;
+
+	snprintf(path, sizeof(path), "%s/versions-fast.bin", jf_test_tmpdir());
+	write_versions(path);
+	assert_int_equal(jf_codemap_add_file(map, path, Y_VERSION * SLOT, SLOT, Y, NULL, &err), 0);
+	insns = jf_insn_cache_new(map);
+	c = jf_fast_blocks_new(insns, map, 10, 0);
+	assert_non_null(insns);
+	assert_non_null(c);
+	b = block_now(c, map, Y);
+	assert_int_equal(b->ninsn, file_nops(Y_VERSION) + 1);
+	for (step = 0; step < STEPS; step++) {
+		nops = change(map, path, step);
+		filled = jf_fast_blocks_filled(c);
+		b = block_now(c, map, X);
+		if (b->ninsn != nops + 1)
+			fail_msg("step %u: %u instructions at X, the code there has %u", step,
+				 b->ninsn, nops + 1);
+		assert_int_equal(jf_fast_blocks_filled(c), filled + 1); /* X's code is new */
+		b = block_now(c, map, Y);
+		assert_int_equal(b->ninsn, file_nops(Y_VERSION) + 1);
+		assert_int_equal(jf_fast_blocks_filled(c), filled + 1); /* Y's block kept */
+	}
+
+	/* Code put right after Y's section leaves Y's block, which ends before it... */
+	version(code, sizeof(code), 3);
+	assert_int_equal(jf_codemap_add_bytes(map, code, sizeof(code), Y + SLOT, "next", &err), 0);
+	filled = jf_fast_blocks_filled(c);
+	assert_int_equal(block_now(c, map, Y)->ninsn, file_nops(Y_VERSION) + 1);
+	assert_int_equal(jf_fast_blocks_filled(c), filled);
+	/* ...code written over its tail (the jmp) is decoded anew... */
+	version(code, sizeof(code), 9);
+	assert_int_equal(jf_codemap_add_bytes(map, code, 4, Y + file_nops(Y_VERSION), "tail", &err), 0);
+	assert_int_equal(block_now(c, map, Y)->ninsn, file_nops(Y_VERSION) + 4 + 1);
+	assert_int_equal(jf_fast_blocks_filled(c), filled + 1);
+	/* ...and so is every block after more changes than the map remembers, even where
+	 * none touched it. */
+	for (step = 0; step < 300; step++)
+		change(map, path, step);
+	filled = jf_fast_blocks_filled(c);
+	assert_int_equal(block_now(c, map, Y)->ninsn, file_nops(Y_VERSION) + 4 + 1);
+	assert_int_equal(jf_fast_blocks_filled(c), filled + 1);
+	/* Code removed is missing, though the change was elsewhere before. */
+	assert_true(jf_codemap_remove(map, Y, SLOT) > 0);
+	assert_int_equal(block_now(c, map, Y)->end, JF_FAST_BAD);
+
+	jf_fast_blocks_free(c);
+	jf_insn_cache_free(insns);
+	jf_codemap_free(map);
+}
+
+/* What the map says about ranges across its changes. */
+static void test_unchanged_since(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err;
+	uint8_t code[SLOT];
+	uint64_t g0, g;
+
+	version(code, sizeof(code), 4);
+	assert_int_equal(jf_codemap_add_bytes(map, code, sizeof(code), Y, "y", &err), 0);
+	g0 = jf_codemap_generation(map);
+	assert_int_equal(jf_codemap_unchanged_since(map, g0, Y, 6), 1);
+	assert_int_equal(jf_codemap_add_bytes(map, code, sizeof(code), X, "x", &err), 0);
+	assert_int_equal(jf_codemap_unchanged_since(map, g0, Y, 6), 1);
+	/* A range partly outside its section, or in none, is not vouched for. */
+	assert_int_equal(jf_codemap_unchanged_since(map, g0, Y + SLOT - 2, 4), 0);
+	assert_int_equal(jf_codemap_unchanged_since(map, g0, Y + SLOT + 8, 4), 0);
+	/* A change that touches the range (ends where it starts) counts. */
+	g = jf_codemap_generation(map);
+	assert_int_equal(jf_codemap_add_bytes(map, code, 8, Y - 8, "before", &err), 0);
+	assert_int_equal(jf_codemap_unchanged_since(map, g, Y, 6), 0);
+	assert_int_equal(jf_codemap_unchanged_since(map, g, Y + 8, 6), 1);
+	/* A generation the map has not reached is not vouched for. */
+	assert_int_equal(jf_codemap_unchanged_since(map, jf_codemap_generation(map) + 1, Y, 6), 0);
+	jf_codemap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_each_block_runs_the_code_of_its_time),
+		cmocka_unit_test(test_block_cache_keeps_what_no_change_touched),
+		cmocka_unit_test(test_unchanged_since),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

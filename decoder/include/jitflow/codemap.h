@@ -67,6 +67,14 @@ uint64_t jf_codemap_generation(const struct jf_codemap *map);
  * (one load instead of a call). Valid as long as the map. */
 const uint64_t *jf_codemap_generation_counter(const struct jf_codemap *map);
 
+/* Whether the bytes at [vaddr, vaddr + size) are still those of generation (an earlier
+ * value of jf_codemap_generation): 1 when no change since touched them or the bytes next to
+ * them and one section holds them all; 0 when one did, or when that is not known (only the
+ * last 255 changes are kept), or some of them lie outside the sections. For caches of
+ * decoded code that keep what a change left alone. */
+int jf_codemap_unchanged_since(struct jf_codemap *map, uint64_t generation, uint64_t vaddr,
+			       uint64_t size);
+
 /* A map with the same sections, and caches of its own, for another thread to decode with
  * (a code map is not safe to share between threads). Maps with a fill callback are not
  * copied (NULL, message in err). */
