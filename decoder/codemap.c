@@ -506,15 +506,27 @@ int jf_codemap_unchanged_since(struct jf_codemap *map, uint64_t generation, uint
 		return 0;
 	/* Touching counts: a change next to the range moves a section edge onto it. */
 	for (g = generation + 1; g <= map->generation; g++) {
-		const struct change *c = &map->changes[g % CHANGE_LOG];
+		uint64_t c_from, c_to;
 
-		if (c->generation != g || (c->from < to && from < c->to))
+		if (!jf_codemap_change(map, g, &c_from, &c_to) || (c_from < to && from < c_to))
 			return 0;
 	}
 	/* In one section: bytes in a gap come from the fill callback, which may say
 	 * otherwise without any change of the map. */
 	s = find(map, vaddr);
 	return s && vaddr + size <= s->vaddr + s->size;
+}
+
+int jf_codemap_change(const struct jf_codemap *map, uint64_t generation, uint64_t *from,
+		      uint64_t *to)
+{
+	const struct change *c = &map->changes[generation % CHANGE_LOG];
+
+	if (generation > map->generation || c->generation != generation)
+		return 0;
+	*from = c->from;
+	*to = c->to;
+	return 1;
 }
 
 const uint64_t *jf_codemap_generation_counter(const struct jf_codemap *map)

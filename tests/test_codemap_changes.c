@@ -269,12 +269,80 @@ static void test_unchanged_since(void **state)
 	jf_codemap_free(map);
 }
 
+/* The fill callback's bytes for addresses no section holds: *(uint8_t *)ctx, repeated. */
+static size_t fill_with(void *ctx, uint64_t vaddr, void *buf, size_t size)
+{
+	(void)vaddr;
+	memset(buf, *(const uint8_t *)ctx, size);
+	return size;
+}
+
+static uint8_t insn_class(struct jf_insn_cache *insns, uint64_t ip, unsigned *size)
+{
+	struct jf_insn_info info;
+
+	if (jf_insn_at(insns, JF_ISA_X86_64, ip, &info) < 0)
+		return JF_INSN_ERROR;
+	*size = info.size;
+	return info.cls;
+}
+
+/* The instruction cache across changes: what a change wrote is decoded anew, what the fill
+ * callback gave is asked again after any change, and everything after more changes than
+ * the map remembers. */
+static void test_insn_cache_follows_changes(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_insn_cache *insns = jf_insn_cache_new(map);
+	struct jf_error err;
+	uint8_t nops[SLOT], ret = 0xc3, mov[5] = { 0xb8, 1, 0, 0, 0 }, gap_byte = 0x90;
+	unsigned size = 0, step;
+
+	assert_non_null(insns);
+	memset(nops, 0x90, sizeof(nops));
+	jf_codemap_set_fill(map, fill_with, &gap_byte);
+	assert_int_equal(jf_codemap_add_bytes(map, nops, sizeof(nops), X, "x", &err), 0);
+	assert_int_equal(jf_codemap_add_bytes(map, nops, sizeof(nops), Y, "y", &err), 0);
+	assert_int_equal(insn_class(insns, X + 4, &size), JF_INSN_OTHER);
+	assert_int_equal(size, 1);
+	assert_int_equal(insn_class(insns, Y, &size), JF_INSN_OTHER);
+	assert_int_equal(insn_class(insns, Y + SLOT, &size), JF_INSN_OTHER); /* fill's nop */
+	assert_int_equal(size, 1);
+
+	/* New code at X + 4; Y's instructions are untouched. */
+	assert_int_equal(jf_codemap_add_bytes(map, mov, sizeof(mov), X + 4, "mov", &err), 0);
+	assert_int_equal(insn_class(insns, X + 4, &size), JF_INSN_OTHER);
+	assert_int_equal(size, 5);
+	assert_int_equal(insn_class(insns, Y, &size), JF_INSN_OTHER);
+	assert_int_equal(size, 1);
+	/* A return written where a nop ran, and the fill now saying ret: a change elsewhere
+	 * (at X) is enough for the fill to be asked again. */
+	gap_byte = 0xc3;
+	assert_int_equal(jf_codemap_add_bytes(map, &ret, 1, X + 4, "ret", &err), 0);
+	assert_int_equal(insn_class(insns, X + 4, &size), JF_INSN_RETURN);
+	assert_int_equal(insn_class(insns, Y + SLOT, &size), JF_INSN_RETURN);
+	/* A change at Y, then more changes elsewhere than the map remembers. */
+	assert_int_equal(insn_class(insns, Y + 8, &size), JF_INSN_OTHER);
+	assert_int_equal(jf_codemap_add_bytes(map, &ret, 1, Y + 8, "ret", &err), 0);
+	for (step = 0; step < 300; step++)
+		assert_int_equal(jf_codemap_add_bytes(map, &ret, 1, X, "ret", &err), 0);
+	assert_int_equal(insn_class(insns, Y + 8, &size), JF_INSN_RETURN);
+	/* Code removed is missing. */
+	assert_true(jf_codemap_remove(map, Y, SLOT) > 0);
+	jf_codemap_set_fill(map, NULL, NULL);
+	assert_int_equal(insn_class(insns, Y + 8, &size), JF_INSN_ERROR);
+
+	jf_insn_cache_free(insns);
+	jf_codemap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_each_block_runs_the_code_of_its_time),
 		cmocka_unit_test(test_block_cache_keeps_what_no_change_touched),
 		cmocka_unit_test(test_unchanged_since),
+		cmocka_unit_test(test_insn_cache_follows_changes),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

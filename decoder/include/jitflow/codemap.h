@@ -75,6 +75,11 @@ const uint64_t *jf_codemap_generation_counter(const struct jf_codemap *map);
 int jf_codemap_unchanged_since(struct jf_codemap *map, uint64_t generation, uint64_t vaddr,
 			       uint64_t size);
 
+/* The addresses [*from, *to) whose bytes the change that made generation may have
+ * changed: 1, or 0 when the map no longer knows (it keeps the last 256) or never made it. */
+int jf_codemap_change(const struct jf_codemap *map, uint64_t generation, uint64_t *from,
+		      uint64_t *to);
+
 /* A map with the same sections, and caches of its own, for another thread to decode with
  * (a code map is not safe to share between threads). Maps with a fill callback are not
  * copied (NULL, message in err). */
