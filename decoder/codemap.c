@@ -71,6 +71,8 @@ struct jf_codemap {
 	uint64_t copies;      /* in-memory copies made so far (each gets a path of its own) */
 	jf_codemap_fill_fn fill;
 	void *fill_ctx;
+	jf_codemap_pending_fn pending;
+	void *pending_ctx;
 	/* The exec mode libipt's block cache in iscache's sections holds entries of (unknown:
 	 * none yet); jf_codemap_pt_cache_fits keeps it to one. */
 	enum pt_exec_mode cached_mode;
@@ -431,6 +433,22 @@ void jf_codemap_set_fill(struct jf_codemap *map, jf_codemap_fill_fn fill, void *
 {
 	map->fill = fill;
 	map->fill_ctx = ctx;
+}
+
+void jf_codemap_set_pending(struct jf_codemap *map, jf_codemap_pending_fn pending, void *ctx)
+{
+	map->pending = pending;
+	map->pending_ctx = ctx;
+}
+
+int jf_codemap_tells_changes(const struct jf_codemap *map)
+{
+	return map->pending != NULL;
+}
+
+int jf_codemap_may_change(struct jf_codemap *map, uint64_t vaddr, uint64_t size)
+{
+	return !map->pending || map->pending(map->pending_ctx, vaddr, size);
 }
 
 size_t jf_codemap_read_mapped(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size)

@@ -44,6 +44,25 @@ static int straddles(const struct jf_fast_blocks *c, uint64_t ip, uint8_t size)
 	return jf_codemap_read(c->map, ip, bytes, size) < size;
 }
 
+/* Whether a change still to come may touch the instruction of size bytes at ip (or the
+ * bytes next to it: a section edge moved there ends libipt's block). Where the code map
+ * says where it will change (jitflow/codemap.h), this path takes no such block: it hands
+ * over to libipt's block decoder, which reads the code as it is when it gets there. So
+ * what this path decodes ahead holds whatever changes while it is returned. */
+static int may_change(struct jf_fast_blocks *c, uint64_t ip, uint64_t size)
+{
+	return jf_codemap_tells_changes(c->map) && jf_codemap_may_change(c->map, ip - 1, size + 2);
+}
+
+/* A block this path does not take (see may_change): never cached, asked again. */
+static void leave_to_block_decoder(struct jf_fast_block *b)
+{
+	b->end = JF_FAST_UNHANDLED;
+	b->ninsn = 0;
+	b->last = b->next = b->start;
+	b->last_size = 0;
+}
+
 /* Decode the block at ip from the code bytes, the way libipt's block decoder walks
  * instructions without trace. */
 static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa isa, uint64_t ip)
@@ -56,7 +75,14 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 	b->target = 0;
 	b->straight = 1;
 	for (;;) {
-		if (jf_insn_at(c->insns, isa, ip, &in) < 0) {
+		int bad = jf_insn_at(c->insns, isa, ip, &in) < 0;
+
+		/* (What cannot be decoded: the longest instruction's bytes.) */
+		if (may_change(c, ip, bad ? 15 : in.size)) {
+			leave_to_block_decoder(b);
+			return;
+		}
+		if (bad) {
 			b->end = JF_FAST_BAD;
 			b->last = ip;
 			b->last_size = 0;

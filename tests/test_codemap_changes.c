@@ -14,6 +14,7 @@
 
 #include "jitflow/codemap.h"
 #include "jitflow/insn.h"
+#include "jitflow/pt_fast.h"
 
 #include "pt_fast_blocks.h"
 
@@ -119,6 +120,33 @@ static struct jf_decoder *decoder(struct jf_ptb *b, struct jf_codemap *map)
 	return dec;
 }
 
+/* The decoder's next block into *f: 1, or 0 at the end; an error fails the test. */
+static int next_block(struct jf_decoder *dec, struct jf_flow *f, unsigned step)
+{
+	struct jf_error err;
+	int rc;
+
+	while ((rc = jf_decoder_next(dec, f, &err)) > 0) {
+		if (f->kind == JF_FLOW_ERROR)
+			fail_msg("step %u: error at 0x%llx: %s", step, (unsigned long long)f->ip,
+				 f->u.error.text);
+		if (f->kind == JF_FLOW_BLOCK)
+			return 1;
+	}
+	if (rc < 0)
+		fail_msg("step %u: %s", step, err.msg);
+	return 0;
+}
+
+/* A block at X with the instructions of the code there (nops + 1). */
+static void expect_x(const struct jf_flow *f, unsigned step, unsigned nops)
+{
+	assert_int_equal(f->u.block.start, X);
+	if (f->u.block.ninsn != nops + 1)
+		fail_msg("step %u: %u instructions at X, the code there has %u", step,
+			 f->u.block.ninsn, nops + 1);
+}
+
 static void test_each_block_runs_the_code_of_its_time(void **state)
 {
 	struct jf_codemap *map = jf_codemap_new();
@@ -128,31 +156,21 @@ static void test_each_block_runs_the_code_of_its_time(void **state)
 	struct jf_flow f;
 	char path[512];
 	unsigned step = 0, at_y = 0, nops;
-	int rc;
 
 	snprintf(path, sizeof(path), "%s/versions.bin", jf_test_tmpdir());
 	write_versions(path);
 	assert_int_equal(jf_codemap_add_file(map, path, Y_VERSION * SLOT, SLOT, Y, NULL, &err), 0);
 	nops = change(map, path, step);
 	dec = decoder(b, map);
-	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
-		if (f.kind == JF_FLOW_ERROR)
-			fail_msg("step %u: error at 0x%llx: %s", step, (unsigned long long)f.ip,
-				 f.u.error.text);
-		if (f.kind != JF_FLOW_BLOCK)
-			continue;
+	while (next_block(dec, &f, step)) {
 		if (f.u.block.start == Y) {
 			assert_int_equal(f.u.block.ninsn, file_nops(Y_VERSION) + 1);
 			at_y++;
 			continue;
 		}
-		assert_int_equal(f.u.block.start, X);
-		if (f.u.block.ninsn != nops + 1)
-			fail_msg("step %u: %u instructions at X, the code there has %u",
-				 step, f.u.block.ninsn, nops + 1);
+		expect_x(&f, step, nops);
 		nops = change(map, path, ++step);
 	}
-	assert_int_equal(rc, 0);
 	assert_int_equal(step, STEPS + 1);
 	assert_int_equal(at_y, STEPS);
 	jf_decoder_free(dec);
@@ -336,6 +354,96 @@ static void test_insn_cache_follows_changes(void **state)
 	jf_codemap_free(map);
 }
 
+/* The code map's answer to where it will change: X's code (and the bytes its changes cut
+ * around it) while changes are left to make (*ctx). */
+static int x_may_change(void *ctx, uint64_t vaddr, uint64_t size)
+{
+	const unsigned *left = ctx;
+
+	return *left && vaddr < X + 48 && X - 16 < vaddr + size;
+}
+
+/* The PSB+ of a trace that has just gone to ip. */
+static void psb_at(struct jf_ptb *b, uint64_t ip)
+{
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, ip);
+	jf_ptb_psbend(b);
+}
+
+enum { Y_ONLY = 200, FAST_STEPS = 300 };
+
+/* The fast path decodes a PSB period ahead of what it returns while the code at X
+ * changes: after each block at X, and once while it returns the stretch before X first
+ * runs (Y alone). It takes Y's stretch and leaves the code that will change to libipt's
+ * block decoder, so that every block has the instructions of the code of its time. */
+static void test_fast_path_while_code_changes(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	struct jf_pt_config pc;
+	struct jf_decoder *dec;
+	struct jf_error err;
+	struct jf_flow f;
+	char path[512];
+	unsigned step = 0, left = FAST_STEPS, at_y = 0, at_x = 0, i, nops;
+
+	snprintf(path, sizeof(path), "%s/versions-window.bin", jf_test_tmpdir());
+	write_versions(path);
+	assert_int_equal(jf_codemap_add_file(map, path, Y_VERSION * SLOT, SLOT, Y, NULL, &err), 0);
+	nops = change(map, path, step);
+	jf_codemap_set_pending(map, x_may_change, &left);
+	/* Y alone for a stretch, then X and Y in turn, then Y alone again. */
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, Y);
+	for (i = 0; i < Y_ONLY; i++)
+		jf_ptb_tip(b, pt_ipc_update_16, Y);
+	psb_at(b, Y);
+	for (i = 0; i < FAST_STEPS; i++) {
+		jf_ptb_tip(b, pt_ipc_update_16, X);
+		jf_ptb_tip(b, pt_ipc_update_16, Y);
+	}
+	psb_at(b, Y);
+	for (i = 0; i < Y_ONLY; i++)
+		jf_ptb_tip(b, pt_ipc_update_16, Y);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+
+	memset(&pc, 0, sizeof(pc));
+	pc.trace = jf_ptb_bytes(b);
+	pc.size = jf_ptb_size(b);
+	pc.end_on_call = pc.end_on_jump = pc.join_cache_splits = 1;
+	dec = jf_pt_fast_decoder_new(&pc, map, &err);
+	if (!dec)
+		fail_msg("%s", err.msg);
+	while (next_block(dec, &f, step)) {
+		if (f.u.block.start == Y) {
+			assert_int_equal(f.u.block.ninsn, file_nops(Y_VERSION) + 1);
+			/* X changes while the first stretch is returned. */
+			if (++at_y == Y_ONLY / 2)
+				nops = change(map, path, ++step);
+			continue;
+		}
+		expect_x(&f, step, nops);
+		at_x++;
+		left--;
+		nops = change(map, path, ++step);
+	}
+	assert_int_equal(at_x, FAST_STEPS);
+	assert_int_equal(at_y, 2 * Y_ONLY + FAST_STEPS + 1);
+	jf_pt_fast_counter_report(dec, &rep);
+	assert_int_equal(rep.is_fast, 1);
+	assert_true(rep.fast_bytes > 0);   /* the first stretch */
+	assert_true(rep.hand_overs > 0);   /* at X */
+	jf_decoder_free(dec);
+	jf_codemap_free(map);
+	jf_ptb_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_block_cache_keeps_what_no_change_touched),
 		cmocka_unit_test(test_unchanged_since),
 		cmocka_unit_test(test_insn_cache_follows_changes),
+		cmocka_unit_test(test_fast_path_while_code_changes),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

@@ -59,6 +59,19 @@ const char *jf_codemap_file_at(struct jf_codemap *map, uint64_t vaddr, uint64_t 
 typedef size_t (*jf_codemap_fill_fn)(void *ctx, uint64_t vaddr, void *buf, size_t size);
 void jf_codemap_set_fill(struct jf_codemap *map, jf_codemap_fill_fn fill, void *ctx);
 
+/* Who changes the map may say where it will change it from now on: pending answers
+ * whether any change still to come may touch a byte of [vaddr, vaddr + size) (1) or
+ * none will (0). It may answer 1 where nothing changes, never 0 where something will;
+ * once 0 for a range, 0 for good. It may not change the map. NULL removes it. A cache of
+ * decoded code that uses only bytes no change will touch stays exact whatever changes
+ * (pt_fast.h). */
+typedef int (*jf_codemap_pending_fn)(void *ctx, uint64_t vaddr, uint64_t size);
+void jf_codemap_set_pending(struct jf_codemap *map, jf_codemap_pending_fn pending, void *ctx);
+/* Whether the map has such an answer... */
+int jf_codemap_tells_changes(const struct jf_codemap *map);
+/* ...and what it says (1 without one). */
+int jf_codemap_may_change(struct jf_codemap *map, uint64_t vaddr, uint64_t size);
+
 /* Changes whenever a section is added or removed, so caches keyed on the bytes can tell
  * that they are stale. */
 uint64_t jf_codemap_generation(const struct jf_codemap *map);
