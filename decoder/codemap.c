@@ -41,11 +41,22 @@ struct section {
 	int in_image;         /* the map's pt_image holds it */
 };
 
+/* The ranges the last CHANGE_LOG generations changed, so that a cache of decoded code can
+ * keep what lies elsewhere (jf_codemap_unchanged_since). A JIT changes its code thousands
+ * of times, each change a few hundred bytes among megabytes of code that stays. */
+enum { CHANGE_LOG = 256 };
+
+struct change {
+	uint64_t generation;  /* the generation this change made */
+	uint64_t from, to;    /* [from, to): the addresses whose bytes it may have changed */
+};
+
 struct jf_codemap {
 	struct section *sec;
 	size_t count, cap;
 	struct backing *backings;
 	uint64_t generation;
+	struct change changes[CHANGE_LOG]; /* the change that made generation g at g % CHANGE_LOG */
 	struct pt_image_section_cache *iscache;
 	size_t iscache_added; /* sections added to iscache since it was made */
 	uint64_t iscache_limit; /* bytes of sections it keeps mapped (libipt's LRU) */
@@ -60,6 +71,8 @@ struct jf_codemap {
 	uint64_t copies;      /* in-memory copies made so far (each gets a path of its own) */
 	jf_codemap_fill_fn fill;
 	void *fill_ctx;
+	jf_codemap_pending_fn pending;
+	void *pending_ctx;
 	/* The exec mode libipt's block cache in iscache's sections holds entries of (unknown:
 	 * none yet); jf_codemap_pt_cache_fits keeps it to one. */
 	enum pt_exec_mode cached_mode;
@@ -273,6 +286,16 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* A new generation, made by a change of the bytes at [vaddr, vaddr + size). */
+static void note_change(struct jf_codemap *map, uint64_t vaddr, uint64_t size)
+{
+	struct change *c = &map->changes[++map->generation % CHANGE_LOG];
+
+	c->generation = map->generation;
+	c->from = vaddr;
+	c->to = vaddr + size < vaddr ? UINT64_MAX : vaddr + size;
+}
+
 static int insert(struct jf_codemap *map, struct backing *b, uint64_t offset, uint64_t size,
 		  uint64_t vaddr, const char *name, struct jf_error *err)
 {
@@ -293,7 +316,7 @@ static int insert(struct jf_codemap *map, struct backing *b, uint64_t offset, ui
 	memmove(&map->sec[i + 1], &map->sec[i], (map->count - i) * sizeof(map->sec[0]));
 	map->sec[i] = s;
 	map->count++;
-	map->generation++;
+	note_change(map, vaddr, size);
 	return 0;
 }
 
@@ -387,7 +410,7 @@ int jf_codemap_remove(struct jf_codemap *map, uint64_t vaddr, uint64_t size)
 	int touched = cut(map, vaddr, size);
 
 	if (touched > 0)
-		map->generation++;
+		note_change(map, vaddr, size);
 	return touched;
 }
 
@@ -410,6 +433,22 @@ void jf_codemap_set_fill(struct jf_codemap *map, jf_codemap_fill_fn fill, void *
 {
 	map->fill = fill;
 	map->fill_ctx = ctx;
+}
+
+void jf_codemap_set_pending(struct jf_codemap *map, jf_codemap_pending_fn pending, void *ctx)
+{
+	map->pending = pending;
+	map->pending_ctx = ctx;
+}
+
+int jf_codemap_tells_changes(const struct jf_codemap *map)
+{
+	return map->pending != NULL;
+}
+
+int jf_codemap_may_change(struct jf_codemap *map, uint64_t vaddr, uint64_t size)
+{
+	return !map->pending || map->pending(map->pending_ctx, vaddr, size);
 }
 
 size_t jf_codemap_read_mapped(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size)
@@ -472,6 +511,40 @@ const char *jf_codemap_file_at(struct jf_codemap *map, uint64_t vaddr, uint64_t 
 uint64_t jf_codemap_generation(const struct jf_codemap *map)
 {
 	return map->generation;
+}
+
+int jf_codemap_unchanged_since(struct jf_codemap *map, uint64_t generation, uint64_t vaddr,
+			       uint64_t size)
+{
+	const struct section *s;
+	uint64_t g, from = vaddr ? vaddr - 1 : 0, to = vaddr + size + 1;
+
+	if (generation > map->generation || map->generation - generation >= CHANGE_LOG ||
+	    to <= vaddr)
+		return 0;
+	/* Touching counts: a change next to the range moves a section edge onto it. */
+	for (g = generation + 1; g <= map->generation; g++) {
+		uint64_t c_from, c_to;
+
+		if (!jf_codemap_change(map, g, &c_from, &c_to) || (c_from < to && from < c_to))
+			return 0;
+	}
+	/* In one section: bytes in a gap come from the fill callback, which may say
+	 * otherwise without any change of the map. */
+	s = find(map, vaddr);
+	return s && vaddr + size <= s->vaddr + s->size;
+}
+
+int jf_codemap_change(const struct jf_codemap *map, uint64_t generation, uint64_t *from,
+		      uint64_t *to)
+{
+	const struct change *c = &map->changes[generation % CHANGE_LOG];
+
+	if (generation > map->generation || c->generation != generation)
+		return 0;
+	*from = c->from;
+	*to = c->to;
+	return 1;
 }
 
 const uint64_t *jf_codemap_generation_counter(const struct jf_codemap *map)

@@ -1,5 +1,5 @@
 /* Instruction lengths, classes and direct targets, decoded by capstone and cached by
- * address until the code map changes. */
+ * address until the code map changes them. */
 #include "jitflow/insn.h"
 #include "jitflow/x86_cet.h"
 
@@ -16,7 +16,18 @@ struct slot {
 	struct jf_insn_info info;
 	uint8_t isa;
 	uint8_t used;
+	/* Decoded from bytes of one section alone: it holds until a change touches them
+	 * (gen 0 then); else only in the code map's generation gen (bytes a fill callback
+	 * gave, or none: it may say otherwise after any change). */
+	uint8_t in_section;
+	uint64_t gen;
 };
+
+/* A JIT changes its code thousands of times, a few hundred bytes each: the instructions
+ * around a change are decoded again, not all of them, unless the changes since the last
+ * lookup cover more bytes than the table's slots over this (looking up each of those
+ * addresses would cost more than emptying the table). */
+enum { SLOTS_PER_CHANGED_BYTE = 4 };
 
 struct jf_insn_cache {
 	struct jf_codemap *map;
@@ -257,18 +268,23 @@ static void classify_arm(csh h, const cs_insn *insn, enum jf_isa isa, struct jf_
 		info->target = target;
 }
 
+/* The instruction at ip into *info; *mapped: how many bytes from ip on the section
+ * holding ip has (0: none holds it, the bytes are the fill callback's). */
 static int decode(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip,
-		  struct jf_insn_info *info)
+		  struct jf_insn_info *info, size_t *mapped)
 {
 	uint8_t bytes[MAX_INSN];
 	const uint8_t *code = bytes;
-	size_t n = jf_codemap_read(c->map, ip, bytes, sizeof(bytes));
+	size_t n = jf_codemap_read_mapped(c->map, ip, bytes, sizeof(bytes));
 	uint64_t addr = ip;
 	size_t left;
 	int len;
 
 	memset(info, 0, sizeof(*info));
 	info->cls = JF_INSN_ERROR;
+	*mapped = n;
+	if (n == 0)
+		n = jf_codemap_read(c->map, ip, bytes, sizeof(bytes));
 	/* An instruction may straddle two sections: read the rest from the next one. */
 	if (n > 0 && n < sizeof(bytes))
 		n += jf_codemap_read(c->map, ip + n, bytes + n, sizeof(bytes) - n);
@@ -322,49 +338,103 @@ static int grow(struct jf_insn_cache *c)
 	return 0;
 }
 
+/* Whether slot s holds in the code map's current generation. */
+static int slot_current(const struct jf_insn_cache *c, const struct slot *s)
+{
+	return s->in_section ? s->gen != 0 : s->gen == c->generation;
+}
+
+/* Every slot of an instruction whose bytes may lie in [from, to) or next to them: stale
+ * (kept in its chain of the table, decoded again when asked for). */
+static void forget_range(struct jf_insn_cache *c, uint64_t from, uint64_t to)
+{
+	uint64_t ip = from > MAX_INSN ? from - MAX_INSN : 0;
+
+	for (;; ip++) {
+		size_t j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
+
+		for (; c->slots[j].used; j = (j + 1) & c->mask)
+			if (c->slots[j].ip == ip)
+				c->slots[j].gen = 0;
+		if (ip >= to)
+			break;
+	}
+}
+
+/* The code map changed since the last lookup: forget what the changes touched (all of
+ * it where the map no longer tells what they were, or they cover much of the address
+ * space). */
+static void follow_changes(struct jf_insn_cache *c, uint64_t gen)
+{
+	uint64_t g, from, to, bytes = 0, limit = (uint64_t)(c->mask + 1) / SLOTS_PER_CHANGED_BYTE;
+	int all = gen < c->generation;
+
+	for (g = c->generation + 1; !all && g <= gen; g++) {
+		all = !jf_codemap_change(c->map, g, &from, &to) || to - from > limit - bytes;
+		bytes += all ? 0 : to - from;
+	}
+	if (all) {
+		memset(c->slots, 0, (c->mask + 1) * sizeof(*c->slots));
+		c->used = 0;
+	} else {
+		for (g = c->generation + 1; g <= gen; g++) {
+			jf_codemap_change(c->map, g, &from, &to);
+			forget_range(c, from, to);
+		}
+	}
+	memset(c->recent, 0, sizeof(c->recent));
+	c->generation = gen;
+}
+
 int jf_insn_at(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, struct jf_insn_info *info)
 {
 	uint64_t gen = jf_codemap_generation(c->map);
 	struct slot *recent = &c->recent[(ip ^ ip >> 11) & (RECENT_SLOTS - 1)];
-	size_t j;
+	struct slot *s;
+	size_t j, mapped;
 
-	if (gen != c->generation) {
-		memset(c->slots, 0, (c->mask + 1) * sizeof(*c->slots));
-		memset(c->recent, 0, sizeof(c->recent));
-		c->used = 0;
-		c->generation = gen;
-	}
+	if (gen != c->generation)
+		follow_changes(c, gen);
 	if (recent->used && recent->ip == ip && recent->isa == isa) {
 		*info = recent->info;
 		return info->cls == JF_INSN_ERROR ? -1 : 0;
 	}
 	j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
 	while (c->slots[j].used) {
-		if (c->slots[j].ip == ip && c->slots[j].isa == isa) {
-			*info = c->slots[j].info;
-			*recent = c->slots[j];
-			return info->cls == JF_INSN_ERROR ? -1 : 0;
-		}
+		if (c->slots[j].ip == ip && c->slots[j].isa == isa)
+			break;
 		j = (j + 1) & c->mask;
 	}
-	decode(c, isa, ip, info);
+	s = &c->slots[j];
+	if (s->used && slot_current(c, s)) {
+		*info = s->info;
+		*recent = *s;
+		return info->cls == JF_INSN_ERROR ? -1 : 0;
+	}
+	decode(c, isa, ip, info, &mapped);
 	recent->ip = ip;
 	recent->isa = (uint8_t)isa;
 	recent->info = *info;
 	recent->used = 1;
-	/* Keep the table at most half full; a failed grow only costs speed. */
-	if ((c->used + 1) * 2 > c->mask + 1 && grow(c) == 0) {
-		j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
-		while (c->slots[j].used)
-			j = (j + 1) & c->mask;
-	}
-	if ((c->used + 1) * 2 <= c->mask + 1) {
-		c->slots[j].ip = ip;
-		c->slots[j].isa = (uint8_t)isa;
-		c->slots[j].info = *info;
-		c->slots[j].used = 1;
+	if (!s->used) {
+		/* Keep the table at most half full; a failed grow only costs speed. */
+		if ((c->used + 1) * 2 > c->mask + 1 && grow(c) == 0) {
+			j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
+			while (c->slots[j].used)
+				j = (j + 1) & c->mask;
+		}
+		if ((c->used + 1) * 2 > c->mask + 1)
+			return info->cls == JF_INSN_ERROR ? -1 : 0;
+		s = &c->slots[j];
 		c->used++;
 	}
+	/* A new slot, or a stale one of the same instruction address decoded again. */
+	s->ip = ip;
+	s->isa = (uint8_t)isa;
+	s->info = *info;
+	s->used = 1;
+	s->in_section = info->cls != JF_INSN_ERROR && mapped >= info->size;
+	s->gen = gen;
 	return info->cls == JF_INSN_ERROR ? -1 : 0;
 }
 

@@ -235,21 +235,23 @@ static struct jf_insn_cache *insns_for(struct session *s, struct jf_codemap *map
 
 /* The fast path's caches over map, made on first use (NULL: out of memory): for counting
  * or for returned blocks (whose blocks end at direct jumps), as the session decodes. */
-static const struct jf_pt_fast_caches *fast_caches_for(struct session *s, struct jf_codemap *map)
+static const struct jf_pt_fast_caches *fast_caches_for(struct session *s, struct jf_codemap *map,
+						       int counting)
 {
 	struct map_fast *n;
 	size_t i;
 
 	for (i = 0; i < s->nfast; i++)
-		if (s->fast[i].map == map)
+		if (s->fast[i].map == map && s->fast[i].counting == counting)
 			return &s->fast[i].caches;
 	n = realloc(s->fast, (s->nfast + 1) * sizeof(*n));
 	if (!n)
 		return NULL;
 	s->fast = n;
 	n[s->nfast].map = map;
-	if ((s->opts.count_when_fast ? jf_pt_fast_caches_init(&n[s->nfast].caches, map)
-				     : jf_pt_fast_block_caches_init(&n[s->nfast].caches, map)) < 0)
+	n[s->nfast].counting = counting;
+	if ((counting ? jf_pt_fast_caches_init(&n[s->nfast].caches, map)
+		      : jf_pt_fast_block_caches_init(&n[s->nfast].caches, map)) < 0)
 		return NULL;
 	return &n[s->nfast++].caches;
 }
@@ -262,12 +264,30 @@ static int code_settled(const struct session *s)
 	       (!s->hooks.code_settled || s->hooks.code_settled(s->hooks.ctx));
 }
 
+/* How a buffer over map is decoded (fast_when_settled): 0 by libipt's block decoder, 1 by
+ * the fast path, 2 by the fast path's counter (count_when_fast). The fast path decodes a
+ * PSB period ahead of what it returns: exact where no code it read changes meanwhile,
+ * which holds when nothing changes any more (code_settled), and where the map tells where
+ * code will still change once the sideband has no map record left (the fast path then
+ * leaves that code to the block decoder: jitflow/codemap.h). The counter returns no
+ * blocks, so the zone records placed at a thread's instruction count would apply late:
+ * it waits for the code to settle. */
+static int decode_how(const struct session *s, struct jf_codemap *map)
+{
+	if (!s->opts.fast_when_settled)
+		return 0;
+	if (code_settled(s))
+		return s->opts.count_when_fast ? 2 : 1;
+	return s->map_records_left == 0 && jf_codemap_tells_changes(map);
+}
+
 /* A decoder over [from, to) of bytes at file offset file_off (base 0 for the stitch). */
 static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 		       uint64_t size, uint64_t file_off, int release, struct jf_error *err)
 {
 	struct jf_pt_config cfg;
 	struct jf_codemap *map = NULL;
+	int how;
 
 	memset(&cfg, 0, sizeof(cfg));
 	jf_perf_intel_pt_config(&s->pt, &cfg);
@@ -293,14 +313,18 @@ static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 		map = s->hooks.codemap_for_pid(s->hooks.ctx, q->pid);
 	if (!map)
 		map = s->empty_map;
+	/* (Counting too where the fast path returns blocks while code changes.) */
+	cfg.end_on_jump |= s->opts.fast_when_settled && jf_codemap_tells_changes(map);
 	cfg.insns = insns_for(s, map);
 	cfg.join_cache_splits = s->opts.join_cache_splits;
-	if (s->opts.fast_when_settled && code_settled(s)) {
-		const struct jf_pt_fast_caches *caches = fast_caches_for(s, map);
+	how = decode_how(s, map);
+	q->dec_counts = how == 2;
+	if (how) {
+		const struct jf_pt_fast_caches *caches = fast_caches_for(s, map, how == 2);
 
 		if (!caches) {
 			q->dec = NULL;
-		} else if (s->opts.count_when_fast) {
+		} else if (how == 2) {
 			q->dec = jf_pt_fast_counter_cached(&cfg, map, caches, err);
 		} else {
 			cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
@@ -334,7 +358,7 @@ static void finish_decoder(struct session *s, struct queue *q)
 		s->report.hand_overs += r.hand_overs;
 		s->report.resumes += r.resumes;
 		s->report.resyncs += r.resyncs;
-		if (s->opts.count_when_fast)
+		if (q->dec_counts)
 			jf_decode_stats_add(jf_decoder_stats_mut(s->self), jf_decoder_stats(q->dec));
 	}
 	jf_decoder_free(q->dec);

@@ -38,6 +38,7 @@ struct queue {
 	uint64_t next_lost_from;
 	uint64_t next_head;       /* the stitch takes [0, next_head) of next */
 	struct jf_decoder *dec;
+	int dec_counts;           /* dec is the fast path's counter (count_when_fast) */
 	/* Stitching consecutive buffers (see perf_session.c): the segment being decoded. */
 	int pending_stitch;       /* after this segment: decode the stitch into next */
 	uint64_t tail_from;       /* the stitch's part of buf: [tail_from, size) */
@@ -72,6 +73,7 @@ struct map_insns {
 /* The fast path's caches over one code map (see new_decoder in perf_session.c). */
 struct map_fast {
 	struct jf_codemap *map;
+	int counting;             /* the counting path's caches, else those of returned blocks */
 	struct jf_pt_fast_caches caches;
 };
 

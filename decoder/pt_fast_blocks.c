@@ -44,6 +44,25 @@ static int straddles(const struct jf_fast_blocks *c, uint64_t ip, uint8_t size)
 	return jf_codemap_read(c->map, ip, bytes, size) < size;
 }
 
+/* Whether a change still to come may touch the instruction of size bytes at ip (or the
+ * bytes next to it: a section edge moved there ends libipt's block). Where the code map
+ * says where it will change (jitflow/codemap.h), this path takes no such block: it hands
+ * over to libipt's block decoder, which reads the code as it is when it gets there. So
+ * what this path decodes ahead holds whatever changes while it is returned. */
+static int may_change(struct jf_fast_blocks *c, uint64_t ip, uint64_t size)
+{
+	return jf_codemap_tells_changes(c->map) && jf_codemap_may_change(c->map, ip - 1, size + 2);
+}
+
+/* A block this path does not take (see may_change): never cached, asked again. */
+static void leave_to_block_decoder(struct jf_fast_block *b)
+{
+	b->end = JF_FAST_UNHANDLED;
+	b->ninsn = 0;
+	b->last = b->next = b->start;
+	b->last_size = 0;
+}
+
 /* Decode the block at ip from the code bytes, the way libipt's block decoder walks
  * instructions without trace. */
 static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa isa, uint64_t ip)
@@ -56,7 +75,14 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 	b->target = 0;
 	b->straight = 1;
 	for (;;) {
-		if (jf_insn_at(c->insns, isa, ip, &in) < 0) {
+		int bad = jf_insn_at(c->insns, isa, ip, &in) < 0;
+
+		/* (What cannot be decoded: the longest instruction's bytes.) */
+		if (may_change(c, ip, bad ? 15 : in.size)) {
+			leave_to_block_decoder(b);
+			return;
+		}
+		if (bad) {
 			b->end = JF_FAST_BAD;
 			b->last = ip;
 			b->last_size = 0;
@@ -147,9 +173,31 @@ static void grow(struct jf_fast_blocks *c, uint64_t gen)
 	}
 }
 
+/* Whether block o, decoded from an earlier version of the code map, holds for version gen
+ * too: a straight block (its instructions are [start, next)) whose bytes no change since
+ * touched. Such a block is what decoding it again would give: x86 decodes each instruction
+ * from its own bytes, and those lie in one section (jf_codemap_unchanged_since), so none
+ * straddles two. */
+static int still_holds(struct jf_fast_blocks *c, struct jf_fast_block *o, enum jf_isa isa,
+		       uint64_t ip, uint64_t gen)
+{
+	if (o->start != ip || o->isa != (uint8_t)isa || !o->ninsn || o->gen >= gen ||
+	    !o->straight || o->end == JF_FAST_UNHANDLED || o->end == JF_FAST_BAD ||
+	    !jf_codemap_unchanged_since(c->map, o->gen, o->start, o->next - o->start))
+		return 0;
+	o->gen = gen;
+	return 1;
+}
+
 const struct jf_fast_block *jf_fast_block_fill(struct jf_fast_blocks *c, struct jf_fast_block *b,
 					       enum jf_isa isa, uint64_t ip, uint64_t gen)
 {
+	/* A change of the code elsewhere leaves the block (JIT code changes all the time,
+	 * a few hundred bytes each). */
+	if (still_holds(c, b, isa, ip, gen))
+		return b;
+	if (still_holds(c, b + 1, isa, ip, gen))
+		return b + 1;
 	if (b[1].ninsn && b[1].gen == gen && jf_fast_table_conflict(&c->table)) {
 		grow(c, gen);
 		b = jf_fast_block_set(c, ip);

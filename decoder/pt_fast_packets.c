@@ -1251,8 +1251,13 @@ int jf_fast_next_packet(struct fast *f)
 	unsigned size;
 	int status, fresh;
 
-	if (jf_codemap_generation(f->map) != f->generation)
-		return 1;
+	/* A changed code map: where it tells where it changes, none of the code this path
+	 * decoded changed (pt_fast_blocks.c, may_change), and it goes on with the new one. */
+	if (jf_codemap_generation(f->map) != f->generation) {
+		if (!jf_codemap_tells_changes(f->map))
+			return 1;
+		f->generation = jf_codemap_generation(f->map);
+	}
 	if (f->pkt_ahead)
 		off = f->pkt_pos;
 	else if (pt_pkt_get_offset(f->pkt, &off) < 0)

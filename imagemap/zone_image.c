@@ -22,6 +22,7 @@ struct jf_zone_image *jf_zone_image_new(struct jf_codemap *map,
 	if (config)
 		zi->cfg = *config;
 	jf_codemap_set_fill(map, jf_zone_early_fill, zi);
+	jf_codemap_set_pending(map, jf_zone_pending, zi);
 	return zi;
 }
 
@@ -32,11 +33,14 @@ void jf_zone_image_free(struct jf_zone_image *zi)
 	if (!zi)
 		return;
 	jf_codemap_set_fill(zi->map, NULL, NULL);
+	jf_codemap_set_pending(zi->map, NULL, NULL);
+	jf_zone_pending_fini(zi);
 	for (i = 0; i < zi->nstreams; i++) {
 		jf_zone_reader_close(zi->streams[i].reader);
 		jf_zone_reader_close(zi->streams[i].survey);
 		free(zi->streams[i].loads);
 		free(zi->streams[i].observed);
+		free(zi->streams[i].changes);
 		free(zi->streams[i].path);
 	}
 	free(zi->streams);
@@ -87,7 +91,8 @@ static int survey(struct jf_zone_stream *s, struct jf_error *err)
 	s->survey = r;
 	while ((rc = jf_zone_next(r, &rec, err)) == 1) {
 		if (jf_zone_early_note(s, &rec, s->whole_records) < 0 ||
-		    jf_zone_settled_note(s, &rec, s->whole_records) < 0)
+		    jf_zone_settled_note(s, &rec, s->whole_records) < 0 ||
+		    jf_zone_pending_note(s, &rec, s->whole_records) < 0)
 			return jf_fail(err, "%s: out of memory indexing code changes", s->path);
 		s->whole_records++;
 		if (rec.id > JF_ZONE_ID_BASE && rec.id <= JF_ZONE_ID_LAST)
@@ -131,6 +136,7 @@ int jf_zone_image_add_file(struct jf_zone_image *zi, const char *path, struct jf
 		jf_zone_reader_close(s->survey);
 		free(s->loads);
 		free(s->observed);
+		free(s->changes);
 		free(s->path);
 		return -1;
 	}

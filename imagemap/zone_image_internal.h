@@ -57,6 +57,28 @@ struct jf_zone_observed {
 	const uint8_t *bytes;        /* in the survey reader's mapping */
 };
 
+/* The addresses a record that is not an observed PATCH changes (zone_pending.c). */
+struct jf_zone_change {
+	uint64_t ordinal;            /* the record's place in the reader's order */
+	uint64_t from, to;           /* [from, to) */
+};
+
+/* Every code change of every stream by address, for where code will still change
+ * (zone_pending.c): built when first asked, again after a stream is added. */
+struct jf_zone_pending_entry {
+	uint64_t from, to, ordinal;
+	size_t stream;
+	size_t observed;             /* its index in the stream's observed, or SIZE_MAX */
+};
+
+struct jf_zone_pending_index {
+	struct jf_zone_pending_entry *v;
+	size_t n;
+	size_t streams;              /* streams indexed (0: none yet) */
+	uint64_t longest;            /* the longest range's bytes */
+	int broken;                  /* out of memory: every range may change */
+};
+
 struct jf_zone_stream {
 	struct jf_zone_reader *reader;
 	struct jf_zone_reader *survey; /* kept open: the indexes point into its mapping */
@@ -64,6 +86,8 @@ struct jf_zone_stream {
 	size_t nloads, loads_cap;
 	struct jf_zone_observed *observed;
 	size_t nobserved, observed_cap;
+	struct jf_zone_change *changes;
+	size_t nchanges, changes_cap;
 	uint64_t runtime_changes_end; /* ordinal + 1 of the last record that changes code and
 				       * is not an observed patch or a CODE_MOVE (0: none)... */
 	uint64_t moves_end;           /* ...and of the last CODE_MOVE */
@@ -99,6 +123,7 @@ struct jf_zone_image {
 	size_t nstreams;
 	struct jf_zone_regions regions;
 	struct jf_zone_image_stats stats;
+	struct jf_zone_pending_index pending;
 };
 
 enum jf_zone_how { JF_ZONE_BY_CALL, JF_ZONE_BY_PTWRITE, JF_ZONE_BY_TIME, JF_ZONE_BY_POSITION };
@@ -120,6 +145,14 @@ int jf_zone_bytes_difference(struct jf_codemap *map, uint64_t addr, const uint8_
  * jf_zone_image_code_settled. Returns 0, -1 out of memory. */
 int jf_zone_settled_note(struct jf_zone_stream *s, const struct jf_zone_record *rec,
 			 uint64_t ordinal);
+
+/* zone_pending.c: index the stream's record (its ordinal-th) for where code will still
+ * change. Returns 0, -1 out of memory. */
+int jf_zone_pending_note(struct jf_zone_stream *s, const struct jf_zone_record *rec,
+			 uint64_t ordinal);
+/* The code map's jf_codemap_pending_fn: ctx is the zone image. */
+int jf_zone_pending(void *ctx, uint64_t vaddr, uint64_t size);
+void jf_zone_pending_fini(struct jf_zone_image *zi);
 
 /* zone_early.c */
 int jf_zone_early_note(struct jf_zone_stream *s, const struct jf_zone_record *rec,

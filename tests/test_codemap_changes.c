@@ -2,8 +2,10 @@
  * every block decodes the bytes the code map holds when it is asked for, whatever the
  * change was (new bytes at the same address, a file's section over them, code split by
  * new code inside it, code removed), other sections of the same file stay, and code
- * removed decodes to a missing-code error. The instruction counts are the program's: each
- * version of the code is n nops and a jmp rax. */
+ * removed decodes to a missing-code error. The fast path's block cache, over the same
+ * changes, decodes X anew after each and keeps Y's block, which no change touched. The
+ * instruction counts are the program's: each version of the code is n nops and a jmp
+ * rax. */
 #include "test_support.h"
 #include "pt_builder.h"
 
@@ -11,6 +13,10 @@
 #include <string.h>
 
 #include "jitflow/codemap.h"
+#include "jitflow/insn.h"
+#include "jitflow/pt_fast.h"
+
+#include "pt_fast_blocks.h"
 
 enum {
 	X = 0x7000,        /* the code rewritten */
@@ -114,6 +120,33 @@ static struct jf_decoder *decoder(struct jf_ptb *b, struct jf_codemap *map)
 	return dec;
 }
 
+/* The decoder's next block into *f: 1, or 0 at the end; an error fails the test. */
+static int next_block(struct jf_decoder *dec, struct jf_flow *f, unsigned step)
+{
+	struct jf_error err;
+	int rc;
+
+	while ((rc = jf_decoder_next(dec, f, &err)) > 0) {
+		if (f->kind == JF_FLOW_ERROR)
+			fail_msg("step %u: error at 0x%llx: %s", step, (unsigned long long)f->ip,
+				 f->u.error.text);
+		if (f->kind == JF_FLOW_BLOCK)
+			return 1;
+	}
+	if (rc < 0)
+		fail_msg("step %u: %s", step, err.msg);
+	return 0;
+}
+
+/* A block at X with the instructions of the code there (nops + 1). */
+static void expect_x(const struct jf_flow *f, unsigned step, unsigned nops)
+{
+	assert_int_equal(f->u.block.start, X);
+	if (f->u.block.ninsn != nops + 1)
+		fail_msg("step %u: %u instructions at X, the code there has %u", step,
+			 f->u.block.ninsn, nops + 1);
+}
+
 static void test_each_block_runs_the_code_of_its_time(void **state)
 {
 	struct jf_codemap *map = jf_codemap_new();
@@ -123,31 +156,21 @@ static void test_each_block_runs_the_code_of_its_time(void **state)
 	struct jf_flow f;
 	char path[512];
 	unsigned step = 0, at_y = 0, nops;
-	int rc;
 
 	snprintf(path, sizeof(path), "%s/versions.bin", jf_test_tmpdir());
 	write_versions(path);
 	assert_int_equal(jf_codemap_add_file(map, path, Y_VERSION * SLOT, SLOT, Y, NULL, &err), 0);
 	nops = change(map, path, step);
 	dec = decoder(b, map);
-	while ((rc = jf_decoder_next(dec, &f, &err)) > 0) {
-		if (f.kind == JF_FLOW_ERROR)
-			fail_msg("step %u: error at 0x%llx: %s", step, (unsigned long long)f.ip,
-				 f.u.error.text);
-		if (f.kind != JF_FLOW_BLOCK)
-			continue;
+	while (next_block(dec, &f, step)) {
 		if (f.u.block.start == Y) {
 			assert_int_equal(f.u.block.ninsn, file_nops(Y_VERSION) + 1);
 			at_y++;
 			continue;
 		}
-		assert_int_equal(f.u.block.start, X);
-		if (f.u.block.ninsn != nops + 1)
-			fail_msg("step %u: %u instructions at X, the code there has %u",
-				 step, f.u.block.ninsn, nops + 1);
+		expect_x(&f, step, nops);
 		nops = change(map, path, ++step);
 	}
-	assert_int_equal(rc, 0);
 	assert_int_equal(step, STEPS + 1);
 	assert_int_equal(at_y, STEPS);
 	jf_decoder_free(dec);
@@ -169,10 +192,266 @@ static void test_each_block_runs_the_code_of_its_time(void **state)
 	jf_ptb_free(b);
 }
 
+/* The fast path's block at ip in the map's current version. */
+static const struct jf_fast_block *block_now(struct jf_fast_blocks *c, struct jf_codemap *map,
+					     uint64_t ip)
+{
+	return jf_fast_block_at(c, JF_ISA_X86_64, ip, jf_codemap_generation(map));
+}
+
+static void test_block_cache_keeps_what_no_change_touched(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_insn_cache *insns;
+	struct jf_fast_blocks *c;
+	const struct jf_fast_block *b;
+	struct jf_error err;
+	uint8_t code[SLOT];
+	char path[512];
+	unsigned step, nops;
+	uint64_t filled;
+
+	snprintf(path, sizeof(path), "%s/versions-fast.bin", jf_test_tmpdir());
+	write_versions(path);
+	assert_int_equal(jf_codemap_add_file(map, path, Y_VERSION * SLOT, SLOT, Y, NULL, &err), 0);
+	insns = jf_insn_cache_new(map);
+	c = jf_fast_blocks_new(insns, map, 10, 0);
+	assert_non_null(insns);
+	assert_non_null(c);
+	b = block_now(c, map, Y);
+	assert_int_equal(b->ninsn, file_nops(Y_VERSION) + 1);
+	for (step = 0; step < STEPS; step++) {
+		nops = change(map, path, step);
+		filled = jf_fast_blocks_filled(c);
+		b = block_now(c, map, X);
+		if (b->ninsn != nops + 1)
+			fail_msg("step %u: %u instructions at X, the code there has %u", step,
+				 b->ninsn, nops + 1);
+		assert_int_equal(jf_fast_blocks_filled(c), filled + 1); /* X's code is new */
+		b = block_now(c, map, Y);
+		assert_int_equal(b->ninsn, file_nops(Y_VERSION) + 1);
+		assert_int_equal(jf_fast_blocks_filled(c), filled + 1); /* Y's block kept */
+	}
+
+	/* Code put right after Y's section leaves Y's block, which ends before it... */
+	version(code, sizeof(code), 3);
+	assert_int_equal(jf_codemap_add_bytes(map, code, sizeof(code), Y + SLOT, "next", &err), 0);
+	filled = jf_fast_blocks_filled(c);
+	assert_int_equal(block_now(c, map, Y)->ninsn, file_nops(Y_VERSION) + 1);
+	assert_int_equal(jf_fast_blocks_filled(c), filled);
+	/* ...code written over its tail (the jmp) is decoded anew... */
+	version(code, sizeof(code), 9);
+	assert_int_equal(jf_codemap_add_bytes(map, code, 4, Y + file_nops(Y_VERSION), "tail", &err), 0);
+	assert_int_equal(block_now(c, map, Y)->ninsn, file_nops(Y_VERSION) + 4 + 1);
+	assert_int_equal(jf_fast_blocks_filled(c), filled + 1);
+	/* ...and so is every block after more changes than the map remembers, even where
+	 * none touched it. */
+	for (step = 0; step < 300; step++)
+		change(map, path, step);
+	filled = jf_fast_blocks_filled(c);
+	assert_int_equal(block_now(c, map, Y)->ninsn, file_nops(Y_VERSION) + 4 + 1);
+	assert_int_equal(jf_fast_blocks_filled(c), filled + 1);
+	/* Code removed is missing, though the change was elsewhere before. */
+	assert_true(jf_codemap_remove(map, Y, SLOT) > 0);
+	assert_int_equal(block_now(c, map, Y)->end, JF_FAST_BAD);
+
+	jf_fast_blocks_free(c);
+	jf_insn_cache_free(insns);
+	jf_codemap_free(map);
+}
+
+/* What the map says about ranges across its changes. */
+static void test_unchanged_since(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err;
+	uint8_t code[SLOT];
+	uint64_t g0, g;
+
+	version(code, sizeof(code), 4);
+	assert_int_equal(jf_codemap_add_bytes(map, code, sizeof(code), Y, "y", &err), 0);
+	g0 = jf_codemap_generation(map);
+	assert_int_equal(jf_codemap_unchanged_since(map, g0, Y, 6), 1);
+	assert_int_equal(jf_codemap_add_bytes(map, code, sizeof(code), X, "x", &err), 0);
+	assert_int_equal(jf_codemap_unchanged_since(map, g0, Y, 6), 1);
+	/* A range partly outside its section, or in none, is not vouched for. */
+	assert_int_equal(jf_codemap_unchanged_since(map, g0, Y + SLOT - 2, 4), 0);
+	assert_int_equal(jf_codemap_unchanged_since(map, g0, Y + SLOT + 8, 4), 0);
+	/* A change that touches the range (ends where it starts) counts. */
+	g = jf_codemap_generation(map);
+	assert_int_equal(jf_codemap_add_bytes(map, code, 8, Y - 8, "before", &err), 0);
+	assert_int_equal(jf_codemap_unchanged_since(map, g, Y, 6), 0);
+	assert_int_equal(jf_codemap_unchanged_since(map, g, Y + 8, 6), 1);
+	/* A generation the map has not reached is not vouched for. */
+	assert_int_equal(jf_codemap_unchanged_since(map, jf_codemap_generation(map) + 1, Y, 6), 0);
+	jf_codemap_free(map);
+}
+
+/* The fill callback's bytes for addresses no section holds: *(uint8_t *)ctx, repeated. */
+static size_t fill_with(void *ctx, uint64_t vaddr, void *buf, size_t size)
+{
+	(void)vaddr;
+	memset(buf, *(const uint8_t *)ctx, size);
+	return size;
+}
+
+static uint8_t insn_class(struct jf_insn_cache *insns, uint64_t ip, unsigned *size)
+{
+	struct jf_insn_info info;
+
+	if (jf_insn_at(insns, JF_ISA_X86_64, ip, &info) < 0)
+		return JF_INSN_ERROR;
+	*size = info.size;
+	return info.cls;
+}
+
+/* The instruction cache across changes: what a change wrote is decoded anew, what the fill
+ * callback gave is asked again after any change, and everything after more changes than
+ * the map remembers. */
+static void test_insn_cache_follows_changes(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_insn_cache *insns = jf_insn_cache_new(map);
+	struct jf_error err;
+	uint8_t nops[SLOT], ret = 0xc3, mov[5] = { 0xb8, 1, 0, 0, 0 }, gap_byte = 0x90;
+	unsigned size = 0, step;
+
+	assert_non_null(insns);
+	memset(nops, 0x90, sizeof(nops));
+	jf_codemap_set_fill(map, fill_with, &gap_byte);
+	assert_int_equal(jf_codemap_add_bytes(map, nops, sizeof(nops), X, "x", &err), 0);
+	assert_int_equal(jf_codemap_add_bytes(map, nops, sizeof(nops), Y, "y", &err), 0);
+	assert_int_equal(insn_class(insns, X + 4, &size), JF_INSN_OTHER);
+	assert_int_equal(size, 1);
+	assert_int_equal(insn_class(insns, Y, &size), JF_INSN_OTHER);
+	assert_int_equal(insn_class(insns, Y + SLOT, &size), JF_INSN_OTHER); /* fill's nop */
+	assert_int_equal(size, 1);
+
+	/* New code at X + 4; Y's instructions are untouched. */
+	assert_int_equal(jf_codemap_add_bytes(map, mov, sizeof(mov), X + 4, "mov", &err), 0);
+	assert_int_equal(insn_class(insns, X + 4, &size), JF_INSN_OTHER);
+	assert_int_equal(size, 5);
+	assert_int_equal(insn_class(insns, Y, &size), JF_INSN_OTHER);
+	assert_int_equal(size, 1);
+	/* A return written where a nop ran, and the fill now saying ret: a change elsewhere
+	 * (at X) is enough for the fill to be asked again. */
+	gap_byte = 0xc3;
+	assert_int_equal(jf_codemap_add_bytes(map, &ret, 1, X + 4, "ret", &err), 0);
+	assert_int_equal(insn_class(insns, X + 4, &size), JF_INSN_RETURN);
+	assert_int_equal(insn_class(insns, Y + SLOT, &size), JF_INSN_RETURN);
+	/* A change at Y, then more changes elsewhere than the map remembers. */
+	assert_int_equal(insn_class(insns, Y + 8, &size), JF_INSN_OTHER);
+	assert_int_equal(jf_codemap_add_bytes(map, &ret, 1, Y + 8, "ret", &err), 0);
+	for (step = 0; step < 300; step++)
+		assert_int_equal(jf_codemap_add_bytes(map, &ret, 1, X, "ret", &err), 0);
+	assert_int_equal(insn_class(insns, Y + 8, &size), JF_INSN_RETURN);
+	/* Code removed is missing. */
+	assert_true(jf_codemap_remove(map, Y, SLOT) > 0);
+	jf_codemap_set_fill(map, NULL, NULL);
+	assert_int_equal(insn_class(insns, Y + 8, &size), JF_INSN_ERROR);
+
+	jf_insn_cache_free(insns);
+	jf_codemap_free(map);
+}
+
+/* The code map's answer to where it will change: X's code (and the bytes its changes cut
+ * around it) while changes are left to make (*ctx). */
+static int x_may_change(void *ctx, uint64_t vaddr, uint64_t size)
+{
+	const unsigned *left = ctx;
+
+	return *left && vaddr < X + 48 && X - 16 < vaddr + size;
+}
+
+/* The PSB+ of a trace that has just gone to ip. */
+static void psb_at(struct jf_ptb *b, uint64_t ip)
+{
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, ip);
+	jf_ptb_psbend(b);
+}
+
+enum { Y_ONLY = 200, FAST_STEPS = 300 };
+
+/* The fast path decodes a PSB period ahead of what it returns while the code at X
+ * changes: after each block at X, and once while it returns the stretch before X first
+ * runs (Y alone). It takes Y's stretch and leaves the code that will change to libipt's
+ * block decoder, so that every block has the instructions of the code of its time. */
+static void test_fast_path_while_code_changes(void **state)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	struct jf_pt_config pc;
+	struct jf_decoder *dec;
+	struct jf_error err;
+	struct jf_flow f;
+	char path[512];
+	unsigned step = 0, left = FAST_STEPS, at_y = 0, at_x = 0, i, nops;
+
+	snprintf(path, sizeof(path), "%s/versions-window.bin", jf_test_tmpdir());
+	write_versions(path);
+	assert_int_equal(jf_codemap_add_file(map, path, Y_VERSION * SLOT, SLOT, Y, NULL, &err), 0);
+	nops = change(map, path, step);
+	jf_codemap_set_pending(map, x_may_change, &left);
+	/* Y alone for a stretch, then X and Y in turn, then Y alone again. */
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, Y);
+	for (i = 0; i < Y_ONLY; i++)
+		jf_ptb_tip(b, pt_ipc_update_16, Y);
+	psb_at(b, Y);
+	for (i = 0; i < FAST_STEPS; i++) {
+		jf_ptb_tip(b, pt_ipc_update_16, X);
+		jf_ptb_tip(b, pt_ipc_update_16, Y);
+	}
+	psb_at(b, Y);
+	for (i = 0; i < Y_ONLY; i++)
+		jf_ptb_tip(b, pt_ipc_update_16, Y);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+
+	memset(&pc, 0, sizeof(pc));
+	pc.trace = jf_ptb_bytes(b);
+	pc.size = jf_ptb_size(b);
+	pc.end_on_call = pc.end_on_jump = pc.join_cache_splits = 1;
+	dec = jf_pt_fast_decoder_new(&pc, map, &err);
+	if (!dec)
+		fail_msg("%s", err.msg);
+	while (next_block(dec, &f, step)) {
+		if (f.u.block.start == Y) {
+			assert_int_equal(f.u.block.ninsn, file_nops(Y_VERSION) + 1);
+			/* X changes while the first stretch is returned. */
+			if (++at_y == Y_ONLY / 2)
+				nops = change(map, path, ++step);
+			continue;
+		}
+		expect_x(&f, step, nops);
+		at_x++;
+		left--;
+		nops = change(map, path, ++step);
+	}
+	assert_int_equal(at_x, FAST_STEPS);
+	assert_int_equal(at_y, 2 * Y_ONLY + FAST_STEPS + 1);
+	jf_pt_fast_counter_report(dec, &rep);
+	assert_int_equal(rep.is_fast, 1);
+	assert_true(rep.fast_bytes > 0);   /* the first stretch */
+	assert_true(rep.hand_overs > 0);   /* at X */
+	jf_decoder_free(dec);
+	jf_codemap_free(map);
+	jf_ptb_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_each_block_runs_the_code_of_its_time),
+		cmocka_unit_test(test_block_cache_keeps_what_no_change_touched),
+		cmocka_unit_test(test_unchanged_since),
+		cmocka_unit_test(test_insn_cache_follows_changes),
+		cmocka_unit_test(test_fast_path_while_code_changes),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

@@ -189,7 +189,8 @@ static struct jf_perf_session_report compare_decoders(const char *path, const ch
  * runtime loads and patches its code in the first of its AUX buffers: the decoders after
  * it (a stitch across the cut, the second buffer) are the fast path's; recorded-fib has no
  * JIT code and its MMAPs come before the trace: all are. pypy-loop has one buffer, in
- * which PyPy compiles. */
+ * which PyPy compiles: the fast path's too, which leaves the code that PyPy's records
+ * still change to libipt's block decoder. */
 static void test_checked_in_recordings(void **state)
 {
 	static const char *const dirs[] = { "minivm-bridge", "pypy-loop", "recorded-fib" };
@@ -215,8 +216,6 @@ static void test_checked_in_recordings(void **state)
 		       (unsigned long long)r.fast_bytes);
 		if (i == 0)
 			assert_true(r.fast_buffers > 0 && r.fast_buffers < r.buffers);
-		else if (i == 1)
-			assert_int_equal(r.fast_buffers, 0);
 		else
 			assert_true(r.fast_buffers > 0 && r.fast_buffers == r.buffers);
 	}

@@ -20,7 +20,10 @@
 
 /* minivm-bridge's runtime loads and patches its code in the first of its AUX buffers: the
  * decoders after it are the fast path's; recorded-fib has no JIT code and its MMAPs come
- * before the trace: all are. pypy-loop has one buffer, in which PyPy compiles: none. */
+ * before the trace: all are. pypy-loop has one buffer, in which PyPy compiles: it starts
+ * on the fast path, while code still changes (the zone image tells where), and hands over
+ * where it meets code that will change; decode's records and stat's counts are those of
+ * libipt's block decoder all the same. */
 static void test_checked_in_recordings(void **state)
 {
 	static const char *const dirs[] = { "minivm-bridge", "pypy-loop", "recorded-fib" };
@@ -41,12 +44,9 @@ static void test_checked_in_recordings(void **state)
 
 				n = jf_check_perf_fast(path, image_dir, count, cpu_none, &fp,
 						       &of).fast_buffers;
-				if (i == 1) {
-					assert_int_equal(n, 0);
-					assert_int_equal(fp.is_fast, 0);
-					continue;
-				}
 				assert_true(n > 0);
+				if (i == 1)
+					assert_true(fp.hand_overs > 0);
 				assert_int_equal(fp.is_fast, 1);
 				assert_true(fp.fast_bytes <= of);
 			}

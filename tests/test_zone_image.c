@@ -547,6 +547,36 @@ static void test_by_time_applies_at_equal_time(void **state)
 	by_time_without_markers(1);
 }
 
+/* Where code will still change, as the zone image tells the code map: where records not
+ * applied yet load, free or patch code (J: A's load, its free, B's load), nowhere else,
+ * and nowhere once all are applied. */
+static void test_where_code_will_change(void **state)
+{
+	struct scenario *s = calloc(1, sizeof(*s));
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err = { "" };
+	struct jf_zone_image *zi = jf_zone_image_new(map, NULL, &err);
+	struct a_then_b z;
+
+	(void)state;
+	assert_non_null(zi);
+	assert_true(jf_codemap_tells_changes(map));
+	write_a_then_b(s, "pending", &z);
+	assert_false(jf_codemap_may_change(map, J, 1)); /* no files */
+	assert_int_equal(jf_zone_image_add_file(zi, z.zone, &err), 0);
+	assert_true(jf_codemap_may_change(map, J, 1));
+	assert_true(jf_codemap_may_change(map, J + sizeof(code_b) - 1, 16));
+	assert_true(jf_codemap_may_change(map, J - 4, 5));
+	assert_false(jf_codemap_may_change(map, J - 4, 4)); /* ends where A starts */
+	assert_false(jf_codemap_may_change(map, J + 0x1000, 16));
+	assert_int_equal(jf_zone_image_apply_all(zi, &err), 0);
+	assert_false(jf_codemap_may_change(map, J, sizeof(code_b)));
+	jf_zone_image_free(zi);
+	assert_false(jf_codemap_tells_changes(map));
+	jf_codemap_free(map);
+	free(s);
+}
+
 /* Settled once every code change of every file is applied: minivm-bridge's zone file has
  * 11 CODE_LOADs and a PATCH among its 3,000 iteration marks and descriptions. */
 static void test_code_settled(void **state)
@@ -715,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_by_time_without_markers),
 		cmocka_unit_test(test_by_time_applies_at_equal_time),
 		cmocka_unit_test(test_code_settled),
+		cmocka_unit_test(test_where_code_will_change),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

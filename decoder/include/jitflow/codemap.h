@@ -59,6 +59,19 @@ const char *jf_codemap_file_at(struct jf_codemap *map, uint64_t vaddr, uint64_t 
 typedef size_t (*jf_codemap_fill_fn)(void *ctx, uint64_t vaddr, void *buf, size_t size);
 void jf_codemap_set_fill(struct jf_codemap *map, jf_codemap_fill_fn fill, void *ctx);
 
+/* Who changes the map may say where it will change it from now on: pending answers
+ * whether any change still to come may touch a byte of [vaddr, vaddr + size) (1) or
+ * none will (0). It may answer 1 where nothing changes, never 0 where something will;
+ * once 0 for a range, 0 for good. It may not change the map. NULL removes it. A cache of
+ * decoded code that uses only bytes no change will touch stays exact whatever changes
+ * (pt_fast.h). */
+typedef int (*jf_codemap_pending_fn)(void *ctx, uint64_t vaddr, uint64_t size);
+void jf_codemap_set_pending(struct jf_codemap *map, jf_codemap_pending_fn pending, void *ctx);
+/* Whether the map has such an answer... */
+int jf_codemap_tells_changes(const struct jf_codemap *map);
+/* ...and what it says (1 without one). */
+int jf_codemap_may_change(struct jf_codemap *map, uint64_t vaddr, uint64_t size);
+
 /* Changes whenever a section is added or removed, so caches keyed on the bytes can tell
  * that they are stale. */
 uint64_t jf_codemap_generation(const struct jf_codemap *map);
@@ -66,6 +79,19 @@ uint64_t jf_codemap_generation(const struct jf_codemap *map);
 /* The counter jf_codemap_generation reads, for a consumer that checks it for every block
  * (one load instead of a call). Valid as long as the map. */
 const uint64_t *jf_codemap_generation_counter(const struct jf_codemap *map);
+
+/* Whether the bytes at [vaddr, vaddr + size) are still those of generation (an earlier
+ * value of jf_codemap_generation): 1 when no change since touched them or the bytes next to
+ * them and one section holds them all; 0 when one did, or when that is not known (only the
+ * last 255 changes are kept), or some of them lie outside the sections. For caches of
+ * decoded code that keep what a change left alone. */
+int jf_codemap_unchanged_since(struct jf_codemap *map, uint64_t generation, uint64_t vaddr,
+			       uint64_t size);
+
+/* The addresses [*from, *to) whose bytes the change that made generation may have
+ * changed: 1, or 0 when the map no longer knows (it keeps the last 256) or never made it. */
+int jf_codemap_change(const struct jf_codemap *map, uint64_t generation, uint64_t *from,
+		      uint64_t *to);
 
 /* A map with the same sections, and caches of its own, for another thread to decode with
  * (a code map is not safe to share between threads). Maps with a fill callback are not

@@ -57,17 +57,23 @@ struct jf_perf_session_options {
 	int cpu_override;         /* 1: use the three fields above (all 0 = no errata) */
 	int end_on_call, end_on_jump, join_cache_splits; /* as in jf_pt_config */
 	/* Decode a buffer with the fast path (jf_pt_fast_decoder_new: the same records,
-	 * faster) when the code is settled as it starts (code_settled above): the fast path
-	 * reads a PSB period ahead of what it returns, which is exact only while no code
-	 * changes. Its records are those of end_on_call, end_on_jump and join_cache_splits;
+	 * faster) when the code is settled as it starts (code_settled above), or when every
+	 * MMAP, MMAP2, FORK and COMM has been delivered and the buffer's code map tells
+	 * where its code will still change (jf_codemap_set_pending): the fast path reads a
+	 * PSB period ahead of what it returns, which is exact where none of the code it
+	 * reads changes meanwhile, and leaves code that may to libipt's block decoder.
+	 * Its records are those of end_on_call, end_on_jump and join_cache_splits;
 	 * the other buffers are decoded with the options above, so a caller that wants the
 	 * same records throughout sets end_on_call and join_cache_splits, and cuts blocks at
 	 * direct jumps itself when end_on_jump is not set (jitflow/jump_split.h). */
 	int fast_when_settled;
-	/* With fast_when_settled: those buffers are counted, not returned as blocks
-	 * (jf_pt_fast_counter_new: the same instructions, events, errors, losses and time
-	 * span; blocks cut at every branch). Their instructions, blocks and time span go
-	 * into the session's statistics without records (jitflow stat). */
+	/* With fast_when_settled: the buffers that start with the code settled are
+	 * counted, not returned as blocks (jf_pt_fast_counter_new: the same instructions,
+	 * events, errors, losses and time span; blocks cut at every branch). Their
+	 * instructions, blocks and time span go into the session's statistics without
+	 * records (jitflow stat). Where code still changes, the fast path returns blocks
+	 * (records placed at a thread's instruction count need that count after every
+	 * block), and every buffer's block decoder ends blocks at jumps, as they do. */
 	int count_when_fast;
 };
 

@@ -22,7 +22,9 @@ extern "C" {
  * decodes to and a cache of blocks decoded from the code bytes, and keeps the time of
  * timing packets as libipt's query decoder estimates it. Each stretch between two PSBs is
  * held back until the next PSB; whatever it does not model (an error, an event other than
- * tracing on/off, execution mode and timing, a change of the code map) makes it decode
+ * tracing on/off, execution mode and timing, a change of the code map unless the map
+ * tells where it changes, code that the map says may still change: jitflow/codemap.h)
+ * makes it decode
  * from the last PSB it reached on with jf_pt_decoder_new's decoder, so that the result
  * stays that of the block decoder; where that decoder resynchronises at a PSB after an
  * error, its state is that of a decoder started there, and this path takes over again

@@ -84,7 +84,10 @@ struct jf_zone_image_stats {
 	uint64_t ext_files;        /* ... of which hold jitflow's extension records */
 };
 
-/* map must outlive the image. config may be NULL (AUTO, no time conversion). */
+/* map must outlive the image. config may be NULL (AUTO, no time conversion). The image
+ * gives map the bytes of code a record still to apply will load where no section holds
+ * them (jf_codemap_set_fill), and tells it where the records still to apply may change
+ * code (jf_codemap_set_pending: zone_pending.c; files added later widen that). */
 struct jf_zone_image *jf_zone_image_new(struct jf_codemap *map,
 					const struct jf_zone_image_config *config,
 					struct jf_error *err);

@@ -1,0 +1,161 @@
+/* Where the zone files will still change code: the code map's pending answer
+ * (jf_codemap_set_pending), which lets the fast path decode ahead while a JIT goes on
+ * compiling elsewhere.
+ *
+ * A byte changes from here on only when a record not applied yet applies. The first record
+ * to change byte x is either a runtime change (load, move, free, patch) whose range holds
+ * x, or an observed PATCH (code as the recorder saw it first run, zone_settled.c) whose
+ * byte at x differs from the image's now, since nothing changed x before it. So x may
+ * change only if a runtime change still to apply covers it, or an observed patch still
+ * to apply covers it and differs from the image now. Records apply in order and never
+ * come back, so a range that none covers stays so. Each stream's records are indexed
+ * once, when the file is surveyed; the ranges of all streams are sorted by address when
+ * first asked. */
+#include <stdlib.h>
+
+#include "zone_image_internal.h"
+
+static int add_range(struct jf_zone_stream *s, uint64_t ordinal, uint64_t addr, uint64_t size)
+{
+	struct jf_zone_change *v;
+
+	if (!size)
+		return 0;
+	if (s->nchanges == s->changes_cap) {
+		size_t cap = s->changes_cap ? s->changes_cap * 2 : 64;
+
+		v = realloc(s->changes, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		s->changes = v;
+		s->changes_cap = cap;
+	}
+	v = &s->changes[s->nchanges++];
+	v->ordinal = ordinal;
+	v->from = addr;
+	v->to = addr + size < addr ? UINT64_MAX : addr + size;
+	return 0;
+}
+
+int jf_zone_pending_note(struct jf_zone_stream *s, const struct jf_zone_record *rec,
+			 uint64_t ordinal)
+{
+	switch (rec->id) {
+	case JF_JITDUMP_CODE_LOAD:
+		return add_range(s, ordinal, rec->u.code_load.addr, rec->u.code_load.size);
+	case JF_JITDUMP_CODE_MOVE:
+		/* (Whether it changes code is known only at the end of the survey: counted.) */
+		return add_range(s, ordinal, rec->u.code_move.old_addr, rec->u.code_move.size) |
+		       add_range(s, ordinal, rec->u.code_move.new_addr, rec->u.code_move.size);
+	case JF_ZONE_REGION_FREE:
+		return add_range(s, ordinal, rec->u.region_free.addr, rec->u.region_free.size);
+	case JF_ZONE_REGION_MOVE:
+		return add_range(s, ordinal, rec->u.region_move.old_addr,
+				 rec->u.region_move.size) |
+		       add_range(s, ordinal, rec->u.region_move.new_addr, rec->u.region_move.size);
+	case JF_ZONE_PATCH:
+		/* Observed patches are indexed by zone_settled.c, with their bytes. */
+		if (rec->u.patch.flags & JF_PATCH_OBSERVED)
+			return 0;
+		return add_range(s, ordinal, rec->u.patch.addr, rec->u.patch.size);
+	}
+	return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct jf_zone_pending_entry *x = a, *y = b;
+
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+static void entry(struct jf_zone_pending_index *p, size_t stream, size_t observed,
+		  uint64_t ordinal, uint64_t from, uint64_t to)
+{
+	struct jf_zone_pending_entry *e = &p->v[p->n++];
+
+	e->from = from;
+	e->to = to;
+	e->ordinal = ordinal;
+	e->stream = stream;
+	e->observed = observed;
+	if (to - from > p->longest)
+		p->longest = to - from;
+}
+
+static void build(struct jf_zone_image *zi)
+{
+	struct jf_zone_pending_index *p = &zi->pending;
+	size_t i, j, n = 0;
+
+	free(p->v);
+	p->v = NULL;
+	p->n = 0;
+	p->longest = 0;
+	p->streams = zi->nstreams;
+	for (i = 0; i < zi->nstreams; i++)
+		n += zi->streams[i].nchanges + zi->streams[i].nobserved;
+	p->broken = n && !(p->v = malloc(n * sizeof(*p->v)));
+	if (p->broken)
+		return;
+	for (i = 0; i < zi->nstreams; i++) {
+		const struct jf_zone_stream *s = &zi->streams[i];
+
+		for (j = 0; j < s->nchanges; j++)
+			entry(p, i, SIZE_MAX, s->changes[j].ordinal, s->changes[j].from,
+			      s->changes[j].to);
+		for (j = 0; j < s->nobserved; j++)
+			entry(p, i, j, s->observed[j].ordinal, s->observed[j].addr,
+			      s->observed[j].addr + s->observed[j].size);
+	}
+	qsort(p->v, p->n, sizeof(*p->v), by_start);
+}
+
+/* Whether e's record is still to apply and may change code (see the top). */
+static int still_changes(struct jf_zone_image *zi, const struct jf_zone_pending_entry *e)
+{
+	const struct jf_zone_stream *s = &zi->streams[e->stream];
+	const struct jf_zone_observed *o;
+
+	if (!s->has_next || e->ordinal < s->read_records - 1)
+		return 0;
+	if (e->observed == SIZE_MAX)
+		return 1;
+	o = &s->observed[e->observed];
+	return jf_zone_bytes_difference(zi->map, o->addr, o->bytes, o->size) != 0;
+}
+
+int jf_zone_pending(void *ctx, uint64_t vaddr, uint64_t size)
+{
+	struct jf_zone_image *zi = ctx;
+	struct jf_zone_pending_index *p = &zi->pending;
+	uint64_t end = vaddr + size < vaddr ? UINT64_MAX : vaddr + size, lo;
+	size_t a = 0, b;
+
+	if (p->streams != zi->nstreams)
+		build(zi);
+	if (p->broken)
+		return 1;
+	/* A range that holds vaddr starts at most p->longest bytes before it. */
+	lo = vaddr > p->longest ? vaddr - p->longest : 0;
+	b = p->n;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (p->v[mid].from < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < p->n && p->v[a].from < end; a++)
+		if (p->v[a].to > vaddr && still_changes(zi, &p->v[a]))
+			return 1;
+	return 0;
+}
+
+void jf_zone_pending_fini(struct jf_zone_image *zi)
+{
+	free(zi->pending.v);
+	zi->pending.v = NULL;
+	zi->pending.n = 0;
+}
