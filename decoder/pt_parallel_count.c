@@ -47,6 +47,7 @@
 #include "jitflow/mapped_file.h"
 #include "decoder_internal.h"
 #include "flow_buffer.h"
+#include "pt_fast_shared.h"
 #include "pt_fast_watch.h"
 #include "pt_parallel_ahead.h"
 #include "pt_seg_queue.h"
@@ -136,6 +137,10 @@ struct pt_count {
 	struct jf_decoder *dec;         /* (for its progress) */
 
 	struct jf_seg_queue q;
+	/* Blocks and payload paths any thread decoded, for all: each thread's caches would
+	 * otherwise decode the same code again (at 16 threads, most of a worker's first
+	 * segment on a clean capture). */
+	struct jf_fast_shared *shared;
 	struct segment *spare;          /* given out: memory kept for new ones (q's lock) */
 	struct worker *workers;
 	int nworkers;
@@ -634,6 +639,7 @@ static int worker_ready(struct worker *w, struct jf_error *err)
 		return jf_fail(err, "out of memory");
 	if (jf_pt_fast_caches_init(&w->caches, w->map) < 0)
 		return jf_fail(err, "out of memory");
+	jf_fast_shared_attach(w->p->shared, &w->caches);
 	return 0;
 }
 
@@ -833,7 +839,10 @@ static int caller_caches(struct pt_count *p)
 {
 	if (p->serial_caches.payloads)
 		return 0;
-	return jf_pt_fast_caches_init(&p->serial_caches, p->map);
+	if (jf_pt_fast_caches_init(&p->serial_caches, p->map) < 0)
+		return -1;
+	jf_fast_shared_attach(p->shared, &p->serial_caches);
+	return 0;
 }
 
 /* The consumer's own decoder, in the state cur's worker left: cur decoded again (the
@@ -1254,6 +1263,7 @@ static void count_free(void *self)
 	}
 	jf_decoder_free(p->serial);
 	jf_pt_fast_caches_fini(&p->serial_caches);
+	jf_fast_shared_free(p->shared);
 	jf_decoder_free(p->rest);
 	jf_decoder_free(p->local);
 	free(p->last_records);
@@ -1268,7 +1278,8 @@ static int start_workers(struct pt_count *p, struct jf_error *err)
 
 	p->workers = calloc((size_t)p->opt.jobs, sizeof(*p->workers));
 	p->psbs = jf_pt_psb_finder_new(p->cfg.trace, p->cfg.size);
-	if (!p->workers || !p->psbs)
+	p->shared = jf_fast_shared_new();
+	if (!p->workers || !p->psbs || !p->shared)
 		return jf_fail(err, "out of memory");
 	p->nworkers = p->opt.jobs;
 	for (i = 0; i < p->nworkers; i++) {
