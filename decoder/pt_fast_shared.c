@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum slot_state { EMPTY, WRITING, READY };
 
@@ -26,19 +27,31 @@ struct jf_fast_shared {
 	struct table blocks, paths;
 };
 
+/* Zeroed memory of n bytes whose pages are only touched when used: calloc cleared all
+ * 17 MB of these tables itself wherever it reused freed heap (14 M instructions on the
+ * calling thread, callgrind), and most of them stay unused on a small trace. */
+static void *zeroed_pages(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static int table_init(struct table *t, size_t entry_size, unsigned log2)
 {
 	t->entry_size = entry_size;
 	t->log2 = log2;
-	t->state = calloc((size_t)1 << log2, sizeof(*t->state));
-	t->entries = calloc((size_t)1 << log2, entry_size);
+	t->state = zeroed_pages(((size_t)1 << log2) * sizeof(*t->state));
+	t->entries = zeroed_pages(((size_t)1 << log2) * entry_size);
 	return t->state && t->entries ? 0 : -1;
 }
 
 static void table_fini(struct table *t)
 {
-	free(t->state);
-	free(t->entries);
+	if (t->state)
+		munmap(t->state, ((size_t)1 << t->log2) * sizeof(*t->state));
+	if (t->entries)
+		munmap(t->entries, ((size_t)1 << t->log2) * t->entry_size);
 }
 
 struct jf_fast_shared *jf_fast_shared_new(void)

@@ -126,7 +126,7 @@ struct worker {
 enum { RELEASE_STEP = 4 << 20, RELEASE_LAG = 1 << 20, MIN_PAST = 3 };
 
 /* Segments alive at a time: this many per thread, and two more (below). */
-enum { SEGMENTS_PER_JOB = 2 };
+enum { SEGMENTS_PER_JOB = 4 };
 
 struct pt_count {
 	struct jf_pt_config cfg;
@@ -1335,11 +1335,14 @@ struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 	if (!p->opt.overlap)
 		p->opt.overlap = count_overlap(segment_size);
 	p->report = report ? report : &p->own_report;
-	/* Room for every thread to run a segment ahead of those waiting to be given out: with
+	/* Room for every thread to run segments ahead of those waiting to be given out: with
 	 * jobs + 2, a thread that finished two small segments while another decoded a larger
 	 * one before them waited for it, idle, and the other thread did more of the work
 	 * (callgrind, fair scheduling, timed capture at -j 2: the busier thread 1.13x the
-	 * other's instructions with jobs + 2, 1.05x with 2 jobs + 2). */
+	 * other's instructions with jobs + 2, 1.05x with 2 jobs + 2). With 2 jobs + 2 at
+	 * -j 16, while the calling thread decoded a segment instead of giving out the ones
+	 * done, the window filled and workers waited (interp capture: the busiest thread
+	 * decoded 4 segments, others 2; 115 M instructions against 104 M with 4 jobs + 2). */
 	if (jf_seg_queue_init(&p->q, cfg->trace, cfg->size, segment_size, SEGMENTS_PER_JOB *
 			      (size_t)opt->jobs + 2, p, new_segment, recycle_segment) < 0) {
 		jf_fail(err, "out of memory");
