@@ -1061,8 +1061,7 @@ static int back_to_segments(struct pt_count *p, uint64_t psb,
 /* cur is given out: go on with the next segment. 1 = more, 0 = the end. */
 static int advance(struct pt_count *p, struct jf_error *err)
 {
-	/* The next segment was waited for (under the lock) in plan_segment. */
-	struct segment *cur = p->cur, *next = seg_of(cur->seg.next);
+	struct segment *cur = p->cur, *next;
 
 	if (p->at_marker)
 		return hand_over(p, err);
@@ -1070,6 +1069,10 @@ static int advance(struct pt_count *p, struct jf_error *err)
 		return start_rest(p, err) < 0 ? -1 : 1;
 	if (p->finished)
 		return 0;
+	/* Only now: the next segment was waited for (under the lock) in plan_segment where
+	 * it is given out next; before these returns, a worker may still be cutting it after
+	 * cur (a data race, ThreadSanitizer on test_pt_parallel_count). */
+	next = seg_of(cur->seg.next);
 	if (p->joined) {
 		p->pos = p->next_pos;
 		jf_decoder_free(p->serial);
