@@ -137,8 +137,11 @@ int jf_fast_shared_block_get(struct jf_fast_shared *s, int isa, uint64_t ip,
 	for (i = 0; i < PROBES; i++) {
 		const struct jf_fast_block *e = ready(&s->blocks, probe(&s->blocks, first, i));
 
+		/* Slots fill in probe order, so an empty one ends the search; so does one being
+		 * written, which may leave the entry further on unseen: a miss, decoded by the
+		 * caller, costs time, never a wrong entry. */
 		if (!e)
-			return 0; /* slots fill in probe order: none further holds it */
+			return 0;
 		if (e->start == ip && e->isa == (uint8_t)isa) {
 			*b = *e;
 			return 1;
