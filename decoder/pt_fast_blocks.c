@@ -1,6 +1,7 @@
 /* The fast Intel PT path's block cache: one decode of the code bytes per block and code
  * map version, then one lookup. */
 #include "pt_fast_blocks.h"
+#include "pt_fast_shared.h"
 
 #include <stdlib.h>
 
@@ -203,7 +204,10 @@ const struct jf_fast_block *jf_fast_block_fill(struct jf_fast_blocks *c, struct 
 		b = jf_fast_block_set(c, ip);
 	}
 	b[1] = b[0];
-	fill(c, b, isa, ip);
+	if (!jf_fast_shared_block_get(c->shared, isa, ip, b)) {
+		fill(c, b, isa, ip);
+		jf_fast_shared_block_put(c->shared, b);
+	}
 	b->gen = gen;
 	c->filled++;
 	return b;

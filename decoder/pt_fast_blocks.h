@@ -15,6 +15,8 @@
 
 #include "pt_fast_table.h"
 
+struct jf_fast_shared;
+
 /* What ends a block: what the decoder has to do to know where execution goes next. */
 enum jf_fast_end {
 	JF_FAST_COND,      /* conditional branch: one TNT bit; taken -> target, else next */
@@ -55,6 +57,7 @@ struct jf_fast_blocks {
 	struct jf_codemap *map;
 	int end_on_jump;
 	uint64_t filled;
+	struct jf_fast_shared *shared; /* blocks other threads decoded (may be NULL) */
 };
 
 /* A cache of at most 2^log2_slots blocks (direct-mapped: a colliding block replaces the

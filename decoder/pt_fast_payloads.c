@@ -1,6 +1,7 @@
 /* The fast Intel PT path's TNT payload cache: each (start, payload) path is followed
  * through the block cache once, then costs one lookup. */
 #include "pt_fast_payloads.h"
+#include "pt_fast_shared.h"
 
 #include <stdlib.h>
 
@@ -174,10 +175,14 @@ const struct jf_payload_path *jf_payload_path_fill(struct jf_payloads *c,
 		grow(c, gen);
 		p = slot_of(c, ip, bits, nbits);
 	}
-	if (nbits == JF_PAYLOAD_TO_TIP)
-		follow_to_tip(c, p, isa, ip, gen);
-	else
-		follow(c, p, isa, ip, gen, bits, nbits);
+	if (!jf_fast_shared_path_get(c->shared, isa, ip, bits, nbits, p)) {
+		if (nbits == JF_PAYLOAD_TO_TIP)
+			follow_to_tip(c, p, isa, ip, gen);
+		else
+			follow(c, p, isa, ip, gen, bits, nbits);
+		jf_fast_shared_path_put(c->shared, p);
+	}
+	p->gen = gen;
 	return p;
 }
 

@@ -48,6 +48,7 @@ struct jf_payload_path {
 /* Its cache visible: the lookup below is inline, since a trace takes one per TNT packet. */
 struct jf_payloads {
 	struct jf_fast_path_cache c; /* first (jf_fast_path_cache_new): of struct jf_payload_path */
+	struct jf_fast_shared *shared; /* paths other threads followed (may be NULL) */
 };
 
 /* A direct-mapped cache of 2^log2_slots paths over the blocks of blocks. */

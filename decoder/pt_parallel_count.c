@@ -47,6 +47,7 @@
 #include "jitflow/mapped_file.h"
 #include "decoder_internal.h"
 #include "flow_buffer.h"
+#include "pt_fast_shared.h"
 #include "pt_fast_watch.h"
 #include "pt_parallel_ahead.h"
 #include "pt_seg_queue.h"
@@ -125,7 +126,7 @@ struct worker {
 enum { RELEASE_STEP = 4 << 20, RELEASE_LAG = 1 << 20, MIN_PAST = 3 };
 
 /* Segments alive at a time: this many per thread, and two more (below). */
-enum { SEGMENTS_PER_JOB = 2 };
+enum { SEGMENTS_PER_JOB = 4 };
 
 struct pt_count {
 	struct jf_pt_config cfg;
@@ -136,6 +137,10 @@ struct pt_count {
 	struct jf_decoder *dec;         /* (for its progress) */
 
 	struct jf_seg_queue q;
+	/* Blocks and payload paths any thread decoded, for all: each thread's caches would
+	 * otherwise decode the same code again (at 16 threads, most of a worker's first
+	 * segment on a clean capture). */
+	struct jf_fast_shared *shared;
 	struct segment *spare;          /* given out: memory kept for new ones (q's lock) */
 	struct worker *workers;
 	int nworkers;
@@ -634,6 +639,7 @@ static int worker_ready(struct worker *w, struct jf_error *err)
 		return jf_fail(err, "out of memory");
 	if (jf_pt_fast_caches_init(&w->caches, w->map) < 0)
 		return jf_fail(err, "out of memory");
+	jf_fast_shared_attach(w->p->shared, &w->caches);
 	return 0;
 }
 
@@ -833,7 +839,10 @@ static int caller_caches(struct pt_count *p)
 {
 	if (p->serial_caches.payloads)
 		return 0;
-	return jf_pt_fast_caches_init(&p->serial_caches, p->map);
+	if (jf_pt_fast_caches_init(&p->serial_caches, p->map) < 0)
+		return -1;
+	jf_fast_shared_attach(p->shared, &p->serial_caches);
+	return 0;
 }
 
 /* The consumer's own decoder, in the state cur's worker left: cur decoded again (the
@@ -1052,8 +1061,7 @@ static int back_to_segments(struct pt_count *p, uint64_t psb,
 /* cur is given out: go on with the next segment. 1 = more, 0 = the end. */
 static int advance(struct pt_count *p, struct jf_error *err)
 {
-	/* The next segment was waited for (under the lock) in plan_segment. */
-	struct segment *cur = p->cur, *next = seg_of(cur->seg.next);
+	struct segment *cur = p->cur, *next;
 
 	if (p->at_marker)
 		return hand_over(p, err);
@@ -1061,6 +1069,10 @@ static int advance(struct pt_count *p, struct jf_error *err)
 		return start_rest(p, err) < 0 ? -1 : 1;
 	if (p->finished)
 		return 0;
+	/* Only now: the next segment was waited for (under the lock) in plan_segment where
+	 * it is given out next; before these returns, a worker may still be cutting it after
+	 * cur (a data race, ThreadSanitizer on test_pt_parallel_count). */
+	next = seg_of(cur->seg.next);
 	if (p->joined) {
 		p->pos = p->next_pos;
 		jf_decoder_free(p->serial);
@@ -1254,6 +1266,7 @@ static void count_free(void *self)
 	}
 	jf_decoder_free(p->serial);
 	jf_pt_fast_caches_fini(&p->serial_caches);
+	jf_fast_shared_free(p->shared);
 	jf_decoder_free(p->rest);
 	jf_decoder_free(p->local);
 	free(p->last_records);
@@ -1268,7 +1281,8 @@ static int start_workers(struct pt_count *p, struct jf_error *err)
 
 	p->workers = calloc((size_t)p->opt.jobs, sizeof(*p->workers));
 	p->psbs = jf_pt_psb_finder_new(p->cfg.trace, p->cfg.size);
-	if (!p->workers || !p->psbs)
+	p->shared = jf_fast_shared_new();
+	if (!p->workers || !p->psbs || !p->shared)
 		return jf_fail(err, "out of memory");
 	p->nworkers = p->opt.jobs;
 	for (i = 0; i < p->nworkers; i++) {
@@ -1324,11 +1338,14 @@ struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 	if (!p->opt.overlap)
 		p->opt.overlap = count_overlap(segment_size);
 	p->report = report ? report : &p->own_report;
-	/* Room for every thread to run a segment ahead of those waiting to be given out: with
+	/* Room for every thread to run segments ahead of those waiting to be given out: with
 	 * jobs + 2, a thread that finished two small segments while another decoded a larger
 	 * one before them waited for it, idle, and the other thread did more of the work
 	 * (callgrind, fair scheduling, timed capture at -j 2: the busier thread 1.13x the
-	 * other's instructions with jobs + 2, 1.05x with 2 jobs + 2). */
+	 * other's instructions with jobs + 2, 1.05x with 2 jobs + 2). With 2 jobs + 2 at
+	 * -j 16, while the calling thread decoded a segment instead of giving out the ones
+	 * done, the window filled and workers waited (interp capture: the busiest thread
+	 * decoded 4 segments, others 2; 115 M instructions against 104 M with 4 jobs + 2). */
 	if (jf_seg_queue_init(&p->q, cfg->trace, cfg->size, segment_size, SEGMENTS_PER_JOB *
 			      (size_t)opt->jobs + 2, p, new_segment, recycle_segment) < 0) {
 		jf_fail(err, "out of memory");

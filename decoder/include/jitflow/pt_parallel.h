@@ -99,7 +99,7 @@ enum { JF_PT_COUNT_SEGMENT_DEFAULT = 256 * 1024 };
  * JF_PT_COUNT_SEGMENT_MAX (segment_max), so that the overlap below is a small share of the
  * trace and the threads still end together, none more than a small segment behind. A
  * segment keeps one stretch (about 660 bytes with its return stack) per PSB: 2 MiB of the
- * densest capture measured (a PSB every 228 bytes) about 6 MB, 2 jobs + 2 of them alive. */
+ * densest capture measured (a PSB every 228 bytes) about 6 MB, 4 jobs + 2 of them alive. */
 enum { JF_PT_COUNT_SEGMENT_MAX = 2 << 20, JF_PT_COUNT_SHARE_PER_JOB = 4 };
 /* ...and they decode past the next segment's start by JF_PT_COUNT_OVERLAP bytes, whatever
  * its size (a sixteenth of a smaller segment, at least JF_PT_OVERLAP_DEFAULT): a seam joins
