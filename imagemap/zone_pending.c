@@ -108,7 +108,8 @@ static void build(struct jf_zone_image *zi)
 			entry(p, i, j, s->observed[j].ordinal, s->observed[j].addr,
 			      s->observed[j].addr + s->observed[j].size);
 	}
-	qsort(p->v, p->n, sizeof(*p->v), by_start);
+	if (p->n)
+		qsort(p->v, p->n, sizeof(*p->v), by_start);
 }
 
 /* Whether e's record is still to apply and may change code (see the top). */
