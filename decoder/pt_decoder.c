@@ -18,7 +18,6 @@
 
 #include <intel-pt.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,7 +234,7 @@ static void error_flow(struct pt_backend *b, struct jf_flow *f, enum jf_error_ph
 	f->ip = ip;
 	f->u.error.code = code;
 	f->u.error.phase = (uint8_t)phase;
-	snprintf(f->u.error.text, sizeof(f->u.error.text), "%s", pt_errstr(pt_errcode(code)));
+	jf_pt_flow_text(f->u.error.text, sizeof(f->u.error.text), pt_errstr(pt_errcode(code)));
 }
 
 /* The IP at which ptxed reports an error: the last instruction of the block decoded so far,

@@ -13,15 +13,13 @@ enum jf_isa jf_pt_isa(enum pt_exec_mode mode)
 	}
 }
 
-/* An event's name, cut to fit (a copy, not snprintf: stat sees one per PSB+ on some
- * captures). */
-static void set_name(char *dst, size_t size, const char *name)
+void jf_pt_flow_text(char *dst, size_t size, const char *text)
 {
-	size_t n = strlen(name);
+	size_t n = strlen(text);
 
 	if (n >= size)
 		n = size - 1;
-	memcpy(dst, name, n);
+	memcpy(dst, text, n);
 	dst[n] = '\0';
 }
 
@@ -37,7 +35,7 @@ void jf_pt_event_flow(const struct pt_event *ev, const struct jf_tsc_conversion 
 	if (ev->status_update)
 		f->flags |= JF_FLOW_STATUS_UPDATE;
 
-#define OTHER(n, x, y) do { set_name(f->u.other.name, sizeof(f->u.other.name), n); \
+#define OTHER(n, x, y) do { jf_pt_flow_text(f->u.other.name, sizeof(f->u.other.name), n); \
 		f->u.other.a = (x); f->u.other.b = (y); } while (0)
 	switch (ev->type) {
 	case ptev_enabled:

@@ -10,6 +10,7 @@
  * decoder alone. The decode errors libipt reports itself that pt_fast_bad_packet.c models
  * (a packet it cannot read, a TIP where a TNT bit is due, a bad compressed return, no code
  * where a TIP went) resynchronise here the same way. */
+#include "pt_events.h"
 #include "pt_fast_internal.h"
 #include "pt_libipt_config.h"
 
@@ -86,9 +87,7 @@ static int64_t psb_after_error(struct fast *f, uint64_t at)
 int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64_t ip)
 {
 	struct jf_flow *error, *lost;
-	const char *text;
 	uint64_t psb;
-	size_t len;
 
 	/* A watched decoder's stretches are compared with another's state: it hands over,
 	 * unless its watcher knows that it starts afresh here (the commit's fresh). So does a
@@ -120,11 +119,8 @@ int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64
 	error->ip = ip;
 	error->u.error.code = code;
 	error->u.error.phase = JF_PHASE_DECODE;
-	/* libipt's message, cut to the record's room as snprintf would (whose formatting was
-	 * 2% of `stat` on a capture with an error every PSB period); the record is cleared. */
-	text = pt_errstr(pt_errcode(code));
-	len = strnlen(text, sizeof(error->u.error.text) - 1);
-	memcpy(error->u.error.text, text, len);
+	jf_pt_flow_text(error->u.error.text, sizeof(error->u.error.text),
+			pt_errstr(pt_errcode(code)));
 	lost->flags |= JF_FLOW_IP_SUPPRESSED;
 	lost->u.lost.bytes = psb - at;
 	lost->u.lost.reason = JF_LOST_SKIPPED;
