@@ -78,7 +78,7 @@ static int on_commit(void *ctx, const struct jf_pt_fast_commit *c)
 	return 1;
 }
 
-static int same_counted(const struct jf_fast_counted *a, const struct jf_fast_counted *b)
+int jf_fast_same_counted(const struct jf_fast_counted *a, const struct jf_fast_counted *b)
 {
 	return a->psb == b->psb && a->insns == b->insns && a->blocks == b->blocks &&
 	       a->has_time == b->has_time && a->events == b->events &&
@@ -162,7 +162,7 @@ static int checked_from(struct fast *f, const struct jf_pt_fast_stop *stop, size
 	if (run_watched(f, p->p0, on_commit, p, err) < 0)
 		return -1;
 	if (p->unmodelled || p->n < back || !p->same_records ||
-	    !same_counted(last, &p->got[back - 1]))
+	    !jf_fast_same_counted(last, &p->got[back - 1]))
 		return 0;
 	/* Two stretches: the first need only end where this path's did, in its state. */
 	return back == 1 || (p->got[0].psb == first->psb &&

@@ -71,6 +71,10 @@ struct jf_fast_counted {
 	struct jf_pt_fast_state state;
 };
 
+/* Whether b is the stretch a counted, but for where it began: the same end, counts, time
+ * span, events, and a state whose return stack is the top of a's (jf_pt_fast_same_state). */
+int jf_fast_same_counted(const struct jf_fast_counted *a, const struct jf_fast_counted *b);
+
 /* Where a counting decoder stopped, not modelled, and what the one-thread decoder in its
  * state (but for a return stack that is the top of its own) had committed before, since it
  * last started afresh: what its hand-over there decides by. */

@@ -12,15 +12,12 @@ static int same_policy(const struct jf_pt_fast_policy *a, const struct jf_pt_fas
 	       a->committed == b->committed;
 }
 
-/* The same stretch, in the same state: return stacks of the same depth (the hand-over's
- * checks compare a decoder's stack with the top of these). */
+/* The same stretch, from the same PSB, in the same state: return stacks of the same depth
+ * (the hand-over's checks compare a decoder's stack with the top of these). */
 static int same_counted(const struct jf_fast_counted *a, const struct jf_fast_counted *b)
 {
-	return a->from == b->from && a->psb == b->psb && a->insns == b->insns &&
-	       a->blocks == b->blocks && a->has_time == b->has_time &&
-	       (!a->has_time || (a->tmin == b->tmin && a->tmax == b->tmax)) &&
-	       a->events == b->events && a->events_hash == b->events_hash &&
-	       a->state.depth == b->state.depth && jf_pt_fast_same_state(&a->state, &b->state);
+	return a->from == b->from && a->state.depth == b->state.depth &&
+	       jf_fast_same_counted(a, b);
 }
 
 static int keep_inputs(struct jf_pt_ahead *a, const struct jf_pt_fast_stop *stop,
