@@ -2,30 +2,16 @@
  * ids of a table of distinct blocks. */
 #include "jitflow/block_stream.h"
 
+#include "block_stream_internal.h"
 #include "decoder_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { FIRST_SLOTS_LOG2 = 12 };
-
-/* A block's id is found by hashing the block into an open-addressed table of ids. (Trying
- * first the id that followed the block before it last time made no difference on
- * pt-latency.sh's buffer: reading the decoder's records costs the time, not the lookup.) */
-struct jf_block_stream {
-	struct jf_decoder *dec;
-	struct jf_block *blocks;   /* by id */
-	size_t nblocks, cap_blocks;
-	uint32_t *slots;           /* id + 1, 0 = empty */
-	unsigned slots_log2;
-	uint32_t *ids;             /* the run's entries */
-	struct jf_flow *records;   /* the run's records */
-	size_t cap_ids, cap_records;
-	/* the context of the record given last, which a block given as an id shares */
-	uint32_t source;
-	uint16_t time_flag;
-	uint64_t time;
-};
+/* A block's id is found by hashing the block into an open-addressed table of ids
+ * (block_ids.h). (Trying first the id that followed the block before it last time made no
+ * difference on pt-latency.sh's buffer: reading the decoder's records costs the time, not
+ * the lookup.) */
 
 static int no_memory(struct jf_error *err)
 {
@@ -36,13 +22,12 @@ struct jf_block_stream *jf_block_stream_new(struct jf_decoder *dec, struct jf_er
 {
 	struct jf_block_stream *s = calloc(1, sizeof(*s));
 
-	if (!s || !(s->slots = calloc((size_t)1 << FIRST_SLOTS_LOG2, sizeof(*s->slots)))) {
+	if (!s || jf_block_table_init(&s->table) < 0) {
 		free(s);
 		no_memory(err);
 		return NULL;
 	}
 	s->dec = dec;
-	s->slots_log2 = FIRST_SLOTS_LOG2;
 	return s;
 }
 
@@ -50,97 +35,16 @@ void jf_block_stream_free(struct jf_block_stream *s)
 {
 	if (!s)
 		return;
-	free(s->blocks);
-	free(s->slots);
+	if (s->owns_dec)
+		jf_decoder_free(s->dec);
+	jf_block_table_fini(&s->table);
 	free(s->ids);
 	free(s->records);
+	free(s->renumber);
 	free(s);
 }
 
-/* By the start and the instruction count only (one multiply): blocks that share both
- * (the same code in another mode, say) are rare, and probing finds them. */
-static size_t slot_of(const struct jf_block_stream *s, const struct jf_block *b)
-{
-	uint64_t h = (b->start ^ ((uint64_t)b->ninsn << 48)) * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h >> (64 - s->slots_log2));
-}
-
-/* Every field: the struct has none but its fields' bytes (a compile-time check below),
- * and a compare of its 32 bytes is two vector compares. */
-static int same_block(const struct jf_block *a, const struct jf_block *b)
-{
-	return !memcmp(a, b, sizeof(*a));
-}
-_Static_assert(sizeof(struct jf_block) == 3 * sizeof(uint64_t) + sizeof(uint32_t) + 4,
-	       "struct jf_block has padding: same_block would compare it");
-
-/* The table twice as large, every id hashed again. */
-static int grow_slots(struct jf_block_stream *s)
-{
-	uint32_t *old = s->slots;
-	size_t size, i, at;
-
-	if (s->slots_log2 >= 31)
-		return -1;
-	size = (size_t)1 << (s->slots_log2 + 1);
-	if (!(s->slots = calloc(size, sizeof(*s->slots)))) {
-		s->slots = old;
-		return -1;
-	}
-	s->slots_log2++;
-	for (i = 0; i < s->nblocks; i++) {
-		at = slot_of(s, &s->blocks[i]);
-		while (s->slots[at])
-			at = (at + 1) & (size - 1);
-		s->slots[at] = (uint32_t)i + 1;
-	}
-	free(old);
-	return 0;
-}
-
-/* A new id for b. Returns the id, or JF_BLOCK_STREAM_RECORD if out of memory (or out of
- * ids): the block is then given as a record. */
-static uint32_t new_id(struct jf_block_stream *s, const struct jf_block *b)
-{
-	size_t cap, mask, at;
-	void *p;
-
-	if (s->nblocks >= JF_BLOCK_STREAM_RECORD - 1)
-		return JF_BLOCK_STREAM_RECORD;
-	/* At most half full, so that probes stay short (and end at an empty slot). */
-	if (2 * (s->nblocks + 1) > ((size_t)1 << s->slots_log2) && grow_slots(s) < 0)
-		return JF_BLOCK_STREAM_RECORD;
-	if (s->nblocks == s->cap_blocks) {
-		cap = s->cap_blocks ? 2 * s->cap_blocks : 1024;
-		if (!(p = realloc(s->blocks, cap * sizeof(*s->blocks))))
-			return JF_BLOCK_STREAM_RECORD;
-		s->blocks = p;
-		s->cap_blocks = cap;
-	}
-	mask = ((size_t)1 << s->slots_log2) - 1;
-	for (at = slot_of(s, b); s->slots[at]; at = (at + 1) & mask)
-		;
-	s->blocks[s->nblocks] = *b;
-	s->slots[at] = (uint32_t)++s->nblocks;
-	return (uint32_t)(s->nblocks - 1);
-}
-
-/* b's id (made if new), or JF_BLOCK_STREAM_RECORD if out of memory. */
-static uint32_t id_of(struct jf_block_stream *s, const struct jf_block *b)
-{
-	size_t mask = ((size_t)1 << s->slots_log2) - 1, at;
-	uint32_t id;
-
-	for (at = slot_of(s, b); s->slots[at]; at = (at + 1) & mask) {
-		id = s->slots[at] - 1;
-		if (same_block(&s->blocks[id], b))
-			return id;
-	}
-	return new_id(s, b);
-}
-
-static int room(struct jf_block_stream *s, size_t n)
+int jf_block_stream_room(struct jf_block_stream *s, size_t n, size_t nrecords)
 {
 	void *p;
 
@@ -150,20 +54,13 @@ static int room(struct jf_block_stream *s, size_t n)
 		s->ids = p;
 		s->cap_ids = n;
 	}
-	if (n > s->cap_records) {
-		if (!(p = realloc(s->records, n * sizeof(*s->records))))
+	if (nrecords > s->cap_records) {
+		if (!(p = realloc(s->records, nrecords * sizeof(*s->records))))
 			return -1;
 		s->records = p;
-		s->cap_records = n;
+		s->cap_records = nrecords;
 	}
 	return 0;
-}
-
-/* Whether fl, a block, is what jf_block_stream_record makes of its id here. */
-static int block_fits_context(const struct jf_block_stream *s, const struct jf_flow *fl)
-{
-	return fl->source == s->source && fl->flags == s->time_flag && fl->time == s->time &&
-	       fl->ip == fl->u.block.start;
 }
 
 int jf_block_stream_next(struct jf_block_stream *s, struct jf_block_run *run,
@@ -176,19 +73,20 @@ int jf_block_stream_next(struct jf_block_stream *s, struct jf_block_run *run,
 	int rc;
 
 	memset(run, 0, sizeof(*run));
+	if (s->run_parts)
+		return jf_fail(err, "block stream: decoded on several threads: read it with "
+			       "jf_block_stream_run");
 	/* Counted here, as jf_decoder_next_batch counts, in the one pass over the records. */
 	if ((rc = jf_decoder_next_batch_uncounted(s->dec, &flows, &n, err)) <= 0)
 		return rc;
-	if (room(s, n) < 0) {
+	if (jf_block_stream_room(s, n, n) < 0) {
 		for (i = 0; i < n; i++)
 			jf_decode_stats_count(stats, &flows[i]);
 		return no_memory(err);
 	}
 	for (i = 0; i < n; i++) {
 		fl = &flows[i];
-		id = JF_BLOCK_STREAM_RECORD;
-		if (fl->kind == JF_FLOW_BLOCK && block_fits_context(s, fl))
-			id = id_of(s, &fl->u.block);
+		id = jf_block_entry(&s->table, &s->context, fl);
 		s->ids[i] = id;
 		if (id != JF_BLOCK_STREAM_RECORD) {
 			/* jf_decode_stats_count's count of a block, inline */
@@ -200,9 +98,6 @@ int jf_block_stream_next(struct jf_block_stream *s, struct jf_block_run *run,
 		}
 		jf_decode_stats_count(stats, fl);
 		s->records[nrec++] = *fl;
-		s->source = fl->source;
-		s->time_flag = fl->flags & JF_FLOW_HAS_TIME;
-		s->time = fl->time;
 	}
 	run->ids = s->ids;
 	run->n = n;
@@ -211,14 +106,39 @@ int jf_block_stream_next(struct jf_block_stream *s, struct jf_block_run *run,
 	return 1;
 }
 
+int jf_block_stream_run(struct jf_block_stream *s, jf_block_run_fn fn, void *ctx,
+			struct jf_error *err)
+{
+	struct jf_block_run run;
+	int rc;
+
+	if (s->run_parts) {
+		s->on_run = fn;
+		s->on_run_ctx = ctx;
+		rc = s->run_parts(s, err);
+		if (rc <= 0)
+			return rc;
+		s->run_parts = NULL; /* one thread after all: its records are pulled */
+	}
+	while ((rc = jf_block_stream_next(s, &run, err)) > 0)
+		if (fn(ctx, s, &run, err) < 0)
+			return -1;
+	return rc;
+}
+
+const struct jf_decode_stats *jf_block_stream_stats(const struct jf_block_stream *s)
+{
+	return jf_decoder_stats(s->dec);
+}
+
 const struct jf_block *jf_block_stream_block(const struct jf_block_stream *s, uint32_t id)
 {
-	return id < s->nblocks ? &s->blocks[id] : NULL;
+	return id < s->table.nblocks ? &s->table.blocks[id] : NULL;
 }
 
 size_t jf_block_stream_blocks(const struct jf_block_stream *s)
 {
-	return s->nblocks;
+	return s->table.nblocks;
 }
 
 void jf_block_stream_record(const struct jf_block_stream *s, uint32_t id,
@@ -231,8 +151,8 @@ void jf_block_stream_record(const struct jf_block_stream *s, uint32_t id,
 		out->flags = prev->flags & JF_FLOW_HAS_TIME;
 		out->time = prev->time;
 	}
-	if (id < s->nblocks) {
-		out->u.block = s->blocks[id];
+	if (id < s->table.nblocks) {
+		out->u.block = s->table.blocks[id];
 		out->ip = out->u.block.start;
 	}
 }

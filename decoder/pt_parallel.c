@@ -97,29 +97,59 @@ static void note_return_before(struct segment *s, const struct jf_flow *f)
 		s->return_before = 1;
 }
 
-/* Decode flows with dec into s until one lies past its stop offset or the trace ends. */
+/* Flow f of s, kept: 1 if it lies past s's stop offset (s is decoded), -1 if out of
+ * memory, else 0. */
+static int keep_flow(struct segment *s, const struct jf_flow *f, uint64_t stop)
+{
+	if (f->offset >= s->seg.end && s->seam_pos == SIZE_MAX)
+		s->seam_pos = s->flows.len;
+	note_return_before(s, f);
+	if (jf_flow_buffer_push(&s->flows, f) < 0)
+		return jf_fail(&s->err, "out of memory");
+	return f->offset >= stop;
+}
+
+/* How s's decode ended: past its stop offset (kept > 0: see keep_flow), at the end of the
+ * trace (rc 0), or failed. */
+static void decoded(struct segment *s, int rc, int kept)
+{
+	if (kept > 0)
+		return;
+	if (rc == 0 && !kept)
+		s->ended = 1;
+	else
+		s->failed = 1;
+}
+
+/* Decode flows with dec into s until one lies past its stop offset or the trace ends;
+ * dec goes on from there (the calling thread's decoder, over the next segment too). */
 static void decode_into(struct pt_parallel *p, struct segment *s, struct jf_decoder *dec)
 {
 	uint64_t stop = stop_offset(p, s);
 	struct jf_flow f;
-	int rc;
+	int rc, kept = 0;
 
 	s->seam_pos = SIZE_MAX;
-	while ((rc = jf_decoder_next(dec, &f, &s->err)) > 0) {
-		if (f.offset >= s->seg.end && s->seam_pos == SIZE_MAX)
-			s->seam_pos = s->flows.len;
-		note_return_before(s, &f);
-		if (jf_flow_buffer_push(&s->flows, &f) < 0) {
-			rc = jf_fail(&s->err, "out of memory");
-			break;
-		}
-		if (f.offset >= stop)
-			return;
-	}
-	if (rc == 0)
-		s->ended = 1;
-	else
-		s->failed = 1;
+	while (!kept && (rc = jf_decoder_next(dec, &f, &s->err)) > 0)
+		kept = keep_flow(s, &f, stop);
+	decoded(s, rc, kept);
+}
+
+/* The same on a worker, whose decoder ends with its segment: read in batches (the fast
+ * decoder's: a stretch between PSBs where it lies), not a copy and a call per record. */
+static void decode_batches_into(struct pt_parallel *p, struct segment *s,
+				struct jf_decoder *dec)
+{
+	uint64_t stop = stop_offset(p, s);
+	const struct jf_flow *flows;
+	size_t n, i;
+	int rc, kept = 0;
+
+	s->seam_pos = SIZE_MAX;
+	while (!kept && (rc = jf_decoder_next_batch_uncounted(dec, &flows, &n, &s->err)) > 0)
+		for (i = 0; i < n && !kept; i++)
+			kept = keep_flow(s, &flows[i], stop);
+	decoded(s, rc, kept);
 }
 
 enum part_phase { BEFORE_PART, IN_PART, AFTER_PART };
@@ -134,7 +164,8 @@ static void decode_part(struct pt_parallel *p, struct segment *s, struct jf_deco
 	uint64_t stop = stop_offset(p, s), head_until = s->seg.start + p->opt.overlap;
 	enum part_phase phase = s->seg.first ? IN_PART : BEFORE_PART;
 	int in_head = 1, middle = 0, rc;
-	struct jf_flow f;
+	const struct jf_flow *flows;
+	size_t n, i;
 
 	s->seam_pos = SIZE_MAX;
 	s->part = ops->part_new(p->opt.parts_ctx, map);
@@ -143,55 +174,63 @@ static void decode_part(struct pt_parallel *p, struct segment *s, struct jf_deco
 		s->failed = 1;
 		return;
 	}
-	while ((rc = jf_decoder_next_uncounted(dec, &f, &s->err)) > 0) {
-		int keep = in_head;
+	while ((rc = jf_decoder_next_batch_uncounted(dec, &flows, &n, &s->err)) > 0) {
+		for (i = 0; i < n; i++) {
+			const struct jf_flow *f = &flows[i];
+			int keep = in_head;
 
-		note_return_before(s, &f);
-		/* Most records: in the part, neither kept nor near a seam. */
-		if (middle && f.offset < s->seg.end) {
-			jf_decode_stats_count(&s->stats, &f);
-			if (ops->part_flow(s->part, &f) < 0) {
-				rc = jf_fail(&s->err, "out of memory");
-				break;
+			note_return_before(s, f);
+			/* Most records: in the part, neither kept nor near a seam. */
+			if (middle && f->offset < s->seg.end) {
+				jf_decode_stats_count(&s->stats, f);
+				if (ops->part_flow(s->part, f) < 0) {
+					rc = jf_fail(&s->err, "out of memory");
+					goto out;
+				}
+				s->ndropped++;
+				continue;
 			}
-			s->ndropped++;
-			continue;
-		}
 
-		if (f.offset >= s->seg.end && s->seam_pos == SIZE_MAX)
-			s->seam_pos = s->flows.len;
-		keep |= s->seam_pos != SIZE_MAX;
-		if (f.kind == JF_FLOW_BLOCK && phase == BEFORE_PART) {
-			/* The previous segment's flows hand over here if its seam joins. */
-			phase = IN_PART;
-			s->part_from = s->flows.len;
-		} else if (f.kind == JF_FLOW_BLOCK && phase == IN_PART &&
-			   s->seam_pos != SIZE_MAX && f.offset >= s->seg.end) {
-			/* Where find_join hands over to the next segment when it joins. */
-			phase = AFTER_PART;
-			s->part_to = s->flows.len;
-		}
-		if (phase == IN_PART) {
-			jf_decode_stats_count(&s->stats, &f);
-			if (ops->part_flow(s->part, &f) < 0) {
-				rc = jf_fail(&s->err, "out of memory");
-				break;
+			if (f->offset >= s->seg.end && s->seam_pos == SIZE_MAX)
+				s->seam_pos = s->flows.len;
+			keep |= s->seam_pos != SIZE_MAX;
+			if (f->kind == JF_FLOW_BLOCK && phase == BEFORE_PART) {
+				/* The previous segment's flows hand over here if its seam joins. */
+				phase = IN_PART;
+				s->part_from = s->flows.len;
 			}
+			/* (The same block where the segment has none before its end, tracing
+			 * off or lost all through it: its part is empty, that block the next
+			 * segment's first.) */
+			if (f->kind == JF_FLOW_BLOCK && phase == IN_PART &&
+			    s->seam_pos != SIZE_MAX && f->offset >= s->seg.end) {
+				/* Where find_join hands over to the next segment when it joins. */
+				phase = AFTER_PART;
+				s->part_to = s->flows.len;
+			}
+			if (phase == IN_PART) {
+				jf_decode_stats_count(&s->stats, f);
+				if (ops->part_flow(s->part, f) < 0) {
+					rc = jf_fail(&s->err, "out of memory");
+					goto out;
+				}
+			}
+			if (f->offset >= head_until && phase != BEFORE_PART)
+				in_head = 0;
+			middle = phase == IN_PART && !in_head && s->seam_pos == SIZE_MAX;
+			if (!keep) {
+				s->ndropped++;
+			} else if (jf_flow_buffer_push(&s->flows, f) < 0) {
+				rc = jf_fail(&s->err, "out of memory");
+				goto out;
+			} else if (!s->ndropped) {
+				s->nhead++;
+			}
+			if (f->offset >= stop)
+				goto out;
 		}
-		if (f.offset >= head_until && phase != BEFORE_PART)
-			in_head = 0;
-		middle = phase == IN_PART && !in_head && s->seam_pos == SIZE_MAX;
-		if (!keep) {
-			s->ndropped++;
-		} else if (jf_flow_buffer_push(&s->flows, &f) < 0) {
-			rc = jf_fail(&s->err, "out of memory");
-			break;
-		} else if (!s->ndropped) {
-			s->nhead++;
-		}
-		if (f.offset >= stop)
-			break;
 	}
+out:
 	if (phase != AFTER_PART)
 		s->part_to = s->flows.len;
 	if (phase == BEFORE_PART)
@@ -269,7 +308,7 @@ static void *work(void *arg)
 		if (dec && p->opt.parts)
 			decode_part(p, s, dec, w->map);
 		else if (dec)
-			decode_into(p, s, dec);
+			decode_batches_into(p, s, dec);
 		else
 			s->failed = 1;
 		jf_decoder_free(dec);

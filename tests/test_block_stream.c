@@ -7,7 +7,10 @@
  * ../shared/traces/intel-pt (foo clean, cut short, three copies; Unzip with decode errors;
  * damaged copies where the fast path hands over to libipt's block decoder), and streams
  * written with libipt's packet encoder with an overflow and a corrupt packet, and with
- * timing packets between branches. */
+ * timing packets between branches. The same stream decoded on several threads
+ * (jf_pt_parallel_block_stream_new) gives the same entries, records and statistics as the
+ * stream over one decoder, with seams that join and with seams decoded on by the calling
+ * thread. */
 #include "test_support.h"
 
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include "jitflow/codemap.h"
 #include "jitflow/pt.h"
 #include "jitflow/pt_fast.h"
+#include "jitflow/pt_parallel.h"
 #include "flow_check.h"
 #include "pt_builder.h"
 
@@ -52,6 +56,115 @@ static void same_record(const char *what, uint64_t at, const struct jf_flow *got
 			 (unsigned long long)want->ip,
 			 want->kind == JF_FLOW_BLOCK ? want->u.block.ninsn : 0,
 			 (unsigned long long)want->offset);
+}
+
+/* Traces from this size on are decoded on several threads too (check_parallel). */
+enum { PARALLEL_FROM = 8192 };
+
+/* A stream's entries, each as its record (an id turned back in the context of the entry
+ * before it, with offset 0) and whether it was an id. */
+struct entries {
+	struct jf_flow *recs;
+	uint8_t *is_id;
+	size_t n, cap;
+};
+
+static int collect(void *ctx, const struct jf_block_stream *s, const struct jf_block_run *run,
+		   struct jf_error *err)
+{
+	struct entries *e = ctx;
+	size_t i, r = 0;
+
+	(void)err;
+	assert_true(run->n >= 1);
+	if (e->n + run->n > e->cap) {
+		e->cap = 2 * (e->n + run->n);
+		e->recs = realloc(e->recs, e->cap * sizeof(*e->recs));
+		e->is_id = realloc(e->is_id, e->cap);
+		assert_non_null(e->recs);
+		assert_non_null(e->is_id);
+	}
+	for (i = 0; i < run->n; i++, e->n++) {
+		e->is_id[e->n] = run->ids[i] != JF_BLOCK_STREAM_RECORD;
+		if (e->is_id[e->n]) {
+			assert_non_null(jf_block_stream_block(s, run->ids[i]));
+			jf_block_stream_record(s, run->ids[i], e->n ? &e->recs[e->n - 1] : NULL,
+					       &e->recs[e->n]);
+		} else {
+			assert_true(r < run->nrecords);
+			e->recs[e->n] = run->records[r++];
+		}
+	}
+	assert_int_equal(r, run->nrecords);
+	return 0;
+}
+
+/* Every run of s into e (the stream is freed). */
+static void read_all(const char *what, struct jf_block_stream *s, struct entries *e,
+		     struct jf_decode_stats *stats)
+{
+	struct jf_error err = { "" };
+
+	assert_non_null(s);
+	memset(e, 0, sizeof(*e));
+	if (jf_block_stream_run(s, collect, e, &err) < 0)
+		fail_msg("%s: %s", what, err.msg);
+	*stats = *jf_block_stream_stats(s);
+	jf_block_stream_free(s);
+}
+
+/* The stream decoded on 2 and 4 threads in segments of about seg bytes, with and without
+ * joining seams, against the stream over one fast decoder: entry by entry. */
+static void check_parallel(const char *what, const struct jf_pt_config *cfg,
+			   struct jf_codemap *map, uint64_t seg)
+{
+	struct jf_error err = { "" };
+	struct jf_pt_parallel_options opt;
+	struct jf_pt_parallel_report report;
+	struct jf_decode_stats one_stats, par_stats;
+	struct entries one, par;
+	struct jf_decoder *dec = jf_pt_fast_decoder_new(cfg, map, &err);
+	size_t i;
+	int jobs, no_joins;
+
+	assert_non_null(dec);
+	read_all(what, jf_block_stream_new(dec, &err), &one, &one_stats);
+	jf_decoder_free(dec);
+	for (jobs = 2; jobs <= 4; jobs += 2) {
+		for (no_joins = 0; no_joins <= 1; no_joins++) {
+			memset(&opt, 0, sizeof(opt));
+			memset(&report, 0, sizeof(report));
+			opt.jobs = jobs;
+			opt.fast = 1;
+			opt.segment_size = seg;
+			opt.no_joins = no_joins;
+			read_all(what, jf_pt_parallel_block_stream_new(cfg, map, &opt, &report,
+								       &err), &par, &par_stats);
+			/* Workers' parts taken where seams join, the calling thread's else. */
+			if (no_joins)
+				assert_int_equal(report.joins, 0);
+			else
+				assert_true(report.joins > 0);
+			if (par.n != one.n)
+				fail_msg("%s, %d threads%s: %zu entries, one decoder's stream %zu",
+					 what, jobs, no_joins ? ", no joins" : "", par.n, one.n);
+			for (i = 0; i < one.n; i++) {
+				if (par.is_id[i] != one.is_id[i])
+					fail_msg("%s, %d threads%s: entry %zu is %s, in one "
+						 "decoder's stream %s", what, jobs,
+						 no_joins ? ", no joins" : "", i,
+						 par.is_id[i] ? "an id" : "a record",
+						 one.is_id[i] ? "an id" : "a record");
+				same_record(what, i, &par.recs[i], &one.recs[i],
+					    "one decoder's stream's");
+			}
+			jf_check_same_stats(&par_stats, &one_stats);
+			free(par.recs);
+			free(par.is_id);
+		}
+	}
+	free(one.recs);
+	free(one.is_id);
 }
 
 /* The stream over the fast decoder against the fast decoder read one by one and libipt's
@@ -130,6 +243,9 @@ static struct streamed check(const char *what, const uint8_t *trace, size_t size
 	jf_decoder_free(fast);
 	jf_decoder_free(one);
 	jf_decoder_free(blk);
+	/* Segments of a sixteenth of the trace, where that is a few PSB periods. */
+	if (size >= PARALLEL_FROM)
+		check_parallel(what, &cfg, map, size / 16);
 	return out;
 }
 
@@ -301,11 +417,49 @@ static void test_timed(void **state)
 	jf_codemap_free(map);
 }
 
+/* Timing on several threads: tracing stays on across PSB+s, and a TSC follows each PSB+,
+ * so the first block after it is a record in the stream (its time is not that of the
+ * PSB+'s events before it), while the worker decoding that segment, whose part starts at
+ * that block and does not know the records before it, first made it an id. */
+static void test_timed_parallel(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(prog, sizeof(prog), BASE);
+	struct jf_ptb *b = jf_ptb_new();
+	struct streamed out;
+	int i, k;
+
+	(void)state;
+	jf_ptb_psb(b);
+	jf_ptb_tsc(b, 0x1000);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, BASE);
+	for (i = 0; i < 256; i++) {
+		jf_ptb_psb(b);
+		jf_ptb_tsc(b, 0x10000 + 0x100 * (uint64_t)i);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x400005);
+		jf_ptb_psbend(b);
+		jf_ptb_tsc(b, 0x10080 + 0x100 * (uint64_t)i);
+		for (k = 0; k < 8; k++)
+			jf_ptb_tnt(b, "TTTTTT"); /* the loop, again and again */
+	}
+	jf_ptb_tnt(b, "N");
+	after_loop(b);
+	assert_true(jf_ptb_size(b) >= PARALLEL_FROM);
+	out = check("timed, across PSBs", jf_ptb_bytes(b), jf_ptb_size(b), map);
+	assert_true(out.stats.has_time);
+	assert_true(out.record_blocks >= 256);
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overflow_and_error),
 		cmocka_unit_test(test_timed),
+		cmocka_unit_test(test_timed_parallel),
 		cmocka_unit_test(test_foo),
 		cmocka_unit_test(test_unzip),
 		cmocka_unit_test(test_damaged),

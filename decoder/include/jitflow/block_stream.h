@@ -67,6 +67,22 @@ void jf_block_stream_free(struct jf_block_stream *s);
 int jf_block_stream_next(struct jf_block_stream *s, struct jf_block_run *run,
 			 struct jf_error *err);
 
+/* What jf_block_stream_run gives each run to, in order (run as jf_block_stream_next gives
+ * it, valid during the call): <0 stops the stream, with a message in err. */
+typedef int (*jf_block_run_fn)(void *ctx, const struct jf_block_stream *s,
+			       const struct jf_block_run *run, struct jf_error *err);
+
+/* Every run from here to the end of the trace, to fn: 0 at the end, <0 fatal (dec's
+ * error, out of memory, or fn's). The one way to read a stream decoded on several
+ * threads (jf_pt_parallel_block_stream_new, pt_parallel.h); for the others, the loop of
+ * jf_block_stream_next above. */
+int jf_block_stream_run(struct jf_block_stream *s, jf_block_run_fn fn, void *ctx,
+			struct jf_error *err);
+
+/* What the stream gave so far, counted as jf_decoder_stats counts records (for a stream
+ * over a decoder of the caller's: that decoder's statistics). */
+const struct jf_decode_stats *jf_block_stream_stats(const struct jf_block_stream *s);
+
 /* The block with this id (start, last, next, instructions, end kind, ISA, flags), or NULL
  * if no block has it yet. */
 const struct jf_block *jf_block_stream_block(const struct jf_block_stream *s, uint32_t id);

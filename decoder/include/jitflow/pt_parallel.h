@@ -23,6 +23,7 @@
 
 #include <stdint.h>
 
+#include "jitflow/block_stream.h"
 #include "jitflow/pt.h"
 
 #ifdef __cplusplus
@@ -117,6 +118,20 @@ struct jf_decoder *jf_pt_parallel_decoder_new(const struct jf_pt_config *cfg,
 					      const struct jf_pt_parallel_options *opt,
 					      struct jf_pt_parallel_report *report,
 					      struct jf_error *err);
+
+/* The compact block stream (block_stream.h) of cfg's trace decoded on opt->jobs threads
+ * (jf_pt_parallel_decoder_new with opt, whose parts are the stream's: opt->parts must be
+ * NULL): each worker turns its segment's records into block ids of a table of its own as
+ * it decodes them, and the calling thread renumbers each segment's ids into the stream's
+ * table and gives its run on, in trace order. Read it with jf_block_stream_run: the same
+ * entries and records, in the same order, with the same statistics, as
+ * jf_block_stream_next gives over one decoder of the same kind (runs cut elsewhere; ids
+ * may be numbered otherwise). The stream owns the decoder. */
+struct jf_block_stream *jf_pt_parallel_block_stream_new(const struct jf_pt_config *cfg,
+							struct jf_codemap *map,
+							const struct jf_pt_parallel_options *opt,
+							struct jf_pt_parallel_report *report,
+							struct jf_error *err);
 
 /* Run a decoder made by jf_pt_parallel_decoder_new with opt->parts to the end of the
  * trace: every flow record goes to exactly one part, and the parts are taken (part_take)

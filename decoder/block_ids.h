@@ -1,0 +1,100 @@
+/* Internal: block ids, as the compact block stream gives them (jitflow/block_stream.h): a
+ * table of distinct blocks, each with an id from 0 up in the order first seen, and the
+ * context (source, time) a block given as an id shares with the record before it. Used by
+ * the stream itself (block_stream.c) and by the parts of a stream decoded on several
+ * threads (block_stream_parallel.c), whose ids are their own until the stream renumbers
+ * them. */
+#ifndef JITFLOW_BLOCK_IDS_H
+#define JITFLOW_BLOCK_IDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "jitflow/block_stream.h"
+#include "jitflow/flow.h"
+
+struct jf_block_table {
+	struct jf_block *blocks;   /* by id */
+	size_t nblocks, cap_blocks;
+	uint32_t *slots;           /* id + 1, 0 = empty */
+	unsigned slots_log2;
+};
+
+/* <0 if out of memory. */
+int jf_block_table_init(struct jf_block_table *t);
+void jf_block_table_fini(struct jf_block_table *t);
+
+/* A new id for b, which the table does not hold. Returns the id, or
+ * JF_BLOCK_STREAM_RECORD if out of memory (or out of ids). */
+uint32_t jf_block_table_add(struct jf_block_table *t, const struct jf_block *b);
+
+/* By the start and the instruction count only (one multiply): blocks that share both
+ * (the same code in another mode, say) are rare, and probing finds them. */
+static inline size_t jf_block_table_slot(const struct jf_block_table *t, const struct jf_block *b)
+{
+	uint64_t h = (b->start ^ ((uint64_t)b->ninsn << 48)) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> (64 - t->slots_log2));
+}
+
+/* Every field: the struct has none but its fields' bytes (a compile-time check in
+ * block_ids.c), and a compare of its 32 bytes is two vector compares. */
+static inline int jf_block_same(const struct jf_block *a, const struct jf_block *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+/* b's id (made if new), or JF_BLOCK_STREAM_RECORD if out of memory. Inline: it runs once
+ * per block. */
+static inline uint32_t jf_block_table_id(struct jf_block_table *t, const struct jf_block *b)
+{
+	size_t mask = ((size_t)1 << t->slots_log2) - 1, at;
+	uint32_t id;
+
+	for (at = jf_block_table_slot(t, b); t->slots[at]; at = (at + 1) & mask) {
+		id = t->slots[at] - 1;
+		if (jf_block_same(&t->blocks[id], b))
+			return id;
+	}
+	return jf_block_table_add(t, b);
+}
+
+/* The context of the record given last, which a block given as an id shares. */
+struct jf_block_context {
+	uint32_t source;
+	uint16_t time_flag;
+	uint64_t time;
+};
+
+static inline void jf_block_context_of(struct jf_block_context *c, const struct jf_flow *fl)
+{
+	c->source = fl->source;
+	c->time_flag = fl->flags & JF_FLOW_HAS_TIME;
+	c->time = fl->time;
+}
+
+static inline int jf_block_context_same(const struct jf_block_context *a,
+					const struct jf_block_context *b)
+{
+	return a->source == b->source && a->time_flag == b->time_flag && a->time == b->time;
+}
+
+/* Record fl's entry in context c: its block's id in t where fl is a block that is what
+ * jf_block_stream_record makes of that id in c (no flag but the time's, the same source
+ * and time, ip at the block's start); else JF_BLOCK_STREAM_RECORD, and fl's context
+ * becomes c. */
+static inline uint32_t jf_block_entry(struct jf_block_table *t, struct jf_block_context *c,
+				      const struct jf_flow *fl)
+{
+	uint32_t id = JF_BLOCK_STREAM_RECORD;
+
+	if (fl->kind == JF_FLOW_BLOCK && fl->source == c->source && fl->flags == c->time_flag &&
+	    fl->time == c->time && fl->ip == fl->u.block.start)
+		id = jf_block_table_id(t, &fl->u.block);
+	if (id == JF_BLOCK_STREAM_RECORD)
+		jf_block_context_of(c, fl);
+	return id;
+}
+
+#endif

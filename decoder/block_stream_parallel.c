@@ -1,0 +1,185 @@
+/* The compact block stream of a trace decoded on several threads (pt_parallel.h:
+ * jf_pt_parallel_block_stream_new). Each part, on the worker that decodes its segment,
+ * turns records into entries as jf_block_stream_next does, with a block table of its own;
+ * the calling thread, taking the parts in trace order, renumbers a part's ids into the
+ * stream's table (one lookup per distinct block of the part, then one load per entry) and
+ * gives its run on. So the work per block stays on the workers, and the calling thread's
+ * is a pass over 4-byte entries. */
+#include "jitflow/pt_parallel.h"
+
+#include "block_stream_internal.h"
+#include "decoder_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct part {
+	struct jf_block_table table;       /* the part's own ids */
+	uint32_t *ids;
+	size_t n, cap_ids;
+	struct jf_flow *records;
+	size_t nrecords, cap_records;
+	/* The worker does not know the record before the part (it is the previous part's
+	 * last): it takes the part's first record's own context for it. Where that was
+	 * wrong and the first record became an id, the stream gives it as a record (first)
+	 * instead; every entry after it is then as one decoder's stream has it. */
+	int started;
+	struct jf_flow first;
+	struct jf_block_context first_context, context;
+};
+
+static int grow(void **array, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 1024;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if (!(p = realloc(*array, n * size)))
+		return -1;
+	*array = p;
+	*cap = n;
+	return 0;
+}
+
+static void *part_new(void *ctx, struct jf_codemap *map)
+{
+	struct part *pt = calloc(1, sizeof(*pt));
+
+	(void)ctx;
+	(void)map;
+	if (pt && jf_block_table_init(&pt->table) < 0) {
+		free(pt);
+		return NULL;
+	}
+	return pt;
+}
+
+static void part_free(void *part)
+{
+	struct part *pt = part;
+
+	jf_block_table_fini(&pt->table);
+	free(pt->ids);
+	free(pt->records);
+	free(pt);
+}
+
+static int part_flow(void *part, const struct jf_flow *f)
+{
+	struct part *pt = part;
+	uint32_t id;
+
+	if (!pt->started) {
+		pt->started = 1;
+		pt->first = *f;
+		jf_block_context_of(&pt->first_context, f);
+		pt->context = pt->first_context;
+	}
+	if (grow((void **)&pt->ids, &pt->cap_ids, pt->n + 1, sizeof(*pt->ids)) < 0)
+		return -1;
+	id = jf_block_entry(&pt->table, &pt->context, f);
+	pt->ids[pt->n++] = id;
+	if (id != JF_BLOCK_STREAM_RECORD)
+		return 0;
+	if (grow((void **)&pt->records, &pt->cap_records, pt->nrecords + 1,
+		 sizeof(*pt->records)) < 0)
+		return -1;
+	pt->records[pt->nrecords++] = *f;
+	return 0;
+}
+
+/* The part's ids in the stream's table, in s->renumber. */
+static int renumber(struct jf_block_stream *s, const struct part *pt)
+{
+	size_t i;
+
+	if (grow((void **)&s->renumber, &s->cap_renumber, pt->table.nblocks,
+		 sizeof(*s->renumber)) < 0)
+		return -1;
+	for (i = 0; i < pt->table.nblocks; i++) {
+		s->renumber[i] = jf_block_table_id(&s->table, &pt->table.blocks[i]);
+		if (s->renumber[i] == JF_BLOCK_STREAM_RECORD)
+			return -1;
+	}
+	return 0;
+}
+
+/* The next part in trace order: its run, in the stream's ids, to on_run. */
+static int part_take(void *ctx, void *part, uint64_t reached, struct jf_error *err)
+{
+	struct jf_block_stream *s = ctx;
+	struct part *pt = part;
+	struct jf_block_run run;
+	int first_record = pt->n && pt->ids[0] != JF_BLOCK_STREAM_RECORD &&
+			   !jf_block_context_same(&s->context, &pt->first_context);
+	size_t i, nrec = 0;
+	int rc = 0;
+
+	(void)reached;
+	if (!pt->n)
+		goto done;
+	if (renumber(s, pt) < 0 ||
+	    jf_block_stream_room(s, pt->n, pt->nrecords + (size_t)first_record) < 0) {
+		rc = jf_fail(err, "block stream: out of memory");
+		goto done;
+	}
+	if (first_record)
+		s->records[nrec++] = pt->first;
+	for (i = 0; i < pt->n; i++)
+		s->ids[i] = pt->ids[i] == JF_BLOCK_STREAM_RECORD ? JF_BLOCK_STREAM_RECORD
+								  : s->renumber[pt->ids[i]];
+	if (first_record)
+		s->ids[0] = JF_BLOCK_STREAM_RECORD;
+	if (pt->nrecords)
+		memcpy(s->records + nrec, pt->records, pt->nrecords * sizeof(*pt->records));
+	nrec += pt->nrecords;
+	if (pt->nrecords)
+		s->context = pt->context;
+	else if (first_record)
+		s->context = pt->first_context;
+	run.ids = s->ids;
+	run.n = pt->n;
+	run.records = s->records;
+	run.nrecords = nrec;
+	rc = s->on_run(s->on_run_ctx, s, &run, err) < 0 ? -1 : 0;
+done:
+	part_free(pt);
+	return rc;
+}
+
+static const struct jf_pt_part_ops id_parts = { part_new, part_flow, part_take, part_free };
+
+static int run_parts(struct jf_block_stream *s, struct jf_error *err)
+{
+	return jf_pt_parallel_run(s->dec, err);
+}
+
+struct jf_block_stream *jf_pt_parallel_block_stream_new(const struct jf_pt_config *cfg,
+							struct jf_codemap *map,
+							const struct jf_pt_parallel_options *opt,
+							struct jf_pt_parallel_report *report,
+							struct jf_error *err)
+{
+	struct jf_pt_parallel_options o = *opt;
+	struct jf_block_stream *s;
+
+	if (opt->parts) {
+		jf_fail(err, "parallel block stream: its parts are its own");
+		return NULL;
+	}
+	/* The stream before its decoder: the parts' context is the stream. */
+	if (!(s = jf_block_stream_new(NULL, err)))
+		return NULL;
+	o.parts = &id_parts;
+	o.parts_ctx = s;
+	if (!(s->dec = jf_pt_parallel_decoder_new(cfg, map, &o, report, err))) {
+		jf_block_stream_free(s);
+		return NULL;
+	}
+	s->owns_dec = 1;
+	s->run_parts = run_parts;
+	return s;
+}
