@@ -1,7 +1,7 @@
 /* bench_pt_latency: how long one Intel PT buffer takes to decode into its block sequence,
  * the latency a tracing JIT that decodes its traces online waits for.
  *
- *   bench_pt_latency IMAGE BASE TRACE [RUNS [ONLY]]    (RUNS default 21)
+ *   bench_pt_latency [-j JOBS] IMAGE BASE TRACE [RUNS [ONLY]]    (RUNS default 21)
  *
  * IMAGE (the code bytes, at address BASE) and TRACE (the PT buffer) as tools/bench/
  * pt-latency.sh makes them. Each run makes a decoder that returns blocks as libipt's block
@@ -13,7 +13,13 @@
  * read as a compact block stream (block_stream.h: a 4-byte block id per block, the other
  * records beside them; the block table made afresh each run) and the same decode by
  * libipt's block decoder alone
- * (jf_pt_decoder_new), which must return as many blocks and instructions. Beside them, the
+ * (jf_pt_decoder_new), which must return as many blocks and instructions. With -j JOBS
+ * (> 1), also the same decode on JOBS threads (jf_pt_parallel_decoder_new with the fast
+ * path, as `jitflow decode -j JOBS` makes it: the buffer cut into segments at PSBs, the
+ * records handed out in trace order), read in bulk, and the block stream decoded on JOBS
+ * threads (jf_pt_parallel_block_stream_new: each worker makes its segment's block ids);
+ * their CPU time is the whole process's (every thread's), and their wall time is the
+ * latency they give where JOBS cores are idle. Beside them, the
  * floor of any decoder that reads its packets with libipt: libipt's packet decoder
  * reading every packet of the buffer and nothing else. Printed: the
  * median, minimum and maximum CPU milliseconds of each (the thread's CPU time: on a
@@ -33,6 +39,7 @@
 #include "jitflow/mapped_file.h"
 #include "jitflow/pt.h"
 #include "jitflow/pt_fast.h"
+#include "jitflow/pt_parallel.h"
 
 static uint64_t now_ns(clockid_t clock)
 {
@@ -46,7 +53,7 @@ struct counts {
 	uint64_t blocks, insns, other;
 };
 
-enum way { FAST, FAST_BULK, FAST_IDS, LIBIPT, WAYS };
+enum way { FAST, FAST_BULK, FAST_IDS, LIBIPT, FAST_THREADS, IDS_THREADS, WAYS };
 
 static void count_flow(struct counts *c, const struct jf_flow *f)
 {
@@ -58,26 +65,47 @@ static void count_flow(struct counts *c, const struct jf_flow *f)
 	}
 }
 
-/* The stream's runs: a block id counts its block's instructions from the table, as a
+/* A run of the stream: a block id counts its block's instructions from the table, as a
  * consumer that wants the path would look them up. */
-static int read_stream(struct jf_decoder *dec, struct counts *c, struct jf_error *err)
+static int count_run(void *ctx, const struct jf_block_stream *s, const struct jf_block_run *run,
+		     struct jf_error *err)
 {
-	struct jf_block_stream *s = jf_block_stream_new(dec, err);
-	struct jf_block_run run;
+	struct counts *c = ctx;
 	size_t i, r;
+
+	(void)err;
+	for (i = 0, r = 0; i < run->n; i++) {
+		if (run->ids[i] == JF_BLOCK_STREAM_RECORD) {
+			count_flow(c, &run->records[r++]);
+		} else {
+			c->blocks++;
+			c->insns += jf_block_stream_block(s, run->ids[i])->ninsn;
+		}
+	}
+	return 0;
+}
+
+/* The stream over dec (NULL: over cfg's trace decoded on jobs threads), read to the end. */
+static int read_stream(const struct jf_pt_config *cfg, struct jf_codemap *map, int jobs,
+		       struct jf_decoder *dec, struct counts *c, struct jf_error *err)
+{
+	struct jf_pt_parallel_options opt;
+	struct jf_block_stream *s;
+	struct jf_block_run run;
 	int rc;
 
+	memset(&opt, 0, sizeof(opt));
+	opt.jobs = jobs;
+	opt.fast = 1;
+	s = dec ? jf_block_stream_new(dec, err)
+		: jf_pt_parallel_block_stream_new(cfg, map, &opt, NULL, err);
 	if (!s)
 		return -1;
-	while ((rc = jf_block_stream_next(s, &run, err)) > 0) {
-		for (i = 0, r = 0; i < run.n; i++) {
-			if (run.ids[i] == JF_BLOCK_STREAM_RECORD) {
-				count_flow(c, &run.records[r++]);
-			} else {
-				c->blocks++;
-				c->insns += jf_block_stream_block(s, run.ids[i])->ninsn;
-			}
-		}
+	if (dec) {
+		while ((rc = jf_block_stream_next(s, &run, err)) > 0)
+			count_run(c, s, &run, err);
+	} else {
+		rc = jf_block_stream_run(s, count_run, c, err);
 	}
 	jf_block_stream_free(s);
 	return rc;
@@ -116,37 +144,53 @@ static uint64_t read_packets(const struct jf_pt_config *cfg, uint64_t *wall, uin
 	return t1 - t0;
 }
 
-/* One decode: its CPU time in ns, its wall time in *wall, its counts in *c. */
+static struct jf_decoder *new_decoder(const struct jf_pt_config *cfg, struct jf_codemap *map,
+				      enum way way, int jobs, struct jf_error *err)
+{
+	struct jf_pt_parallel_options opt;
+
+	if (way == LIBIPT)
+		return jf_pt_decoder_new(cfg, map, err);
+	if (way != FAST_THREADS)
+		return jf_pt_fast_decoder_new(cfg, map, err);
+	memset(&opt, 0, sizeof(opt));
+	opt.jobs = jobs;
+	opt.fast = 1;
+	return jf_pt_parallel_decoder_new(cfg, map, &opt, NULL, err);
+}
+
+/* One decode: its CPU time in ns (the calling thread's; with threads, the process's),
+ * its wall time in *wall, its counts in *c. */
 static uint64_t decode_once(const struct jf_pt_config *cfg, struct jf_codemap *map,
-			    enum way way, uint64_t *wall, struct counts *c)
+			    enum way way, int jobs, uint64_t *wall, struct counts *c)
 {
 	struct jf_error err = { "" };
 	struct jf_decoder *dec;
 	const struct jf_flow *flows;
 	struct jf_flow f;
-	uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID), w0 = now_ns(CLOCK_MONOTONIC), t1;
+	clockid_t cpu = way >= FAST_THREADS ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID;
+	uint64_t t0 = now_ns(cpu), w0 = now_ns(CLOCK_MONOTONIC), t1;
 	size_t n, i;
 	int rc;
 
-	dec = way == LIBIPT ? jf_pt_decoder_new(cfg, map, &err)
-			    : jf_pt_fast_decoder_new(cfg, map, &err);
-	if (!dec) {
+	dec = way == IDS_THREADS ? NULL : new_decoder(cfg, map, way, jobs, &err);
+	if (!dec && way != IDS_THREADS) {
 		fprintf(stderr, "bench_pt_latency: %s\n", err.msg);
 		exit(1);
 	}
 	memset(c, 0, sizeof(*c));
-	if (way == FAST_BULK) {
+	if (way == FAST_BULK || way == FAST_THREADS) {
 		while ((rc = jf_decoder_next_batch(dec, &flows, &n, &err)) > 0)
 			for (i = 0; i < n; i++)
 				count_flow(c, &flows[i]);
-	} else if (way == FAST_IDS) {
-		rc = read_stream(dec, c, &err);
+	} else if (way == FAST_IDS || way == IDS_THREADS) {
+		rc = read_stream(cfg, map, jobs, dec, c, &err);
 	} else {
 		while ((rc = jf_decoder_next(dec, &f, &err)) > 0)
 			count_flow(c, &f);
 	}
 	jf_decoder_free(dec);
-	t1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	t1 = now_ns(cpu);
 	*wall = now_ns(CLOCK_MONOTONIC) - w0;
 	if (rc < 0) {
 		fprintf(stderr, "bench_pt_latency: %s\n", err.msg);
@@ -181,16 +225,24 @@ int main(int argc, char **argv)
 	struct jf_codemap *map;
 	struct jf_pt_config cfg;
 	static const char *const names[WAYS] = { "fast path", "fast, in bulk", "fast, block ids",
-						   "libipt blocks" };
+						   "libipt blocks", "fast, threads",
+						   "ids, threads" };
 	struct counts counts[WAYS];
 	uint64_t *ns[WAYS], *wall[WAYS], base, *pkt_ns, *pkt_wall, packets = 0;
-	int runs = argc > 4 ? atoi(argv[4]) : 21, i, w, only = -1;
+	int runs, i, w, only = -1, jobs = 1, ways;
 
-	for (w = 0; argc > 5 && w < WAYS; w++)
+	if (argc > 2 && !strcmp(argv[1], "-j")) {
+		jobs = atoi(argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
+	ways = jobs > 1 ? WAYS : FAST_THREADS;
+	runs = argc > 4 ? atoi(argv[4]) : 21;
+	for (w = 0; argc > 5 && w < ways; w++)
 		if (!strcmp(argv[5], names[w]))
 			only = w;
 	if (argc < 4 || runs < 1 || (argc > 5 && only < 0)) {
-		fprintf(stderr, "usage: bench_pt_latency IMAGE BASE TRACE [RUNS [ONLY]]\n");
+		fprintf(stderr, "usage: bench_pt_latency [-j JOBS] IMAGE BASE TRACE [RUNS [ONLY]]\n");
 		return 2;
 	}
 	base = strtoull(argv[2], NULL, 0);
@@ -217,17 +269,18 @@ int main(int argc, char **argv)
 		return 1;
 	if (only >= 0) {
 		for (i = 0; i < runs; i++)
-			ns[only][i] = decode_once(&cfg, map, (enum way)only, &wall[only][i],
-						  &counts[only]);
+			ns[only][i] = decode_once(&cfg, map, (enum way)only, jobs,
+						  &wall[only][i], &counts[only]);
 		print_times(names[only], ns[only], wall[only], runs, &counts[only]);
 		return 0;
 	}
 	for (i = 0; i < runs; i++) {
-		for (w = 0; w < WAYS; w++)
-			ns[w][i] = decode_once(&cfg, map, (enum way)w, &wall[w][i], &counts[w]);
+		for (w = 0; w < ways; w++)
+			ns[w][i] = decode_once(&cfg, map, (enum way)w, jobs, &wall[w][i],
+					       &counts[w]);
 		pkt_ns[i] = read_packets(&cfg, &pkt_wall[i], &packets);
 	}
-	for (w = 0; w < WAYS; w++) {
+	for (w = 0; w < ways; w++) {
 		if (counts[w].blocks != counts[LIBIPT].blocks ||
 		    counts[w].insns != counts[LIBIPT].insns ||
 		    counts[w].other != counts[LIBIPT].other) {
@@ -236,8 +289,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	printf("trace %zu bytes, %d runs each\n", trace.size, runs);
-	for (w = 0; w < WAYS; w++) {
+	printf("trace %zu bytes, %d runs each; threads: %d\n", trace.size, runs, jobs);
+	for (w = 0; w < ways; w++) {
 		print_times(names[w], ns[w], wall[w], runs, &counts[w]);
 		free(ns[w]);
 		free(wall[w]);
