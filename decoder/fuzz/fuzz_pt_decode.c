@@ -12,7 +12,8 @@
  * bytes and more) gives the records and statistics it gives on one; the fast decoder that
  * returns blocks returns the block decoder's records, every one, field by field, read one
  * by one or in bulk (jf_decoder_next_batch), also under those errata; read as a compact
- * block stream (block_stream.h), every entry is the record it gives one by one; and the
+ * block stream (block_stream.h), every entry is the record it gives one by one, and the
+ * stream decoded on two threads gives the same entries as on one; and the
  * blocks cut at their jumps after the decode (jump_split.h, what `jitflow report` does) are
  * the block decoder's end_on_jump blocks, but for a part's offset and the mark a block left
  * whole keeps (JF_FLOW_TIMED_AT_START). */
@@ -301,6 +302,87 @@ static void same_records_in_stream(const struct jf_pt_config *given)
 	jf_decoder_free(streamed);
 	jf_decoder_free(one);
 	jf_codemap_free(stream_map);
+	jf_codemap_free(one_map);
+}
+
+/* The block stream decoded on two threads (jf_pt_parallel_block_stream_new: each worker
+ * makes its part's ids, the calling thread renumbers them) against the stream over one
+ * fast decoder, entry by entry as they are given: the same ids and records. */
+struct parallel_stream_check {
+	struct stream_reader one;
+	struct jf_flow prev;
+	int has_prev;
+	uint64_t n;
+};
+
+static int same_as_one_stream(void *ctx, const struct jf_block_stream *s,
+			      const struct jf_block_run *run, struct jf_error *err)
+{
+	struct parallel_stream_check *c = ctx;
+	struct jf_flow a, b;
+	size_t i, r = 0;
+	int is_id;
+
+	for (i = 0; i < run->n; i++, c->n++) {
+		is_id = run->ids[i] != JF_BLOCK_STREAM_RECORD;
+		if (is_id)
+			jf_block_stream_record(s, run->ids[i], c->has_prev ? &c->prev : NULL, &a);
+		else
+			a = run->records[r++];
+		if (next_in_stream(&c->one, 0, &b, err) <= 0 ||
+		    is_id != (c->one.run.ids[c->one.pos - 1] != JF_BLOCK_STREAM_RECORD) ||
+		    !jf_flow_same(&a, &b)) {
+			fprintf(stderr, "fuzz_pt_decode: entry %llu of the block stream on two "
+				"threads (%s %s at ip 0x%llx) is not one thread's\n",
+				(unsigned long long)c->n, is_id ? "an id for" : "a record,",
+				jf_flow_kind_name((enum jf_flow_kind)a.kind),
+				(unsigned long long)a.ip);
+			abort();
+		}
+		c->prev = a;
+		c->has_prev = 1;
+	}
+	if (r != run->nrecords)
+		abort();
+	return 0;
+}
+
+static void same_entries_in_parallel_stream(const struct jf_pt_config *given)
+{
+	struct jf_pt_parallel_options opt = { .jobs = 2, .segment_size = 16, .fast = 1 };
+	struct jf_pt_config cfg = *given;
+	struct jf_codemap *par_map = code_map(), *one_map = code_map();
+	struct parallel_stream_check c;
+	struct jf_block_stream *par;
+	struct jf_decoder *one;
+	struct jf_error err;
+	struct jf_flow f;
+	int rc, one_rc;
+
+	memset(&c, 0, sizeof(c));
+	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
+	opt.no_joins = cfg.size & 2;
+	one = jf_pt_fast_decoder_new(&cfg, one_map, &err);
+	par = jf_pt_parallel_block_stream_new(&cfg, par_map, &opt, NULL, &err);
+	if (!one || !par || !(c.one.s = jf_block_stream_new(one, &err)))
+		abort();
+	rc = jf_block_stream_run(par, same_as_one_stream, &c, &err);
+	/* One thread ends there too, or fails as well. */
+	while ((one_rc = next_in_stream(&c.one, 0, &f, &err)) > 0 && rc < 0)
+		;
+	if ((rc == 0 && one_rc != 0) || (rc < 0 && one_rc >= 0) ||
+	    (rc == 0 && (jf_block_stream_stats(par)->insns != jf_decoder_stats(one)->insns ||
+			 jf_block_stream_stats(par)->events != jf_decoder_stats(one)->events ||
+			 jf_block_stream_stats(par)->errors != jf_decoder_stats(one)->errors))) {
+		fprintf(stderr, "fuzz_pt_decode: the block stream on two threads ends with %d "
+			"after %llu entries, one thread's with %d\n", rc,
+			(unsigned long long)c.n, one_rc);
+		abort();
+	}
+	jf_block_stream_free(par);
+	jf_block_stream_free(c.one.s);
+	jf_decoder_free(one);
+	jf_codemap_free(par_map);
 	jf_codemap_free(one_map);
 }
 
@@ -665,6 +747,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same_records_with_blocks(&cfg, 1);
 	same_records_with_blocks(&cfg, 2);
 	same_records_in_stream(&cfg);
+	same_entries_in_parallel_stream(&cfg);
 	same_records_in_parts(&cfg);
 	same_parts_as_end_on_jump(&cfg);
 	jf_decoder_free(dec);
