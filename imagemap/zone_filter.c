@@ -23,14 +23,21 @@ struct due {
 	int ptwrite;
 	uint64_t ptwrite_seq;
 	int position;                 /* the thread's instruction count is now ... */
-	int32_t tid;
+	struct thread_count *thread;
 	uint64_t count, count_before; /* ... count (count_before before the last block) */
 };
 
-/* Instructions decoded per thread, for streams placed by position. */
+/* Instructions decoded per thread, for streams placed by position. Every block asks the
+ * position streams whether one of their next records is due; mostly none is. Their next
+ * records move only when one is taken (jf_zone_image.nexts_taken) or a stream is added,
+ * so what the last ask found holds until then: none of this thread's is due before the
+ * count quiet_below. */
 struct thread_count {
 	int32_t tid;
 	uint64_t count;
+	uint64_t quiet_below;         /* (0: not asked yet) */
+	uint64_t quiet_taken;         /* nexts_taken and nstreams when quiet_below was found */
+	size_t quiet_streams;
 };
 
 struct zone_filter {
@@ -269,27 +276,41 @@ static int32_t record_tid(const struct jf_zone_record *rec, int32_t tid)
 	return tid;
 }
 
-/* Records of position streams that thread tid has reached: count instructions decoded.
+/* Whether stream s's next record is thread tid's (and there is one). */
+static int next_is_threads(const struct jf_zone_stream *s, int32_t tid)
+{
+	return s->has_next && record_tid(&s->next, tid) == tid;
+}
+
+/* Records of position streams that thread t has reached: count instructions decoded.
  * A record whose position fell inside the last block applies after it, and is counted
  * as late (that block was decoded with the code before it). */
-static int apply_positions(struct jf_zone_image *zi, int32_t tid, uint64_t count,
+static int apply_positions(struct jf_zone_image *zi, struct thread_count *t, uint64_t count,
 			   uint64_t count_before, struct jf_error *err)
 {
+	uint64_t quiet_below = UINT64_MAX;
 	size_t i;
 
+	if (t->quiet_streams == zi->nstreams && t->quiet_taken == zi->nexts_taken &&
+	    count < t->quiet_below)
+		return 0;
 	for (i = 0; i < zi->nstreams; i++) {
 		struct jf_zone_stream *s = &zi->streams[i];
 
 		if (!s->by_position)
 			continue;
-		while (s->has_next && record_tid(&s->next, tid) == tid &&
-		       s->next.timestamp <= count) {
+		while (next_is_threads(s, t->tid) && s->next.timestamp <= count) {
 			if (s->next.timestamp < count && s->next.timestamp > count_before)
 				zi->stats.late_in_block++;
 			if (jf_zone_apply_next(zi, s, JF_ZONE_BY_POSITION, err))
 				return -1;
 		}
+		if (next_is_threads(s, t->tid) && s->next.timestamp < quiet_below)
+			quiet_below = s->next.timestamp;
 	}
+	t->quiet_below = quiet_below;
+	t->quiet_taken = zi->nexts_taken;
+	t->quiet_streams = zi->nstreams;
 	return 0;
 }
 
@@ -366,7 +387,7 @@ static int apply_due(struct zone_filter *zf, struct jf_error *err)
 	if (d->position) {
 		d->position = 0;
 		if (zf->any_position &&
-		    apply_positions(zf->zi, d->tid, d->count, d->count_before, err))
+		    apply_positions(zf->zi, d->thread, d->count, d->count_before, err))
 			return -1;
 	}
 	return 0;
@@ -416,6 +437,7 @@ static struct thread_count *thread_of(struct zone_filter *zf, uint32_t source)
 		return zf->last_thread = NULL;
 	zf->threads[zf->nthreads].tid = tid;
 	zf->threads[zf->nthreads].count = 0;
+	zf->threads[zf->nthreads].quiet_below = 0;
 	return zf->last_thread = &zf->threads[zf->nthreads++];
 }
 
@@ -444,7 +466,7 @@ static void count_position(struct zone_filter *zf, const struct jf_flow *f)
 	if (f->kind == JF_FLOW_BLOCK)
 		t->count += f->u.block.ninsn;
 	zf->due.position = 1;
-	zf->due.tid = t->tid;
+	zf->due.thread = t;
 	zf->due.count = t->count;
 }
 

@@ -334,6 +334,7 @@ int jf_zone_apply_next(struct jf_zone_image *zi, struct jf_zone_stream *s, enum 
 
 	if (!s->has_next)
 		return 0;
+	zi->nexts_taken++;
 	rc = apply(zi, s, &s->next, err);
 	if (rc < 0)
 		return jf_fail_prefix(err, "%s: offset %" PRIu64 ": applying %s: ", s->path,

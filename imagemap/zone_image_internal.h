@@ -124,6 +124,9 @@ struct jf_zone_image {
 	struct jf_zone_regions regions;
 	struct jf_zone_image_stats stats;
 	struct jf_zone_pending_index pending;
+	/* Records taken from the streams (jf_zone_apply_next): a stream's next record moves
+	 * only then (or when it is added), which lets the zone filter skip asking. */
+	uint64_t nexts_taken;
 };
 
 enum jf_zone_how { JF_ZONE_BY_CALL, JF_ZONE_BY_PTWRITE, JF_ZONE_BY_TIME, JF_ZONE_BY_POSITION };
