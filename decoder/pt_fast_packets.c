@@ -1184,13 +1184,30 @@ static inline __attribute__((always_inline)) unsigned ip_packet(const struct fas
 	return p->size = (uint8_t)(1 + n);
 }
 
+/* Whether the eight bytes of w are each a PAD or a TNT-8 (even, and not 0x02). */
+static inline int pads_or_tnt8s(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, x = w ^ 0x0202020202020202ull;
+
+	/* x has a zero byte where w has 0x02 (the usual test for a zero byte). */
+	return !(w & ones) && !((x - ones) & ~x & 0x8080808080808080ull);
+}
+
 uint64_t jf_fast_skip_simple_packets(const struct fast *f, uint64_t off)
 {
 	const uint8_t *t = f->cfg.trace;
 	struct pt_packet p;
 	unsigned byte, size;
+	uint64_t w;
 
 	for (; off < f->cfg.size; off += size) {
+		if (off + sizeof(w) <= f->cfg.size) {
+			memcpy(&w, t + off, sizeof(w));
+			if (pads_or_tnt8s(w)) {
+				size = sizeof(w);
+				continue;
+			}
+		}
 		byte = t[off];
 		/* PADs and TNT-8s (even bytes but 0x02, which starts the extended opcodes):
 		 * most of the bytes between an error and the next PSB, one byte each. */
