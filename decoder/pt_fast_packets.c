@@ -1225,6 +1225,48 @@ uint64_t jf_fast_skip_simple_packets(const struct fast *f, uint64_t off)
 	return off;
 }
 
+/* Whether byte is a TNT-8's (even, neither a PAD nor 0x02, which starts the extended
+ * opcodes). */
+static inline int tnt8(unsigned byte)
+{
+	return !(byte & 1) && byte != 0x00 && byte != 0x02;
+}
+
+/* Where tnt8_run stopped: at the last TNT-8 it read, with count_tnt_bits's status there
+ * (0 if it counted them all). Returned by value: the packet loop's offset stays in a
+ * register (its address taken, every call in the loop stored and loaded it). */
+struct tnt8_run_end {
+	uint64_t off;
+	int status;
+};
+
+/* The TNT-8s right after the one at off that packet_tnt counted, where it counted them in
+ * one go without a time to note (it is not asked otherwise): nothing between could change
+ * that, nor is a record queued since (none to settle), so each is counted at once,
+ * without packet_tnt's tests of the state and the time (a fifth of the instructions of a
+ * TNT-8, the most frequent packet). One that a bad packet may follow is left to the
+ * caller. Not inline: the packet loop's other packets paid for its registers. */
+static __attribute__((noinline)) struct tnt8_run_end tnt8_run(struct fast *f, uint64_t off)
+{
+	const uint8_t *t = f->cfg.trace;
+	const uint64_t size = f->cfg.size;
+	struct tnt8_run_end end = { off, 0 };
+	unsigned byte, nbits, v;
+
+	if (f->emit || !no_time_yet(f))
+		return end;
+	while (end.off + 1 < size && tnt8(byte = t[end.off + 1]) &&
+	       !jf_fast_bad_packet_may_follow(t, size, end.off + 2, f->time.have_tsc)) {
+		end.off++;
+		v = byte >> 1;
+		nbits = 31u - (unsigned)__builtin_clz(v);
+		f->report.tnt_packets++;
+		if ((end.status = count_tnt_bits(f, v & ~(1u << nbits), nbits, end.off)) != 0)
+			break;
+	}
+	return end;
+}
+
 /* PADs and TNT-8s, the most frequent packets, read here (one byte each, as libipt's
  * pt_df_fetch and pt_pkt_read_tnt_8 read them), and CYCs and MTCs when counting: from
  * *at to the first other packet. Returns 0, 1 if not modelled, or -1 where a bad packet
@@ -1236,12 +1278,7 @@ static inline __attribute__((always_inline)) int next_short_packets(struct fast 
 	const uint8_t *t = f->cfg.trace;
 	const uint64_t size = f->cfg.size;
 	uint64_t off = *at;
-	int status = 0, may_fail;
-	/* The TNT-8 read last was counted in one go without a time to note, and nothing read
-	 * since could change that: the next is counted at once. packet_tnt's tests of the
-	 * state, the time's, and the settling of records (none is queued by then) were a
-	 * fifth of the instructions of a TNT-8, the most frequent packet. */
-	int counted = 0;
+	int status = 0;
 
 	for (; off < size; ++off) {
 		unsigned byte = t[off], nbits, v;
@@ -1256,7 +1293,6 @@ static inline __attribute__((always_inline)) int next_short_packets(struct fast 
 			if (!(n = short_timing(f, off, &p)))
 				break;
 			f->fresh = 0;
-			counted = 0;
 			if (packet_timing(f, &p, off, 0)) {
 				status = 1;
 				break;
@@ -1270,24 +1306,24 @@ static inline __attribute__((always_inline)) int next_short_packets(struct fast 
 		 * zero: byte is even, neither 0x00 nor 0x02). */
 		v = byte >> 1;
 		nbits = 31u - (unsigned)__builtin_clz(v);
-		may_fail = jf_fast_bad_packet_may_follow(t, size, off + 1, f->time.have_tsc);
-		if (counted && !may_fail) {
-			f->report.tnt_packets++;
-			status = count_tnt_bits(f, v & ~(1u << nbits), nbits, off);
-			if (status)
-				break;
-			continue;
-		}
 		f->fresh = 0;
 		jf_fast_settle(f, off);
-		if (may_fail && !jf_fast_fail_after(f, off + 1, 0)) {
+		if (jf_fast_bad_packet_may_follow(t, size, off + 1, f->time.have_tsc) &&
+		    !jf_fast_fail_after(f, off + 1, 0)) {
 			status = -1;
 			break;
 		}
-		counted = !f->emit && no_time_yet(f);
 		status = packet_tnt(f, v & ~(1u << nbits), nbits, off);
 		if (status)
 			break;
+		/* More TNT-8s right after it: counted at once where they can be. */
+		if (__builtin_expect(off + 1 < size && tnt8(t[off + 1]), 0)) {
+			struct tnt8_run_end end = tnt8_run(f, off);
+
+			off = end.off;
+			if ((status = end.status) != 0)
+				break;
+		}
 	}
 	*at = off;
 	return status;
