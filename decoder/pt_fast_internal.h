@@ -229,10 +229,12 @@ static inline int jf_fast_pkt_seek(struct fast *f, uint64_t off)
 	return pt_pkt_sync_set(f->pkt, off);
 }
 
-/* The size of the packet at off where it is one that this path reads itself, as libipt's
- * packet decoder reads it (a PAD, TNT-8, TIP, TIP.PGE, TIP.PGD, FUP, MODE.exec, CYC or
- * MTC); 0 for any other, or one libipt's packet decoder is to read (pt_fast_packets.c). */
-unsigned jf_fast_simple_packet_size(const struct fast *f, uint64_t off);
+/* The offset of the first packet from off on that is not one this path reads itself, as
+ * libipt's packet decoder reads it (a PAD, TNT-8, TIP, TIP.PGE, TIP.PGD, FUP, MODE.exec,
+ * CYC or MTC), or of one libipt's packet decoder is to read (pt_fast_packets.c); the
+ * trace's size if all are. One call for a run of them: a walk to the next PSB after an
+ * error steps over a packet per byte there, mostly TNT-8s. */
+uint64_t jf_fast_skip_simple_packets(const struct fast *f, uint64_t off);
 
 /* Records that cfg.count_plain_events counts instead of returning. */
 static inline int jf_fast_plain_event(const struct jf_flow *fl)

@@ -63,16 +63,12 @@ static int64_t psb_after_error(struct fast *f, uint64_t at)
 {
 	struct pt_packet p;
 	uint64_t off = at;
-	unsigned size;
 	int status;
 
 	if (at >= f->cfg.size)
 		return -1;
 	for (;;) {
-		if ((size = jf_fast_simple_packet_size(f, off)) != 0) {
-			off += size;
-			continue;
-		}
+		off = jf_fast_skip_simple_packets(f, off);
 		if (pt_pkt_sync_set(f->psbs, off) < 0)
 			return -1;
 		status = pt_pkt_next(f->psbs, &p, sizeof(p));
