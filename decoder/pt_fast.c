@@ -34,6 +34,7 @@
 #include "pt_status_check.h"
 
 #include <intel-pt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -92,14 +93,14 @@ static void release_behind(struct fast *f, uint64_t offset)
 	f->released = offset - LAG;
 }
 
-/* The state carried into the stretch after the PSB reached now (pt_fast_watch.h). */
+/* The state carried into the stretch after the PSB reached now (pt_fast_watch.h). Only
+ * the return stack's entries in use are written: the rest is never read (states are
+ * compared and kept up to their depth), and clearing all 64 at every PSB was most of the
+ * cost of a commit told to a watcher. */
 void jf_fast_fill_state(struct fast *f, struct jf_pt_fast_state *st)
 {
 	uint8_t i;
 
-	/* The return stack past its depth is never read (jf_pt_fast_same_state,
-	 * pt_parallel_count.c's state_bytes): clearing it all cost a commit as much as the
-	 * rest of it, and ../shared's Unzip commits every 230 bytes. */
 	memset(st, 0, offsetof(struct jf_pt_fast_state, ret));
 	st->ip = f->ip;
 	st->enabled = f->enabled;
@@ -140,7 +141,8 @@ int jf_pt_fast_same_state(const struct jf_pt_fast_state *f, const struct jf_pt_f
 void jf_fast_fill_commit(struct fast *f, uint64_t psb, int unmodelled,
 			 struct jf_pt_fast_commit *c)
 {
-	memset(c, 0, sizeof(*c));
+	/* Every member is set below (the state by jf_fast_fill_state). */
+	c->stopped_at = 0;
 	c->psb = psb;
 	c->unmodelled = unmodelled;
 	c->fresh = !unmodelled && f->resync && f->resume_psb == psb;
