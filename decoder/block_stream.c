@@ -8,11 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A block's id is found by hashing the block into an open-addressed table of ids
- * (block_ids.h). (Trying first the id that followed the block before it last time made no
- * difference on pt-latency.sh's buffer: reading the decoder's records costs the time, not
- * the lookup.) */
-
 static int no_memory(struct jf_error *err)
 {
 	return jf_fail(err, "block stream: out of memory");

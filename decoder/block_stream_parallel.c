@@ -133,13 +133,14 @@ static int part_take(void *ctx, void *part, uint64_t reached, struct jf_error *e
 								  : s->renumber[pt->ids[i]];
 	if (first_record)
 		s->ids[0] = JF_BLOCK_STREAM_RECORD;
-	if (pt->nrecords)
+	/* The context after the run: its last record's. */
+	if (pt->nrecords) {
 		memcpy(s->records + nrec, pt->records, pt->nrecords * sizeof(*pt->records));
-	nrec += pt->nrecords;
-	if (pt->nrecords)
 		s->context = pt->context;
-	else if (first_record)
+	} else if (first_record) {
 		s->context = pt->first_context;
+	}
+	nrec += pt->nrecords;
 	run.ids = s->ids;
 	run.n = pt->n;
 	run.records = s->records;
