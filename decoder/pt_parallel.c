@@ -110,12 +110,12 @@ static int keep_flow(struct segment *s, const struct jf_flow *f, uint64_t stop)
 }
 
 /* How s's decode ended: past its stop offset (kept > 0: see keep_flow), at the end of the
- * trace (rc 0), or failed. */
+ * trace (rc 0), or failed (rc < 0, or kept < 0 with rc > 0). */
 static void decoded(struct segment *s, int rc, int kept)
 {
 	if (kept > 0)
 		return;
-	if (rc == 0 && !kept)
+	if (rc == 0)
 		s->ended = 1;
 	else
 		s->failed = 1;

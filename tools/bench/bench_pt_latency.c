@@ -85,28 +85,30 @@ static int count_run(void *ctx, const struct jf_block_stream *s, const struct jf
 	return 0;
 }
 
-/* The stream over dec (NULL: over cfg's trace decoded on jobs threads), read to the end. */
-static int read_stream(const struct jf_pt_config *cfg, struct jf_codemap *map, int jobs,
-		       struct jf_decoder *dec, struct counts *c, struct jf_error *err)
+/* The fast path on jobs threads, as `jitflow decode -j JOBS` makes it. */
+static struct jf_pt_parallel_options on_threads(int jobs)
 {
 	struct jf_pt_parallel_options opt;
-	struct jf_block_stream *s;
-	struct jf_block_run run;
-	int rc;
 
 	memset(&opt, 0, sizeof(opt));
 	opt.jobs = jobs;
 	opt.fast = 1;
+	return opt;
+}
+
+/* The stream over dec (NULL: over cfg's trace decoded on jobs threads), read to the end. */
+static int read_stream(const struct jf_pt_config *cfg, struct jf_codemap *map, int jobs,
+		       struct jf_decoder *dec, struct counts *c, struct jf_error *err)
+{
+	struct jf_pt_parallel_options opt = on_threads(jobs);
+	struct jf_block_stream *s;
+	int rc;
+
 	s = dec ? jf_block_stream_new(dec, err)
 		: jf_pt_parallel_block_stream_new(cfg, map, &opt, NULL, err);
 	if (!s)
 		return -1;
-	if (dec) {
-		while ((rc = jf_block_stream_next(s, &run, err)) > 0)
-			count_run(c, s, &run, err);
-	} else {
-		rc = jf_block_stream_run(s, count_run, c, err);
-	}
+	rc = jf_block_stream_run(s, count_run, c, err);
 	jf_block_stream_free(s);
 	return rc;
 }
@@ -147,15 +149,12 @@ static uint64_t read_packets(const struct jf_pt_config *cfg, uint64_t *wall, uin
 static struct jf_decoder *new_decoder(const struct jf_pt_config *cfg, struct jf_codemap *map,
 				      enum way way, int jobs, struct jf_error *err)
 {
-	struct jf_pt_parallel_options opt;
+	struct jf_pt_parallel_options opt = on_threads(jobs);
 
 	if (way == LIBIPT)
 		return jf_pt_decoder_new(cfg, map, err);
 	if (way != FAST_THREADS)
 		return jf_pt_fast_decoder_new(cfg, map, err);
-	memset(&opt, 0, sizeof(opt));
-	opt.jobs = jobs;
-	opt.fast = 1;
 	return jf_pt_parallel_decoder_new(cfg, map, &opt, NULL, err);
 }
 
