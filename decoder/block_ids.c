@@ -1,10 +1,14 @@
 /* The table of distinct blocks behind block ids (block_ids.h). */
 #include "block_ids.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 enum { FIRST_SLOTS_LOG2 = 12 };
 
+_Static_assert(offsetof(struct jf_flow, kind) == 0 && offsetof(struct jf_flow, flags) == 2 &&
+	       offsetof(struct jf_flow, source) == 4 && offsetof(struct jf_flow, offset) == 8,
+	       "jf_block_head: kind, flags and source are not a record's first 8 bytes");
 _Static_assert(sizeof(struct jf_block) == 3 * sizeof(uint64_t) + sizeof(uint32_t) + 4,
 	       "struct jf_block has padding: jf_block_same would compare it");
 

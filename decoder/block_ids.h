@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "jitflow/block_stream.h"
 #include "jitflow/flow.h"
@@ -39,10 +42,19 @@ static inline size_t jf_block_table_slot(const struct jf_block_table *t, const s
 }
 
 /* Every field: the struct has none but its fields' bytes (a compile-time check in
- * block_ids.c), and a compare of its 32 bytes is two vector compares. */
+ * block_ids.c), and a compare of its 32 bytes is two vector compares (written out: GCC
+ * makes memcmp's a chain of 8-byte compares and branches). */
 static inline int jf_block_same(const struct jf_block *a, const struct jf_block *b)
 {
+#ifdef __SSE2__
+	const __m128i *x = (const __m128i *)(const void *)a, *y = (const __m128i *)(const void *)b;
+	__m128i eq = _mm_and_si128(_mm_cmpeq_epi8(_mm_loadu_si128(x), _mm_loadu_si128(y)),
+				   _mm_cmpeq_epi8(_mm_loadu_si128(x + 1), _mm_loadu_si128(y + 1)));
+
+	return _mm_movemask_epi8(eq) == 0xffff;
+#else
 	return !memcmp(a, b, sizeof(*a));
+#endif
 }
 
 /* b's id (made if new), or JF_BLOCK_STREAM_RECORD if out of memory, found by hashing b
@@ -67,13 +79,30 @@ struct jf_block_context {
 	uint32_t source;
 	uint16_t time_flag;
 	uint64_t time;
+	uint64_t head;   /* the first 8 bytes of a block record in this context (kind,
+			  * flags, source: jf_block_head), compared in one go */
 };
+
+/* A record's kind, flags and source, its first 8 bytes (a compile-time check in
+ * block_ids.c), as one number. */
+static inline uint64_t jf_block_head(const struct jf_flow *fl)
+{
+	uint64_t head;
+
+	memcpy(&head, fl, sizeof(head));
+	return head;
+}
 
 static inline void jf_block_context_of(struct jf_block_context *c, const struct jf_flow *fl)
 {
+	struct jf_flow block = { .kind = JF_FLOW_BLOCK };
+
 	c->source = fl->source;
 	c->time_flag = fl->flags & JF_FLOW_HAS_TIME;
 	c->time = fl->time;
+	block.flags = c->time_flag;
+	block.source = c->source;
+	c->head = jf_block_head(&block);
 }
 
 static inline int jf_block_context_same(const struct jf_block_context *a,
@@ -91,8 +120,7 @@ static inline uint32_t jf_block_entry(struct jf_block_table *t, struct jf_block_
 {
 	uint32_t id = JF_BLOCK_STREAM_RECORD;
 
-	if (fl->kind == JF_FLOW_BLOCK && fl->source == c->source && fl->flags == c->time_flag &&
-	    fl->time == c->time && fl->ip == fl->u.block.start)
+	if (jf_block_head(fl) == c->head && fl->time == c->time && fl->ip == fl->u.block.start)
 		id = jf_block_table_id(t, &fl->u.block);
 	if (id == JF_BLOCK_STREAM_RECORD)
 		jf_block_context_of(c, fl);

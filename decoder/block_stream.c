@@ -22,6 +22,9 @@ struct jf_block_stream *jf_block_stream_new(struct jf_decoder *dec, struct jf_er
 		no_memory(err);
 		return NULL;
 	}
+	/* At the start, a block is an id in the context jf_block_stream_record gives
+	 * without a record before it: source 0, no time. */
+	jf_block_context_of(&s->context, &(const struct jf_flow){ .kind = JF_FLOW_BLOCK });
 	s->dec = dec;
 	return s;
 }
@@ -64,7 +67,8 @@ int jf_block_stream_next(struct jf_block_stream *s, struct jf_block_run *run,
 	struct jf_decode_stats *stats = jf_decoder_stats_mut(s->dec);
 	const struct jf_flow *flows, *fl;
 	size_t n, i, nrec = 0;
-	uint32_t id;
+	uint64_t blocks = 0, insns = 0;
+	uint32_t id, *ids;
 	int rc;
 
 	memset(run, 0, sizeof(*run));
@@ -79,14 +83,16 @@ int jf_block_stream_next(struct jf_block_stream *s, struct jf_block_run *run,
 			jf_decode_stats_count(stats, &flows[i]);
 		return no_memory(err);
 	}
+	ids = s->ids;
 	for (i = 0; i < n; i++) {
 		fl = &flows[i];
 		id = jf_block_entry(&s->table, &s->context, fl);
-		s->ids[i] = id;
+		ids[i] = id;
 		if (id != JF_BLOCK_STREAM_RECORD) {
-			/* jf_decode_stats_count's count of a block, inline */
-			stats->blocks++;
-			stats->insns += fl->u.block.ninsn;
+			/* jf_decode_stats_count's count of a block, inline (summed in locals:
+			 * the stores of ids could be s's fields, as far as the compiler knows) */
+			blocks++;
+			insns += fl->u.block.ninsn;
 			if (fl->flags & JF_FLOW_HAS_TIME)
 				jf_decode_stats_span(stats, fl->time, fl->time);
 			continue;
@@ -94,6 +100,8 @@ int jf_block_stream_next(struct jf_block_stream *s, struct jf_block_run *run,
 		jf_decode_stats_count(stats, fl);
 		s->records[nrec++] = *fl;
 	}
+	stats->blocks += blocks;
+	stats->insns += insns;
 	run->ids = s->ids;
 	run->n = n;
 	run->records = s->records;
