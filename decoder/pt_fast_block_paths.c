@@ -3,6 +3,7 @@
 #include "pt_fast_block_paths.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "pt_fast_table.h"
 
@@ -94,11 +95,15 @@ static void follow(struct jf_block_paths *c, struct jf_block_path *p, enum jf_is
 		default:
 			goto out; /* a TIP is needed, or the code cannot be decoded */
 		}
-		pb->start = b->start;
-		pb->last = b->last;
-		pb->ninsn = b->ninsn;
+		memset(&pb->block, 0, sizeof(pb->block));
+		pb->block.start = b->start;
+		pb->block.last = b->last;
+		pb->block.next = b->last + b->last_size;
+		pb->block.ninsn = b->ninsn;
+		pb->block.end = (uint8_t)jf_fast_block_end((enum jf_fast_end)b->end);
+		pb->block.isa = (uint8_t)isa;
+		pb->block.last_size = b->last_size;
 		pb->end = b->end;
-		pb->last_size = b->last_size;
 		p->used += pb->took_bit;
 		p->nblocks++;
 		ip = next;

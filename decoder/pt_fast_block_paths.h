@@ -6,7 +6,8 @@
  * An entry here, keyed the same way (start IP, execution mode, code map version, payload
  * bits), holds them: each block's first and last instruction, its instruction count, how
  * it ends and whether a TNT bit ended it, and what the path did to the return stack. A
- * payload seen before then costs one lookup and a copy per block, instead of a block-cache
+ * payload seen before then costs one lookup and a copy per block (of the block as its
+ * record has it), instead of a block-cache
  * lookup and a step per block; a new code map version misses every entry (its version is
  * part of the key).
  *
@@ -26,10 +27,9 @@
 enum { JF_BLOCK_PATH_MAX = 16 };
 
 struct jf_path_block {
-	uint64_t start, last;
-	uint32_t ninsn;
+	struct jf_block block; /* its record's block, as libipt's block decoder returns it
+				* (flags 0, the path's mode): pt_fast_emit.c copies it whole */
 	uint8_t end;       /* enum jf_fast_end */
-	uint8_t last_size;
 	uint8_t took_bit;  /* a TNT bit decided where it went (a conditional branch or return) */
 };
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "jitflow/codemap.h"
+#include "jitflow/flow.h"
 #include "jitflow/insn.h"
 
 #include "pt_fast_table.h"
@@ -45,6 +46,22 @@ struct jf_fast_block {
 	uint64_t next;     /* address after the last instruction (fall-through, return) */
 	uint64_t target;   /* direct target of a conditional branch, call or jump */
 };
+
+/* How a block that ends so ends in the records libipt's block decoder returns. */
+static inline enum jf_block_end jf_fast_block_end(enum jf_fast_end end)
+{
+	switch (end) {
+	case JF_FAST_COND: return JF_END_COND;
+	case JF_FAST_CALL: return JF_END_CALL;
+	case JF_FAST_CALL_IND: return JF_END_CALL_INDIRECT;
+	case JF_FAST_RETURN: return JF_END_RETURN;
+	case JF_FAST_INDIRECT: return JF_END_JUMP_INDIRECT;
+	case JF_FAST_FAR: return JF_END_FAR;
+	case JF_FAST_FAR_CALL: return JF_END_FAR;
+	case JF_FAST_JUMP: return JF_END_JUMP;
+	default: return JF_END_NONE; /* the length limit: an ordinary instruction */
+	}
+}
 
 /* The longest block; a longer straight run (or a loop of direct jumps) continues in the
  * next block, so that filling one never takes unbounded time. */

@@ -30,7 +30,7 @@ enum {
 				    * in and unmapped every 256 KiB of trace) */
 	BLOCK_CACHE_LOG2 = 15,     /* 32 Ki blocks, two per set (1.5 MiB) */
 	PAYLOAD_CACHE_LOG2 = 14,   /* 16 Ki TNT payload paths, direct-mapped (1.7 MiB) */
-	BLOCK_PATH_CACHE_LOG2 = 12, /* ...and 4 Ki with their blocks, returning blocks (1.8 MiB) */
+	BLOCK_PATH_CACHE_LOG2 = 12, /* ...and 4 Ki with their blocks, returning blocks (2.9 MiB) */
 	MAX_TIP_WALK = 1 << 16,    /* blocks (or payload paths) walked without trace */
 	MAX_PSB_EVENTS = 16,       /* status updates of one PSB+ */
 	MAX_WALK = 1 << 20,        /* instructions walked to bind one disable event */

@@ -79,10 +79,16 @@ static void same_blocks(const struct jf_block_path *p, const struct expected_blo
 
 	assert_int_equal(p->nblocks, n);
 	for (i = 0; i < n; i++) {
-		assert_int_equal(p->blocks[i].start, want[i].start);
-		assert_int_equal(p->blocks[i].last, want[i].last);
-		assert_int_equal(p->blocks[i].ninsn, want[i].ninsn);
+		assert_int_equal(p->blocks[i].block.start, want[i].start);
+		assert_int_equal(p->blocks[i].block.last, want[i].last);
+		assert_int_equal(p->blocks[i].block.ninsn, want[i].ninsn);
 		assert_int_equal(p->blocks[i].end, want[i].end);
+		/* ...and the rest of the block as its record has it */
+		assert_int_equal(p->blocks[i].block.end, jf_fast_block_end(want[i].end));
+		assert_int_equal(p->blocks[i].block.next,
+				 want[i].last + p->blocks[i].block.last_size);
+		assert_int_equal(p->blocks[i].block.isa, JF_ISA_X86_64);
+		assert_int_equal(p->blocks[i].block.flags, 0);
 		assert_int_equal(p->blocks[i].took_bit, want[i].took_bit);
 	}
 }
