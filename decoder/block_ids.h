@@ -111,6 +111,41 @@ static inline int jf_block_context_same(const struct jf_block_context *a,
 	return a->source == b->source && a->time_flag == b->time_flag && a->time == b->time;
 }
 
+/* The ids of flows[i], flows[i + 1]... (up to n) while each is a block in context c that
+ * t holds, as jf_block_entry gives them, into ids; returns where that stops (n, or a
+ * record, or a block new to t: jf_block_entry's), with the blocks' instructions added to
+ * *insns. The loop that runs once per block of a trace: the table's fields, the context
+ * and the sum stay in registers, which a loop calling jf_block_entry kept on the stack. */
+static inline size_t jf_block_ids_held(const struct jf_block_table *t,
+				       const struct jf_block_context *c,
+				       const struct jf_flow *flows, size_t i, size_t n,
+				       uint32_t *ids, uint64_t *insns)
+{
+	const uint32_t *slots = t->slots;
+	const struct jf_block *blocks = t->blocks;
+	size_t mask = ((size_t)1 << t->slots_log2) - 1, at;
+	uint64_t head = c->head, time = c->time, sum = 0;
+	uint32_t slot;
+
+	for (; i < n; i++) {
+		const struct jf_flow *fl = &flows[i];
+
+		if (jf_block_head(fl) != head || fl->time != time || fl->ip != fl->u.block.start)
+			break;
+		for (at = jf_block_table_slot(t, &fl->u.block);; at = (at + 1) & mask) {
+			if (!(slot = slots[at]))
+				goto out;
+			if (jf_block_same(&blocks[slot - 1], &fl->u.block))
+				break;
+		}
+		ids[i] = slot - 1;
+		sum += fl->u.block.ninsn;
+	}
+out:
+	*insns += sum;
+	return i;
+}
+
 /* Record fl's entry in context c: its block's id in t where fl is a block that is what
  * jf_block_stream_record makes of that id in c (no flag but the time's, the same source
  * and time, ip at the block's start); else JF_BLOCK_STREAM_RECORD, and fl's context

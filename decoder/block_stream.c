@@ -85,12 +85,21 @@ int jf_block_stream_next(struct jf_block_stream *s, struct jf_block_run *run,
 	}
 	ids = s->ids;
 	for (i = 0; i < n; i++) {
+		/* jf_decode_stats_count's count of the blocks given as ids, inline: their
+		 * number, instructions and time (all the context's, whose span is its
+		 * time) */
+		size_t held = jf_block_ids_held(&s->table, &s->context, flows, i, n, ids, &insns);
+
+		if (held > i && (s->context.time_flag & JF_FLOW_HAS_TIME))
+			jf_decode_stats_span(stats, s->context.time, s->context.time);
+		blocks += held - i;
+		if ((i = held) == n)
+			break;
+		/* A record, or a block new to the table. */
 		fl = &flows[i];
 		id = jf_block_entry(&s->table, &s->context, fl);
 		ids[i] = id;
 		if (id != JF_BLOCK_STREAM_RECORD) {
-			/* jf_decode_stats_count's count of a block, inline (summed in locals:
-			 * the stores of ids could be s's fields, as far as the compiler knows) */
 			blocks++;
 			insns += fl->u.block.ninsn;
 			if (fl->flags & JF_FLOW_HAS_TIME)
