@@ -153,6 +153,11 @@ size_t jf_block_stream_blocks(const struct jf_block_stream *s)
 	return s->table.nblocks;
 }
 
+const struct jf_block *jf_block_stream_table(const struct jf_block_stream *s)
+{
+	return s->table.blocks;
+}
+
 void jf_block_stream_record(const struct jf_block_stream *s, uint32_t id,
 			    const struct jf_flow *prev, struct jf_flow *out)
 {

@@ -87,7 +87,9 @@ static int collect(void *ctx, const struct jf_block_stream *s, const struct jf_b
 	for (i = 0; i < run->n; i++, e->n++) {
 		e->is_id[e->n] = run->ids[i] != JF_BLOCK_STREAM_RECORD;
 		if (e->is_id[e->n]) {
-			assert_non_null(jf_block_stream_block(s, run->ids[i]));
+			assert_true(run->ids[i] < jf_block_stream_blocks(s));
+			assert_ptr_equal(jf_block_stream_block(s, run->ids[i]),
+					 &jf_block_stream_table(s)[run->ids[i]]);
 			jf_block_stream_record(s, run->ids[i], e->n ? &e->recs[e->n - 1] : NULL,
 					       &e->recs[e->n]);
 		} else {
@@ -207,7 +209,9 @@ static struct streamed check(const char *what, const uint8_t *trace, size_t size
 				if (got.kind == JF_FLOW_BLOCK)
 					out.record_blocks++;
 			} else {
-				assert_non_null(jf_block_stream_block(s, run.ids[i]));
+				assert_true(run.ids[i] < jf_block_stream_blocks(s));
+				assert_ptr_equal(jf_block_stream_block(s, run.ids[i]),
+						 &jf_block_stream_table(s)[run.ids[i]]);
 				jf_block_stream_record(s, run.ids[i], have_prev ? &prev : NULL, &got);
 				/* The one field an id does not keep. */
 				got.offset = want.offset;

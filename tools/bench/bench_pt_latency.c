@@ -66,10 +66,11 @@ static void count_flow(struct counts *c, const struct jf_flow *f)
 }
 
 /* A run of the stream: a block id counts its block's instructions from the table, as a
- * consumer that wants the path would look them up. */
+ * consumer that wants the path would look them up (jf_block_stream_table). */
 static int count_run(void *ctx, const struct jf_block_stream *s, const struct jf_block_run *run,
 		     struct jf_error *err)
 {
+	const struct jf_block *blocks = jf_block_stream_table(s);
 	struct counts *c = ctx;
 	size_t i, r;
 
@@ -79,7 +80,7 @@ static int count_run(void *ctx, const struct jf_block_stream *s, const struct jf
 			count_flow(c, &run->records[r++]);
 		} else {
 			c->blocks++;
-			c->insns += jf_block_stream_block(s, run->ids[i])->ninsn;
+			c->insns += blocks[run->ids[i]].ninsn;
 		}
 	}
 	return 0;

@@ -5,12 +5,13 @@
  *     struct jf_block_stream *s = jf_block_stream_new(dec, &err);
  *     struct jf_block_run run;
  *     while ((rc = jf_block_stream_next(s, &run, &err)) > 0) {
+ *             const struct jf_block *blocks = jf_block_stream_table(s);
  *             size_t r = 0;
  *             for (size_t i = 0; i < run.n; i++)
  *                     if (run.ids[i] == JF_BLOCK_STREAM_RECORD)
  *                             consume_record(&run.records[r++]);
  *                     else
- *                             consume_block(jf_block_stream_block(s, run.ids[i]));
+ *                             consume_block(&blocks[run.ids[i]]);
  *     }
  *
  * Each distinct block (struct jf_block, every field equal) gets an id, from 0 up in the
@@ -88,6 +89,10 @@ const struct jf_decode_stats *jf_block_stream_stats(const struct jf_block_stream
 const struct jf_block *jf_block_stream_block(const struct jf_block_stream *s, uint32_t id);
 /* How many ids were given so far (ids are 0 to this - 1). */
 size_t jf_block_stream_blocks(const struct jf_block_stream *s);
+/* Every block by id, the jf_block_stream_blocks(s) of them: what jf_block_stream_block
+ * gives, as one array that a consumer indexes with a run's ids (a load per id, not a
+ * call). Valid while the run is (new blocks of the next run may move it). */
+const struct jf_block *jf_block_stream_table(const struct jf_block_stream *s);
 
 /* The record a block id of the stream stands for, for consumers and tests that want
  * records back: *out is the block's record in the context of prev (the record given
