@@ -1041,6 +1041,39 @@ static void traced_from_psb(struct jf_ptb *b)
 	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
 }
 
+/* Straight code longer than the block cache's blocks (JF_FAST_MAX_BLOCK instructions):
+ * the fast path cuts it, and joins the parts again as libipt's block decoder returns them
+ * (one block, join_cache_splits), both where a TNT bit ends the code (a cached payload
+ * path) and where a TIP does (the walk to an indirect jump, block by block). Code: 1000:
+ * 5000 nops; 2388: je 238a; 238a: 5000 nops; 3712: jmp rax. */
+static void test_long_block_joins(void **state)
+{
+	enum { NOPS = 5000 };
+	static uint8_t code[2 * NOPS + 4];
+	struct jf_codemap *map, *blocks_map;
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	uint64_t insns;
+
+	(void)state;
+	memset(code, 0x90, sizeof(code));
+	memcpy(code + NOPS, (const uint8_t[]){ 0x74, 0x00 }, 2);
+	memcpy(code + 2 * NOPS + 2, (const uint8_t[]){ 0xff, 0xe0 }, 2);
+	map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	traced_from_psb(b);
+	jf_ptb_tnt(b, "T");
+	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+	jf_ptb_tnt(b, "T");
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	rep = compare("long blocks", jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, &insns);
+	assert_int_equal(rep.fallback_at, -1);
+	assert_int_equal(insns, 3 * (2 * NOPS + 2));
+	jf_ptb_free(b);
+	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
+}
+
 /* The errors libipt 2.1 reports where 2.0 lets the trace through (pt_status_check.h),
  * followed by the fast path as the block decoder reports them, resynchronising at the next
  * PSB (no hand-over): a PSB+ whose FUP says tracing is on where it stopped asynchronously
@@ -1949,6 +1982,7 @@ int main(void)
 		cmocka_unit_test(test_mtc_freq_beyond_hardware),
 		cmocka_unit_test(test_syscall_resume),
 		cmocka_unit_test(test_straddle),
+		cmocka_unit_test(test_long_block_joins),
 		cmocka_unit_test(test_cache_split_after_undecodable),
 		cmocka_unit_test(test_packet_hand_over),
 		cmocka_unit_test(test_skd022),
