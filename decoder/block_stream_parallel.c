@@ -67,28 +67,44 @@ static void part_free(void *part)
 	free(pt);
 }
 
-static int part_flow(void *part, const struct jf_flow *f)
+/* The part's next n records: runs of blocks its table holds in one loop (as the stream
+ * over one decoder, jf_block_ids_held), the rest one by one. */
+static int part_flows(void *part, const struct jf_flow *f, size_t n)
 {
 	struct part *pt = part;
-	uint32_t id;
+	uint64_t insns = 0; /* not needed: pt_parallel.c counts the part's records */
+	uint32_t *ids;
+	size_t i;
 
+	if (!n)
+		return 0;
 	if (!pt->started) {
 		pt->started = 1;
 		pt->first = *f;
 		jf_block_context_of(&pt->first_context, f);
 		pt->context = pt->first_context;
 	}
-	if (grow((void **)&pt->ids, &pt->cap_ids, pt->n + 1, sizeof(*pt->ids)) < 0)
+	if (grow((void **)&pt->ids, &pt->cap_ids, pt->n + n, sizeof(*pt->ids)) < 0)
 		return -1;
-	id = jf_block_entry(&pt->table, &pt->context, f);
-	pt->ids[pt->n++] = id;
-	if (id != JF_BLOCK_STREAM_RECORD)
-		return 0;
-	if (grow((void **)&pt->records, &pt->cap_records, pt->nrecords + 1,
-		 sizeof(*pt->records)) < 0)
-		return -1;
-	pt->records[pt->nrecords++] = *f;
+	ids = pt->ids + pt->n;
+	for (i = 0; i < n; i++) {
+		if ((i = jf_block_ids_held(&pt->table, &pt->context, f, i, n, ids, &insns)) == n)
+			break;
+		ids[i] = jf_block_entry(&pt->table, &pt->context, &f[i]);
+		if (ids[i] != JF_BLOCK_STREAM_RECORD)
+			continue;
+		if (grow((void **)&pt->records, &pt->cap_records, pt->nrecords + 1,
+			 sizeof(*pt->records)) < 0)
+			return -1;
+		pt->records[pt->nrecords++] = f[i];
+	}
+	pt->n += n;
 	return 0;
+}
+
+static int part_flow(void *part, const struct jf_flow *f)
+{
+	return part_flows(part, f, 1);
 }
 
 /* The part's ids in the stream's table, in s->renumber. */
@@ -151,7 +167,8 @@ done:
 	return rc;
 }
 
-static const struct jf_pt_part_ops id_parts = { part_new, part_flow, part_take, part_free };
+static const struct jf_pt_part_ops id_parts = { part_new, part_flow, part_take, part_free,
+						part_flows };
 
 static int run_parts(struct jf_block_stream *s, struct jf_error *err)
 {

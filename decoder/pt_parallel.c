@@ -154,6 +154,26 @@ static void decode_batches_into(struct pt_parallel *p, struct segment *s,
 
 enum part_phase { BEFORE_PART, IN_PART, AFTER_PART };
 
+/* The records from f on that lie in s's part, before its end (f does), counted and given
+ * to s's part: in one call where the part takes runs (part_flows). Returns how many, 0
+ * if out of memory. */
+static size_t give_middle_run(struct segment *s, const struct jf_pt_part_ops *ops,
+			      const struct jf_flow *f, size_t n)
+{
+	size_t run, i;
+
+	for (run = 0; run < n && f[run].offset < s->seg.end; run++) {
+		note_return_before(s, &f[run]);
+		jf_decode_stats_count(&s->stats, &f[run]);
+	}
+	if (ops->part_flows)
+		return ops->part_flows(s->part, f, run) < 0 ? 0 : run;
+	for (i = 0; i < run; i++)
+		if (ops->part_flow(s->part, &f[i]) < 0)
+			return 0;
+	return run;
+}
+
 /* With opt.parts: decode s with dec as decode_into does, giving the flows from s's first
  * block (the first segment: its first record) up to its first block past its end to a
  * new part (map: the worker's), and keeping in s->flows only what seams compare. */
@@ -179,17 +199,19 @@ static void decode_part(struct pt_parallel *p, struct segment *s, struct jf_deco
 			const struct jf_flow *f = &flows[i];
 			int keep = in_head;
 
-			note_return_before(s, f);
 			/* Most records: in the part, neither kept nor near a seam. */
 			if (middle && f->offset < s->seg.end) {
-				jf_decode_stats_count(&s->stats, f);
-				if (ops->part_flow(s->part, f) < 0) {
+				size_t run = give_middle_run(s, ops, flows + i, n - i);
+
+				if (!run) {
 					rc = jf_fail(&s->err, "out of memory");
 					goto out;
 				}
-				s->ndropped++;
+				s->ndropped += run;
+				i += run - 1;
 				continue;
 			}
+			note_return_before(s, f);
 
 			if (f->offset >= s->seg.end && s->seam_pos == SIZE_MAX)
 				s->seam_pos = s->flows.len;

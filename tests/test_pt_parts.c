@@ -69,7 +69,25 @@ static int part_take(void *ctx, void *self, uint64_t reached, struct jf_error *e
 }
 
 static const struct jf_pt_part_ops ops = { jf_flow_buffer_part_new, jf_flow_buffer_part_flow,
-					    part_take, jf_flow_buffer_part_free };
+					    part_take, jf_flow_buffer_part_free, NULL };
+
+/* Records given in runs (part_flows), on any worker. */
+static size_t run_records;
+
+static int part_flows(void *part, const struct jf_flow *f, size_t n)
+{
+	size_t i;
+
+	__atomic_add_fetch(&run_records, n, __ATOMIC_RELAXED);
+	for (i = 0; i < n; i++)
+		if (jf_flow_buffer_push(part, &f[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* The same parts, given most records in runs. */
+static const struct jf_pt_part_ops run_ops = { jf_flow_buffer_part_new, jf_flow_buffer_part_flow,
+						part_take, jf_flow_buffer_part_free, part_flows };
 
 static void config(struct jf_pt_config *cfg, const uint8_t *trace, size_t size)
 {
@@ -95,11 +113,13 @@ static void same_stats(const char *what, const struct jf_decode_stats *a,
 			 (unsigned long long)b->errors);
 }
 
-/* trace decoded into parts with opt must give the single decoder's records (want). */
-static void check_parts(const char *name, const uint8_t *trace, size_t size,
-			struct jf_codemap *map, const struct jf_flow *want, size_t nwant,
-			const struct jf_decode_stats *want_stats,
-			const struct jf_pt_parallel_options *given)
+/* trace decoded into parts made by part_ops with opt must give the single decoder's records
+ * (want). */
+static void check_parts_with(const char *name, const uint8_t *trace, size_t size,
+			     struct jf_codemap *map, const struct jf_flow *want, size_t nwant,
+			     const struct jf_decode_stats *want_stats,
+			     const struct jf_pt_parallel_options *given,
+			     const struct jf_pt_part_ops *part_ops)
 {
 	struct jf_pt_parallel_options opt = *given;
 	struct jf_pt_parallel_report rep;
@@ -115,7 +135,7 @@ static void check_parts(const char *name, const uint8_t *trace, size_t size,
 	snprintf(c.what, sizeof(c.what), "%s -j %d --segment-size %llu%s", name, opt.jobs,
 		 (unsigned long long)opt.segment_size, opt.no_joins ? " (no joins)" : "");
 	opt.fast = 1;
-	opt.parts = &ops;
+	opt.parts = part_ops;
 	opt.parts_ctx = &c;
 	config(&cfg, trace, size);
 	dec = jf_pt_parallel_decoder_new(&cfg, map, &opt, &rep, &err);
@@ -138,6 +158,20 @@ static void check_parts(const char *name, const uint8_t *trace, size_t size,
 	       (unsigned long long)rep.segments, (unsigned long long)rep.joins,
 	       (unsigned long long)rep.serial);
 	jf_decoder_free(dec);
+}
+
+/* trace decoded into parts with opt must give the single decoder's records (want), also
+ * where the parts take runs of records (those inside a segment, away from its seams). */
+static void check_parts(const char *name, const uint8_t *trace, size_t size,
+			struct jf_codemap *map, const struct jf_flow *want, size_t nwant,
+			const struct jf_decode_stats *want_stats,
+			const struct jf_pt_parallel_options *given)
+{
+	check_parts_with(name, trace, size, map, want, nwant, want_stats, given, &ops);
+	run_records = 0;
+	check_parts_with(name, trace, size, map, want, nwant, want_stats, given, &run_ops);
+	if (!run_records)
+		fail_msg("%s: none of %zu records given in runs", name, nwant);
 }
 
 /* name's trace concatenated `times` times (with bytes overwritten when damage is set). */

@@ -572,7 +572,7 @@ static void same_records_in_parts(const struct jf_pt_config *given)
 {
 	static const struct jf_pt_part_ops ops = { jf_flow_buffer_part_new,
 						    jf_flow_buffer_part_flow, kept_take,
-						    jf_flow_buffer_part_free };
+						    jf_flow_buffer_part_free, NULL };
 	struct jf_pt_parallel_options opt = { .jobs = 2, .segment_size = 16, .fast = 1,
 					      .parts = &ops };
 	struct jf_pt_config cfg = *given;

@@ -248,7 +248,8 @@ static int part_take(void *ctx, void *self, uint64_t reached, struct jf_error *e
 	return rc < 0 ? jf_fail(err, "out of memory") : 0;
 }
 
-static const struct jf_pt_part_ops part_ops = { part_new, part_flow, part_take, part_free };
+static const struct jf_pt_part_ops part_ops = { part_new, part_flow, part_take, part_free,
+						NULL };
 
 static int is_dir(const char *path)
 {

@@ -45,6 +45,10 @@ struct jf_pt_part_ops {
 	int (*part_take)(void *ctx, void *part, uint64_t reached, struct jf_error *err);
 	/* A part that is not taken (its flows were decoded again on another path). */
 	void (*part_free)(void *part);
+	/* Optional (NULL: part_flow for each): the part's next n flow records at once, as
+	 * part_flow takes them one by one; given the runs inside a segment (most of its
+	 * records), so that a part can work through a run in one loop. */
+	int (*part_flows)(void *part, const struct jf_flow *f, size_t n);
 };
 
 struct jf_pt_parallel_options {
