@@ -64,8 +64,9 @@ static int packet_timing(struct fast *f, const struct pt_packet *p, uint64_t off
 	return errcode < 0;
 }
 
-/* IP compression (pt_last_ip.c). Returns 0, or 1 for a compression libipt rejects. */
-static int update_last_ip(struct fast *f, const struct pt_packet_ip *p)
+/* IP compression (pt_last_ip.c). Returns 0, or 1 for a compression libipt rejects. Inline:
+ * a call for each TIP, TIP.PGE and TIP.PGD cost more than its work (clean capture). */
+static inline __attribute__((always_inline)) int update_last_ip(struct fast *f, const struct pt_packet_ip *p)
 {
 	uint64_t keep;
 
@@ -1413,8 +1414,9 @@ static int tip_packet(struct fast *f, const struct pt_packet *p, uint64_t off)
 	return packet_tip(f, &p->payload.ip, off);
 }
 
-/* The next packet(s). Returns 0, or 1 if not modelled. */
-int jf_fast_next_packet(struct fast *f)
+/* The next packet(s). Returns 0, or 1 if not modelled. Inline in jf_fast_next_packet's
+ * loop. */
+static inline __attribute__((always_inline)) int next_packet(struct fast *f)
 {
 	struct pt_packet p;
 	uint64_t off, from;
@@ -1535,6 +1537,19 @@ int jf_fast_next_packet(struct fast *f)
 	default:
 		return 1; /* timing, PTWRITE, power events... */
 	}
+}
+
+/* Packets until one is not modelled (1) or decoding stops (0: jf_fast_decoding): the
+ * caller's loop, here, where its calls (an event's TIP.PGE or TIP.PGD, one per TIP on
+ * an IP-filtered trace) cost no prologue and epilogue each. */
+int jf_fast_next_packet(struct fast *f)
+{
+	int status;
+
+	do
+		status = next_packet(f);
+	while (!status && jf_fast_decoding(f));
+	return status;
 }
 
 /* Whether the PSB+ at psb has timing packets (or cannot be read): the loss record of a
