@@ -440,13 +440,19 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 
 static inline unsigned ip_packet(const struct fast *f, uint64_t off, struct pt_packet *p);
 
-/* The little-endian value of the n bytes at t (as libipt's pt_pkt_read_value). */
-static uint64_t read_le(const uint8_t *t, unsigned n)
+/* The little-endian value of the n (< 8) bytes at off in t (size bytes), as libipt's
+ * pt_pkt_read_value reads it: one load where eight bytes lie there (a PSB+'s PIP and
+ * VMCS, byte by byte, were a tenth of reading one on the errors capture). */
+static uint64_t read_le(const uint8_t *t, uint64_t off, unsigned n, uint64_t size)
 {
 	uint64_t v = 0;
 
+	if (off + sizeof(v) <= size) {
+		memcpy(&v, t + off, sizeof(v));
+		return le64toh(v) & ((1ull << (8 * n)) - 1);
+	}
 	while (n--)
-		v = v << 8 | t[n];
+		v = v << 8 | t[off + n];
 	return v;
 }
 
@@ -516,7 +522,7 @@ static unsigned psb_plus_packet(const struct fast *f, uint64_t off, struct pt_pa
 
 		if (off + 8 > size)
 			return 0;
-		v = read_le(t + off + 2, 6);
+		v = read_le(t, off + 2, 6, size);
 		memset(&p->payload.pip, 0, sizeof(p->payload.pip));
 		p->type = ppt_pip;
 		p->payload.pip.nr = v & 1;
@@ -527,7 +533,7 @@ static unsigned psb_plus_packet(const struct fast *f, uint64_t off, struct pt_pa
 		if (off + 7 > size)
 			return 0;
 		p->type = ppt_vmcs;
-		p->payload.vmcs.base = read_le(t + off + 2, 5) << 12;
+		p->payload.vmcs.base = read_le(t, off + 2, 5, size) << 12;
 		return p->size = 7;
 	default:
 		return 0;
