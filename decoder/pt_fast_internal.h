@@ -455,9 +455,9 @@ int jf_fast_resync_after_violation(struct fast *f, uint64_t at, int code, uint64
  * (its query decoder may where it does not). */
 int jf_fast_block_decoder_syncs(struct fast *f, uint64_t psb);
 
-/* pt_fast_packets.c: following packets: the next packet(s), 0 or 1 if not modelled; and
- * whether the PSB+ at psb has timing packets (or cannot be read), where a
- * resynchronisation is not modelled (pt_fast_resync.c). */
+/* pt_fast_packets.c: following packets: the next packets while jf_fast_decoding, 0 or 1
+ * if one is not modelled; and whether the PSB+ at psb has timing packets (or cannot be
+ * read), where a resynchronisation is not modelled (pt_fast_resync.c). */
 int jf_fast_next_packet(struct fast *f);
 int jf_fast_psb_has_timing(struct fast *f, uint64_t psb);
 

@@ -64,8 +64,9 @@ static int packet_timing(struct fast *f, const struct pt_packet *p, uint64_t off
 	return errcode < 0;
 }
 
-/* IP compression (pt_last_ip.c). Returns 0, or 1 for a compression libipt rejects. */
-static int update_last_ip(struct fast *f, const struct pt_packet_ip *p)
+/* IP compression (pt_last_ip.c). Returns 0, or 1 for a compression libipt rejects. Inline:
+ * a call for each TIP, TIP.PGE and TIP.PGD cost more than its work (clean capture). */
+static inline __attribute__((always_inline)) int update_last_ip(struct fast *f, const struct pt_packet_ip *p)
 {
 	uint64_t keep;
 
@@ -439,13 +440,19 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 
 static inline unsigned ip_packet(const struct fast *f, uint64_t off, struct pt_packet *p);
 
-/* The little-endian value of the n bytes at t (as libipt's pt_pkt_read_value). */
-static uint64_t read_le(const uint8_t *t, unsigned n)
+/* The little-endian value of the n (< 8) bytes at off in t (size bytes), as libipt's
+ * pt_pkt_read_value reads it: one load where eight bytes lie there (a PSB+'s PIP and
+ * VMCS, byte by byte, were a tenth of reading one on the errors capture). */
+static uint64_t read_le(const uint8_t *t, uint64_t off, unsigned n, uint64_t size)
 {
 	uint64_t v = 0;
 
+	if (off + sizeof(v) <= size) {
+		memcpy(&v, t + off, sizeof(v));
+		return le64toh(v) & ((1ull << (8 * n)) - 1);
+	}
 	while (n--)
-		v = v << 8 | t[n];
+		v = v << 8 | t[off + n];
 	return v;
 }
 
@@ -515,7 +522,7 @@ static unsigned psb_plus_packet(const struct fast *f, uint64_t off, struct pt_pa
 
 		if (off + 8 > size)
 			return 0;
-		v = read_le(t + off + 2, 6);
+		v = read_le(t, off + 2, 6, size);
 		memset(&p->payload.pip, 0, sizeof(p->payload.pip));
 		p->type = ppt_pip;
 		p->payload.pip.nr = v & 1;
@@ -526,7 +533,7 @@ static unsigned psb_plus_packet(const struct fast *f, uint64_t off, struct pt_pa
 		if (off + 7 > size)
 			return 0;
 		p->type = ppt_vmcs;
-		p->payload.vmcs.base = read_le(t + off + 2, 5) << 12;
+		p->payload.vmcs.base = read_le(t, off + 2, 5, size) << 12;
 		return p->size = 7;
 	default:
 		return 0;
@@ -1240,28 +1247,100 @@ struct tnt8_run_end {
 	int status;
 };
 
+/* The most TNT-8s a run joins into one payload (tnt8_run): up to 6 bits each, 42 in all (a
+ * payload path takes up to 47). The path of their bits joined is the one the packets'
+ * paths make one after the other (nothing between them changes what it depends on), so
+ * where the cache holds it, one lookup counts them all: the lookup, a hash and a compare
+ * of five fields, was most of a TNT-8's instructions (errors capture: 44% of `stat`). */
+enum { TNT8_GROUP = 7 };
+
+/* The bits of a TNT-8 (byte): those below the highest set bit (the stop bit) of byte >> 1
+ * (not zero: byte is even, neither 0x00 nor 0x02), and their count (*k). */
+static inline unsigned tnt8_bits(unsigned byte, unsigned *k)
+{
+	unsigned v = byte >> 1;
+
+	*k = 31u - (unsigned)__builtin_clz(v);
+	return v & ~(1u << *k);
+}
+
+/* The TNT-8s from at on that tnt8_run takes (at most TNT8_GROUP: each a TNT-8 that no
+ * packet libipt cannot read may follow, pt_fast_bad_packet.h): how many, their bits
+ * joined (the first packet's first) into *bits, *nbits. */
+static inline unsigned tnt8_group(const uint8_t *t, uint64_t size, uint64_t at, int have_tsc,
+				  uint64_t *bits, unsigned *nbits)
+{
+	const unsigned most = size - at < TNT8_GROUP ? (unsigned)(size - at) : TNT8_GROUP;
+	uint64_t b = 0;
+	unsigned i, n = 0, k;
+
+	for (i = 0; i < most; i++) {
+		unsigned byte = t[at + i], v;
+
+		if (!tnt8(byte) || jf_fast_bad_packet_may_follow(t, size, at + i + 1, have_tsc))
+			break;
+		v = tnt8_bits(byte, &k);
+		b = b << k | v;
+		n += k;
+	}
+	*bits = b;
+	*nbits = n;
+	return i;
+}
+
 /* The TNT-8s right after the one at off that packet_tnt counted, where it counted them in
  * one go without a time to note (it is not asked otherwise): nothing between could change
- * that, nor is a record queued since (none to settle), so each is counted at once,
+ * that, nor is a record queued since (none to settle), so they are counted at once,
  * without packet_tnt's tests of the state and the time (a fifth of the instructions of a
- * TNT-8, the most frequent packet). One that a bad packet may follow is left to the
- * caller. Not inline: the packet loop's other packets paid for its registers. */
+ * TNT-8, the most frequent packet), a group of them per payload where the paths of its
+ * bits can start (else that packet as packet_tnt counts it). One that a bad packet may
+ * follow is left to the caller. Not inline: the packet loop's other packets paid for its
+ * registers. */
 static __attribute__((noinline)) struct tnt8_run_end tnt8_run(struct fast *f, uint64_t off)
 {
 	const uint8_t *t = f->cfg.trace;
 	const uint64_t size = f->cfg.size;
+	const int have_tsc = f->time.have_tsc;
 	struct tnt8_run_end end = { off, 0 };
-	unsigned byte, nbits, v;
+	uint64_t bits;
+	unsigned n, nbits;
 
 	if (f->emit || !no_time_yet(f))
 		return end;
-	while (end.off + 1 < size && tnt8(byte = t[end.off + 1]) &&
-	       !jf_fast_bad_packet_may_follow(t, size, end.off + 2, f->time.have_tsc)) {
-		end.off++;
-		v = byte >> 1;
-		nbits = 31u - (unsigned)__builtin_clz(v);
-		f->report.tnt_packets++;
-		if ((end.status = count_tnt_bits(f, v & ~(1u << nbits), nbits, end.off)) != 0)
+	while ((n = tnt8_group(t, size, end.off + 1, have_tsc, &bits, &nbits)) != 0) {
+		unsigned left = nbits, k, j;
+
+		/* The group's bits, path after path, as count_tnt_bits takes a packet's. */
+		for (;;) {
+			const struct jf_payload_path *p = jf_payload_path_at(
+				f->payloads, f->isa, f->ip, f->generation, bits, left);
+
+			if (!p->used)
+				break;
+			replay_returns(f, p);
+			f->insns_n += p->insns;
+			f->blocks_n += p->blocks;
+			f->ip = p->end;
+			left -= p->used;
+			if (!left)
+				break;
+			bits &= (1ull << left) - 1;
+		}
+		if (!left) {
+			f->report.tnt_packets += n;
+			end.off += n;
+			continue;
+		}
+		/* Where no path starts (a return to an older call, a block that needs more
+		 * than a bit), the packet of the next bit goes on as packet_tnt takes one: its
+		 * bits left, at its offset (an error's). */
+		nbits -= left; /* the bits done */
+		for (j = 1; tnt8_bits(t[end.off + j], &k), nbits >= k; j++)
+			nbits -= k;
+		f->report.tnt_packets += j;
+		end.off += j;
+		end.status = count_tnt_bits(f, bits >> (left - (k - nbits)), k - nbits, end.off);
+		if (end.status)
 			break;
 	}
 	return end;
@@ -1302,10 +1381,7 @@ static inline __attribute__((always_inline)) int next_short_packets(struct fast 
 		}
 		if (byte == 0x02)
 			break; /* 0x02 starts the extended opcodes */
-		/* TNT-8: the bits below the highest set bit (the stop bit) of byte >> 1 (not
-		 * zero: byte is even, neither 0x00 nor 0x02). */
-		v = byte >> 1;
-		nbits = 31u - (unsigned)__builtin_clz(v);
+		v = tnt8_bits(byte, &nbits);
 		f->fresh = 0;
 		jf_fast_settle(f, off);
 		if (jf_fast_bad_packet_may_follow(t, size, off + 1, f->time.have_tsc) &&
@@ -1313,7 +1389,7 @@ static inline __attribute__((always_inline)) int next_short_packets(struct fast 
 			status = -1;
 			break;
 		}
-		status = packet_tnt(f, v & ~(1u << nbits), nbits, off);
+		status = packet_tnt(f, v, nbits, off);
 		if (status)
 			break;
 		/* More TNT-8s right after it: counted at once where they can be. */
@@ -1331,8 +1407,11 @@ static inline __attribute__((always_inline)) int next_short_packets(struct fast 
 
 /* A TIP at off (p), the query decoder settled there: a bad packet libipt's read ahead
  * fails on right after it (pt_fast_bad_packet.h), else packet_tip. Returns 0, or 1 if not
- * modelled. */
-static int tip_packet(struct fast *f, const struct pt_packet *p, uint64_t off)
+ * modelled. Inline in the packet loop: the registers a call saved and restored were a
+ * sixth of a TIP's instructions. */
+static inline __attribute__((always_inline)) int tip_packet(struct fast *f,
+							     const struct pt_packet *p,
+							     uint64_t off)
 {
 	/* An IP-suppressed TIP: libipt 2.0's block cache changes what it reports
 	 * (pt_status_check.h). */
@@ -1344,8 +1423,9 @@ static int tip_packet(struct fast *f, const struct pt_packet *p, uint64_t off)
 	return packet_tip(f, &p->payload.ip, off);
 }
 
-/* The next packet(s). Returns 0, or 1 if not modelled. */
-int jf_fast_next_packet(struct fast *f)
+/* The next packet(s). Returns 0, or 1 if not modelled. Inline in jf_fast_next_packet's
+ * loop. */
+static inline __attribute__((always_inline)) int next_packet(struct fast *f)
 {
 	struct pt_packet p;
 	uint64_t off, from;
@@ -1466,6 +1546,19 @@ int jf_fast_next_packet(struct fast *f)
 	default:
 		return 1; /* timing, PTWRITE, power events... */
 	}
+}
+
+/* Packets until one is not modelled (1) or decoding stops (0: jf_fast_decoding): the
+ * caller's loop, here, where its calls (an event's TIP.PGE or TIP.PGD, one per TIP on
+ * an IP-filtered trace) cost no prologue and epilogue each. */
+int jf_fast_next_packet(struct fast *f)
+{
+	int status;
+
+	do
+		status = next_packet(f);
+	while (!status && jf_fast_decoding(f));
+	return status;
 }
 
 /* Whether the PSB+ at psb has timing packets (or cannot be read): the loss record of a

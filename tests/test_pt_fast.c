@@ -490,6 +490,61 @@ static void test_payloads(void **state)
 	jf_codemap_free(blocks_map);
 }
 
+/* Runs of TNT-8s back to back, which the packet path counts several per payload-cache
+ * lookup (pt_fast_packets.c, tnt8_run): groups whose joint path stops short (a compressed
+ * return to a call made before the group: then packet by packet), a run cut by a PAD and
+ * by the trace's end, and one with a bad packet after it (the TNT-8 before it left to the
+ * packet loop). The oracle is libipt's block decoder on the same bytes (compare). */
+static void test_tnt8_runs(void **state)
+{
+	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
+	struct jf_codemap *blocks_map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
+	struct jf_pt_fast_report rep;
+	char bits[128], one[7];
+	size_t n = 0, i, k;
+	int bad;
+
+	(void)state;
+	/* 40 times round the loop: je (taken every third time), the ret, jne taken. */
+	for (i = 0; i < 40; i++) {
+		bits[n++] = i % 3 ? 'N' : 'T';
+		bits[n++] = 'T';
+		bits[n++] = 'T';
+	}
+	for (bad = 0; bad < 2; bad++) {
+		struct jf_ptb *b = jf_ptb_new();
+		uint64_t packets = 0;
+
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_psbend(b);
+		/* TNT-8s of 1 to 6 bits in turn, so that groups start at each bit of the
+		 * loop; a PAD after the 20th. */
+		for (i = 0; i < n; i += k) {
+			k = 1 + packets % 6 < n - i ? 1 + packets % 6 : n - i;
+			memcpy(one, bits + i, k);
+			one[k] = 0;
+			jf_ptb_tnt(b, one);
+			if (++packets == 20)
+				jf_ptb_pad(b);
+		}
+		if (bad)
+			jf_ptb_bad_packet(b);
+		rep = compare(bad ? "TNT-8 runs, then a bad packet" : "TNT-8 runs", jf_ptb_bytes(b),
+			      jf_ptb_size(b), map, blocks_map, NULL);
+		if (!bad) {
+			assert_int_equal(rep.fallback_at, -1);
+			assert_int_equal(rep.tnt_packets, packets);
+			/* Fewer lookups than packets: runs counted a group per lookup. */
+			assert_true(rep.tnt_payloads < rep.tnt_packets);
+		}
+		jf_ptb_free(b);
+	}
+	jf_codemap_free(map);
+	jf_codemap_free(blocks_map);
+}
+
 /* Blocks returned from a trace with timing packets (its first PSB+ has a TSC), stamped
  * with libipt's time as the block decoder stamps them, through TNT bits, TIPs, calls and
  * returns, a FUP + TIP.PGD, a MODE.exec + TIP.PGE and a second PSB+, whose FUP the
@@ -1977,6 +2032,7 @@ int main(void)
 		cmocka_unit_test(test_block_time_after_pending_event),
 		cmocka_unit_test(test_no_sync),
 		cmocka_unit_test(test_payloads),
+		cmocka_unit_test(test_tnt8_runs),
 		cmocka_unit_test(test_timed_returned_blocks),
 		cmocka_unit_test(test_timed_packets),
 		cmocka_unit_test(test_mtc_freq_beyond_hardware),
