@@ -17,7 +17,8 @@
  * model (an interrupt, paging, PTWRITE, a code map change...) makes it drop what it
  * decoded since the last PSB and let jf_pt_decoder_new's decoder decode on from that PSB
  * (pt_fast_handover.c), until it resynchronises after an error, where this path takes
- * over again (resume). To make that possible, nothing decoded after a PSB is returned (or
+ * over again (resume), or, returning blocks, until its records join those of a fast
+ * decoder started at a later PSB (pt_fast_join.c). To make that possible, nothing decoded after a PSB is returned (or
  * counted) before the next PSB is reached. What the consistency checks libipt 2.0
  * lacks (pt_status_check.c) find, this path hands over on itself: a TIP.PGE while tracing
  * (jf_fast_apply_event), a PSB+ whose FUP says tracing is on while it is off

@@ -15,8 +15,10 @@
  * counted). A hand-over then costs one PSB period, not the trace so far; and where the
  * block decoder resynchronises after an error, the fast path takes over again at that PSB
  * (note_resync here, resume in pt_fast.c), so a decode error costs only the stretch from
- * the PSB before it to the PSB after it. Counting keeps no blocks to join: there the
- * block decoder starts at that stretch's PSB or one or two PSBs before, checked by a fast
+ * the PSB before it to the PSB after it. Returning blocks, anything else costs the
+ * stretches up to where the block decoder's records join a fast decoder's started at a
+ * later PSB (pt_fast_join.c). Counting keeps no blocks to join: there the block decoder
+ * starts at that stretch's PSB or one or two PSBs before, checked by a fast
  * decoder started there (pt_fast_count_handover.c). */
 #include "decoder_internal.h"
 #include "pt_fast_internal.h"

@@ -19,10 +19,10 @@
  * hold whenever they are decoded (it takes no code that will still change, or, where the
  * map does not tell where it changes, joins only if the map did not change). An attempt
  * that stops where it would hand over, or whose records differ, is dropped, and the next
- * starts at a later PSB (1, 3, 7... PSBs later after failures in a row); where none
- * joins, the block decoder's records stand. A compressed return to a call made before
- * the PSB the attempt started at, later, hands over as anywhere else, and the block
- * decoder from the start that needs (cfg keeps this decoder's start) has the call. */
+ * starts at a later PSB (the 1st, 2nd, 4th... after failures in a row: join_backoff);
+ * where none joins, the block decoder's records stand. A compressed return to a call
+ * made before the PSB the attempt started at, later, hands over as anywhere else, and the
+ * block decoder from the start that needs (cfg keeps this decoder's start) has the call. */
 #include "decoder_internal.h"
 #include "pt_fast_internal.h"
 
