@@ -16,6 +16,12 @@ int jf_decoder_next_uncounted(struct jf_decoder *dec, struct jf_flow *flow,
 int jf_decoder_next_batch_uncounted(struct jf_decoder *dec, const struct jf_flow **flows,
 				    size_t *n, struct jf_error *err);
 
+/* Where a decoder started at a later PSB takes over from one that decoded past it (a
+ * parallel decode's seam, pt_parallel.c; a fast path's hand-over, pt_fast_handover.c and
+ * pt_fast_join.c): their records must agree, one by one, from the later one's first block
+ * on, for at least this many records; fewer are not trusted to show the same state. */
+enum { JF_JOIN_MIN_RECORDS = 16 };
+
 /* Widen s's time span to take in [first, last]. */
 void jf_decode_stats_span(struct jf_decode_stats *s, uint64_t first, uint64_t last);
 /* Count one flow record into s, as jf_decoder_next counts what it returns. */

@@ -17,7 +17,8 @@
  * model (an interrupt, paging, PTWRITE, a code map change...) makes it drop what it
  * decoded since the last PSB and let jf_pt_decoder_new's decoder decode on from that PSB
  * (pt_fast_handover.c), until it resynchronises after an error, where this path takes
- * over again (resume). To make that possible, nothing decoded after a PSB is returned (or
+ * over again (resume), or, returning blocks, until its records join those of a fast
+ * decoder started at a later PSB (pt_fast_join.c). To make that possible, nothing decoded after a PSB is returned (or
  * counted) before the next PSB is reached. What the consistency checks libipt 2.0
  * lacks (pt_status_check.c) find, this path hands over on itself: a TIP.PGE while tracing
  * (jf_fast_apply_event), a PSB+ whose FUP says tracing is on while it is off
@@ -569,7 +570,7 @@ int jf_fast_finish(struct fast *f, uint64_t offset)
 }
 
 /* Decode until a stretch is committed, the trace ends or this path hands over. */
-static int decode(struct fast *f, struct jf_error *err)
+int jf_fast_decode(struct fast *f, struct jf_error *err)
 {
 	/* A resynchronisation's commit may leave nothing ready (a watcher took it). */
 	while (jf_fast_decoding(f)) {
@@ -622,18 +623,21 @@ static int setup(struct fast *f, struct jf_error *err);
  * nothing decoded past it: it is from there on what a decoder started at that PSB is
  * (pt_decoder.c), so this path starts there afresh, as with cfg.sync_at, and the hand-over
  * cost the stretch from the PSB before the unmodelled one to this PSB. What was counted
- * and returned stays; the caches stay (the code map is the one they were filled from). */
-static int resume(struct fast *f, struct jf_error *err)
+ * and returned stays; the caches stay (the code map is the one they were filled from).
+ * (Also how a join attempt starts again at a later PSB: pt_fast_join.c.) */
+int jf_fast_resume_at(struct fast *f, uint64_t psb, struct jf_error *err)
 {
 	struct fast keep;
 
 	keep = *f;
 	jf_decoder_free(f->old);
 	free(f->held);
+	jf_fast_join_free(f);
 	memset(f, 0, sizeof(*f));
 	f->cfg = keep.cfg;
 	f->cfg.has_sync_at = 1;
-	f->cfg.sync_at = keep.resume_psb;
+	f->cfg.sync_at = psb;
+	f->join_attempt = keep.join_attempt;
 	f->map = keep.map;
 	f->insns = keep.insns;
 	f->blocks = keep.blocks;
@@ -674,6 +678,11 @@ static int resume(struct fast *f, struct jf_error *err)
 	return start(f, 1, err);
 }
 
+static int resume(struct fast *f, struct jf_error *err)
+{
+	return jf_fast_resume_at(f, f->resume_psb, err);
+}
+
 /* Make records ready: 1 when ready.flows holds some, 2 when the block decoder handed
  * over to returns the next (f->old), 0 at the end (or a watcher's pause), -1 on error. */
 static int refill(struct fast *f, struct jf_error *err)
@@ -692,7 +701,7 @@ static int refill(struct fast *f, struct jf_error *err)
 			f->paused = 0;
 			return 0;
 		}
-		if (decode(f, err) < 0)
+		if (jf_fast_decode(f, err) < 0)
 			return -1;
 	}
 }
@@ -738,6 +747,7 @@ static void fast_free(void *self)
 	jf_block_paths_free(f->block_paths);
 	jf_decoder_free(f->old);
 	free(f->held);
+	jf_fast_join_free(f);
 	free(f->pending.flows);
 	free(f->ready.flows);
 	free(f);

@@ -15,8 +15,10 @@
  * counted). A hand-over then costs one PSB period, not the trace so far; and where the
  * block decoder resynchronises after an error, the fast path takes over again at that PSB
  * (note_resync here, resume in pt_fast.c), so a decode error costs only the stretch from
- * the PSB before it to the PSB after it. Counting keeps no blocks to join: there the
- * block decoder starts at that stretch's PSB or one or two PSBs before, checked by a fast
+ * the PSB before it to the PSB after it. Returning blocks, anything else costs the
+ * stretches up to where the block decoder's records join a fast decoder's started at a
+ * later PSB (pt_fast_join.c). Counting keeps no blocks to join: there the block decoder
+ * starts at that stretch's PSB or one or two PSBs before, checked by a fast
  * decoder started there (pt_fast_count_handover.c). */
 #include "decoder_internal.h"
 #include "pt_fast_internal.h"
@@ -26,10 +28,6 @@
 #include <string.h>
 
 #include "jitflow/pt.h"
-
-/* Fewer records than this in common are not trusted to show the same state (the
- * parallel decode's seams use the same bound). */
-enum { MIN_JOIN_RECORDS = 16 };
 
 static int return_before(const struct jf_flow *fl)
 {
@@ -46,7 +44,7 @@ static size_t join_after_stretch(const struct fast *f, const struct jf_flow *got
 
 	while (b < n && got[b].kind != JF_FLOW_BLOCK)
 		b++;
-	for (a = 0; b < n && a + MIN_JOIN_RECORDS <= f->stretch_n; a++) {
+	for (a = 0; b < n && a + JF_JOIN_MIN_RECORDS <= f->stretch_n; a++) {
 		len = f->stretch_n - a;
 		if (b + len > n || !jf_flow_same(&stretch[a], &got[b]))
 			continue;
@@ -73,7 +71,7 @@ static int hand_over_at_psb_before(struct fast *f, struct jf_error *err)
 	struct jf_decoder *dec;
 	int rc;
 
-	if (!f->emit || f->stretch_n < MIN_JOIN_RECORDS || f->prev_restart >= f->restart)
+	if (!f->emit || f->stretch_n < JF_JOIN_MIN_RECORDS || f->prev_restart >= f->restart)
 		return 0;
 	if (f->ready.flows[f->stretch_n - 1].offset > until)
 		until = f->ready.flows[f->stretch_n - 1].offset;
@@ -161,6 +159,12 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 {
 	int rc = 0;
 
+	/* A join attempt stops here: the block decoder it was to join goes on. */
+	if (f->join_attempt) {
+		f->pending.n = 0;
+		f->done = 1;
+		return 0;
+	}
 	if (f->watch) {
 		jf_fast_tell_watcher(f, f->restart, 1);
 		f->done = 1;
@@ -186,6 +190,7 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 			     : jf_fast_count_hand_over_local(f, err);
 	if (rc == 0)
 		rc = hand_over_from_start(f, f->committed_records, err);
+	jf_fast_join_plan(f);
 	jf_fast_free_decoders(f);
 	return rc < 0 ? -1 : 0;
 }
@@ -225,7 +230,9 @@ static int next_local(struct fast *f, struct jf_flow *flow, struct jf_error *err
 	return rc;
 }
 
-int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err)
+/* The next record of the block decoder handed over to (or of its successor from the
+ * start). */
+static int next_from_block_decoder(struct fast *f, struct jf_flow *flow, struct jf_error *err)
 {
 	int rc;
 
@@ -289,5 +296,16 @@ int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf
 			jf_decode_stats_count(f->stats, flow);
 		}
 	}
+	return rc;
+}
+
+int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err)
+{
+	int rc = next_from_block_decoder(f, flow, err);
+
+	/* Returning blocks, a fast decoder started at a later PSB may take over again
+	 * (pt_fast_join.c). */
+	if (rc > 0 && f->emit && jf_fast_join_note(f, flow, err) < 0)
+		return -1;
 	return rc;
 }

@@ -203,6 +203,18 @@ struct fast {
 				     * (pt_fast_bad_packet.c: whether libipt's block starts at
 				     * f->ip) */
 	struct jf_flow batch_one;   /* jf_decoder_next_batch's record after a hand-over */
+
+	/* Returning blocks after a hand-over: a fast decoder started afresh at a later PSB,
+	 * which takes over again where the block decoder's records join its own
+	 * (pt_fast_join.c) */
+	uint64_t join_at;           /* the PSB the next attempt starts at (0: none planned) */
+	unsigned join_backoff;      /* PSBs let pass after an attempt that failed */
+	struct fast *attempt;       /* the attempt (kept between attempts for its decoders)... */
+	int attempt_on;             /* ...under way: its ready records are being compared... */
+	int attempt_matching;       /* ...the block decoder's have met its first block... */
+	uint64_t attempt_matched;   /* ...and this many of them were equal to its */
+	int join_attempt;           /* this decoder is an attempt: it stops where it would hand
+				     * over (the block decoder it is to join goes on) */
 	struct jf_block_paths *block_paths; /* TNT payload paths with their blocks (made at
 					     * the first TNT; NULL if out of memory) */
 };
@@ -443,6 +455,22 @@ int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf
 int jf_fast_reach_psb_fup(struct fast *f, int fup, uint64_t ip);
 int jf_fast_apply_event(struct fast *f, const struct pt_event *ev);
 int jf_fast_finish(struct fast *f, uint64_t offset);
+
+/* pt_fast.c: decode until a stretch is committed, the trace ends or this path hands
+ * over (0, -1 with err); start afresh at psb, as after a resynchronisation, keeping the
+ * caches, the queues and libipt's decoders (0, -1 with err). */
+int jf_fast_decode(struct fast *f, struct jf_error *err);
+int jf_fast_resume_at(struct fast *f, uint64_t psb, struct jf_error *err);
+
+/* pt_fast_join.c: where returning blocks hands over, the PSB after the stretch handed over
+ * is planned for a fast decoder that takes over again (jf_fast_join_note). */
+void jf_fast_join_plan(struct fast *f);
+/* pt_fast_join.c: a record the block decoder handed over to returns now (flow): compared
+ * with the attempt's, which starts once that decoder reaches the planned PSB; where they
+ * join, f goes on as the attempt (f->old freed). 0, or -1 with err. */
+int jf_fast_join_note(struct fast *f, const struct jf_flow *flow, struct jf_error *err);
+/* pt_fast_join.c: the attempt freed (with f's other state). */
+void jf_fast_join_free(struct fast *f);
 
 /* pt_fast.c: the first PSB after offset, or the trace size. */
 uint64_t jf_fast_psb_after(struct fast *f, uint64_t offset);

@@ -44,8 +44,7 @@ struct worker {
 	struct jf_pt_fast_caches caches; /* with opt.fast: the fast decoders' (over map) */
 };
 
-/* Segments smaller than this (in flows) past a seam are not trusted to join. */
-enum { MIN_JOIN_FLOWS = 16, RELEASE_STEP = 4 << 20, RELEASE_LAG = 1 << 20 };
+enum { RELEASE_STEP = 4 << 20, RELEASE_LAG = 1 << 20 };
 
 struct pt_parallel {
 	struct jf_pt_config cfg;
@@ -351,7 +350,7 @@ static int tails_match(const struct segment *f, size_t fa, const struct segment 
 		gb += jf_flow_record_size(jf_flow_buffer_at(&g->flows, gb));
 		n++;
 	}
-	return n >= MIN_JOIN_FLOWS;
+	return n >= JF_JOIN_MIN_RECORDS;
 }
 
 /* Where f's flows hand over to g's: f's up to *fa, then g's from *gb. 0 if they do not

@@ -374,6 +374,20 @@ static void psb_at(struct jf_ptb *b, uint64_t ip)
 
 enum { Y_ONLY = 200, FAST_STEPS = 300 };
 
+/* A trace's start: enabled at Y, then Y alone for a stretch. */
+static void start_at_y(struct jf_ptb *b)
+{
+	unsigned i;
+
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, Y);
+	for (i = 0; i < Y_ONLY; i++)
+		jf_ptb_tip(b, pt_ipc_update_16, Y);
+}
+
 /* The fast path decodes a PSB period ahead of what it returns while the code at X
  * changes: after each block at X, and once while it returns the stretch before X first
  * runs (Y alone). It takes Y's stretch and leaves the code that will change to libipt's
@@ -396,13 +410,7 @@ static void test_fast_path_while_code_changes(void **state)
 	nops = change(map, path, step);
 	jf_codemap_set_pending(map, x_may_change, &left);
 	/* Y alone for a stretch, then X and Y in turn, then Y alone again. */
-	jf_ptb_psb(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_psbend(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_tip_pge(b, pt_ipc_sext_48, Y);
-	for (i = 0; i < Y_ONLY; i++)
-		jf_ptb_tip(b, pt_ipc_update_16, Y);
+	start_at_y(b);
 	psb_at(b, Y);
 	for (i = 0; i < FAST_STEPS; i++) {
 		jf_ptb_tip(b, pt_ipc_update_16, X);
@@ -444,6 +452,102 @@ static void test_fast_path_while_code_changes(void **state)
 	jf_ptb_free(b);
 }
 
+enum { JOIN_X_STEPS = 100, JOIN_Y_STRETCHES = 3, JOIN_ROUNDS = 2, JOIN_MAX_FLOWS = 8192 };
+
+/* Y alone for a stretch; then, twice, a stretch of X and Y in turn (the code at X changes
+ * after each block there) and a few stretches of Y alone. */
+static struct jf_ptb *trace_changing_twice(void)
+{
+	struct jf_ptb *b = jf_ptb_new();
+	unsigned round, s, i;
+
+	start_at_y(b);
+	for (round = 0; round < JOIN_ROUNDS; round++) {
+		psb_at(b, Y);
+		for (i = 0; i < JOIN_X_STEPS; i++) {
+			jf_ptb_tip(b, pt_ipc_update_16, X);
+			jf_ptb_tip(b, pt_ipc_update_16, Y);
+		}
+		for (s = 0; s < JOIN_Y_STRETCHES; s++) {
+			psb_at(b, Y);
+			for (i = 0; i < Y_ONLY; i++)
+				jf_ptb_tip(b, pt_ipc_update_16, Y);
+		}
+	}
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	return b;
+}
+
+/* Every record of b decoded with the fast path (fast) or libipt's block decoder alone
+ * into out, the code at X changing after each block there as a session would change it;
+ * returns how many. The fast path's report in *rep. */
+static size_t decode_changing(struct jf_ptb *b, int fast, struct jf_flow *out,
+			      struct jf_pt_fast_report *rep)
+{
+	struct jf_codemap *map = jf_codemap_new();
+	unsigned step = 0, left = JOIN_ROUNDS * JOIN_X_STEPS;
+	struct jf_pt_config pc;
+	struct jf_decoder *dec;
+	struct jf_error err;
+	char path[512];
+	size_t n = 0;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/versions-join.bin", jf_test_tmpdir());
+	write_versions(path);
+	assert_int_equal(jf_codemap_add_file(map, path, Y_VERSION * SLOT, SLOT, Y, NULL, &err), 0);
+	change(map, path, step);
+	jf_codemap_set_pending(map, x_may_change, &left);
+	memset(&pc, 0, sizeof(pc));
+	pc.trace = jf_ptb_bytes(b);
+	pc.size = jf_ptb_size(b);
+	pc.end_on_call = pc.end_on_jump = pc.join_cache_splits = 1;
+	dec = fast ? jf_pt_fast_decoder_new(&pc, map, &err) : jf_pt_decoder_new(&pc, map, &err);
+	if (!dec)
+		fail_msg("%s", err.msg);
+	while ((rc = jf_decoder_next(dec, &out[n], &err)) > 0) {
+		const struct jf_flow *f = &out[n++];
+
+		assert_true(n < JOIN_MAX_FLOWS);
+		if (f->kind == JF_FLOW_BLOCK && f->u.block.start == X) {
+			left--;
+			change(map, path, ++step);
+		}
+	}
+	if (rc < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(left, 0);
+	jf_pt_fast_counter_report(dec, rep);
+	jf_decoder_free(dec);
+	jf_codemap_free(map);
+	return n;
+}
+
+/* After each hand-over at code still to change, the fast path takes over again at a
+ * later PSB, where libipt's block decoder's records join a fast decoder's started there
+ * (no error to resynchronise at): the records are the block decoder's alone, and the
+ * stretches of Y after each change are the fast path's. */
+static void test_fast_path_takes_over_again_after_changing_code(void **state)
+{
+	static struct jf_flow fast[JOIN_MAX_FLOWS], block[JOIN_MAX_FLOWS];
+	struct jf_ptb *b = trace_changing_twice();
+	struct jf_pt_fast_report rep, none;
+	size_t n = decode_changing(b, 1, fast, &rep), i;
+
+	assert_int_equal(decode_changing(b, 0, block, &none), n);
+	for (i = 0; i < n; i++)
+		if (!jf_flow_same(&fast[i], &block[i]))
+			fail_msg("record %zu (offset 0x%llx) differs from the block decoder's", i,
+				 (unsigned long long)block[i].offset);
+	assert_int_equal(rep.is_fast, 1);
+	assert_int_equal(rep.hand_overs, JOIN_ROUNDS);
+	assert_int_equal(rep.resumes, JOIN_ROUNDS);
+	/* Each round, the Y stretches after the one the records joined in (3 bytes a TIP):
+	 * without taking over again, the fast path had only the first stretch. */
+	assert_true(rep.fast_bytes >= (uint64_t)JOIN_ROUNDS * (JOIN_Y_STRETCHES - 1) * Y_ONLY * 3);
+	jf_ptb_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_unchanged_since),
 		cmocka_unit_test(test_insn_cache_follows_changes),
 		cmocka_unit_test(test_fast_path_while_code_changes),
+		cmocka_unit_test(test_fast_path_takes_over_again_after_changing_code),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

@@ -53,7 +53,8 @@ struct jf_pt_fast_report {
 	int64_t fallback_at;
 	uint64_t hand_overs;     /* times it handed over... */
 	uint64_t resumes;        /* ...and took over again at the PSB where the block decoder
-				  * resynchronised after an error */
+				  * resynchronised after an error, or (returning blocks) where
+				  * its records joined a fast decoder's (pt_fast_join.c) */
 	uint64_t resyncs;        /* decode errors it reported itself as the block decoder
 				  * does, resynchronising at the next PSB */
 	/* ...where libipt's block decoder started to decode at the last hand-over (it returns
