@@ -393,6 +393,23 @@ __attribute__((noinline)) static int walk(struct fast *f, uint64_t to, int has_t
 	return 0;
 }
 
+/* walk_to's walk where none is kept: walked, and kept if it reached its end (kind: as
+ * walk_to's). Not inline: walk_to, on every TIP.PGD, then keeps a small frame. */
+static __attribute__((noinline)) int walk_and_keep(struct fast *f, uint64_t to, int has_to,
+						   int bind_branch, unsigned kind,
+						   uint64_t *n)
+{
+	uint64_t start = f->ip, push[JF_PAYLOAD_MAX_OPS];
+	unsigned npush = 0;
+
+	if (walk(f, to, has_to, bind_branch, n, push, &npush))
+		return 1;
+	if (f->payloads && npush <= JF_PAYLOAD_MAX_OPS)
+		jf_payload_walk_keep(f->payloads, f->isa, start, f->generation, to, kind, f->ip,
+				     *n, push, npush);
+	return 0;
+}
+
 /* Walk without trace, as libipt's block decoder does to bind an event: to the IP to (if
  * has_to), or, if bind_branch, to the first instruction that would need trace (which
  * executed). Returns 0, or 1 if neither is reached (not modelled). A walk that reached
@@ -401,8 +418,8 @@ __attribute__((noinline)) static int walk(struct fast *f, uint64_t to, int has_t
 static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 {
 	const struct jf_payload_path *kept = NULL;
-	uint64_t n = 0, start = f->ip, push[JF_PAYLOAD_MAX_OPS];
-	unsigned kind = (has_to ? 2u : 0u) | (bind_branch ? 1u : 0u), npush = 0, i;
+	uint64_t n = 0;
+	unsigned kind = (has_to ? 2u : 0u) | (bind_branch ? 1u : 0u), i;
 
 	if (f->emit)
 		return jf_fast_emit_walk(f, to, has_to, bind_branch, f->emit_offset);
@@ -411,18 +428,14 @@ static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
 	else if (f->ip == to)
 		return 0; /* nothing to walk (an IP-filtered trace's TIP.PGD after a TIP, say) */
 	if (f->payloads)
-		kept = jf_payload_walk_at(f->payloads, f->isa, start, f->generation, to, kind);
+		kept = jf_payload_walk_at(f->payloads, f->isa, f->ip, f->generation, to, kind);
 	if (kept) {
 		for (i = 0; i < kept->nops; i++)
 			jf_fast_push_return(f, kept->push[i]);
 		f->ip = kept->end;
 		n = kept->insns;
-	} else {
-		if (walk(f, to, has_to, bind_branch, &n, push, &npush))
-			return 1;
-		if (f->payloads && npush <= JF_PAYLOAD_MAX_OPS)
-			jf_payload_walk_keep(f->payloads, f->isa, start, f->generation, to, kind,
-					     f->ip, n, push, npush);
+	} else if (walk_and_keep(f, to, has_to, bind_branch, kind, &n)) {
+		return 1;
 	}
 	/* After a disable, where tracing resumes is told by the enable event; libipt's
 	 * guess is not needed for counting. */
@@ -456,33 +469,46 @@ static int bind_to_ip(struct fast *f, const struct pt_event *ev, uint64_t ip)
 	return !f->enabled || walk_to(f, ip, 1, 0);
 }
 
+int jf_fast_enable_at(struct fast *f, uint64_t ip)
+{
+	if (f->enabled)
+		return 1;
+	/* libipt's block decoder says whether tracing resumed where it stopped. */
+	f->resumed = ip == f->ip;
+	if (f->emit && f->resumed && f->resume_unsure)
+		return 1;
+	f->resume_unsure = 0;
+	/* libipt's block starts there (pt_fast_bad_packet.c: no code there) */
+	f->ip = f->tip_target = ip;
+	f->enabled = 1;
+	f->off_at_ip = f->off_at_zero = 0;
+	return 0;
+}
+
+int jf_fast_disable_after(struct fast *f, uint64_t ip, int has_ip)
+{
+	/* A TIP.PGD binds to the branch that left the traced region: its target, or the
+	 * first instruction that needs trace. */
+	if (!f->enabled || walk_to(f, ip, has_ip, 1))
+		return 1;
+	f->enabled = 0;
+	f->off_at_ip = 0;
+	f->off_at_zero = 1;
+	return 0;
+}
+
 /* Apply one event as libipt's block decoder does. Returns 0, or 1 if not modelled. */
 int jf_fast_apply_event(struct fast *f, const struct pt_event *ev)
 {
 	switch (ev->type) {
 	case ptev_enabled:
-		if (ev->status_update || ev->ip_suppressed || f->enabled)
+		if (ev->status_update || ev->ip_suppressed)
 			return 1;
-		/* libipt's block decoder says whether tracing resumed where it stopped. */
-		f->resumed = ev->variant.enabled.ip == f->ip;
-		if (f->emit && f->resumed && f->resume_unsure)
-			return 1;
-		f->resume_unsure = 0;
-		/* libipt's block starts there (pt_fast_bad_packet.c: no code there) */
-		f->ip = f->tip_target = ev->variant.enabled.ip;
-		f->enabled = 1;
-		f->off_at_ip = f->off_at_zero = 0;
-		return 0;
+		return jf_fast_enable_at(f, ev->variant.enabled.ip);
 	case ptev_disabled:
-		/* A TIP.PGD binds to the branch that left the traced region: its target, or
-		 * the first instruction that needs trace. */
-		if (ev->status_update || !f->enabled ||
-		    walk_to(f, ev->variant.disabled.ip, !ev->ip_suppressed, 1))
+		if (ev->status_update)
 			return 1;
-		f->enabled = 0;
-		f->off_at_ip = 0;
-		f->off_at_zero = 1;
-		return 0;
+		return jf_fast_disable_after(f, ev->variant.disabled.ip, !ev->ip_suppressed);
 	case ptev_async_disabled:
 		/* FUP + TIP.PGD: tracing stopped at the FUP's IP (erratum SKD022 aside). */
 		if (ev->status_update || !f->enabled ||

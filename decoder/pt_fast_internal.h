@@ -454,6 +454,11 @@ int jf_fast_count_hand_over_before(struct fast *f, const struct jf_pt_fast_stop 
 int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err);
 int jf_fast_reach_psb_fup(struct fast *f, int fup, uint64_t ip);
 int jf_fast_apply_event(struct fast *f, const struct pt_event *ev);
+/* pt_fast.c: jf_fast_apply_event's TIP.PGE and TIP.PGD events (no status update), for a
+ * caller without a pt_event: tracing enabled at ip; tracing disabled after the branch to ip
+ * (has_ip) or at the first instruction that needs trace. 0, or 1 if not modelled. */
+int jf_fast_enable_at(struct fast *f, uint64_t ip);
+int jf_fast_disable_after(struct fast *f, uint64_t ip, int has_ip);
 int jf_fast_finish(struct fast *f, uint64_t offset);
 
 /* pt_fast.c: decode until a stretch is committed, the trace ends or this path hands

@@ -144,6 +144,56 @@ static int apply_stamp(const struct fast *f, const struct jf_fast_stamp *s, stru
 	return 0;
 }
 
+/* Whether the decoder has no time and none to read (no timing packets, or none that gave
+ * a time yet), and no block waits with one: then every block's stamp is 0, and what the
+ * time bookkeeping of a TNT or TIP leaves is the last block's wait alone, set without
+ * its calls' loads and tests (a trace takes them for every TNT and TIP packet). */
+static inline __attribute__((always_inline)) int no_time_yet(const struct fast *f)
+{
+	return !f->time_dirty && !f->last_time.ns && !f->block_time_then;
+}
+
+/* Whether a TIP.PGE's or TIP.PGD's event takes count_untimed_switch: counting, with no
+ * time read nor any to read (no timing packet yet: no_time_yet alone allows a TSC of 0). */
+static inline __attribute__((always_inline)) int counting_untimed(const struct fast *f)
+{
+	return !f->emit && !f->timed && !f->time.have_tsc && no_time_yet(f);
+}
+
+/* packet_event for tracing enabled (enable: at ip) or disabled (after the branch to ip,
+ * unless suppressed) where counting_untimed holds and nothing binds to the packet after
+ * its event (consumed: the record's offset is the next stop's): the same state and record,
+ * without a pt_event, nor what has no effect then (a time to stamp, read or give a block,
+ * the full conversion of an event into a record): a third of the cost of an event where
+ * tracing is enabled and disabled every few blocks (the clean capture). Not inline: the
+ * packet handlers' frames.
+ * Counting, the record is still queued rather than counted: its offset is settled at the
+ * next stop, and from there come the hash compared between decoders, a hand-over's count
+ * of records to skip and an unmodelled stop's records (pt_fast.c, count_plain_events). */
+static __attribute__((noinline)) int count_untimed_switch(struct fast *f, int enable,
+							  uint64_t ip, int suppressed,
+							  uint64_t offset)
+{
+	struct jf_flow *fl;
+
+	/* With no time, a record waiting for the time after this read, or a block
+	 * waiting for it, gets none (jf_fast_retime, jf_fast_block_time_after_event). */
+	if (f->retime)
+		jf_fast_retime(f);
+	f->block_time_waits = 0;
+	if (enable ? jf_fast_enable_at(f, ip) : jf_fast_disable_after(f, ip, !suppressed))
+		return 1;
+	fl = jf_fast_queue_flow(f, JF_FLOW_OTHER, offset);
+	if (!fl)
+		return 1;
+	/* As jf_pt_event_flow makes it from such an event (resumed is the emitting path's). */
+	fl->kind = enable ? JF_FLOW_ENABLED : JF_FLOW_DISABLED;
+	fl->ip = ip;
+	if (suppressed)
+		fl->flags |= JF_FLOW_IP_SUPPRESSED;
+	return 0;
+}
+
 /* Apply an event and queue its record: at offset if the query decoder has not consumed the
  * packet that gave it (more events are bound to it), else at the next stop's. Returns 0,
  * or 1 if not modelled. */
@@ -230,15 +280,6 @@ static int emit_timed_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_
 	}
 	f->retime = f->pending.n;
 	return 0;
-}
-
-/* Whether the decoder has no time and none to read (no timing packets, or none that gave
- * a time yet), and no block waits with one: then every block's stamp is 0, and what the
- * time bookkeeping of a TNT or TIP leaves is the last block's wait alone, set without
- * its calls' loads and tests (a trace takes them for every TNT and TIP packet). */
-static inline __attribute__((always_inline)) int no_time_yet(const struct fast *f)
-{
-	return !f->time_dirty && !f->last_time.ns && !f->block_time_then;
 }
 
 /* Each bit of a TNT packet ends a block, stamped with the time at this packet; the last
@@ -612,6 +653,8 @@ static int packet_pge(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 	if (f->enabled)
 		return !fresh || !read_ahead_ok(f) ||
 		       jf_fast_resync_after_violation(f, offset, -pte_bad_context, 0);
+	if (!f->pend_mode && counting_untimed(f))
+		return count_untimed_switch(f, 1, ip, 0, offset);
 	clear_event(&ev);
 	ev.type = ptev_enabled;
 	ev.variant.enabled.ip = ip;
@@ -637,6 +680,12 @@ static int packet_pgd(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 
 	if (update_last_ip(f, ipp) || f->pend_mode)
 		return 1;
+	if (!f->pend_fup && counting_untimed(f)) {
+		uint64_t ip;
+		int suppressed = last_ip(f, &ip);
+
+		return count_untimed_switch(f, 0, ip, suppressed, offset);
+	}
 	clear_event(&ev);
 	if (f->pend_fup) {
 		ev.type = ptev_async_disabled;
