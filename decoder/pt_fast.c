@@ -768,6 +768,8 @@ void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report 
 			out->blocks_decoded = jf_fast_blocks_filled(f->blocks);
 		if (f->payloads)
 			jf_payloads_counts(f->payloads, &out->tnt_payloads, &out->tnt_payload_hits);
+		if (f->block_paths)
+			out->tnt_paths_kept = jf_block_paths_kept(f->block_paths);
 	}
 }
 

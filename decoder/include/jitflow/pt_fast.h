@@ -67,6 +67,8 @@ struct jf_pt_fast_report {
 	uint64_t tnt_payloads;   /* ...its lookups (a packet takes one per run of bits that
 				  * does not return to a call made before it)... */
 	uint64_t tnt_payload_hits; /* ...and how many found their path cached */
+	uint64_t tnt_paths_kept; /* returning blocks: cached TNT paths of an older code map
+				  * version kept, since no change touched their blocks */
 };
 void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report *out);
 
