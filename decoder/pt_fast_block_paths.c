@@ -29,8 +29,9 @@ uint64_t jf_block_paths_kept(const struct jf_block_paths *p)
 	return p->kept;
 }
 
-/* Grow the table, moving the paths of the current code that find their slot free. */
-static void grow(struct jf_block_paths *c, uint64_t gen)
+/* Grow the table, moving the paths that find their slot free: those of older code too,
+ * which a miss may find still to hold (still_holds). */
+static void grow(struct jf_block_paths *c)
 {
 	size_t n, i;
 	const struct jf_block_path *old = jf_fast_table_grow(&c->c.table, &n);
@@ -39,7 +40,7 @@ static void grow(struct jf_block_paths *c, uint64_t gen)
 		const struct jf_block_path *o = &old[i];
 		struct jf_block_path *p;
 
-		if (o->nbits && o->gen == gen &&
+		if (o->nbits &&
 		    !(p = jf_fast_table_payload_slot(&c->c.table, o->start, o->bits, o->nbits))->nbits)
 			*p = *o;
 	}
@@ -170,7 +171,7 @@ const struct jf_block_path *jf_block_path_fill(struct jf_block_paths *c,
 	if (still_holds(c, p, isa, ip, gen, bits, nbits))
 		return p;
 	if (p->nbits && p->gen == gen && jf_fast_table_conflict(&c->c.table)) {
-		grow(c, gen);
+		grow(c);
 		p = jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
 	}
 	follow(c, p, isa, ip, gen, bits, nbits);

@@ -93,11 +93,7 @@ static struct jf_ptb *trace(unsigned steps)
 	struct jf_ptb *b = jf_ptb_new();
 	unsigned i;
 
-	jf_ptb_psb(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_psbend(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_tip_pge(b, pt_ipc_sext_48, X);
+	jf_ptb_start_64(b, X);
 	for (i = 0; i < steps; i++) {
 		jf_ptb_tip(b, pt_ipc_update_16, Y);
 		jf_ptb_tip(b, pt_ipc_update_16, X);
@@ -392,11 +388,7 @@ static void start_at(struct jf_ptb *b, uint64_t home, const char *tnt)
 {
 	unsigned i;
 
-	jf_ptb_psb(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_psbend(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_tip_pge(b, pt_ipc_sext_48, home);
+	jf_ptb_start_64(b, home);
 	for (i = 0; i < Y_ONLY; i++)
 		leave(b, tnt, home);
 }
