@@ -299,7 +299,8 @@ void jf_fast_free_state(struct fast *f)
 {
 	jf_fast_free_decoders(f);
 	if (!f->borrowed) {
-		struct jf_pt_fast_caches own = { f->insns, f->blocks, f->payloads };
+		struct jf_pt_fast_caches own = { f->insns, f->blocks, f->payloads,
+						 NULL /* f->block_paths: fast_free's */ };
 
 		jf_pt_fast_caches_fini(&own);
 	}
@@ -669,6 +670,7 @@ int jf_fast_resume_at(struct fast *f, uint64_t psb, struct jf_error *err)
 	f->blocks = keep.blocks;
 	f->payloads = keep.payloads;
 	f->block_paths = keep.block_paths;
+	f->paths_borrowed = keep.paths_borrowed;
 	f->borrowed = keep.borrowed;
 	f->stats = keep.stats;
 	f->dec = keep.dec;
@@ -770,7 +772,8 @@ static void fast_free(void *self)
 	struct fast *f = self;
 
 	jf_fast_free_state(f);
-	jf_block_paths_free(f->block_paths);
+	if (!f->paths_borrowed)
+		jf_block_paths_free(f->block_paths);
 	jf_decoder_free(f->old);
 	free(f->held);
 	jf_fast_join_free(f);
@@ -794,6 +797,10 @@ void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report 
 			out->blocks_decoded = jf_fast_blocks_filled(f->blocks);
 		if (f->payloads)
 			jf_payloads_counts(f->payloads, &out->tnt_payloads, &out->tnt_payload_hits);
+		if (f->block_paths) {
+			jf_block_paths_counts(f->block_paths, &out->tnt_paths, &out->tnt_path_hits);
+			out->tnt_paths_kept = jf_block_paths_kept(f->block_paths);
+		}
 	}
 }
 
@@ -812,6 +819,7 @@ static int setup(struct fast *f, struct jf_error *err)
 		f->insns = own.insns;
 		f->blocks = own.blocks;
 		f->payloads = own.payloads;
+		f->block_paths = own.block_paths; /* f's own: fast_free frees it */
 	}
 	jf_fast_bad_packet_init();
 	if (!f->check)
@@ -861,6 +869,8 @@ static struct jf_decoder *make(const struct jf_pt_config *cfg, struct jf_codemap
 		f->blocks = caches->blocks;
 		f->payloads = caches->payloads;
 		f->borrowed = 1;
+		f->block_paths = caches->block_paths;
+		f->paths_borrowed = caches->block_paths != NULL;
 	}
 	if (setup(f, err) < 0) {
 		fast_free(f);
@@ -1044,7 +1054,10 @@ static int caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map, int 
 	c->blocks = c->insns ? jf_fast_blocks_new(c->insns, map, BLOCK_CACHE_LOG2, end_on_jump)
 			     : NULL;
 	c->payloads = c->blocks ? jf_payloads_new(c->blocks, PAYLOAD_CACHE_LOG2) : NULL;
-	if (c->payloads)
+	c->block_paths = c->payloads && end_on_jump
+				 ? jf_block_paths_new(c->blocks, BLOCK_PATH_CACHE_LOG2)
+				 : NULL;
+	if (c->payloads && (c->block_paths || !end_on_jump))
 		return 0;
 	jf_pt_fast_caches_fini(c);
 	return -1;
@@ -1062,6 +1075,8 @@ int jf_pt_fast_block_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap 
 
 void jf_pt_fast_caches_fini(struct jf_pt_fast_caches *c)
 {
+	jf_block_paths_free(c->block_paths);
+	c->block_paths = NULL;
 	jf_payloads_free(c->payloads);
 	jf_fast_blocks_free(c->blocks);
 	jf_insn_cache_free(c->insns);

@@ -24,8 +24,14 @@ void jf_block_paths_counts(const struct jf_block_paths *p, uint64_t *lookups, ui
 	*hits = p->c.hits;
 }
 
-/* Grow the table, moving the paths of the current code that find their slot free. */
-static void grow(struct jf_block_paths *c, uint64_t gen)
+uint64_t jf_block_paths_kept(const struct jf_block_paths *p)
+{
+	return p->kept;
+}
+
+/* Grow the table, moving the paths that find their slot free: those of older code too,
+ * which a miss may find still to hold (still_holds). */
+static void grow(struct jf_block_paths *c)
 {
 	size_t n, i;
 	const struct jf_block_path *old = jf_fast_table_grow(&c->c.table, &n);
@@ -34,7 +40,7 @@ static void grow(struct jf_block_paths *c, uint64_t gen)
 		const struct jf_block_path *o = &old[i];
 		struct jf_block_path *p;
 
-		if (o->nbits && o->gen == gen &&
+		if (o->nbits &&
 		    !(p = jf_fast_table_payload_slot(&c->c.table, o->start, o->bits, o->nbits))->nbits)
 			*p = *o;
 	}
@@ -112,13 +118,60 @@ out:
 	p->end = ip;
 }
 
+/* Whether the bytes of every block on path p are those of version since of the code map.
+ * The blocks of a path lie close together, in one compiled method or a few: one check of
+ * the range they span answers most; where it cannot (several sections, a change between
+ * the blocks), each block is checked. */
+static int blocks_unchanged_since(struct jf_codemap *map, const struct jf_block_path *p,
+				  uint64_t since)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned i;
+
+	for (i = 0; i < p->nblocks; i++) {
+		const struct jf_block *b = &p->blocks[i].block;
+
+		lo = b->start < lo ? b->start : lo;
+		hi = b->next > hi ? b->next : hi;
+	}
+	if (!p->nblocks || jf_codemap_unchanged_since(map, since, lo, hi - lo))
+		return 1;
+	for (i = 0; i < p->nblocks; i++) {
+		const struct jf_block *b = &p->blocks[i].block;
+
+		if (!jf_codemap_unchanged_since(map, since, b->start, b->next - b->start))
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether entry p, followed in an earlier version of the code map, is the path of this key
+ * in version gen too: then it is brought to gen. Following it again would give the same
+ * blocks: each is straight (the block cache ends blocks on jumps), so its instructions, and
+ * where it ends and goes, come from its own bytes alone, which lie in one section that no
+ * change since touched (as the block cache keeps a block: pt_fast_blocks.c still_holds).
+ * The block the path stopped before (one that needs a TIP, say) is not checked: the caller
+ * decodes that one itself, at the current version, whatever it now holds. */
+static int still_holds(struct jf_block_paths *c, struct jf_block_path *p, enum jf_isa isa,
+		       uint64_t ip, uint64_t gen, uint64_t bits, unsigned nbits)
+{
+	if (p->start != ip || p->bits != bits || p->nbits != nbits || p->isa != (uint8_t)isa ||
+	    p->gen >= gen || !blocks_unchanged_since(c->c.blocks->map, p, p->gen))
+		return 0;
+	p->gen = gen;
+	c->kept++;
+	return 1;
+}
+
 const struct jf_block_path *jf_block_path_fill(struct jf_block_paths *c,
 					       struct jf_block_path *p, enum jf_isa isa,
 					       uint64_t ip, uint64_t gen, uint64_t bits,
 					       unsigned nbits)
 {
+	if (still_holds(c, p, isa, ip, gen, bits, nbits))
+		return p;
 	if (p->nbits && p->gen == gen && jf_fast_table_conflict(&c->c.table)) {
-		grow(c, gen);
+		grow(c);
 		p = jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
 	}
 	follow(c, p, isa, ip, gen, bits, nbits);

@@ -8,8 +8,10 @@
  * it ends and whether a TNT bit ended it, and what the path did to the return stack. A
  * payload seen before then costs one lookup and a copy per block (of the block as its
  * record has it), instead of a block-cache
- * lookup and a step per block; a new code map version misses every entry (its version is
- * part of the key).
+ * lookup and a step per block. A new code map version misses every entry (its version is
+ * part of the key), but the miss keeps an entry whose blocks' bytes no change since
+ * touched (jf_block_path_fill): a JIT changes a few hundred bytes at a time, and
+ * following every hot path again after each change cost more than the paths saved.
  *
  * As in the counting cache, an entry depends on nothing but its key: a compressed return
  * to a call not made on the path, a block that needs a TIP or has bad code, and the
@@ -51,6 +53,7 @@ struct jf_block_path {
 /* Its cache visible: the lookup below is inline, since a trace takes one per TNT packet. */
 struct jf_block_paths {
 	struct jf_fast_path_cache c; /* first (jf_fast_path_cache_new): of struct jf_block_path */
+	uint64_t kept; /* entries of an older code map version found still to hold */
 };
 
 /* A direct-mapped cache of at most 2^log2_slots paths over the blocks of blocks (a cache
@@ -86,5 +89,9 @@ static inline const struct jf_block_path *jf_block_path_at(struct jf_block_paths
 
 /* Lookups, and how many of them were answered from the cache. */
 void jf_block_paths_counts(const struct jf_block_paths *c, uint64_t *lookups, uint64_t *hits);
+
+/* How many misses found their entry, followed in an older code map version, still to hold
+ * (no change since touched its blocks) and kept it instead of following the path again. */
+uint64_t jf_block_paths_kept(const struct jf_block_paths *c);
 
 #endif

@@ -28,9 +28,13 @@ enum {
 	QUEUE_FIRST = 256,         /* ...allocated at first (stat -j N makes a decoder per
 				    * segment: two 1.7 MiB queues each were mapped, faulted
 				    * in and unmapped every 256 KiB of trace) */
-	BLOCK_CACHE_LOG2 = 15,     /* 32 Ki blocks, two per set (1.5 MiB) */
+	BLOCK_CACHE_LOG2 = 17,     /* 128 Ki blocks, two per set (6 MiB; JIT code that keeps
+				    * changing missed four times as often with 32 Ki) */
 	PAYLOAD_CACHE_LOG2 = 14,   /* 16 Ki TNT payload paths, direct-mapped (1.7 MiB) */
-	BLOCK_PATH_CACHE_LOG2 = 12, /* ...and 4 Ki with their blocks, returning blocks (2.9 MiB) */
+	BLOCK_PATH_CACHE_LOG2 = 15, /* ...and 32 Ki with their blocks, returning blocks (22.8
+				     * MiB; one per code map for all of a session's buffers:
+				     * 16 Ki missed half as often again, 4 Ki twice, on a
+				     * HotSpot recording) */
 	MAX_TIP_WALK = 1 << 16,    /* blocks (or payload paths) walked without trace */
 	MAX_PSB_EVENTS = 16,       /* status updates of one PSB+ */
 	MAX_WALK = 1 << 20,        /* instructions walked to bind one disable event */
@@ -215,8 +219,10 @@ struct fast {
 	uint64_t attempt_matched;   /* ...and this many of them were equal to its */
 	int join_attempt;           /* this decoder is an attempt: it stops where it would hand
 				     * over (the block decoder it is to join goes on) */
-	struct jf_block_paths *block_paths; /* TNT payload paths with their blocks (made at
-					     * the first TNT; NULL if out of memory) */
+	struct jf_block_paths *block_paths; /* TNT payload paths with their blocks (the
+					     * caches', or made at the first TNT; NULL if out
+					     * of memory)... */
+	int paths_borrowed;         /* ...the caches' (kept from one decoder to the next) */
 };
 
 /* The packet path's offset, the packet decoder moved there first where the counting loop

@@ -147,6 +147,7 @@ static void adopt(struct fast *f)
 	free(a);
 	f->cfg = keep.cfg;
 	f->borrowed = keep.borrowed;
+	f->paths_borrowed = keep.paths_borrowed; /* the block paths are f's (attempt_start) */
 	f->stats = keep.stats;
 	f->dec = keep.dec;
 	f->released = keep.released;

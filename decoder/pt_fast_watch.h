@@ -99,17 +99,21 @@ typedef int (*jf_pt_fast_watch_fn)(void *ctx, const struct jf_pt_fast_commit *c)
 struct jf_insn_cache;
 struct jf_fast_blocks;
 struct jf_payloads;
+struct jf_block_paths;
 struct jf_pt_fast_caches {
 	struct jf_insn_cache *insns;
 	struct jf_fast_blocks *blocks;   /* over insns */
 	struct jf_payloads *payloads;    /* over blocks */
+	struct jf_block_paths *block_paths; /* over blocks: jf_pt_fast_block_caches_init's
+					     * (NULL in a counter's caches) */
 };
 int jf_pt_fast_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map);
 void jf_pt_fast_caches_fini(struct jf_pt_fast_caches *c);
 
-/* The same for decoders that return blocks (their blocks end at direct jumps), and
- * jf_pt_fast_decoder_new using such caches (over map), which it keeps: so that decoders
- * run one after another on a thread (pt_parallel.c's segments) share what they decoded. */
+/* The same for decoders that return blocks (their blocks end at direct jumps), with the
+ * TNT paths of their blocks, and jf_pt_fast_decoder_new using such caches (over map),
+ * which it keeps: so that decoders run one after another on a thread (pt_parallel.c's
+ * segments, perf_session.c's buffers) share what they decoded and followed. */
 int jf_pt_fast_block_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map);
 struct jf_decoder *jf_pt_fast_decoder_cached(const struct jf_pt_config *cfg,
 					     struct jf_codemap *map,

@@ -76,6 +76,15 @@ static void simple(struct jf_ptb *b, enum pt_packet_type type)
 
 void jf_ptb_psb(struct jf_ptb *b) { simple(b, ppt_psb); }
 void jf_ptb_psbend(struct jf_ptb *b) { simple(b, ppt_psbend); }
+
+void jf_ptb_start_64(struct jf_ptb *b, uint64_t ip)
+{
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, ip);
+}
 void jf_ptb_pad(struct jf_ptb *b) { simple(b, ppt_pad); }
 void jf_ptb_ovf(struct jf_ptb *b) { simple(b, ppt_ovf); }
 

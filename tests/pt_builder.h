@@ -48,6 +48,8 @@ void jf_ptb_tip(struct jf_ptb *b, enum pt_ip_compression ipc, uint64_t ip);
 void jf_ptb_tip_pge(struct jf_ptb *b, enum pt_ip_compression ipc, uint64_t ip);
 void jf_ptb_tip_pgd(struct jf_ptb *b, enum pt_ip_compression ipc, uint64_t ip);
 void jf_ptb_fup(struct jf_ptb *b, enum pt_ip_compression ipc, uint64_t ip);
+/* A trace's usual start: a PSB+ in 64-bit mode, then tracing enabled at ip. */
+void jf_ptb_start_64(struct jf_ptb *b, uint64_t ip);
 /* Conditional branch outcomes in execution order, 'T' taken and 'N' not taken; 1 to 6
  * bits make a TNT-8, 7 to 47 a TNT-64. */
 void jf_ptb_tnt(struct jf_ptb *b, const char *bits);

@@ -21,6 +21,7 @@
 enum {
 	X = 0x7000,        /* the code rewritten */
 	Y = 0x9000,        /* code of the same file, never changed */
+	Z = 0xb000,        /* a loop of its own, never changed */
 	STEPS = 5000,      /* past the point where the map starts a new libipt section cache */
 	SLOT = 32,         /* bytes per version in the file */
 	VERSIONS = 40,
@@ -92,11 +93,7 @@ static struct jf_ptb *trace(unsigned steps)
 	struct jf_ptb *b = jf_ptb_new();
 	unsigned i;
 
-	jf_ptb_psb(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_psbend(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_tip_pge(b, pt_ipc_sext_48, X);
+	jf_ptb_start_64(b, X);
 	for (i = 0; i < steps; i++) {
 		jf_ptb_tip(b, pt_ipc_update_16, Y);
 		jf_ptb_tip(b, pt_ipc_update_16, X);
@@ -374,18 +371,31 @@ static void psb_at(struct jf_ptb *b, uint64_t ip)
 
 enum { Y_ONLY = 200, FAST_STEPS = 300 };
 
-/* A trace's start: enabled at Y, then Y alone for a stretch. */
-static void start_at_y(struct jf_ptb *b)
+/* Z: nop, jne Z, jmp rax: the loop runs while its jne is taken (TNT bits), then the TIP. */
+static const uint8_t z_loop[] = { 0x90, 0x75, 0xfd, 0xff, 0xe0 };
+#define Z_BITS "TTN"
+
+/* From home (Y's code, or Z's loop, whose bits tnt are: NULL for Y) to ip. */
+static void leave(struct jf_ptb *b, const char *tnt, uint64_t ip)
+{
+	if (tnt)
+		jf_ptb_tnt(b, tnt);
+	jf_ptb_tip(b, pt_ipc_update_16, ip);
+}
+
+/* A trace's start: enabled at home, then home alone for a stretch. */
+static void start_at(struct jf_ptb *b, uint64_t home, const char *tnt)
 {
 	unsigned i;
 
-	jf_ptb_psb(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_psbend(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_tip_pge(b, pt_ipc_sext_48, Y);
+	jf_ptb_start_64(b, home);
 	for (i = 0; i < Y_ONLY; i++)
-		jf_ptb_tip(b, pt_ipc_update_16, Y);
+		leave(b, tnt, home);
+}
+
+static void start_at_y(struct jf_ptb *b)
+{
+	start_at(b, Y, NULL);
 }
 
 /* The fast path decodes a PSB period ahead of what it returns while the code at X
@@ -452,26 +462,26 @@ static void test_fast_path_while_code_changes(void **state)
 	jf_ptb_free(b);
 }
 
-enum { JOIN_X_STEPS = 100, JOIN_Y_STRETCHES = 3, JOIN_ROUNDS = 2, JOIN_MAX_FLOWS = 8192 };
+enum { JOIN_X_STEPS = 100, JOIN_Y_STRETCHES = 3, JOIN_ROUNDS = 2, JOIN_MAX_FLOWS = 16384 };
 
-/* Y alone for a stretch; then, twice, a stretch of X and Y in turn (the code at X changes
- * after each block there) and a few stretches of Y alone. */
-static struct jf_ptb *trace_changing_twice(void)
+/* Home (Y, or Z with tnt) alone for a stretch; then, twice, a stretch of X and home in
+ * turn (the code at X changes after each block there) and a few stretches of home alone. */
+static struct jf_ptb *trace_changing_twice(uint64_t home, const char *tnt)
 {
 	struct jf_ptb *b = jf_ptb_new();
 	unsigned round, s, i;
 
-	start_at_y(b);
+	start_at(b, home, tnt);
 	for (round = 0; round < JOIN_ROUNDS; round++) {
-		psb_at(b, Y);
+		psb_at(b, home);
 		for (i = 0; i < JOIN_X_STEPS; i++) {
-			jf_ptb_tip(b, pt_ipc_update_16, X);
-			jf_ptb_tip(b, pt_ipc_update_16, Y);
+			leave(b, tnt, X);
+			jf_ptb_tip(b, pt_ipc_update_16, home);
 		}
 		for (s = 0; s < JOIN_Y_STRETCHES; s++) {
-			psb_at(b, Y);
+			psb_at(b, home);
 			for (i = 0; i < Y_ONLY; i++)
-				jf_ptb_tip(b, pt_ipc_update_16, Y);
+				leave(b, tnt, home);
 		}
 	}
 	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
@@ -496,6 +506,7 @@ static size_t decode_changing(struct jf_ptb *b, int fast, struct jf_flow *out,
 	snprintf(path, sizeof(path), "%s/versions-join.bin", jf_test_tmpdir());
 	write_versions(path);
 	assert_int_equal(jf_codemap_add_file(map, path, Y_VERSION * SLOT, SLOT, Y, NULL, &err), 0);
+	assert_int_equal(jf_codemap_add_bytes(map, z_loop, sizeof(z_loop), Z, "loop", &err), 0);
 	change(map, path, step);
 	jf_codemap_set_pending(map, x_may_change, &left);
 	memset(&pc, 0, sizeof(pc));
@@ -523,28 +534,54 @@ static size_t decode_changing(struct jf_ptb *b, int fast, struct jf_flow *out,
 	return n;
 }
 
-/* After each hand-over at code still to change, the fast path takes over again at a
- * later PSB, where libipt's block decoder's records join a fast decoder's started there
- * (no error to resynchronise at): the records are the block decoder's alone, and the
- * stretches of Y after each change are the fast path's. */
-static void test_fast_path_takes_over_again_after_changing_code(void **state)
+/* b decoded with the fast path and with libipt's block decoder alone, the code changing
+ * as decode_changing changes it: the same records. The fast path's report in *rep. */
+static void same_records_while_changing(struct jf_ptb *b, struct jf_pt_fast_report *rep)
 {
 	static struct jf_flow fast[JOIN_MAX_FLOWS], block[JOIN_MAX_FLOWS];
-	struct jf_ptb *b = trace_changing_twice();
-	struct jf_pt_fast_report rep, none;
-	size_t n = decode_changing(b, 1, fast, &rep), i;
+	struct jf_pt_fast_report none;
+	size_t n = decode_changing(b, 1, fast, rep), i;
 
 	assert_int_equal(decode_changing(b, 0, block, &none), n);
 	for (i = 0; i < n; i++)
 		if (!jf_flow_same(&fast[i], &block[i]))
 			fail_msg("record %zu (offset 0x%llx) differs from the block decoder's", i,
 				 (unsigned long long)block[i].offset);
+}
+
+/* After each hand-over at code still to change, the fast path takes over again at a
+ * later PSB, where libipt's block decoder's records join a fast decoder's started there
+ * (no error to resynchronise at): the records are the block decoder's alone, and the
+ * stretches of Y after each change are the fast path's. */
+static void test_fast_path_takes_over_again_after_changing_code(void **state)
+{
+	struct jf_ptb *b = trace_changing_twice(Y, NULL);
+	struct jf_pt_fast_report rep;
+
+	same_records_while_changing(b, &rep);
 	assert_int_equal(rep.is_fast, 1);
 	assert_int_equal(rep.hand_overs, JOIN_ROUNDS);
 	assert_int_equal(rep.resumes, JOIN_ROUNDS);
 	/* Each round, the Y stretches after the one the records joined in (3 bytes a TIP):
 	 * without taking over again, the fast path had only the first stretch. */
 	assert_true(rep.fast_bytes >= (uint64_t)JOIN_ROUNDS * (JOIN_Y_STRETCHES - 1) * Y_ONLY * 3);
+	jf_ptb_free(b);
+}
+
+/* The loop at Z runs before and after the code at X changes, a hundred times each round:
+ * the fast path's TNT path through the loop, followed before the changes, stands after
+ * them (no change touched Z), and is kept instead of being followed again after each,
+ * with the same records as libipt's block decoder. */
+static void test_tnt_paths_kept_across_code_changes(void **state)
+{
+	struct jf_ptb *b = trace_changing_twice(Z, Z_BITS);
+	struct jf_pt_fast_report rep;
+
+	(void)state;
+	same_records_while_changing(b, &rep);
+	assert_int_equal(rep.is_fast, 1);
+	assert_true(rep.resumes > 0);
+	assert_true(rep.tnt_paths_kept > 0);
 	jf_ptb_free(b);
 }
 
@@ -557,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_insn_cache_follows_changes),
 		cmocka_unit_test(test_fast_path_while_code_changes),
 		cmocka_unit_test(test_fast_path_takes_over_again_after_changing_code),
+		cmocka_unit_test(test_tnt_paths_kept_across_code_changes),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

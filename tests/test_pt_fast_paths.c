@@ -2,8 +2,8 @@
  * values (written out below).
  * - The TNT payload cache of returned blocks (decoder/pt_fast_block_paths.h): the blocks,
  *   bits and return-stack operations of a path are those the code fixes, a path ends before
- *   what it cannot follow from its key alone, a second lookup is a hit, and new code at the
- *   same addresses (a new code map version) is followed anew.
+ *   what it cannot follow from its key alone, a second lookup is a hit, new code elsewhere
+ *   (a new code map version) keeps the path, and new code on it is followed anew.
  * - The counting path's TIP paths (decoder/pt_fast_payloads.h, JF_PAYLOAD_TO_TIP): from an
  *   address, the blocks, instructions and return addresses up to the first branch that
  *   needs a TIP; a conditional branch ends the path before it (it needs a TNT bit, not a
@@ -164,6 +164,15 @@ static void test_paths(void **state)
 	assert_int_equal(lookups, 5);
 	assert_int_equal(hits, 1);
 
+	/* New code elsewhere: a new code map version, but no byte of the path's blocks (nor
+	 * next to them) changed, so the entry is kept, not followed again. */
+	assert_int_equal(jf_codemap_add_bytes(fx.map, ret, sizeof(ret), 0x1030, "away", &err), 0);
+	gen = jf_codemap_generation(fx.map);
+	p = jf_block_path_at(c, JF_ISA_X86_64, 0x1000, gen, 0x7, 3);
+	same_blocks(p, taken3, 4);
+	assert_int_equal(p->gen, gen);
+	assert_int_equal(jf_block_paths_kept(c), 1);
+
 	/* A ret where the je was: a new code map version, followed anew. */
 	assert_int_equal(jf_codemap_add_bytes(fx.map, ret, sizeof(ret), 0x1010, "new", &err), 0);
 	assert_true(jf_codemap_generation(fx.map) != gen);
@@ -176,6 +185,7 @@ static void test_paths(void **state)
 	assert_int_equal(p->pops, 0xa);
 	jf_block_paths_counts(c, &lookups, &hits);
 	assert_int_equal(hits, 1);
+	assert_int_equal(jf_block_paths_kept(c), 1);
 
 	jf_block_paths_free(c);
 	fixture_free(&fx);

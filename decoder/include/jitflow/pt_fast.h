@@ -67,6 +67,11 @@ struct jf_pt_fast_report {
 	uint64_t tnt_payloads;   /* ...its lookups (a packet takes one per run of bits that
 				  * does not return to a call made before it)... */
 	uint64_t tnt_payload_hits; /* ...and how many found their path cached */
+	/* Returning blocks: lookups of the TNT path cache (with the paths' blocks), how many
+	 * found their path cached, and how many found it cached from an older code map
+	 * version and kept it, since no change touched its blocks. Counted over the cache's
+	 * life: decoders given the same caches (jf_pt_fast_decoder_cached) share it. */
+	uint64_t tnt_paths, tnt_path_hits, tnt_paths_kept;
 };
 void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report *out);
 
