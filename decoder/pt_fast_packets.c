@@ -240,6 +240,17 @@ static inline void replay_returns(struct fast *f, const struct jf_payload_path *
 	}
 }
 
+/* Counting: the blocks a cached path walks, taken as one step (its instructions, blocks and
+ * return-stack changes; the decoder at its end). */
+static inline __attribute__((always_inline)) void take_path(struct fast *f,
+							    const struct jf_payload_path *p)
+{
+	replay_returns(f, p);
+	f->insns_n += p->insns;
+	f->blocks_n += p->blocks;
+	f->ip = p->end;
+}
+
 /* Whether a returned block ends where libipt's block decoder queries a TNT bit. */
 static int ends_at_tnt_bit(const struct jf_flow *fl)
 {
@@ -339,10 +350,7 @@ static inline __attribute__((always_inline)) int count_tnt_bits(struct fast *f, 
 		const struct jf_payload_path *p = jf_payload_path_at(
 			f->payloads, f->isa, f->ip, f->generation, bits, nbits);
 
-		replay_returns(f, p);
-		f->insns_n += p->insns;
-		f->blocks_n += p->blocks;
-		f->ip = p->end;
+		take_path(f, p);
 		if (__builtin_expect(p->used == nbits, 1))
 			return 0;
 		nbits -= p->used;
@@ -428,10 +436,7 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		const struct jf_payload_path *p =
 			jf_payload_tip_path_at(f->payloads, f->isa, f->ip, f->generation);
 
-		replay_returns(f, p);
-		f->insns_n += p->insns;
-		f->blocks_n += p->blocks;
-		f->ip = p->end;
+		take_path(f, p);
 		if (p->used)
 			return tip_taken(f, to, offset);
 	}
@@ -1366,10 +1371,7 @@ static __attribute__((noinline)) struct tnt8_run_end tnt8_run(struct fast *f, ui
 
 			if (!p->used)
 				break;
-			replay_returns(f, p);
-			f->insns_n += p->insns;
-			f->blocks_n += p->blocks;
-			f->ip = p->end;
+			take_path(f, p);
 			left -= p->used;
 			if (!left)
 				break;
