@@ -57,21 +57,30 @@ static inline int jf_block_same(const struct jf_block *a, const struct jf_block 
 #endif
 }
 
+/* The slot value (b's id + 1) of b in a table's slots (mask: their number - 1), probed from
+ * at on, or 0 where b is not there. Given the table's fields rather than the table, so that
+ * a caller's loop keeps them in registers (jf_block_ids_held). */
+static inline uint32_t jf_block_slots_find(const uint32_t *slots, const struct jf_block *blocks,
+					   size_t mask, size_t at, const struct jf_block *b)
+{
+	uint32_t slot;
+
+	for (;; at = (at + 1) & mask)
+		if (!(slot = slots[at]) || jf_block_same(&blocks[slot - 1], b))
+			return slot;
+}
+
 /* b's id (made if new), or JF_BLOCK_STREAM_RECORD if out of memory, found by hashing b
  * into an open-addressed table of ids. Inline: it runs once per block. (Trying first the
  * id that followed the block before it last time made no difference on pt-latency.sh's
  * buffer: reading the decoder's records costs the time, not the lookup.) */
 static inline uint32_t jf_block_table_id(struct jf_block_table *t, const struct jf_block *b)
 {
-	size_t mask = ((size_t)1 << t->slots_log2) - 1, at;
-	uint32_t id;
+	uint32_t slot = jf_block_slots_find(t->slots, t->blocks,
+					    ((size_t)1 << t->slots_log2) - 1,
+					    jf_block_table_slot(t, b), b);
 
-	for (at = jf_block_table_slot(t, b); t->slots[at]; at = (at + 1) & mask) {
-		id = t->slots[at] - 1;
-		if (jf_block_same(&t->blocks[id], b))
-			return id;
-	}
-	return jf_block_table_add(t, b);
+	return slot ? slot - 1 : jf_block_table_add(t, b);
 }
 
 /* The context of the record given last, which a block given as an id shares. */
@@ -123,7 +132,7 @@ static inline size_t jf_block_ids_held(const struct jf_block_table *t,
 {
 	const uint32_t *slots = t->slots;
 	const struct jf_block *blocks = t->blocks;
-	size_t mask = ((size_t)1 << t->slots_log2) - 1, at;
+	size_t mask = ((size_t)1 << t->slots_log2) - 1;
 	uint64_t head = c->head, time = c->time, sum = 0;
 	uint32_t slot;
 
@@ -132,16 +141,13 @@ static inline size_t jf_block_ids_held(const struct jf_block_table *t,
 
 		if (jf_block_head(fl) != head || fl->time != time || fl->ip != fl->u.block.start)
 			break;
-		for (at = jf_block_table_slot(t, &fl->u.block);; at = (at + 1) & mask) {
-			if (!(slot = slots[at]))
-				goto out;
-			if (jf_block_same(&blocks[slot - 1], &fl->u.block))
-				break;
-		}
+		slot = jf_block_slots_find(slots, blocks, mask,
+					   jf_block_table_slot(t, &fl->u.block), &fl->u.block);
+		if (!slot)
+			break;
 		ids[i] = slot - 1;
 		sum += fl->u.block.ninsn;
 	}
-out:
 	*insns += sum;
 	return i;
 }
