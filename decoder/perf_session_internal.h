@@ -1,8 +1,10 @@
 /* Internal: state of a perf.data Intel PT session, shared by perf_session.c (queues and the
- * merge) and perf_session_sideband.c (sideband order and the flows made from it). */
+ * merge), perf_session_sideband.c (sideband order and the flows made from it) and
+ * perf_session_count.c (blocks counted by the consumer's count gate). */
 #ifndef JITFLOW_PERF_SESSION_INTERNAL_H
 #define JITFLOW_PERF_SESSION_INTERNAL_H
 
+#include "jitflow/count_gate.h"
 #include "jitflow/perf_intel_pt.h"
 #include "jitflow/perf_session.h"
 #include "pt_fast_watch.h"
@@ -121,11 +123,59 @@ struct session {
 	struct map_fast *fast;
 	size_t nfast;
 	struct jf_perf_session_report report;
+	/* The consumer's count gate (perf_session_count.c), kept where stat counts. */
+	struct jf_count_gate gate;
+	int has_gate;
 	uint64_t unknown_records;
 	struct jf_error fatal;        /* a framing error: the stream ends with it */
 	int failed;
 	int cut_reported;             /* the file's cut (jf_perf_data_cut_flow) */
 };
+
+/* Whether the sideband's next record goes before a flow at key k (ties go to the sideband,
+ * so that an MMAP applies before code at the same time is decoded). */
+static inline int jf_session_sideband_first(const struct session *s, uint64_t k)
+{
+	return s->nheap && s->heap[0].key <= k;
+}
+
+/* The merge key of queue q once it has returned flow f. */
+static inline uint64_t jf_session_flow_key(const struct session *s, const struct queue *q,
+					   const struct jf_flow *f)
+{
+	if (!s->timeless && (f->flags & JF_FLOW_HAS_TIME) && f->time > q->key)
+		return f->time;
+	return q->key;
+}
+
+/* Whether the merge would go on with q, the queue decoding (s->running), once q's key is
+ * k: nothing in the sideband is due before, and q stays ahead of every other queue. */
+static inline int jf_session_runs_on(const struct session *s, const struct queue *q, uint64_t k)
+{
+	if (jf_session_sideband_first(s, k))
+		return 0;
+	if (s->rival_idx == s->nq)
+		return 1;
+	return k < s->rival_key || (k == s->rival_key && (size_t)(q - s->q) < s->rival_idx);
+}
+
+/* Counting blocks by the consumer's count gate (perf_session_count.c), while q's decoder
+ * returns records in one pull. */
+struct count_run {
+	int on;                   /* the gate gave a limit */
+	struct jf_count_limit limit;
+	uint64_t insns, blocks;   /* counted so far */
+	struct jf_block last;     /* the last block counted */
+};
+/* The session's gate function (jitflow/count_gate.h): kept where stat counts. */
+int jf_session_set_gate(void *self, const struct jf_count_gate *gate);
+/* Before pulling q's records: the gate's limit for q's source. */
+void jf_session_count_begin(struct session *s, struct queue *q, struct count_run *run);
+/* Whether f, a record q's decoder returned, was counted instead of returned. */
+int jf_session_count_block(struct session *s, struct queue *q, struct count_run *run,
+			   const struct jf_flow *f);
+/* Before q's pull returns: the gate told what was counted. */
+void jf_session_count_end(struct session *s, struct queue *q, struct count_run *run);
 
 /* Make sure the heap's head is deliverable (or the heap is empty at the end). */
 int jf_sb_fill(struct session *s);
