@@ -601,18 +601,44 @@ static uint64_t stitch_file_offset(const struct queue *q, uint64_t x)
 	return q->parts[i].file_off + x;
 }
 
+/* The next record of q's decoder, uncounted (the session's own stats count what it
+ * returns): copied into *f, or where a gate may count it, in place in the decoder's batch
+ * (*rec; copied only if returned). */
+static int next_of_decoder(struct session *s, struct queue *q, struct jf_flow *f,
+			   const struct jf_flow **rec, struct jf_error *err)
+{
+	int rc;
+
+	*rec = f;
+	if (!s->has_gate)
+		return jf_decoder_next_uncounted(q->dec, f, err);
+	if (q->batch_pos == q->batch_n) {
+		q->batch_pos = q->batch_n = 0;
+		rc = jf_decoder_next_batch_uncounted(q->dec, &q->batch, &q->batch_n, err);
+		if (rc <= 0)
+			return rc;
+	}
+	*rec = &q->batch[q->batch_pos++];
+	return 1;
+}
+
 /* Q_DECODING: the next flow of the current segment into *f: 1 = a flow (not yet the
  * queue's peek: see session_next), 0 = the segment ended (a loss it reports is the queue's
  * peek), < 0 = fatal. */
 static int pull(struct session *s, struct queue *q, struct jf_flow *f, struct jf_error *err)
 {
+	const struct jf_flow *rec;
 	struct count_run run;
 	int rc = 0;
 
 	jf_session_count_begin(s, q, &run);
-	/* The buffer's decoder counts nothing: the session's own stats count what it
-	 * returns. */
-	while (q->dec && (rc = jf_decoder_next_uncounted(q->dec, f, err)) > 0) {
+	while (q->dec && (rc = next_of_decoder(s, q, f, &rec, err)) > 0) {
+		if (jf_session_count_block(&run, rec))
+			continue;
+		/* The gate told before the record is returned. */
+		jf_session_count_end(s, q, &run);
+		if (rec != f)
+			*f = *rec;
 		/* Back to file offsets: the stitch holds pieces of the file. */
 		if (q->in_stitch)
 			f->offset = stitch_file_offset(q, f->offset);
@@ -620,9 +646,6 @@ static int pull(struct session *s, struct queue *q, struct jf_flow *f, struct jf
 		 * trace. */
 		if (f->kind == JF_FLOW_END && q->continues)
 			continue;
-		if (jf_session_count_block(s, q, &run, f))
-			continue;
-		jf_session_count_end(s, q, &run);
 		/* An error in the PSB+ the next segment starts with: a continuous decoder
 		 * would resynchronise at the PSB after it, so the next segment must not
 		 * decode that PSB+ again. */

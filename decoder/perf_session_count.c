@@ -27,63 +27,65 @@ int jf_session_set_gate(void *self, const struct jf_count_gate *gate)
 	return 1;
 }
 
+/* The least key at which the merge would no longer go on with q, the queue running
+ * (jf_session_runs_on): the sideband's next record, or the rival queue (at the same key
+ * it goes first unless q has the lower index). UINT64_MAX: none. */
+static uint64_t merge_key_below(const struct session *s, const struct queue *q)
+{
+	uint64_t below = s->nheap ? s->heap[0].key : UINT64_MAX;
+
+	if (s->rival_idx != s->nq) {
+		uint64_t rival = s->rival_key;
+
+		if ((size_t)(q - s->q) < s->rival_idx && rival < UINT64_MAX)
+			rival++;
+		if (rival < below)
+			below = rival;
+	}
+	return below;
+}
+
 void jf_session_count_begin(struct session *s, struct queue *q, struct count_run *run)
 {
+	uint64_t below;
+
 	run->insns = run->blocks = 0;
+	run->has_time = 0;
 	/* The merge's view of what comes next (the rival queue, the sideband's head) holds
 	 * only for the queue it chose to run, with the sideband filled. */
 	run->on = s->has_gate && s->running == q && !jf_sb_needs_fill(s) &&
 		  s->gate.limit(s->gate.ctx, q->source, &run->limit);
-}
-
-/* Whether the gate's consumer acts on block b wherever it comes (a marker call). */
-static int gate_acts_on(const struct jf_count_limit *limit, const struct jf_block *b)
-{
-	size_t i;
-
-	for (i = 0; i < limit->nstarts; i++)
-		if (b->start == limit->starts[i])
-			return 1;
-	if (b->end != JF_END_RETURN)
-		return 0;
-	if (limit->any_return)
-		return 1;
-	for (i = 0; i < limit->nreturns; i++)
-		if (b->last == limit->returns[i])
-			return 1;
-	return 0;
-}
-
-int jf_session_count_block(struct session *s, struct queue *q, struct count_run *run,
-			   const struct jf_flow *f)
-{
-	uint64_t k;
-
-	if (!run->on || f->kind != JF_FLOW_BLOCK)
-		return 0;
-	if ((f->flags & JF_FLOW_HAS_TIME) && f->time >= run->limit.time_below)
-		return 0;
-	if (f->u.block.ninsn > run->limit.insns - run->insns)
-		return 0;
-	if (gate_acts_on(&run->limit, &f->u.block))
-		return 0;
-	k = jf_session_flow_key(s, q, f);
-	if (!jf_session_runs_on(s, q, k))
-		return 0;
-	q->key = k;
-	run->insns += f->u.block.ninsn;
-	run->blocks++;
-	run->last = f->u.block;
-	/* As jf_decoder_next counts a record it returns; the zone filter passes it on. */
-	jf_decode_stats_count(jf_decoder_stats_mut(s->self), f);
-	return 1;
+	if (!run->on)
+		return;
+	run->insns_left = run->limit.insns;
+	run->time_below = run->limit.time_below;
+	if (s->timeless)
+		return; /* the merge's keys are not times */
+	below = merge_key_below(s, q);
+	/* A block without a time leaves q's key as it is; one with a time moves it there. */
+	run->on = q->key < below;
+	if (below < run->time_below)
+		run->time_below = below;
 }
 
 void jf_session_count_end(struct session *s, struct queue *q, struct count_run *run)
 {
+	struct jf_decode_stats *st;
+
 	if (!run->blocks)
 		return;
+	/* As jf_decoder_next counts the blocks it returns; the zone filter passes them on. */
+	st = jf_decoder_stats_mut(s->self);
+	st->insns += run->insns;
+	st->blocks += run->blocks;
+	if (run->has_time) {
+		jf_decode_stats_span(st, run->tmin, run->tmax);
+		/* q's key as the merge would have moved it, block by block. */
+		if (!s->timeless && run->tmax > q->key)
+			q->key = run->tmax;
+	}
 	s->report.counted_blocks += run->blocks;
 	s->gate.counted(s->gate.ctx, q->source, run->insns, &run->last);
 	run->insns = run->blocks = 0;
+	run->has_time = 0;
 }
