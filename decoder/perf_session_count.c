@@ -59,12 +59,11 @@ void jf_session_count_begin(struct session *s, struct queue *q, struct count_run
 		return;
 	run->insns_left = run->limit.insns;
 	run->time_below = run->limit.time_below;
-	if (s->timeless)
-		return; /* the merge's keys are not times */
 	below = merge_key_below(s, q);
-	/* A block without a time leaves q's key as it is; one with a time moves it there. */
+	/* A block without a time leaves q's key as it is; one with a time moves it there
+	 * (timeless: the merge's keys are the buffers' offsets, which no block moves). */
 	run->on = q->key < below;
-	if (below < run->time_below)
+	if (!s->timeless && below < run->time_below)
 		run->time_below = below;
 }
 
