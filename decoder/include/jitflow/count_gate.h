@@ -12,6 +12,9 @@
 #ifndef JITFLOW_COUNT_GATE_H
 #define JITFLOW_COUNT_GATE_H
 
+/* The API of libjitflow.so, which is built with hidden visibility. */
+#pragma GCC visibility push(default)
+
 #include <stdint.h>
 
 #include "jitflow/decoder.h"
@@ -55,5 +58,7 @@ int jf_decoder_offer_count_gate(struct jf_decoder *dec, const struct jf_count_ga
 #ifdef __cplusplus
 }
 #endif
+
+#pragma GCC visibility pop
 
 #endif
