@@ -1,5 +1,6 @@
 /* The backend-neutral decoder handle: dispatches to a backend and counts what passes. */
 #include "jitflow/decoder.h"
+#include "jitflow/count_gate.h"
 #include "decoder_internal.h"
 
 #include <stdlib.h>
@@ -9,6 +10,7 @@ struct jf_decoder {
 	const struct jf_decoder_ops *ops;
 	void *self;
 	jf_decoder_batch_fn next_batch; /* NULL: jf_decoder_next_batch gives one record */
+	jf_decoder_gate_fn set_gate;    /* NULL: returns every block (count_gate.h) */
 	struct jf_decode_stats stats;
 	jf_decoder_progress_fn progress;
 	void *progress_ctx;
@@ -35,6 +37,16 @@ struct jf_decoder *jf_decoder_new(const struct jf_decoder_ops *ops, void *self)
 void jf_decoder_set_batch(struct jf_decoder *dec, jf_decoder_batch_fn fn)
 {
 	dec->next_batch = fn;
+}
+
+void jf_decoder_set_gate(struct jf_decoder *dec, jf_decoder_gate_fn fn)
+{
+	dec->set_gate = fn;
+}
+
+int jf_decoder_offer_count_gate(struct jf_decoder *dec, const struct jf_count_gate *gate)
+{
+	return dec->set_gate ? dec->set_gate(dec->self, gate) : 0;
 }
 
 void jf_decode_stats_span(struct jf_decode_stats *s, uint64_t first, uint64_t last)

@@ -271,7 +271,8 @@ static int code_settled(const struct session *s)
  * code will still change once the sideband has no map record left (the fast path then
  * leaves that code to the block decoder: jitflow/codemap.h). The counter returns no
  * blocks, so the zone records placed at a thread's instruction count would apply late:
- * it waits for the code to settle. */
+ * it waits for the code to settle; until then stat counts the blocks returned where the
+ * zone filter's count gate lets it (perf_session_count.c). */
 static int decode_how(const struct session *s, struct jf_codemap *map)
 {
 	if (!s->opts.fast_when_settled)
@@ -600,16 +601,44 @@ static uint64_t stitch_file_offset(const struct queue *q, uint64_t x)
 	return q->parts[i].file_off + x;
 }
 
+/* The next record of q's decoder, uncounted (the session's own stats count what it
+ * returns): copied into *f, or where a gate may count it, in place in the decoder's batch
+ * (*rec; copied only if returned). */
+static int next_of_decoder(struct session *s, struct queue *q, struct jf_flow *f,
+			   const struct jf_flow **rec, struct jf_error *err)
+{
+	int rc;
+
+	*rec = f;
+	if (!s->has_gate)
+		return jf_decoder_next_uncounted(q->dec, f, err);
+	if (q->batch_pos == q->batch_n) {
+		q->batch_pos = q->batch_n = 0;
+		rc = jf_decoder_next_batch_uncounted(q->dec, &q->batch, &q->batch_n, err);
+		if (rc <= 0)
+			return rc;
+	}
+	*rec = &q->batch[q->batch_pos++];
+	return 1;
+}
+
 /* Q_DECODING: the next flow of the current segment into *f: 1 = a flow (not yet the
  * queue's peek: see session_next), 0 = the segment ended (a loss it reports is the queue's
  * peek), < 0 = fatal. */
 static int pull(struct session *s, struct queue *q, struct jf_flow *f, struct jf_error *err)
 {
+	const struct jf_flow *rec;
+	struct count_run run;
 	int rc = 0;
 
-	/* The buffer's decoder counts nothing: the session's own stats count what it
-	 * returns. */
-	while (q->dec && (rc = jf_decoder_next_uncounted(q->dec, f, err)) > 0) {
+	jf_session_count_begin(s, q, &run);
+	while (q->dec && (rc = next_of_decoder(s, q, f, &rec, err)) > 0) {
+		if (jf_session_count_block(&run, rec))
+			continue;
+		/* The gate told before the record is returned. */
+		jf_session_count_end(s, q, &run);
+		if (rec != f)
+			*f = *rec;
 		/* Back to file offsets: the stitch holds pieces of the file. */
 		if (q->in_stitch)
 			f->offset = stitch_file_offset(q, f->offset);
@@ -624,6 +653,7 @@ static int pull(struct session *s, struct queue *q, struct jf_flow *f, struct jf
 			q->overlap_error = 1;
 		return 1;
 	}
+	jf_session_count_end(s, q, &run);
 	if (rc < 0)
 		return jf_fail_prefix(err, "%s: offset %llu: ", jf_perf_data_path(s->data),
 				      (unsigned long long)q->buf.offset);
@@ -660,21 +690,6 @@ static int pull(struct session *s, struct queue *q, struct jf_flow *f, struct jf
 	return 0;
 }
 
-/* The merge key of queue q once it has returned flow f. */
-static uint64_t flow_key(const struct session *s, const struct queue *q, const struct jf_flow *f)
-{
-	if (!s->timeless && (f->flags & JF_FLOW_HAS_TIME) && f->time > q->key)
-		return f->time;
-	return q->key;
-}
-
-/* Whether the sideband's next record goes before a flow at key k (ties go to the sideband,
- * so that an MMAP applies before code at the same time is decoded). */
-static int sideband_first(const struct session *s, uint64_t k)
-{
-	return s->nheap && s->heap[0].key <= k;
-}
-
 /* The chosen queue's next flow (sideband filled, nothing held): 1 = in *flow, to return;
  * 0 = none to return yet (the segment ended, or the flow waits as the queue's peek for
  * the sideband dated before it); < 0 = fatal. Most flows go out at once: decoded into
@@ -688,8 +703,8 @@ static int decode_next(struct session *s, struct queue *q, struct jf_flow *flow,
 
 	if (rc <= 0)
 		return rc;
-	k = flow_key(s, q, flow);
-	if (!sideband_first(s, k)) {
+	k = jf_session_flow_key(s, q, flow);
+	if (!jf_session_sideband_first(s, k)) {
 		q->key = k;
 		return 1;
 	}
@@ -721,12 +736,7 @@ static void note_rival(struct session *s, struct queue *q)
 /* Whether the merge loop would choose q (the queue that decoded last) now. */
 static int keeps_running(const struct session *s, const struct queue *q)
 {
-	if (q->state != Q_DECODING || q->have_peek || sideband_first(s, q->key))
-		return 0;
-	if (s->rival_idx == s->nq)
-		return 1;
-	return q->key < s->rival_key ||
-	       (q->key == s->rival_key && (size_t)(q - s->q) < s->rival_idx);
+	return q->state == Q_DECODING && !q->have_peek && jf_session_runs_on(s, q, q->key);
 }
 
 /* The queue holding a decoded flow, if any (at most one: see session_next). */
@@ -787,9 +797,9 @@ static int session_next(void *self, struct jf_flow *flow, struct jf_error *err)
 		}
 		held = held_queue(s);
 		if (held) {
-			uint64_t k = flow_key(s, held, &held->peek);
+			uint64_t k = jf_session_flow_key(s, held, &held->peek);
 
-			if (sideband_first(s, k)) {
+			if (jf_session_sideband_first(s, k)) {
 				jf_sb_deliver(s);
 				continue;
 			}
@@ -920,6 +930,7 @@ struct jf_decoder *jf_perf_pt_decoder_new_opts(const char *path,
 		return NULL;
 	}
 	s->self = dec;
+	jf_decoder_set_gate(dec, jf_session_set_gate);
 	jf_decoder_stats_mut(dec)->time_is_ns = !s->timeless;
 	return dec;
 }

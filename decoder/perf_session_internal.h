@@ -1,8 +1,10 @@
 /* Internal: state of a perf.data Intel PT session, shared by perf_session.c (queues and the
- * merge) and perf_session_sideband.c (sideband order and the flows made from it). */
+ * merge), perf_session_sideband.c (sideband order and the flows made from it) and
+ * perf_session_count.c (blocks counted by the consumer's count gate). */
 #ifndef JITFLOW_PERF_SESSION_INTERNAL_H
 #define JITFLOW_PERF_SESSION_INTERNAL_H
 
+#include "jitflow/count_gate.h"
 #include "jitflow/perf_intel_pt.h"
 #include "jitflow/perf_session.h"
 #include "pt_fast_watch.h"
@@ -39,6 +41,10 @@ struct queue {
 	uint64_t next_head;       /* the stitch takes [0, next_head) of next */
 	struct jf_decoder *dec;
 	int dec_counts;           /* dec is the fast path's counter (count_when_fast) */
+	/* Counting by a gate: dec's records in bulk, where it keeps them (its next batch
+	 * call moves on), so that counted blocks are not copied (pull). */
+	const struct jf_flow *batch;
+	size_t batch_n, batch_pos;
 	/* Stitching consecutive buffers (see perf_session.c): the segment being decoded. */
 	int pending_stitch;       /* after this segment: decode the stitch into next */
 	uint64_t tail_from;       /* the stitch's part of buf: [tail_from, size) */
@@ -121,11 +127,106 @@ struct session {
 	struct map_fast *fast;
 	size_t nfast;
 	struct jf_perf_session_report report;
+	/* The consumer's count gate (perf_session_count.c), kept where stat counts. */
+	struct jf_count_gate gate;
+	int has_gate;
 	uint64_t unknown_records;
 	struct jf_error fatal;        /* a framing error: the stream ends with it */
 	int failed;
 	int cut_reported;             /* the file's cut (jf_perf_data_cut_flow) */
 };
+
+/* Whether the sideband's next record goes before a flow at key k (ties go to the sideband,
+ * so that an MMAP applies before code at the same time is decoded). */
+static inline int jf_session_sideband_first(const struct session *s, uint64_t k)
+{
+	return s->nheap && s->heap[0].key <= k;
+}
+
+/* The merge key of queue q once it has returned flow f. */
+static inline uint64_t jf_session_flow_key(const struct session *s, const struct queue *q,
+					   const struct jf_flow *f)
+{
+	if (!s->timeless && (f->flags & JF_FLOW_HAS_TIME) && f->time > q->key)
+		return f->time;
+	return q->key;
+}
+
+/* Whether the merge would go on with q, the queue decoding (s->running), once q's key is
+ * k: nothing in the sideband is due before, and q stays ahead of every other queue. */
+static inline int jf_session_runs_on(const struct session *s, const struct queue *q, uint64_t k)
+{
+	if (jf_session_sideband_first(s, k))
+		return 0;
+	if (s->rival_idx == s->nq)
+		return 1;
+	return k < s->rival_key || (k == s->rival_key && (size_t)(q - s->q) < s->rival_idx);
+}
+
+/* Counting blocks by the consumer's count gate (perf_session_count.c), while q's decoder
+ * returns records in one pull. */
+struct count_run {
+	int on;                   /* the gate gave a limit */
+	struct jf_count_limit limit;
+	uint64_t insns_left;      /* instructions the gate lets count still */
+	uint64_t time_below;      /* a block with a time is counted only below this: the
+				   * gate's limit and the merge's (jf_session_runs_on) */
+	uint64_t insns, blocks;   /* counted so far */
+	uint64_t tmin, tmax;      /* their time span (if has_time) */
+	int has_time;
+	struct jf_block last;     /* the last block counted */
+};
+/* The session's gate function (jitflow/count_gate.h): kept where stat counts. */
+int jf_session_set_gate(void *self, const struct jf_count_gate *gate);
+/* Before pulling q's records: the gate's limit for q's source. */
+void jf_session_count_begin(struct session *s, struct queue *q, struct count_run *run);
+
+/* Whether the gate's consumer acts on block b wherever it comes (a marker call). */
+static inline int jf_count_gate_acts_on(const struct jf_count_limit *limit,
+					const struct jf_block *b)
+{
+	size_t i;
+
+	for (i = 0; i < limit->nstarts; i++)
+		if (b->start == limit->starts[i])
+			return 1;
+	if (b->end != JF_END_RETURN)
+		return 0;
+	if (limit->any_return)
+		return 1;
+	for (i = 0; i < limit->nreturns; i++)
+		if (b->last == limit->returns[i])
+			return 1;
+	return 0;
+}
+
+/* Whether rec, a record the running queue's decoder returned, is counted instead of
+ * returned. Inline: asked for every record of a pull. */
+static inline int jf_session_count_block(struct count_run *run, const struct jf_flow *rec)
+{
+	const struct jf_block *b = &rec->u.block;
+
+	if (!run->on || rec->kind != JF_FLOW_BLOCK)
+		return 0;
+	if ((rec->flags & JF_FLOW_HAS_TIME) && rec->time >= run->time_below)
+		return 0;
+	if (b->ninsn > run->insns_left || jf_count_gate_acts_on(&run->limit, b))
+		return 0;
+	run->insns_left -= b->ninsn;
+	run->insns += b->ninsn;
+	run->blocks++;
+	run->last = *b; /* a copy: the decoder's next batch may overwrite rec */
+	if (rec->flags & JF_FLOW_HAS_TIME) {
+		if (!run->has_time || rec->time < run->tmin)
+			run->tmin = rec->time;
+		if (!run->has_time || rec->time > run->tmax)
+			run->tmax = rec->time;
+		run->has_time = 1;
+	}
+	return 1;
+}
+/* Before q's pull returns: the gate told what was counted. */
+void jf_session_count_end(struct session *s, struct queue *q, struct count_run *run);
 
 /* Make sure the heap's head is deliverable (or the heap is empty at the end). */
 int jf_sb_fill(struct session *s);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jitflow/count_gate.h"
 #include "jitflow/insn.h"
 #include "zone_image_internal.h"
 
@@ -63,6 +64,7 @@ struct zone_filter {
 	 * starts at none of them and does not return is no marker call. */
 	uint64_t markers[8];
 	size_t nmarkers;
+	uint64_t marker_rets[8];      /* (gate_limit's: the returns of those it knows) */
 	int markers_unknown;
 	int time_floor_valid;         /* no time stream's next record is due before ... */
 	uint64_t time_floor;          /* ... this time (apply_until's answer is then none) */
@@ -419,20 +421,35 @@ static int report_damage(struct zone_filter *zf, struct jf_flow *f)
 	return 0;
 }
 
-static struct thread_count *thread_of(struct zone_filter *zf, uint32_t source)
+/* The thread source's flows are counted for (a context record names it), and its count if
+ * it has one yet. */
+static int32_t source_tid(struct zone_filter *zf, uint32_t source,
+			  struct thread_count **t)
 {
 	int32_t tid = -1 - (int32_t)source; /* until a context record names it */
 	size_t i;
 
-	if (zf->last_thread && zf->last_source == source)
-		return zf->last_thread;
-	zf->last_source = source;
 	for (i = 0; i < zf->nsources; i++)
 		if (zf->sources[i].source == source)
 			tid = zf->sources[i].tid;
-	for (i = 0; i < zf->nthreads; i++)
+	*t = NULL;
+	for (i = 0; i < zf->nthreads && !*t; i++)
 		if (zf->threads[i].tid == tid)
-			return zf->last_thread = &zf->threads[i];
+			*t = &zf->threads[i];
+	return tid;
+}
+
+static struct thread_count *thread_of(struct zone_filter *zf, uint32_t source)
+{
+	struct thread_count *t;
+	int32_t tid;
+
+	if (zf->last_thread && zf->last_source == source)
+		return zf->last_thread;
+	zf->last_source = source;
+	tid = source_tid(zf, source, &t);
+	if (t)
+		return zf->last_thread = t;
 	if (zf->nthreads == sizeof(zf->threads) / sizeof(zf->threads[0]))
 		return zf->last_thread = NULL;
 	zf->threads[zf->nthreads].tid = tid;
@@ -496,6 +513,66 @@ static void pass_uncounted(struct zone_filter *zf, const struct jf_flow *f, int 
 			out->last_time = in->last_time;
 		out->has_time = 1;
 	}
+}
+
+/* The count gate (jitflow/count_gate.h) for an inner decoder that can count blocks (stat on
+ * a perf.data session): the blocks of a source after which apply_due would apply nothing.
+ * That holds for a block whose time (if it has one) is below the time streams' next
+ * record (time_floor, as apply_until found it after the last flow), whose thread's count
+ * stays below its position streams' next record (quiet_below, while the streams' next
+ * records are those it was found with), and which is no marker call: it starts at no
+ * marker and does not end at a marker's return (found once: is_marker_block). Asked after
+ * apply_due has run for the last flow returned. */
+static int gate_limit(void *ctx, uint32_t source, struct jf_count_limit *limit)
+{
+	struct zone_filter *zf = ctx;
+	const struct jf_zone_image *zi = zf->zi;
+	struct thread_count *t;
+	size_t i;
+
+	if (zf->known_streams != zi->nstreams || zf->markers_unknown)
+		return 0;
+	/* Before the first time is seen, or where the floor is not known, only blocks
+	 * without a time. */
+	limit->time_below = zf->started && zf->time_floor_valid ? zf->time_floor : 0;
+	limit->insns = UINT64_MAX;
+	limit->starts = zf->markers;
+	limit->nstarts = zf->nmarkers;
+	limit->returns = zf->marker_rets;
+	limit->nreturns = 0;
+	limit->any_return = 0;
+	for (i = 0; i < zi->nstreams; i++) {
+		const struct jf_zone_stream *s = &zi->streams[i];
+
+		if (!s->marker_addr)
+			continue;
+		if (!s->marker_ret || limit->nreturns == zf->nmarkers)
+			limit->any_return = 1;
+		else
+			zf->marker_rets[limit->nreturns++] = s->marker_ret;
+	}
+	if (!zf->any_position)
+		return 1;
+	source_tid(zf, source, &t);
+	if (!t || t->quiet_streams != zi->nstreams || t->quiet_taken != zi->nexts_taken ||
+	    t->count >= t->quiet_below)
+		return 0;
+	limit->insns = t->quiet_below - t->count - 1;
+	return 1;
+}
+
+/* Blocks of source counted by the gate: its thread's count, as count_position would have
+ * kept it, and the last block, which a decode error after it is located by. */
+static void gate_counted(void *ctx, uint32_t source, uint64_t insns,
+			 const struct jf_block *last)
+{
+	struct zone_filter *zf = ctx;
+	struct thread_count *t = thread_of(zf, source);
+
+	if (t)
+		t->count += insns;
+	zf->last_start = last->start;
+	zf->last_end = last->last;
 }
 
 static int filter_next(void *self, struct jf_flow *f, struct jf_error *err)
@@ -586,5 +663,10 @@ struct jf_decoder *jf_zone_filter_new(struct jf_decoder *inner, struct jf_zone_i
 	}
 	zf->in_stats = jf_decoder_stats(inner);
 	zf->out_stats = jf_decoder_stats_mut(zf->outer);
+	{
+		const struct jf_count_gate gate = { zf, gate_limit, gate_counted };
+
+		jf_decoder_offer_count_gate(inner, &gate);
+	}
 	return zf->outer;
 }

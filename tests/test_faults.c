@@ -95,18 +95,6 @@ static void stat_recording(const char *dir, struct decoded *d)
 	free(out);
 }
 
-static long manifest_instructions(const char *dir)
-{
-	char path[8192], *m;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/manifest.json", dir);
-	m = jf_test_read_file(path, NULL);
-	n = jf_test_number_after(m, "\"instructions\": ");
-	free(m);
-	return n;
-}
-
 /* The perf.data fills a 256 KiB disk (fib(25)'s recording is ~280 KB): exit status 1, one
  * line naming the file, the offset, the reason and how much was written; the file decodes
  * to where the disk filled up, the cut located, and fewer instructions than the whole
@@ -126,7 +114,7 @@ static void test_perf_data_disk_full(void **state)
 	assert_string_equal(out, "fib(25)=75025\n");
 	free(out);
 	stat_recording(dir, &whole);
-	assert_int_equal(whole.instructions, manifest_instructions(dir));
+	assert_int_equal(whole.instructions, jf_test_recorded_instructions(dir));
 	mount_tmpfs("full-perf", 256);
 	snprintf(dir, sizeof(dir), "%s/rec", tmpfs);
 	snprintf(err_path, sizeof(err_path), "%s/fib25-full.err", jf_test_tmpdir());
@@ -247,7 +235,7 @@ static void test_program_killed(void **state)
 	if (!strstr(out, "the recorded program was killed by signal 9"))
 		fail_msg("the report does not say the program was killed: %s", out);
 	free(out);
-	recorded = manifest_instructions(dir);
+	recorded = jf_test_recorded_instructions(dir);
 	stat_recording(dir, &d);
 	snprintf(perf_data, sizeof(perf_data), "%s/perf.data", dir);
 	assert_int_equal(d.errors, 0);

@@ -191,6 +191,18 @@ long jf_test_number_after(const char *text, const char *prefix)
 	return strtol(p + strlen(prefix), NULL, 10);
 }
 
+long jf_test_recorded_instructions(const char *dir)
+{
+	char path[8192], *m;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	m = jf_test_read_file(path, NULL);
+	n = jf_test_number_after(m, "\"instructions\": ");
+	free(m);
+	return n;
+}
+
 long jf_test_perf_instructions(const char *perf_data)
 {
 	char cmd[8400], *out = NULL;

@@ -85,6 +85,8 @@ int jf_test_run(const char *cmd, char **out);
 /* The number right after the first `prefix` in text ("tick=" in a program's output,
  * "\"instructions\": " in a manifest); fails the test when prefix is absent. */
 long jf_test_number_after(const char *text, const char *prefix);
+/* The instructions a recording ran, as its recorder counted them (dir/manifest.json). */
+long jf_test_recorded_instructions(const char *dir);
 /* The instructions Linux perf's decoder counts in perf_data (one sample per instruction). */
 long jf_test_perf_instructions(const char *perf_data);
 

@@ -83,10 +83,13 @@ struct jf_perf_session_options {
  * decoder made (a stitch copies the PSB+ where two segments meet, so this is a little more
  * than the AUX data); of the fast decoders' finished so far, summed as
  * jf_pt_fast_counter_report gives them: the bytes the fast path decoded itself (the rest
- * libipt's block decoder's), its hand-overs, take-overs and resynchronisations. */
+ * libipt's block decoder's), its hand-overs, take-overs and resynchronisations.
+ * counted_blocks: blocks counted by the consumer's count gate instead of returned
+ * (jitflow/count_gate.h: stat, where code still changes). */
 struct jf_perf_session_report {
 	uint64_t buffers, fast_buffers, fast_bytes;
 	uint64_t decoded_bytes, fast_path_bytes, hand_overs, resumes, resyncs;
+	uint64_t counted_blocks;
 };
 void jf_perf_session_fast_report(struct jf_decoder *session, struct jf_perf_session_report *out);
 

@@ -1,0 +1,90 @@
+/* stat on a recording whose code still changes: where the consumer's count gate (the zone
+ * filter: jitflow/count_gate.h) says nothing is due at them, the blocks a queue's decoder
+ * returns are counted into the session's statistics instead of returned.
+ *
+ * Such a buffer is decoded by the fast path returning blocks, or by libipt's block
+ * decoder, not by the counter: the zone records placed at a thread's instruction count
+ * must apply when that thread reaches it, and the counter's stretches are not cut there.
+ * Returned one by one, each block went through this session's merge, the zone filter and
+ * the statistics only to be added up. A block is counted here only where returning it
+ * would have changed nothing but the counts: the gate's limit holds (no zone record
+ * becomes due at it) and the merge would have gone on with this queue after it (nothing
+ * in the sideband before it, every other queue behind it), so the records returned keep
+ * their order, and the code each decoder reads is the same. */
+#include "decoder_internal.h"
+#include "perf_session_internal.h"
+
+int jf_session_set_gate(void *self, const struct jf_count_gate *gate)
+{
+	struct session *s = self;
+
+	/* Only stat counts (count_when_fast), and --decoder=libipt-block, the reference,
+	 * returns every block. */
+	if (!s->opts.fast_when_settled || !s->opts.count_when_fast)
+		return 0;
+	s->gate = *gate;
+	s->has_gate = 1;
+	return 1;
+}
+
+/* The least key at which the merge would no longer go on with q, the queue running
+ * (jf_session_runs_on): the sideband's next record, or the rival queue (at the same key
+ * it goes first unless q has the lower index). UINT64_MAX: none. */
+static uint64_t merge_key_below(const struct session *s, const struct queue *q)
+{
+	uint64_t below = s->nheap ? s->heap[0].key : UINT64_MAX;
+
+	if (s->rival_idx != s->nq) {
+		uint64_t rival = s->rival_key;
+
+		if ((size_t)(q - s->q) < s->rival_idx && rival < UINT64_MAX)
+			rival++;
+		if (rival < below)
+			below = rival;
+	}
+	return below;
+}
+
+void jf_session_count_begin(struct session *s, struct queue *q, struct count_run *run)
+{
+	uint64_t below;
+
+	run->insns = run->blocks = 0;
+	run->has_time = 0;
+	/* The merge's view of what comes next (the rival queue, the sideband's head) holds
+	 * only for the queue it chose to run, with the sideband filled. */
+	run->on = s->has_gate && s->running == q && !jf_sb_needs_fill(s) &&
+		  s->gate.limit(s->gate.ctx, q->source, &run->limit);
+	if (!run->on)
+		return;
+	run->insns_left = run->limit.insns;
+	run->time_below = run->limit.time_below;
+	below = merge_key_below(s, q);
+	/* A block without a time leaves q's key as it is; one with a time moves it there
+	 * (timeless: the merge's keys are the buffers' offsets, which no block moves). */
+	run->on = q->key < below;
+	if (!s->timeless && below < run->time_below)
+		run->time_below = below;
+}
+
+void jf_session_count_end(struct session *s, struct queue *q, struct count_run *run)
+{
+	struct jf_decode_stats *st;
+
+	if (!run->blocks)
+		return;
+	/* As jf_decoder_next counts the blocks it returns; the zone filter passes them on. */
+	st = jf_decoder_stats_mut(s->self);
+	st->insns += run->insns;
+	st->blocks += run->blocks;
+	if (run->has_time) {
+		jf_decode_stats_span(st, run->tmin, run->tmax);
+		/* q's key as the merge would have moved it, block by block. */
+		if (!s->timeless && run->tmax > q->key)
+			q->key = run->tmax;
+	}
+	s->report.counted_blocks += run->blocks;
+	s->gate.counted(s->gate.ctx, q->source, run->insns, &run->last);
+	run->insns = run->blocks = 0;
+	run->has_time = 0;
+}
