@@ -273,6 +273,7 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 	f->await = 0;
 	f->joinable = 0;
 	f->retime = 0;
+	f->committed = 1;
 	if (f->dec)
 		jf_decoder_report_progress(f->dec, new_restart);
 }

@@ -192,6 +192,8 @@ struct fast {
 	void *watch_ctx;
 	int watch_resyncs;          /* ...but resynchronises as the plain path does */
 	int paused;                 /* the watcher asked to stop after the last commit */
+	int committed;              /* a commit since the packet loop last asked
+				     * jf_fast_decoding (pt_fast_packets.c, goes_on) */
 	int borrowed;               /* insns, blocks and payloads are the watcher's */
 
 	/* jf_pt_fast_decoder_new: blocks are returned as records (pt_fast_emit.c) */

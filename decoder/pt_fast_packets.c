@@ -1456,6 +1456,22 @@ static inline __attribute__((always_inline)) int next_short_packets(struct fast 
 	return status;
 }
 
+/* Whether the packet loop reads on (jf_fast_decoding), asked in full only after a commit:
+ * in the loop nothing else changes the answer (a hand-over is made outside it; what
+ * commits, a resynchronisation or the end, sets the rest before the loop asks). Its five
+ * tests after every TIP and every other packet the loop handles were 2.7% of `stat` on
+ * the clean capture. */
+static inline __attribute__((always_inline)) int goes_on(struct fast *f)
+{
+	if (__builtin_expect(!f->committed, 1))
+		return 1;
+	/* Asked again until it reads on (the TIP loop asks, then the loop around it). */
+	if (!jf_fast_decoding(f))
+		return 0;
+	f->committed = 0;
+	return 1;
+}
+
 /* A TIP at off (p), the query decoder settled there: a bad packet libipt's read ahead
  * fails on right after it (pt_fast_bad_packet.h), else packet_tip. Returns 0, or 1 if not
  * modelled. Inline in the packet loop: the registers a call saved and restored were a
@@ -1511,7 +1527,7 @@ static inline __attribute__((always_inline)) int next_packet(struct fast *f)
 		f->fresh = 0;
 		jf_fast_settle(f, off);
 		status = tip_packet(f, &p, off);
-		if (status || !jf_fast_decoding(f))
+		if (status || !goes_on(f))
 			return status;
 		off += size;
 	}
@@ -1608,7 +1624,7 @@ int jf_fast_next_packet(struct fast *f)
 
 	do
 		status = next_packet(f);
-	while (!status && jf_fast_decoding(f));
+	while (!status && goes_on(f));
 	return status;
 }
 
