@@ -99,13 +99,39 @@ static int last_ip(const struct fast *f, uint64_t *ip)
 	return !f->have_ip || f->ip_suppressed;
 }
 
-/* Records queued since the last stop take the offset libipt's query decoder is at when it
- * returns them: after each query it reads ahead, past packets that are not query-relevant
- * (PAD, FUP, a PSB+ up to its PSBEND), to the next that is (a stop). */
-void jf_fast_settle(struct fast *f, uint64_t offset)
+/* Whether a record waits for the next stop's offset (queued, or counted already:
+ * count_untimed_switch). */
+static inline int records_await(const struct fast *f)
+{
+	return f->await < f->pending.n || f->nunsettled;
+}
+
+/* settle's work (out of line: settle is asked at every stop). */
+static __attribute__((noinline)) void settle_waiting(struct fast *f, uint64_t offset)
 {
 	for (; f->await < f->pending.n; f->await++)
 		f->pending.flows[f->await].offset = f->cfg.base_offset + offset;
+	/* Those counted already: their parts of the hash, at this offset. */
+	if (f->nunsettled) {
+		f->events_hash += f->unsettled_what * (2 * (f->cfg.base_offset + offset) + 1);
+		f->nunsettled = 0;
+		f->unsettled_what = f->unsettled_own = 0;
+	}
+	f->settle_due = 0;
+}
+
+/* Records made since the last stop take the offset libipt's query decoder is at when it
+ * returns them: after each query it reads ahead, past packets that are not query-relevant
+ * (PAD, FUP, a PSB+ up to its PSBEND), to the next that is (a stop). */
+static inline __attribute__((always_inline)) void settle(struct fast *f, uint64_t offset)
+{
+	if (f->settle_due)
+		settle_waiting(f, offset);
+}
+
+void jf_fast_settle(struct fast *f, uint64_t offset)
+{
+	settle(f, offset);
 }
 
 /* Stamp ev with libipt's time now: 1, or 0 where a timing packet came but no TSC yet. */
@@ -167,13 +193,16 @@ static inline __attribute__((always_inline)) int counting_untimed(const struct f
  * the full conversion of an event into a record): a third of the cost of an event where
  * tracing is enabled and disabled every few blocks (the clean capture). Not inline: the
  * packet handlers' frames.
- * Counting, the record is still queued rather than counted: its offset is settled at the
- * next stop, and from there come the hash compared between decoders, a hand-over's count
- * of records to skip and an unmodelled stop's records (pt_fast.c, count_plain_events). */
+ * Where the record is counted (cfg.count_plain_events), it is counted here, not queued
+ * (the queue, the settling of its offset and its count at the commit were a third of the
+ * cost again): what the count gives a commit (its events, events_hash) and a hand-over
+ * (records to skip, pt_fast.c's count_plain_events) is the same; only its part of the
+ * hash waits for its offset (jf_fast_settle). */
 static __attribute__((noinline)) int count_untimed_switch(struct fast *f, int enable,
 							  uint64_t ip, int suppressed,
 							  uint64_t offset)
 {
+	const uint16_t kind = enable ? JF_FLOW_ENABLED : JF_FLOW_DISABLED;
 	struct jf_flow *fl;
 
 	/* With no time, a record waiting for the time after this read, or a block
@@ -183,11 +212,21 @@ static __attribute__((noinline)) int count_untimed_switch(struct fast *f, int en
 	f->block_time_waits = 0;
 	if (enable ? jf_fast_enable_at(f, ip) : jf_fast_disable_after(f, ip, !suppressed))
 		return 1;
+	if (f->cfg.count_plain_events) {
+		const uint64_t what = jf_fast_event_what(kind, ip);
+
+		f->events_n++;
+		f->nunsettled++;
+		f->settle_due = 1;
+		f->unsettled_what += what;
+		f->unsettled_own += what * (2 * (f->cfg.base_offset + offset) + 1);
+		return 0;
+	}
 	fl = jf_fast_queue_flow(f, JF_FLOW_OTHER, offset);
 	if (!fl)
 		return 1;
 	/* As jf_pt_event_flow makes it from such an event (resumed is the emitting path's). */
-	fl->kind = enable ? JF_FLOW_ENABLED : JF_FLOW_DISABLED;
+	fl->kind = kind;
 	fl->ip = ip;
 	if (suppressed)
 		fl->flags |= JF_FLOW_IP_SUPPRESSED;
@@ -219,7 +258,7 @@ static int packet_event(struct fast *f, struct pt_event *ev, int consumed, uint6
 	if (f->emit && ev->type == ptev_enabled)
 		fl->u.enabled.resumed = (uint8_t)f->resumed;
 	if (!consumed)
-		jf_fast_settle(f, offset);
+		settle(f, offset);
 	return 0;
 }
 
@@ -392,7 +431,7 @@ static inline __attribute__((always_inline)) int tip_taken(struct fast *f, uint6
 							    uint64_t offset)
 {
 	f->ip = f->tip_target = to;
-	jf_fast_settle(f, offset);
+	settle(f, offset);
 	if (no_time_yet(f)) {
 		f->block_time_waits = 1;
 	} else {
@@ -937,7 +976,7 @@ static int packet_quiet_psb(struct fast *f, uint64_t psb, uint64_t off, int fup)
 	if (jf_fast_reach_psb_fup(f, 0, 0))
 		return 1;
 	/* A block waiting for the time of the event read next stays too (jf_fast_retime). */
-	if (f->await == f->pending.n && !f->retime)
+	if (!records_await(f) && !f->retime)
 		jf_fast_commit(f, psb);
 	return 0;
 }
@@ -1094,7 +1133,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 	 * that read fails, libipt returns the error first: in place of the waiting record,
 	 * before the walk with one update (fuzz_pt_decode). Not modelled. */
 	walks = psb != 0 && fup && f->enabled && f->ip != fup_ip;
-	if ((walks || f->await < f->pending.n) && read_past_psbend_fails(f))
+	if ((walks || records_await(f)) && read_past_psbend_fails(f))
 		return 1;
 	for (i = 0; i < n; i++)
 		bind_update(&evs[i], fup, fup_ip);
@@ -1109,7 +1148,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 	jf_fast_read_time(f);
 	jf_fast_retime(f);
 	jf_fast_block_time_after_event(f);
-	jf_fast_settle(f, off);
+	settle(f, off);
 	if (fup && !f->enabled && psb != f->restart)
 		return bad_status_update(f, evs, n, off, ovf_off, chained, fup_ip, fup_payload);
 	if (psb == 0) {
@@ -1133,7 +1172,7 @@ static int packet_psb(struct fast *f, uint64_t psb)
 		 * more updates are bound to it, else the next stop's, where the only update
 		 * is returned. Such blocks wait for that offset with the update, the stretch
 		 * going on through this PSB. */
-		if (n - lead > 1 || f->await == f->pending.n)
+		if (n - lead > 1 || !records_await(f))
 			jf_fast_commit(f, psb);
 	}
 	for (i = lead; i < n; i++) {
@@ -1434,7 +1473,7 @@ static inline __attribute__((always_inline)) int next_short_packets(struct fast 
 			break; /* 0x02 starts the extended opcodes */
 		v = tnt8_bits(byte, &nbits);
 		f->fresh = 0;
-		jf_fast_settle(f, off);
+		settle(f, off);
 		if (jf_fast_bad_packet_may_follow(t, size, off + 1, f->time.have_tsc) &&
 		    !jf_fast_fail_after(f, off + 1, 0)) {
 			status = -1;
@@ -1525,7 +1564,7 @@ static inline __attribute__((always_inline)) int next_packet(struct fast *f)
 		f->pkt_pos = off + size;
 		f->pkt_ahead = 1;
 		f->fresh = 0;
-		jf_fast_settle(f, off);
+		settle(f, off);
 		status = tip_packet(f, &p, off);
 		if (status || !goes_on(f))
 			return status;
@@ -1560,7 +1599,7 @@ static inline __attribute__((always_inline)) int next_packet(struct fast *f)
 		/* The end of the trace (not in the middle of a packet). */
 		if (status != -pte_eos || off != f->cfg.size || f->pend_fup || f->pend_mode)
 			return 1;
-		jf_fast_settle(f, off);
+		settle(f, off);
 		return jf_fast_finish(f, off);
 	}
 	switch (p.type) {
@@ -1584,7 +1623,7 @@ static inline __attribute__((always_inline)) int next_packet(struct fast *f)
 	default:
 		break;
 	}
-	jf_fast_settle(f, off);
+	settle(f, off);
 	switch (p.type) {
 	case ppt_tnt_8:
 	case ppt_tnt_64:
