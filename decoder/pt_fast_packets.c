@@ -448,17 +448,14 @@ static inline __attribute__((always_inline)) int tip_taken(struct fast *f, uint6
 	return 0;
 }
 
-/* A TIP: an asynchronous branch after a FUP, else the target of the next indirect branch,
- * return or far transfer (the blocks up to it need no trace). */
-static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t offset)
+/* packet_tip (to: its IP) where it is not counted in one lookup: an asynchronous branch
+ * after a FUP, returning blocks, or from where the TIP's cached path stopped. Out of line:
+ * its frame (an event, the walk) cost a counted TIP a sixth of its instructions. */
+static __attribute__((noinline)) int tip_slowly(struct fast *f, uint64_t to, uint64_t offset)
 {
 	struct pt_event ev;
-	uint64_t to;
 	int n;
 
-	if (update_last_ip(f, ipp) || last_ip(f, &to) || f->pend_mode || !f->enabled ||
-	    f->isa == JF_ISA_UNKNOWN)
-		return 1;
 	if (f->pend_fup) {
 		clear_event(&ev);
 		ev.type = ptev_async_branch;
@@ -470,16 +467,7 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 			return 1;
 		return packet_event(f, &ev, 1, offset);
 	}
-	if (!f->emit) {
-		/* Counting: the blocks up to the one that needs this TIP, in one lookup. */
-		const struct jf_payload_path *p =
-			jf_payload_tip_path_at(f->payloads, f->isa, f->ip, f->generation);
-
-		take_path(f, p);
-		if (p->used)
-			return tip_taken(f, to, offset);
-	}
-	/* Block by block from where that path stopped (or returning blocks). */
+	/* Block by block from where the TIP's path stopped (or returning blocks). */
 	for (n = 0; n < MAX_TIP_WALK; n++) {
 		const struct jf_fast_block *b =
 			jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
@@ -521,6 +509,29 @@ static int packet_tip(struct fast *f, const struct pt_packet_ip *ipp, uint64_t o
 		}
 	}
 	return 1;
+}
+
+/* A TIP: an asynchronous branch after a FUP, else the target of the next indirect branch,
+ * return or far transfer (the blocks up to it need no trace). Inline in the packet loop. */
+static inline __attribute__((always_inline)) int packet_tip(struct fast *f,
+							     const struct pt_packet_ip *ipp,
+							     uint64_t offset)
+{
+	uint64_t to;
+
+	if (update_last_ip(f, ipp) || last_ip(f, &to) || f->pend_mode || !f->enabled ||
+	    f->isa == JF_ISA_UNKNOWN)
+		return 1;
+	if (!f->pend_fup && !f->emit) {
+		/* Counting: the blocks up to the one that needs this TIP, in one lookup. */
+		const struct jf_payload_path *p =
+			jf_payload_tip_path_at(f->payloads, f->isa, f->ip, f->generation);
+
+		take_path(f, p);
+		if (p->used)
+			return tip_taken(f, to, offset);
+	}
+	return tip_slowly(f, to, offset);
 }
 
 static inline unsigned ip_packet(const struct fast *f, uint64_t off, struct pt_packet *p);
