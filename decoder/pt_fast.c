@@ -155,7 +155,8 @@ void jf_fast_fill_commit(struct fast *f, uint64_t psb, int unmodelled,
 	c->records = f->pending.flows;
 	c->nrecords = f->pending.n;
 	c->events = f->events_n;
-	c->events_hash = f->events_hash;
+	/* At an unmodelled stop, the records counted since the last stop too. */
+	c->events_hash = f->events_hash + f->unsettled_own;
 	c->timed_here = f->timed_here;
 	c->popped_empty = f->popped_empty;
 	if (unmodelled && f->by_packets && f->pkt)
@@ -200,10 +201,15 @@ static void keep_counted(struct fast *f, uint64_t psb)
 }
 
 /* cfg.count_plain_events: count the stretch's event records (settled by now: their times
- * and offsets are final at a commit) and keep only the others. */
+ * and offsets are final at a commit; those counted already, waiting for the next stop's
+ * offset, take their own) and keep only the others. */
 static void count_plain_events(struct fast *f)
 {
 	size_t i, n = 0;
+
+	f->events_hash += f->unsettled_own;
+	f->nunsettled = 0;
+	f->unsettled_what = f->unsettled_own = 0;
 
 	for (i = 0; i < f->pending.n; i++) {
 		const struct jf_flow *fl = &f->pending.flows[i];
@@ -220,14 +226,11 @@ static void count_plain_events(struct fast *f)
 		/* Two decoders' stretches are compared (pt_parallel_count.c, a counting
 		 * hand-over): by where and what these records were (a full jf_flow_hash of
 		 * each cost -j 2 as much as the rest of this). */
-		{
-			uint64_t h = f->events_hash ^ fl->offset ^ (uint64_t)fl->kind << 56;
-
-			f->events_hash = (h * 0x100000001b3ull) ^ fl->ip;
-		}
+		f->events_hash += jf_fast_event_hash(fl->offset, fl->kind, fl->ip);
 	}
-	/* A hand-over skips the block decoder's records by number: these count too. */
-	f->committed_records += f->pending.n - n;
+	/* A hand-over skips the block decoder's records by number: these count too, with
+	 * those counted where they were made. */
+	f->committed_records += f->events_n;
 	f->pending.n = n;
 }
 
@@ -271,8 +274,10 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 	f->pending = tmp;
 	f->pending.n = f->pending.pos = 0;
 	f->await = 0;
+	f->settle_due = 0;
 	f->joinable = 0;
 	f->retime = 0;
+	f->committed = 1;
 	if (f->dec)
 		jf_decoder_report_progress(f->dec, new_restart);
 }

@@ -129,6 +129,9 @@ struct fast {
 	enum pt_exec_mode mode;     /* ...and its mode */
 	struct jf_fast_stamp mode_stamp;
 	size_t await;               /* pending records from here on get the next stop's offset */
+	int settle_due;             /* one may (queued since the last stop, or counted:
+				     * nunsettled): the one test at every stop
+				     * (pt_fast_packets.c, settle) */
 
 	/* the stretch since the last PSB reached: not public yet */
 	uint64_t restart;           /* its PSB: where the block decoder would take over */
@@ -137,7 +140,15 @@ struct fast {
 	uint64_t tmin, tmax;        /* time span of its blocks (and counted events) */
 	int has_time;
 	uint64_t events_n;          /* cfg.count_plain_events: its event records counted... */
-	uint64_t events_hash;       /* ...and, watched, a hash of their offsets, kinds, ips */
+	uint64_t events_hash;       /* ...and, watched, a hash of their offsets, kinds, ips
+				     * (jf_fast_event_hash)... */
+	/* ...where those counted as they were made (pt_fast_packets.c,
+	 * count_untimed_switch) wait for the offset a queued record would take: the next
+	 * stop's (jf_fast_settle), or at a commit before that stop (a
+	 * resynchronisation's), their own, as queued ones keep theirs. nunsettled of them,
+	 * the sum of their jf_fast_event_what, and of their parts at their own offsets. */
+	unsigned nunsettled;
+	uint64_t unsettled_what, unsettled_own;
 	struct queue pending, ready;
 
 	uint64_t prev_restart;      /* the PSB of the stretch committed last... */
@@ -192,6 +203,8 @@ struct fast {
 	void *watch_ctx;
 	int watch_resyncs;          /* ...but resynchronises as the plain path does */
 	int paused;                 /* the watcher asked to stop after the last commit */
+	int committed;              /* a commit since the packet loop last asked
+				     * jf_fast_decoding (pt_fast_packets.c, goes_on) */
 	int borrowed;               /* insns, blocks and payloads are the watcher's */
 
 	/* jf_pt_fast_decoder_new: blocks are returned as records (pt_fast_emit.c) */
@@ -254,6 +267,24 @@ static inline int jf_fast_pkt_seek(struct fast *f, uint64_t off)
  * error steps over a packet per byte there, mostly TNT-8s. */
 uint64_t jf_fast_skip_simple_packets(const struct fast *f, uint64_t off);
 
+/* A record that cfg.count_plain_events counts: its part of events_hash, what it was (kind,
+ * ip: jf_fast_event_what) times where (offset, the base's added: 2 * offset + 1, odd, so
+ * that neither factor is lost). The parts are summed, not chained: a TIP.PGE's or
+ * TIP.PGD's record is counted as it is made, or queued and counted at the commit,
+ * depending on the decoder's state (pt_fast_packets.c, count_untimed_switch), and two
+ * decoders that took different ways through the same stretch compare equal; and the
+ * offset, known only at the next stop, is a factor that many records' parts can take at
+ * once (jf_fast_settle). */
+static inline uint64_t jf_fast_event_what(uint16_t kind, uint64_t ip)
+{
+	return (ip ^ (uint64_t)kind << 56) * 0x9e3779b97f4a7c15ull;
+}
+
+static inline uint64_t jf_fast_event_hash(uint64_t offset, uint16_t kind, uint64_t ip)
+{
+	return jf_fast_event_what(kind, ip) * (2 * offset + 1);
+}
+
 /* Records that cfg.count_plain_events counts instead of returning. */
 static inline int jf_fast_plain_event(const struct jf_flow *fl)
 {
@@ -299,6 +330,7 @@ static inline struct jf_flow *jf_fast_queue_flow(struct fast *f, enum jf_flow_ki
 	if (f->pending.n == f->pending.cap && jf_fast_queue_grow(f) < 0)
 		return NULL;
 	fl = &f->pending.flows[f->pending.n++];
+	f->settle_due = 1;
 	/* A block's record is its header and the block, which emit_range fills whole
 	 * (pt_decoder.c): clearing the rest of the union too cost as much as the block. */
 	if (kind == JF_FLOW_BLOCK)

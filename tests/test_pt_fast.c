@@ -1463,6 +1463,63 @@ static void test_quiet_psb(void **state)
 	jump_code_free(&code);
 }
 
+/* More TIP.PGD and TIP.PGE pairs in one stretch (between two PSBs) than it may queue
+ * records (QUEUE_MAX, pt_fast_internal.h): counted as `jitflow stat` counts them
+ * (count_plain_events), their records are counted where they are made, not queued, and the
+ * fast path counts the whole trace, as the block decoder does; returned, they fill the
+ * queue, and it hands over (compare checks that the counts stay the block decoder's). */
+static void test_switches_beyond_queue(void **state)
+{
+	enum { PAIRS = 10000 };
+	struct jump_code code = jump_code_new();
+	struct jf_ptb *head = jf_ptb_new(), *pair = jf_ptb_new();
+	struct jf_pt_config cfg;
+	struct jf_error err = { "" };
+	struct jf_pt_fast_report rep;
+	struct jf_decoder *dec;
+	struct outcome counted;
+	uint64_t insns;
+	uint8_t *trace;
+	size_t size, i;
+
+	(void)state;
+	traced_from_psb(head);
+	/* A taken je to the jmp rax, where tracing stops, and starts again at 1000: the
+	 * same bytes each time (a full IP), copied past the builder's buffer. */
+	jf_ptb_tnt(pair, "T");
+	jf_ptb_tip_pgd(pair, pt_ipc_suppressed, 0);
+	jf_ptb_tip_pge(pair, pt_ipc_sext_48, 0x1000);
+	size = jf_ptb_size(head) + PAIRS * jf_ptb_size(pair);
+	trace = malloc(size);
+	assert_non_null(trace);
+	memcpy(trace, jf_ptb_bytes(head), jf_ptb_size(head));
+	for (i = 0; i < PAIRS; i++)
+		memcpy(trace + jf_ptb_size(head) + i * jf_ptb_size(pair), jf_ptb_bytes(pair),
+		       jf_ptb_size(pair));
+	rep = compare("switches beyond the queue", trace, size, code.map, code.blocks_map,
+		      &insns);
+	assert_true(rep.fallback_at >= 0);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.trace = trace;
+	cfg.size = size;
+	cfg.count_plain_events = 1;
+	dec = jf_pt_fast_counter_new(&cfg, code.map, &err);
+	decode(dec, &counted);
+	jf_pt_fast_counter_report(dec, &rep);
+	jf_decoder_free(dec);
+	assert_int_equal(counted.stats.insns, insns);
+	assert_true(counted.stats.events >= 2 * PAIRS);
+	assert_int_equal(counted.n, 0);
+	assert_int_equal(rep.fallback_at, -1);
+	assert_int_equal(rep.hand_overs, 0);
+	assert_int_equal(rep.fast_bytes, size);
+	free(counted.records);
+	free(trace);
+	jf_ptb_free(head);
+	jf_ptb_free(pair);
+	jump_code_free(&code);
+}
+
 /* Two PSB+s without status updates, a MODE.exec, then a TIP.PGE whose IP compression is
  * reserved (fuzz_pt_decode). libipt's query decoder synchronises at the first PSB (its read
  * ahead stops at the MODE.exec's event); its block decoder does not: it fetches that event,
@@ -2044,6 +2101,7 @@ int main(void)
 		cmocka_unit_test(test_skd022),
 		cmocka_unit_test(test_bdm70_skd007),
 		cmocka_unit_test(test_quiet_psb),
+		cmocka_unit_test(test_switches_beyond_queue),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_status_errors),
 		cmocka_unit_test(test_decode_errors),
