@@ -892,22 +892,23 @@ static int psb_follows(struct fast *f)
 {
 	struct pt_packet p;
 	uint64_t after, at;
-	int psb = 0, clean = 1, timing = 0;
+	int psb = 0, clean = 1, between = 0;
 
 	if (jf_fast_pkt_offset(f, &after) < 0)
 		return 1;
 	while (next_but_pads(f, &p, &at) >= 0) {
-		/* The query decoder reads on past timing packets as past PADs (a read that can
-		 * fail there: not modelled). */
+		/* The query decoder reads on past timing packets and stray PSBENDs as past
+		 * PADs (a read that can fail there, a chain read_ahead does not follow: not
+		 * modelled; fuzz_pt_decode: a stray PSBEND, a PSB+, a bad packet). */
 		if (p.type == ppt_tsc || p.type == ppt_tma || p.type == ppt_mtc ||
-		    p.type == ppt_cyc) {
-			timing = 1;
+		    p.type == ppt_cyc || p.type == ppt_psbend) {
+			between = 1;
 			continue;
 		}
 		psb = p.type == ppt_psb;
 		break;
 	}
-	if (psb && timing)
+	if (psb && between)
 		return 1;
 	if (psb) {
 		if (jf_fast_pkt_seek(f, after) < 0)
@@ -958,9 +959,11 @@ static void bind_update(struct pt_event *ev, int fup, uint64_t fup_ip)
 }
 
 /* Whether the query decoder's read past the PSBEND just read fails where this path sees
- * it: a packet libipt's packet decoder cannot read after PADs and timing packets (which
- * the query decoder reads on past), or a packet cut by the trace's end. The packet decoder
- * is left where it is. */
+ * it: a packet libipt's packet decoder cannot read after PADs, timing packets and stray
+ * PSBENDs (which the query decoder reads on past: with no PSB+ update left to return, it
+ * skips a PSBEND as a PAD), or a packet cut by the trace's end (fuzz_pt_decode: a walk to
+ * the FUP, then a stray PSBEND and a bad packet). The packet decoder is left where it
+ * is. */
 static int read_past_psbend_fails(struct fast *f)
 {
 	struct pt_packet p;
@@ -972,7 +975,7 @@ static int read_past_psbend_fails(struct fast *f)
 	do {
 		status = next_but_pads(f, &p, &from);
 	} while (status >= 0 && (p.type == ppt_tsc || p.type == ppt_tma ||
-				 p.type == ppt_mtc || p.type == ppt_cyc));
+				 p.type == ppt_mtc || p.type == ppt_cyc || p.type == ppt_psbend));
 	if (jf_fast_pkt_seek(f, at) < 0)
 		return 1;
 	return status < 0 && (status != -pte_eos || from != f->cfg.size);
