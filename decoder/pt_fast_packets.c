@@ -931,6 +931,21 @@ static int read_ahead(struct fast *f)
 	}
 }
 
+/* Whether libipt's query decoder, reading ahead past a PSBEND, reads on past a packet of
+ * this type as past a PAD: timing packets, and a stray PSBEND (with no PSB+ update left to
+ * return, pt_qry_decode_psbend skips it; fuzz_pt_decode). One bit test: this runs at every
+ * PSB+. */
+static inline int read_on_past(enum pt_packet_type type)
+{
+	enum {
+		PAST = 1u << ppt_tsc | 1u << ppt_tma | 1u << ppt_mtc | 1u << ppt_cyc | 1u << ppt_psbend
+	};
+
+	/* Every type is below 32 (ppt_ptw is the last): & 63 keeps the shift defined at no
+	 * cost (x86 masks the count so). */
+	return (int)((uint64_t)PAST >> ((unsigned)type & 63) & 1);
+}
+
 /* Whether another PSB follows the PSBEND just read (PADs between; timing packets between
  * are not modelled), and the PSB+ just read has status updates: libipt's query decoder
  * returns its last update only once it has read on past the PSBEND, and with a PSB right
@@ -944,22 +959,22 @@ static int psb_follows(struct fast *f)
 {
 	struct pt_packet p;
 	uint64_t after, at;
-	int psb = 0, clean = 1, timing = 0;
+	int psb = 0, clean = 1, between = 0;
 
 	if (jf_fast_pkt_offset(f, &after) < 0)
 		return 1;
 	while (next_but_pads(f, &p, &at) >= 0) {
-		/* The query decoder reads on past timing packets as past PADs (a read that can
-		 * fail there: not modelled). */
-		if (p.type == ppt_tsc || p.type == ppt_tma || p.type == ppt_mtc ||
-		    p.type == ppt_cyc) {
-			timing = 1;
+		/* A PSB after timing packets or a stray PSBEND: a read that can fail there, a
+		 * chain read_ahead does not follow, not modelled (fuzz_pt_decode: a stray
+		 * PSBEND, a PSB+, a bad packet). */
+		if (read_on_past(p.type)) {
+			between = 1;
 			continue;
 		}
 		psb = p.type == ppt_psb;
 		break;
 	}
-	if (psb && timing)
+	if (psb && between)
 		return 1;
 	if (psb) {
 		if (jf_fast_pkt_seek(f, after) < 0)
@@ -1010,9 +1025,9 @@ static void bind_update(struct pt_event *ev, int fup, uint64_t fup_ip)
 }
 
 /* Whether the query decoder's read past the PSBEND just read fails where this path sees
- * it: a packet libipt's packet decoder cannot read after PADs and timing packets (which
- * the query decoder reads on past), or a packet cut by the trace's end. The packet decoder
- * is left where it is. */
+ * it: a packet libipt's packet decoder cannot read after the packets it reads on past
+ * (read_on_past; fuzz_pt_decode: a walk to the FUP, then a stray PSBEND and a bad packet),
+ * or a packet cut by the trace's end. The packet decoder is left where it is. */
 static int read_past_psbend_fails(struct fast *f)
 {
 	struct pt_packet p;
@@ -1023,8 +1038,7 @@ static int read_past_psbend_fails(struct fast *f)
 		return 1;
 	do {
 		status = next_but_pads(f, &p, &from);
-	} while (status >= 0 && (p.type == ppt_tsc || p.type == ppt_tma ||
-				 p.type == ppt_mtc || p.type == ppt_cyc));
+	} while (status >= 0 && read_on_past(p.type));
 	if (jf_fast_pkt_seek(f, at) < 0)
 		return 1;
 	return status < 0 && (status != -pte_eos || from != f->cfg.size);

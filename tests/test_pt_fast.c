@@ -1605,7 +1605,9 @@ static void test_psb_after_psbend(void **state)
  * packets hands over. Kinds: the walk right
  * after the TIP.PGE, after a TNT, from the PSB+ decoding started at; with one update (a
  * MODE.exec; a MODE.TSX and a PAD after the PSBEND), two, three, a CBR and a MODE.exec
- * (following packets; with TSCs, the query path); a bad packet after the PSBEND or not. */
+ * (following packets; with TSCs, the query path); a bad packet after the PSBEND or not,
+ * also after a stray PSBEND (and a PSB+), which the query decoder reads past as a PAD
+ * (fuzz_pt_decode: `stat` counted the walk's instructions and lost the error). */
 static void test_walk_to_psb_fup(void **state)
 {
 	static const uint8_t code[] = {
@@ -1619,7 +1621,10 @@ static void test_walk_to_psb_fup(void **state)
 	(void)state;
 	for (start = 0; start < 3; start++) {
 		for (updates = 0; updates < 6; updates++) {
-			for (bad = 0; bad < 2; bad++) {
+			/* bad: 1 a bad packet after the PSBEND; 2 a stray PSBEND before it
+			 * (libipt's read past the PSBEND goes on through it as through a PAD);
+			 * 3 a stray PSBEND and a PSB+ (the read goes on through both). */
+			for (bad = 0; bad < 4; bad++) {
 				struct jf_codemap *map = jf_ptb_codemap(code, sizeof(code), 0x1000);
 				struct jf_codemap *blocks_map =
 					jf_ptb_codemap(code, sizeof(code), 0x1000);
@@ -1661,6 +1666,12 @@ static void test_walk_to_psb_fup(void **state)
 				jf_ptb_psbend(b);
 				if (updates == 1)
 					jf_ptb_pad(b); /* read past: the next packet's offset */
+				if (bad >= 2)
+					jf_ptb_psbend(b);
+				if (bad == 3) {
+					jf_ptb_psb(b);
+					jf_ptb_psbend(b);
+				}
 				if (bad)
 					jf_ptb_bad_packet(b);
 				jf_ptb_tnt(b, "TN");

@@ -35,7 +35,12 @@
 
 /* The code the seeds in corpus_pt/ were written for (tests/test_pt_encoded.c): a loop with
  * direct and indirect calls and jumps, returns and syscalls; 32-bit and 64-bit code for
- * mode switches; a PTWRITE. */
+ * mode switches; a PTWRITE. One seed is written for this code by hand:
+ * seed-bc91ca6fd4edcc2c.pt, a TIP.PGE at the PTWRITE (a hand-over with no error to come),
+ * then two PSB+s of three rounds of the loop each, where returning blocks the block
+ * decoder's records join a fast decoder's started at the first (pt_fast_join.c, adopt;
+ * after an error the block decoder resynchronises and the fast path resumes there first,
+ * and this code map never changes, so the fuzzer rarely builds such a join itself). */
 static const uint8_t prog[] = {
 	0xb9, 0x03, 0x00, 0x00, 0x00, /* 0x400000 mov ecx, 3 */
 	0xff, 0xc9,                   /* 0x400005 dec ecx */
