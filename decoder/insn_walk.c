@@ -2,6 +2,7 @@
  * address until the code map changes them. */
 #include "jitflow/insn.h"
 #include "jitflow/x86_cet.h"
+#include "insn_cache_stats.h"
 
 #include <capstone/capstone.h>
 #include <pthread.h>
@@ -33,10 +34,14 @@ struct jf_insn_cache {
 	struct jf_codemap *map;
 	uint64_t generation;
 	/* The hot instructions (block ends, loop bodies) in a small direct-mapped table that
-	 * stays in the CPU's cache; the big table behind it holds every instruction seen. */
+	 * stays in the CPU's cache; the big table behind it holds every instruction seen.
+	 * A change of the code keeps both but for what it touched (follow_changes): a JIT
+	 * changes its code thousands of times, and emptying the small table at each change
+	 * sent the hot instructions' next lookups to the big one, a cache miss each. */
 	struct slot recent[RECENT_SLOTS];
 	struct slot *slots;
 	size_t mask, used;
+	uint64_t recent_hits;
 	csh cs[JF_ISA_T32 + 1];  /* one capstone handle per ISA, opened on first use */
 	cs_insn *insn[JF_ISA_T32 + 1];
 };
@@ -344,15 +349,24 @@ static int slot_current(const struct jf_insn_cache *c, const struct slot *s)
 	return s->in_section ? s->gen != 0 : s->gen == c->generation;
 }
 
+static struct slot *recent_slot(struct jf_insn_cache *c, uint64_t ip)
+{
+	return &c->recent[(ip ^ ip >> 11) & (RECENT_SLOTS - 1)];
+}
+
 /* Every slot of an instruction whose bytes may lie in [from, to) or next to them: stale
- * (kept in its chain of the table, decoded again when asked for). */
+ * (kept in its chain of the table, decoded again when asked for; in the small table, its
+ * place taken by the next instruction there). */
 static void forget_range(struct jf_insn_cache *c, uint64_t from, uint64_t to)
 {
 	uint64_t ip = from > MAX_INSN ? from - MAX_INSN : 0;
 
 	for (;; ip++) {
 		size_t j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
+		struct slot *r = recent_slot(c, ip);
 
+		if (r->ip == ip)
+			r->gen = 0;
 		for (; c->slots[j].used; j = (j + 1) & c->mask)
 			if (c->slots[j].ip == ip)
 				c->slots[j].gen = 0;
@@ -375,6 +389,7 @@ static void follow_changes(struct jf_insn_cache *c, uint64_t gen)
 	}
 	if (all) {
 		memset(c->slots, 0, (c->mask + 1) * sizeof(*c->slots));
+		memset(c->recent, 0, sizeof(c->recent));
 		c->used = 0;
 	} else {
 		for (g = c->generation + 1; g <= gen; g++) {
@@ -382,21 +397,22 @@ static void follow_changes(struct jf_insn_cache *c, uint64_t gen)
 			forget_range(c, from, to);
 		}
 	}
-	memset(c->recent, 0, sizeof(c->recent));
+	/* Slots of bytes no section held (in_section 0) hold no longer: slot_current. */
 	c->generation = gen;
 }
 
 int jf_insn_at(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, struct jf_insn_info *info)
 {
 	uint64_t gen = jf_codemap_generation(c->map);
-	struct slot *recent = &c->recent[(ip ^ ip >> 11) & (RECENT_SLOTS - 1)];
+	struct slot *recent = recent_slot(c, ip);
 	struct slot *s;
 	size_t j, mapped;
 
 	if (gen != c->generation)
 		follow_changes(c, gen);
-	if (recent->used && recent->ip == ip && recent->isa == isa) {
+	if (recent->used && recent->ip == ip && recent->isa == isa && slot_current(c, recent)) {
 		*info = recent->info;
+		c->recent_hits++;
 		return info->cls == JF_INSN_ERROR ? -1 : 0;
 	}
 	j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
@@ -416,6 +432,8 @@ int jf_insn_at(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, struct jf_
 	recent->isa = (uint8_t)isa;
 	recent->info = *info;
 	recent->used = 1;
+	recent->in_section = info->cls != JF_INSN_ERROR && mapped >= info->size;
+	recent->gen = gen;
 	if (!s->used) {
 		/* Keep the table at most half full; a failed grow only costs speed. */
 		if ((c->used + 1) * 2 > c->mask + 1 && grow(c) == 0) {
@@ -429,13 +447,13 @@ int jf_insn_at(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, struct jf_
 		c->used++;
 	}
 	/* A new slot, or a stale one of the same instruction address decoded again. */
-	s->ip = ip;
-	s->isa = (uint8_t)isa;
-	s->info = *info;
-	s->used = 1;
-	s->in_section = info->cls != JF_INSN_ERROR && mapped >= info->size;
-	s->gen = gen;
+	*s = *recent;
 	return info->cls == JF_INSN_ERROR ? -1 : 0;
+}
+
+uint64_t jf_insn_cache_recent_hits(const struct jf_insn_cache *c)
+{
+	return c->recent_hits;
 }
 
 int jf_insn_next_ip(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, uint64_t *next)
