@@ -6,8 +6,8 @@
 
 struct jf_insn_cache;
 
-/* Lookups answered by the small table of hot instructions (not the big one behind it,
- * nor capstone). */
-uint64_t jf_insn_cache_recent_hits(const struct jf_insn_cache *c);
+/* Lookups the small table of hot instructions did not answer (the big one behind it or
+ * capstone did). */
+uint64_t jf_insn_cache_recent_misses(const struct jf_insn_cache *c);
 
 #endif

@@ -41,7 +41,7 @@ struct jf_insn_cache {
 	struct slot recent[RECENT_SLOTS];
 	struct slot *slots;
 	size_t mask, used;
-	uint64_t recent_hits;
+	uint64_t recent_misses;
 	csh cs[JF_ISA_T32 + 1];  /* one capstone handle per ISA, opened on first use */
 	cs_insn *insn[JF_ISA_T32 + 1];
 };
@@ -355,8 +355,8 @@ static struct slot *recent_slot(struct jf_insn_cache *c, uint64_t ip)
 }
 
 /* Every slot of an instruction whose bytes may lie in [from, to) or next to them: stale
- * (kept in its chain of the table, decoded again when asked for; in the small table, its
- * place taken by the next instruction there). */
+ * (kept in its chain of the table, decoded again when asked for; emptied in the small
+ * table, whose lookups look no further than ip, isa and used). */
 static void forget_range(struct jf_insn_cache *c, uint64_t from, uint64_t to)
 {
 	uint64_t ip = from > MAX_INSN ? from - MAX_INSN : 0;
@@ -366,7 +366,7 @@ static void forget_range(struct jf_insn_cache *c, uint64_t from, uint64_t to)
 		struct slot *r = recent_slot(c, ip);
 
 		if (r->ip == ip)
-			r->gen = 0;
+			r->used = 0;
 		for (; c->slots[j].used; j = (j + 1) & c->mask)
 			if (c->slots[j].ip == ip)
 				c->slots[j].gen = 0;
@@ -381,6 +381,7 @@ static void forget_range(struct jf_insn_cache *c, uint64_t from, uint64_t to)
 static void follow_changes(struct jf_insn_cache *c, uint64_t gen)
 {
 	uint64_t g, from, to, bytes = 0, limit = (uint64_t)(c->mask + 1) / SLOTS_PER_CHANGED_BYTE;
+	size_t i;
 	int all = gen < c->generation;
 
 	for (g = c->generation + 1; !all && g <= gen; g++) {
@@ -396,8 +397,11 @@ static void follow_changes(struct jf_insn_cache *c, uint64_t gen)
 			jf_codemap_change(c->map, g, &from, &to);
 			forget_range(c, from, to);
 		}
+		/* Bytes no section held (a fill callback's, or none) may say otherwise now. */
+		for (i = 0; i < RECENT_SLOTS; i++)
+			if (!c->recent[i].in_section)
+				c->recent[i].used = 0;
 	}
-	/* Slots of bytes no section held (in_section 0) hold no longer: slot_current. */
 	c->generation = gen;
 }
 
@@ -410,11 +414,11 @@ int jf_insn_at(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, struct jf_
 
 	if (gen != c->generation)
 		follow_changes(c, gen);
-	if (recent->used && recent->ip == ip && recent->isa == isa && slot_current(c, recent)) {
+	if (recent->used && recent->ip == ip && recent->isa == isa) {
 		*info = recent->info;
-		c->recent_hits++;
 		return info->cls == JF_INSN_ERROR ? -1 : 0;
 	}
+	c->recent_misses++;
 	j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
 	while (c->slots[j].used) {
 		if (c->slots[j].ip == ip && c->slots[j].isa == isa)
@@ -451,9 +455,9 @@ int jf_insn_at(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, struct jf_
 	return info->cls == JF_INSN_ERROR ? -1 : 0;
 }
 
-uint64_t jf_insn_cache_recent_hits(const struct jf_insn_cache *c)
+uint64_t jf_insn_cache_recent_misses(const struct jf_insn_cache *c)
 {
-	return c->recent_hits;
+	return c->recent_misses;
 }
 
 int jf_insn_next_ip(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, uint64_t *next)

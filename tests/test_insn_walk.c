@@ -272,21 +272,21 @@ static void test_change_keeps_hot_instructions(void **state)
 	struct jf_codemap *map = map_code();
 	struct jf_insn_cache *c = jf_insn_cache_new(map);
 	struct jf_error err;
-	uint64_t hits;
+	uint64_t misses;
 
 	expect_insn(c, 0x1000, 5, JF_INSN_JUMP, 0x1010);
 	expect_insn(c, 0x1020, 3, JF_INSN_OTHER, 0);
 	expect_insn(c, 0x1036, 1, JF_INSN_RETURN, 0);
 	expect_insn(c, 0x1037, 2, JF_INSN_COND, 0x103b);
-	hits = jf_insn_cache_recent_hits(c);
+	misses = jf_insn_cache_recent_misses(c);
 	/* A nop over the ret, between the two instructions looked up last. */
 	assert_int_equal(jf_codemap_add_bytes(map, &nop, 1, 0x1036, "patch", &err), 0);
 	expect_insn(c, 0x1000, 5, JF_INSN_JUMP, 0x1010);
 	expect_insn(c, 0x1020, 3, JF_INSN_OTHER, 0);
-	assert_int_equal(jf_insn_cache_recent_hits(c), hits + 2);
+	assert_int_equal(jf_insn_cache_recent_misses(c), misses);
 	expect_insn(c, 0x1036, 1, JF_INSN_OTHER, 0);
 	expect_insn(c, 0x1037, 2, JF_INSN_COND, 0x103b);
-	assert_int_equal(jf_insn_cache_recent_hits(c), hits + 2);
+	assert_int_equal(jf_insn_cache_recent_misses(c), misses + 2);
 	jf_insn_cache_free(c);
 	jf_codemap_free(map);
 }
