@@ -2,6 +2,7 @@
  * address until the code map changes them. */
 #include "jitflow/insn.h"
 #include "jitflow/x86_cet.h"
+#include "insn_cache_stats.h"
 
 #include <capstone/capstone.h>
 #include <pthread.h>
@@ -33,10 +34,14 @@ struct jf_insn_cache {
 	struct jf_codemap *map;
 	uint64_t generation;
 	/* The hot instructions (block ends, loop bodies) in a small direct-mapped table that
-	 * stays in the CPU's cache; the big table behind it holds every instruction seen. */
+	 * stays in the CPU's cache; the big table behind it holds every instruction seen.
+	 * A change of the code keeps both but for what it touched (follow_changes): a JIT
+	 * changes its code thousands of times, and emptying the small table at each change
+	 * sent the hot instructions' next lookups to the big one, a cache miss each. */
 	struct slot recent[RECENT_SLOTS];
 	struct slot *slots;
 	size_t mask, used;
+	uint64_t recent_misses;
 	csh cs[JF_ISA_T32 + 1];  /* one capstone handle per ISA, opened on first use */
 	cs_insn *insn[JF_ISA_T32 + 1];
 };
@@ -344,15 +349,24 @@ static int slot_current(const struct jf_insn_cache *c, const struct slot *s)
 	return s->in_section ? s->gen != 0 : s->gen == c->generation;
 }
 
+static struct slot *recent_slot(struct jf_insn_cache *c, uint64_t ip)
+{
+	return &c->recent[(ip ^ ip >> 11) & (RECENT_SLOTS - 1)];
+}
+
 /* Every slot of an instruction whose bytes may lie in [from, to) or next to them: stale
- * (kept in its chain of the table, decoded again when asked for). */
+ * (kept in its chain of the table, decoded again when asked for; emptied in the small
+ * table, whose lookups look no further than ip, isa and used). */
 static void forget_range(struct jf_insn_cache *c, uint64_t from, uint64_t to)
 {
 	uint64_t ip = from > MAX_INSN ? from - MAX_INSN : 0;
 
 	for (;; ip++) {
 		size_t j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
+		struct slot *r = recent_slot(c, ip);
 
+		if (r->ip == ip)
+			r->used = 0;
 		for (; c->slots[j].used; j = (j + 1) & c->mask)
 			if (c->slots[j].ip == ip)
 				c->slots[j].gen = 0;
@@ -367,6 +381,7 @@ static void forget_range(struct jf_insn_cache *c, uint64_t from, uint64_t to)
 static void follow_changes(struct jf_insn_cache *c, uint64_t gen)
 {
 	uint64_t g, from, to, bytes = 0, limit = (uint64_t)(c->mask + 1) / SLOTS_PER_CHANGED_BYTE;
+	size_t i;
 	int all = gen < c->generation;
 
 	for (g = c->generation + 1; !all && g <= gen; g++) {
@@ -375,21 +390,25 @@ static void follow_changes(struct jf_insn_cache *c, uint64_t gen)
 	}
 	if (all) {
 		memset(c->slots, 0, (c->mask + 1) * sizeof(*c->slots));
+		memset(c->recent, 0, sizeof(c->recent));
 		c->used = 0;
 	} else {
 		for (g = c->generation + 1; g <= gen; g++) {
 			jf_codemap_change(c->map, g, &from, &to);
 			forget_range(c, from, to);
 		}
+		/* Bytes no section held (a fill callback's, or none) may say otherwise now. */
+		for (i = 0; i < RECENT_SLOTS; i++)
+			if (!c->recent[i].in_section)
+				c->recent[i].used = 0;
 	}
-	memset(c->recent, 0, sizeof(c->recent));
 	c->generation = gen;
 }
 
 int jf_insn_at(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, struct jf_insn_info *info)
 {
 	uint64_t gen = jf_codemap_generation(c->map);
-	struct slot *recent = &c->recent[(ip ^ ip >> 11) & (RECENT_SLOTS - 1)];
+	struct slot *recent = recent_slot(c, ip);
 	struct slot *s;
 	size_t j, mapped;
 
@@ -399,6 +418,7 @@ int jf_insn_at(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, struct jf_
 		*info = recent->info;
 		return info->cls == JF_INSN_ERROR ? -1 : 0;
 	}
+	c->recent_misses++;
 	j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
 	while (c->slots[j].used) {
 		if (c->slots[j].ip == ip && c->slots[j].isa == isa)
@@ -416,6 +436,8 @@ int jf_insn_at(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, struct jf_
 	recent->isa = (uint8_t)isa;
 	recent->info = *info;
 	recent->used = 1;
+	recent->in_section = info->cls != JF_INSN_ERROR && mapped >= info->size;
+	recent->gen = gen;
 	if (!s->used) {
 		/* Keep the table at most half full; a failed grow only costs speed. */
 		if ((c->used + 1) * 2 > c->mask + 1 && grow(c) == 0) {
@@ -429,13 +451,13 @@ int jf_insn_at(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, struct jf_
 		c->used++;
 	}
 	/* A new slot, or a stale one of the same instruction address decoded again. */
-	s->ip = ip;
-	s->isa = (uint8_t)isa;
-	s->info = *info;
-	s->used = 1;
-	s->in_section = info->cls != JF_INSN_ERROR && mapped >= info->size;
-	s->gen = gen;
+	*s = *recent;
 	return info->cls == JF_INSN_ERROR ? -1 : 0;
+}
+
+uint64_t jf_insn_cache_recent_misses(const struct jf_insn_cache *c)
+{
+	return c->recent_misses;
 }
 
 int jf_insn_next_ip(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip, uint64_t *next)

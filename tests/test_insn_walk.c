@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "insn_cache_stats.h"
 #include "jitflow/codemap.h"
 #include "jitflow/insn.h"
 
@@ -263,6 +264,33 @@ static void test_cache_follows_code_changes(void **state)
 	jf_codemap_free(map);
 }
 
+/* A change of the code keeps the hot instructions it does not touch at hand (a JIT
+ * changes its code thousands of times), and decodes again those it touches or abuts. */
+static void test_change_keeps_hot_instructions(void **state)
+{
+	static const uint8_t nop = 0x90;
+	struct jf_codemap *map = map_code();
+	struct jf_insn_cache *c = jf_insn_cache_new(map);
+	struct jf_error err;
+	uint64_t misses;
+
+	expect_insn(c, 0x1000, 5, JF_INSN_JUMP, 0x1010);
+	expect_insn(c, 0x1020, 3, JF_INSN_OTHER, 0);
+	expect_insn(c, 0x1036, 1, JF_INSN_RETURN, 0);
+	expect_insn(c, 0x1037, 2, JF_INSN_COND, 0x103b);
+	misses = jf_insn_cache_recent_misses(c);
+	/* A nop over the ret, between the two instructions looked up last. */
+	assert_int_equal(jf_codemap_add_bytes(map, &nop, 1, 0x1036, "patch", &err), 0);
+	expect_insn(c, 0x1000, 5, JF_INSN_JUMP, 0x1010);
+	expect_insn(c, 0x1020, 3, JF_INSN_OTHER, 0);
+	assert_int_equal(jf_insn_cache_recent_misses(c), misses);
+	expect_insn(c, 0x1036, 1, JF_INSN_OTHER, 0);
+	expect_insn(c, 0x1037, 2, JF_INSN_COND, 0x103b);
+	assert_int_equal(jf_insn_cache_recent_misses(c), misses + 2);
+	jf_insn_cache_free(c);
+	jf_codemap_free(map);
+}
+
 static void test_other_modes_and_disasm(void **state)
 {
 	struct jf_codemap *map = map_code();
@@ -303,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_block_walk_mismatch),
 		cmocka_unit_test(test_block_walk_missing_bytes),
 		cmocka_unit_test(test_cache_follows_code_changes),
+		cmocka_unit_test(test_change_keeps_hot_instructions),
 		cmocka_unit_test(test_other_modes_and_disasm),
 	};
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

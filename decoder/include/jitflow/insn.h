@@ -3,8 +3,8 @@
  * Decoders report blocks (first and last address, count). Listings need every instruction
  * address, which means knowing each instruction's length and, because libipt's block
  * decoder follows direct jumps and calls inside a block, their targets. Capstone decodes
- * the bytes (from the code map); results are cached per address and dropped whenever the
- * code map changes, so a loop's instructions are decoded once. */
+ * the bytes (from the code map); results are cached per address and dropped where a change
+ * of the code map touches them, so a loop's instructions are decoded once. */
 #ifndef JITFLOW_INSN_H
 #define JITFLOW_INSN_H
 
