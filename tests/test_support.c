@@ -13,6 +13,7 @@
 #include "jitflow/codemap.h"
 
 static int skipped;
+static int failed_tests; /* set by jf_test_exit: a failure keeps the temporary folder */
 
 static const char *const need_names[] = {
 	[JF_NEED_SHARED] = "shared",
@@ -41,6 +42,7 @@ void jf_test_mark_skipped(void)
 
 int jf_test_exit(int failed)
 {
+	failed_tests = failed;
 	if (failed)
 		return failed > 0 && failed < JF_TEST_SKIP ? failed : 1;
 	return skipped ? JF_TEST_SKIP : 0;
@@ -85,11 +87,17 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 }
 
 /* A test binary's temporary folder goes when it exits (hundreds were left in /tmp by each
- * run of the suite), unless JITFLOW_KEEP_TEST_TMP is set to look at what a test wrote. */
+ * run of the suite), unless JITFLOW_KEEP_TEST_TMP is set to look at what a test wrote, or
+ * a test failed: a failure seen once (a recording under load) can then be looked at
+ * without waiting for it to happen again. */
 static void remove_tmpdir(void)
 {
 	if (getpid() != test_tmpdir_owner)
 		return; /* a forked child's exit: the folder is its parent's */
+	if (failed_tests) {
+		fprintf(stderr, "kept %s (a test failed)\n", test_tmpdir);
+		return;
+	}
 	if (getenv("JITFLOW_KEEP_TEST_TMP")) {
 		fprintf(stderr, "kept %s\n", test_tmpdir);
 		return;

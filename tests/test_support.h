@@ -46,7 +46,8 @@ void jf_test_mark_skipped(void);
 #define skip() (jf_test_mark_skipped(), _skip(__FILE__, __LINE__))
 
 /* main's exit status after cmocka_run_group_tests returned `failed` (the failed tests):
- * failed when non-zero, else JF_TEST_SKIP when anything skipped, else 0. */
+ * failed when non-zero, else JF_TEST_SKIP when anything skipped, else 0. After a failure
+ * the binary's temporary folder (jf_test_tmpdir) stays when it exits, named on stderr. */
 int jf_test_exit(int failed);
 
 /* The folder of real captures (../shared/traces), or NULL after recording a skip (with
