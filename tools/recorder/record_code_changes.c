@@ -11,6 +11,9 @@
 #include "record_jitcode.h"
 
 enum { TABLE_BITS = 14, MAX_FILES = 1024, PAGE_SHIFT = 12 };
+/* A record said to describe more code than this (a damaged size) marks every page at once,
+ * not page by page: the page table stays as small as the code the runtime describes. */
+#define MAX_DESCRIBED_BYTES (1ull << 30)
 
 struct thread_file {
 	FILE *f;
@@ -24,6 +27,7 @@ struct jf_rec_code_changes {
 	 * pages a runtime's record described: key 0, stamp = `described` after it. */
 	struct jf_rec_code_table versions, last_run, described_pages;
 	uint64_t described;        /* runtime records that described code so far */
+	uint64_t all_described;    /* `described` after the last that described all pages */
 	struct thread_file *files; /* by thread slot (its AUX buffer index) */
 	size_t nfiles;
 	uint64_t written;
@@ -168,6 +172,10 @@ void jf_rec_code_described(struct jf_record_state *st, uint64_t addr, uint64_t s
 	if (!cc || !size)
 		return;
 	cc->described++;
+	if (size > MAX_DESCRIBED_BYTES || addr + size < addr) {
+		cc->all_described = cc->described;
+		return;
+	}
 	for (page = addr >> PAGE_SHIFT; page <= (addr + size - 1) >> PAGE_SHIFT; page++) {
 		struct jf_rec_code_entry *e = jf_rec_code_table_find(&cc->described_pages, page,
 								     0, 1);
@@ -190,7 +198,9 @@ static uint64_t described_at(struct jf_rec_code_changes *cc, uint64_t pc, uint32
 								(pc + size - 1) >> PAGE_SHIFT, 0, 0);
 	uint64_t a = first ? first->stamp : 0, b = last ? last->stamp : 0;
 
-	return a > b ? a : b;
+	if (a < b)
+		a = b;
+	return a > cc->all_described ? a : cc->all_described;
 }
 
 void jf_rec_code_ran(struct jf_record_state *st, struct jf_record_thread *t,
