@@ -16,6 +16,14 @@
  * writable and executable again around the rewrite; the recorder follows memory made
  * executable by mprotect as it follows executable mappings, so the counts are as exact.
  *
+ * And a runtime whose record comes late (--no-markers --unannounced --late-record): after
+ * version B ran, a record of version A at the address, dated by its write() as HotSpot's
+ * agent's are, and RUNS_B more runs of version B. A decoder applies that record over the
+ * thread's observed patch, so the recorder writes the bytes the thread runs there again
+ * after it (record_zone_code.c); without that, the last runs decode as version A's 2
+ * instructions (HotSpot: a resolved call site decoded as the resolving stub, the trace's
+ * bits out of step, "bad compressed return" errors after every resync).
+ *
  * And the reader's side on its own: an observed patch applies only where the image holds
  * other bytes or none, and only then is it a code change the analysis hears of. */
 #include "test_support.h"
@@ -32,10 +40,10 @@
 
 enum { RUNS_A = 100, RUNS_B = 50 };
 
-static char rec[512], rec_log[512], rec_wx[512];
+static char rec[512], rec_log[512], rec_wx[512], rec_late[512];
 
-/* The program recorded with the plugin backend (rec), QEMU's log (rec_log), and with its
- * page made executable by mprotect (rec_wx). */
+/* The program recorded with the plugin backend (rec), QEMU's log (rec_log), with its
+ * page made executable by mprotect (rec_wx), and with a late record (rec_late). */
 static int record_once(void **state)
 {
 	const char *tmp = jf_test_tmpdir(), *prog = getenv("JITFLOW_JIT_PROGRAM");
@@ -47,11 +55,13 @@ static int record_once(void **state)
 	snprintf(rec, sizeof(rec), "%s/rec", tmp);
 	snprintf(rec_log, sizeof(rec_log), "%s/rec-log", tmp);
 	snprintf(rec_wx, sizeof(rec_wx), "%s/rec-wx", tmp);
+	snprintf(rec_late, sizeof(rec_late), "%s/rec-late", tmp);
 	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' record -o '%s' -- '%s' --unannounced > /dev/null"
 		 " && '%s' record --backend=log -o '%s' -- '%s' --unannounced > /dev/null"
-		 " && '%s' record -o '%s' -- '%s' --wx --unannounced > /dev/null",
+		 " && '%s' record -o '%s' -- '%s' --wx --unannounced > /dev/null"
+		 " && '%s' record -o '%s' -- '%s' --no-markers --unannounced --late-record > /dev/null",
 		 tmp, jf_test_cli(), rec, prog, jf_test_cli(), rec_log, prog, jf_test_cli(), rec_wx,
-		 prog);
+		 prog, jf_test_cli(), rec_late, prog);
 	return jf_test_run(cmd, NULL) == 0 ? 0 : -1;
 }
 
@@ -174,6 +184,22 @@ static void test_without_observed_patches_the_rewrite_mismatches(void **state)
 	assert_int_equal(number(cJSON_GetObjectItemCaseSensitive(report, "summary"),
 				"instructions"), recorded_instructions(rec) - RUNS_B);
 	assert_null(cJSON_GetObjectItemCaseSensitive(report, "observed_code"));
+	cJSON_Delete(report);
+}
+
+static void test_rewrite_before_a_late_record_is_exact(void **state)
+{
+	cJSON *report = report_of(rec_late);
+	uint64_t insns, entries;
+
+	(void)state;
+	function_counts(report, &insns, &entries);
+	assert_int_equal(insns, RUNS_A * 2 + 2 * RUNS_B * 3);
+	assert_int_equal(entries, RUNS_A + 2 * RUNS_B);
+	assert_int_equal(number(cJSON_GetObjectItemCaseSensitive(report, "summary"),
+				"decode_errors"), 0);
+	assert_int_equal(number(cJSON_GetObjectItemCaseSensitive(report, "summary"),
+				"instructions"), recorded_instructions(rec_late));
 	cJSON_Delete(report);
 }
 
@@ -359,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_rewrite_in_place_is_exact_from_the_log),
 		cmocka_unit_test(test_rewrite_of_memory_made_executable_by_mprotect_is_exact),
 		cmocka_unit_test(test_without_observed_patches_the_rewrite_mismatches),
+		cmocka_unit_test(test_rewrite_before_a_late_record_is_exact),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, record_once, NULL));

@@ -10,7 +10,11 @@
  * describes version A only and then overwrites it with version B in place without a word,
  * as a JIT patches its code (inline caches, call sites): only the recorder sees the
  * change. The two options go together (--wx --unannounced): the page made writable, version
- * B written, the page made executable again, still without a word. */
+ * B written, the page made executable again, still without a word. With --late-record
+ * (after --unannounced) it then writes a record of version A at the address (a free and a
+ * load), as a runtime whose record of its code comes late holds the bytes from before a
+ * patch it made since (HotSpot's CompiledMethodLoad and a resolved call site), and runs
+ * version B RUNS_B more times. */
 #include <jitflow/emitter.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,7 +30,7 @@ static const uint8_t code_b[] = { 0x8d, 0x47, 0x07, 0x01, 0xf8, 0xc3 };
 
 typedef int (*jit_fn)(int);
 
-static int flush_each, wx, unannounced;
+static int flush_each, wx, unannounced, late_record;
 
 static void protect(uint8_t *page, int prot)
 {
@@ -78,6 +82,7 @@ int main(int argc, char **argv)
 		markers &= strcmp(argv[i], "--no-markers") != 0;
 		wx |= !strcmp(argv[i], "--wx");
 		unannounced |= !strcmp(argv[i], "--unannounced");
+		late_record |= !strcmp(argv[i], "--late-record");
 	}
 	flush_each = !markers || wx;
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | (wx ? 0 : PROT_EXEC),
@@ -107,8 +112,20 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < RUNS_B; i++)
 		sum += fn(i);
+	if (late_record) {
+		struct jf_region r = { .name = "version A", .addr = (uint64_t)(uintptr_t)page,
+				       .code = code_a, .size = sizeof(code_a),
+				       .kind = JF_REGION_FUNCTION, .generation = 1, .trace_id = 1 };
+
+		jf_emit_region_free(em, r.addr, r.size);
+		if (!jf_emit_region_load(em, &r) || jf_emitter_flush(em))
+			fprintf(stderr, "jit: %s\n", jf_emitter_error(em));
+		settle();
+		for (i = 0; i < RUNS_B; i++)
+			sum += fn(i);
+	}
 	jf_emitter_close(em);
 	printf("page=%p runs_a=%d runs_b=%d jit_instructions=%d sum=%ld\n", (void *)page, RUNS_A,
-	       RUNS_B, RUNS_A * 2 + RUNS_B * 3, sum);
+	       RUNS_B * (late_record ? 2 : 1), RUNS_A * 2 + RUNS_B * 3 * (late_record ? 2 : 1), sum);
 	return 0;
 }

@@ -16,6 +16,7 @@ struct jf_rec_code_entry {
 	uint64_t hash;     /* jf_rec_code_hash of the bytes */
 	uint8_t *bytes;    /* owned by the table: freed with it */
 	int pending;       /* for the user: record_jitcode.c's "not run yet" */
+	uint64_t stamp;    /* for the user: record_code_changes.c's description count */
 };
 
 struct jf_rec_code_table {

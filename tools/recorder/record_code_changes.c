@@ -10,7 +10,10 @@
 #include "record_internal.h"
 #include "record_jitcode.h"
 
-enum { TABLE_BITS = 14, MAX_FILES = 1024 };
+enum { TABLE_BITS = 14, MAX_FILES = 1024, PAGE_SHIFT = 12 };
+/* A record said to describe more code than this (a damaged size) marks every page at once,
+ * not page by page: the page table stays as small as the code the runtime describes. */
+#define MAX_DESCRIBED_BYTES (1ull << 30)
 
 struct thread_file {
 	FILE *f;
@@ -20,8 +23,11 @@ struct thread_file {
 
 struct jf_rec_code_changes {
 	/* Versions: key = translation id, with the bytes. What a thread last ran at pc:
-	 * key = the thread's slot, bytes NULL. */
-	struct jf_rec_code_table versions, last_run;
+	 * key = the thread's slot, bytes NULL, stamp = `described` when it ran them. The
+	 * pages a runtime's record described: key 0, stamp = `described` after it. */
+	struct jf_rec_code_table versions, last_run, described_pages;
+	uint64_t described;        /* runtime records that described code so far */
+	uint64_t all_described;    /* `described` after the last that described all pages */
 	struct thread_file *files; /* by thread slot (its AUX buffer index) */
 	size_t nfiles;
 	uint64_t written;
@@ -37,10 +43,12 @@ static struct jf_rec_code_changes *state(struct jf_record_state *st)
 		return cc;
 	cc = calloc(1, sizeof(*cc));
 	if (!cc || jf_rec_code_table_init(&cc->versions, TABLE_BITS) ||
-	    jf_rec_code_table_init(&cc->last_run, TABLE_BITS)) {
+	    jf_rec_code_table_init(&cc->last_run, TABLE_BITS) ||
+	    jf_rec_code_table_init(&cc->described_pages, TABLE_BITS)) {
 		if (cc) {
 			jf_rec_code_table_free(&cc->versions);
 			jf_rec_code_table_free(&cc->last_run);
+			jf_rec_code_table_free(&cc->described_pages);
 		}
 		free(cc);
 		st->code_changes_failed = 1;
@@ -156,6 +164,45 @@ static struct thread_file *file_of(struct jf_record_state *st, struct jf_rec_cod
 	return tf;
 }
 
+void jf_rec_code_described(struct jf_record_state *st, uint64_t addr, uint64_t size)
+{
+	struct jf_rec_code_changes *cc = st->code_changes;
+	uint64_t page;
+
+	if (!cc || !size)
+		return;
+	cc->described++;
+	if (size > MAX_DESCRIBED_BYTES || addr + size < addr) {
+		cc->all_described = cc->described;
+		return;
+	}
+	for (page = addr >> PAGE_SHIFT; page <= (addr + size - 1) >> PAGE_SHIFT; page++) {
+		struct jf_rec_code_entry *e = jf_rec_code_table_find(&cc->described_pages, page,
+								     0, 1);
+
+		if (!e) {
+			cc->failed = 1;
+			return;
+		}
+		e->size = 1;
+		e->stamp = cc->described;
+	}
+}
+
+/* The count of runtime records after the last that described a page of [pc, pc + size). */
+static uint64_t described_at(struct jf_rec_code_changes *cc, uint64_t pc, uint32_t size)
+{
+	struct jf_rec_code_entry *first = jf_rec_code_table_find(&cc->described_pages,
+								 pc >> PAGE_SHIFT, 0, 0);
+	struct jf_rec_code_entry *last = jf_rec_code_table_find(&cc->described_pages,
+								(pc + size - 1) >> PAGE_SHIFT, 0, 0);
+	uint64_t a = first ? first->stamp : 0, b = last ? last->stamp : 0;
+
+	if (a < b)
+		a = b;
+	return a > cc->all_described ? a : cc->all_described;
+}
+
 void jf_rec_code_ran(struct jf_record_state *st, struct jf_record_thread *t,
 		     const struct jf_block *b, uint64_t at)
 {
@@ -176,10 +223,11 @@ void jf_rec_code_ran(struct jf_record_state *st, struct jf_record_thread *t,
 		cc->failed = 1;
 		return;
 	}
-	if (last->size && last->hash == v->hash)
-		return; /* the thread ran these bytes here before */
+	if (last->size && last->hash == v->hash && last->stamp >= described_at(cc, b->pc, v->size))
+		return; /* the thread ran these bytes here before, and no record came since */
 	last->size = v->size;
 	last->hash = v->hash;
+	last->stamp = cc->described;
 	tf = file_of(st, cc, t->queue, tid);
 	if (!tf)
 		return;
@@ -209,6 +257,7 @@ uint64_t jf_rec_code_changes_finish(struct jf_record_state *st)
 			jf_rec_note(st, JF_OBSERVED_CODE_PREFIX "TID.dump: write error");
 	jf_rec_code_table_free(&cc->versions);
 	jf_rec_code_table_free(&cc->last_run);
+	jf_rec_code_table_free(&cc->described_pages);
 	free(cc->files);
 	n = cc->written;
 	free(cc);

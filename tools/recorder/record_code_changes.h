@@ -34,6 +34,13 @@ void jf_rec_code_translated(struct jf_record_state *st, uint64_t pc, uint32_t id
  * an OVF hid from the decoder (t->hidden). */
 void jf_rec_code_ran(struct jf_record_state *st, struct jf_record_thread *t,
 		     const struct jf_block *b, uint64_t at);
+/* A runtime's record, dated now, put code at [addr, addr + size): a decoder applies its
+ * bytes here, over whatever a thread's earlier observed patch put there. A record written
+ * late can hold bytes from before a patch the threads have run since (HotSpot posts
+ * CompiledMethodLoad after the nmethod ran and its call sites were resolved): so the next
+ * time a thread runs code on those pages it writes its bytes again, even those it ran
+ * there before (page granularity: a few more records, never a missed one). */
+void jf_rec_code_described(struct jf_record_state *st, uint64_t addr, uint64_t size);
 /* Close the files; how many records they hold. */
 uint64_t jf_rec_code_changes_finish(struct jf_record_state *st);
 

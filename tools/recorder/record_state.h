@@ -154,6 +154,7 @@ struct jf_record_state {
 		uint64_t *ends, *times;
 		size_t n, cap;
 		uint64_t size;
+		uint64_t parsed; /* where its first record not read yet begins (record_zone_code.c) */
 	} zone_writes[JF_RECORD_MAX_ZONE_FILES];
 	unsigned nzone_writes;
 	struct jf_rec_jitcode *jitcode; /* anonymous executable code (record_jitcode.c) */

@@ -3,6 +3,7 @@
 #include "record_filter.h"
 #include "record_internal.h"
 #include "record_jitcode.h"
+#include "record_zone_code.h"
 #include "zone_files.h"
 
 #include <limits.h>
@@ -198,6 +199,7 @@ void jf_rec_file_written(struct jf_record_state *st, long fd, long long written,
 	zw->ends[zw->n] = zw->size;
 	zw->times[zw->n] = jf_pt_perf_time(st->clock);
 	zw->n++;
+	jf_rec_zone_code_written(st, zw);
 }
 
 void jf_rec_on_syscall(void *ctx, const char *name, const char *args)
