@@ -2,10 +2,10 @@
 #include "record_zone_code.h"
 
 #include <fcntl.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "jitflow/zone_format.h"
+#include "native_fields.h"
 #include "record_code_changes.h"
 #include "record_internal.h"
 
@@ -14,45 +14,29 @@ enum {
 	UNREADABLE = 1,     /* zw->parsed when the file is no jitdump this code can read */
 };
 
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* The code range record r (its first FIELDS bytes, n of them read) puts bytes in. */
 static void describe(struct jf_record_state *st, const uint8_t *r, size_t n)
 {
 	const uint8_t *ext = r + JF_JITDUMP_PREFIX_SIZE + JF_ZONE_EXT_PREFIX_SIZE;
 
-	switch (get32(r)) {
+	switch (jf_rec_get32(r)) {
 	case JF_JITDUMP_CODE_LOAD: /* pid, tid, vma, code_addr, code_size */
 		if (n >= JF_JITDUMP_PREFIX_SIZE + 32)
-			jf_rec_code_described(st, get64(r + JF_JITDUMP_PREFIX_SIZE + 16),
-					      get64(r + JF_JITDUMP_PREFIX_SIZE + 24));
+			jf_rec_code_described(st, jf_rec_get64(r + JF_JITDUMP_PREFIX_SIZE + 16),
+					      jf_rec_get64(r + JF_JITDUMP_PREFIX_SIZE + 24));
 		break;
 	case JF_JITDUMP_CODE_MOVE: /* pid, tid, vma, old, new, code_size */
 		if (n >= JF_JITDUMP_PREFIX_SIZE + 40)
-			jf_rec_code_described(st, get64(r + JF_JITDUMP_PREFIX_SIZE + 24),
-					      get64(r + JF_JITDUMP_PREFIX_SIZE + 32));
+			jf_rec_code_described(st, jf_rec_get64(r + JF_JITDUMP_PREFIX_SIZE + 24),
+					      jf_rec_get64(r + JF_JITDUMP_PREFIX_SIZE + 32));
 		break;
 	case JF_ZONE_REGION_MOVE: /* old, new, size */
 		if (n >= (size_t)(ext - r) + 24)
-			jf_rec_code_described(st, get64(ext + 8), get64(ext + 16));
+			jf_rec_code_described(st, jf_rec_get64(ext + 8), jf_rec_get64(ext + 16));
 		break;
 	case JF_ZONE_PATCH: /* addr, size u32, flags u32 */
-		if (n >= (size_t)(ext - r) + 16 && !(get32(ext + 12) & JF_PATCH_OBSERVED))
-			jf_rec_code_described(st, get64(ext), get32(ext + 8));
+		if (n >= (size_t)(ext - r) + 16 && !(jf_rec_get32(ext + 12) & JF_PATCH_OBSERVED))
+			jf_rec_code_described(st, jf_rec_get64(ext), jf_rec_get32(ext + 8));
 		break;
 	default:
 		break;
@@ -72,12 +56,12 @@ void jf_rec_zone_code_written(struct jf_record_state *st, struct jf_zone_writes 
 	if (!zw->parsed) {
 		if (zw->size < JF_JITDUMP_HEADER_SIZE)
 			goto out;
-		if (pread(fd, r, 12, 0) != 12 || get32(r) != JF_JITDUMP_MAGIC ||
-		    get32(r + 8) < JF_JITDUMP_HEADER_SIZE) {
+		if (pread(fd, r, 12, 0) != 12 || jf_rec_get32(r) != JF_JITDUMP_MAGIC ||
+		    jf_rec_get32(r + 8) < JF_JITDUMP_HEADER_SIZE) {
 			zw->parsed = UNREADABLE;
 			goto out;
 		}
-		zw->parsed = get32(r + 8);
+		zw->parsed = jf_rec_get32(r + 8);
 	}
 	/* Whole records only: one a write left unfinished is read once the next ends it. */
 	while (zw->parsed + JF_JITDUMP_PREFIX_SIZE <= zw->size) {
@@ -87,7 +71,7 @@ void jf_rec_zone_code_written(struct jf_record_state *st, struct jf_zone_writes 
 
 		if (n < (ssize_t)JF_JITDUMP_PREFIX_SIZE)
 			break;
-		total = get32(r + 4);
+		total = jf_rec_get32(r + 4);
 		if (total < JF_JITDUMP_PREFIX_SIZE) {
 			zw->parsed = UNREADABLE;
 			break;

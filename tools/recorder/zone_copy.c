@@ -1,6 +1,8 @@
 /* Zone file timestamps onto the recording's clock (see zone_copy.h). */
 #include "zone_copy.h"
 
+#include "native_fields.h"
+
 #include <string.h>
 
 enum {
@@ -18,27 +20,6 @@ enum {
 
 #define JITDUMP_FLAGS_ARCH_TIMESTAMP 1ull
 
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
 static int is_ext(uint32_t id)
 {
 	return (id & 0xffff0000u) == EXT_BASE;
@@ -54,16 +35,16 @@ int jf_zone_retime(uint8_t *data, size_t size, const struct jf_zone_markers *thr
 	memset(res, 0, sizeof(*res));
 	if (nthreads > 64)
 		nthreads = 64;
-	if (size < JITDUMP_HEADER_MIN || get32(data) != JITDUMP_MAGIC)
+	if (size < JITDUMP_HEADER_MIN || jf_rec_get32(data) != JITDUMP_MAGIC)
 		return jf_fail(err, "offset 0: expected a jitdump header (magic 0x4A695444 in "
 				    "this machine's byte order)");
-	header_size = get32(data + 8);
+	header_size = jf_rec_get32(data + 8);
 	if (header_size < JITDUMP_HEADER_MIN || header_size > size)
 		return jf_fail(err, "offset 8: header size %zu outside the file", header_size);
 
 	/* Pass 1: extension records take their marker call's time. */
 	for (off = header_size; off + RECORD_PREFIX <= size;) {
-		uint32_t id = get32(data + off), len = get32(data + off + 4);
+		uint32_t id = jf_rec_get32(data + off), len = jf_rec_get32(data + off + 4);
 		size_t i;
 
 		if (len < RECORD_PREFIX || len > size - off) {
@@ -73,7 +54,7 @@ int jf_zone_retime(uint8_t *data, size_t size, const struct jf_zone_markers *thr
 		}
 		res->records++;
 		if (is_ext(id) && len >= EXT_PREFIX) {
-			int tid = (int)get32(data + off + 24);
+			int tid = (int)jf_rec_get32(data + off + 24);
 
 			for (i = 0; i < nthreads; i++) {
 				if (threads[i].tid != tid)
@@ -81,10 +62,10 @@ int jf_zone_retime(uint8_t *data, size_t size, const struct jf_zone_markers *thr
 				if (used[i] < threads[i].count) {
 					uint64_t t = threads[i].times[used[i]++];
 
-					put64(data + off + 8, t);
+					jf_rec_put64(data + off + 8, t);
 					if (id == EXT_CLOCK && len >= CLOCK_TICKS + 8) {
-						put64(data + off + CLOCK_MONO_NS, t);
-						put64(data + off + CLOCK_TICKS, t);
+						jf_rec_put64(data + off + CLOCK_MONO_NS, t);
+						jf_rec_put64(data + off + CLOCK_TICKS, t);
 					}
 					res->retimed++;
 				}
@@ -101,36 +82,36 @@ int jf_zone_retime(uint8_t *data, size_t size, const struct jf_zone_markers *thr
 	/* Pass 2: a perf record takes the time of the next retimed extension record of its
 	 * thread (CODE_LOAD has a tid) or of any thread; at the end, the last time seen. */
 	for (off = header_size; off + RECORD_PREFIX <= size;) {
-		uint32_t id = get32(data + off), len = get32(data + off + 4);
+		uint32_t id = jf_rec_get32(data + off), len = jf_rec_get32(data + off + 4);
 
 		if (!is_ext(id)) {
-			int tid = id == CODE_LOAD && len >= 24 ? (int)get32(data + off + CODE_LOAD_TID) : -1;
+			int tid = id == CODE_LOAD && len >= 24 ? (int)jf_rec_get32(data + off + CODE_LOAD_TID) : -1;
 			uint64_t t = 0;
 			size_t next;
 
 			for (next = off + len; next + RECORD_PREFIX <= size;) {
-				uint32_t nid = get32(data + next), nlen = get32(data + next + 4);
+				uint32_t nid = jf_rec_get32(data + next), nlen = jf_rec_get32(data + next + 4);
 
 				if (nlen < RECORD_PREFIX || nlen > size - next)
 					break;
 				if (is_ext(nid) && nlen >= EXT_PREFIX &&
-				    (tid < 0 || (int)get32(data + next + 24) == tid)) {
-					t = get64(data + next + 8);
+				    (tid < 0 || (int)jf_rec_get32(data + next + 24) == tid)) {
+					t = jf_rec_get64(data + next + 8);
 					break;
 				}
 				next += nlen;
 			}
 			if (!t)
 				t = last_time;
-			put64(data + off + 8, t);
+			jf_rec_put64(data + off + 8, t);
 		}
-		last_time = get64(data + off + 8);
+		last_time = jf_rec_get64(data + off + 8);
 		off += len;
 	}
 	/* Header: perf clock nanoseconds now, not TSC; its timestamp is the first record's. */
-	put64(data + 32, get64(data + 32) & ~JITDUMP_FLAGS_ARCH_TIMESTAMP);
+	jf_rec_put64(data + 32, jf_rec_get64(data + 32) & ~JITDUMP_FLAGS_ARCH_TIMESTAMP);
 	if (header_size + RECORD_PREFIX <= size)
-		put64(data + 24, get64(data + header_size + 8));
+		jf_rec_put64(data + 24, jf_rec_get64(data + header_size + 8));
 	return rc;
 }
 
@@ -141,32 +122,32 @@ int jf_zone_retime_by_writes(uint8_t *data, size_t size, const uint64_t *ends,
 	size_t off, header_size, w = 0;
 
 	memset(res, 0, sizeof(*res));
-	if (size < JITDUMP_HEADER_MIN || get32(data) != JITDUMP_MAGIC)
+	if (size < JITDUMP_HEADER_MIN || jf_rec_get32(data) != JITDUMP_MAGIC)
 		return jf_fail(err, "offset 0: expected a jitdump header (magic 0x4A695444 in "
 				    "this machine's byte order)");
-	header_size = get32(data + 8);
+	header_size = jf_rec_get32(data + 8);
 	if (header_size < JITDUMP_HEADER_MIN || header_size > size)
 		return jf_fail(err, "offset 8: header size %zu outside the file", header_size);
 	if (!n)
 		return 0;
 	for (off = header_size; off + RECORD_PREFIX <= size;) {
-		uint32_t id = get32(data + off), len = get32(data + off + 4);
+		uint32_t id = jf_rec_get32(data + off), len = jf_rec_get32(data + off + 4);
 
 		if (len < RECORD_PREFIX || len > size - off)
 			return jf_fail(err, "offset %zu: record size %u outside the file", off, len);
 		while (w + 1 < n && ends[w] < off + len)
 			w++;
-		put64(data + off + 8, times[w]);
+		jf_rec_put64(data + off + 8, times[w]);
 		if (id == EXT_CLOCK && len >= CLOCK_TICKS + 8) {
-			put64(data + off + CLOCK_MONO_NS, times[w]);
-			put64(data + off + CLOCK_TICKS, times[w]);
+			jf_rec_put64(data + off + CLOCK_MONO_NS, times[w]);
+			jf_rec_put64(data + off + CLOCK_TICKS, times[w]);
 		}
 		res->records++;
 		res->retimed++;
 		off += len;
 	}
-	put64(data + 32, get64(data + 32) & ~JITDUMP_FLAGS_ARCH_TIMESTAMP);
-	put64(data + 24, times[0]);
+	jf_rec_put64(data + 32, jf_rec_get64(data + 32) & ~JITDUMP_FLAGS_ARCH_TIMESTAMP);
+	jf_rec_put64(data + 24, times[0]);
 	return 0;
 }
 
@@ -175,13 +156,13 @@ int jf_zone_retime_by_writes(uint8_t *data, size_t size, const uint64_t *ends,
 static size_t next_marker(const uint8_t *data, size_t size, size_t *off)
 {
 	if (*off == 0) {
-		if (size < JITDUMP_HEADER_MIN || get32(data) != JITDUMP_MAGIC)
+		if (size < JITDUMP_HEADER_MIN || jf_rec_get32(data) != JITDUMP_MAGIC)
 			return 0;
-		*off = get32(data + 8);
+		*off = jf_rec_get32(data + 8);
 	}
 	while (*off + RECORD_PREFIX <= size) {
 		size_t at = *off;
-		uint32_t id = get32(data + at), len = get32(data + at + 4);
+		uint32_t id = jf_rec_get32(data + at), len = jf_rec_get32(data + at + 4);
 
 		if (len < RECORD_PREFIX || len > size - at)
 			return 0;
@@ -197,8 +178,8 @@ uint64_t jf_zone_marker_calls_addr(const uint8_t *data, size_t size)
 	size_t off = 0, at;
 
 	while ((at = next_marker(data, size, &off)))
-		if (get32(data + at + MARKER_METHODS) & MARKER_CALLS)
-			return get64(data + at + MARKER_ADDR);
+		if (jf_rec_get32(data + at + MARKER_METHODS) & MARKER_CALLS)
+			return jf_rec_get64(data + at + MARKER_ADDR);
 	return 0;
 }
 
@@ -207,7 +188,7 @@ size_t jf_zone_clear_marker_calls(uint8_t *data, size_t size)
 	size_t off = 0, at, cleared = 0;
 
 	while ((at = next_marker(data, size, &off))) {
-		uint32_t methods = get32(data + at + MARKER_METHODS);
+		uint32_t methods = jf_rec_get32(data + at + MARKER_METHODS);
 
 		if (methods & MARKER_CALLS) {
 			methods &= ~(uint32_t)MARKER_CALLS;
