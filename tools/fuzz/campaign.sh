@@ -57,7 +57,7 @@ seed() { # seed TARGET CORPUS: the repository's own inputs of that kind
     fuzz_pt_decode) cp "$src"/decoder/fuzz/corpus_pt/* "$c"/ 2>/dev/null ;;
     fuzz_perf_data|fuzz_perf_sideband)
       cp "$src"/traces/recorded-fib/perf.data "$c"/fib.data 2>/dev/null ;;
-    fuzz_zone_reader|fuzz_zone_image|fuzz_zone_retime)
+    fuzz_zone_reader|fuzz_zone_image|fuzz_zone_retime|fuzz_zone_code_read)
       for f in "$src"/traces/*/*.dump; do cp "$f" "$c/$(basename "$(dirname "$f")").dump"; done ;;
     # the zone files beside the recordings, and the one packed with CPython's (two pc maps)
     fuzz_zone_analysis)

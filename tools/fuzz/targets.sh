@@ -19,6 +19,7 @@ fuzz_qemu_log
 fuzz_plugin_stream
 fuzz_etm_flow
 fuzz_zone_retime
+fuzz_zone_code_read
 fuzz_minivm_compile
 fuzz_check_reports
 fuzz_warmup_inputs
