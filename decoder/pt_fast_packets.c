@@ -19,8 +19,7 @@
  * would give and applies them as libipt's block decoder does (jf_fast_apply_event). Any
  * other packet or combination hands over. An overflow is followed as libipt follows it:
  * no hand-over. With timing packets, what this path has not been checked on hands over:
- * resynchronisations, a PSB+ right after another, CBRs outside a PSB+, an event before
- * the first TSC; returning blocks, a block cut by the block cache's length limit before a
+ * resynchronisations, a PSB+ right after another, an event before the first TSC; returning blocks, a block cut by the block cache's length limit before a
  * TNT packet. */
 
 /* Clear an event. Not memset in place: in jf_fast_next_packet, where these are made, GCC
@@ -836,6 +835,31 @@ static int packet_ovf(struct fast *f, uint64_t offset)
 		return 1;
 	ev.ip_suppressed = 1;
 	f->ovf_off = 1;
+	return packet_event(f, &ev, 1, offset);
+}
+
+/* A CBR outside a PSB+ (ratio, at offset): the core's frequency changed. libipt's query
+ * decoder stops before it as before any event packet (its read ahead ends there), and its
+ * next event query decodes it (pt_qry_decode_cbr): the ratio applied to the time and its
+ * calibration started over (pt_tcal_update_cbr), a standalone cbr event stamped with the
+ * time then, the packet consumed. The block decoder returns that event at once, bound to
+ * no IP, after the block whose query left it pending, as it returns a PSB+'s CBR update.
+ * A HotSpot recording has one every few PSB periods (the JIT threads' frequency changes):
+ * handing each over cost more than half of its hand-overs. Not modelled while a FUP or a
+ * MODE.exec waits for its TIP (the event would come between them). Returns 0, or 1 if not
+ * modelled. */
+static int packet_cbr(struct fast *f, uint8_t ratio, uint64_t offset)
+{
+	struct pt_event ev;
+
+	/* libipt rejects a zero ratio (pt_time_update_cbr): the block decoder's to report. */
+	if (!ratio || f->pend_fup || f->pend_mode)
+		return 1;
+	jf_pt_time_cbr(&f->time, &f->time_cfg, ratio, 0);
+	f->time_dirty = 1;
+	clear_event(&ev);
+	ev.type = ptev_cbr;
+	ev.variant.cbr.ratio = ratio;
 	return packet_event(f, &ev, 1, offset);
 }
 
@@ -1676,8 +1700,10 @@ static inline __attribute__((always_inline)) int next_packet(struct fast *f)
 		return 0;
 	case ppt_ovf:
 		return packet_ovf(f, off);
+	case ppt_cbr:
+		return packet_cbr(f, p.payload.cbr.ratio, off);
 	default:
-		return 1; /* timing, PTWRITE, power events... */
+		return 1; /* PTWRITE, power events... */
 	}
 }
 

@@ -805,14 +805,17 @@ static void test_packet_hand_over(void **state)
 }
 
 /* Counting follows the packets of a trace with timing too, with libipt's time estimation
- * (decoder/pt_fast_time.c): TSCs, TMAs, MTCs and CYCs in and out of PSB+s, CBRs in them,
- * the calibration from MTCs and cycles (and CYCs before it, counted as lost), MTCs that
- * wrap, a TSC that starts over, events stamped where they are read; with and without a
- * nominal frequency and with MTCs that TMAs give in full or not; and on a CPU with errata
- * (Kaby Lake, as the recorder's recordings say: BDM70, SKD007, SKD010, SKD022...), whose
- * two-byte CYCs libipt reads as CYCs unless an OVF overlaps them. Every count, event,
- * time span and record is the block decoder's (under the same errata), whole and cut
- * anywhere, and the whole trace never hands over. */
+ * (decoder/pt_fast_time.c): TSCs, TMAs, MTCs and CYCs in and out of PSB+s, CBRs in them
+ * and out of them (a frequency change: a cbr event, the calibration started over; after
+ * a TNT, a TIP, while tracing is off, after a TSC and a TMA as the recorder writes them
+ * after a wait), the calibration from MTCs and cycles (and CYCs before it, counted as
+ * lost), MTCs that wrap, a TSC that starts over, events stamped where they are read; with
+ * and without a nominal frequency (with it, a CBR sets the cycles' rate) and with MTCs
+ * that TMAs give in full or not; and on a CPU with errata (Kaby Lake, as the recorder's
+ * recordings say: BDM70, SKD007, SKD010, SKD022...), whose two-byte CYCs libipt reads as
+ * CYCs unless an OVF overlaps them. Every count, event, time span and record is the block
+ * decoder's (under the same errata), whole and cut anywhere, and the whole trace never
+ * hands over. */
 static void test_timed_packets(void **state)
 {
 	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
@@ -820,12 +823,15 @@ static void test_timed_packets(void **state)
 	int variant;
 
 	(void)state;
-	for (variant = 0; variant < 4; variant++) {
+	for (variant = 0; variant < 5; variant++) {
 		struct jf_ptb *b = jf_ptb_new();
 		struct jf_pt_fast_report rep;
 		uint64_t insns;
 		size_t cut;
 		int i;
+		/* Variant 1: no CBR, so a nominal frequency is no matter; variant 4: one,
+		 * with CBRs. */
+		const int cbrs = variant != 1;
 
 		memset(&timing, 0, sizeof(timing));
 		if (variant == 3) {
@@ -840,7 +846,7 @@ static void test_timed_packets(void **state)
 		jf_ptb_psb(b);
 		jf_ptb_tsc(b, 0x10000);
 		jf_ptb_tma(b, 0x40f8, 0x21);
-		if (variant != 1) /* variant 1: no CBR, so a nominal frequency is no matter */
+		if (cbrs)
 			jf_ptb_cbr(b, 30);
 		jf_ptb_mode_exec(b, ptem_64bit);
 		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
@@ -852,15 +858,21 @@ static void test_timed_packets(void **state)
 			jf_ptb_mtc(b, (uint8_t)(0x10 + 0x9 * i));
 			jf_ptb_cyc(b, 0x40 + (uint64_t)i);
 			jf_ptb_tnt(b, "TTT");
+			if (cbrs && i % 7 == 2)
+				jf_ptb_cbr(b, (uint8_t)(28 + i % 5)); /* between TNTs */
 			jf_ptb_cyc(b, 0x7);
 			jf_ptb_tnt(b, "NTN");
 			jf_ptb_mtc(b, (uint8_t)(0x14 + 0x9 * i));
 			jf_ptb_tip(b, pt_ipc_update_16, 0x1000);
+			if (cbrs && i % 11 == 4)
+				jf_ptb_cbr(b, (uint8_t)(33 - i % 3)); /* after a TIP */
 			if (i % 13 == 5) {
 				/* Disabled at the return, enabled there again. */
 				jf_ptb_tnt(b, "T");
 				jf_ptb_fup(b, pt_ipc_update_16, 0x1013);
 				jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+				if (cbrs)
+					jf_ptb_cbr(b, 29); /* while tracing is off */
 				jf_ptb_cyc(b, 0x11);
 				jf_ptb_mode_exec(b, ptem_64bit);
 				jf_ptb_tip_pge(b, pt_ipc_update_16, 0x1013);
@@ -873,7 +885,7 @@ static void test_timed_packets(void **state)
 				jf_ptb_psb(b);
 				jf_ptb_tsc(b, 0x10000 + 0x2000 * (uint64_t)i);
 				jf_ptb_tma(b, (uint16_t)(0x4100 + i), 0x3);
-				if (variant != 1)
+				if (cbrs)
 					jf_ptb_cbr(b, 32);
 				jf_ptb_mode_exec(b, ptem_64bit);
 				jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
@@ -881,12 +893,19 @@ static void test_timed_packets(void **state)
 			}
 			if (i == 30)
 				jf_ptb_tsc(b, 0x90000); /* outside a PSB+: starts over */
+			if (cbrs && i == 24) {
+				/* After a long wait the recorder writes the time in full:
+				 * TSC, TMA and CBR outside a PSB+. */
+				jf_ptb_tsc(b, 0x80000);
+				jf_ptb_tma(b, 0x4200, 0x5);
+				jf_ptb_cbr(b, 31);
+			}
 		}
 		jf_ptb_tnt(b, "TT");
 		jf_ptb_cyc(b, 0x5);
 		jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
 
-		timing.nom_freq = variant == 1 ? 4 : 0;
+		timing.nom_freq = variant == 1 || variant == 4 ? 4 : 0;
 		{
 			/* The trace has a time span to get right. */
 			struct jf_pt_config cfg = { 0 };

@@ -127,12 +127,13 @@ static void test_short_stretch_before(void **state)
  * decoder started at (a damaged trace: hardware compresses only returns to calls since
  * the last PSB). That decoder lacks the call and reports an error the one-thread decode
  * does not; the decode then goes on from a decoder from the start, which has it. Tracing
- * is off across that PSB so that the call stays on the stack. The hand-over itself: a CBR
- * outside a PSB+ (a change of frequency), which the packet path does not model. */
+ * is off across that PSB so that the call stays on the stack. The hand-over itself: a
+ * power entry (PWRE), which the packet path does not model. */
 static void test_return_to_call_before(void **state)
 {
 	struct jf_ptb *b = jf_ptb_new();
 	struct jf_pt_fast_report rep;
+	struct pt_packet pwre;
 	uint64_t psb[5];
 	int s;
 
@@ -152,7 +153,10 @@ static void test_return_to_call_before(void **state)
 	jf_ptb_tip_pge(b, pt_ipc_sext_48, 0x1000);
 	turns(b, 8);
 	psb[4] = psb_at_loop(b);
-	jf_ptb_cbr(b, 30);
+	memset(&pwre, 0, sizeof(pwre));
+	pwre.type = ppt_pwre;
+	pwre.payload.pwre.state = 1;
+	jf_ptb_packet(b, &pwre);
 	turns(b, 4);
 	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
 	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
