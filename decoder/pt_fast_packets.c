@@ -19,8 +19,8 @@
  * would give and applies them as libipt's block decoder does (jf_fast_apply_event). Any
  * other packet or combination hands over. An overflow is followed as libipt follows it:
  * no hand-over. With timing packets, what this path has not been checked on hands over:
- * resynchronisations, a PSB+ right after another, an event before the first TSC; returning blocks, a block cut by the block cache's length limit before a
- * TNT packet. */
+ * resynchronisations, a PSB+ right after another, an event before the first TSC;
+ * returning blocks, a block cut by the block cache's length limit before a TNT packet. */
 
 /* Clear an event. Not memset in place: in jf_fast_next_packet, where these are made, GCC
  * clears (or copies) a pt_event with `rep stos` (`rep movs`), which cost an eighth of the
