@@ -1430,9 +1430,12 @@ struct jf_decoder *jf_pt_parallel_counter_new(const struct jf_pt_config *cfg,
 		count_free(p);
 		return NULL;
 	}
-	if (segment_max > segment_size)
+	if (segment_max > segment_size) {
 		jf_seg_queue_set_guided(&p->q, segment_max,
 					JF_PT_COUNT_SHARE_PER_JOB * (unsigned)opt->jobs);
+		jf_seg_queue_set_tail(&p->q, segment_size / JF_PT_COUNT_TAIL_SHARE,
+				      (unsigned)opt->jobs);
+	}
 	if (start_workers(p, err) < 0) {
 		count_free(p);
 		return NULL;

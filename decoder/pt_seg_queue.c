@@ -15,6 +15,8 @@ int jf_seg_queue_init(struct jf_seg_queue *q, const uint8_t *trace, uint64_t siz
 	q->segment_size = segment_size;
 	q->max_size = segment_size;
 	q->share_of_rest = 0;
+	q->tail_size = segment_size;
+	q->tail_share = 0;
 	q->all_cut = q->stopping = 0;
 	q->new_seg = new_seg;
 	q->recycle = recycle;
@@ -67,22 +69,42 @@ void jf_seg_queue_set_guided(struct jf_seg_queue *q, uint64_t max_size, unsigned
 	q->share_of_rest = share_of_rest;
 }
 
+void jf_seg_queue_set_tail(struct jf_seg_queue *q, uint64_t tail_size, unsigned threads)
+{
+	q->tail_size = tail_size && tail_size < q->segment_size ? tail_size : q->segment_size;
+	q->tail_share = threads;
+}
+
+/* The smallest segment to cut now, out of rest bytes not cut yet (jf_seg_queue_set_tail). */
+static uint64_t smallest(const struct jf_seg_queue *q, uint64_t rest)
+{
+	uint64_t share;
+
+	if (!q->tail_share)
+		return q->segment_size;
+	share = rest / q->tail_share;
+	if (share >= q->segment_size)
+		return q->segment_size;
+	return share > q->tail_size ? share : q->tail_size;
+}
+
 /* The size of the next segment (lock held). */
 static uint64_t next_size(const struct jf_seg_queue *q)
 {
-	uint64_t size, rest;
+	uint64_t size, rest, least;
 
 	if (!q->share_of_rest)
 		return q->segment_size;
 	rest = q->size - q->cut_at;
+	least = smallest(q, rest);
 	size = rest / q->share_of_rest;
 	if (size > q->max_size)
 		size = q->max_size;
-	if (size < q->segment_size)
-		size = q->segment_size;
+	if (size < least)
+		size = least;
 	/* Not a last segment smaller than the smallest: its decoder would start where the
 	 * one before is still decoding past its end. */
-	return size >= rest || rest - size < q->segment_size ? rest : size;
+	return size >= rest || rest - size < least ? rest : size;
 }
 
 /* Cut the next segment off the trace (lock held). */

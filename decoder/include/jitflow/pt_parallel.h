@@ -106,6 +106,11 @@ enum { JF_PT_COUNT_SEGMENT_DEFAULT = 256 * 1024 };
  * segment keeps one stretch (about 660 bytes with its return stack) per PSB: 2 MiB of the
  * densest capture measured (a PSB every 228 bytes) about 6 MB, 4 jobs + 2 of them alive. */
 enum { JF_PT_COUNT_SEGMENT_MAX = 2 << 20, JF_PT_COUNT_SHARE_PER_JOB = 4 };
+/* ...and the last segments smaller, down to a JF_PT_COUNT_TAIL_SHARE-th of the smallest,
+ * once the trace left would no longer give each thread a segment of the smallest size: a
+ * job's share of the rest each (pt_seg_queue.h, jf_seg_queue_set_tail), so that the
+ * threads end within a small segment of each other. */
+enum { JF_PT_COUNT_TAIL_SHARE = 4 };
 /* ...and they decode past the next segment's start by JF_PT_COUNT_OVERLAP bytes, whatever
  * its size (a sixteenth of a smaller segment, at least JF_PT_OVERLAP_DEFAULT): a seam joins
  * at a PSB where both decoders are in one state or resynchronised after the same error,
