@@ -127,6 +127,10 @@ static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf
 	 * blocks, they were among the records returned. */
 	f->skip_insns = f->emit ? 0 : f->stats->insns - f->insns_before;
 	f->skip_records = skip_records;
+	/* Returning blocks, it finds its place by the records returned last where it can
+	 * (pt_fast_realign.c), else by their number. */
+	f->aligning = jf_fast_tail_ends_at(f, skip_records);
+	f->seen.n = f->seen.next = 0;
 	f->local = 0;
 	f->count_local = 0;
 	f->report.block_decoder_from = f->cfg.has_sync_at ? (int64_t)f->cfg.sync_at : 0;
@@ -170,6 +174,7 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 		f->done = 1;
 		return 0;
 	}
+	jf_fast_tail_from_stretch(f);
 	/* Counting, the block decoder from the PSB of this stretch if it can be shown to
 	 * decode as this path (which needs the stretch decoded so far), else from one or two
 	 * PSBs before. */
@@ -241,7 +246,9 @@ static int next_from_block_decoder(struct fast *f, struct jf_flow *flow, struct 
 	if (f->local) {
 		rc = next_local(f, flow, err);
 		if (rc <= 0 || !return_before(flow)) {
-			f->returned_after += rc > 0;
+			if (rc > 0)
+				jf_fast_tail_push(&f->tail, flow,
+						  f->committed_records + ++f->returned_after);
 			return rc;
 		}
 		/* A return to a call before the PSB it started at: only a decoder from the
@@ -255,7 +262,25 @@ static int next_from_block_decoder(struct fast *f, struct jf_flow *flow, struct 
 			return -1;
 	}
 	/* Its own statistics are not read: what it gives is counted here, or by the caller. */
-	while ((rc = jf_decoder_next_uncounted(f->old, flow, err)) > 0) {
+	while ((rc = jf_decoder_next_uncounted(f->old, flow, err)) > 0 || f->aligning) {
+		if (f->aligning) {
+			int at = rc > 0 ? jf_fast_realign(f, flow) : -1;
+
+			if (at > 0) {
+				f->aligning = 0;
+				f->skip_records = 0;
+			} else if (at < 0 && rc >= 0) {
+				/* Not found: skipping by number, from the start again. */
+				jf_decoder_free(f->old);
+				f->old = NULL;
+				f->tail.n = 0;
+				if (hand_over_from_start(f, f->skip_records, err) < 0)
+					return -1;
+			}
+			if (rc < 0)
+				return rc;
+			continue;
+		}
 		if (f->emit || flow->kind != JF_FLOW_BLOCK) {
 			if (f->skip_records) {
 				f->skip_records--;
@@ -282,6 +307,9 @@ static int next_from_block_decoder(struct fast *f, struct jf_flow *flow, struct 
 			}
 			f->returned_after++;
 			note_resync(f, flow);
+			if (f->emit)
+				jf_fast_tail_push(&f->tail, flow,
+						  f->committed_records + f->returned_after);
 			if (f->emit || !f->cfg.count_plain_events || !jf_fast_plain_event(flow))
 				return rc;
 			/* Counted, as jf_decoder_next would count it returned. */

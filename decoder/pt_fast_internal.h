@@ -68,6 +68,15 @@ struct jf_fast_stamp {
 	uint8_t has_tsc, timed;
 };
 
+/* The last records returned, a ring (pt_fast_realign.c): where a hand-over decodes again
+ * from the trace's start and code changed since, it finds by them where it was. */
+enum { JF_TAIL_MAX = 16 };
+struct jf_fast_tail {
+	struct jf_flow flows[JF_TAIL_MAX];
+	unsigned n, next;           /* how many it holds, where the next goes */
+	uint64_t end;               /* records returned in all after its last */
+};
+
 struct fast {
 	struct jf_pt_config cfg;
 	struct jf_codemap *map;
@@ -166,6 +175,10 @@ struct fast {
 	struct jf_flow *held;       /* ...its records read past the join, returned first */
 	size_t held_n, held_pos;
 	uint64_t returned_after;    /* records returned from old (or held) */
+	/* Returning blocks, the records returned last (tail) and, while a decoder from the
+	 * start looks for them (aligning), the last it skipped (seen). */
+	struct jf_fast_tail tail, seen;
+	int aligning;
 	int resume;                 /* old resynchronised after an error at resume_psb: this
 				     * path goes on from there (pt_fast.c) */
 	uint64_t resume_psb;
@@ -490,6 +503,16 @@ int jf_fast_count_hand_over_at_stop(struct fast *f, const struct jf_pt_fast_comm
 int jf_fast_count_hand_over_before(struct fast *f, const struct jf_pt_fast_stop *stop,
 				   struct jf_error *err);
 int jf_fast_next_after_hand_over(struct fast *f, struct jf_flow *flow, struct jf_error *err);
+/* pt_fast_realign.c: the records returned last, from the stretch committed last (at a
+ * hand-over of this path) or one returned by the block decoder handed over to; whether a
+ * decoder from the start skipping `skip` records can look for them (jf_fast_realign). */
+void jf_fast_tail_from_stretch(struct fast *f);
+void jf_fast_tail_push(struct jf_fast_tail *t, const struct jf_flow *flow, uint64_t end);
+int jf_fast_tail_ends_at(const struct fast *f, uint64_t skip);
+/* pt_fast_realign.c: a record the decoder from the start skips while it looks for the
+ * tail: 1 when its records up to this one end as the tail does (the next is returned), 0
+ * when it is to look on, -1 when it cannot be there (past the tail's last offset). */
+int jf_fast_realign(struct fast *f, const struct jf_flow *flow);
 int jf_fast_reach_psb_fup(struct fast *f, int fup, uint64_t ip);
 int jf_fast_apply_event(struct fast *f, const struct pt_event *ev);
 /* pt_fast.c: jf_fast_apply_event's TIP.PGE and TIP.PGD events (no status update), for a

@@ -157,6 +157,7 @@ static void adopt(struct fast *f)
 	f->fast_bytes_at_resume = f->report.fast_bytes;
 	f->resume_backoff = keep.resume_backoff;
 	f->committed_records = keep.committed_records + keep.returned_after;
+	f->tail = keep.tail; /* the attempt returned none */
 	f->join_attempt = 0;
 	f->attempt = NULL;
 	f->attempt_on = 0;

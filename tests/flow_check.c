@@ -19,8 +19,14 @@ void jf_check_same_stats(const struct jf_decode_stats *a, const struct jf_decode
 	assert_int_equal(a->trace_bytes, b->trace_bytes);
 }
 
-/* Every record of both decoders, blocks included, field by field. */
 void jf_check_same_flows(const char *what, struct jf_decoder *fast, struct jf_decoder *ref)
+{
+	jf_check_same_flows_with(what, fast, ref, NULL, NULL);
+}
+
+/* Every record of both decoders, blocks included, field by field. */
+void jf_check_same_flows_with(const char *what, struct jf_decoder *fast, struct jf_decoder *ref,
+			      void (*after)(const struct jf_flow *record, void *ctx), void *ctx)
 {
 	struct jf_error err = { "" };
 	const struct jf_decode_stats *sa, *sb;
@@ -36,8 +42,11 @@ void jf_check_same_flows(const char *what, struct jf_decoder *fast, struct jf_de
 		assert_int_equal(ra, rb);
 		if (rb <= 0)
 			break;
-		if (jf_flow_same(&a, &b))
+		if (jf_flow_same(&a, &b)) {
+			if (after)
+				after(&b, ctx);
 			continue;
+		}
 		if (b.kind == JF_FLOW_BLOCK && a.kind == b.kind)
 			fail_msg("%s: block %llu at 0x%llx/0x%llx, offset 0x%llx/0x%llx, time "
 				 "%llu/%llu: last 0x%llx/0x%llx next 0x%llx/0x%llx ninsn %u/%u end "

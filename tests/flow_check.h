@@ -11,5 +11,9 @@ void jf_check_same_stats(const struct jf_decode_stats *a, const struct jf_decode
 /* Every record of both decoders (fast: the one under test, ref: libipt's), blocks included,
  * to the end of both, then their statistics. */
 void jf_check_same_flows(const char *what, struct jf_decoder *fast, struct jf_decoder *ref);
+/* The same, with after(record, ctx) called after each pair of equal records (where a test
+ * changes what both decoders read, as a session applies a JIT's zone records). */
+void jf_check_same_flows_with(const char *what, struct jf_decoder *fast, struct jf_decoder *ref,
+			      void (*after)(const struct jf_flow *record, void *ctx), void *ctx);
 
 #endif

@@ -25,9 +25,21 @@ static const uint8_t call_loop[] = {
 	0xff, 0xe0, 0x90, 0x90, 0x90, 0x74, 0x01, 0x90, 0xc3,
 };
 
+/* More code beside the loop, and what the test does after each pair of equal records. */
+struct scene {
+	const uint8_t *code;
+	size_t size;
+	uint64_t at;
+	void (*after)(const struct jf_flow *record, void *ctx);
+	void *ctx;
+};
+
 /* The fast decoder's records against the block decoder's, each over its own map of the
- * code (libipt's block cache lives in the image); returns how the fast one handed over. */
-static struct jf_pt_fast_report compare(const char *what, struct jf_ptb *b)
+ * code (libipt's block cache lives in the image), with the scene's code and changes if
+ * given (maps[0] the fast one's, maps[1] the block decoder's, for its `after`); returns
+ * how the fast one handed over. */
+static struct jf_pt_fast_report compare_in(const char *what, struct jf_ptb *b,
+					   const struct scene *sc, struct jf_codemap **maps)
 {
 	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
 	struct jf_codemap *ref_map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
@@ -37,13 +49,20 @@ static struct jf_pt_fast_report compare(const char *what, struct jf_ptb *b)
 	struct jf_pt_fast_report rep;
 	const struct jf_decode_stats *st;
 
+	if (sc) {
+		assert_int_equal(jf_codemap_add_bytes(map, sc->code, sc->size, sc->at, "r", &err), 0);
+		assert_int_equal(jf_codemap_add_bytes(ref_map, sc->code, sc->size, sc->at, "r", &err),
+				 0);
+		maps[0] = map;
+		maps[1] = ref_map;
+	}
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.trace = jf_ptb_bytes(b);
 	cfg.size = jf_ptb_size(b);
 	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
 	fast = jf_pt_fast_decoder_new(&cfg, map, &err);
 	ref = jf_pt_decoder_new(&cfg, ref_map, &err);
-	jf_check_same_flows(what, fast, ref);
+	jf_check_same_flows_with(what, fast, ref, sc ? sc->after : NULL, sc ? sc->ctx : NULL);
 	jf_pt_fast_counter_report(fast, &rep);
 	st = jf_decoder_stats(ref);
 	printf("%s: the same %llu blocks and %llu events (%llu errors); handed over at %lld, "
@@ -55,6 +74,11 @@ static struct jf_pt_fast_report compare(const char *what, struct jf_ptb *b)
 	jf_codemap_free(map);
 	jf_codemap_free(ref_map);
 	return rep;
+}
+
+static struct jf_pt_fast_report compare(const char *what, struct jf_ptb *b)
+{
+	return compare_in(what, b, NULL, NULL);
 }
 
 /* k turns of the loop from 1000 back to 1000: call, je, the ret (compressed), jne taken.
@@ -123,6 +147,72 @@ static void test_short_stretch_before(void **state)
 	jf_ptb_free(b);
 }
 
+/* Code the trace ran early on, rewritten after its records were returned (as a JIT
+ * rewrites its code while a session decodes): 2000: eight NOPs and jmp rax (one block),
+ * then jmp 2004 over two bytes (two blocks with end_on_jump). */
+static const uint8_t straight_code[] = { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+					 0xff, 0xe0 };
+static const uint8_t rewritten_code[] = { 0xeb, 0x02, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+					  0xff, 0xe0 };
+
+struct rewrite {
+	struct jf_codemap *maps[2];
+	uint64_t at; /* once the records reach this trace offset */
+	int done;
+};
+
+static void rewrite_after(const struct jf_flow *record, void *ctx)
+{
+	struct rewrite *r = ctx;
+	struct jf_error err = { "" };
+
+	if (r->done || record->offset < r->at)
+		return;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(jf_codemap_add_bytes(r->maps[i], rewritten_code,
+						      sizeof(rewritten_code), 0x2000, "r", &err),
+				 0);
+	r->done = 1;
+}
+
+/* The code of the first stretch rewritten once its records were returned, with no pending
+ * ranges to tell where (jf_codemap_set_pending): the fast path hands over at the next
+ * stretch, the block decoder started at the PSB before does not decode the first stretch
+ * as it was, so one from the trace's start takes over. Decoded again now, the first
+ * stretch makes one block more: skipping the records returned by their number would
+ * return one again and shift every record after it. The decoder from the start finds its
+ * place by the records returned last (pt_fast_realign.c). */
+static void test_from_start_over_changed_code(void **state)
+{
+	struct jf_ptb *b = jf_ptb_new();
+	struct rewrite r = { { NULL, NULL }, 0, 0 };
+	struct scene sc = { straight_code, sizeof(straight_code), 0x2000, rewrite_after, &r };
+	struct jf_pt_fast_report rep;
+	uint64_t psb[4];
+	int s;
+
+	(void)state;
+	psb[0] = jf_ptb_offset(b);
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x2000);
+	jf_ptb_psbend(b);
+	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000); /* the jmp rax */
+	turns(b, 8);
+	for (s = 1; s < 4; s++) {
+		psb[s] = psb_at_loop(b);
+		turns(b, s == 1 ? 2 : 8);
+		if (s == 2)
+			jf_ptb_bad_packet(b);
+	}
+	r.at = psb[1];
+	rep = compare_in("from the start over changed code", b, &sc, r.maps);
+	assert_true(r.done);
+	assert_int_equal(rep.fallback_at, (int64_t)psb[1]);
+	assert_int_equal(rep.block_decoder_from, (int64_t)psb[0]);
+	jf_ptb_free(b);
+}
+
 /* A compressed return, after the hand-over, to a call made before the PSB the block
  * decoder started at (a damaged trace: hardware compresses only returns to calls since
  * the last PSB). That decoder lacks the call and reports an error the one-thread decode
@@ -177,6 +267,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_from_psb_before),
 		cmocka_unit_test(test_short_stretch_before),
+		cmocka_unit_test(test_from_start_over_changed_code),
 		cmocka_unit_test(test_return_to_call_before),
 	};
 
