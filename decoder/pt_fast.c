@@ -494,8 +494,10 @@ int jf_fast_enable_at(struct fast *f, uint64_t ip)
 int jf_fast_disable_after(struct fast *f, uint64_t ip, int has_ip)
 {
 	/* A TIP.PGD binds to the branch that left the traced region: its target, or the
-	 * first instruction that needs trace. */
-	if (!f->enabled || walk_to(f, ip, has_ip, 1))
+	 * first instruction that needs trace. One whose IP is where the decode is, nothing
+	 * run in between, libipt's block decoder ends an empty block at (a record of no
+	 * instructions before the event): not modelled (fuzz_pt_decode). */
+	if (!f->enabled || (has_ip && f->ip == ip) || walk_to(f, ip, has_ip, 1))
 		return 1;
 	f->enabled = 0;
 	f->off_at_ip = 0;
