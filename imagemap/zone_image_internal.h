@@ -61,6 +61,8 @@ struct jf_zone_observed {
 struct jf_zone_change {
 	uint64_t ordinal;            /* the record's place in the reader's order */
 	uint64_t from, to;           /* [from, to) */
+	const uint8_t *bytes;        /* what a load or patch writes there (in the survey
+				      * reader's mapping); NULL: it frees or moves code */
 };
 
 /* Every code change of every stream by address, for where code will still change
@@ -69,6 +71,7 @@ struct jf_zone_pending_entry {
 	uint64_t from, to, ordinal;
 	size_t stream;
 	size_t observed;             /* its index in the stream's observed, or SIZE_MAX */
+	const uint8_t *bytes;        /* what it writes over [from, to), or NULL */
 };
 
 struct jf_zone_pending_index {

@@ -10,12 +10,24 @@
  * to apply covers it and differs from the image now. Records apply in order and never
  * come back, so a range that none covers stays so. Each stream's records are indexed
  * once, when the file is surveyed; the ranges of all streams are sorted by address when
- * first asked. */
+ * first asked.
+ *
+ * A record that writes bytes (a load, a patch) changes nothing in a range it writes as
+ * the range reads now (mapped, or through the early fill: zone_early.c) and that lies
+ * inside it, away from its edges (a section edge next to an instruction ends libipt's
+ * block; the caller's range holds the bytes next to it). When every record still to
+ * apply over a range is such a write, the first of them leaves the range as it is, and
+ * so does each after it, whatever order they apply in: by marker call, time or
+ * position alike. HotSpot announces code long after it first ran (its native signature
+ * handlers in one load at the end of the run), and the recorder's observed patches of
+ * a method hold bytes its later loads write again. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "zone_image_internal.h"
 
-static int add_range(struct jf_zone_stream *s, uint64_t ordinal, uint64_t addr, uint64_t size)
+static int add_range(struct jf_zone_stream *s, uint64_t ordinal, uint64_t addr, uint64_t size,
+		     const uint8_t *bytes)
 {
 	struct jf_zone_change *v;
 
@@ -34,6 +46,7 @@ static int add_range(struct jf_zone_stream *s, uint64_t ordinal, uint64_t addr, 
 	v->ordinal = ordinal;
 	v->from = addr;
 	v->to = addr + size < addr ? UINT64_MAX : addr + size;
+	v->bytes = bytes;
 	return 0;
 }
 
@@ -42,22 +55,28 @@ int jf_zone_pending_note(struct jf_zone_stream *s, const struct jf_zone_record *
 {
 	switch (rec->id) {
 	case JF_JITDUMP_CODE_LOAD:
-		return add_range(s, ordinal, rec->u.code_load.addr, rec->u.code_load.size);
+		return add_range(s, ordinal, rec->u.code_load.addr, rec->u.code_load.size,
+				 rec->u.code_load.code);
 	case JF_JITDUMP_CODE_MOVE:
 		/* (Whether it changes code is known only at the end of the survey: counted.) */
-		return add_range(s, ordinal, rec->u.code_move.old_addr, rec->u.code_move.size) |
-		       add_range(s, ordinal, rec->u.code_move.new_addr, rec->u.code_move.size);
+		return add_range(s, ordinal, rec->u.code_move.old_addr, rec->u.code_move.size,
+				 NULL) |
+		       add_range(s, ordinal, rec->u.code_move.new_addr, rec->u.code_move.size,
+				 NULL);
 	case JF_ZONE_REGION_FREE:
-		return add_range(s, ordinal, rec->u.region_free.addr, rec->u.region_free.size);
+		return add_range(s, ordinal, rec->u.region_free.addr, rec->u.region_free.size,
+				 NULL);
 	case JF_ZONE_REGION_MOVE:
 		return add_range(s, ordinal, rec->u.region_move.old_addr,
-				 rec->u.region_move.size) |
-		       add_range(s, ordinal, rec->u.region_move.new_addr, rec->u.region_move.size);
+				 rec->u.region_move.size, NULL) |
+		       add_range(s, ordinal, rec->u.region_move.new_addr, rec->u.region_move.size,
+				 NULL);
 	case JF_ZONE_PATCH:
 		/* Observed patches are indexed by zone_settled.c, with their bytes. */
 		if (rec->u.patch.flags & JF_PATCH_OBSERVED)
 			return 0;
-		return add_range(s, ordinal, rec->u.patch.addr, rec->u.patch.size);
+		return add_range(s, ordinal, rec->u.patch.addr, rec->u.patch.size,
+				 rec->u.patch.bytes);
 	}
 	return 0;
 }
@@ -70,7 +89,7 @@ static int by_start(const void *a, const void *b)
 }
 
 static void entry(struct jf_zone_pending_index *p, size_t stream, size_t observed,
-		  uint64_t ordinal, uint64_t from, uint64_t to)
+		  uint64_t ordinal, uint64_t from, uint64_t to, const uint8_t *bytes)
 {
 	struct jf_zone_pending_entry *e = &p->v[p->n++];
 
@@ -79,6 +98,7 @@ static void entry(struct jf_zone_pending_index *p, size_t stream, size_t observe
 	e->ordinal = ordinal;
 	e->stream = stream;
 	e->observed = observed;
+	e->bytes = bytes;
 	if (to - from > p->longest)
 		p->longest = to - from;
 }
@@ -103,27 +123,53 @@ static void build(struct jf_zone_image *zi)
 
 		for (j = 0; j < s->nchanges; j++)
 			entry(p, i, SIZE_MAX, s->changes[j].ordinal, s->changes[j].from,
-			      s->changes[j].to);
+			      s->changes[j].to, s->changes[j].bytes);
 		for (j = 0; j < s->nobserved; j++)
 			entry(p, i, j, s->observed[j].ordinal, s->observed[j].addr,
-			      s->observed[j].addr + s->observed[j].size);
+			      s->observed[j].addr + s->observed[j].size, s->observed[j].bytes);
 	}
 	if (p->n)
 		qsort(p->v, p->n, sizeof(*p->v), by_start);
 }
 
-/* Whether e's record is still to apply and may change code (see the top). */
-static int still_changes(struct jf_zone_image *zi, const struct jf_zone_pending_entry *e)
+/* Whether e's record writes [vaddr, end) as it reads now, the range inside its own (see
+ * the top). */
+static int writes_as_now(struct jf_codemap *map, const struct jf_zone_pending_entry *e,
+			 uint64_t vaddr, uint64_t end)
+{
+	const uint8_t *bytes;
+	uint8_t buf[64];
+
+	if (!e->bytes || vaddr < e->from || end > e->to)
+		return 0;
+	bytes = e->bytes + (vaddr - e->from);
+	while (vaddr < end) {
+		size_t want = end - vaddr < sizeof(buf) ? (size_t)(end - vaddr) : sizeof(buf);
+		size_t n = jf_codemap_read(map, vaddr, buf, want);
+
+		if (!n || memcmp(buf, bytes, n))
+			return 0;
+		vaddr += n;
+		bytes += n;
+	}
+	return 1;
+}
+
+/* Whether e's record is still to apply and may change [vaddr, end) (see the top). */
+static int still_changes(struct jf_zone_image *zi, const struct jf_zone_pending_entry *e,
+			 uint64_t vaddr, uint64_t end)
 {
 	const struct jf_zone_stream *s = &zi->streams[e->stream];
 	const struct jf_zone_observed *o;
 
 	if (!s->has_next || e->ordinal < s->read_records - 1)
 		return 0;
-	if (e->observed == SIZE_MAX)
-		return 1;
-	o = &s->observed[e->observed];
-	return jf_zone_bytes_difference(zi->map, o->addr, o->bytes, o->size) != 0;
+	if (e->observed != SIZE_MAX) {
+		o = &s->observed[e->observed];
+		if (!jf_zone_bytes_difference(zi->map, o->addr, o->bytes, o->size))
+			return 0;
+	}
+	return !writes_as_now(zi->map, e, vaddr, end);
 }
 
 int jf_zone_pending(void *ctx, uint64_t vaddr, uint64_t size)
@@ -149,7 +195,7 @@ int jf_zone_pending(void *ctx, uint64_t vaddr, uint64_t size)
 			b = mid;
 	}
 	for (; a < p->n && p->v[a].from < end; a++)
-		if (p->v[a].to > vaddr && still_changes(zi, &p->v[a]))
+		if (p->v[a].to > vaddr && still_changes(zi, &p->v[a], vaddr, end))
 			return 1;
 	return 0;
 }

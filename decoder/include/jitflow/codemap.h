@@ -60,8 +60,9 @@ typedef size_t (*jf_codemap_fill_fn)(void *ctx, uint64_t vaddr, void *buf, size_
 void jf_codemap_set_fill(struct jf_codemap *map, jf_codemap_fill_fn fill, void *ctx);
 
 /* Who changes the map may say where it will change it from now on: pending answers
- * whether any change still to come may touch a byte of [vaddr, vaddr + size) (1) or
- * none will (0). It may answer 1 where nothing changes, never 0 where something will;
+ * whether any change still to come may change a byte of [vaddr, vaddr + size) or put a
+ * section edge inside it (1) or none will (0); one that writes the range as it reads now
+ * changes nothing. It may answer 1 where nothing changes, never 0 where something will;
  * once 0 for a range, 0 for good. It may not change the map. NULL removes it. A cache of
  * decoded code that uses only bytes no change will touch stays exact whatever changes
  * (pt_fast.h). */
