@@ -604,14 +604,15 @@ static uint64_t stitch_file_offset(const struct queue *q, uint64_t x)
 /* The next record of q's decoder, uncounted (the session's own stats count what it
  * returns): copied into *f, or where a gate may count it, in place in the decoder's batch
  * (*rec; copied only if returned), after the blocks that run counts (a batch at a time:
- * jf_session_count_blocks). */
+ * jf_session_count_blocks). A counter counts its blocks itself: its records are copied,
+ * the gate not asked (jf_session_count_begin). */
 static int next_of_decoder(struct session *s, struct queue *q, struct count_run *run,
 			   struct jf_flow *f, const struct jf_flow **rec, struct jf_error *err)
 {
 	int rc;
 
 	*rec = f;
-	if (!s->has_gate)
+	if (!s->has_gate || q->dec_counts)
 		return jf_decoder_next_uncounted(q->dec, f, err);
 	for (;;) {
 		if (q->batch_pos == q->batch_n) {

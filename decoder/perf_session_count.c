@@ -87,8 +87,9 @@ void jf_session_count_begin(struct session *s, struct queue *q, struct count_run
 	run->tmin = UINT64_MAX;
 	run->tmax = 0;
 	/* The merge's view of what comes next (the rival queue, the sideband's head) holds
-	 * only for the queue it chose to run, with the sideband filled. */
-	run->on = s->has_gate && s->running == q && !jf_sb_needs_fill(s) &&
+	 * only for the queue it chose to run, with the sideband filled. A counter (the fast
+	 * path's, where code is settled) counts its blocks itself. */
+	run->on = s->has_gate && !q->dec_counts && s->running == q && !jf_sb_needs_fill(s) &&
 		  s->gate.limit(s->gate.ctx, q->source, &run->limit);
 	if (!run->on)
 		return;
