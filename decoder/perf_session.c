@@ -603,20 +603,30 @@ static uint64_t stitch_file_offset(const struct queue *q, uint64_t x)
 
 /* The next record of q's decoder, uncounted (the session's own stats count what it
  * returns): copied into *f, or where a gate may count it, in place in the decoder's batch
- * (*rec; copied only if returned). */
-static int next_of_decoder(struct session *s, struct queue *q, struct jf_flow *f,
-			   const struct jf_flow **rec, struct jf_error *err)
+ * (*rec; copied only if returned), after the blocks that run counts (a batch at a time:
+ * jf_session_count_blocks). A counter counts its blocks itself: its records are copied,
+ * the gate not asked (jf_session_count_begin). */
+static int next_of_decoder(struct session *s, struct queue *q, struct count_run *run,
+			   struct jf_flow *f, const struct jf_flow **rec, struct jf_error *err)
 {
 	int rc;
 
 	*rec = f;
-	if (!s->has_gate)
+	if (!s->has_gate || q->dec_counts)
 		return jf_decoder_next_uncounted(q->dec, f, err);
-	if (q->batch_pos == q->batch_n) {
-		q->batch_pos = q->batch_n = 0;
-		rc = jf_decoder_next_batch_uncounted(q->dec, &q->batch, &q->batch_n, err);
-		if (rc <= 0)
-			return rc;
+	for (;;) {
+		if (q->batch_pos == q->batch_n) {
+			q->batch_pos = q->batch_n = 0;
+			rc = jf_decoder_next_batch_uncounted(q->dec, &q->batch, &q->batch_n,
+							     err);
+			if (rc <= 0)
+				return rc;
+		}
+		if (run->on)
+			q->batch_pos += jf_session_count_blocks(run, q->batch + q->batch_pos,
+								q->batch_n - q->batch_pos);
+		if (q->batch_pos < q->batch_n)
+			break;
 	}
 	*rec = &q->batch[q->batch_pos++];
 	return 1;
@@ -632,9 +642,7 @@ static int pull(struct session *s, struct queue *q, struct jf_flow *f, struct jf
 	int rc = 0;
 
 	jf_session_count_begin(s, q, &run);
-	while (q->dec && (rc = next_of_decoder(s, q, f, &rec, err)) > 0) {
-		if (jf_session_count_block(&run, rec))
-			continue;
+	while (q->dec && (rc = next_of_decoder(s, q, &run, f, &rec, err)) > 0) {
 		/* The gate told before the record is returned. */
 		jf_session_count_end(s, q, &run);
 		if (rec != f)

@@ -45,20 +45,62 @@ static uint64_t merge_key_below(const struct session *s, const struct queue *q)
 	return below;
 }
 
+int jf_count_gate_acts_on(const struct jf_count_limit *limit, const struct jf_block *b)
+{
+	size_t i;
+
+	for (i = 0; i < limit->nstarts; i++)
+		if (b->start == limit->starts[i])
+			return 1;
+	if (b->end != JF_END_RETURN)
+		return 0;
+	if (limit->any_return)
+		return 1;
+	for (i = 0; i < limit->nreturns; i++)
+		if (b->last == limit->returns[i])
+			return 1;
+	return 0;
+}
+
+/* The least range [*from, *from + *span] that holds the n addresses a (n == 0: the
+ * range of the one address 1, which asks jf_count_gate_acts_on, which finds nothing). */
+static void address_range(const uint64_t *a, size_t n, uint64_t *from, uint64_t *span)
+{
+	uint64_t lo = 1, hi = 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!i || a[i] < lo)
+			lo = a[i];
+		if (!i || a[i] > hi)
+			hi = a[i];
+	}
+	*from = lo;
+	*span = hi - lo;
+}
+
 void jf_session_count_begin(struct session *s, struct queue *q, struct count_run *run)
 {
 	uint64_t below;
 
-	run->insns = run->blocks = 0;
-	run->has_time = 0;
+	run->blocks = 0;
+	run->tmin = UINT64_MAX;
+	run->tmax = 0;
 	/* The merge's view of what comes next (the rival queue, the sideband's head) holds
-	 * only for the queue it chose to run, with the sideband filled. */
-	run->on = s->has_gate && s->running == q && !jf_sb_needs_fill(s) &&
+	 * only for the queue it chose to run, with the sideband filled. A counter (the fast
+	 * path's, where code is settled) counts its blocks itself. */
+	run->on = s->has_gate && !q->dec_counts && s->running == q && !jf_sb_needs_fill(s) &&
 		  s->gate.limit(s->gate.ctx, q->source, &run->limit);
 	if (!run->on)
 		return;
-	run->insns_left = run->limit.insns;
+	run->insns_left = run->insns_left_told = run->limit.insns;
 	run->time_below = run->limit.time_below;
+	address_range(run->limit.starts, run->limit.nstarts, &run->starts_from,
+		      &run->starts_span);
+	address_range(run->limit.returns, run->limit.nreturns, &run->returns_from,
+		      &run->returns_span);
+	if (run->limit.any_return)
+		run->returns_span = UINT64_MAX;
 	below = merge_key_below(s, q);
 	/* A block without a time leaves q's key as it is; one with a time moves it there
 	 * (timeless: the merge's keys are the buffers' offsets, which no block moves). */
@@ -70,21 +112,25 @@ void jf_session_count_begin(struct session *s, struct queue *q, struct count_run
 void jf_session_count_end(struct session *s, struct queue *q, struct count_run *run)
 {
 	struct jf_decode_stats *st;
+	uint64_t insns;
 
 	if (!run->blocks)
 		return;
+	insns = run->insns_left_told - run->insns_left;
 	/* As jf_decoder_next counts the blocks it returns; the zone filter passes them on. */
 	st = jf_decoder_stats_mut(s->self);
-	st->insns += run->insns;
+	st->insns += insns;
 	st->blocks += run->blocks;
-	if (run->has_time) {
+	if (run->tmin <= run->tmax) {
 		jf_decode_stats_span(st, run->tmin, run->tmax);
 		/* q's key as the merge would have moved it, block by block. */
 		if (!s->timeless && run->tmax > q->key)
 			q->key = run->tmax;
 	}
 	s->report.counted_blocks += run->blocks;
-	s->gate.counted(s->gate.ctx, q->source, run->insns, &run->last);
-	run->insns = run->blocks = 0;
-	run->has_time = 0;
+	s->gate.counted(s->gate.ctx, q->source, insns, &run->last);
+	run->insns_left_told = run->insns_left;
+	run->blocks = 0;
+	run->tmin = UINT64_MAX;
+	run->tmax = 0;
 }

@@ -168,63 +168,70 @@ static inline int jf_session_runs_on(const struct session *s, const struct queue
 struct count_run {
 	int on;                   /* the gate gave a limit */
 	struct jf_count_limit limit;
+	/* Blocks the limit may name (jf_count_gate_acts_on answers): those that start in
+	 * [starts_from, starts_from + starts_span], and those that end in a return at an
+	 * instruction in [returns_from, returns_from + returns_span]. */
+	uint64_t starts_from, starts_span, returns_from, returns_span;
 	uint64_t insns_left;      /* instructions the gate lets count still */
+	uint64_t insns_left_told; /* insns_left when the gate was last told */
 	uint64_t time_below;      /* a block with a time is counted only below this: the
 				   * gate's limit and the merge's (jf_session_runs_on) */
-	uint64_t insns, blocks;   /* counted so far */
-	uint64_t tmin, tmax;      /* their time span (if has_time) */
-	int has_time;
+	uint64_t blocks;          /* counted since the gate was told */
+	uint64_t tmin, tmax;      /* their time span; tmin > tmax while none had a time */
 	struct jf_block last;     /* the last block counted */
 };
 /* The session's gate function (jitflow/count_gate.h): kept where stat counts. */
 int jf_session_set_gate(void *self, const struct jf_count_gate *gate);
 /* Before pulling q's records: the gate's limit for q's source. */
 void jf_session_count_begin(struct session *s, struct queue *q, struct count_run *run);
+/* Whether the gate's consumer acts on block b wherever it comes (a marker call). Out of
+ * line: asked only of the blocks in the run's ranges, where inline its loads of the limit
+ * were made for every batch. */
+int jf_count_gate_acts_on(const struct jf_count_limit *limit, const struct jf_block *b);
 
-/* Whether the gate's consumer acts on block b wherever it comes (a marker call). */
-static inline int jf_count_gate_acts_on(const struct jf_count_limit *limit,
-					const struct jf_block *b)
+/* Count the blocks that recs[0, n) (the running queue's decoder's batch, in place) begins
+ * with, up to the first record the run does not let count (returned, with what follows):
+ * how many. Every gated block passes here, in batches of one where libipt's block decoder
+ * decodes and of a stretch where the fast path does: inline, the limit in locals, the
+ * marker question asked only of blocks in the ranges the limit may name, and the run
+ * written once per batch (its last block copied: the decoder's next batch may overwrite
+ * the batch). */
+static inline size_t jf_session_count_blocks(struct count_run *run, const struct jf_flow *recs,
+					      size_t n)
 {
+	const uint64_t below = run->time_below;
+	const uint64_t starts_from = run->starts_from, starts_span = run->starts_span;
+	const uint64_t returns_from = run->returns_from, returns_span = run->returns_span;
+	uint64_t left = run->insns_left, tmin = run->tmin, tmax = run->tmax;
 	size_t i;
 
-	for (i = 0; i < limit->nstarts; i++)
-		if (b->start == limit->starts[i])
-			return 1;
-	if (b->end != JF_END_RETURN)
-		return 0;
-	if (limit->any_return)
-		return 1;
-	for (i = 0; i < limit->nreturns; i++)
-		if (b->last == limit->returns[i])
-			return 1;
-	return 0;
-}
+	for (i = 0; i < n; i++) {
+		const struct jf_flow *r = &recs[i];
+		const struct jf_block *b = &r->u.block;
+		const int timed = (r->flags & JF_FLOW_HAS_TIME) != 0;
 
-/* Whether rec, a record the running queue's decoder returned, is counted instead of
- * returned. Inline: asked for every record of a pull. */
-static inline int jf_session_count_block(struct count_run *run, const struct jf_flow *rec)
-{
-	const struct jf_block *b = &rec->u.block;
-
-	if (!run->on || rec->kind != JF_FLOW_BLOCK)
-		return 0;
-	if ((rec->flags & JF_FLOW_HAS_TIME) && rec->time >= run->time_below)
-		return 0;
-	if (b->ninsn > run->insns_left || jf_count_gate_acts_on(&run->limit, b))
-		return 0;
-	run->insns_left -= b->ninsn;
-	run->insns += b->ninsn;
-	run->blocks++;
-	run->last = *b; /* a copy: the decoder's next batch may overwrite rec */
-	if (rec->flags & JF_FLOW_HAS_TIME) {
-		if (!run->has_time || rec->time < run->tmin)
-			run->tmin = rec->time;
-		if (!run->has_time || rec->time > run->tmax)
-			run->tmax = rec->time;
-		run->has_time = 1;
+		if (r->kind != JF_FLOW_BLOCK || b->ninsn > left || (timed && r->time >= below))
+			break;
+		if ((b->start - starts_from <= starts_span ||
+		     (b->end == JF_END_RETURN && b->last - returns_from <= returns_span)) &&
+		    jf_count_gate_acts_on(&run->limit, b))
+			break;
+		left -= b->ninsn;
+		if (timed) {
+			tmin = r->time < tmin ? r->time : tmin;
+			tmax = r->time > tmax ? r->time : tmax;
+		}
 	}
-	return 1;
+	if (!i)
+		return 0;
+	run->insns_left = left;
+	run->blocks += i;
+	run->tmin = tmin;
+	run->tmax = tmax;
+	run->last = recs[i - 1].u.block;
+	return i;
 }
+
 /* Before q's pull returns: the gate told what was counted. */
 void jf_session_count_end(struct session *s, struct queue *q, struct count_run *run);
 
