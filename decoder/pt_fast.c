@@ -53,12 +53,63 @@ uint64_t jf_fast_psb_after(struct fast *f, uint64_t offset)
 	return at;
 }
 
-/* Twice the room, up to max records (-1: no more). */
-static int grow_queue(struct queue *q, size_t max)
+/* A pooled array for empty queue q, if the pool has one (the largest: the PSB
+ * stretches of one trace are alike), of at most max records used. */
+static void take_pooled(struct jf_fast_queue_pool *pool, struct queue *q, size_t max)
 {
-	size_t cap = q->cap ? 2 * q->cap : QUEUE_FIRST;
+	unsigned i, best = 0;
+
+	if (!pool || !pool->n || q->flows)
+		return;
+	for (i = 1; i < pool->n; i++)
+		if (pool->cap[i] > pool->cap[best])
+			best = i;
+	q->flows = pool->flows[best];
+	q->cap = pool->cap[best] < max ? pool->cap[best] : max;
+	pool->n--;
+	pool->flows[best] = pool->flows[pool->n];
+	pool->cap[best] = pool->cap[pool->n];
+}
+
+/* Queue q's array to the pool (freed if there is none, or it is full); q left empty. */
+static void release_queue(struct jf_fast_queue_pool *pool, struct queue *q)
+{
+	if (q->flows && pool && pool->n < QUEUE_POOL) {
+		pool->flows[pool->n] = q->flows;
+		pool->cap[pool->n++] = q->cap;
+	} else {
+		free(q->flows);
+	}
+	q->flows = NULL;
+	q->n = q->pos = q->cap = 0;
+}
+
+void jf_fast_release_queues(struct fast *f)
+{
+	release_queue(f->queues, &f->pending);
+	release_queue(f->queues, &f->ready);
+}
+
+static void queue_pool_free(struct jf_fast_queue_pool *pool)
+{
+	if (!pool)
+		return;
+	while (pool->n)
+		free(pool->flows[--pool->n]);
+	free(pool);
+}
+
+/* Twice the room, up to max records (-1: no more). A first growth takes a pooled array
+ * (pool may be NULL), which may hold more already. */
+static int grow_queue(struct jf_fast_queue_pool *pool, struct queue *q, size_t max)
+{
+	size_t cap;
 	struct jf_flow *flows;
 
+	take_pooled(pool, q, max);
+	if (q->cap > q->n)
+		return 0;
+	cap = q->cap ? 2 * q->cap : QUEUE_FIRST;
 	if (q->cap >= max)
 		return -1;
 	if (cap > max)
@@ -74,7 +125,7 @@ static int grow_queue(struct queue *q, size_t max)
 int jf_fast_queue_grow(struct fast *f)
 {
 	/* Returning blocks, a stretch holds every block between two PSBs. */
-	return grow_queue(&f->pending, f->emit ? QUEUE_MAX_BLOCKS : QUEUE_MAX);
+	return grow_queue(f->queues, &f->pending, f->emit ? QUEUE_MAX_BLOCKS : QUEUE_MAX);
 }
 
 /* Give the pages of a mapped trace well behind the last PSB back to the kernel, so that
@@ -305,7 +356,8 @@ void jf_fast_free_state(struct fast *f)
 	jf_fast_free_decoders(f);
 	if (!f->borrowed) {
 		struct jf_pt_fast_caches own = { f->insns, f->blocks, f->payloads,
-						 NULL /* f->block_paths: fast_free's */ };
+						 NULL /* f->block_paths: fast_free's */,
+						 NULL /* own caches pool no queues */ };
 
 		jf_pt_fast_caches_fini(&own);
 	}
@@ -679,6 +731,7 @@ int jf_fast_resume_at(struct fast *f, uint64_t psb, struct jf_error *err)
 	f->block_paths = keep.block_paths;
 	f->paths_borrowed = keep.paths_borrowed;
 	f->borrowed = keep.borrowed;
+	f->queues = keep.queues;
 	f->stats = keep.stats;
 	f->dec = keep.dec;
 	f->emit = keep.emit;
@@ -784,8 +837,7 @@ static void fast_free(void *self)
 	jf_decoder_free(f->old);
 	free(f->held);
 	jf_fast_join_free(f);
-	free(f->pending.flows);
-	free(f->ready.flows);
+	jf_fast_release_queues(f);
 	free(f);
 }
 
@@ -878,6 +930,7 @@ static struct jf_decoder *make(const struct jf_pt_config *cfg, struct jf_codemap
 		f->borrowed = 1;
 		f->block_paths = caches->block_paths;
 		f->paths_borrowed = caches->block_paths != NULL;
+		f->queues = caches->queues;
 	}
 	if (setup(f, err) < 0) {
 		fast_free(f);
@@ -1064,7 +1117,21 @@ static int caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map, int 
 	c->block_paths = c->payloads && end_on_jump
 				 ? jf_block_paths_new(c->blocks, BLOCK_PATH_CACHE_LOG2)
 				 : NULL;
+	c->queues = NULL;
 	if (c->payloads && (c->block_paths || !end_on_jump))
+		return 0;
+	jf_pt_fast_caches_fini(c);
+	return -1;
+}
+
+/* Caches for decoders that run one after another: with a pool for their queues. */
+static int shared_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map,
+			      int end_on_jump)
+{
+	if (caches_init(c, map, end_on_jump) < 0)
+		return -1;
+	c->queues = calloc(1, sizeof(*c->queues));
+	if (c->queues)
 		return 0;
 	jf_pt_fast_caches_fini(c);
 	return -1;
@@ -1072,18 +1139,20 @@ static int caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map, int 
 
 int jf_pt_fast_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map)
 {
-	return caches_init(c, map, 0);
+	return shared_caches_init(c, map, 0);
 }
 
 int jf_pt_fast_block_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map)
 {
-	return caches_init(c, map, 1);
+	return shared_caches_init(c, map, 1);
 }
 
 void jf_pt_fast_caches_fini(struct jf_pt_fast_caches *c)
 {
 	jf_block_paths_free(c->block_paths);
 	c->block_paths = NULL;
+	queue_pool_free(c->queues);
+	c->queues = NULL;
 	jf_payloads_free(c->payloads);
 	jf_fast_blocks_free(c->blocks);
 	jf_insn_cache_free(c->insns);

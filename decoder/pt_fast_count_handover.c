@@ -92,7 +92,7 @@ int jf_fast_same_counted(const struct jf_fast_counted *a, const struct jf_fast_c
 static int run_watched(struct fast *f, uint64_t p0, jf_pt_fast_watch_fn fn, void *ctx,
 		       struct jf_error *err)
 {
-	struct jf_pt_fast_caches caches = { f->insns, f->blocks, f->payloads, NULL };
+	struct jf_pt_fast_caches caches = { f->insns, f->blocks, f->payloads, NULL, f->queues };
 	struct jf_pt_config cfg = f->cfg;
 	struct jf_decoder *w;
 	struct jf_flow fl;

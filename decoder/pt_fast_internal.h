@@ -58,6 +58,19 @@ struct queue {
 	size_t n, pos, cap;
 };
 
+/* Queue storage kept by a set of caches for the decoders that use it one after another:
+ * a session makes a fast decoder per AUX buffer, and a hand-over a fresh one at each
+ * join attempt; each grew its two queues again from QUEUE_FIRST to a PSB stretch's
+ * blocks, copying them at every doubling (4% of a HotSpot recording's `stat`). A freed
+ * decoder's queues go here (up to QUEUE_POOL of them), a new queue's first growth takes
+ * one. Used by one thread at a time, as the caches are. */
+enum { QUEUE_POOL = 4 };
+struct jf_fast_queue_pool {
+	struct jf_flow *flows[QUEUE_POOL];
+	size_t cap[QUEUE_POOL];
+	unsigned n;
+};
+
 
 /* The time libipt's query decoder gives an event where it makes it (the event may be
  * returned later, at the packet it binds to): timed (a TSC seen) or not, and whether a
@@ -248,6 +261,7 @@ struct fast {
 	struct jf_block_paths *block_paths; /* TNT payload paths with their blocks (the
 					     * caches', or made at the first TNT; NULL if out
 					     * of memory)... */
+	struct jf_fast_queue_pool *queues; /* the borrowed caches' queue storage, or NULL */
 	int paths_borrowed;         /* ...the caches' (kept from one decoder to the next) */
 };
 
@@ -320,6 +334,9 @@ void jf_fast_retime(struct fast *f);
 /* pt_fast.c's helpers that pt_fast_emit.c uses. */
 /* Room for one more pending record: 0, or -1 when the stretch holds as many as it may. */
 int jf_fast_queue_grow(struct fast *f);
+
+/* f's queue arrays to its caches' pool (or freed); its queues left empty. */
+void jf_fast_release_queues(struct fast *f);
 
 /* The decoder's time in ns (0: none), as libipt's block decoder stamps a record now: the
  * time read at the last packet a query of libipt's would have consumed (0 without timing

@@ -48,8 +48,7 @@ void jf_fast_join_free(struct fast *f)
 		return;
 	a->block_paths = NULL; /* f's */
 	jf_fast_free_state(a);
-	free(a->pending.flows);
-	free(a->ready.flows);
+	jf_fast_release_queues(a);
 	free(a);
 	f->attempt = NULL;
 	f->attempt_on = 0;
@@ -69,6 +68,7 @@ static struct fast *attempt_new(const struct fast *f)
 	a->blocks = f->blocks;
 	a->payloads = f->payloads;
 	a->borrowed = 1;
+	a->queues = f->queues;
 	a->stats = f->stats; /* not written where blocks are returned */
 	a->emit = 1;
 	a->join_attempt = 1;
@@ -140,8 +140,7 @@ static void adopt(struct fast *f)
 
 	jf_decoder_free(keep.old);
 	free(keep.held);
-	free(keep.pending.flows);
-	free(keep.ready.flows);
+	jf_fast_release_queues(&keep);
 	jf_fast_free_decoders(&keep);
 	*f = *a;
 	free(a);

@@ -106,6 +106,8 @@ struct jf_pt_fast_caches {
 	struct jf_payloads *payloads;    /* over blocks */
 	struct jf_block_paths *block_paths; /* over blocks: jf_pt_fast_block_caches_init's
 					     * (NULL in a counter's caches) */
+	struct jf_fast_queue_pool *queues;  /* record queues a freed decoder left for the
+					     * next (pt_fast_internal.h) */
 };
 int jf_pt_fast_caches_init(struct jf_pt_fast_caches *c, struct jf_codemap *map);
 void jf_pt_fast_caches_fini(struct jf_pt_fast_caches *c);
