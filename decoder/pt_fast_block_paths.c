@@ -7,6 +7,13 @@
 
 #include "pt_fast_table.h"
 
+/* A block of the block cache fits a path block's 16-bit fields: it is straight (the cache
+ * of an emitting decoder ends blocks at jumps), its instructions at most 15 bytes each. */
+_Static_assert(JF_FAST_MAX_BLOCK <= UINT16_MAX && (JF_FAST_MAX_BLOCK - 1) * 15 <= UINT16_MAX,
+	       "a block's instruction count or last offset overflows struct jf_path_block");
+/* A lookup's line is the entry's first: the table's slots are aligned to a line. */
+_Static_assert(sizeof(struct jf_block_path) % 64 == 0, "entries straddle cache lines");
+
 struct jf_block_paths *jf_block_paths_new(struct jf_fast_blocks *blocks, unsigned log2_slots)
 {
 	return jf_fast_path_cache_new(blocks, sizeof(struct jf_block_path), log2_slots,
@@ -80,7 +87,7 @@ static void follow(struct jf_block_paths *c, struct jf_block_path *p, enum jf_is
 				goto out;
 			pb->took_bit = 1;
 			p->pops |= (uint8_t)(1u << p->nops++);
-			next = p->push[own[--nown]];
+			next = jf_block_path_push(p, own[--nown]);
 			break;
 		case JF_FAST_CALL:
 			/* A call to the next instruction (position-independent code) is no call. */
@@ -88,7 +95,7 @@ static void follow(struct jf_block_paths *c, struct jf_block_path *p, enum jf_is
 				if (p->nops == JF_PAYLOAD_MAX_OPS)
 					goto out;
 				own[nown++] = p->nops;
-				p->push[p->nops++] = b->next;
+				p->push[p->nops++] = p->nblocks;
 			}
 			next = b->target;
 			break;
@@ -101,15 +108,12 @@ static void follow(struct jf_block_paths *c, struct jf_block_path *p, enum jf_is
 		default:
 			goto out; /* a TIP is needed, or the code cannot be decoded */
 		}
-		memset(&pb->block, 0, sizeof(pb->block));
-		pb->block.start = b->start;
-		pb->block.last = b->last;
-		pb->block.next = b->last + b->last_size;
-		pb->block.ninsn = b->ninsn;
-		pb->block.end = (uint8_t)jf_fast_block_end((enum jf_fast_end)b->end);
-		pb->block.isa = (uint8_t)isa;
-		pb->block.last_size = b->last_size;
-		pb->end = b->end;
+		pb->start = b->start;
+		pb->last_off = (uint16_t)(b->last - b->start);
+		pb->ninsn = (uint16_t)b->ninsn;
+		pb->last_size = b->last_size;
+		pb->end = (uint8_t)jf_fast_block_end((enum jf_fast_end)b->end);
+		pb->goes_on = b->end == JF_FAST_CONTINUE;
 		p->used += pb->took_bit;
 		p->nblocks++;
 		ip = next;
@@ -129,17 +133,17 @@ static int blocks_unchanged_since(struct jf_codemap *map, const struct jf_block_
 	unsigned i;
 
 	for (i = 0; i < p->nblocks; i++) {
-		const struct jf_block *b = &p->blocks[i].block;
+		const struct jf_block b = jf_path_block_record(p, i);
 
-		lo = b->start < lo ? b->start : lo;
-		hi = b->next > hi ? b->next : hi;
+		lo = b.start < lo ? b.start : lo;
+		hi = b.next > hi ? b.next : hi;
 	}
 	if (!p->nblocks || jf_codemap_unchanged_since(map, since, lo, hi - lo))
 		return 1;
 	for (i = 0; i < p->nblocks; i++) {
-		const struct jf_block *b = &p->blocks[i].block;
+		const struct jf_block b = jf_path_block_record(p, i);
 
-		if (!jf_codemap_unchanged_since(map, since, b->start, b->next - b->start))
+		if (!jf_codemap_unchanged_since(map, since, b.start, b.next - b.start))
 			return 0;
 	}
 	return 1;

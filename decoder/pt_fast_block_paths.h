@@ -6,12 +6,12 @@
  * An entry here, keyed the same way (start IP, execution mode, code map version, payload
  * bits), holds them: each block's first and last instruction, its instruction count, how
  * it ends and whether a TNT bit ended it, and what the path did to the return stack. A
- * payload seen before then costs one lookup and a copy per block (of the block as its
- * record has it), instead of a block-cache
- * lookup and a step per block. A new code map version misses every entry (its version is
- * part of the key), but the miss keeps an entry whose blocks' bytes no change since
- * touched (jf_block_path_fill): a JIT changes a few hundred bytes at a time, and
- * following every hot path again after each change cost more than the paths saved.
+ * payload seen before then costs one lookup, and per block its record made from 16
+ * bytes, instead of a block-cache lookup and a step per block. A new code map version
+ * misses every entry (its version is part of the key), but the miss keeps an entry whose
+ * blocks' bytes no change since touched (jf_block_path_fill): a JIT changes a few hundred
+ * bytes at a time, and following every hot path again after each change cost more than
+ * the paths saved.
  *
  * As in the counting cache, an entry depends on nothing but its key: a compressed return
  * to a call not made on the path, a block that needs a TIP or has bad code, and the
@@ -20,35 +20,78 @@
 #define JITFLOW_PT_FAST_BLOCK_PATHS_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "pt_fast_blocks.h"
 #include "pt_fast_payloads.h"
 #include "pt_fast_table.h"
 
-/* The most blocks one entry holds; a longer path is looked up again where it stops. */
-enum { JF_BLOCK_PATH_MAX = 16 };
+/* The most blocks one entry holds; a longer path is looked up again where it stops.
+ * Thirteen fill an entry of 256 bytes; most paths are far shorter (4.2 blocks a lookup on
+ * a HotSpot recording), and a path of up to five blocks lies in the entry's first two
+ * cache lines. */
+enum { JF_BLOCK_PATH_MAX = 13 };
 
+/* A block on a path, in 16 bytes: its record's block (pt_fast_emit.c) is made from these,
+ * the path's mode and flags 0. Small, because a lookup per TNT packet into a table far
+ * larger than the caches reads the entry from memory: its bytes are what a hit waits for.
+ * The 16-bit fields always fit (static assertion in pt_fast_block_paths.c): a block of the
+ * block cache is straight, of at most JF_FAST_MAX_BLOCK instructions. */
 struct jf_path_block {
-	struct jf_block block; /* its record's block, as libipt's block decoder returns it
-				* (flags 0, the path's mode): pt_fast_emit.c copies it whole */
-	uint8_t end;       /* enum jf_fast_end */
-	uint8_t took_bit;  /* a TNT bit decided where it went (a conditional branch or return) */
+	uint64_t start;
+	uint16_t last_off;  /* its last instruction's offset from start */
+	uint16_t ninsn;     /* instructions, the last one included */
+	uint8_t last_size;  /* the last instruction's size: next = last + last_size */
+	uint8_t end;        /* enum jf_block_end, as its record has it */
+	uint8_t goes_on;    /* it reached the block cache's length limit (JF_FAST_CONTINUE):
+			     * its record is joined to the next block's */
+	uint8_t took_bit;   /* a TNT bit decided where it went (a conditional branch or return) */
 };
 
+/* An entry: the key and counts first, so that a hit reads one line for them and its first
+ * block, and its blocks right after; aligned to a cache line (the table's slots are). */
 struct jf_block_path {
 	uint64_t start;     /* key: where the path starts... */
-	uint64_t gen;       /* ...the code map version... */
 	uint64_t bits;      /* ...the payload's bits, the first in bit nbits-1... */
+	uint64_t gen;       /* ...the code map version... */
 	uint8_t nbits;      /* ...how many (1-47; 0: an empty slot)... */
 	uint8_t isa;        /* ...and the execution mode */
 	uint8_t used;       /* bits the path consumed (<= nbits) */
 	uint8_t nblocks;    /* blocks on the path (0: its first block is the caller's) */
 	uint8_t nops;       /* return-stack operations to replay, in order: */
 	uint8_t pops;       /* bit i set: op i pops (the return pushed by an earlier op) */
+	uint8_t push[JF_PAYLOAD_MAX_OPS]; /* else op i pushes the return address of the call
+					   * that ends blocks[push[i]] (jf_block_path_push) */
 	uint64_t end;       /* where the path ends: the IP of the block after the last */
-	uint64_t push[JF_PAYLOAD_MAX_OPS]; /* op i pushes push[i] (unless it pops) */
 	struct jf_path_block blocks[JF_BLOCK_PATH_MAX];
-};
+} __attribute__((aligned(64)));
+
+/* Block i of path p, as its record has it (as libipt's block decoder returns it). */
+static inline __attribute__((always_inline)) struct jf_block
+jf_path_block_record(const struct jf_block_path *p, unsigned i)
+{
+	const struct jf_path_block *pb = &p->blocks[i];
+	struct jf_block b;
+
+	memset(&b, 0, sizeof(b));
+	b.start = pb->start;
+	b.last = pb->start + pb->last_off;
+	b.next = b.last + pb->last_size;
+	b.ninsn = pb->ninsn;
+	b.end = pb->end;
+	b.isa = p->isa;
+	b.last_size = pb->last_size;
+	return b;
+}
+
+/* The return address op i of path p pushes (unless it pops): after the call ending one of
+ * its blocks. */
+static inline uint64_t jf_block_path_push(const struct jf_block_path *p, unsigned i)
+{
+	const struct jf_path_block *pb = &p->blocks[p->push[i]];
+
+	return pb->start + pb->last_off + pb->last_size;
+}
 
 /* Its cache visible: the lookup below is inline, since a trace takes one per TNT packet. */
 struct jf_block_paths {
