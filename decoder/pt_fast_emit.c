@@ -235,9 +235,9 @@ static int emit_path(struct fast *f, const struct jf_block_path *p, uint64_t off
 	for (i = 0; i < p->nblocks; i++) {
 		const struct jf_block blk = jf_path_block_record(p, i);
 
-		if (emit_record_block(f, &blk, p->blocks[i].goes_on, offset))
+		if (emit_record_block(f, &blk, p->blocks[i].path_flags & JF_PATH_GOES_ON, offset))
 			return 1;
-		if (!p->blocks[i].took_bit) {
+		if (!(p->blocks[i].path_flags & JF_PATH_TOOK_BIT)) {
 			/* Code that calls itself forever needs no trace: hand over, not loop. */
 			if (++*idle > MAX_TIP_WALK)
 				return 1;

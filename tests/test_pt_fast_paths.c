@@ -84,13 +84,14 @@ static void same_blocks(const struct jf_block_path *p, const struct expected_blo
 		assert_int_equal(b.start, want[i].start);
 		assert_int_equal(b.last, want[i].last);
 		assert_int_equal(b.ninsn, want[i].ninsn);
-		assert_int_equal(p->blocks[i].goes_on, want[i].end == JF_FAST_CONTINUE);
+		assert_int_equal(!!(p->blocks[i].path_flags & JF_PATH_GOES_ON),
+				 want[i].end == JF_FAST_CONTINUE);
 		/* ...and the rest of the block as its record has it */
 		assert_int_equal(b.end, jf_fast_block_end(want[i].end));
 		assert_int_equal(b.next, want[i].last + b.last_size);
 		assert_int_equal(b.isa, JF_ISA_X86_64);
 		assert_int_equal(b.flags, 0);
-		assert_int_equal(p->blocks[i].took_bit, want[i].took_bit);
+		assert_int_equal(!!(p->blocks[i].path_flags & JF_PATH_TOOK_BIT), want[i].took_bit);
 	}
 }
 
