@@ -2,10 +2,33 @@
  * path is followed through the block cache once, its blocks kept in order. */
 #include "pt_fast_block_paths.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pt_fast_table.h"
+
+/* A block of the block cache fits a path block's 16-bit fields: it is straight (the cache
+ * of an emitting decoder ends blocks at jumps), its instructions at most 15 bytes each. */
+_Static_assert(JF_FAST_MAX_BLOCK <= UINT16_MAX && (JF_FAST_MAX_BLOCK - 1) * 15 <= UINT16_MAX,
+	       "a block's instruction count or last offset overflows struct jf_path_block");
+/* A path block's eight bytes after start are its record's from ninsn on (but for
+ * JF_PATH_BLOCK_RECORD_BYTES). */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && sizeof(struct jf_path_block) == 16 &&
+		       offsetof(struct jf_path_block, ninsn) == 8 &&
+		       offsetof(struct jf_path_block, last_off) == 10 &&
+		       offsetof(struct jf_path_block, end) == 12 &&
+		       offsetof(struct jf_path_block, isa) == 13 &&
+		       offsetof(struct jf_path_block, path_flags) == 14 &&
+		       offsetof(struct jf_path_block, last_size) == 15 &&
+		       sizeof(((struct jf_block *)0)->ninsn) == 4 &&
+		       offsetof(struct jf_block, end) == offsetof(struct jf_block, ninsn) + 4 &&
+		       offsetof(struct jf_block, isa) == offsetof(struct jf_block, ninsn) + 5 &&
+		       offsetof(struct jf_block, flags) == offsetof(struct jf_block, ninsn) + 6 &&
+		       offsetof(struct jf_block, last_size) == offsetof(struct jf_block, ninsn) + 7,
+	       "struct jf_path_block no longer lies as its record's block");
+/* A lookup's line is the entry's first: the table's slots are aligned to a line. */
+_Static_assert(sizeof(struct jf_block_path) % 64 == 0, "entries straddle cache lines");
 
 struct jf_block_paths *jf_block_paths_new(struct jf_fast_blocks *blocks, unsigned log2_slots)
 {
@@ -67,10 +90,10 @@ static void follow(struct jf_block_paths *c, struct jf_block_path *p, enum jf_is
 		int taken = (int)((bits >> (nbits - 1 - p->used)) & 1);
 		uint64_t next;
 
-		pb->took_bit = 0;
+		pb->path_flags = 0;
 		switch ((enum jf_fast_end)b->end) {
 		case JF_FAST_COND:
-			pb->took_bit = 1;
+			pb->path_flags = JF_PATH_TOOK_BIT;
 			next = taken ? b->target : b->next;
 			break;
 		case JF_FAST_RETURN:
@@ -78,9 +101,9 @@ static void follow(struct jf_block_paths *c, struct jf_block_path *p, enum jf_is
 			 * depends on the stack, a not-taken bit is an error: the caller's. */
 			if (!nown || !taken || p->nops == JF_PAYLOAD_MAX_OPS)
 				goto out;
-			pb->took_bit = 1;
+			pb->path_flags = JF_PATH_TOOK_BIT;
 			p->pops |= (uint8_t)(1u << p->nops++);
-			next = p->push[own[--nown]];
+			next = jf_block_path_push(p, own[--nown]);
 			break;
 		case JF_FAST_CALL:
 			/* A call to the next instruction (position-independent code) is no call. */
@@ -88,7 +111,7 @@ static void follow(struct jf_block_paths *c, struct jf_block_path *p, enum jf_is
 				if (p->nops == JF_PAYLOAD_MAX_OPS)
 					goto out;
 				own[nown++] = p->nops;
-				p->push[p->nops++] = b->next;
+				p->push[p->nops++] = p->nblocks;
 			}
 			next = b->target;
 			break;
@@ -101,16 +124,15 @@ static void follow(struct jf_block_paths *c, struct jf_block_path *p, enum jf_is
 		default:
 			goto out; /* a TIP is needed, or the code cannot be decoded */
 		}
-		memset(&pb->block, 0, sizeof(pb->block));
-		pb->block.start = b->start;
-		pb->block.last = b->last;
-		pb->block.next = b->last + b->last_size;
-		pb->block.ninsn = b->ninsn;
-		pb->block.end = (uint8_t)jf_fast_block_end((enum jf_fast_end)b->end);
-		pb->block.isa = (uint8_t)isa;
-		pb->block.last_size = b->last_size;
-		pb->end = b->end;
-		p->used += pb->took_bit;
+		pb->start = b->start;
+		pb->last_off = (uint16_t)(b->last - b->start);
+		pb->ninsn = (uint16_t)b->ninsn;
+		pb->last_size = b->last_size;
+		pb->end = (uint8_t)jf_fast_block_end((enum jf_fast_end)b->end);
+		pb->isa = (uint8_t)isa;
+		if (b->end == JF_FAST_CONTINUE)
+			pb->path_flags |= JF_PATH_GOES_ON;
+		p->used += pb->path_flags & JF_PATH_TOOK_BIT;
 		p->nblocks++;
 		ip = next;
 	}
@@ -129,17 +151,17 @@ static int blocks_unchanged_since(struct jf_codemap *map, const struct jf_block_
 	unsigned i;
 
 	for (i = 0; i < p->nblocks; i++) {
-		const struct jf_block *b = &p->blocks[i].block;
+		const struct jf_block b = jf_path_block_record(p, i);
 
-		lo = b->start < lo ? b->start : lo;
-		hi = b->next > hi ? b->next : hi;
+		lo = b.start < lo ? b.start : lo;
+		hi = b.next > hi ? b.next : hi;
 	}
 	if (!p->nblocks || jf_codemap_unchanged_since(map, since, lo, hi - lo))
 		return 1;
 	for (i = 0; i < p->nblocks; i++) {
-		const struct jf_block *b = &p->blocks[i].block;
+		const struct jf_block b = jf_path_block_record(p, i);
 
-		if (!jf_codemap_unchanged_since(map, since, b->start, b->next - b->start))
+		if (!jf_codemap_unchanged_since(map, since, b.start, b.next - b.start))
 			return 0;
 	}
 	return 1;

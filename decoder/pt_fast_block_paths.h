@@ -6,12 +6,12 @@
  * An entry here, keyed the same way (start IP, execution mode, code map version, payload
  * bits), holds them: each block's first and last instruction, its instruction count, how
  * it ends and whether a TNT bit ended it, and what the path did to the return stack. A
- * payload seen before then costs one lookup and a copy per block (of the block as its
- * record has it), instead of a block-cache
- * lookup and a step per block. A new code map version misses every entry (its version is
- * part of the key), but the miss keeps an entry whose blocks' bytes no change since
- * touched (jf_block_path_fill): a JIT changes a few hundred bytes at a time, and
- * following every hot path again after each change cost more than the paths saved.
+ * payload seen before then costs one lookup, and per block its record made from 16
+ * bytes, instead of a block-cache lookup and a step per block. A new code map version
+ * misses every entry (its version is part of the key), but the miss keeps an entry whose
+ * blocks' bytes no change since touched (jf_block_path_fill): a JIT changes a few hundred
+ * bytes at a time, and following every hot path again after each change cost more than
+ * the paths saved.
  *
  * As in the counting cache, an entry depends on nothing but its key: a compressed return
  * to a call not made on the path, a block that needs a TIP or has bad code, and the
@@ -20,40 +20,99 @@
 #define JITFLOW_PT_FAST_BLOCK_PATHS_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "pt_fast_blocks.h"
 #include "pt_fast_payloads.h"
 #include "pt_fast_table.h"
 
-/* The most blocks one entry holds; a longer path is looked up again where it stops. */
-enum { JF_BLOCK_PATH_MAX = 16 };
+/* The most blocks one entry holds; a longer path is looked up again where it stops.
+ * Thirteen fill an entry of 256 bytes; most paths are far shorter (4.2 blocks a lookup on
+ * a HotSpot recording), and a path of up to five blocks lies in the entry's first two
+ * cache lines. */
+enum { JF_BLOCK_PATH_MAX = 13 };
 
+/* A block on a path, in 16 bytes, which its record's block (pt_fast_emit.c) is made from.
+ * Small, because a lookup per TNT packet into a table far larger than the caches reads the
+ * entry from memory: its bytes are what a hit waits for. The eight after start lie as the
+ * record's from ninsn on (ninsn, end, isa, flags, last_size), so that they are copied as
+ * one word, but for two places the record leaves empty: ninsn's upper half (a block of the
+ * block cache has at most JF_FAST_MAX_BLOCK instructions, and is straight: its last one
+ * lies less than 2^16 bytes from its start) and flags (0 in the record). Static assertions
+ * in pt_fast_block_paths.c hold them to that. */
 struct jf_path_block {
-	struct jf_block block; /* its record's block, as libipt's block decoder returns it
-				* (flags 0, the path's mode): pt_fast_emit.c copies it whole */
-	uint8_t end;       /* enum jf_fast_end */
-	uint8_t took_bit;  /* a TNT bit decided where it went (a conditional branch or return) */
+	uint64_t start;
+	uint16_t ninsn;     /* instructions, the last one included (the record's low half) */
+	uint16_t last_off;  /* its last instruction's offset from start */
+	uint8_t end;        /* enum jf_block_end, as its record has it */
+	uint8_t isa;        /* the path's mode */
+	uint8_t path_flags; /* JF_PATH_TOOK_BIT, JF_PATH_GOES_ON */
+	uint8_t last_size;  /* the last instruction's size: next = last + last_size */
 };
 
+enum {
+	JF_PATH_TOOK_BIT = 1, /* a TNT bit decided where it went (a conditional branch, a
+			       * return) */
+	JF_PATH_GOES_ON = 2,  /* it reached the block cache's length limit (JF_FAST_CONTINUE):
+			       * its record is joined to the next block's */
+};
+
+/* The record's bytes of a jf_path_block's eight after start (little-endian): the others,
+ * last_off and path_flags, are 0 in the record. */
+#define JF_PATH_BLOCK_RECORD_BYTES 0xff00ffff0000ffffull
+
+/* An entry: the key and counts first, so that a hit reads one line for them and its first
+ * block, and its blocks right after; aligned to a cache line (the table's slots are). */
 struct jf_block_path {
 	uint64_t start;     /* key: where the path starts... */
-	uint64_t gen;       /* ...the code map version... */
 	uint64_t bits;      /* ...the payload's bits, the first in bit nbits-1... */
+	uint64_t gen;       /* ...the code map version... */
 	uint8_t nbits;      /* ...how many (1-47; 0: an empty slot)... */
 	uint8_t isa;        /* ...and the execution mode */
 	uint8_t used;       /* bits the path consumed (<= nbits) */
 	uint8_t nblocks;    /* blocks on the path (0: its first block is the caller's) */
 	uint8_t nops;       /* return-stack operations to replay, in order: */
 	uint8_t pops;       /* bit i set: op i pops (the return pushed by an earlier op) */
+	uint8_t push[JF_PAYLOAD_MAX_OPS]; /* else op i pushes the return address of the call
+					   * that ends blocks[push[i]] (jf_block_path_push) */
+	uint32_t then;      /* the slot of the lookup after this entry's last one: the
+			     * next lookup's likely slot, prefetched on a hit */
 	uint64_t end;       /* where the path ends: the IP of the block after the last */
-	uint64_t push[JF_PAYLOAD_MAX_OPS]; /* op i pushes push[i] (unless it pops) */
 	struct jf_path_block blocks[JF_BLOCK_PATH_MAX];
-};
+} __attribute__((aligned(64)));
+
+/* Block i of path p, as its record has it (as libipt's block decoder returns it). */
+static inline __attribute__((always_inline)) struct jf_block
+jf_path_block_record(const struct jf_block_path *p, unsigned i)
+{
+	const struct jf_path_block *pb = &p->blocks[i];
+	struct jf_block b;
+	uint64_t tail;
+
+	b.start = pb->start;
+	b.last = pb->start + pb->last_off;
+	b.next = b.last + pb->last_size;
+	memcpy(&tail, &pb->ninsn, sizeof(tail));
+	tail &= JF_PATH_BLOCK_RECORD_BYTES;
+	memcpy(&b.ninsn, &tail, sizeof(tail));
+	return b;
+}
+
+/* The return address op i of path p pushes (unless it pops): after the call ending one of
+ * its blocks. */
+static inline uint64_t jf_block_path_push(const struct jf_block_path *p, unsigned i)
+{
+	const struct jf_path_block *pb = &p->blocks[p->push[i]];
+
+	return pb->start + pb->last_off + pb->last_size;
+}
 
 /* Its cache visible: the lookup below is inline, since a trace takes one per TNT packet. */
 struct jf_block_paths {
 	struct jf_fast_path_cache c; /* first (jf_fast_path_cache_new): of struct jf_block_path */
 	uint64_t kept; /* entries of an older code map version found still to hold */
+	struct jf_block_path *last; /* the entry the last lookup returned (its then is set by
+				     * the next) */
 };
 
 /* A direct-mapped cache of at most 2^log2_slots paths over the blocks of blocks (a cache
@@ -68,23 +127,38 @@ const struct jf_block_path *jf_block_path_fill(struct jf_block_paths *c,
 					       unsigned nbits);
 
 /* The path of the nbits (1-47) low bits of bits from ip, in mode isa and version gen of
- * the code map (its current version), followed now if it is not cached. Never NULL. */
+ * the code map (its current version), followed now if it is not cached. Never NULL.
+ *
+ * Each lookup waits for its entry's first line from memory (the table is larger than the
+ * CPU's caches); a hit's blocks take a while to queue, and the next TNT packet's lookup
+ * went to the same slot as the one after this entry's last hit 72% of the time on a
+ * HotSpot recording (the same loops run the same payloads in turn): so a hit prefetches
+ * that slot. A slot index stays valid as the table grows (it only grows); after growth
+ * the hint may point elsewhere, which costs a useless prefetch, never a wrong path. */
 static inline const struct jf_block_path *jf_block_path_at(struct jf_block_paths *c,
 							   enum jf_isa isa, uint64_t ip,
 							   uint64_t gen, uint64_t bits,
 							   unsigned nbits)
 {
-	struct jf_block_path *p;
+	struct jf_block_path *p, *slots = (struct jf_block_path *)c->c.table.slots;
+	uint32_t at;
 
 	bits &= (1ull << nbits) - 1;
 	p = jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
+	at = (uint32_t)(p - slots);
 	c->c.lookups++;
+	if (c->last && c->last->then != at)
+		c->last->then = at;
 	if (p->start == ip && p->bits == bits && p->nbits == nbits && p->gen == gen &&
 	    p->isa == (uint8_t)isa) {
 		c->c.hits++;
+		__builtin_prefetch(&slots[p->then]);
+		c->last = p;
 		return p;
 	}
-	return jf_block_path_fill(c, p, isa, ip, gen, bits, nbits);
+	p = (struct jf_block_path *)jf_block_path_fill(c, p, isa, ip, gen, bits, nbits);
+	c->last = p;
+	return p;
 }
 
 /* Lookups, and how many of them were answered from the cache. */

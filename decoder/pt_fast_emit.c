@@ -21,9 +21,9 @@
 
 /* Queue the block blk (its record's block), joined to the block queued just before if
  * that one stopped at the cache's length limit (goes_on: blk does too). Returns 0, or 1
- * if the queue is full (not modelled). Inline: called for every block returned, where a
- * block of a cached TNT path is copied whole from the path (pt-latency.sh's buffer: it
- * was 45 of 300 instructions per block made field by field). */
+ * if the queue is full (not modelled). Inline: called for every block returned, so that
+ * its callers' blocks, made in registers from what the caches keep, are stored straight
+ * into the record. */
 static inline __attribute__((always_inline)) int emit_record_block(struct fast *f,
 								    const struct jf_block *blk,
 								    int goes_on, uint64_t offset)
@@ -233,11 +233,11 @@ static int emit_path(struct fast *f, const struct jf_block_path *p, uint64_t off
 	uint64_t ip;
 
 	for (i = 0; i < p->nblocks; i++) {
-		const struct jf_path_block *pb = &p->blocks[i];
+		const struct jf_block blk = jf_path_block_record(p, i);
 
-		if (emit_record_block(f, &pb->block, pb->end == JF_FAST_CONTINUE, offset))
+		if (emit_record_block(f, &blk, p->blocks[i].path_flags & JF_PATH_GOES_ON, offset))
 			return 1;
-		if (!pb->took_bit) {
+		if (!(p->blocks[i].path_flags & JF_PATH_TOOK_BIT)) {
 			/* Code that calls itself forever needs no trace: hand over, not loop. */
 			if (++*idle > MAX_TIP_WALK)
 				return 1;
@@ -252,7 +252,7 @@ static int emit_path(struct fast *f, const struct jf_block_path *p, uint64_t off
 		if (p->pops & (1u << i))
 			jf_fast_pop_return(f, &ip); /* a return pushed just before on the path */
 		else
-			jf_fast_push_return(f, p->push[i]);
+			jf_fast_push_return(f, jf_block_path_push(p, i));
 	}
 	f->ip = p->end;
 	return 0;

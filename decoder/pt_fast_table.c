@@ -5,10 +5,24 @@
 
 struct jf_fast_retired {
 	struct jf_fast_retired *next;
-	void *slots;
+	void *mem;
 };
 
-enum { FIRST_LOG2 = 9, GROWTH_LOG2 = 3 };
+enum { FIRST_LOG2 = 9, GROWTH_LOG2 = 3, LINE = 64 };
+
+/* n zeroed entries from a line's start in *mem (NULL if out of memory). calloc, not an
+ * aligned allocation and memset: a large table's pages stay untouched, and so out of the
+ * process's memory, until an entry on them is used. */
+static void *alloc_slots(size_t n, size_t entry_size, void **mem)
+{
+	uintptr_t at;
+
+	*mem = calloc(n * entry_size + LINE - 1, 1);
+	if (!*mem)
+		return NULL;
+	at = ((uintptr_t)*mem + LINE - 1) & ~(uintptr_t)(LINE - 1);
+	return (void *)at;
+}
 
 int jf_fast_table_init(struct jf_fast_table *t, size_t entry_size, unsigned max_log2)
 {
@@ -18,7 +32,7 @@ int jf_fast_table_init(struct jf_fast_table *t, size_t entry_size, unsigned max_
 	t->shift = 64 - t->log2;
 	t->conflicts = 0;
 	t->retired = NULL;
-	t->slots = calloc((size_t)1 << t->log2, entry_size);
+	t->slots = alloc_slots((size_t)1 << t->log2, entry_size, &t->mem);
 	return t->slots ? 0 : -1;
 }
 
@@ -28,34 +42,37 @@ void jf_fast_table_fini(struct jf_fast_table *t)
 		struct jf_fast_retired *r = t->retired;
 
 		t->retired = r->next;
-		free(r->slots);
+		free(r->mem);
 		free(r);
 	}
-	free(t->slots);
-	t->slots = NULL;
+	free(t->mem);
+	t->slots = t->mem = NULL;
 }
 
 void *jf_fast_table_grow(struct jf_fast_table *t, size_t *n)
 {
 	unsigned log2 = t->log2 + GROWTH_LOG2 < t->max_log2 ? t->log2 + GROWTH_LOG2 : t->max_log2;
-	void *slots = calloc((size_t)1 << log2, t->entry_size);
+	void *mem;
+	void *slots = alloc_slots((size_t)1 << log2, t->entry_size, &mem);
 	struct jf_fast_retired *r = malloc(sizeof(*r));
+	void *old = t->slots;
 
 	t->conflicts = 0;
 	if (!slots || !r) {
-		free(slots);
+		free(mem);
 		free(r);
 		t->max_log2 = t->log2;
 		return NULL;
 	}
 	*n = (size_t)1 << t->log2;
-	r->slots = t->slots;
+	r->mem = t->mem;
 	r->next = t->retired;
 	t->retired = r;
 	t->slots = slots;
+	t->mem = mem;
 	t->log2 = log2;
 	t->shift = 64 - log2;
-	return r->slots;
+	return old;
 }
 
 void *jf_fast_path_cache_new(struct jf_fast_blocks *blocks, size_t entry_size,

@@ -1115,37 +1115,55 @@ static void traced_from_psb(struct jf_ptb *b)
 	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
 }
 
-/* Straight code longer than the block cache's blocks (JF_FAST_MAX_BLOCK instructions):
- * the fast path cuts it, and joins the parts again as libipt's block decoder returns them
- * (one block, join_cache_splits), both where a TNT bit ends the code (a cached payload
- * path) and where a TIP does (the walk to an indirect jump, block by block). Code: 1000:
- * 5000 nops; 2388: je 238a; 238a: 5000 nops; 3712: jmp rax. */
-static void test_long_block_joins(void **state)
+/* Straight code of the instruction insn (size bytes) longer than the block cache's blocks
+ * (JF_FAST_MAX_BLOCK instructions): the fast path cuts it, and joins the parts again as
+ * libipt's block decoder returns them (one block, join_cache_splits), both where a TNT bit
+ * ends the code (a cached payload path) and where a TIP does (the walk to an indirect
+ * jump, block by block). Code: 1000: 5000 insns; je to the next; 5000 insns; jmp rax. */
+static void long_block_joins(const char *what, const uint8_t *insn, size_t size)
 {
-	enum { NOPS = 5000 };
-	static uint8_t code[2 * NOPS + 4];
+	enum { INSNS = 5000 };
+	size_t len = 2 * INSNS * size + 4, i;
+	uint8_t *code = malloc(len);
 	struct jf_codemap *map, *blocks_map;
 	struct jf_ptb *b = jf_ptb_new();
 	struct jf_pt_fast_report rep;
 	uint64_t insns;
 
-	(void)state;
-	memset(code, 0x90, sizeof(code));
-	memcpy(code + NOPS, (const uint8_t[]){ 0x74, 0x00 }, 2);
-	memcpy(code + 2 * NOPS + 2, (const uint8_t[]){ 0xff, 0xe0 }, 2);
-	map = jf_ptb_codemap(code, sizeof(code), 0x1000);
-	blocks_map = jf_ptb_codemap(code, sizeof(code), 0x1000);
+	assert_non_null(code);
+	for (i = 0; i < 2 * INSNS; i++)
+		memcpy(code + i * size + (i < INSNS ? 0 : 2), insn, size);
+	memcpy(code + INSNS * size, (const uint8_t[]){ 0x74, 0x00 }, 2);
+	memcpy(code + len - 2, (const uint8_t[]){ 0xff, 0xe0 }, 2);
+	map = jf_ptb_codemap(code, len, 0x1000);
+	blocks_map = jf_ptb_codemap(code, len, 0x1000);
 	traced_from_psb(b);
 	jf_ptb_tnt(b, "T");
 	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
 	jf_ptb_tnt(b, "T");
 	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
-	rep = compare("long blocks", jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, &insns);
+	rep = compare(what, jf_ptb_bytes(b), jf_ptb_size(b), map, blocks_map, &insns);
 	assert_int_equal(rep.fallback_at, -1);
-	assert_int_equal(insns, 3 * (2 * NOPS + 2));
+	assert_int_equal(insns, 3 * (2 * INSNS + 2));
 	jf_ptb_free(b);
 	jf_codemap_free(map);
 	jf_codemap_free(blocks_map);
+	free(code);
+}
+
+static void test_long_block_joins(void **state)
+{
+	static const uint8_t nop[] = { 0x90 };
+	/* The longest x86 instruction (15 bytes: six operand-size prefixes, a segment one, a
+	 * nopw with a SIB and a 32-bit displacement), so that a cut block's last instruction
+	 * lies as far from its start as the block cache allows: the TNT path entries'
+	 * 16-bit offset (pt_fast_block_paths.h) must hold it. */
+	static const uint8_t widest[] = { 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x2e, 0x0f,
+					  0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 };
+
+	(void)state;
+	long_block_joins("long blocks", nop, sizeof(nop));
+	long_block_joins("long blocks of the widest insns", widest, sizeof(widest));
 }
 
 /* The errors libipt 2.1 reports where 2.0 lets the trace through (pt_status_check.h),

@@ -79,17 +79,19 @@ static void same_blocks(const struct jf_block_path *p, const struct expected_blo
 
 	assert_int_equal(p->nblocks, n);
 	for (i = 0; i < n; i++) {
-		assert_int_equal(p->blocks[i].block.start, want[i].start);
-		assert_int_equal(p->blocks[i].block.last, want[i].last);
-		assert_int_equal(p->blocks[i].block.ninsn, want[i].ninsn);
-		assert_int_equal(p->blocks[i].end, want[i].end);
+		const struct jf_block b = jf_path_block_record(p, i);
+
+		assert_int_equal(b.start, want[i].start);
+		assert_int_equal(b.last, want[i].last);
+		assert_int_equal(b.ninsn, want[i].ninsn);
+		assert_int_equal(!!(p->blocks[i].path_flags & JF_PATH_GOES_ON),
+				 want[i].end == JF_FAST_CONTINUE);
 		/* ...and the rest of the block as its record has it */
-		assert_int_equal(p->blocks[i].block.end, jf_fast_block_end(want[i].end));
-		assert_int_equal(p->blocks[i].block.next,
-				 want[i].last + p->blocks[i].block.last_size);
-		assert_int_equal(p->blocks[i].block.isa, JF_ISA_X86_64);
-		assert_int_equal(p->blocks[i].block.flags, 0);
-		assert_int_equal(p->blocks[i].took_bit, want[i].took_bit);
+		assert_int_equal(b.end, jf_fast_block_end(want[i].end));
+		assert_int_equal(b.next, want[i].last + b.last_size);
+		assert_int_equal(b.isa, JF_ISA_X86_64);
+		assert_int_equal(b.flags, 0);
+		assert_int_equal(!!(p->blocks[i].path_flags & JF_PATH_TOOK_BIT), want[i].took_bit);
 	}
 }
 
@@ -135,7 +137,7 @@ static void test_paths(void **state)
 	assert_int_equal(p->used, 3);
 	assert_int_equal(p->end, 0x1000);
 	assert_int_equal(p->nops, 2);
-	assert_int_equal(p->push[0], 0x1005);
+	assert_int_equal(jf_block_path_push(p, 0), 0x1005);
 	assert_int_equal(p->pops, 0x2);
 	/* Bits above nbits are not part of the key. */
 	assert_ptr_equal(jf_block_path_at(c, JF_ISA_X86_64, 0x1000, gen, 0xff, 3), p);
@@ -147,6 +149,7 @@ static void test_paths(void **state)
 	assert_int_equal(p->end, 0x1012);
 	assert_int_equal(p->nops, 1);
 	assert_int_equal(p->pops, 0);
+	assert_int_equal(jf_block_path_push(p, 0), 0x1005);
 
 	/* From 1012 (nop, nop, ret) the ret returns to a call made before the path: the caller's (no block). */
 	p = jf_block_path_at(c, JF_ISA_X86_64, 0x1012, gen, 0x1, 1);
@@ -183,6 +186,8 @@ static void test_paths(void **state)
 	assert_int_equal(p->end, 0x1005);
 	assert_int_equal(p->nops, 4);
 	assert_int_equal(p->pops, 0xa);
+	assert_int_equal(jf_block_path_push(p, 0), 0x1005);
+	assert_int_equal(jf_block_path_push(p, 2), 0x1005);
 	jf_block_paths_counts(c, &lookups, &hits);
 	assert_int_equal(hits, 1);
 	assert_int_equal(jf_block_paths_kept(c), 1);
