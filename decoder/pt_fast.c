@@ -357,7 +357,7 @@ void jf_fast_free_state(struct fast *f)
 	if (!f->borrowed) {
 		struct jf_pt_fast_caches own = { f->insns, f->blocks, f->payloads,
 						 NULL /* f->block_paths: fast_free's */,
-						 NULL /* own caches pool no queues */ };
+						 NULL /* own caches keep no queues */ };
 
 		jf_pt_fast_caches_fini(&own);
 	}

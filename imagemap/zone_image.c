@@ -249,8 +249,9 @@ static int move(struct jf_zone_image *zi, uint64_t from, uint64_t to, uint64_t s
 	return 0;
 }
 
-int jf_zone_bytes_difference(struct jf_codemap *map, uint64_t addr, const uint8_t *bytes,
-			     uint64_t size)
+/* jf_zone_bytes_difference of the bytes read reads. */
+static int difference(size_t (*read)(struct jf_codemap *, uint64_t, void *, size_t),
+		      struct jf_codemap *map, uint64_t addr, const uint8_t *bytes, uint64_t size)
 {
 	uint8_t buf[256];
 	uint64_t done = 0;
@@ -258,7 +259,7 @@ int jf_zone_bytes_difference(struct jf_codemap *map, uint64_t addr, const uint8_
 
 	while (done < size) {
 		size_t want = size - done < sizeof(buf) ? (size_t)(size - done) : sizeof(buf);
-		size_t n = jf_codemap_read_mapped(map, addr + done, buf, want);
+		size_t n = read(map, addr + done, buf, want);
 
 		if (!n)
 			return 2;
@@ -266,6 +267,18 @@ int jf_zone_bytes_difference(struct jf_codemap *map, uint64_t addr, const uint8_
 		done += n;
 	}
 	return differs;
+}
+
+int jf_zone_bytes_difference(struct jf_codemap *map, uint64_t addr, const uint8_t *bytes,
+			     uint64_t size)
+{
+	return difference(jf_codemap_read_mapped, map, addr, bytes, size);
+}
+
+int jf_zone_bytes_difference_as_read(struct jf_codemap *map, uint64_t addr,
+				     const uint8_t *bytes, uint64_t size)
+{
+	return difference(jf_codemap_read, map, addr, bytes, size);
 }
 
 /* 0 applied, 1 an observed patch that changes nothing (not applied), -1 error. */

@@ -146,6 +146,9 @@ int jf_zone_changes_code(const struct jf_zone_stream *s, const struct jf_zone_re
  * pending record (zone_early.c) is no code the map holds. */
 int jf_zone_bytes_difference(struct jf_codemap *map, uint64_t addr, const uint8_t *bytes,
 			     uint64_t size);
+/* ...and the same of the bytes as the map reads them, those an early fill serves too. */
+int jf_zone_bytes_difference_as_read(struct jf_codemap *map, uint64_t addr,
+				     const uint8_t *bytes, uint64_t size);
 
 /* zone_settled.c: index the stream's record (its ordinal-th) for
  * jf_zone_image_code_settled. Returns 0, -1 out of memory. */

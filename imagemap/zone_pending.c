@@ -22,7 +22,6 @@
  * handlers in one load at the end of the run), and the recorder's observed patches of
  * a method hold bytes its later loads write again. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "zone_image_internal.h"
 
@@ -137,22 +136,9 @@ static void build(struct jf_zone_image *zi)
 static int writes_as_now(struct jf_codemap *map, const struct jf_zone_pending_entry *e,
 			 uint64_t vaddr, uint64_t end)
 {
-	const uint8_t *bytes;
-	uint8_t buf[64];
-
-	if (!e->bytes || vaddr < e->from || end > e->to)
-		return 0;
-	bytes = e->bytes + (vaddr - e->from);
-	while (vaddr < end) {
-		size_t want = end - vaddr < sizeof(buf) ? (size_t)(end - vaddr) : sizeof(buf);
-		size_t n = jf_codemap_read(map, vaddr, buf, want);
-
-		if (!n || memcmp(buf, bytes, n))
-			return 0;
-		vaddr += n;
-		bytes += n;
-	}
-	return 1;
+	return e->bytes && vaddr >= e->from && end <= e->to &&
+	       !jf_zone_bytes_difference_as_read(map, vaddr, e->bytes + (vaddr - e->from),
+						 end - vaddr);
 }
 
 /* Whether e's record is still to apply and may change [vaddr, end) (see the top). */
