@@ -318,6 +318,7 @@ static int new_decoder(struct session *s, struct queue *q, const uint8_t *bytes,
 	cfg.end_on_jump |= s->opts.fast_when_settled && jf_codemap_tells_changes(map);
 	cfg.insns = insns_for(s, map);
 	cfg.join_cache_splits = s->opts.join_cache_splits;
+	cfg.decode_ahead_changing = s->opts.decode_ahead_changing;
 	how = decode_how(s, map);
 	q->dec_counts = how == 2;
 	if (how) {
@@ -359,6 +360,9 @@ static void finish_decoder(struct session *s, struct queue *q)
 		s->report.hand_overs += r.hand_overs;
 		s->report.resumes += r.resumes;
 		s->report.resyncs += r.resyncs;
+		s->report.changing_stretches += r.changing_stretches;
+		s->report.rollbacks += r.rollbacks;
+		s->report.rollback_fallbacks += r.rollback_fallbacks;
 		if (q->dec_counts)
 			jf_decode_stats_add(jf_decoder_stats_mut(s->self), jf_decoder_stats(q->dec));
 	}

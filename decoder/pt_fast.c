@@ -292,6 +292,10 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 	struct queue tmp;
 
 	jf_fast_settle_block_time(f);
+	/* Code that may change is decoded ahead only up to here: what the PSB+ reads after
+	 * this commit belongs to the next stretch, which begins only then (pt_fast_optimism.c). */
+	if (f->blocks && f->blocks->changing)
+		f->blocks->changing->open = 0;
 	if (f->cfg.count_plain_events && !f->emit)
 		count_plain_events(f);
 	if (f->watch) {
@@ -705,6 +709,27 @@ static int start(struct fast *f, int synced, struct jf_error *err)
 
 static int setup(struct fast *f, struct jf_error *err);
 
+void jf_fast_keep_resources(struct fast *f, const struct fast *keep)
+{
+	f->map = keep->map;
+	f->insns = keep->insns;
+	f->blocks = keep->blocks;
+	f->payloads = keep->payloads;
+	f->block_paths = keep->block_paths;
+	f->paths_borrowed = keep->paths_borrowed;
+	f->borrowed = keep->borrowed;
+	f->queues = keep->queues;
+	f->stats = keep->stats;
+	f->dec = keep->dec;
+	f->released = keep->released;
+	f->opt = keep->opt;
+	f->qry = keep->qry;
+	f->psbs = keep->psbs;
+	f->pkt = keep->pkt;
+	f->check = keep->check;
+	f->sync_check = keep->sync_check;
+}
+
 /* The block decoder handed over to resynchronised at f->resume_psb after an error, with
  * nothing decoded past it: it is from there on what a decoder started at that PSB is
  * (pt_decoder.c), so this path starts there afresh, as with cfg.sync_at, and the hand-over
@@ -724,18 +749,12 @@ int jf_fast_resume_at(struct fast *f, uint64_t psb, struct jf_error *err)
 	f->cfg.has_sync_at = 1;
 	f->cfg.sync_at = psb;
 	f->join_attempt = keep.join_attempt;
-	f->map = keep.map;
-	f->insns = keep.insns;
-	f->blocks = keep.blocks;
-	f->payloads = keep.payloads;
-	f->block_paths = keep.block_paths;
-	f->paths_borrowed = keep.paths_borrowed;
-	f->borrowed = keep.borrowed;
-	f->queues = keep.queues;
-	f->stats = keep.stats;
-	f->dec = keep.dec;
+	/* (A resynchronisation's libipt decoders among them, if a hand-over did not free
+	 * them: each is set to an offset before it reads, and the query decoder restarts at
+	 * the PSB (start), as libipt's block decoder restarts its own; allocated anew, they
+	 * were 2-3% of `stat` on a capture with an error every PSB period.) */
+	jf_fast_keep_resources(f, &keep);
 	f->emit = keep.emit;
-	f->released = keep.released;
 	f->pending.flows = keep.pending.flows;
 	f->pending.cap = keep.pending.cap;
 	f->ready.flows = keep.ready.flows;
@@ -745,15 +764,6 @@ int jf_fast_resume_at(struct fast *f, uint64_t psb, struct jf_error *err)
 	f->watch_ctx = keep.watch_ctx;
 	f->watch_resyncs = keep.watch_resyncs;
 	f->paused = keep.paused;
-	/* A resynchronisation's libipt decoders (a hand-over freed them): each is set to an
-	 * offset before it reads, and the query decoder restarts at the PSB (start), as
-	 * libipt's block decoder restarts its own; allocated anew, they were 2-3% of `stat`
-	 * on a capture with an error every PSB period. */
-	f->qry = keep.qry;
-	f->psbs = keep.psbs;
-	f->pkt = keep.pkt;
-	f->check = keep.check;
-	f->sync_check = keep.sync_check;
 	if (keep.resync)
 		f->report.resyncs++;
 	else
@@ -775,6 +785,8 @@ static int resume(struct fast *f, struct jf_error *err)
  * over to returns the next (f->old), 0 at the end (or a watcher's pause), -1 on error. */
 static int refill(struct fast *f, struct jf_error *err)
 {
+	int rc;
+
 	for (;;) {
 		if (f->ready.pos < f->ready.n)
 			return 1;
@@ -789,15 +801,37 @@ static int refill(struct fast *f, struct jf_error *err)
 			f->paused = 0;
 			return 0;
 		}
-		if (jf_fast_decode(f, err) < 0)
+		jf_fast_optimism_begin(f);
+		rc = jf_fast_decode(f, err);
+		jf_fast_optimism_end(f);
+		if (rc < 0)
 			return -1;
+	}
+}
+
+/* refill, and where blocks decoded ahead over code that may change are among the records
+ * ready, those up to the next such block (*until), the first checked
+ * (pt_fast_optimism.c). */
+static int refill_checked(struct fast *f, size_t *until, struct jf_error *err)
+{
+	int rc;
+
+	for (;;) {
+		rc = refill(f, err);
+		*until = f->ready.n;
+		if (rc != 1 || !jf_fast_optimism_due(f))
+			return rc;
+		rc = jf_fast_optimism_check(f, until, err);
+		if (rc != 1 || f->ready.pos < *until)
+			return rc;
 	}
 }
 
 static int fast_next(void *self, struct jf_flow *flow, struct jf_error *err)
 {
 	struct fast *f = self;
-	int rc = refill(f, err);
+	size_t until;
+	int rc = refill_checked(f, &until, err);
 
 	if (rc == 1) {
 		*flow = f->ready.flows[f->ready.pos++];
@@ -806,18 +840,19 @@ static int fast_next(void *self, struct jf_flow *flow, struct jf_error *err)
 	return rc == 2 ? jf_fast_next_after_hand_over(f, flow, err) : rc;
 }
 
-/* The committed stretch's records where they lie (no copy); one at a time from a
- * hand-over's block decoder. */
+/* The committed stretch's records where they lie (no copy), up to the next one to check
+ * when it is asked for; one at a time from a hand-over's block decoder. */
 static int fast_next_batch(void *self, const struct jf_flow **flows, size_t *n,
 			   struct jf_error *err)
 {
 	struct fast *f = self;
-	int rc = refill(f, err);
+	size_t until;
+	int rc = refill_checked(f, &until, err);
 
 	if (rc == 1) {
 		*flows = &f->ready.flows[f->ready.pos];
-		*n = f->ready.n - f->ready.pos;
-		f->ready.pos = f->ready.n;
+		*n = until - f->ready.pos;
+		f->ready.pos = until;
 		return 1;
 	}
 	if (rc == 2 && (rc = jf_fast_next_after_hand_over(f, &f->batch_one, err)) > 0) {
@@ -832,6 +867,7 @@ static void fast_free(void *self)
 	struct fast *f = self;
 
 	jf_fast_free_state(f);
+	jf_fast_optimism_free(f);
 	if (!f->paths_borrowed)
 		jf_block_paths_free(f->block_paths);
 	jf_decoder_free(f->old);

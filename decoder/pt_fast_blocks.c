@@ -4,6 +4,7 @@
 #include "pt_fast_shared.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 
 struct jf_fast_blocks *jf_fast_blocks_new(struct jf_insn_cache *insns, struct jf_codemap *map,
@@ -65,8 +66,10 @@ static void leave_to_block_decoder(struct jf_fast_block *b)
 }
 
 /* Decode the block at ip from the code bytes, the way libipt's block decoder walks
- * instructions without trace. */
-static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa isa, uint64_t ip)
+ * instructions without trace. Returns 1 where it left the block to the block decoder
+ * (unless whole: an instruction's bytes may change), else 0. */
+static int decode(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa isa, uint64_t ip,
+		  int whole)
 {
 	struct jf_insn_info in;
 
@@ -79,23 +82,23 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 		int bad = jf_insn_at(c->insns, isa, ip, &in) < 0;
 
 		/* (What cannot be decoded: the longest instruction's bytes.) */
-		if (may_change(c, ip, bad ? 15 : in.size)) {
+		if (!whole && may_change(c, ip, bad ? 15 : in.size)) {
 			leave_to_block_decoder(b);
-			return;
+			return 1;
 		}
 		if (bad) {
 			b->end = JF_FAST_BAD;
 			b->last = ip;
 			b->last_size = 0;
 			b->next = ip;
-			return;
+			return 0;
 		}
 		if (c->end_on_jump && straddles(c, ip, in.size)) {
 			b->end = JF_FAST_UNHANDLED;
 			b->last = ip;
 			b->last_size = 0;
 			b->next = ip;
-			return;
+			return 0;
 		}
 		b->ninsn++;
 		b->last = ip;
@@ -109,7 +112,7 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 			if (c->end_on_jump) {
 				b->end = JF_FAST_JUMP;
 				b->target = in.target;
-				return;
+				return 0;
 			}
 			ip = in.target;
 			b->straight = 0;
@@ -117,34 +120,133 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 		case JF_INSN_COND:
 			b->end = JF_FAST_COND;
 			b->target = in.target;
-			return;
+			return 0;
 		case JF_INSN_CALL:
 			b->end = JF_FAST_CALL;
 			b->target = in.target;
-			return;
+			return 0;
 		case JF_INSN_CALL_INDIRECT:
 			b->end = JF_FAST_CALL_IND;
-			return;
+			return 0;
 		case JF_INSN_RETURN:
 			b->end = JF_FAST_RETURN;
-			return;
+			return 0;
 		case JF_INSN_JUMP_INDIRECT:
 			b->end = JF_FAST_INDIRECT;
-			return;
+			return 0;
 		case JF_INSN_FAR:
 			b->end = in.far_call ? JF_FAST_FAR_CALL : JF_FAST_FAR;
-			return;
+			return 0;
 		case JF_INSN_PTWRITE:
 		case JF_INSN_ERROR:
 		default:
 			b->end = JF_FAST_UNHANDLED;
-			return;
+			return 0;
 		}
 		if (b->ninsn == JF_FAST_MAX_BLOCK) {
 			b->end = JF_FAST_CONTINUE;
 			b->next = ip;
+			return 0;
+		}
+	}
+}
+
+void jf_fast_block_decode_now(struct jf_fast_blocks *c, enum jf_isa isa, uint64_t ip,
+			      struct jf_fast_block *out)
+{
+	memset(out, 0, sizeof(*out));
+	decode(c, out, isa, ip, 1);
+}
+
+/* A logged fill (jf_fast_changing) of the block at ip: as decoded (as), its slot b left to
+ * the block decoder. Out of memory, the log fails (the decoder then hands over). */
+static void log_fill(struct jf_fast_changing *ch, struct jf_fast_block *b, enum jf_isa isa,
+		     uint64_t ip, const struct jf_fast_block *as)
+{
+	b->start = ip;
+	b->isa = (uint8_t)isa;
+	leave_to_block_decoder(b);
+	if (ch->n == ch->cap) {
+		size_t cap = ch->cap ? 2 * ch->cap : 64;
+		struct jf_fast_changing_fill *more = realloc(ch->fills, cap * sizeof(*more));
+
+		if (!more) {
+			ch->failed = 1;
 			return;
 		}
+		ch->fills = more;
+		ch->cap = cap;
+	}
+	ch->fills[ch->n].block = *as;
+	ch->fills[ch->n].record = JF_FAST_NO_RECORD;
+	ch->n++;
+	ch->marker = b;
+}
+
+/* Whether ip is the address of a kept fill (jf_fast_changing's kept_set). */
+static int kept_address(const struct jf_fast_changing *ch, uint64_t ip)
+{
+	size_t i = jf_fast_kept_slot(ip, ch->kept_mask);
+
+	for (; ch->kept_set[i]; i = (i + 1) & ch->kept_mask)
+		if (ch->kept_set[i] == ip)
+			return 1;
+	return 0;
+}
+
+/* Replaying: whether the fill at ip is of code the decode replayed logged (1: logged,
+ * as it was for the records returned, else as the bytes are now), or not (0). Before
+ * replay_until, the block taken for the record to come is the one the decode replayed
+ * took for it; a fill that made no record there (one that found where a TNT path stops,
+ * say) gets a block no caller takes (the replay took another way: it then hands over). */
+static int replayed(struct jf_fast_blocks *c, struct jf_fast_changing *ch, struct jf_fast_block *b,
+		    enum jf_isa isa, uint64_t ip)
+{
+	size_t r = *ch->records, i;
+	struct jf_fast_block now;
+
+	if (!kept_address(ch, ip))
+		return 0;
+	if (r >= ch->replay_until) {
+		jf_fast_block_decode_now(c, isa, ip, &now);
+		log_fill(ch, b, isa, ip, &now);
+		return 1;
+	}
+	/* The records of the fills taken grow in their order. */
+	while (ch->next_kept < ch->nkept && (ch->kept[ch->next_kept].record < r ||
+					     ch->kept[ch->next_kept].record == JF_FAST_NO_RECORD))
+		ch->next_kept++;
+	for (i = ch->next_kept; i < ch->nkept && ch->kept[i].record == r; i++) {
+		if (ch->kept[i].block.start == ip && ch->kept[i].block.isa == (uint8_t)isa) {
+			log_fill(ch, b, isa, ip, &ch->kept[i].block);
+			return 1;
+		}
+	}
+	memset(&now, 0, sizeof(now));
+	now.start = ip;
+	now.isa = (uint8_t)isa;
+	now.end = JF_FAST_UNHANDLED;
+	log_fill(ch, b, isa, ip, &now);
+	return 1;
+}
+
+/* A fill: decoded, or where a decoder logs fills of code that may change
+ * (jf_fast_changing), logged as well. */
+static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa isa, uint64_t ip)
+{
+	struct jf_fast_changing *ch = c->changing;
+	struct jf_fast_block whole;
+
+	if (!ch) {
+		decode(c, b, isa, ip, 0);
+		return;
+	}
+	ch->marker = NULL;
+	if (ch->nkept && replayed(c, ch, b, isa, ip))
+		return;
+	if (decode(c, b, isa, ip, 0) && ch->open) {
+		jf_fast_block_decode_now(c, isa, ip, &whole);
+		log_fill(ch, b, isa, ip, &whole);
 	}
 }
 

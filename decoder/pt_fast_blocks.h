@@ -8,6 +8,7 @@
 #ifndef JITFLOW_PT_FAST_BLOCKS_H
 #define JITFLOW_PT_FAST_BLOCKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "jitflow/codemap.h"
@@ -67,6 +68,41 @@ static inline enum jf_block_end jf_fast_block_end(enum jf_fast_end end)
  * next block, so that filling one never takes unbounded time. */
 enum { JF_FAST_MAX_BLOCK = 4096 };
 
+/* Decoding ahead over code that may change (pt_fast_optimism.c). Where a decoder sets
+ * this (only while it decodes a stretch), a fill of code that may still change is decoded
+ * whole from the bytes as they are now and logged here, in the order of the fills; the
+ * cache still leaves its slot to the block decoder (never cached, asked again: a later
+ * decode reads the bytes afresh), and `marker` names that slot, so that the decoder can
+ * take the logged block where it returns it as a record (and check it when that record is
+ * returned). Replaying a stretch (kept: the fills its last decode logged, kept_set their
+ * addresses, a table of kept_mask + 1 with 0 for none), a fill of an address among them
+ * is served from the one that made the record to come (*records, the records queued),
+ * while fewer than replay_until are: those records were returned with those bytes. */
+struct jf_fast_changing_fill {
+	struct jf_fast_block block; /* as decoded from the bytes then */
+	size_t record;              /* the record it made (JF_FAST_NO_RECORD: none) */
+};
+#define JF_FAST_NO_RECORD SIZE_MAX
+struct jf_fast_changing {
+	int open;                   /* fills of code that may change are logged */
+	int failed;                 /* out of memory, or a replay that did not fill as before */
+	struct jf_fast_changing_fill *fills;
+	size_t n, cap;
+	const struct jf_fast_block *marker; /* the slot the last fill left, if logged */
+	const struct jf_fast_changing_fill *kept;
+	size_t nkept, next_kept;
+	const uint64_t *kept_set;
+	size_t kept_mask;
+	const size_t *records;
+	size_t replay_until;
+};
+
+/* Where ip's search in kept_set starts (linear probing). */
+static inline size_t jf_fast_kept_slot(uint64_t ip, size_t mask)
+{
+	return (size_t)((ip * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
 /* Its table first: the lookup below is inline, since every block of a trace takes one. */
 struct jf_fast_blocks {
 	struct jf_fast_table table; /* of struct jf_fast_block, two ways per set */
@@ -75,6 +111,7 @@ struct jf_fast_blocks {
 	int end_on_jump;
 	uint64_t filled;
 	struct jf_fast_shared *shared; /* blocks other threads decoded (may be NULL) */
+	struct jf_fast_changing *changing; /* see above (NULL: none logged) */
 };
 
 /* A cache of at most 2^log2_slots blocks (direct-mapped: a colliding block replaces the
@@ -120,6 +157,11 @@ static inline const struct jf_fast_block *jf_fast_block_at(struct jf_fast_blocks
 		return b + 1;
 	return jf_fast_block_fill(c, b, isa, ip, gen);
 }
+
+/* The block at ip as the code map's bytes are now, whether or not they may change, not
+ * cached (pt_fast_optimism.c checks a block decoded ahead with it). */
+void jf_fast_block_decode_now(struct jf_fast_blocks *c, enum jf_isa isa, uint64_t ip,
+			      struct jf_fast_block *out);
 
 /* How many blocks were decoded from code bytes (the rest were cache hits). */
 uint64_t jf_fast_blocks_filled(const struct jf_fast_blocks *c);

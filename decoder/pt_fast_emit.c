@@ -130,16 +130,18 @@ int jf_fast_emit_walk(struct fast *f, uint64_t to, int has_to, int bind_branch, 
 	uint64_t n = 0;
 
 	for (;;) {
-		const struct jf_fast_block *b;
+		const struct jf_fast_block *b, *cached;
 
 		if (has_to && f->ip == to)
 			return 0;
 		if (n >= MAX_WALK)
 			return 1;
-		b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
-		/* Every block here is straight: to is inside it or not on it at all. */
+		cached = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
+		b = jf_fast_changing_block(f, cached);
+		/* Every block here is straight: to is inside it or not on it at all. (Up to to,
+		 * the bytes of code that may change are not decoded ahead: the block decoder's.) */
 		if (has_to && to > b->start && to <= b->last)
-			return emit_up_to(f, b->start, to, offset);
+			return b != cached ? 1 : emit_up_to(f, b->start, to, offset);
 		n += b->ninsn;
 		switch ((enum jf_fast_end)b->end) {
 		case JF_FAST_CONTINUE:
@@ -190,7 +192,8 @@ int jf_fast_emit_walk(struct fast *f, uint64_t to, int has_to, int bind_branch, 
 static int emit_tnt_step(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset,
 			 int *used)
 {
-	const struct jf_fast_block *b = jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
+	const struct jf_fast_block *b = jf_fast_changing_block(
+		f, jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation));
 	int taken = (int)((bits >> (nbits - 1)) & 1);
 
 	*used = 0;
@@ -266,7 +269,9 @@ int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t off
 	if (!nbits || !f->enabled || f->pend_fup || f->pend_mode || f->isa == JF_ISA_UNKNOWN)
 		return 1;
 	f->report.tnt_packets++;
-	if (!f->block_paths)
+	/* (Not while a stretch is decoded again: its blocks are the replay's own,
+	 * pt_fast_optimism.c.) */
+	if (!f->block_paths && !f->rolling)
 		f->block_paths = jf_block_paths_new(f->blocks, BLOCK_PATH_CACHE_LOG2);
 	while (nbits) {
 		const struct jf_block_path *p =

@@ -159,12 +159,29 @@ void jf_fast_plan_resumes(struct fast *f)
 	f->resumes_to_skip = f->resume_backoff;
 }
 
+/* What was decoded since the last PSB dropped, for the block decoder to decode it. */
+static void drop_stretch(struct fast *f)
+{
+	f->pending.n = 0;
+	f->retime = 0;
+	f->await = 0;
+	f->insns_n = f->blocks_n = f->events_n = f->events_hash = 0;
+	f->has_time = 0;
+	f->block_time_waits = 0;
+	if (f->report.fallback_at < 0)
+		f->report.fallback_at = (int64_t)f->restart;
+	jf_fast_plan_resumes(f);
+}
+
 int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 {
 	int rc = 0;
 
-	/* A join attempt stops here: the block decoder it was to join goes on. */
-	if (f->join_attempt) {
+	/* A join attempt stops here: the block decoder it was to join goes on. So does the
+	 * decode again of a stretch some of whose records were returned (pt_fast_optimism.c
+	 * then hands over from the start). */
+	if (f->join_attempt || f->rolling) {
+		f->rolling = f->rolling ? 2 : 0;
 		f->pending.n = 0;
 		f->done = 1;
 		return 0;
@@ -180,16 +197,8 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 	 * PSBs before. */
 	if (!f->emit)
 		rc = jf_fast_count_hand_over_here(f, err);
-	f->pending.n = 0;
-	f->retime = 0;
-	f->await = 0;
-	f->insns_n = f->blocks_n = f->events_n = f->events_hash = 0;
-	f->has_time = 0;
-	f->block_time_waits = 0;
-	if (f->report.fallback_at < 0)
-		f->report.fallback_at = (int64_t)f->restart;
+	drop_stretch(f);
 	f->report.hand_overs++;
-	jf_fast_plan_resumes(f);
 	if (rc == 0)
 		rc = f->emit ? hand_over_at_psb_before(f, err)
 			     : jf_fast_count_hand_over_local(f, err);
@@ -198,6 +207,18 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 	jf_fast_join_plan(f);
 	jf_fast_free_decoders(f);
 	return rc < 0 ? -1 : 0;
+}
+
+int jf_fast_hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf_error *err)
+{
+	int rc;
+
+	drop_stretch(f);
+	f->done = f->resync = f->resume = 0;
+	rc = hand_over_from_start(f, skip_records, err);
+	jf_fast_join_plan(f);
+	jf_fast_free_decoders(f);
+	return rc;
 }
 
 /* The block decoder's record just read (not one held) is the loss up to the PSB it

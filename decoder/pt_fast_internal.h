@@ -91,6 +91,25 @@ struct jf_fast_tail {
 	uint64_t end;               /* records returned in all after its last */
 };
 
+/* pt_fast_optimism.c's state, per decoder. */
+enum { JF_SNAP_PENDING_MAX = 32 };
+struct jf_fast_optimism {
+	struct jf_fast_changing ch; /* the stretch's fills (the block cache's while decoding) */
+	size_t check;               /* the next of them whose record is checked when returned */
+	struct jf_fast_changing_fill *kept; /* a replay's: the fills of the decode it replays */
+	size_t kept_cap;
+	uint64_t *kept_set;         /* ...and their addresses (jf_fast_changing) */
+	size_t kept_set_size;
+	int snapped;                /* snap holds the decoder as the stretch in ready began... */
+	struct fast *snap;
+	struct jf_flow snap_pending[JF_SNAP_PENDING_MAX]; /* ...with its first records */
+	size_t snap_pending_n;
+	struct jf_fast_block taken; /* the block last taken (jf_fast_take_changing) */
+	struct jf_fast_blocks *replay_blocks; /* a replay's block cache (see pt_fast_optimism.c) */
+	int counted;                /* the stretch is counted among changing_stretches */
+	int before_goes_on;         /* the record before the stretch may go on (may_go_on) */
+};
+
 struct fast {
 	struct jf_pt_config cfg;
 	struct jf_codemap *map;
@@ -264,6 +283,13 @@ struct fast {
 					     * of memory)... */
 	struct jf_fast_queue_pool *queues; /* the borrowed caches' queue storage, or NULL */
 	int paths_borrowed;         /* ...the caches' (kept from one decoder to the next) */
+
+	/* Returning blocks over code that may change (pt_fast_optimism.c): the blocks decoded
+	 * ahead from such code, checked as their records are returned, and the decoder as the
+	 * stretch being returned began (NULL until needed)... */
+	struct jf_fast_optimism *opt;
+	int rolling;                /* ...decoding that stretch again: 1, 2 where that met
+				     * what it does not model (jf_fast_hand_over) */
 };
 
 /* The packet path's offset, the packet decoder moved there first where the counting loop
@@ -545,6 +571,10 @@ int jf_fast_finish(struct fast *f, uint64_t offset);
  * caches, the queues and libipt's decoders (0, -1 with err). */
 int jf_fast_decode(struct fast *f, struct jf_error *err);
 int jf_fast_resume_at(struct fast *f, uint64_t psb, struct jf_error *err);
+/* pt_fast.c: what a decoder keeps of keep where its decoding state starts over (a
+ * resume, pt_fast_optimism.c's decode again): the code map, the caches and queue pool,
+ * statistics, libipt's decoders, pt_fast_optimism.c's state. */
+void jf_fast_keep_resources(struct fast *f, const struct fast *keep);
 
 /* pt_fast_join.c: where returning blocks hands over, the PSB after the stretch handed over
  * is planned for a fast decoder that takes over again (jf_fast_join_note). */
@@ -582,5 +612,40 @@ int jf_fast_emit_walk(struct fast *f, uint64_t to, int has_to, int bind_branch,
 /* pt_fast_packets.c's packet_tnt, returning the blocks (from the payload paths that keep
  * them: pt_fast_block_paths.h). */
 int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset);
+
+/* pt_fast_optimism.c: returning blocks over code that may change (cfg.decode_ahead_changing),
+ * a stretch's blocks from such code are decoded ahead from the bytes as they are, each
+ * checked when the session asks for its record (when libipt's block decoder would decode
+ * it), and where one changed, the stretch is decoded again from its start with the blocks
+ * returned so far as they were, and from that record on as the code is now. begin/end: around
+ * the decode of a stretch (refill). */
+void jf_fast_optimism_begin(struct fast *f);
+void jf_fast_optimism_end(struct fast *f);
+void jf_fast_optimism_free(struct fast *f);
+/* The block b, just looked up in the block cache, as this stretch takes it: where b is the
+ * cache's slot for a logged fill of code that may change (jf_fast_changing) and its record
+ * can be checked when returned, the block decoded ahead; else b (the block decoder's). */
+const struct jf_fast_block *jf_fast_take_changing(struct fast *f, const struct jf_fast_block *b);
+static inline const struct jf_fast_block *jf_fast_changing_block(struct fast *f,
+								 const struct jf_fast_block *b)
+{
+	if (__builtin_expect(b->ninsn != 0, 1) || !f->blocks->changing)
+		return b;
+	return jf_fast_take_changing(f, b);
+}
+/* Before records are returned from ready.pos: the blocks decoded ahead among them checked
+ * (the stretch decoded again where one changed). 1: return records up to *until (past
+ * ready.pos, or none left in ready); 2: the block decoder handed over to returns the next
+ * (f->old); -1 with err. */
+int jf_fast_optimism_check(struct fast *f, size_t *until, struct jf_error *err);
+/* Whether jf_fast_optimism_check has a block to check in ready (a load or two: fast_next
+ * asks before every record). */
+static inline int jf_fast_optimism_due(const struct fast *f)
+{
+	return f->opt && f->opt->check < f->opt->ch.n;
+}
+/* pt_fast_handover.c: libipt's block decoder from the trace's start, which skips the
+ * records already returned (skip_records of them), from this stretch on (0, -1 with err). */
+int jf_fast_hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf_error *err);
 
 #endif

@@ -153,6 +153,7 @@ static void adopt(struct fast *f)
 	f->batch_one = keep.batch_one; /* the record being returned may be this */
 	f->report = keep.report;
 	f->report.resumes++;
+	f->opt = keep.opt; /* the attempt decoded nothing ahead over code that may change */
 	f->fast_bytes_at_resume = f->report.fast_bytes;
 	f->resume_backoff = keep.resume_backoff;
 	f->committed_records = keep.committed_records + keep.returned_after;

@@ -470,8 +470,8 @@ static __attribute__((noinline)) int tip_slowly(struct fast *f, uint64_t to, uin
 	}
 	/* Block by block from where the TIP's path stopped (or returning blocks). */
 	for (n = 0; n < MAX_TIP_WALK; n++) {
-		const struct jf_fast_block *b =
-			jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation);
+		const struct jf_fast_block *b = jf_fast_changing_block(
+			f, jf_fast_block_at(f->blocks, f->isa, f->ip, f->generation));
 
 		if (b->end == JF_FAST_BAD)
 			return jf_fast_fail_at_block(f, b, offset, 0);

@@ -151,6 +151,29 @@ void jf_ptb_fup(struct jf_ptb *b, enum pt_ip_compression ipc, uint64_t ip)
 	ip_packet(b, ppt_fup, ipc, ip);
 }
 
+struct jf_ptb *jf_ptb_tip_loop(uint64_t ip, unsigned stretches, unsigned loops)
+{
+	struct jf_ptb *b = jf_ptb_new();
+	unsigned i, k;
+
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_psbend(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip_pge(b, pt_ipc_sext_48, ip);
+	for (k = 0; k < stretches; k++) {
+		for (i = 0; i < loops; i++)
+			jf_ptb_tip(b, pt_ipc_update_16, ip);
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_fup(b, pt_ipc_sext_48, ip);
+		jf_ptb_psbend(b);
+	}
+	jf_ptb_tip(b, pt_ipc_update_16, ip);
+	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
+	return b;
+}
+
 void jf_ptb_tnt(struct jf_ptb *b, const char *bits)
 {
 	struct pt_packet p;

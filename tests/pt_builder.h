@@ -61,6 +61,11 @@ void jf_ptb_cbr(struct jf_ptb *b, uint8_t ratio);
 /* PTW with an 8-byte payload; with_fup says a FUP with the instruction's IP follows. */
 void jf_ptb_ptw(struct jf_ptb *b, uint64_t payload, int with_fup);
 
+/* A loop through an indirect jump back to ip: tracing enabled at ip, then loops TIPs to
+ * ip, a PSB+ (its FUP at ip) after each run of them, stretches times; one more TIP and the
+ * disable. */
+struct jf_ptb *jf_ptb_tip_loop(uint64_t ip, unsigned stretches, unsigned loops);
+
 /* A code map holding code at base (fails the test on error). */
 struct jf_codemap *jf_ptb_codemap(const uint8_t *code, size_t size, uint64_t base);
 

@@ -158,9 +158,9 @@ static void test_counted_while_code_changes(void **state)
 		assert_true(last_observed_position(dir) > instructions * 9 / 10);
 		rep = jf_check_perf_fast(dir, NULL, 1, 0, &fp, &of);
 		/* The fast path decoded buffers while code changed: it met code still to
-		 * change. */
+		 * change (decoded ahead over it, or left it to the block decoder). */
 		assert_true(rep.fast_buffers > 0);
-		assert_true(fp.hand_overs > 0);
+		assert_true(fp.changing_stretches + fp.hand_overs > 0);
 		snprintf(cmd, sizeof(cmd), "'%s' stat --json --recording '%s'", jf_test_cli(), dir);
 		assert_int_equal(jf_test_run(cmd, &stat), 0);
 		assert_int_equal(jf_test_number_after(stat, "\"instructions\":"), instructions);

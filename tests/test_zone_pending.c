@@ -36,30 +36,6 @@ static uint64_t long_after(void *ctx, uint64_t timestamp)
 	return UINT64_MAX; /* every record was written after the trace ended */
 }
 
-/* Enabled at X+1, then jmp rax back to X+1, a PSB period after another. */
-static struct jf_ptb *trace(void)
-{
-	struct jf_ptb *b = jf_ptb_new();
-	unsigned i, k;
-
-	jf_ptb_psb(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_psbend(b);
-	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_tip_pge(b, pt_ipc_sext_48, X + 1);
-	for (k = 0; k < STRETCHES; k++) {
-		for (i = 0; i < LOOPS; i++)
-			jf_ptb_tip(b, pt_ipc_update_16, X + 1);
-		jf_ptb_psb(b);
-		jf_ptb_mode_exec(b, ptem_64bit);
-		jf_ptb_fup(b, pt_ipc_sext_48, X + 1);
-		jf_ptb_psbend(b);
-	}
-	jf_ptb_tip(b, pt_ipc_update_16, X + 1);
-	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
-	return b;
-}
-
 /* A zone file loading code at X, then patching all of it with patch. */
 static void write_zone(const char *name, const uint8_t *patch, char *path, size_t size)
 {
@@ -84,7 +60,8 @@ static size_t decode(const char *zone, int fast, struct jf_flow *out, size_t max
 		     struct jf_pt_fast_report *rep)
 {
 	struct jf_zone_image_config zc = { .apply = JF_ZONE_APPLY_TIME, .time_fn = long_after };
-	struct jf_ptb *b = trace();
+	/* Enabled at X+1, then jmp rax back to X+1, a PSB period after another. */
+	struct jf_ptb *b = jf_ptb_tip_loop(X + 1, STRETCHES, LOOPS);
 	struct jf_codemap *map = jf_codemap_new();
 	struct jf_zone_image *zi;
 	struct jf_decoder *inner, *dec;

@@ -308,6 +308,7 @@ static struct jf_decoder *open_perf(struct jf_cli_inputs *in, struct jf_error *e
 	 * stat's counting takes its counts, as on a raw stream. */
 	opts.fast_when_settled = (in->split_blocks || in->count_only) && !in->libipt_block;
 	opts.count_when_fast = in->count_only;
+	opts.decode_ahead_changing = 1;
 	opts.join_cache_splits = in->split_blocks;
 	if (jf_cli_perf_files_prepare(in, err) < 0)
 		return NULL;
@@ -629,6 +630,9 @@ void jf_cli_decode_path(const struct jf_cli_inputs *in, struct jf_decoder *dec,
 	out->hand_overs = r.hand_overs;
 	out->resumes = r.resumes;
 	out->resyncs = r.resyncs;
+	out->changing_stretches = r.changing_stretches;
+	out->rollbacks = r.rollbacks;
+	out->rollback_fallbacks = r.rollback_fallbacks;
 	*of = r.decoded_bytes;
 }
 

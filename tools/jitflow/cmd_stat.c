@@ -91,13 +91,20 @@ static void print_text(const struct jf_decode_stats *s, const struct stat_result
 	else
 		printf("time span       unknown (no timing packets)\n");
 	printf("decode threads  %s\n", r->jobs);
-	if (r->fast.is_fast && r->fast_of)
+	if (r->fast.is_fast && r->fast_of) {
 		printf("decode path     fast path %.1f%% of the trace bytes, libipt's block decoder "
 		       "%.1f%% (%" PRIu64 " hand-overs; %" PRIu64 " errors resynchronised on the "
 		       "fast path)\n",
 		       100.0 * (double)r->fast.fast_bytes / (double)r->fast_of,
 		       100.0 - 100.0 * (double)r->fast.fast_bytes / (double)r->fast_of,
 		       r->fast.hand_overs, r->fast.resyncs);
+		if (r->fast.changing_stretches || r->fast.rollbacks)
+			printf("                %" PRIu64 " stretches decoded ahead over code that "
+			       "changes; %" PRIu64 " rolled back where it changed, %" PRIu64
+			       " of them to libipt's block decoder from the start\n",
+			       r->fast.changing_stretches, r->fast.rollbacks,
+			       r->fast.rollback_fallbacks);
+	}
 	printf("decode time     %.3f s\n", r->seconds);
 	if (r->seconds > 0)
 		printf("decode speed    %.1f MB/s, %.1f M instructions/s\n",
@@ -152,8 +159,11 @@ static void print_json(const struct jf_decode_stats *s, const struct stat_result
 	if (r->fast.is_fast)
 		printf(",\"decode_path\":{\"fast_bytes\":%" PRIu64 ",\"of_bytes\":%" PRIu64
 		       ",\"hand_overs\":%" PRIu64 ",\"resumes\":%" PRIu64 ",\"resyncs\":%" PRIu64
-		       "}", r->fast.fast_bytes, r->fast_of, r->fast.hand_overs, r->fast.resumes,
-		       r->fast.resyncs);
+		       ",\"changing_stretches\":%" PRIu64 ",\"rollbacks\":%" PRIu64
+		       ",\"rollback_fallbacks\":%" PRIu64 "}",
+		       r->fast.fast_bytes, r->fast_of, r->fast.hand_overs, r->fast.resumes,
+		       r->fast.resyncs, r->fast.changing_stretches, r->fast.rollbacks,
+		       r->fast.rollback_fallbacks);
 	else
 		printf(",\"decode_path\":null");
 	printf(",\"decode_seconds\":%.6f}\n", r->seconds);

@@ -75,6 +75,10 @@ struct jf_perf_session_options {
 	 * (records placed at a thread's instruction count need that count after every
 	 * block), and every buffer's block decoder ends blocks at jumps, as they do. */
 	int count_when_fast;
+	/* With fast_when_settled, where code still changes: the fast path decodes ahead over
+	 * code that may change too, checking each such block when its record is returned
+	 * (jf_pt_config's decode_ahead_changing). */
+	int decode_ahead_changing;
 };
 
 /* How the buffers of a session (jf_perf_pt_decoder_new*) were decoded so far: decoders
@@ -89,6 +93,7 @@ struct jf_perf_session_options {
 struct jf_perf_session_report {
 	uint64_t buffers, fast_buffers, fast_bytes;
 	uint64_t decoded_bytes, fast_path_bytes, hand_overs, resumes, resyncs;
+	uint64_t changing_stretches, rollbacks, rollback_fallbacks; /* as jf_pt_fast_report's */
 	uint64_t counted_blocks;
 };
 void jf_perf_session_fast_report(struct jf_decoder *session, struct jf_perf_session_report *out);

@@ -71,6 +71,11 @@ struct jf_pt_config {
 	 * them between threads most of what -j 2 added. Progress then comes through
 	 * jf_decoder_on_progress. */
 	int count_plain_events;
+	/* Fast decoders returning blocks (jf_pt_fast_decoder_new) over a code map that tells
+	 * where it will change (jf_codemap_set_pending): decode ahead over code that may change,
+	 * each such block checked when its record is returned, the stretch decoded again from
+	 * there where it changed; 0: such code is left to libipt's block decoder. */
+	int decode_ahead_changing;
 	/* An instruction cache over the same map to use instead of one of the decoder's own
 	 * (NULL: its own), so that decoders run one after another share what they learnt. */
 	struct jf_insn_cache *insns;

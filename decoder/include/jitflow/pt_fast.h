@@ -72,6 +72,13 @@ struct jf_pt_fast_report {
 	 * version and kept it, since no change touched its blocks. Counted over the cache's
 	 * life: decoders given the same caches (jf_pt_fast_decoder_cached) share it. */
 	uint64_t tnt_paths, tnt_path_hits, tnt_paths_kept;
+	/* Returning blocks over code that may still change (jf_pt_config's
+	 * decode_ahead_changing): stretches committed with blocks decoded ahead from such code;
+	 * rollbacks (one of those blocks had changed when its record was asked for: the stretch
+	 * decoded again from there); and rollbacks that fell back to libipt's block decoder
+	 * from the trace's start (the decode again did not give the records returned, or met
+	 * what this path does not model). */
+	uint64_t changing_stretches, rollbacks, rollback_fallbacks;
 };
 void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report *out);
 
