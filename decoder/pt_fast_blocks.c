@@ -161,7 +161,7 @@ void jf_fast_block_decode_now(struct jf_fast_blocks *c, enum jf_isa isa, uint64_
 /* A logged fill (jf_fast_changing) of the block at ip: as decoded (as), its slot b left to
  * the block decoder. Out of memory, the log fails (the decoder then hands over). */
 static void log_fill(struct jf_fast_changing *ch, struct jf_fast_block *b, enum jf_isa isa,
-		     uint64_t ip, const struct jf_fast_block *as)
+		     uint64_t ip, const struct jf_fast_block *as, uint64_t gen)
 {
 	b->start = ip;
 	b->isa = (uint8_t)isa;
@@ -178,6 +178,7 @@ static void log_fill(struct jf_fast_changing *ch, struct jf_fast_block *b, enum 
 		ch->cap = cap;
 	}
 	ch->fills[ch->n].block = *as;
+	ch->fills[ch->n].gen = gen;
 	ch->fills[ch->n].record = JF_FAST_NO_RECORD;
 	ch->n++;
 	ch->marker = b;
@@ -209,7 +210,7 @@ static int replayed(struct jf_fast_blocks *c, struct jf_fast_changing *ch, struc
 		return 0;
 	if (r >= ch->replay_until) {
 		jf_fast_block_decode_now(c, isa, ip, &now);
-		log_fill(ch, b, isa, ip, &now);
+		log_fill(ch, b, isa, ip, &now, jf_codemap_generation(c->map));
 		return 1;
 	}
 	/* The records of the fills taken grow in their order. */
@@ -218,7 +219,7 @@ static int replayed(struct jf_fast_blocks *c, struct jf_fast_changing *ch, struc
 		ch->next_kept++;
 	for (i = ch->next_kept; i < ch->nkept && ch->kept[i].record == r; i++) {
 		if (ch->kept[i].block.start == ip && ch->kept[i].block.isa == (uint8_t)isa) {
-			log_fill(ch, b, isa, ip, &ch->kept[i].block);
+			log_fill(ch, b, isa, ip, &ch->kept[i].block, ch->kept[i].gen);
 			return 1;
 		}
 	}
@@ -226,7 +227,7 @@ static int replayed(struct jf_fast_blocks *c, struct jf_fast_changing *ch, struc
 	now.start = ip;
 	now.isa = (uint8_t)isa;
 	now.end = JF_FAST_UNHANDLED;
-	log_fill(ch, b, isa, ip, &now);
+	log_fill(ch, b, isa, ip, &now, 0);
 	return 1;
 }
 
@@ -246,7 +247,7 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 		return;
 	if (decode(c, b, isa, ip, 0) && ch->open) {
 		jf_fast_block_decode_now(c, isa, ip, &whole);
-		log_fill(ch, b, isa, ip, &whole);
+		log_fill(ch, b, isa, ip, &whole, jf_codemap_generation(c->map));
 	}
 }
 

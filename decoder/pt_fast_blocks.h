@@ -79,7 +79,8 @@ enum { JF_FAST_MAX_BLOCK = 4096 };
  * is served from the one that made the record to come (*records, the records queued),
  * while fewer than replay_until are: those records were returned with those bytes. */
 struct jf_fast_changing_fill {
-	struct jf_fast_block block; /* as decoded from the bytes then */
+	struct jf_fast_block block; /* as decoded from the bytes then (gen 0)... */
+	uint64_t gen;               /* ...the code map's version then */
 	size_t record;              /* the record it made (JF_FAST_NO_RECORD: none) */
 };
 #define JF_FAST_NO_RECORD SIZE_MAX

@@ -327,11 +327,16 @@ static int roll_back(struct fast *f, struct jf_error *err)
 	return jf_fast_hand_over_from_start(f, before + q, err) < 0 ? -1 : 2;
 }
 
-/* Whether b is what the code map holds at its start now. */
-static int holds_now(struct fast *f, const struct jf_fast_block *b)
+/* Whether the block of fill is what the code map holds at its start now: at once where no
+ * change since touched its bytes (a straight block, in one section: what decoding it
+ * again gives, as the block cache keeps a block), else decoded again. */
+static int holds_now(struct fast *f, const struct jf_fast_changing_fill *fill)
 {
+	const struct jf_fast_block *b = &fill->block;
 	struct jf_fast_block now;
 
+	if (jf_codemap_unchanged_since(f->map, fill->gen, b->start, b->next - b->start))
+		return 1;
 	jf_fast_block_decode_now(f->blocks, (enum jf_isa)b->isa, b->start, &now);
 	return !memcmp(&now, b, sizeof(now));
 }
@@ -358,7 +363,7 @@ int jf_fast_optimism_check(struct fast *f, size_t *until, struct jf_error *err)
 			*until = fill->record < f->ready.n ? fill->record : f->ready.n;
 			return 1;
 		}
-		if (holds_now(f, &fill->block)) {
+		if (holds_now(f, fill)) {
 			o->check++;
 			continue;
 		}
