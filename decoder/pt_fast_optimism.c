@@ -6,7 +6,8 @@
  * zone records that change the map. This path decodes a whole stretch (PSB to PSB) ahead.
  * Over code that cannot change that is the same; over code that may, a block is decoded
  * from the bytes as they are now and its record checked when the session asks for it: the
- * block decoded again from the map then must be equal in every field. A batch ends before
+ * block decoded again from the map then must be equal in every field (unless no change
+ * since touched its bytes: holds_now). A batch ends before
  * each such record (fast_next_batch), so that the check comes exactly when libipt would
  * decode it. Where one changed (record q), the records before it were returned and were
  * right: the stretch is decoded again from the decoder as it began (a snapshot taken
