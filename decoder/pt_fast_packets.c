@@ -1504,8 +1504,11 @@ static inline __attribute__((always_inline)) int next_short_packets(struct fast 
 	for (; off < size; ++off) {
 		unsigned byte = t[off], nbits, v;
 
-		if (byte == 0x00)
-			continue; /* PAD */
+		if (byte == 0x00) {
+			/* PADs: a run at once (most come two or three after a packet). */
+			off = past_pads(t, off, size) - 1;
+			continue;
+		}
 		if (byte & 1) {
 			struct pt_packet p;
 			unsigned n;
