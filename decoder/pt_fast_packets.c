@@ -187,19 +187,6 @@ static inline __attribute__((always_inline)) int counting_untimed(const struct f
 	return !f->emit && !f->timed && !f->time.have_tsc && no_time_yet(f);
 }
 
-/* Whether a TNT or TIP packet is counted without packet_tnt's and packet_tip's tests of the
- * state: counting, tracing on in a known mode, no FUP or MODE.exec waiting, no time read
- * nor any to read, no TSC. A TNT or TIP counted so changes none of that: the packet loop
- * asks once per call (next_packet) and goes on with the answer until it reads anything
- * else (a timing packet, a TIP taken the slow way, a bad packet after one), from where it
- * tests each packet again. Those tests were a fifth of a TNT-8's instructions and a sixth
- * of a TIP's (clean capture). */
-static inline __attribute__((always_inline)) int counts_plainly(const struct fast *f)
-{
-	return !f->emit && !f->pend_fup && !f->pend_mode && f->isa != JF_ISA_UNKNOWN &&
-	       f->enabled && !f->time.have_tsc && no_time_yet(f);
-}
-
 /* packet_event for tracing enabled (enable: at ip) or disabled (after the branch to ip,
  * unless suppressed) where counting_untimed holds and nothing binds to the packet after
  * its event (consumed: the record's offset is the next stop's): the same state and record,
@@ -426,17 +413,10 @@ static inline __attribute__((always_inline)) int count_tnt_bits(struct fast *f, 
 /* A TNT payload (nbits bits, the first in bit nbits-1, none above): one payload-cache
  * lookup per run of bits that does not depend on the return stack's contents. Returns 0,
  * 1 if not modelled, or -1 where a decode error ended the stretch (pt_fast_bad_packet.h).
- * plain: counts_plainly held (and nbits > 0). Inline in the packet loop, which takes it for
- * every TNT packet. */
+ * Inline in the packet loop, which takes it for every TNT packet. */
 static inline __attribute__((always_inline)) int packet_tnt(struct fast *f, uint64_t bits,
-							     unsigned nbits, uint64_t offset,
-							     int plain)
+							     unsigned nbits, uint64_t offset)
 {
-	if (plain) {
-		f->report.tnt_packets++;
-		f->block_time_waits = 1; /* note_tnt_time without a time */
-		return count_tnt_bits(f, bits, nbits, offset);
-	}
 	if (f->emit)
 		return emit_timed_tnt(f, bits, nbits, offset);
 	if (__builtin_expect(!nbits || f->pend_fup || f->pend_mode ||
@@ -447,13 +427,13 @@ static inline __attribute__((always_inline)) int packet_tnt(struct fast *f, uint
 	return count_tnt_bits(f, bits, nbits, offset);
 }
 
-/* The branch that needed a TIP (at offset) went to to (plain: counts_plainly held). */
+/* The branch that needed a TIP (at offset) went to to. */
 static inline __attribute__((always_inline)) int tip_taken(struct fast *f, uint64_t to,
-							    uint64_t offset, int plain)
+							    uint64_t offset)
 {
 	f->ip = f->tip_target = to;
 	settle(f, offset);
-	if (plain || no_time_yet(f)) {
+	if (no_time_yet(f)) {
 		f->block_time_waits = 1;
 	} else {
 		jf_fast_read_time(f);
@@ -461,7 +441,7 @@ static inline __attribute__((always_inline)) int tip_taken(struct fast *f, uint6
 	}
 	/* The block the TIP ends (the last queued) carries the time at the TIP
 	 * (pt_qry_indirect_branch), or that after the event libipt reads next. */
-	if (!plain && f->emit && f->timed) {
+	if (f->emit && f->timed) {
 		f->retime = f->pending.n;
 		jf_fast_retime(f);
 		f->retime = f->pending.n;
@@ -519,7 +499,7 @@ static __attribute__((noinline)) int tip_slowly(struct fast *f, uint64_t to, uin
 		case JF_FAST_INDIRECT:
 		case JF_FAST_FAR:
 		case JF_FAST_FAR_CALL:
-			return tip_taken(f, to, offset, 0);
+			return tip_taken(f, to, offset);
 		case JF_FAST_COND:
 			/* No TNT bit for it: libipt's query finds the TIP ("trace stream does
 			 * not match query"), the branch counted. */
@@ -532,41 +512,26 @@ static __attribute__((noinline)) int tip_slowly(struct fast *f, uint64_t to, uin
 	return 1;
 }
 
-/* Counting: the blocks up to the one that needs the TIP (to: its target, at offset), in one
- * lookup. Returns tip_taken's status, or -1 where the path stopped before a block it cannot
- * follow (the caller goes on from there). */
-static inline __attribute__((always_inline)) int tip_by_path(struct fast *f, uint64_t to,
-							      uint64_t offset, int plain)
-{
-	const struct jf_payload_path *p =
-		jf_payload_tip_path_at(f->payloads, f->isa, f->ip, f->generation);
-
-	take_path(f, p);
-	return p->used ? tip_taken(f, to, offset, plain) : -1;
-}
-
 /* A TIP: an asynchronous branch after a FUP, else the target of the next indirect branch,
- * return or far transfer (the blocks up to it need no trace). *plain: counts_plainly holds,
- * cleared where the TIP is taken the slow way. Inline in the packet loop. */
+ * return or far transfer (the blocks up to it need no trace). Inline in the packet loop. */
 static inline __attribute__((always_inline)) int packet_tip(struct fast *f,
 							     const struct pt_packet_ip *ipp,
-							     uint64_t offset, int *plain)
+							     uint64_t offset)
 {
 	uint64_t to;
-	int status;
 
-	if (update_last_ip(f, ipp) || last_ip(f, &to))
+	if (update_last_ip(f, ipp) || last_ip(f, &to) || f->pend_mode || !f->enabled ||
+	    f->isa == JF_ISA_UNKNOWN)
 		return 1;
-	if (*plain) {
-		if ((status = tip_by_path(f, to, offset, 1)) >= 0)
-			return status;
-		*plain = 0;
-		return tip_slowly(f, to, offset);
+	if (!f->pend_fup && !f->emit) {
+		/* Counting: the blocks up to the one that needs this TIP, in one lookup. */
+		const struct jf_payload_path *p =
+			jf_payload_tip_path_at(f->payloads, f->isa, f->ip, f->generation);
+
+		take_path(f, p);
+		if (p->used)
+			return tip_taken(f, to, offset);
 	}
-	if (f->pend_mode || !f->enabled || f->isa == JF_ISA_UNKNOWN)
-		return 1;
-	if (!f->pend_fup && !f->emit && (status = tip_by_path(f, to, offset, 0)) >= 0)
-		return status;
 	return tip_slowly(f, to, offset);
 }
 
@@ -1526,12 +1491,10 @@ static __attribute__((noinline)) struct tnt8_run_end tnt8_run(struct fast *f, ui
 /* PADs and TNT-8s, the most frequent packets, read here (one byte each, as libipt's
  * pt_df_fetch and pt_pkt_read_tnt_8 read them), and CYCs and MTCs when counting: from
  * *at to the first other packet. Returns 0, 1 if not modelled, or -1 where a bad packet
- * after a TNT-8 ended the stretch (pt_fast_bad_packet.h). *plain: counts_plainly holds,
- * cleared where another packet than a TNT-8 counted so is read. The offset is a local:
- * through *at, every byte stored it to memory, since the calls in the loop might read
- * it. */
+ * after a TNT-8 ended the stretch (pt_fast_bad_packet.h). The offset is a local: through
+ * *at, every byte stored it to memory, since the calls in the loop might read it. */
 static inline __attribute__((always_inline)) int next_short_packets(struct fast *f,
-								     uint64_t *at, int *plain)
+								     uint64_t *at)
 {
 	const uint8_t *t = f->cfg.trace;
 	const uint64_t size = f->cfg.size;
@@ -1558,7 +1521,6 @@ static inline __attribute__((always_inline)) int next_short_packets(struct fast 
 			if (!(n = short_timing(f, off, &p)))
 				break;
 			f->fresh = 0;
-			*plain = 0;
 			if (packet_timing(f, &p, off, 0)) {
 				status = 1;
 				break;
@@ -1571,14 +1533,12 @@ static inline __attribute__((always_inline)) int next_short_packets(struct fast 
 		v = tnt8_bits(byte, &nbits);
 		f->fresh = 0;
 		settle(f, off);
-		if (jf_fast_bad_packet_may_follow(t, size, off + 1, f->time.have_tsc)) {
-			*plain = 0;
-			if (!jf_fast_fail_after(f, off + 1, 0)) {
-				status = -1;
-				break;
-			}
+		if (jf_fast_bad_packet_may_follow(t, size, off + 1, f->time.have_tsc) &&
+		    !jf_fast_fail_after(f, off + 1, 0)) {
+			status = -1;
+			break;
 		}
-		status = packet_tnt(f, v, nbits, off, *plain);
+		status = packet_tnt(f, v, nbits, off);
 		if (status)
 			break;
 		/* More TNT-8s right after it: counted at once where they can be. */
@@ -1616,18 +1576,16 @@ static inline __attribute__((always_inline)) int goes_on(struct fast *f)
  * sixth of a TIP's instructions. */
 static inline __attribute__((always_inline)) int tip_packet(struct fast *f,
 							     const struct pt_packet *p,
-							     uint64_t off, int *plain)
+							     uint64_t off)
 {
 	/* An IP-suppressed TIP: libipt 2.0's block cache changes what it reports
 	 * (pt_status_check.h). */
 	if (p->payload.ip.ipc != pt_ipc_suppressed && !f->pend_fup &&
 	    jf_fast_bad_packet_may_follow(f->cfg.trace, f->cfg.size, off + p->size,
-					  f->time.have_tsc)) {
-		*plain = 0;
-		if (!jf_fast_fail_after(f, off + p->size, 1))
-			return 0;
-	}
-	return packet_tip(f, &p->payload.ip, off, plain);
+					  f->time.have_tsc) &&
+	    !jf_fast_fail_after(f, off + p->size, 1))
+		return 0;
+	return packet_tip(f, &p->payload.ip, off);
 }
 
 /* The next packet(s). Returns 0, or 1 if not modelled. Inline in jf_fast_next_packet's
@@ -1637,7 +1595,7 @@ static inline __attribute__((always_inline)) int next_packet(struct fast *f)
 	struct pt_packet p;
 	uint64_t off, from;
 	unsigned size;
-	int status, fresh, plain;
+	int status, fresh;
 
 	/* A changed code map: where it tells where it changes, none of the code this path
 	 * decoded changed (pt_fast_blocks.c, may_change), and it goes on with the new one. */
@@ -1651,9 +1609,8 @@ static inline __attribute__((always_inline)) int next_packet(struct fast *f)
 	else if (pt_pkt_get_offset(f->pkt, &off) < 0)
 		return 1;
 	from = off;
-	plain = counts_plainly(f);
 	for (;;) {
-		status = next_short_packets(f, &off, &plain);
+		status = next_short_packets(f, &off);
 		if (status)
 			return status > 0;
 		size = ip_packet(f, off, &p);
@@ -1667,7 +1624,7 @@ static inline __attribute__((always_inline)) int next_packet(struct fast *f)
 		f->pkt_ahead = 1;
 		f->fresh = 0;
 		settle(f, off);
-		status = tip_packet(f, &p, off, &plain);
+		status = tip_packet(f, &p, off);
 		if (status || !goes_on(f))
 			return status;
 		off += size;
@@ -1734,10 +1691,9 @@ static inline __attribute__((always_inline)) int next_packet(struct fast *f)
 		    !jf_fast_fail_after(f, off + p.size, 0))
 			return 0;
 		return packet_tnt(f, p.payload.tnt.payload & ((1ull << p.payload.tnt.bit_size) - 1),
-				  p.payload.tnt.bit_size, off, 0) > 0;
+				  p.payload.tnt.bit_size, off) > 0;
 	case ppt_tip:
-		plain = 0;
-		return tip_packet(f, &p, off, &plain);
+		return tip_packet(f, &p, off);
 	case ppt_tip_pge:
 		return packet_pge(f, &p.payload.ip, off, fresh);
 	case ppt_tip_pgd:
