@@ -476,8 +476,10 @@ static __attribute__((noinline)) int walk_and_keep(struct fast *f, uint64_t to, 
  * has_to), or, if bind_branch, to the first instruction that would need trace (which
  * executed). Returns 0, or 1 if neither is reached (not modelled). A walk that reached
  * its end is kept in the payload cache and replayed from there the next time (the same
- * start, end and kind: pt_fast_payloads.h). */
-static int walk_to(struct fast *f, uint64_t to, int has_to, int bind_branch)
+ * start, end and kind: pt_fast_payloads.h). Inline (its walk is not, walk_and_keep): each
+ * TIP.PGD takes it, where the call's frame was a sixth of its cost (clean capture). */
+static inline __attribute__((always_inline)) int walk_to(struct fast *f, uint64_t to, int has_to,
+							  int bind_branch)
 {
 	const struct jf_payload_path *kept = NULL;
 	uint64_t n = 0;

@@ -30,7 +30,7 @@ enum {
 				    * in and unmapped every 256 KiB of trace) */
 	BLOCK_CACHE_LOG2 = 17,     /* 128 Ki blocks, two per set (6 MiB; JIT code that keeps
 				    * changing missed four times as often with 32 Ki) */
-	PAYLOAD_CACHE_LOG2 = 14,   /* 16 Ki TNT payload paths, direct-mapped (1.7 MiB) */
+	PAYLOAD_CACHE_LOG2 = 14,   /* 16 Ki TNT payload paths, in pairs of slots (1.7 MiB) */
 	BLOCK_PATH_CACHE_LOG2 = 16, /* ...and 64 Ki with their blocks, returning blocks (16
 				     * MiB; one per code map for all of a session's buffers:
 				     * a HotSpot recording's 29 M lookups followed 2.45 M

@@ -1299,40 +1299,41 @@ static inline __attribute__((always_inline)) unsigned ip_packet(const struct fas
 								 uint64_t off,
 								 struct pt_packet *p)
 {
-	/* Payload bytes by IP compression (pt_pkt_ip_size); -1: reserved. */
-	static const signed char ip_bytes[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+	/* By the opcode's low five bits: the packet's type, 0 (ppt_invalid) for the others. By
+	 * its IP compression (the top three): the packet's size (1 + pt_pkt_ip_size; 0:
+	 * reserved), and the bits of the eight bytes after the opcode that are its payload.
+	 * Tables, not a switch and shifts: these are read for every TIP, TIP.PGE and TIP.PGD. */
+	static const uint8_t ip_type[32] = { [0x01] = ppt_tip_pgd, [0x0d] = ppt_tip,
+					     [0x11] = ppt_tip_pge, [0x1d] = ppt_fup };
+	static const uint8_t ip_size[8] = { 1, 3, 5, 7, 7, 0, 9, 0 };
+	static const uint64_t ip_bits[8] = { 0, 0xffffull, 0xffffffffull, 0xffffffffffffull,
+					     0xffffffffffffull, 0, ~0ull, 0 };
 	const uint8_t *t = f->cfg.trace;
-	unsigned byte, i;
+	unsigned byte, type, n, i;
 	uint64_t ip = 0;
-	int n;
 
 	if (off >= f->cfg.size)
 		return 0;
 	byte = t[off];
-	n = ip_bytes[byte >> 5];
-	switch (byte & 0x1f) {
-	case 0x01: p->type = ppt_tip_pgd; break;
-	case 0x0d: p->type = ppt_tip; break;
-	case 0x11: p->type = ppt_tip_pge; break;
-	case 0x1d: p->type = ppt_fup; break;
-	default: return mode_exec_packet(f, off, p);
-	}
-	if (n < 0 || off + 1 + (uint64_t)n > f->cfg.size)
+	type = ip_type[byte & 0x1f];
+	if (!type)
+		return mode_exec_packet(f, off, p);
+	p->type = (enum pt_packet_type)type;
+	n = ip_size[byte >> 5];
+	if (!n || off + n > f->cfg.size)
 		return 0;
-	if (n && off + 9 <= f->cfg.size) {
-		/* One load of the 8 bytes after the opcode, the payload's n kept (little-endian,
-		 * as the packet stores it). */
+	if (off + 9 <= f->cfg.size) {
+		/* One load of the 8 bytes after the opcode, the payload's kept (little-endian, as
+		 * the packet stores it). */
 		memcpy(&ip, t + off + 1, sizeof(ip));
-		ip = le64toh(ip);
-		if (n < 8)
-			ip &= (1ull << (8 * n)) - 1;
+		ip = le64toh(ip) & ip_bits[byte >> 5];
 	} else {
-		for (i = 0; i < (unsigned)n; i++)
-			ip |= (uint64_t)t[off + 1 + i] << (8 * i);
+		for (i = 1; i < n; i++)
+			ip |= (uint64_t)t[off + i] << (8 * (i - 1));
 	}
 	p->payload.ip.ipc = (enum pt_ip_compression)(byte >> 5);
 	p->payload.ip.ip = ip;
-	return p->size = (uint8_t)(1 + n);
+	return p->size = (uint8_t)n;
 }
 
 /* Whether the eight bytes of w are each a PAD or a TNT-8 (even, and not 0x02). */
@@ -1503,13 +1504,20 @@ static inline __attribute__((always_inline)) int next_short_packets(struct fast 
 	for (; off < size; ++off) {
 		unsigned byte = t[off], nbits, v;
 
-		if (byte == 0x00)
-			continue; /* PAD */
+		if (byte == 0x00) {
+			/* PADs: a run at once (most come two or three after a packet). */
+			off = past_pads(t, off, size) - 1;
+			continue;
+		}
 		if (byte & 1) {
 			struct pt_packet p;
 			unsigned n;
 
-			/* Odd bytes start other packets: CYC and MTC read here when counting. */
+			/* Odd bytes start other packets: CYC and MTC read here when counting (the
+			 * others told apart first: IP packets, most of them, are read by the
+			 * caller). */
+			if ((byte & 0x03) != 0x03 && byte != 0x59)
+				break;
 			if (!(n = short_timing(f, off, &p)))
 				break;
 			f->fresh = 0;

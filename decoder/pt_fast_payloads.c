@@ -32,7 +32,17 @@ static struct jf_payload_path *slot_of(const struct jf_payloads *c, uint64_t ip,
 	return jf_fast_table_payload_slot(&c->c.table, ip, bits, nbits);
 }
 
-/* Grow the table, keeping the paths of the current code that still find a free slot. */
+/* The other slot of the pair slot p is in. */
+static struct jf_payload_path *other_slot(const struct jf_payloads *c,
+					  const struct jf_payload_path *p)
+{
+	struct jf_payload_path *slots = c->c.table.slots;
+
+	return &slots[(size_t)(p - slots) ^ 1];
+}
+
+/* Grow the table, keeping the paths of the current code that still find a free slot: their
+ * own, else the other of its pair. */
 static void grow(struct jf_payloads *c, uint64_t gen)
 {
 	size_t n, i;
@@ -44,9 +54,34 @@ static void grow(struct jf_payloads *c, uint64_t gen)
 		if (!old[i].nbits || old[i].gen != gen)
 			continue;
 		p = slot_of(c, old[i].start, old[i].bits, old[i].nbits);
+		if (p->nbits)
+			p = other_slot(c, p);
 		if (!p->nbits)
 			*p = old[i];
 	}
+}
+
+/* The slot a new path keyed (ip, bits, nbits) takes, its own, p: a path of the current code
+ * there moves to the other slot of the pair, whose path is evicted (the table grows where
+ * that happens to paths of the current code too often). */
+static struct jf_payload_path *take_slot(struct jf_payloads *c, struct jf_payload_path *p,
+					 uint64_t ip, uint64_t gen, uint64_t bits,
+					 unsigned nbits)
+{
+	struct jf_payload_path *other;
+
+	if (!p->nbits || p->gen != gen)
+		return p;
+	other = other_slot(c, p);
+	if (other->nbits && other->gen == gen && jf_fast_table_conflict(&c->c.table)) {
+		grow(c, gen);
+		p = slot_of(c, ip, bits, nbits);
+		if (!p->nbits || p->gen != gen)
+			return p;
+		other = other_slot(c, p);
+	}
+	*other = *p;
+	return p;
 }
 
 /* Follow the bits from ip through the blocks, as pt_fast.c's block-by-block decode does. */
@@ -166,15 +201,20 @@ out:
 	p->end = ip;
 }
 
-const struct jf_payload_path *jf_payload_path_fill(struct jf_payloads *c,
-						   struct jf_payload_path *p, enum jf_isa isa,
-						   uint64_t ip, uint64_t gen, uint64_t bits,
-						   unsigned nbits)
+const struct jf_payload_path *jf_payload_path_elsewhere(struct jf_payloads *c,
+							struct jf_payload_path *p,
+							enum jf_isa isa, uint64_t ip,
+							uint64_t gen, uint64_t bits,
+							unsigned nbits)
 {
-	if (p->nbits && p->gen == gen && jf_fast_table_conflict(&c->c.table)) {
-		grow(c, gen);
-		p = slot_of(c, ip, bits, nbits);
+	const struct jf_payload_path *other = other_slot(c, p);
+
+	if (jf_payload_holds(other, isa, ip, gen, bits, nbits)) {
+		/* Not a TIP's path: jf_payload_path_at counts only TNT payloads. */
+		c->c.hits += nbits != JF_PAYLOAD_TO_TIP;
+		return other;
 	}
+	p = take_slot(c, p, ip, gen, bits, nbits);
 	if (!jf_fast_shared_path_get(c->shared, isa, ip, bits, nbits, p)) {
 		if (nbits == JF_PAYLOAD_TO_TIP)
 			follow_to_tip(c, p, isa, ip, gen);
@@ -186,17 +226,24 @@ const struct jf_payload_path *jf_payload_path_fill(struct jf_payloads *c,
 	return p;
 }
 
+const struct jf_payload_path *jf_payload_walk_elsewhere(const struct jf_payloads *c,
+							const struct jf_payload_path *p,
+							enum jf_isa isa, uint64_t ip,
+							uint64_t gen, uint64_t to,
+							unsigned kind)
+{
+	const struct jf_payload_path *other = other_slot(c, p);
+
+	return jf_payload_holds(other, isa, ip, gen, to, JF_PAYLOAD_WALK + kind) ? other : NULL;
+}
+
 void jf_payload_walk_keep(struct jf_payloads *c, enum jf_isa isa, uint64_t ip, uint64_t gen,
 			  uint64_t to, unsigned kind, uint64_t end, uint64_t insns,
 			  const uint64_t *push, unsigned npush)
 {
 	unsigned nbits = JF_PAYLOAD_WALK + kind, i;
-	struct jf_payload_path *p = slot_of(c, ip, to, nbits);
+	struct jf_payload_path *p = take_slot(c, slot_of(c, ip, to, nbits), ip, gen, to, nbits);
 
-	if (p->nbits && p->gen == gen && jf_fast_table_conflict(&c->c.table)) {
-		grow(c, gen);
-		p = slot_of(c, ip, to, nbits);
-	}
 	p->start = ip;
 	p->gen = gen;
 	p->bits = to;

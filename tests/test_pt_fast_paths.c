@@ -8,6 +8,8 @@
  *   address, the blocks, instructions and return addresses up to the first branch that
  *   needs a TIP; a conditional branch ends the path before it (it needs a TNT bit, not a
  *   TIP); a second lookup is a hit and is not counted with the TNT payloads.
+ * - The counting path's TNT payload cache keeps two paths whose slot is the same: both are
+ *   hits when looked up in turn (as a loop running both looks them up).
  * Decoders using them are checked record by record against libipt's block decoder in
  * test_pt_fast (hand-encoded streams, and the real captures), test_decoder_batch and
  * fuzz_pt_decode. */
@@ -296,12 +298,82 @@ static void test_walks(void **state)
 	fixture_free(&fx);
 }
 
+/* Two keys of payload paths from the code's addresses whose slot in c's table is the same
+ * (the table is small: among a few dozen keys two share one). */
+struct path_key {
+	uint64_t ip, bits;
+	unsigned nbits;
+};
+
+static void colliding_keys(const struct jf_payloads *c, struct path_key *a, struct path_key *b)
+{
+	static const uint64_t ips[] = { 0x1000, 0x1005, 0x1010, 0x1012 };
+	struct path_key keys[64];
+	unsigned n = 0, i, j, nbits;
+	uint64_t bits;
+
+	for (i = 0; i < sizeof(ips) / sizeof(ips[0]); i++) {
+		for (nbits = 1; nbits <= 3; nbits++) {
+			for (bits = 0; bits < (1u << nbits) && n < 64; bits++)
+				keys[n++] = (struct path_key){ ips[i], bits, nbits };
+		}
+	}
+	for (i = 0; i < n; i++) {
+		for (j = i + 1; j < n; j++) {
+			if (jf_fast_table_payload_slot(&c->c.table, keys[i].ip, keys[i].bits,
+						       keys[i].nbits) ==
+			    jf_fast_table_payload_slot(&c->c.table, keys[j].ip, keys[j].bits,
+						       keys[j].nbits)) {
+				*a = keys[i];
+				*b = keys[j];
+				return;
+			}
+		}
+	}
+	fail_msg("no two keys share a slot");
+}
+
+static void test_colliding_paths(void **state)
+{
+	struct fixture fx;
+	struct jf_payloads *c;
+	const struct jf_payload_path *pa, *pb;
+	struct path_key a, b;
+	uint64_t lookups, hits;
+
+	(void)state;
+	fixture_new(&fx, 0);
+	c = jf_payloads_new(fx.blocks, 6);
+	assert_non_null(c);
+	colliding_keys(c, &a, &b);
+
+	pa = jf_payload_path_at(c, JF_ISA_X86_64, a.ip, fx.gen, a.bits, a.nbits);
+	pb = jf_payload_path_at(c, JF_ISA_X86_64, b.ip, fx.gen, b.bits, b.nbits);
+	assert_int_equal(pb->start, b.ip);
+	/* Looked up in turn, both are found: neither followed the other out. */
+	pa = jf_payload_path_at(c, JF_ISA_X86_64, a.ip, fx.gen, a.bits, a.nbits);
+	assert_int_equal(pa->start, a.ip);
+	assert_int_equal(pa->bits, a.bits);
+	assert_int_equal(pa->nbits, a.nbits);
+	pb = jf_payload_path_at(c, JF_ISA_X86_64, b.ip, fx.gen, b.bits, b.nbits);
+	assert_int_equal(pb->start, b.ip);
+	assert_int_equal(pb->bits, b.bits);
+	assert_int_equal(pb->nbits, b.nbits);
+	jf_payloads_counts(c, &lookups, &hits);
+	assert_int_equal(lookups, 4);
+	assert_int_equal(hits, 2);
+
+	jf_payloads_free(c);
+	fixture_free(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_tip_paths),
 		cmocka_unit_test(test_walks),
+		cmocka_unit_test(test_colliding_paths),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
