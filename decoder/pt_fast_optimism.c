@@ -66,7 +66,9 @@ static int snapshot(struct fast *f, struct jf_fast_optimism *o)
 		o->snap->pkt_ahead = 1;
 	}
 	o->snap_pending_n = f->pending.n;
-	memcpy(o->snap_pending, f->pending.flows, f->pending.n * sizeof(*f->pending.flows));
+	/* (A decoder that queued nothing yet may have no queue at all.) */
+	if (f->pending.n)
+		memcpy(o->snap_pending, f->pending.flows, f->pending.n * sizeof(*f->pending.flows));
 	return 0;
 }
 
@@ -259,7 +261,9 @@ static int decode_again(struct fast *f, struct queue *returned, size_t q, struct
 	while (f->pending.cap < o->snap_pending_n)
 		if (jf_fast_queue_grow(f) < 0)
 			return 0;
-	memcpy(f->pending.flows, o->snap_pending, o->snap_pending_n * sizeof(*o->snap_pending));
+	if (o->snap_pending_n)
+		memcpy(f->pending.flows, o->snap_pending,
+		       o->snap_pending_n * sizeof(*o->snap_pending));
 	f->pending.n = o->snap_pending_n;
 
 	shared = f->blocks;
