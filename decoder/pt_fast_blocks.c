@@ -184,6 +184,16 @@ static void log_fill(struct jf_fast_changing *ch, struct jf_fast_block *b, enum 
 	ch->marker = b;
 }
 
+/* The fill of the block at ip logged as the bytes are now, whole. */
+static void log_fill_now(struct jf_fast_blocks *c, struct jf_fast_changing *ch,
+			 struct jf_fast_block *b, enum jf_isa isa, uint64_t ip)
+{
+	struct jf_fast_block now;
+
+	jf_fast_block_decode_now(c, isa, ip, &now);
+	log_fill(ch, b, isa, ip, &now, jf_codemap_generation(c->map));
+}
+
 /* Whether ip is the address of a kept fill (jf_fast_changing's kept_set). */
 static int kept_address(const struct jf_fast_changing *ch, uint64_t ip)
 {
@@ -209,8 +219,7 @@ static int replayed(struct jf_fast_blocks *c, struct jf_fast_changing *ch, struc
 	if (!kept_address(ch, ip))
 		return 0;
 	if (r >= ch->replay_until) {
-		jf_fast_block_decode_now(c, isa, ip, &now);
-		log_fill(ch, b, isa, ip, &now, jf_codemap_generation(c->map));
+		log_fill_now(c, ch, b, isa, ip);
 		return 1;
 	}
 	/* The records of the fills taken grow in their order. */
@@ -236,7 +245,6 @@ static int replayed(struct jf_fast_blocks *c, struct jf_fast_changing *ch, struc
 static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa isa, uint64_t ip)
 {
 	struct jf_fast_changing *ch = c->changing;
-	struct jf_fast_block whole;
 
 	if (!ch) {
 		decode(c, b, isa, ip, 0);
@@ -245,10 +253,8 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 	ch->marker = NULL;
 	if (ch->nkept && replayed(c, ch, b, isa, ip))
 		return;
-	if (decode(c, b, isa, ip, 0) && ch->open) {
-		jf_fast_block_decode_now(c, isa, ip, &whole);
-		log_fill(ch, b, isa, ip, &whole, jf_codemap_generation(c->map));
-	}
+	if (decode(c, b, isa, ip, 0) && ch->open)
+		log_fill_now(c, ch, b, isa, ip);
 }
 
 /* Put a block of the old table into the new one, if its set has room. */
@@ -277,17 +283,25 @@ static void grow(struct jf_fast_blocks *c, uint64_t gen)
 	}
 }
 
+/* Whether block b, decoded from version since of the code map, is what decoding it again
+ * now gives: a straight block (its instructions are [start, next)) whose bytes no change
+ * since touched. x86 decodes each instruction from its own bytes, and those lie in one
+ * section (jf_codemap_unchanged_since), so none straddles two. (A block that followed a
+ * jump has instructions outside [start, next): decoded again, not answered here.) */
+int jf_fast_block_unchanged_since(struct jf_codemap *map, const struct jf_fast_block *b,
+				  uint64_t since)
+{
+	return b->ninsn && b->straight && b->end != JF_FAST_UNHANDLED && b->end != JF_FAST_BAD &&
+	       jf_codemap_unchanged_since(map, since, b->start, b->next - b->start);
+}
+
 /* Whether block o, decoded from an earlier version of the code map, holds for version gen
- * too: a straight block (its instructions are [start, next)) whose bytes no change since
- * touched. Such a block is what decoding it again would give: x86 decodes each instruction
- * from its own bytes, and those lie in one section (jf_codemap_unchanged_since), so none
- * straddles two. */
+ * too (then marked so). */
 static int still_holds(struct jf_fast_blocks *c, struct jf_fast_block *o, enum jf_isa isa,
 		       uint64_t ip, uint64_t gen)
 {
-	if (o->start != ip || o->isa != (uint8_t)isa || !o->ninsn || o->gen >= gen ||
-	    !o->straight || o->end == JF_FAST_UNHANDLED || o->end == JF_FAST_BAD ||
-	    !jf_codemap_unchanged_since(c->map, o->gen, o->start, o->next - o->start))
+	if (o->start != ip || o->isa != (uint8_t)isa || o->gen >= gen ||
+	    !jf_fast_block_unchanged_since(c->map, o, o->gen))
 		return 0;
 	o->gen = gen;
 	return 1;

@@ -159,6 +159,11 @@ static inline const struct jf_fast_block *jf_fast_block_at(struct jf_fast_blocks
 	return jf_fast_block_fill(c, b, isa, ip, gen);
 }
 
+/* Whether block b, decoded from version since of the code map, is what decoding it again
+ * now would give, as far as the map's log of changes tells (0: decode it again). */
+int jf_fast_block_unchanged_since(struct jf_codemap *map, const struct jf_fast_block *b,
+				  uint64_t since);
+
 /* The block at ip as the code map's bytes are now, whether or not they may change, not
  * cached (pt_fast_optimism.c checks a block decoded ahead with it). */
 void jf_fast_block_decode_now(struct jf_fast_blocks *c, enum jf_isa isa, uint64_t ip,

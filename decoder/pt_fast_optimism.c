@@ -333,14 +333,13 @@ static int roll_back(struct fast *f, struct jf_error *err)
 }
 
 /* Whether the block of fill is what the code map holds at its start now: at once where no
- * change since touched its bytes (a straight block, in one section: what decoding it
- * again gives, as the block cache keeps a block), else decoded again. */
+ * change since touched its bytes, as the block cache keeps a block, else decoded again. */
 static int holds_now(struct fast *f, const struct jf_fast_changing_fill *fill)
 {
 	const struct jf_fast_block *b = &fill->block;
 	struct jf_fast_block now;
 
-	if (jf_codemap_unchanged_since(f->map, fill->gen, b->start, b->next - b->start))
+	if (jf_fast_block_unchanged_since(f->map, b, fill->gen))
 		return 1;
 	jf_fast_block_decode_now(f->blocks, (enum jf_isa)b->isa, b->start, &now);
 	return !memcmp(&now, b, sizeof(now));

@@ -105,9 +105,8 @@ static inline const struct jf_payload_path *jf_payload_tip_path_at(struct jf_pay
 	struct jf_payload_path *p =
 		jf_fast_table_payload_slot(&c->c.table, ip, 0, JF_PAYLOAD_TO_TIP);
 
-	/* A TIP's path has no bits to compare (0). */
-	if (p->start == ip && p->nbits == JF_PAYLOAD_TO_TIP && p->gen == gen &&
-	    p->isa == (uint8_t)isa)
+	/* A TIP's path has no bits (0). */
+	if (jf_payload_holds(p, isa, ip, gen, 0, JF_PAYLOAD_TO_TIP))
 		return p;
 	return jf_payload_path_elsewhere(c, p, isa, ip, gen, 0, JF_PAYLOAD_TO_TIP);
 }
