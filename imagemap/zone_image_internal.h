@@ -74,11 +74,22 @@ struct jf_zone_pending_entry {
 	const uint8_t *bytes;        /* what it writes over [from, to), or NULL */
 };
 
+/* The ranges of one length class, sorted by start: a range that holds an address starts
+ * at most longest bytes before it, so the classes keep the one freed region of 512 KiB from
+ * widening the search among thousands of patches of a few bytes. */
+struct jf_zone_pending_class {
+	size_t first, n;             /* its entries: v[first, first + n) */
+	uint64_t longest;            /* its longest range's bytes */
+};
+
+/* Range lengths up to 2^4, 2^8, 2^12, 2^16 bytes, and longer. */
+enum { JF_ZONE_PENDING_CLASSES = 5 };
+
 struct jf_zone_pending_index {
-	struct jf_zone_pending_entry *v;
+	struct jf_zone_pending_entry *v; /* by class, then by start */
 	size_t n;
+	struct jf_zone_pending_class cls[JF_ZONE_PENDING_CLASSES];
 	size_t streams;              /* streams indexed (0: none yet) */
-	uint64_t longest;            /* the longest range's bytes */
 	int broken;                  /* out of memory: every range may change */
 };
 

@@ -10,7 +10,10 @@
  * to apply covers it and differs from the image now. Records apply in order and never
  * come back, so a range that none covers stays so. Each stream's records are indexed
  * once, when the file is surveyed; the ranges of all streams are sorted by address when
- * first asked.
+ * first asked, in classes by length: a query looks for the ranges that may hold an
+ * address among those starting at most the class's longest range before it, and one
+ * freed region of half a MiB would otherwise make that window hold thousands of patches
+ * (HotSpot's code cache).
  *
  * A record that writes bytes (a load, a patch) changes nothing in a range it writes as
  * the range reads now (mapped, or through the early fill: zone_early.c) and that lies
@@ -22,6 +25,7 @@
  * handlers in one load at the end of the run), and the recorder's observed patches of
  * a method hold bytes its later loads write again. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "zone_image_internal.h"
 
@@ -80,10 +84,24 @@ int jf_zone_pending_note(struct jf_zone_stream *s, const struct jf_zone_record *
 	return 0;
 }
 
-static int by_start(const void *a, const void *b)
+/* A range's length class: up to 2^4 bytes, 2^8, 2^12, 2^16, longer. */
+static unsigned length_class(uint64_t from, uint64_t to)
+{
+	uint64_t len = to - from;
+	unsigned k = 0;
+
+	while (k + 1 < JF_ZONE_PENDING_CLASSES && len > (1ull << (4 * (k + 1))))
+		k++;
+	return k;
+}
+
+static int by_class_and_start(const void *a, const void *b)
 {
 	const struct jf_zone_pending_entry *x = a, *y = b;
+	unsigned cx = length_class(x->from, x->to), cy = length_class(y->from, y->to);
 
+	if (cx != cy)
+		return cx < cy ? -1 : 1;
 	return x->from < y->from ? -1 : x->from > y->from;
 }
 
@@ -91,6 +109,7 @@ static void entry(struct jf_zone_pending_index *p, size_t stream, size_t observe
 		  uint64_t ordinal, uint64_t from, uint64_t to, const uint8_t *bytes)
 {
 	struct jf_zone_pending_entry *e = &p->v[p->n++];
+	struct jf_zone_pending_class *c = &p->cls[length_class(from, to)];
 
 	e->from = from;
 	e->to = to;
@@ -98,8 +117,9 @@ static void entry(struct jf_zone_pending_index *p, size_t stream, size_t observe
 	e->stream = stream;
 	e->observed = observed;
 	e->bytes = bytes;
-	if (to - from > p->longest)
-		p->longest = to - from;
+	c->n++;
+	if (to - from > c->longest)
+		c->longest = to - from;
 }
 
 static void build(struct jf_zone_image *zi)
@@ -110,7 +130,7 @@ static void build(struct jf_zone_image *zi)
 	free(p->v);
 	p->v = NULL;
 	p->n = 0;
-	p->longest = 0;
+	memset(p->cls, 0, sizeof(p->cls));
 	p->streams = zi->nstreams;
 	for (i = 0; i < zi->nstreams; i++)
 		n += zi->streams[i].nchanges + zi->streams[i].nobserved;
@@ -128,7 +148,9 @@ static void build(struct jf_zone_image *zi)
 			      s->observed[j].addr + s->observed[j].size, s->observed[j].bytes);
 	}
 	if (p->n)
-		qsort(p->v, p->n, sizeof(*p->v), by_start);
+		qsort(p->v, p->n, sizeof(*p->v), by_class_and_start);
+	for (i = 1; i < JF_ZONE_PENDING_CLASSES; i++)
+		p->cls[i].first = p->cls[i - 1].first + p->cls[i - 1].n;
 }
 
 /* Whether e's record writes [vaddr, end) as it reads now, the range inside its own (see
@@ -158,30 +180,41 @@ static int still_changes(struct jf_zone_image *zi, const struct jf_zone_pending_
 	return !writes_as_now(zi->map, e, vaddr, end);
 }
 
+/* Whether a range of class c that holds part of [vaddr, end) still changes. */
+static int class_changes(struct jf_zone_image *zi, const struct jf_zone_pending_class *c,
+			 uint64_t vaddr, uint64_t end)
+{
+	const struct jf_zone_pending_entry *v = zi->pending.v + c->first;
+	uint64_t lo = vaddr > c->longest ? vaddr - c->longest : 0;
+	size_t a = 0, b = c->n;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (v[mid].from < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < c->n && v[a].from < end; a++)
+		if (v[a].to > vaddr && still_changes(zi, &v[a], vaddr, end))
+			return 1;
+	return 0;
+}
+
 int jf_zone_pending(void *ctx, uint64_t vaddr, uint64_t size)
 {
 	struct jf_zone_image *zi = ctx;
 	struct jf_zone_pending_index *p = &zi->pending;
-	uint64_t end = vaddr + size < vaddr ? UINT64_MAX : vaddr + size, lo;
-	size_t a = 0, b;
+	uint64_t end = vaddr + size < vaddr ? UINT64_MAX : vaddr + size;
+	unsigned k;
 
 	if (p->streams != zi->nstreams)
 		build(zi);
 	if (p->broken)
 		return 1;
-	/* A range that holds vaddr starts at most p->longest bytes before it. */
-	lo = vaddr > p->longest ? vaddr - p->longest : 0;
-	b = p->n;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-
-		if (p->v[mid].from < lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	for (; a < p->n && p->v[a].from < end; a++)
-		if (p->v[a].to > vaddr && still_changes(zi, &p->v[a], vaddr, end))
+	for (k = 0; k < JF_ZONE_PENDING_CLASSES; k++)
+		if (p->cls[k].n && class_changes(zi, &p->cls[k], vaddr, end))
 			return 1;
 	return 0;
 }

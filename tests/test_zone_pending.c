@@ -159,12 +159,57 @@ static void test_where_a_write_changes_bytes(void **state)
 	jf_codemap_free(map);
 }
 
+/* Ranges of very different lengths (a freed region of 1 MiB, a patch of 2 bytes, a load
+ * of 8 KiB): an address is found to change by the range that holds it, however far before
+ * it that range starts and however many short ranges lie in between. */
+static void test_ranges_of_every_length(void **state)
+{
+	enum { BIG = 0x7f1000000000ull, FAR = 0x7f2000000000ull };
+	static const uint8_t load[8192];
+	struct jf_region r = { .name = "g", .addr = BIG + 0x80000, .code = load,
+			       .size = sizeof(load), .kind = JF_REGION_FUNCTION };
+	struct jf_zone_image_config zc = { .apply = JF_ZONE_APPLY_TIME, .time_fn = long_after };
+	struct jf_codemap *map = jf_codemap_new();
+	struct jf_error err = { "" };
+	struct jf_zone_image *zi = jf_zone_image_new(map, &zc, &err);
+	char dir[512], zone[600];
+	struct jf_emitter *em;
+	uint64_t i;
+
+	(void)state;
+	assert_non_null(zi);
+	snprintf(dir, sizeof(dir), "%s/lengths", jf_test_tmpdir());
+	mkdir(dir, 0755);
+	em = jf_emitter_open(dir, JF_EMIT_NO_MARKER_CALLS);
+	assert_non_null(em);
+	assert_true(jf_emit_region_free(em, BIG, 1 << 20) > 0);
+	for (i = 0; i < 64; i++) /* short patches all over the freed region and past it */
+		assert_true(jf_emit_patch(em, BIG + i * 0x8000, "\x90\x90", 2, "site") > 0);
+	assert_true(jf_emit_region_load(em, &r) > 0);
+	assert_true(jf_emit_patch(em, FAR, "\xcc\xcc", 2, "far") > 0);
+	snprintf(zone, sizeof(zone), "%s", jf_emitter_path(em));
+	jf_emitter_close(em);
+	assert_int_equal(jf_zone_image_add_file(zi, zone, &err), 0);
+
+	assert_true(jf_codemap_may_change(map, BIG + (1 << 20) - 4, 2)); /* the free's end */
+	assert_true(jf_codemap_may_change(map, BIG + 0x80000 + 4000, 4)); /* free and load */
+	assert_false(jf_codemap_may_change(map, BIG + (1 << 20) + 0x100, 4)); /* past both */
+	assert_true(jf_codemap_may_change(map, BIG + 0x20 * 0x8000 + 1, 1)); /* a patch */
+	assert_true(jf_codemap_may_change(map, FAR + 1, 1));
+	assert_false(jf_codemap_may_change(map, FAR + 2, 1));
+	assert_false(jf_codemap_may_change(map, FAR - 1, 1));
+	assert_false(jf_codemap_may_change(map, BIG - 1, 1));
+	jf_zone_image_free(zi);
+	jf_codemap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_patch_of_the_same_bytes_is_no_change),
 		cmocka_unit_test(test_patch_of_other_bytes_is_left_to_the_block_decoder),
 		cmocka_unit_test(test_where_a_write_changes_bytes),
+		cmocka_unit_test(test_ranges_of_every_length),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
