@@ -261,6 +261,34 @@ static int emit_path(struct fast *f, const struct jf_block_path *p, uint64_t off
 	return 0;
 }
 
+/* The payload of the TNT-8 after the TNT-8 at offset, past PADs and CYCs (in a trace
+ * with cycle counts one stands between most packets), into c->next_bits and
+ * c->next_nbits; those 0 where another packet comes first, or the one at offset is a
+ * TNT-64. Only a hint of the path cache's next lookup (jf_block_path_prefetch_next): a
+ * wrong one costs a useless prefetch. */
+static void see_next_tnt8(const struct fast *f, uint64_t offset, struct jf_block_paths *c)
+{
+	const uint8_t *t = f->cfg.trace;
+	uint64_t at = offset + 1;
+	unsigned v;
+
+	c->next_nbits = 0;
+	if (t[offset] == 0x02)
+		return;
+	while (at < f->cfg.size && (t[at] == 0x00 || (t[at] & 0x03) == 0x03)) {
+		/* A CYC's first byte says whether more follow (bit 2), each later one (bit 0). */
+		if ((t[at] & 0x03) == 0x03 && (t[at] & 0x04))
+			while (++at < f->cfg.size && (t[at] & 0x01))
+				;
+		at++;
+	}
+	if (at >= f->cfg.size || (t[at] & 0x01) || t[at] == 0x00 || t[at] == 0x02)
+		return;
+	v = t[at] >> 1; /* the bits below the stop bit (the highest set) */
+	c->next_nbits = 31u - (unsigned)__builtin_clz(v);
+	c->next_bits = v & ~(1u << c->next_nbits);
+}
+
 int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset)
 {
 	unsigned idle = 0; /* blocks in a row that took no bit */
@@ -273,6 +301,8 @@ int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t off
 	 * pt_fast_optimism.c.) */
 	if (!f->block_paths && !f->rolling)
 		f->block_paths = jf_block_paths_new(f->blocks, BLOCK_PATH_CACHE_LOG2);
+	if (f->block_paths)
+		see_next_tnt8(f, offset, f->block_paths);
 	while (nbits) {
 		const struct jf_block_path *p =
 			f->block_paths ? jf_block_path_at(f->block_paths, f->isa, f->ip,

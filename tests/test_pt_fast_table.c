@@ -1,0 +1,82 @@
+/* The growing table under the fast path's caches (decoder/pt_fast_table.h): a table of
+ * many megabytes asks the kernel for huge pages (a lookup per TNT packet lands on a page
+ * of its own each time: with 4 KiB pages, each also missed the TLB), and is zeroed as a
+ * small one is. Linux only: the advice shows in /proc/self/smaps as the "hg" flag of the
+ * mapping; skipped where transparent huge pages are off. */
+#include "test_support.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "pt_fast_table.h"
+
+enum { ENTRY = 256, BIG_LOG2 = 15 }; /* 8 MiB: the TNT path table's entries */
+
+/* Whether the kernel may give huge pages to a mapping that asks (THP not "never"). */
+static int thp_possible(void)
+{
+	char line[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	return line[0] && !strstr(line, "[never]");
+}
+
+/* The VmFlags line of the mapping of /proc/self/smaps that holds addr, into flags. */
+static int mapping_flags(const void *addr, char *flags, size_t size)
+{
+	char line[512];
+	unsigned long lo, hi, a = (unsigned long)addr;
+	int in = 0, found = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = a >= lo && a < hi;
+		else if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(flags, size, "%s", line);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void test_big_table_asks_for_huge_pages(void **state)
+{
+	struct jf_fast_table t;
+	const char *slots;
+	char flags[512];
+	size_t n, i;
+
+	(void)state;
+	if (!thp_possible())
+		skip();
+	assert_int_equal(jf_fast_table_init(&t, ENTRY, BIG_LOG2), 0);
+	while (t.log2 < BIG_LOG2)
+		assert_non_null(jf_fast_table_grow(&t, &n));
+	slots = t.slots;
+	/* Zeroed as calloc leaves it, from a line's start. */
+	assert_int_equal((uintptr_t)slots % 64, 0);
+	for (i = 0; i < ((size_t)ENTRY << BIG_LOG2); i += 4096)
+		assert_int_equal(slots[i], 0);
+	/* Its middle lies in whole huge pages: advised. */
+	assert_true(mapping_flags(slots + ((size_t)ENTRY << BIG_LOG2) / 2, flags, sizeof(flags)));
+	assert_non_null(strstr(flags, " hg"));
+	jf_fast_table_fini(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_big_table_asks_for_huge_pages),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
