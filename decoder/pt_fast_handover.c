@@ -184,6 +184,11 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 		f->rolling = f->rolling ? 2 : 0;
 		f->pending.n = 0;
 		f->done = 1;
+		/* Nor is a stretch it committed in the same read taken (a PSB+ commits before
+		 * its updates, which may not be modelled): joined there, the decoder it became
+		 * would have ended with it, having no block decoder to hand over to. */
+		if (f->join_attempt)
+			f->ready.n = f->ready.pos = 0;
 		return 0;
 	}
 	if (f->watch) {

@@ -804,6 +804,53 @@ static void test_packet_hand_over(void **state)
 	jump_code_free(&code);
 }
 
+/* Rounds of the jump code: je not taken, then jmp rax back to 1000 (two blocks each). */
+static void jump_rounds(struct jf_ptb *b, int rounds)
+{
+	while (rounds-- > 0) {
+		jf_ptb_tnt(b, "N");
+		jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+	}
+}
+
+/* Returning blocks after a hand-over with no error to come (a MODE.exec before a TIP), a
+ * fast decoder started at the next PSB joins the block decoder's records (pt_fast_join.c).
+ * Here it commits its first stretch at the PSB+ after (more records than a join needs) and
+ * then stops where it would hand over, in the same read: that PSB+'s update waits for the
+ * time after the next read, a CYC having come with no TSC (fuzz_pt_decode). Its stretch
+ * joined the block decoder's records, yet the decoder it would have become has nothing to
+ * hand over to: the decode ended there, the rest of the trace silently lost. Every record
+ * is the block decoder's, to the end. */
+static void test_join_attempt_that_stops_is_not_taken(void **state)
+{
+	struct jump_code code = jump_code_new();
+	struct jf_ptb *b = jf_ptb_new();
+	struct jf_pt_fast_report rep;
+	int psb;
+
+	(void)state;
+	jf_ptb_start_64(b, 0x1000);
+	jf_ptb_tnt(b, "N");
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
+	for (psb = 0; psb < 3; psb++) {
+		/* 32 blocks a stretch: a join needs 16 equal records (JF_JOIN_MIN_RECORDS). */
+		jump_rounds(b, 16);
+		if (psb == 1)
+			jf_ptb_cyc(b, 9);
+		jf_ptb_psb(b);
+		jf_ptb_mode_exec(b, ptem_64bit);
+		jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
+		jf_ptb_psbend(b);
+	}
+	jump_rounds(b, 4);
+	rep = compare_blocks_at("a join attempt that stops", jf_ptb_bytes(b), jf_ptb_size(b),
+				code.blocks_map, -1);
+	assert_int_equal(rep.fallback_at, 0);
+	jf_ptb_free(b);
+	jump_code_free(&code);
+}
+
 /* Counting follows the packets of a trace with timing too, with libipt's time estimation
  * (decoder/pt_fast_time.c): TSCs, TMAs, MTCs and CYCs in and out of PSB+s, CBRs in them
  * and out of them (a frequency change: a cbr event, the calibration started over; after
@@ -2146,6 +2193,7 @@ int main(void)
 		cmocka_unit_test(test_long_block_joins),
 		cmocka_unit_test(test_cache_split_after_undecodable),
 		cmocka_unit_test(test_packet_hand_over),
+		cmocka_unit_test(test_join_attempt_that_stops_is_not_taken),
 		cmocka_unit_test(test_skd022),
 		cmocka_unit_test(test_bdm70_skd007),
 		cmocka_unit_test(test_quiet_psb),
