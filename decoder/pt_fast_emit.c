@@ -16,6 +16,7 @@
  * takes, or waits for the next stop (jf_fast_settle) when it starts after that. */
 #include "pt_fast_internal.h"
 #include "pt_fast_block_paths.h"
+#include "pt_fast_short_packets.h"
 
 #include "jitflow/insn.h"
 
@@ -269,24 +270,25 @@ static int emit_path(struct fast *f, const struct jf_block_path *p, uint64_t off
 static void see_next_tnt8(const struct fast *f, uint64_t offset, struct jf_block_paths *c)
 {
 	const uint8_t *t = f->cfg.trace;
+	const uint64_t size = f->cfg.size;
 	uint64_t at = offset + 1;
-	unsigned v;
 
 	c->next_nbits = 0;
 	if (t[offset] == 0x02)
 		return;
-	while (at < f->cfg.size && (t[at] == 0x00 || (t[at] & 0x03) == 0x03)) {
-		/* A CYC's first byte says whether more follow (bit 2), each later one (bit 0). */
-		if ((t[at] & 0x03) == 0x03 && (t[at] & 0x04))
-			while (++at < f->cfg.size && (t[at] & 0x01))
+	for (;;) {
+		at = past_pads(t, at, size);
+		if (at >= size || (t[at] & 0x03) != 0x03)
+			break;
+		/* A CYC: its first byte says whether more follow (bit 2), each later one
+		 * (bit 0). */
+		if (t[at] & 0x04)
+			while (++at < size && (t[at] & 0x01))
 				;
 		at++;
 	}
-	if (at >= f->cfg.size || (t[at] & 0x01) || t[at] == 0x00 || t[at] == 0x02)
-		return;
-	v = t[at] >> 1; /* the bits below the stop bit (the highest set) */
-	c->next_nbits = 31u - (unsigned)__builtin_clz(v);
-	c->next_bits = v & ~(1u << c->next_nbits);
+	if (at < size && tnt8(t[at]))
+		c->next_bits = tnt8_bits(t[at], &c->next_nbits);
 }
 
 int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t offset)

@@ -4,6 +4,7 @@
 #include "pt_events.h"
 #include "pt_fast_bad_packet.h"
 #include "pt_fast_internal.h"
+#include "pt_fast_short_packets.h"
 
 #include <endian.h>
 #include <intel-pt.h>
@@ -551,24 +552,6 @@ static uint64_t read_le(const uint8_t *t, uint64_t off, unsigned n, uint64_t siz
 	while (n--)
 		v = v << 8 | t[off + n];
 	return v;
-}
-
-/* The first byte from off on that is not a PAD (0x00), or size: eight bytes at a time, as
- * a PSB+ and the packets around it are padded in runs (28% of the bytes of ../shared's
- * Unzip; byte by byte, 5% of `stat`'s instructions there). */
-static inline uint64_t past_pads(const uint8_t *t, uint64_t off, uint64_t size)
-{
-	uint64_t w;
-
-	for (; off + sizeof(w) <= size; off += sizeof(w)) {
-		memcpy(&w, t + off, sizeof(w));
-		w = le64toh(w);
-		if (w)
-			return off + (unsigned)__builtin_ctzll(w) / 8;
-	}
-	while (off < size && t[off] == 0x00)
-		off++;
-	return off;
 }
 
 /* A packet of a PSB+ at off, read as libipt's packet decoder reads it (pt_packet.c's
@@ -1377,13 +1360,6 @@ uint64_t jf_fast_skip_simple_packets(const struct fast *f, uint64_t off)
 	return off;
 }
 
-/* Whether byte is a TNT-8's (even, neither a PAD nor 0x02, which starts the extended
- * opcodes). */
-static inline int tnt8(unsigned byte)
-{
-	return !(byte & 1) && byte != 0x00 && byte != 0x02;
-}
-
 /* Where tnt8_run stopped: at the last TNT-8 it read, with count_tnt_bits's status there
  * (0 if it counted them all). Returned by value: the packet loop's offset stays in a
  * register (its address taken, every call in the loop stored and loaded it). */
@@ -1398,16 +1374,6 @@ struct tnt8_run_end {
  * where the cache holds it, one lookup counts them all: the lookup, a hash and a compare
  * of five fields, was most of a TNT-8's instructions (errors capture: 44% of `stat`). */
 enum { TNT8_GROUP = 7 };
-
-/* The bits of a TNT-8 (byte): those below the highest set bit (the stop bit) of byte >> 1
- * (not zero: byte is even, neither 0x00 nor 0x02), and their count (*k). */
-static inline unsigned tnt8_bits(unsigned byte, unsigned *k)
-{
-	unsigned v = byte >> 1;
-
-	*k = 31u - (unsigned)__builtin_clz(v);
-	return v & ~(1u << *k);
-}
 
 /* The TNT-8s from at on that tnt8_run takes (at most TNT8_GROUP: each a TNT-8 that no
  * packet libipt cannot read may follow, pt_fast_bad_packet.h): how many, their bits
