@@ -117,9 +117,11 @@ static int hand_over_at_psb_before(struct fast *f, struct jf_error *err)
 	return 1;
 }
 
-/* A block decoder from the trace's start (or sync_at), which skips what was returned or
+/* A block decoder from the trace's start (or sync_at; or, returning blocks, from the PSB
+ * near where the records returned last tell its place), which skips what was returned or
  * counted: past skip_insns instructions (counting) and skip_records other records. */
-static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf_error *err)
+static int hand_over_from(struct fast *f, int has_near, uint64_t near, uint64_t skip_records,
+			  struct jf_error *err)
 {
 	struct jf_pt_config cfg = f->cfg;
 
@@ -133,7 +135,12 @@ static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf
 	f->seen.n = f->seen.next = 0;
 	f->local = 0;
 	f->count_local = 0;
-	f->report.block_decoder_from = f->cfg.has_sync_at ? (int64_t)f->cfg.sync_at : 0;
+	f->near = has_near && f->aligning;
+	if (f->near) {
+		cfg.has_sync_at = 1;
+		cfg.sync_at = near;
+	}
+	f->report.block_decoder_from = cfg.has_sync_at ? (int64_t)cfg.sync_at : 0;
 	/* Counting, its blocks as they are whatever was decoded before
 	 * (pt_fast_count_handover.c). */
 	if (!f->emit)
@@ -144,6 +151,11 @@ static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf
 		cfg.insns = f->insns;
 	f->old = jf_pt_decoder_new(&cfg, f->map, err);
 	return f->old ? 0 : -1;
+}
+
+static int hand_over_from_start(struct fast *f, uint64_t skip_records, struct jf_error *err)
+{
+	return hand_over_from(f, 0, 0, skip_records, err);
 }
 
 void jf_fast_plan_resumes(struct fast *f)
@@ -207,8 +219,11 @@ int jf_fast_hand_over(struct fast *f, struct jf_error *err)
 	if (rc == 0)
 		rc = f->emit ? hand_over_at_psb_before(f, err)
 			     : jf_fast_count_hand_over_local(f, err);
+	/* Else (a stretch too short to join, or records that do not) from that PSB still,
+	 * finding its place by the records returned last, where there is one. */
 	if (rc == 0)
-		rc = hand_over_from_start(f, f->committed_records, err);
+		rc = hand_over_from(f, f->emit && f->prev_restart < f->restart, f->prev_restart,
+				    f->committed_records, err);
 	jf_fast_join_plan(f);
 	jf_fast_free_decoders(f);
 	return rc < 0 ? -1 : 0;
@@ -312,14 +327,15 @@ static int next_from_block_decoder(struct fast *f, struct jf_flow *flow, struct 
 				f->skip_records--;
 				continue;
 			}
-			if (f->count_local &&
+			if ((f->count_local || f->near) &&
 			    (return_before(flow) || (flow->kind == JF_FLOW_ERROR &&
 						     jf_pt_decoder_error_ip_before_start(f->old)))) {
-				/* Counting from a PSB near the hand-over: a return to a call
-				 * before it, or an error located by a block before it, needs a
-				 * decoder from the start, which skips all counted so far (which
-				 * jf_pt_fast_count_from_stop's counter does not know: its
-				 * caller decodes from an earlier start). */
+				/* From a PSB near the hand-over (counting, or returning blocks
+				 * where the stretch before was too short to join): a return to a
+				 * call before it, or an error located by a block before it, needs
+				 * a decoder from the start, which skips all counted or returned so
+				 * far (which jf_pt_fast_count_from_stop's counter does not know:
+				 * its caller decodes from an earlier start). */
 				if (f->local_only) {
 					f->gave_up = 1;
 					return 0;

@@ -204,6 +204,9 @@ struct fast {
 	unsigned ncounted;
 	int count_local;            /* counting: old started at restart or a stretch or two
 				     * before (pt_fast_count_handover.c) */
+	int near;                   /* returning blocks: old started at the PSB before the
+				     * records it skips, which it finds by the records
+				     * returned last (pt_fast_handover.c, hand_over_from) */
 	int local;                  /* old started at prev_restart (pt_fast_handover.c)... */
 	struct jf_flow *held;       /* ...its records read past the join, returned first */
 	size_t held_n, held_pos;
