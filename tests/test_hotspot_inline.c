@@ -243,9 +243,11 @@ static double method_insns(const cJSON *hotspot, long cid, const char *method)
  * on its own in inner's); per nmethod and method, the instructions of the stacks topped by
  * the method's frame are its ranges' in the report; and each entry into hot's nmethod
  * makes CALLS calls of inner, so inner's inlined frame is entered CALLS times per entry
- * (give or take a call of hot under way when the nmethod's record applied). */
+ * (give or take a call of hot under way when the nmethod's record applied, and an entry
+ * of hot's per signal: one written as an overflow hides that entry, not the calls of
+ * inner after the handler returns; see runs_fit). */
 static void check_stacks(const char *dir, const char *log, const cJSON *hotspot,
-			 double hot_entries)
+			 double hot_entries, double signals)
 {
 	static const char *const methods[] = { "Inline.hot", "Inline.inner" };
 	char cmd[2048], path[16][256];
@@ -308,10 +310,11 @@ static void check_stacks(const char *dir, const char *log, const cJSON *hotspot,
 				fail_msg("%s: nmethod %ld: stacks topped by %s ran %.0f instructions, its "
 					 "ranges %.0f", dir, cids[i], methods[m], insns[i][m],
 					 method_insns(hotspot, cids[i], methods[m]));
-	if (inner_in_hot_entries < CALLS * (hot_entries - 1) ||
-	    inner_in_hot_entries > CALLS * (hot_entries + 1))
+	if (inner_in_hot_entries < CALLS * (hot_entries - 1 - signals) ||
+	    inner_in_hot_entries > CALLS * (hot_entries + 1 + signals))
 		fail_msg("%s: inner's frame in hot's nmethod entered %.0f times, %.0f entries of the "
-			 "nmethod x %d calls", dir, inner_in_hot_entries, hot_entries, CALLS);
+			 "nmethod x %d calls (%.0f signals)", dir, inner_in_hot_entries, hot_entries,
+			 CALLS, signals);
 	cJSON_Delete(st);
 }
 
@@ -569,7 +572,7 @@ static void test_bytecode_ranges_of_inlined_methods(void **state)
 	}
 	if (!inlined)
 		fail_msg("%s: no nmethod of hot ran inner inlined", dir);
-	check_stacks(dir, logtext, h, hot_entries);
+	check_stacks(dir, logtext, h, hot_entries, signals);
 	free(logtext);
 	cJSON_Delete(r);
 	snprintf(cmd, sizeof(cmd), "'%s' report '%s'", jf_test_cli(), dir);
