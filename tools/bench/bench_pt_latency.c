@@ -1,7 +1,7 @@
 /* bench_pt_latency: how long one Intel PT buffer takes to decode into its block sequence,
  * the latency a tracing JIT that decodes its traces online waits for.
  *
- *   bench_pt_latency [-j JOBS] IMAGE BASE TRACE [RUNS [ONLY]]    (RUNS default 21)
+ *   bench_pt_latency [-j JOBS [-s SEGMENT]] IMAGE BASE TRACE [RUNS [ONLY]]    (RUNS default 21)
  *
  * IMAGE (the code bytes, at address BASE) and TRACE (the PT buffer) as tools/bench/
  * pt-latency.sh makes them. Each run makes a decoder that returns blocks as libipt's block
@@ -19,7 +19,8 @@
  * records handed out in trace order), read in bulk, and the block stream decoded on JOBS
  * threads (jf_pt_parallel_block_stream_new: each worker makes its segment's block ids);
  * their CPU time is the whole process's (every thread's), and their wall time is the
- * latency they give where JOBS cores are idle. Beside them, the
+ * latency they give where JOBS cores are idle; -s SEGMENT sets their segments' size in bytes
+ * (jf_pt_parallel_options.segment_size; default 0: the library's). Beside them, the
  * floor of any decoder that reads its packets with libipt: libipt's packet decoder
  * reading every packet of the buffer and nothing else. Printed: the
  * median, minimum and maximum CPU milliseconds of each (the thread's CPU time: on a
@@ -86,6 +87,8 @@ static int count_run(void *ctx, const struct jf_block_stream *s, const struct jf
 	return 0;
 }
 
+static uint64_t segment_size; /* -s: 0, the library's default */
+
 /* The fast path on jobs threads, as `jitflow decode -j JOBS` makes it. */
 static struct jf_pt_parallel_options on_threads(int jobs)
 {
@@ -93,6 +96,7 @@ static struct jf_pt_parallel_options on_threads(int jobs)
 
 	memset(&opt, 0, sizeof(opt));
 	opt.jobs = jobs;
+	opt.segment_size = segment_size;
 	opt.fast = 1;
 	return opt;
 }
@@ -236,13 +240,18 @@ int main(int argc, char **argv)
 		argc -= 2;
 		argv += 2;
 	}
+	if (argc > 2 && !strcmp(argv[1], "-s")) {
+		segment_size = strtoull(argv[2], NULL, 0);
+		argc -= 2;
+		argv += 2;
+	}
 	ways = jobs > 1 ? WAYS : FAST_THREADS;
 	runs = argc > 4 ? atoi(argv[4]) : 21;
 	for (w = 0; argc > 5 && w < ways; w++)
 		if (!strcmp(argv[5], names[w]))
 			only = w;
 	if (argc < 4 || runs < 1 || (argc > 5 && only < 0)) {
-		fprintf(stderr, "usage: bench_pt_latency [-j JOBS] IMAGE BASE TRACE [RUNS [ONLY]]\n");
+		fprintf(stderr, "usage: bench_pt_latency [-j JOBS [-s SEGMENT]] IMAGE BASE TRACE [RUNS [ONLY]]\n");
 		return 2;
 	}
 	base = strtoull(argv[2], NULL, 0);
