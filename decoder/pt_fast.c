@@ -327,6 +327,12 @@ void jf_fast_commit(struct fast *f, uint64_t new_restart)
 	f->ready.pos = 0;
 	f->stretch_n = f->ready.n; /* kept there for a hand-over (pt_fast_handover.c) */
 	f->pending = tmp;
+	/* Nothing to return (the first PSB of a decoder started there, say): the window on
+	 * code that may change, closed above, opens again for the stretch that begins here
+	 * once its PSB+ is read, as after a commit whose records are returned. */
+	if (!f->ready.n && f->opt && !f->rolling && f->blocks &&
+	    f->blocks->changing == &f->opt->ch)
+		f->empty_commit = 1;
 	f->pending.n = f->pending.pos = 0;
 	f->await = 0;
 	f->settle_due = 0;

@@ -292,7 +292,11 @@ struct fast {
 	 * stretch being returned began (NULL until needed)... */
 	struct jf_fast_optimism *opt;
 	int rolling;                /* ...decoding that stretch again: 1, 2 where that met
-				     * what it does not model (jf_fast_hand_over) */
+				     * what it does not model (jf_fast_hand_over)... */
+	int empty_commit;           /* ...and a commit left nothing to return: decoding stops
+				     * there, so that the stretch after it begins as any other
+				     * (jf_fast_optimism_begin), not with the one before's window
+				     * on such code closed */
 };
 
 /* The packet path's offset, the packet decoder moved there first where the counting loop
@@ -415,7 +419,8 @@ void jf_fast_settle(struct fast *f, uint64_t offset);
  * decode loop, and the packet loop, which reads on without returning to it). */
 static inline int jf_fast_decoding(const struct fast *f)
 {
-	return !f->old && !f->done && !f->paused && !f->resync && f->ready.n == 0;
+	return !f->old && !f->done && !f->paused && !f->resync && f->ready.n == 0 &&
+	       !f->empty_commit;
 }
 
 /* Following packets, a query consumes a packet now: the time it reads (jf_fast_time_now's

@@ -15,9 +15,13 @@
  * from the PSB before the unmodelled one to the end of the one joined, not the buffer.
  *
  * The block decoder's records are compared as they are returned, never read ahead: it
- * reads the code map as the session changes it between records. The attempt's records
- * hold whenever they are decoded (it takes no code that will still change, or, where the
- * map does not tell where it changes, joins only if the map did not change). An attempt
+ * reads the code map as the session changes it between records. The attempt decodes
+ * ahead over code that may still change as the fast path does (pt_fast_optimism.c: a
+ * stretch's window on such code, opened again after the empty commit of the PSB it
+ * starts at), but none of its records is returned: each is compared when the block
+ * decoder returns its own, after the session applied what was due before it, so one
+ * decoded from bytes that changed since differs and the attempt is dropped; where the map
+ * does not tell where it changes, it joins only if the map did not change. An attempt
  * that stops where it would hand over, or whose records differ, is dropped, and the next
  * starts at a later PSB (the 1st, 2nd, 4th... after failures in a row: join_backoff);
  * where none joins, the block decoder's records stand. A compressed return to a call
@@ -47,6 +51,7 @@ void jf_fast_join_free(struct fast *f)
 	if (!a)
 		return;
 	a->block_paths = NULL; /* f's */
+	jf_fast_optimism_free(a);
 	jf_fast_free_state(a);
 	jf_fast_release_queues(a);
 	free(a);
@@ -83,7 +88,11 @@ static int attempt_stretch(struct fast *f, struct jf_error *err)
 	int rc;
 
 	a->ready.n = a->ready.pos = 0;
-	rc = jf_fast_decode(a, err);
+	do {
+		jf_fast_optimism_begin(a);
+		rc = jf_fast_decode(a, err);
+		jf_fast_optimism_end(a);
+	} while (rc == 0 && a->empty_commit && !a->ready.n);
 	f->block_paths = a->block_paths; /* made at its first TNT if f had none */
 	if (rc < 0)
 		return -1;
@@ -140,6 +149,7 @@ static void adopt(struct fast *f)
 
 	jf_decoder_free(keep.old);
 	free(keep.held);
+	jf_fast_optimism_free(a);
 	jf_fast_release_queues(&keep);
 	jf_fast_free_decoders(&keep);
 	*f = *a;

@@ -43,7 +43,7 @@ enum { REPLAY_BLOCKS_LOG2 = 14 };
 
 static int wanted(const struct fast *f)
 {
-	return f->emit && f->cfg.decode_ahead_changing && !f->join_attempt && !f->watch &&
+	return f->emit && f->cfg.decode_ahead_changing && !f->watch &&
 	       jf_codemap_tells_changes(f->map);
 }
 
@@ -84,6 +84,7 @@ void jf_fast_optimism_begin(struct fast *f)
 {
 	struct jf_fast_optimism *o = f->opt;
 
+	f->empty_commit = 0;
 	if (!o) {
 		if (!wanted(f) || !(o = f->opt = calloc(1, sizeof(*o))))
 			return;
@@ -139,6 +140,8 @@ void jf_fast_optimism_free(struct fast *f)
 
 	if (!o)
 		return;
+	if (f->blocks && f->blocks->changing == &o->ch)
+		f->blocks->changing = NULL;
 	free(o->ch.fills);
 	free(o->kept);
 	free(o->kept_set);
