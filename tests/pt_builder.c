@@ -3,6 +3,7 @@
 #include "test_support.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,12 @@ void jf_ptb_fup(struct jf_ptb *b, enum pt_ip_compression ipc, uint64_t ip)
 
 struct jf_ptb *jf_ptb_tip_loop(uint64_t ip, unsigned stretches, unsigned loops)
 {
+	return jf_ptb_tip_loop_ptw(ip, stretches, loops, UINT_MAX);
+}
+
+struct jf_ptb *jf_ptb_tip_loop_ptw(uint64_t ip, unsigned stretches, unsigned loops,
+				   unsigned ptw_stretch)
+{
 	struct jf_ptb *b = jf_ptb_new();
 	unsigned i, k;
 
@@ -162,8 +169,11 @@ struct jf_ptb *jf_ptb_tip_loop(uint64_t ip, unsigned stretches, unsigned loops)
 	jf_ptb_mode_exec(b, ptem_64bit);
 	jf_ptb_tip_pge(b, pt_ipc_sext_48, ip);
 	for (k = 0; k < stretches; k++) {
-		for (i = 0; i < loops; i++)
+		for (i = 0; i < loops; i++) {
+			if (k == ptw_stretch && i == loops / 2)
+				jf_ptb_ptw(b, 0x1234, 0);
 			jf_ptb_tip(b, pt_ipc_update_16, ip);
+		}
 		jf_ptb_psb(b);
 		jf_ptb_mode_exec(b, ptem_64bit);
 		jf_ptb_fup(b, pt_ipc_sext_48, ip);

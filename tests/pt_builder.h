@@ -65,6 +65,10 @@ void jf_ptb_ptw(struct jf_ptb *b, uint64_t payload, int with_fup);
  * ip, a PSB+ (its FUP at ip) after each run of them, stretches times; one more TIP and the
  * disable. */
 struct jf_ptb *jf_ptb_tip_loop(uint64_t ip, unsigned stretches, unsigned loops);
+/* The same with a PTW (no FUP, an 8-byte payload) in the middle of stretch ptw_stretch
+ * (counted from 0). */
+struct jf_ptb *jf_ptb_tip_loop_ptw(uint64_t ip, unsigned stretches, unsigned loops,
+				   unsigned ptw_stretch);
 
 /* A code map holding code at base (fails the test on error). */
 struct jf_codemap *jf_ptb_codemap(const uint8_t *code, size_t size, uint64_t base);

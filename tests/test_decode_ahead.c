@@ -10,7 +10,8 @@
  * the fast path's be: it checks the block of each record decoded ahead when it returns it,
  * and where it changed decodes the stretch again from there (a rollback). Records are
  * taken one by one (jf_decoder_next) or in batches (jf_decoder_next_batch, as the
- * session's count gate takes them). */
+ * session's count gate takes them). After a hand-over, the fast decoder that takes over
+ * again where its records join the block decoder's decodes such code ahead too. */
 #include "pt_builder.h"
 #include "test_support.h"
 
@@ -78,11 +79,11 @@ static int next(struct jf_decoder *dec, int batched, const struct jf_flow **batc
 	return 1;
 }
 
-/* Every record, patch applied after record PATCH_AT; the fast path's report. */
-static size_t decode(int fast, int batched, const uint8_t *patch, struct jf_flow *out,
-		     struct jf_pt_fast_report *rep)
+/* Every record of b (NULL: the loop), patch (if any) applied after record PATCH_AT; the
+ * fast path's report. */
+static size_t decode_trace(struct jf_ptb *b, int fast, int batched, const uint8_t *patch,
+			   struct jf_flow *out, struct jf_pt_fast_report *rep)
 {
-	struct jf_ptb *b = jf_ptb_tip_loop(X + 1, STRETCHES, LOOPS);
 	struct change c = { jf_codemap_new(), patch, 0 };
 	struct jf_error err = { "" };
 	const struct jf_flow *batch = NULL;
@@ -104,13 +105,22 @@ static size_t decode(int fast, int batched, const uint8_t *patch, struct jf_flow
 		if (out[n].kind == JF_FLOW_ERROR && patch == patched)
 			fail_msg("%s: error at %llu: %s", fast ? "fast" : "block decoder",
 				 (unsigned long long)out[n].offset, out[n].u.error.text);
-		if (n++ == PATCH_AT)
+		if (n++ == PATCH_AT && patch)
 			apply(&c);
 		assert_true(n < MAX_FLOWS);
 	}
 	jf_pt_fast_counter_report(dec, rep);
 	jf_decoder_free(dec);
 	jf_codemap_free(c.map);
+	return n;
+}
+
+static size_t decode(int fast, int batched, const uint8_t *patch, struct jf_flow *out,
+		     struct jf_pt_fast_report *rep)
+{
+	struct jf_ptb *b = jf_ptb_tip_loop(X + 1, STRETCHES, LOOPS);
+	size_t n = decode_trace(b, fast, batched, patch, out, rep);
+
 	jf_ptb_free(b);
 	return n;
 }
@@ -174,12 +184,41 @@ static void test_fall_back(void **state)
 	assert_int_equal(rep.rollback_fallbacks, 1);
 }
 
+/* A hand-over (the PTWRITE: libipt's block decoder's) while X may still change, the
+ * change never applied: the fast decoder started at the PSB after that stretch decodes X
+ * ahead as the fast path does, its records compared with the block decoder's as those
+ * are returned, and takes over there, the records those of the block decoder alone (a
+ * join attempt that took no code that may change stopped at X, every PSB after: the block
+ * decoder kept the rest of the trace). */
+static void test_join_over_code_that_may_change(void **state)
+{
+	static struct jf_flow fast[MAX_FLOWS], blk[MAX_FLOWS];
+	struct jf_ptb *b = jf_ptb_tip_loop_ptw(X + 1, STRETCHES, LOOPS, 1);
+	struct jf_pt_fast_report rep, none;
+	size_t n, i;
+
+	(void)state;
+	n = decode_trace(b, 1, 0, NULL, fast, &rep);
+	assert_int_equal(decode_trace(b, 0, 0, NULL, blk, &none), n);
+	for (i = 0; i < n; i++)
+		if (!jf_flow_same(&fast[i], &blk[i]))
+			fail_msg("record %zu (offset 0x%llx) differs from the block decoder's", i,
+				 (unsigned long long)blk[i].offset);
+	assert_int_equal(rep.is_fast, 1);
+	assert_int_equal(rep.hand_overs, 1);
+	assert_int_equal(rep.resumes, 1);
+	/* The stretches after the one joined in are the fast path's (3 bytes a TIP). */
+	assert_true(rep.fast_bytes >= (uint64_t)(STRETCHES - 3) * LOOPS * 3);
+	jf_ptb_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_by_one),
 		cmocka_unit_test(test_in_batches),
 		cmocka_unit_test(test_fall_back),
+		cmocka_unit_test(test_join_over_code_that_may_change),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
