@@ -140,8 +140,6 @@ void jf_fast_optimism_free(struct fast *f)
 
 	if (!o)
 		return;
-	if (f->blocks && f->blocks->changing == &o->ch)
-		f->blocks->changing = NULL;
 	free(o->ch.fills);
 	free(o->kept);
 	free(o->kept_set);
