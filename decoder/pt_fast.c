@@ -809,9 +809,7 @@ static int refill(struct fast *f, struct jf_error *err)
 			f->paused = 0;
 			return 0;
 		}
-		jf_fast_optimism_begin(f);
-		rc = jf_fast_decode(f, err);
-		jf_fast_optimism_end(f);
+		rc = jf_fast_decode_stretch(f, err);
 		if (rc < 0)
 			return -1;
 	}

@@ -295,7 +295,7 @@ struct fast {
 				     * what it does not model (jf_fast_hand_over)... */
 	int empty_commit;           /* ...and a commit left nothing to return: decoding stops
 				     * there, so that the stretch after it begins as any other
-				     * (jf_fast_optimism_begin), not with the one before's window
+				     * (jf_fast_decode_stretch), not with the one before's window
 				     * on such code closed */
 };
 
@@ -625,10 +625,10 @@ int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t off
  * a stretch's blocks from such code are decoded ahead from the bytes as they are, each
  * checked when the session asks for its record (when libipt's block decoder would decode
  * it), and where one changed, the stretch is decoded again from its start with the blocks
- * returned so far as they were, and from that record on as the code is now. begin/end: around
- * the decode of a stretch (refill). */
-void jf_fast_optimism_begin(struct fast *f);
-void jf_fast_optimism_end(struct fast *f);
+ * returned so far as they were, and from that record on as the code is now. The decode of a
+ * stretch (refill, a join attempt's), its window on such code opened before it and closed
+ * after it, so that no window outlives its decoder: jf_fast_decode's result. */
+int jf_fast_decode_stretch(struct fast *f, struct jf_error *err);
 void jf_fast_optimism_free(struct fast *f);
 /* The block b, just looked up in the block cache, as this stretch takes it: where b is the
  * cache's slot for a logged fill of code that may change (jf_fast_changing) and its record

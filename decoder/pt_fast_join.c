@@ -88,11 +88,9 @@ static int attempt_stretch(struct fast *f, struct jf_error *err)
 	int rc;
 
 	a->ready.n = a->ready.pos = 0;
-	do {
-		jf_fast_optimism_begin(a);
-		rc = jf_fast_decode(a, err);
-		jf_fast_optimism_end(a);
-	} while (rc == 0 && a->empty_commit && !a->ready.n);
+	do
+		rc = jf_fast_decode_stretch(a, err);
+	while (rc == 0 && a->empty_commit && !a->ready.n);
 	f->block_paths = a->block_paths; /* made at its first TNT if f had none */
 	if (rc < 0)
 		return -1;

@@ -80,7 +80,7 @@ static int may_go_on(const struct jf_flow *fl)
 	       !(fl->u.block.flags & JF_BLOCK_TRUNCATED);
 }
 
-void jf_fast_optimism_begin(struct fast *f)
+static void begin(struct fast *f)
 {
 	struct jf_fast_optimism *o = f->opt;
 
@@ -117,7 +117,7 @@ static int made_records(const struct jf_fast_optimism *o)
 	return 0;
 }
 
-void jf_fast_optimism_end(struct fast *f)
+static void end(struct fast *f)
 {
 	struct jf_fast_optimism *o = f->opt;
 
@@ -132,6 +132,16 @@ void jf_fast_optimism_end(struct fast *f)
 		o->counted = 1;
 		f->report.changing_stretches++;
 	}
+}
+
+int jf_fast_decode_stretch(struct fast *f, struct jf_error *err)
+{
+	int rc;
+
+	begin(f);
+	rc = jf_fast_decode(f, err);
+	end(f);
+	return rc;
 }
 
 void jf_fast_optimism_free(struct fast *f)
@@ -323,7 +333,7 @@ static int roll_back(struct fast *f, struct jf_error *err)
 	}
 	f->report.rollback_fallbacks++;
 	/* The decoder from the start finds its place by the records returned last (those of
-	 * the stretch before, jf_fast_optimism_begin, and these). */
+	 * the stretch before, begin, and these). */
 	for (i = q > JF_TAIL_MAX ? q - JF_TAIL_MAX : 0; i < q; i++)
 		jf_fast_tail_push(&f->tail, &returned.flows[i], before + q);
 	free(returned.flows);

@@ -79,8 +79,8 @@ static int next(struct jf_decoder *dec, int batched, const struct jf_flow **batc
 	return 1;
 }
 
-/* Every record of b (NULL: the loop), patch (if any) applied after record PATCH_AT; the
- * fast path's report. */
+/* Every record of b, patch (if any) applied after record PATCH_AT; the fast path's
+ * report. */
 static size_t decode_trace(struct jf_ptb *b, int fast, int batched, const uint8_t *patch,
 			   struct jf_flow *out, struct jf_pt_fast_report *rep)
 {
