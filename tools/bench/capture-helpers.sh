@@ -1,5 +1,19 @@
-# Helpers of the scripts that make benchmark inputs from recordings (make-captures.sh,
-# pt-latency.sh), sourced by them; they need python3.
+# Helpers of the benchmark scripts, sourced by them (exec_segment and aux_data, which make
+# inputs from recordings for make-captures.sh and pt-latency.sh, need python3).
+
+# The median of the numbers on stdin, one a line (an even count: the mean of the middle two).
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# $1 concatenated until it holds at least $2 bytes (one copy at least), into $3; the
+# number of copies printed.
+concat_to_size() {
+	local size copies c
+	size=$(stat -c %s "$1")
+	copies=$((($2 + size - 1) / size))
+	[ "$copies" -ge 1 ] || copies=1
+	for ((c = 0; c < copies; c++)); do cat "$1"; done > "$3"
+	echo "$copies"
+}
 
 # The executable PT_LOAD segment of a static ELF file: its bytes to $2, its address printed.
 exec_segment() {

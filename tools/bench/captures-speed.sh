@@ -56,7 +56,8 @@ run() {
 	awk '{ printf "%s %.3f\n", $1, $2 + $3 }' "$tmp/time" >> "$tmp/$name"
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# shellcheck source=tools/bench/capture-helpers.sh
+. tools/bench/capture-helpers.sh
 col() { cut -d' ' -f"$2" "$tmp/$1" | median; }
 
 # line NAME BYTES INSNS: one tool's medians

@@ -72,7 +72,8 @@ run() {
 	awk '{ printf "%s %.3f %s\n", $1, $2 + $3, $4 }' "$tmp/time" >> "$tmp/$name"
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# shellcheck source=tools/bench/capture-helpers.sh
+. tools/bench/capture-helpers.sh
 
 # report NAME BYTES INSNS: the line of one tool
 report() {

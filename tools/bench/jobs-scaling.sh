@@ -33,7 +33,8 @@ dir=$1 jf="$build/tools/jitflow"
 [ -x "$jf" ] || { echo "jobs-scaling: $jf not found (build it first)" >&2; exit 1; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# shellcheck source=tools/bench/capture-helpers.sh
+. tools/bench/capture-helpers.sh
 
 # timed J INPUTS...: one `stat -j J`; appends "wall cpu" to $tmp/j$J, its output in $tmp/out.$J
 timed() {
@@ -48,10 +49,8 @@ for kind in clean errors damaged filtered timed interp; do
 	k="$dir/$kind"
 	[ -f "$k/trace" ] || { echo "$kind: $k/trace missing (make-captures.sh): left out"; continue; }
 	trace="$k/trace" copies=1
-	size=$(stat -c %s "$trace")
-	if [ $((size * copies)) -lt $((min_mb * 1000000)) ]; then
-		copies=$(((min_mb * 1000000 + size - 1) / size))
-		for ((c = 0; c < copies; c++)); do cat "$k/trace"; done > "$tmp/trace"
+	if [ "$(stat -c %s "$trace")" -lt $((min_mb * 1000000)) ]; then
+		copies=$(concat_to_size "$k/trace" $((min_mb * 1000000)) "$tmp/trace")
 		trace="$tmp/trace"
 	fi
 	bytes=$(stat -c %s "$trace")

@@ -66,6 +66,8 @@ done
 echo "C library: $([ $own_libc = 1 ] && echo "this machine's" || echo "the pack's")" | tee -a "$out/machine.txt"
 "$build/tools/jitflow" --help > /dev/null || { echo "many-core: jitflow does not run here" >&2; exit 1; }
 caps="$root/caps"
+# shellcheck source=tools/bench/capture-helpers.sh
+. tools/bench/capture-helpers.sh
 
 echo "== scaling"
 TMPDIR=$root tools/bench/jobs-scaling.sh -b "$build" -r "$runs" -s "$mb" "$caps" | tee "$out/scaling.txt"
@@ -87,8 +89,7 @@ head -c $((4 << 20)) "$l/trace" > "$root/buffer"
 if [ -x "$build/tools/xdc_bench" ]; then
 	echo "== libxdc"
 	for kind in clean errors; do
-		size=$(stat -c %s "$caps/$kind/trace")
-		for ((c = 0; c < (300000000 + size - 1) / size; c++)); do cat "$caps/$kind/trace"; done > "$root/$kind.big"
+		concat_to_size "$caps/$kind/trace" 300000000 "$root/$kind.big" > /dev/null
 	done
 	TIMEFORMAT='%R %U %S'
 	for r in 1 2 3 4 5 6 7; do

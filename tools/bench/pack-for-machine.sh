@@ -28,7 +28,7 @@ for p in "${progs[@]}"; do
 done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/lib" "$tmp/libc" "$tmp/caps"
-cp "$build/tools/jitflow" "$build/tools/libipt_block_stat" "$build/tools/bench_pt_latency" "$tmp/bin/"
+cp "${progs[@]:0:3}" "$tmp/bin/"
 [ -z "$xdc" ] || cp "$xdc" "$tmp/bin/xdc_bench"
 if [ -x /usr/bin/time ]; then cp /usr/bin/time "$tmp/bin/time"; fi
 # Each library under the name the programs ask for (ldd's left column).

@@ -60,7 +60,8 @@ sample() {
 			END { printf "%.3f %.3f\n", t * p / 1e9, m * p / 1e9 }' >> "$tmp/$name"
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# shellcheck source=tools/bench/capture-helpers.sh
+. tools/bench/capture-helpers.sh
 col() { cut -d' ' -f"$2" "$tmp/$1" | median; }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
