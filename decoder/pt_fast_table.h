@@ -21,7 +21,8 @@ struct jf_fast_table {
 	void *slots;             /* 2^log2 entries of entry_size bytes, zeroed when made, from
 				  * a cache line's start (an entry of whole lines spans no
 				  * more of them than it must) */
-	void *mem;               /* the allocation they lie in */
+	void *mem;               /* the allocation they lie in... */
+	size_t mapped;           /* ...a mapping of this size of its own (0: calloc's) */
 	size_t entry_size;
 	unsigned log2, max_log2;
 	unsigned shift;          /* 64 - log2: a 64-bit hash's top log2 bits index a slot */
