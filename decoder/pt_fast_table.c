@@ -18,7 +18,7 @@ enum { FIRST_LOG2 = 9, GROWTH_LOG2 = 3, LINE = 64, MAP_MIN = 64 << 10 };
 
 /* Fault in the pages of a new mapping for writing now: a cache's first touch of a slot is
  * a read (is it taken?), which maps the zero page and faults again at the write, flushing
- * the other threads' TLBs each time (`stat -j 16` spent a tenth of its time in those
+ * the other threads' TLBs each time (`stat -j 16` spent 14% of its time in those
  * flushes). Where the kernel cannot (before Linux 5.14), the pages fault as they are used. */
 static void populate(void *mem, size_t size)
 {
