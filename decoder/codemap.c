@@ -73,8 +73,6 @@ struct jf_codemap {
 	void *fill_ctx;
 	jf_codemap_pending_fn pending;
 	void *pending_ctx;
-	jf_codemap_next_fn next;
-	void *next_ctx;
 	/* The exec mode libipt's block cache in iscache's sections holds entries of (unknown:
 	 * none yet); jf_codemap_pt_cache_fits keeps it to one. */
 	enum pt_exec_mode cached_mode;
@@ -441,17 +439,6 @@ void jf_codemap_set_pending(struct jf_codemap *map, jf_codemap_pending_fn pendin
 {
 	map->pending = pending;
 	map->pending_ctx = ctx;
-}
-
-void jf_codemap_set_next(struct jf_codemap *map, jf_codemap_next_fn next, void *ctx)
-{
-	map->next = next;
-	map->next_ctx = ctx;
-}
-
-size_t jf_codemap_next_bytes(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size)
-{
-	return map->next ? map->next(map->next_ctx, vaddr, buf, size) : 0;
 }
 
 int jf_codemap_tells_changes(const struct jf_codemap *map)

@@ -315,17 +315,24 @@ static void classify_arm(csh h, const cs_insn *insn, enum jf_isa isa, struct jf_
 
 /* The instruction at ip into *info; *mapped: how many bytes from ip on the section
  * holding ip has (0: none holds it, the bytes are the fill callback's). */
-/* The instruction in bytes[0, n) at ip. */
-static int decode_bytes(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip,
-			const uint8_t *bytes, size_t n, struct jf_insn_info *info)
+static int decode(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip,
+		  struct jf_insn_info *info, size_t *mapped)
 {
+	uint8_t bytes[MAX_INSN];
 	const uint8_t *code = bytes;
+	size_t n = jf_codemap_read_mapped(c->map, ip, bytes, sizeof(bytes));
 	uint64_t addr = ip;
 	size_t left;
 	int len;
 
 	memset(info, 0, sizeof(*info));
 	info->cls = JF_INSN_ERROR;
+	*mapped = n;
+	if (n == 0)
+		n = jf_codemap_read(c->map, ip, bytes, sizeof(bytes));
+	/* An instruction may straddle two sections: read the rest from the next one. */
+	if (n > 0 && n < sizeof(bytes))
+		n += jf_codemap_read(c->map, ip + n, bytes + n, sizeof(bytes) - n);
 	if (n == 0 || open_isa(c, isa) < 0)
 		return -1;
 	/* Before capstone: capstone 4 does not know PTWRITE, and reads its memory forms
@@ -351,35 +358,6 @@ static int decode_bytes(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip,
 		return 0;
 	}
 	return -1;
-}
-
-static int decode(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip,
-		  struct jf_insn_info *info, size_t *mapped)
-{
-	uint8_t bytes[MAX_INSN];
-	size_t n = jf_codemap_read_mapped(c->map, ip, bytes, sizeof(bytes));
-
-	*mapped = n;
-	if (n == 0)
-		n = jf_codemap_read(c->map, ip, bytes, sizeof(bytes));
-	/* An instruction may straddle two sections: read the rest from the next one. */
-	if (n > 0 && n < sizeof(bytes))
-		n += jf_codemap_read(c->map, ip + n, bytes + n, sizeof(bytes) - n);
-	return decode_bytes(c, isa, ip, bytes, n, info);
-}
-
-int jf_insn_at_next(struct jf_insn_cache *c, enum jf_isa isa, uint64_t ip,
-		    struct jf_insn_info *info)
-{
-	uint8_t bytes[MAX_INSN];
-	size_t n = jf_codemap_next_bytes(c->map, ip, bytes, sizeof(bytes));
-
-	if (n == 0)
-		return jf_insn_at(c, isa, ip, info);
-	/* The rest as the map reads now. */
-	if (n < sizeof(bytes))
-		n += jf_codemap_read(c->map, ip + n, bytes + n, sizeof(bytes) - n);
-	return decode_bytes(c, isa, ip, bytes, n, info);
 }
 
 static int grow(struct jf_insn_cache *c)

@@ -363,7 +363,6 @@ static void finish_decoder(struct session *s, struct queue *q)
 		s->report.changing_stretches += r.changing_stretches;
 		s->report.rollbacks += r.rollbacks;
 		s->report.rollback_fallbacks += r.rollback_fallbacks;
-		s->report.guessed_stretches += r.guessed_stretches;
 		if (q->dec_counts)
 			jf_decode_stats_add(jf_decoder_stats_mut(s->self), jf_decoder_stats(q->dec));
 	}

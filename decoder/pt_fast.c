@@ -672,13 +672,8 @@ int jf_fast_decode(struct fast *f, struct jf_error *err)
 {
 	/* A resynchronisation's commit may leave nothing ready (a watcher took it). */
 	while (jf_fast_decoding(f)) {
-		if (jf_fast_next_packet(f)) {
-			int rc = jf_fast_guess_next(f, err);
-
-			if (rc)
-				return rc < 0 ? -1 : 0;
+		if (jf_fast_next_packet(f))
 			return jf_fast_hand_over(f, err);
-		}
 	}
 	return 0;
 }

@@ -69,7 +69,7 @@ static void leave_to_block_decoder(struct jf_fast_block *b)
  * instructions without trace. Returns 1 where it left the block to the block decoder
  * (unless whole: an instruction's bytes may change), else 0. */
 static int decode(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa isa, uint64_t ip,
-		  int whole, int next)
+		  int whole)
 {
 	struct jf_insn_info in;
 
@@ -79,7 +79,7 @@ static int decode(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa
 	b->target = 0;
 	b->straight = 1;
 	for (;;) {
-		int bad = (next ? jf_insn_at_next : jf_insn_at)(c->insns, isa, ip, &in) < 0;
+		int bad = jf_insn_at(c->insns, isa, ip, &in) < 0;
 
 		/* (What cannot be decoded: the longest instruction's bytes.) */
 		if (!whole && may_change(c, ip, bad ? 15 : in.size)) {
@@ -155,14 +155,7 @@ void jf_fast_block_decode_now(struct jf_fast_blocks *c, enum jf_isa isa, uint64_
 			      struct jf_fast_block *out)
 {
 	memset(out, 0, sizeof(*out));
-	decode(c, out, isa, ip, 1, 0);
-}
-
-void jf_fast_block_decode_next(struct jf_fast_blocks *c, enum jf_isa isa, uint64_t ip,
-			       struct jf_fast_block *out)
-{
-	memset(out, 0, sizeof(*out));
-	decode(c, out, isa, ip, 1, 1);
+	decode(c, out, isa, ip, 1);
 }
 
 /* A logged fill (jf_fast_changing) of the block at ip: as decoded (as), its slot b left to
@@ -187,25 +180,18 @@ static void log_fill(struct jf_fast_changing *ch, struct jf_fast_block *b, enum 
 	ch->fills[ch->n].block = *as;
 	ch->fills[ch->n].gen = gen;
 	ch->fills[ch->n].record = JF_FAST_NO_RECORD;
-	ch->fills[ch->n].guessed = 0;
 	ch->n++;
 	ch->marker = b;
 }
 
-/* The fill of the block at ip logged as the bytes are now, whole (ch->next: as the first
- * change still to come writes them, where the map says, a guess). */
+/* The fill of the block at ip logged as the bytes are now, whole. */
 static void log_fill_now(struct jf_fast_blocks *c, struct jf_fast_changing *ch,
 			 struct jf_fast_block *b, enum jf_isa isa, uint64_t ip)
 {
 	struct jf_fast_block now;
 
-	int next = ch->next && *ch->records >= ch->guess_from;
-
-	memset(&now, 0, sizeof(now));
-	decode(c, &now, isa, ip, 1, next);
+	jf_fast_block_decode_now(c, isa, ip, &now);
 	log_fill(ch, b, isa, ip, &now, jf_codemap_generation(c->map));
-	if (next && ch->n && ch->marker == b)
-		ch->fills[ch->n - 1].guessed = 1;
 }
 
 /* Whether ip is the address of a kept fill (jf_fast_changing's kept_set). */
@@ -261,13 +247,13 @@ static void fill(struct jf_fast_blocks *c, struct jf_fast_block *b, enum jf_isa 
 	struct jf_fast_changing *ch = c->changing;
 
 	if (!ch) {
-		decode(c, b, isa, ip, 0, 0);
+		decode(c, b, isa, ip, 0);
 		return;
 	}
 	ch->marker = NULL;
 	if (ch->nkept && replayed(c, ch, b, isa, ip))
 		return;
-	if (decode(c, b, isa, ip, 0, 0) && ch->open)
+	if (decode(c, b, isa, ip, 0) && ch->open)
 		log_fill_now(c, ch, b, isa, ip);
 }
 

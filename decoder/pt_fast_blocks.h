@@ -82,16 +82,10 @@ struct jf_fast_changing_fill {
 	struct jf_fast_block block; /* as decoded from the bytes then (gen 0)... */
 	uint64_t gen;               /* ...the code map's version then */
 	size_t record;              /* the record it made (JF_FAST_NO_RECORD: none) */
-	int guessed;                /* decoded as the next change writes it (next) */
 };
 #define JF_FAST_NO_RECORD SIZE_MAX
 struct jf_fast_changing {
-	int open;                   /* fills of code that may change are logged... */
-	int next;                   /* ...decoded as the first change still to come writes
-				     * them, where the map says (jf_codemap_next_bytes): a
-				     * guess, since the decode as the bytes are met what this
-				     * path does not model; for records from guess_from on */
-	size_t guess_from;
+	int open;                   /* fills of code that may change are logged */
 	int failed;                 /* out of memory, or a replay that did not fill as before */
 	struct jf_fast_changing_fill *fills;
 	size_t n, cap;
@@ -174,11 +168,6 @@ int jf_fast_block_unchanged_since(struct jf_codemap *map, const struct jf_fast_b
  * cached (pt_fast_optimism.c checks a block decoded ahead with it). */
 void jf_fast_block_decode_now(struct jf_fast_blocks *c, enum jf_isa isa, uint64_t ip,
 			      struct jf_fast_block *out);
-
-/* ...and as the first change still to come over its bytes writes them, where the map says
- * (jf_codemap_next_bytes): a guess. */
-void jf_fast_block_decode_next(struct jf_fast_blocks *c, enum jf_isa isa, uint64_t ip,
-			       struct jf_fast_block *out);
 
 /* How many blocks were decoded from code bytes (the rest were cache hits). */
 uint64_t jf_fast_blocks_filled(const struct jf_fast_blocks *c);

@@ -630,12 +630,6 @@ int jf_fast_emit_tnt(struct fast *f, uint64_t bits, unsigned nbits, uint64_t off
  * after it, so that no window outlives its decoder: jf_fast_decode's result. */
 int jf_fast_decode_stretch(struct fast *f, struct jf_error *err);
 void jf_fast_optimism_free(struct fast *f);
-/* Where decoding met what this path does not model in a stretch that took blocks decoded
- * ahead from code a change still to come writes otherwise: the stretch decoded again from
- * its start with those blocks as that change writes them (a guess, each checked when its
- * record is asked for, as any block decoded ahead is). 1 where that decode committed the
- * stretch, 0 where not (the decoder then as the stretch began: hand over), -1 with err. */
-int jf_fast_guess_next(struct fast *f, struct jf_error *err);
 /* The block b, just looked up in the block cache, as this stretch takes it: where b is the
  * cache's slot for a logged fill of code that may change (jf_fast_changing) and its record
  * can be checked when returned, the block decoded ahead; else b (the block decoder's). */

@@ -200,25 +200,6 @@ static void restore(struct fast *f, const struct fast *snap)
 	f->report.changing_stretches = cur.report.changing_stretches;
 	f->report.rollbacks = cur.report.rollbacks;
 	f->report.rollback_fallbacks = cur.report.rollback_fallbacks;
-	f->report.guessed_stretches = cur.report.guessed_stretches;
-}
-
-/* The decoder as the stretch began (its snapshot), nothing ready or pending. */
-static int back_to_start(struct fast *f)
-{
-	struct jf_fast_optimism *o = f->opt;
-
-	restore(f, o->snap);
-	f->ready.n = f->ready.pos = 0;
-	f->pending.n = 0;
-	while (f->pending.cap < o->snap_pending_n)
-		if (jf_fast_queue_grow(f) < 0)
-			return -1;
-	if (o->snap_pending_n)
-		memcpy(f->pending.flows, o->snap_pending,
-		       o->snap_pending_n * sizeof(*o->snap_pending));
-	f->pending.n = o->snap_pending_n;
-	return 0;
 }
 
 /* The addresses of the kept fills, for the block cache to tell them (0, -1 out of
@@ -280,16 +261,21 @@ static int decode_again(struct fast *f, struct queue *returned, size_t q, struct
 	o->ch.marker = NULL;
 	o->ch.records = &f->pending.n;
 	o->ch.replay_until = q;
-	/* Not record q, if guessed: the map now is what it is checked against (a guess there
-	 * would fail its check again, and again). */
-	o->ch.guess_from = q + 1;
 	if (keep_addresses(o) < 0) {
 		o->ch.nkept = 0;
 		return 0;
 	}
 
-	if (back_to_start(f) < 0)
-		return 0;
+	restore(f, o->snap);
+	f->ready.n = f->ready.pos = 0;
+	f->pending.n = 0;
+	while (f->pending.cap < o->snap_pending_n)
+		if (jf_fast_queue_grow(f) < 0)
+			return 0;
+	if (o->snap_pending_n)
+		memcpy(f->pending.flows, o->snap_pending,
+		       o->snap_pending_n * sizeof(*o->snap_pending));
+	f->pending.n = o->snap_pending_n;
 
 	shared = f->blocks;
 	paths = f->block_paths;
@@ -336,14 +322,6 @@ static int roll_back(struct fast *f, struct jf_error *err)
 	f->ready.n = f->ready.pos = f->ready.cap = 0;
 	if (o->snapped)
 		rc = decode_again(f, &returned, q, err);
-	/* Met what this path does not model: code to come may be why (jf_fast_guess_next). */
-	if (rc == 0 && o->snapped) {
-		o->ch.next = 1;
-		rc = decode_again(f, &returned, q, err);
-		o->ch.next = 0;
-		if (rc == 1)
-			f->report.guessed_stretches++;
-	}
 	if (rc != 0) {
 		if (!f->pending.flows) {
 			f->pending.flows = returned.flows;
@@ -365,99 +343,6 @@ static int roll_back(struct fast *f, struct jf_error *err)
 	return jf_fast_hand_over_from_start(f, before + q, err) < 0 ? -1 : 2;
 }
 
-/* Whether a block of code that may change, decoded ahead for one of the stretch's
- * records, is written otherwise by a change still to come. */
-static int guess_differs(struct fast *f)
-{
-	struct jf_fast_optimism *o = f->opt;
-	struct jf_fast_block next;
-	size_t i;
-
-	for (i = 0; i < o->ch.n; i++) {
-		const struct jf_fast_changing_fill *fill = &o->ch.fills[i];
-
-		if (fill->record == JF_FAST_NO_RECORD)
-			continue;
-		memset(&next, 0, sizeof(next));
-		jf_fast_block_decode_next(f->blocks, (enum jf_isa)fill->block.isa,
-					  fill->block.start, &next);
-		if (memcmp(&next, &fill->block, sizeof(next)))
-			return 1;
-	}
-	return 0;
-}
-
-/* The last record a fill of the stretch made (0: none). */
-static size_t last_changing_record(const struct jf_fast_optimism *o)
-{
-	size_t i, last = 0;
-
-	for (i = 0; i < o->ch.n; i++)
-		if (o->ch.fills[i].record != JF_FAST_NO_RECORD && o->ch.fills[i].record > last)
-			last = o->ch.fills[i].record;
-	return last;
-}
-
-/* The stretch decoded again from its start with the fills of its records from record from
- * on guessed: 1 where it committed, 0 where not (the decoder then as the stretch began),
- * -1 with err. */
-static int guess_from(struct fast *f, size_t from, struct jf_error *err)
-{
-	struct jf_fast_optimism *o = f->opt;
-	int rc;
-
-	/* In the caches as any stretch (nothing of it was returned: nothing to serve as it
-	 * was), its fills logged anew. As a decode again, a decode that meets what this path
-	 * does not model stops (rolling 2). */
-	if (back_to_start(f) < 0)
-		return -1;
-	o->ch.n = 0;
-	o->ch.marker = NULL;
-	o->ch.nkept = 0;
-	o->ch.records = &f->pending.n;
-	o->ch.guess_from = from;
-	o->ch.open = 1;
-	o->ch.next = 1;
-	o->check = 0;
-	f->rolling = 1;
-	rc = jf_fast_decode(f, err);
-	o->ch.next = 0;
-	if (rc < 0)
-		return -1;
-	if (f->rolling == 1 && !o->ch.failed && f->ready.n) {
-		f->rolling = 0;
-		f->report.guessed_stretches++;
-		return 1;
-	}
-	f->rolling = 0;
-	o->ch.n = 0;
-	o->ch.failed = 0;
-	if (back_to_start(f) < 0)
-		return -1;
-	o->ch.open = 1;
-	return 0;
-}
-
-int jf_fast_guess_next(struct fast *f, struct jf_error *err)
-{
-	struct jf_fast_optimism *o = f->opt;
-	size_t last;
-	int rc;
-
-	if (!o || !f->emit || f->watch || f->join_attempt || f->rolling || f->done ||
-	    f->resync || f->resume || !o->snapped || o->ch.failed || f->ready.n ||
-	    f->blocks->changing != &o->ch || !made_records(o) || !guess_differs(f))
-		return 0;
-	last = last_changing_record(o);
-	/* Every such block guessed; else, where the same code ran before the change too
-	 * (the decode as the bytes were went well up to near where it stopped), only from
-	 * the last such block's record on. */
-	rc = guess_from(f, 0, err);
-	if (rc == 0 && last > 0)
-		rc = guess_from(f, last, err);
-	return rc;
-}
-
 /* Whether the block of fill is what the code map holds at its start now: at once where no
  * change since touched its bytes, as the block cache keeps a block, else decoded again. */
 static int holds_now(struct fast *f, const struct jf_fast_changing_fill *fill)
@@ -465,7 +350,7 @@ static int holds_now(struct fast *f, const struct jf_fast_changing_fill *fill)
 	const struct jf_fast_block *b = &fill->block;
 	struct jf_fast_block now;
 
-	if (!fill->guessed && jf_fast_block_unchanged_since(f->map, b, fill->gen))
+	if (jf_fast_block_unchanged_since(f->map, b, fill->gen))
 		return 1;
 	jf_fast_block_decode_now(f->blocks, (enum jf_isa)b->isa, b->start, &now);
 	return !memcmp(&now, b, sizeof(now));

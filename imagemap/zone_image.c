@@ -23,7 +23,6 @@ struct jf_zone_image *jf_zone_image_new(struct jf_codemap *map,
 		zi->cfg = *config;
 	jf_codemap_set_fill(map, jf_zone_early_fill, zi);
 	jf_codemap_set_pending(map, jf_zone_pending, zi);
-	jf_codemap_set_next(map, jf_zone_next_bytes, zi);
 	return zi;
 }
 
@@ -35,7 +34,6 @@ void jf_zone_image_free(struct jf_zone_image *zi)
 		return;
 	jf_codemap_set_fill(zi->map, NULL, NULL);
 	jf_codemap_set_pending(zi->map, NULL, NULL);
-	jf_codemap_set_next(zi->map, NULL, NULL);
 	jf_zone_pending_fini(zi);
 	for (i = 0; i < zi->nstreams; i++) {
 		jf_zone_reader_close(zi->streams[i].reader);

@@ -172,8 +172,6 @@ int jf_zone_pending_note(struct jf_zone_stream *s, const struct jf_zone_record *
 			 uint64_t ordinal);
 /* The code map's jf_codemap_pending_fn: ctx is the zone image. */
 int jf_zone_pending(void *ctx, uint64_t vaddr, uint64_t size);
-/* The code map's jf_codemap_next_fn: ctx is the zone image. */
-size_t jf_zone_next_bytes(void *ctx, uint64_t vaddr, void *buf, size_t size);
 void jf_zone_pending_fini(struct jf_zone_image *zi);
 
 /* zone_early.c */

@@ -180,10 +180,9 @@ static int still_changes(struct jf_zone_image *zi, const struct jf_zone_pending_
 	return !writes_as_now(zi->map, e, vaddr, end);
 }
 
-/* The first of class c's ranges that may hold vaddr (one starting at most its longest
- * range's bytes before it), by its index among the class's. */
-static size_t class_start(const struct jf_zone_image *zi, const struct jf_zone_pending_class *c,
-			  uint64_t vaddr)
+/* Whether a range of class c that holds part of [vaddr, end) still changes. */
+static int class_changes(struct jf_zone_image *zi, const struct jf_zone_pending_class *c,
+			 uint64_t vaddr, uint64_t end)
 {
 	const struct jf_zone_pending_entry *v = zi->pending.v + c->first;
 	uint64_t lo = vaddr > c->longest ? vaddr - c->longest : 0;
@@ -197,16 +196,6 @@ static size_t class_start(const struct jf_zone_image *zi, const struct jf_zone_p
 		else
 			b = mid;
 	}
-	return a;
-}
-
-/* Whether a range of class c that holds part of [vaddr, end) still changes. */
-static int class_changes(struct jf_zone_image *zi, const struct jf_zone_pending_class *c,
-			 uint64_t vaddr, uint64_t end)
-{
-	const struct jf_zone_pending_entry *v = zi->pending.v + c->first;
-	size_t a = class_start(zi, c, vaddr);
-
 	for (; a < c->n && v[a].from < end; a++)
 		if (v[a].to > vaddr && still_changes(zi, &v[a], vaddr, end))
 			return 1;
@@ -228,51 +217,6 @@ int jf_zone_pending(void *ctx, uint64_t vaddr, uint64_t size)
 		if (p->cls[k].n && class_changes(zi, &p->cls[k], vaddr, end))
 			return 1;
 	return 0;
-}
-
-/* Of class c's ranges that hold part of [vaddr, end) and whose records are still to apply
- * and change something there, the first in its stream's order, into *first (kept where
- * *first comes before it); 0, or -1 where two streams have one (no order between them). */
-static int class_first(struct jf_zone_image *zi, const struct jf_zone_pending_class *c,
-		       uint64_t vaddr, uint64_t end, const struct jf_zone_pending_entry **first)
-{
-	const struct jf_zone_pending_entry *v = zi->pending.v + c->first;
-	size_t a = class_start(zi, c, vaddr);
-
-	for (; a < c->n && v[a].from < end; a++) {
-		if (v[a].to <= vaddr || !still_changes(zi, &v[a], vaddr, end))
-			continue;
-		if (*first && (*first)->stream != v[a].stream)
-			return -1;
-		if (!*first || v[a].ordinal < (*first)->ordinal)
-			*first = &v[a];
-	}
-	return 0;
-}
-
-size_t jf_zone_next_bytes(void *ctx, uint64_t vaddr, void *buf, size_t size)
-{
-	struct jf_zone_image *zi = ctx;
-	struct jf_zone_pending_index *p = &zi->pending;
-	const struct jf_zone_pending_entry *first = NULL;
-	uint64_t end = vaddr + size;
-	unsigned k;
-
-	if (end < vaddr)
-		return 0;
-	if (p->streams != zi->nstreams)
-		build(zi);
-	if (p->broken)
-		return 0;
-	for (k = 0; k < JF_ZONE_PENDING_CLASSES; k++)
-		if (p->cls[k].n && class_first(zi, &p->cls[k], vaddr, end, &first) < 0)
-			return 0;
-	if (!first || !first->bytes || vaddr < first->from)
-		return 0;
-	if (end > first->to)
-		end = first->to;
-	memcpy(buf, first->bytes + (vaddr - first->from), end - vaddr);
-	return end - vaddr;
 }
 
 void jf_zone_pending_fini(struct jf_zone_image *zi)

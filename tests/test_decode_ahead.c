@@ -79,37 +79,28 @@ static int next(struct jf_decoder *dec, int batched, const struct jf_flow **batc
 	return 1;
 }
 
-/* The fast path's decoder of b (or libipt's block decoder's) over c's map, which holds
- * code and says that it may change until c is applied. */
-static struct jf_decoder *open_decoder(struct jf_ptb *b, int fast, struct change *c)
-{
-	struct jf_error err = { "" };
-	struct jf_decoder *dec;
-	struct jf_pt_config pc;
-
-	assert_int_equal(jf_codemap_add_bytes(c->map, code, sizeof(code), X, "f", &err), 0);
-	jf_codemap_set_pending(c->map, pending, c);
-	memset(&pc, 0, sizeof(pc));
-	pc.trace = jf_ptb_bytes(b);
-	pc.size = jf_ptb_size(b);
-	pc.end_on_call = pc.end_on_jump = pc.join_cache_splits = 1;
-	pc.decode_ahead_changing = 1;
-	dec = fast ? jf_pt_fast_decoder_new(&pc, c->map, &err) : jf_pt_decoder_new(&pc, c->map, &err);
-	if (!dec)
-		fail_msg("%s", err.msg);
-	return dec;
-}
-
 /* Every record of b, patch (if any) applied after record PATCH_AT; the fast path's
  * report. */
 static size_t decode_trace(struct jf_ptb *b, int fast, int batched, const uint8_t *patch,
 			   struct jf_flow *out, struct jf_pt_fast_report *rep)
 {
 	struct change c = { jf_codemap_new(), patch, 0 };
+	struct jf_error err = { "" };
 	const struct jf_flow *batch = NULL;
-	struct jf_decoder *dec = open_decoder(b, fast, &c);
+	struct jf_decoder *dec;
+	struct jf_pt_config pc;
 	size_t n = 0, left = 0;
 
+	assert_int_equal(jf_codemap_add_bytes(c.map, code, sizeof(code), X, "f", &err), 0);
+	jf_codemap_set_pending(c.map, pending, &c);
+	memset(&pc, 0, sizeof(pc));
+	pc.trace = jf_ptb_bytes(b);
+	pc.size = jf_ptb_size(b);
+	pc.end_on_call = pc.end_on_jump = pc.join_cache_splits = 1;
+	pc.decode_ahead_changing = 1;
+	dec = fast ? jf_pt_fast_decoder_new(&pc, c.map, &err) : jf_pt_decoder_new(&pc, c.map, &err);
+	if (!dec)
+		fail_msg("%s", err.msg);
 	while (next(dec, batched, &batch, &left, &out[n]) > 0) {
 		if (out[n].kind == JF_FLOW_ERROR && patch == patched)
 			fail_msg("%s: error at %llu: %s", fast ? "fast" : "block decoder",
@@ -221,116 +212,6 @@ static void test_join_over_code_that_may_change(void **state)
 	jf_ptb_free(b);
 }
 
-/* X+1: nop; jz X+4 (to the next instruction either way); nop; jmp rax: a TNT bit, then the
- * TIP (the function a JIT compiled anew at X, the length of the one before). */
-static const uint8_t with_branch[] = { 0x90, 0x90, 0x74, 0x00, 0x90, 0xff, 0xe0, 0x90 };
-
-/* What the first change still to come writes over [vaddr, ...): with_branch, until it is
- * applied. */
-static size_t next_bytes(void *ctx, uint64_t vaddr, void *buf, size_t size)
-{
-	const struct change *c = ctx;
-	size_t n;
-
-	if (c->applied || vaddr < X || vaddr >= X + sizeof(with_branch))
-		return 0;
-	n = X + sizeof(with_branch) - vaddr < size ? (size_t)(X + sizeof(with_branch) - vaddr)
-						    : size;
-	memcpy(buf, c->patch + (vaddr - X), n);
-	return n;
-}
-
-/* The loop over the code before for two stretches, tracing off at their end; after the
- * PSB, tracing on again at X+1 and the loop over with_branch (a TNT bit, then the TIP)
- * for two more. */
-static struct jf_ptb *loop_then_branch(void)
-{
-	struct jf_ptb *b = jf_ptb_new();
-	unsigned i, k;
-
-	jf_ptb_start_64(b, X + 1);
-	for (k = 0; k < 4; k++) {
-		for (i = 0; i < LOOPS; i++) {
-			if (k >= 2)
-				jf_ptb_tnt(b, i % 2 ? "T" : "N");
-			jf_ptb_tip(b, pt_ipc_update_16, X + 1);
-		}
-		if (k == 1)
-			jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
-		jf_ptb_psb(b);
-		jf_ptb_mode_exec(b, ptem_64bit);
-		if (k != 1)
-			jf_ptb_fup(b, pt_ipc_sext_48, X + 1);
-		jf_ptb_psbend(b);
-		if (k == 1)
-			jf_ptb_tip_pge(b, pt_ipc_sext_48, X + 1);
-	}
-	jf_ptb_tip_pgd(b, pt_ipc_suppressed, 0);
-	return b;
-}
-
-/* Every record of the loop above, with_branch applied after the record of tracing on
- * again (which comes after the fast path decoded that stretch ahead). */
-static size_t decode_branch(struct jf_ptb *b, int fast, struct jf_flow *out,
-			    struct jf_pt_fast_report *rep)
-{
-	struct change c = { jf_codemap_new(), with_branch, 0 };
-	struct jf_decoder *dec = open_decoder(b, fast, &c);
-	size_t n = 0, off = 0;
-
-	jf_codemap_set_next(c.map, next_bytes, &c);
-	while (next(dec, 0, NULL, NULL, &out[n]) > 0) {
-		if (out[n].kind == JF_FLOW_ERROR)
-			fail_msg("%s: error at %llu: %s", fast ? "fast" : "block decoder",
-				 (unsigned long long)out[n].offset, out[n].u.error.text);
-		off += out[n].kind == JF_FLOW_DISABLED;
-		if (out[n].kind == JF_FLOW_ENABLED && off == 1 && !c.applied)
-			apply(&c);
-		n++;
-		assert_true(n < MAX_FLOWS);
-	}
-	assert_true(c.applied);
-	jf_pt_fast_counter_report(dec, rep);
-	jf_decoder_free(dec);
-	jf_codemap_free(c.map);
-	return n;
-}
-
-/* The stretch after tracing comes on again runs code the JIT compiled anew where the code
- * before lay, the new code's record due only after that stretch was decoded ahead: with
- * the bytes as they were, the fast path meets a TNT bit where the block ends in an
- * indirect jump. It decodes the stretch again with the bytes the change still to come
- * writes (the code map says, jf_codemap_next_bytes), each block checked when its record is
- * asked for, as the change has applied by then: no hand-over, and the records those of
- * the block decoder, which decodes each block when asked for it (fails before the guess:
- * a hand-over). */
-static void test_code_still_to_come_guessed(void **state)
-{
-	static struct jf_flow fast[MAX_FLOWS], blk[MAX_FLOWS];
-	struct jf_ptb *b = loop_then_branch();
-	struct jf_pt_fast_report rep, none;
-	size_t n, i, branches = 0;
-
-	(void)state;
-	n = decode_branch(b, 1, fast, &rep);
-	assert_int_equal(decode_branch(b, 0, blk, &none), n);
-	for (i = 0; i < n; i++) {
-		if (!jf_flow_same(&fast[i], &blk[i]))
-			fail_msg("record %zu (offset 0x%llx) differs from the block decoder's", i,
-				 (unsigned long long)blk[i].offset);
-		branches += blk[i].kind == JF_FLOW_BLOCK && blk[i].u.block.start == X + 1 &&
-			    blk[i].u.block.ninsn == 2;
-	}
-	/* The new code's blocks: one a loop in the last two stretches, and the run from
-	 * tracing on again to the first TIP. */
-	assert_int_equal(branches, 2 * LOOPS + 1);
-	assert_int_equal(rep.is_fast, 1);
-	assert_int_equal(rep.hand_overs, 0);
-	assert_int_equal(rep.guessed_stretches, 1);
-	assert_int_equal(rep.rollback_fallbacks, 0);
-	jf_ptb_free(b);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,7 +219,6 @@ int main(void)
 		cmocka_unit_test(test_in_batches),
 		cmocka_unit_test(test_fall_back),
 		cmocka_unit_test(test_join_over_code_that_may_change),
-		cmocka_unit_test(test_code_still_to_come_guessed),
 	};
 
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

@@ -135,58 +135,27 @@ static void test_patch_of_other_bytes_is_left_to_the_block_decoder(void **state)
 	assert_true(hand_overs_with("other-bytes", other) > 0);
 }
 
-/* The zone image over map of a zone file (name) loading code at X and patching it with
- * patch, every record dated after the trace. */
-static struct jf_zone_image *pending_image(const char *name, const uint8_t *patch,
-					   struct jf_codemap *map)
-{
-	struct jf_zone_image_config zc = { .apply = JF_ZONE_APPLY_TIME, .time_fn = long_after };
-	struct jf_error err = { "" };
-	struct jf_zone_image *zi = jf_zone_image_new(map, &zc, &err);
-	char zone[600];
-
-	assert_non_null(zi);
-	write_zone(name, patch, zone, sizeof(zone));
-	assert_int_equal(jf_zone_image_add_file(zi, zone, &err), 0);
-	return zi;
-}
-
 /* The answer itself: a range inside the load and the patch, read as both write it, does
  * not change; one with the byte that the patch writes otherwise does, and so does one
  * reaching past their end or before their start. */
 static void test_where_a_write_changes_bytes(void **state)
 {
+	struct jf_zone_image_config zc = { .apply = JF_ZONE_APPLY_TIME, .time_fn = long_after };
 	struct jf_codemap *map = jf_codemap_new();
-	struct jf_zone_image *zi = pending_image("answers", other, map);
+	struct jf_error err = { "" };
+	struct jf_zone_image *zi = jf_zone_image_new(map, &zc, &err);
+	char zone[600];
 
 	(void)state;
+	assert_non_null(zi);
+	write_zone("answers", other, zone, sizeof(zone));
+	assert_int_equal(jf_zone_image_add_file(zi, zone, &err), 0);
 	assert_false(jf_codemap_may_change(map, X, 2));
 	assert_true(jf_codemap_may_change(map, X + 1, 2));   /* byte 2: nop, patched cld */
 	assert_false(jf_codemap_may_change(map, X + 3, 4));
 	assert_true(jf_codemap_may_change(map, X + 3, 5));   /* past the end */
 	assert_true(jf_codemap_may_change(map, X - 1, 2));   /* before the start */
 	jf_zone_image_free(zi);
-	jf_codemap_free(map);
-}
-
-/* What the first change still to come writes (jf_codemap_next_bytes): not the load, which
- * writes the bytes X reads now (the early fill's), but the patch after it, from the address
- * asked for to the end of what it writes; nothing where no change comes. */
-static void test_what_the_next_change_writes(void **state)
-{
-	struct jf_codemap *map = jf_codemap_new();
-	struct jf_zone_image *zi = pending_image("next-bytes", other, map);
-	uint8_t buf[16];
-
-	(void)state;
-	assert_int_equal(jf_codemap_next_bytes(map, X + 1, buf, 4), 4);
-	assert_memory_equal(buf, other + 1, 4);
-	assert_int_equal(jf_codemap_next_bytes(map, X + 5, buf, sizeof(buf)), sizeof(other) - 5);
-	assert_memory_equal(buf, other + 5, sizeof(other) - 5);
-	assert_int_equal(jf_codemap_next_bytes(map, X + 0x100, buf, sizeof(buf)), 0);
-	jf_zone_image_free(zi);
-	/* Without the zone image, the map knows of no change. */
-	assert_int_equal(jf_codemap_next_bytes(map, X + 1, buf, 4), 0);
 	jf_codemap_free(map);
 }
 
@@ -240,7 +209,6 @@ int main(void)
 		cmocka_unit_test(test_patch_of_the_same_bytes_is_no_change),
 		cmocka_unit_test(test_patch_of_other_bytes_is_left_to_the_block_decoder),
 		cmocka_unit_test(test_where_a_write_changes_bytes),
-		cmocka_unit_test(test_what_the_next_change_writes),
 		cmocka_unit_test(test_ranges_of_every_length),
 	};
 

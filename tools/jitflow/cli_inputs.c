@@ -633,7 +633,6 @@ void jf_cli_decode_path(const struct jf_cli_inputs *in, struct jf_decoder *dec,
 	out->changing_stretches = r.changing_stretches;
 	out->rollbacks = r.rollbacks;
 	out->rollback_fallbacks = r.rollback_fallbacks;
-	out->guessed_stretches = r.guessed_stretches;
 	*of = r.decoded_bytes;
 }
 

@@ -101,10 +101,9 @@ static void print_text(const struct jf_decode_stats *s, const struct stat_result
 		if (r->fast.changing_stretches || r->fast.rollbacks)
 			printf("                %" PRIu64 " stretches decoded ahead over code that "
 			       "changes; %" PRIu64 " rolled back where it changed, %" PRIu64
-			       " of them to libipt's block decoder from the start; %" PRIu64
-			       " went on with code still to come guessed\n",
+			       " of them to libipt's block decoder from the start\n",
 			       r->fast.changing_stretches, r->fast.rollbacks,
-			       r->fast.rollback_fallbacks, r->fast.guessed_stretches);
+			       r->fast.rollback_fallbacks);
 	}
 	printf("decode time     %.3f s\n", r->seconds);
 	if (r->seconds > 0)
@@ -161,10 +160,10 @@ static void print_json(const struct jf_decode_stats *s, const struct stat_result
 		printf(",\"decode_path\":{\"fast_bytes\":%" PRIu64 ",\"of_bytes\":%" PRIu64
 		       ",\"hand_overs\":%" PRIu64 ",\"resumes\":%" PRIu64 ",\"resyncs\":%" PRIu64
 		       ",\"changing_stretches\":%" PRIu64 ",\"rollbacks\":%" PRIu64
-		       ",\"rollback_fallbacks\":%" PRIu64 ",\"guessed_stretches\":%" PRIu64 "}",
+		       ",\"rollback_fallbacks\":%" PRIu64 "}",
 		       r->fast.fast_bytes, r->fast_of, r->fast.hand_overs, r->fast.resumes,
 		       r->fast.resyncs, r->fast.changing_stretches, r->fast.rollbacks,
-		       r->fast.rollback_fallbacks, r->fast.guessed_stretches);
+		       r->fast.rollback_fallbacks);
 	else
 		printf(",\"decode_path\":null");
 	printf(",\"decode_seconds\":%.6f}\n", r->seconds);

@@ -73,18 +73,6 @@ int jf_codemap_tells_changes(const struct jf_codemap *map);
 /* ...and what it says (1 without one). */
 int jf_codemap_may_change(struct jf_codemap *map, uint64_t vaddr, uint64_t size);
 
-/* Who changes the map may also say what the first change still to come over a range
- * writes there: next copies the bytes it writes from vaddr on (up to size, and to the end
- * of what it writes) into buf and returns how many, or 0 where none is known (no change
- * comes, or the first frees or moves code, or starts after vaddr, or which comes first is
- * not known). A guess for
- * code decoded ahead, which checks it against the map when it is due: never what the map
- * reads. It may not change the map. NULL removes it. */
-typedef size_t (*jf_codemap_next_fn)(void *ctx, uint64_t vaddr, void *buf, size_t size);
-void jf_codemap_set_next(struct jf_codemap *map, jf_codemap_next_fn next, void *ctx);
-/* ...and what it says (0 without one). */
-size_t jf_codemap_next_bytes(struct jf_codemap *map, uint64_t vaddr, void *buf, size_t size);
-
 /* Changes whenever a section is added or removed, so caches keyed on the bytes can tell
  * that they are stale. */
 uint64_t jf_codemap_generation(const struct jf_codemap *map);

@@ -53,10 +53,6 @@ void jf_insn_cache_free(struct jf_insn_cache *cache);
  * or they are not an instruction (info->cls = JF_INSN_ERROR). */
 int jf_insn_at(struct jf_insn_cache *cache, enum jf_isa isa, uint64_t ip,
 	       struct jf_insn_info *info);
-/* The instruction at ip as the first change still to come over it writes it, where the
- * map says (jf_codemap_next_bytes), else as jf_insn_at gives it: a guess, not cached. */
-int jf_insn_at_next(struct jf_insn_cache *cache, enum jf_isa isa, uint64_t ip,
-		    struct jf_insn_info *info);
 
 /* The address execution goes to after the instruction at ip when it is not a conditional
  * or indirect branch: the next instruction, or a direct jump's or call's target. This is

@@ -94,7 +94,6 @@ struct jf_perf_session_report {
 	uint64_t buffers, fast_buffers, fast_bytes;
 	uint64_t decoded_bytes, fast_path_bytes, hand_overs, resumes, resyncs;
 	uint64_t changing_stretches, rollbacks, rollback_fallbacks; /* as jf_pt_fast_report's */
-	uint64_t guessed_stretches;
 	uint64_t counted_blocks;
 };
 void jf_perf_session_fast_report(struct jf_decoder *session, struct jf_perf_session_report *out);

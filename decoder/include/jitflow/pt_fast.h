@@ -79,10 +79,6 @@ struct jf_pt_fast_report {
 	 * from the trace's start (the decode again did not give the records returned, or met
 	 * what this path does not model). */
 	uint64_t changing_stretches, rollbacks, rollback_fallbacks;
-	/* Stretches that met what this path does not model over such blocks and were decoded
-	 * again with them as the first change still to come writes them (a guess, checked as
-	 * the others), which then went on (jf_codemap_next_bytes). */
-	uint64_t guessed_stretches;
 };
 void jf_pt_fast_counter_report(struct jf_decoder *dec, struct jf_pt_fast_report *out);
 
