@@ -21,7 +21,7 @@ struct jf_block_stream {
 	int (*run_parts)(struct jf_block_stream *s, struct jf_error *err);
 	jf_block_run_fn on_run;
 	void *on_run_ctx;
-	uint32_t *renumber;                /* a part's ids to the stream's */
+	uint32_t *renumber;                /* a part's ids to the stream's, one slot on */
 	size_t cap_renumber;
 };
 

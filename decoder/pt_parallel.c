@@ -42,6 +42,7 @@ struct worker {
 	struct jf_codemap *map; /* a copy: code maps and libipt images are per thread */
 	struct jf_insn_cache *insns;
 	struct jf_pt_fast_caches caches; /* with opt.fast: the fast decoders' (over map) */
+	int ready;              /* map, insns and caches made (worker_ready) */
 };
 
 enum { RELEASE_STEP = 4 << 20, RELEASE_LAG = 1 << 20 };
@@ -315,6 +316,28 @@ static void recycle_segment(void *ctx, struct jf_seg *b)
 	free(s);
 }
 
+/* w's code map and caches, made on the worker's own thread before its first segment: the
+ * calling thread would otherwise make every worker's (a copy of the map, caches whose
+ * memory is cleared and faulted in) before any worker starts, at 16 threads 6 M
+ * instructions that no other thread can share (callgrind, bench_pt_latency). The map does
+ * not change while decoding, so threads may copy it at the same time (as
+ * pt_parallel_count.c's workers do). 0, or -1 with err. */
+static int worker_ready(struct worker *w, struct jf_error *err)
+{
+	if (w->ready)
+		return 0;
+	if (!w->map && !(w->map = jf_codemap_clone(w->p->map, err)))
+		return -1;
+	if (!w->insns && !(w->insns = jf_insn_cache_new(w->map)))
+		return jf_fail(err, "out of memory");
+	if (w->p->opt.fast && jf_pt_fast_block_caches_init(&w->caches, w->map) < 0) {
+		jf_pt_fast_caches_fini(&w->caches); /* what it made before it failed */
+		return jf_fail(err, "out of memory");
+	}
+	w->ready = 1;
+	return 0;
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -324,7 +347,9 @@ static void *work(void *arg)
 	while ((b = jf_seg_queue_next_job(&p->q))) {
 		struct segment *s = seg_of(b);
 		struct jf_decoder *dec =
-			segment_decoder(p, s, w->map, w->insns, &w->caches, &s->err);
+			worker_ready(w, &s->err) < 0
+				? NULL
+				: segment_decoder(p, s, w->map, w->insns, &w->caches, &s->err);
 
 		if (dec && p->opt.parts)
 			decode_part(p, s, dec, w->map);
@@ -689,13 +714,6 @@ static int start_workers(struct pt_parallel *p, struct jf_error *err)
 		struct worker *w = &p->workers[i];
 
 		w->p = p;
-		w->map = jf_codemap_clone(p->map, err);
-		if (!w->map)
-			return -1;
-		w->insns = jf_insn_cache_new(w->map);
-		if (!w->insns ||
-		    (p->opt.fast && jf_pt_fast_block_caches_init(&w->caches, w->map) < 0))
-			return jf_fail(err, "out of memory");
 		if (jf_seg_queue_start_worker(&p->q, work, w, err) < 0)
 			return -1;
 	}

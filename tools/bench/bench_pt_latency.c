@@ -73,17 +73,21 @@ static int count_run(void *ctx, const struct jf_block_stream *s, const struct jf
 {
 	const struct jf_block *blocks = jf_block_stream_table(s);
 	struct counts *c = ctx;
+	uint64_t nblocks = 0, insns = 0;
 	size_t i, r;
 
 	(void)err;
+	/* Counted in locals: through c, every store might change blocks[] for the compiler. */
 	for (i = 0, r = 0; i < run->n; i++) {
 		if (run->ids[i] == JF_BLOCK_STREAM_RECORD) {
 			count_flow(c, &run->records[r++]);
 		} else {
-			c->blocks++;
-			c->insns += blocks[run->ids[i]].ninsn;
+			nblocks++;
+			insns += blocks[run->ids[i]].ninsn;
 		}
 	}
+	c->blocks += nblocks;
+	c->insns += insns;
 	return 0;
 }
 
