@@ -291,6 +291,34 @@ static void test_change_keeps_hot_instructions(void **state)
 	jf_codemap_free(map);
 }
 
+/* A change over more bytes than the table looks up one by one (code the JIT wrote far
+ * away: HotSpot's zone records reach 500 KB) forgets only what lies in its bytes'
+ * span: the instructions outside it stay at hand; those inside are decoded again. */
+static void test_big_change_keeps_instructions_outside_it(void **state)
+{
+	static uint8_t nops[1 << 16];
+	struct jf_codemap *map = map_code();
+	struct jf_insn_cache *c = jf_insn_cache_new(map);
+	struct jf_error err;
+	uint64_t misses;
+
+	(void)state;
+	memset(nops, 0x90, sizeof(nops));
+	expect_insn(c, 0x1000, 5, JF_INSN_JUMP, 0x1010);
+	expect_insn(c, 0x1020, 3, JF_INSN_OTHER, 0);
+	misses = jf_insn_cache_recent_misses(c);
+	assert_int_equal(jf_codemap_add_bytes(map, nops, sizeof(nops), 0x100000, "far", &err), 0);
+	expect_insn(c, 0x1000, 5, JF_INSN_JUMP, 0x1010);
+	expect_insn(c, 0x1020, 3, JF_INSN_OTHER, 0);
+	assert_int_equal(jf_insn_cache_recent_misses(c), misses);
+	/* As big a change over the code itself. */
+	assert_int_equal(jf_codemap_add_bytes(map, nops, 1 << 13, 0x800, "over", &err), 0);
+	expect_insn(c, 0x1000, 1, JF_INSN_OTHER, 0);
+	expect_insn(c, 0x1020, 1, JF_INSN_OTHER, 0);
+	jf_insn_cache_free(c);
+	jf_codemap_free(map);
+}
+
 static void test_other_modes_and_disasm(void **state)
 {
 	struct jf_codemap *map = map_code();
@@ -332,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_block_walk_missing_bytes),
 		cmocka_unit_test(test_cache_follows_code_changes),
 		cmocka_unit_test(test_change_keeps_hot_instructions),
+		cmocka_unit_test(test_big_change_keeps_instructions_outside_it),
 		cmocka_unit_test(test_other_modes_and_disasm),
 	};
 	return jf_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
