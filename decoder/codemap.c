@@ -28,7 +28,9 @@ struct backing {
 	 * valid), for files once a section's image_path needs it (-1 until then). */
 	int fd;
 	unsigned refs;
-	struct backing *next;
+	/* The map's list of backings, most recently asked for first: a JIT's many code copies
+	 * (one per patch) come and go beside its one jitdump, looked up for each code load. */
+	struct backing *next, *prev;
 };
 
 struct section {
@@ -93,18 +95,31 @@ struct jf_codemap *jf_codemap_new(void)
 	return map;
 }
 
+static void backing_unlink(struct jf_codemap *map, struct backing *b)
+{
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		map->backings = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
+	b->next = b->prev = NULL;
+}
+
+static void backing_push(struct jf_codemap *map, struct backing *b)
+{
+	b->prev = NULL;
+	b->next = map->backings;
+	if (b->next)
+		b->next->prev = b;
+	map->backings = b;
+}
+
 static void backing_put(struct jf_codemap *map, struct backing *b)
 {
-	struct backing **p;
-
 	if (--b->refs)
 		return;
-	for (p = &map->backings; *p; p = &(*p)->next) {
-		if (*p == b) {
-			*p = b->next;
-			break;
-		}
-	}
+	backing_unlink(map, b);
 	jf_unmap_file(&b->file);
 	if (b->fd >= 0)
 		close(b->fd);
@@ -132,18 +147,12 @@ void jf_codemap_free(struct jf_codemap *map)
 	free(map);
 }
 
-static struct backing *backing_get(struct jf_codemap *map, const char *path,
+/* A backing of its own for path, which no other backing maps. */
+static struct backing *backing_new(struct jf_codemap *map, const char *path,
 				   struct jf_error *err)
 {
-	struct backing *b;
+	struct backing *b = calloc(1, sizeof(*b));
 
-	for (b = map->backings; b; b = b->next) {
-		if (strcmp(b->file.path, path) == 0) {
-			b->refs++;
-			return b;
-		}
-	}
-	b = calloc(1, sizeof(*b));
 	if (!b) {
 		jf_fail(err, "%s: out of memory", path);
 		return NULL;
@@ -154,9 +163,27 @@ static struct backing *backing_get(struct jf_codemap *map, const char *path,
 	}
 	b->fd = -1;
 	b->refs = 1;
-	b->next = map->backings;
-	map->backings = b;
+	backing_push(map, b);
 	return b;
+}
+
+/* The backing that maps path, shared (made if none does). */
+static struct backing *backing_get(struct jf_codemap *map, const char *path,
+				   struct jf_error *err)
+{
+	struct backing *b;
+
+	for (b = map->backings; b; b = b->next) {
+		if (strcmp(b->file.path, path) == 0) {
+			b->refs++;
+			if (b != map->backings) {
+				backing_unlink(map, b);
+				backing_push(map, b);
+			}
+			return b;
+		}
+	}
+	return backing_new(map, path, err);
 }
 
 static int reserve(struct jf_codemap *map, size_t extra)
@@ -391,8 +418,9 @@ int jf_codemap_add_bytes(struct jf_codemap *map, const void *bytes, size_t size,
 		}
 		done += (size_t)n;
 	}
+	/* A path no backing has had: no need to look for one that maps it. */
 	unique_fd_path(path, sizeof(path), ++map->copies, fd);
-	b = backing_get(map, path, err);
+	b = backing_new(map, path, err);
 	if (!b) {
 		close(fd);
 		return -1;
