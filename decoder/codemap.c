@@ -612,8 +612,8 @@ struct jf_codemap *jf_codemap_clone(const struct jf_codemap *map, struct jf_erro
 	 * a section, and frees its block cache, when the last decoder using it goes, unless
 	 * the section cache keeps it mapped. It keeps every section at once: one bigger than
 	 * its limit would be mapped again, its block cache made anew, each time a decoder
-	 * comes back to it (a 20 MB library, as big as libjvm's code, made `stat -j 2` take
-	 * 3.5 times the CPU on a damaged capture). libipt counts each block cache whole; only
+	 * comes back to it (a 20 MB image, where libjvm's code is 14 MB, made `stat -j 2`
+	 * take 3.5 times the CPU on a damaged capture). libipt counts each block cache whole; only
 	 * the pages decoded take memory. */
 	copy->iscache_limit = CLONE_KEEP_MAPPED;
 	for (i = 0; i < map->count; i++)
