@@ -12,7 +12,9 @@
  * compressed return to one (libipt: -pte_retstack_empty; hardware never compresses
  * across a PSB, damaged traces may) sends the decode, as does every other case, to a
  * block decoder from the trace's start, which skips the records already returned (or
- * counted). A hand-over then costs one PSB period, not the trace so far; and where the
+ * counted; returning blocks, up to where its records equal the ones returned last, and
+ * where none do, the code they ran changed since: the stretch is then a loss,
+ * pt_fast_realign.c). A hand-over then costs one PSB period, not the trace so far; and where the
  * block decoder resynchronises after an error, the fast path takes over again at that PSB
  * (note_resync here, resume in pt_fast.c), so a decode error costs only the stretch from
  * the PSB before it to the PSB after it. Returning blocks, anything else costs the
