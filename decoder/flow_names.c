@@ -60,7 +60,6 @@ const char *jf_lost_reason_name(enum jf_lost_reason reason)
 		[JF_LOST_RECORDS] = "lost-records",
 		[JF_LOST_FILE_CUT] = "file-cut",
 		[JF_LOST_DECODER_CRASH] = "decoder-crash",
-		[JF_LOST_CODE_CHANGED] = "code-changed",
 	};
 	return NAME(names, reason);
 }

@@ -12,9 +12,7 @@
  * compressed return to one (libipt: -pte_retstack_empty; hardware never compresses
  * across a PSB, damaged traces may) sends the decode, as does every other case, to a
  * block decoder from the trace's start, which skips the records already returned (or
- * counted; returning blocks, up to where its records equal the ones returned last, and
- * where none do, the code they ran changed since: the stretch is then a loss,
- * pt_fast_realign.c). A hand-over then costs one PSB period, not the trace so far; and where the
+ * counted). A hand-over then costs one PSB period, not the trace so far; and where the
  * block decoder resynchronises after an error, the fast path takes over again at that PSB
  * (note_resync here, resume in pt_fast.c), so a decode error costs only the stretch from
  * the PSB before it to the PSB after it. Returning blocks, anything else costs the
@@ -24,7 +22,6 @@
  * decoder started there (pt_fast_count_handover.c). */
 #include "decoder_internal.h"
 #include "pt_fast_internal.h"
-#include "pt_segments.h"
 
 #include <intel-pt.h>
 #include <stdlib.h>
@@ -279,48 +276,6 @@ static int next_local(struct fast *f, struct jf_flow *flow, struct jf_error *err
 	return rc;
 }
 
-/* Not even the block decoder from the start makes the records returned last again (the
- * code they ran changed since they were decoded, which the caches' checks of code that may
- * change do not see where the map does not say what may change): skipping the records
- * returned by their number would land elsewhere, returning some again or none of others.
- * The stretch handed over is lost instead, up to the next PSB, where a block decoder
- * synchronised there goes on: *flow the loss. */
-static int lose_stretch(struct fast *f, struct jf_flow *flow, struct jf_error *err)
-{
-	/* (The fast decoders' packet decoders went with the hand-over.) */
-	struct jf_pt_psb_finder *psbs = jf_pt_psb_finder_new(f->cfg.trace, f->cfg.size);
-	struct jf_pt_config cfg = f->cfg;
-	int64_t next;
-	uint64_t psb;
-
-	if (!psbs)
-		return jf_fail(err, "out of memory");
-	next = jf_pt_psb_at_or_after(psbs, f->restart + 1);
-	jf_pt_psb_finder_free(psbs);
-	psb = next < 0 ? f->cfg.size : (uint64_t)next;
-	jf_decoder_free(f->old);
-	f->old = NULL;
-	f->aligning = 0;
-	f->skip_records = 0;
-	f->tail.n = 0;
-	memset(flow, 0, sizeof(*flow));
-	flow->kind = JF_FLOW_LOST;
-	flow->offset = f->restart;
-	flow->u.lost.bytes = psb - f->restart;
-	flow->u.lost.reason = JF_LOST_CODE_CHANGED;
-	f->report.block_decoder_from = (int64_t)psb;
-	if (psb >= f->cfg.size) {
-		f->gave_up = 1;
-		return 0;
-	}
-	cfg.has_sync_at = 1;
-	cfg.sync_at = psb;
-	if (!cfg.insns)
-		cfg.insns = f->insns;
-	f->old = jf_pt_decoder_new(&cfg, f->map, err);
-	return f->old ? 0 : -1;
-}
-
 /* The next record of the block decoder handed over to (or of its successor from the
  * start). */
 static int next_from_block_decoder(struct fast *f, struct jf_flow *flow, struct jf_error *err)
@@ -355,20 +310,13 @@ static int next_from_block_decoder(struct fast *f, struct jf_flow *flow, struct 
 			if (at > 0) {
 				f->aligning = 0;
 				f->skip_records = 0;
-			} else if (at < 0 && rc >= 0 && f->near) {
-				/* Not found from the PSB near: from the start, which has every
-				 * call made before it, finding its place the same way. */
+			} else if (at < 0 && rc >= 0) {
+				/* Not found: skipping by number, from the start again. */
 				jf_decoder_free(f->old);
 				f->old = NULL;
+				f->tail.n = 0;
 				if (hand_over_from_start(f, f->skip_records, err) < 0)
 					return -1;
-			} else if (at < 0 && rc >= 0) {
-				if (lose_stretch(f, flow, err) < 0)
-					return -1;
-				f->returned_after++;
-				jf_fast_tail_push(&f->tail, flow,
-						  f->committed_records + f->returned_after);
-				return 1;
 			}
 			if (rc < 0)
 				return rc;

@@ -8,12 +8,8 @@
  * from the start finds its place by the records returned last (the tail): it skips up to
  * the record after which its own last records equal the tail, one by one (every field,
  * the trace offset included, so the place is unique), wherever that is. Past the tail's
- * last offset no such place can come. A decoder from a PSB near the hand-over that does
- * not find it gives way to one from the start, which finds it the same way; where that
- * one does not either, the code those records ran changed since, and no count of records
- * would land in the right place: the stretch handed over is lost up to the next PSB
- * (JF_LOST_CODE_CHANGED), where a block decoder synchronised there goes on
- * (pt_fast_handover.c). */
+ * last offset no such place can come: the count decides, as it did (a decoder from the
+ * start again, skipping by number). */
 #include "decoder_internal.h"
 #include "pt_fast_internal.h"
 

@@ -34,18 +34,6 @@ struct scene {
 	void *ctx;
 };
 
-/* The trace b decoded into blocks cut as the commands that return blocks cut them. */
-static struct jf_pt_config blocks_of(struct jf_ptb *b)
-{
-	struct jf_pt_config cfg;
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.trace = jf_ptb_bytes(b);
-	cfg.size = jf_ptb_size(b);
-	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
-	return cfg;
-}
-
 /* The fast decoder's records against the block decoder's, each over its own map of the
  * code (libipt's block cache lives in the image), with the scene's code and changes if
  * given (maps[0] the fast one's, maps[1] the block decoder's, for its `after`); returns
@@ -68,7 +56,10 @@ static struct jf_pt_fast_report compare_in(const char *what, struct jf_ptb *b,
 		maps[0] = map;
 		maps[1] = ref_map;
 	}
-	cfg = blocks_of(b);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.trace = jf_ptb_bytes(b);
+	cfg.size = jf_ptb_size(b);
+	cfg.end_on_call = cfg.end_on_jump = cfg.join_cache_splits = 1;
 	fast = jf_pt_fast_decoder_new(&cfg, map, &err);
 	ref = jf_pt_decoder_new(&cfg, ref_map, &err);
 	jf_check_same_flows_with(what, fast, ref, sc ? sc->after : NULL, sc ? sc->ctx : NULL);
@@ -100,21 +91,16 @@ static void turns(struct jf_ptb *b, int k)
 		jf_ptb_tnt(b, i % 2 ? "TTT" : "NTT");
 }
 
-/* A PSB+ at ip (tracing on), returning its offset. */
-static uint64_t psb_at(struct jf_ptb *b, uint64_t ip)
+/* A PSB+ at 1000 (tracing on), returning its offset. */
+static uint64_t psb_at_loop(struct jf_ptb *b)
 {
 	uint64_t at = jf_ptb_offset(b);
 
 	jf_ptb_psb(b);
 	jf_ptb_mode_exec(b, ptem_64bit);
-	jf_ptb_fup(b, pt_ipc_sext_48, ip);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x1000);
 	jf_ptb_psbend(b);
 	return at;
-}
-
-static uint64_t psb_at_loop(struct jf_ptb *b)
-{
-	return psb_at(b, 0x1000);
 }
 
 /* A bad packet in the fifth stretch: the block decoder takes over at its PSB, started at
@@ -170,38 +156,6 @@ static const uint8_t straight_code[] = { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x9
 static const uint8_t rewritten_code[] = { 0xeb, 0x02, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
 					  0xff, 0xe0 };
 
-/* A first stretch from 2000 into the loop (8 turns), returning its PSB's offset. */
-static uint64_t straight_then_loop(struct jf_ptb *b)
-{
-	uint64_t at = psb_at(b, 0x2000);
-
-	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000); /* the jmp rax */
-	turns(b, 8);
-	return at;
-}
-
-/* The first stretch (straight_then_loop), a short second one (2 turns; or, through_2000,
- * out of the loop through 2000 and back, then 1 turn), a third with a bad packet (where
- * the fast path hands over) and a fourth: their PSBs' offsets in psb. */
-static void four_stretches(struct jf_ptb *b, uint64_t psb[4], int through_2000)
-{
-	int s;
-
-	psb[0] = straight_then_loop(b);
-	for (s = 1; s < 4; s++) {
-		psb[s] = psb_at_loop(b);
-		if (s == 1 && through_2000) {
-			/* jne not taken, jmp rax */
-			jf_ptb_tnt(b, "NTN");
-			jf_ptb_tip(b, pt_ipc_sext_48, 0x2000);
-			jf_ptb_tip(b, pt_ipc_sext_48, 0x1000);
-		}
-		turns(b, s != 1 ? 8 : through_2000 ? 1 : 2);
-		if (s == 2)
-			jf_ptb_bad_packet(b);
-	}
-}
-
 struct rewrite {
 	struct jf_codemap *maps[2];
 	uint64_t at; /* once the records reach this trace offset */
@@ -236,147 +190,27 @@ static void test_from_start_over_changed_code(void **state)
 	struct scene sc = { straight_code, sizeof(straight_code), 0x2000, rewrite_after, &r };
 	struct jf_pt_fast_report rep;
 	uint64_t psb[4];
+	int s;
 
 	(void)state;
-	four_stretches(b, psb, 0);
+	psb[0] = jf_ptb_offset(b);
+	jf_ptb_psb(b);
+	jf_ptb_mode_exec(b, ptem_64bit);
+	jf_ptb_fup(b, pt_ipc_sext_48, 0x2000);
+	jf_ptb_psbend(b);
+	jf_ptb_tip(b, pt_ipc_sext_48, 0x1000); /* the jmp rax */
+	turns(b, 8);
+	for (s = 1; s < 4; s++) {
+		psb[s] = psb_at_loop(b);
+		turns(b, s == 1 ? 2 : 8);
+		if (s == 2)
+			jf_ptb_bad_packet(b);
+	}
 	r.at = psb[1];
 	rep = compare_in("from the start over changed code", b, &sc, r.maps);
 	assert_true(r.done);
 	assert_int_equal(rep.fallback_at, (int64_t)psb[1]);
 	assert_int_equal(rep.block_decoder_from, (int64_t)psb[0]);
-	jf_ptb_free(b);
-}
-
-/* Rewrites the code at 0x2000 after the at-th pair of equal records. */
-struct rewrite_after_n {
-	struct jf_codemap *maps[2];
-	uint64_t n, at;
-};
-
-static void rewrite_after_nth(const struct jf_flow *record, void *ctx)
-{
-	struct rewrite_after_n *r = ctx;
-	struct jf_error err = { "" };
-
-	(void)record;
-	if (++r->n != r->at)
-		return;
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(jf_codemap_add_bytes(r->maps[i], rewritten_code,
-						      sizeof(rewritten_code), 0x2000, "r", &err),
-				 0);
-}
-
-/* How many records libipt's block decoder gives before trace offset end. */
-static uint64_t records_before(struct jf_ptb *b, uint64_t end)
-{
-	struct jf_codemap *map = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
-	struct jf_error err = { "" };
-	struct jf_pt_config cfg;
-	struct jf_decoder *dec;
-	struct jf_flow fl;
-	uint64_t n = 0;
-
-	assert_int_equal(jf_codemap_add_bytes(map, straight_code, sizeof(straight_code), 0x2000,
-					      "r", &err),
-			 0);
-	cfg = blocks_of(b);
-	dec = jf_pt_decoder_new(&cfg, map, &err);
-	assert_non_null(dec);
-	while (jf_decoder_next(dec, &fl, &err) > 0 && fl.offset < end)
-		n++;
-	jf_decoder_free(dec);
-	jf_codemap_free(map);
-	return n;
-}
-
-static void expect_same(const struct jf_flow *a, const struct jf_flow *b, uint64_t n,
-			const char *where)
-{
-	if (!jf_flow_same(a, b))
-		fail_msg("record %llu %s: %s at 0x%llx / %s at 0x%llx (fast/libipt)",
-			 (unsigned long long)n, where, jf_flow_kind_name((enum jf_flow_kind)a->kind),
-			 (unsigned long long)a->offset, jf_flow_kind_name((enum jf_flow_kind)b->kind),
-			 (unsigned long long)b->offset);
-}
-
-/* The records of fast, against ref's (libipt's block decoder over the whole trace), each
- * over its map (the first of r->maps and the second, which r's rewrite changes alike):
- * the same up to a loss of the stretch from lost_from to the next PSB, lost_to, then the
- * same as ref's from that PSB on. */
-static void check_lost_stretch(struct jf_decoder *fast, struct jf_decoder *ref,
-			       struct rewrite_after_n *r, uint64_t lost_from, uint64_t lost_to)
-{
-	struct jf_error err = { "" };
-	struct jf_flow a, b;
-	uint64_t n = 0;
-
-	for (;; n++) {
-		assert_int_equal(jf_decoder_next(fast, &a, &err), 1);
-		if (a.kind == JF_FLOW_LOST)
-			break;
-		assert_int_equal(jf_decoder_next(ref, &b, &err), 1);
-		expect_same(&a, &b, n, "before the loss");
-		rewrite_after_nth(&b, r);
-	}
-	assert_true(r->n >= r->at); /* the code was rewritten before the hand-over */
-	assert_int_equal(a.u.lost.reason, JF_LOST_CODE_CHANGED);
-	assert_int_equal(a.offset, lost_from);
-	assert_int_equal(a.u.lost.bytes, lost_to - lost_from);
-	printf("after %llu records, %s: %llu bytes from offset %llu\n", (unsigned long long)n,
-	       jf_lost_reason_name((enum jf_lost_reason)a.u.lost.reason),
-	       (unsigned long long)a.u.lost.bytes, (unsigned long long)a.offset);
-	while (jf_decoder_next(ref, &b, &err) > 0 && b.offset < lost_to)
-		;
-	for (n = 0;; n++) {
-		int ra = jf_decoder_next(fast, &a, &err);
-
-		if (n > 0 && jf_decoder_next(ref, &b, &err) <= 0) {
-			assert_int_equal(ra, 0);
-			break;
-		}
-		assert_int_equal(ra, 1);
-		expect_same(&a, &b, n, "after the loss");
-	}
-	printf("then the same %llu records as libipt's from offset %llu\n", (unsigned long long)n,
-	       (unsigned long long)lost_to);
-}
-
-/* The code the records returned last ran rewritten once they were returned, just before
- * the stretch that hands over: no block decoder over today's code makes those records
- * again, from the PSB before or from the start, so none can find its place by them, and
- * skipping the records returned by their number would land elsewhere (a record returned
- * twice, every one after it shifted). The stretch handed over is lost instead, up to the
- * next PSB, where the decode goes on as libipt's does. */
-static void test_tail_over_changed_code(void **state)
-{
-	struct jf_ptb *b = jf_ptb_new();
-	struct rewrite_after_n r = { { NULL, NULL }, 0, 0 };
-	struct jf_pt_config cfg;
-	struct jf_error err = { "" };
-	struct jf_decoder *fast, *ref;
-	uint64_t psb[4];
-	int s;
-
-	(void)state;
-	four_stretches(b, psb, 1);
-	r.at = records_before(b, psb[2]);
-	for (s = 0; s < 2; s++) {
-		r.maps[s] = jf_ptb_codemap(call_loop, sizeof(call_loop), 0x1000);
-		assert_int_equal(jf_codemap_add_bytes(r.maps[s], straight_code,
-						      sizeof(straight_code), 0x2000, "r", &err),
-				 0);
-	}
-	cfg = blocks_of(b);
-	fast = jf_pt_fast_decoder_new(&cfg, r.maps[0], &err);
-	ref = jf_pt_decoder_new(&cfg, r.maps[1], &err);
-	assert_non_null(fast);
-	assert_non_null(ref);
-	check_lost_stretch(fast, ref, &r, psb[2], psb[3]);
-	jf_decoder_free(fast);
-	jf_decoder_free(ref);
-	for (s = 0; s < 2; s++)
-		jf_codemap_free(r.maps[s]);
 	jf_ptb_free(b);
 }
 
@@ -435,7 +269,6 @@ int main(void)
 		cmocka_unit_test(test_from_psb_before),
 		cmocka_unit_test(test_short_stretch_before),
 		cmocka_unit_test(test_from_start_over_changed_code),
-		cmocka_unit_test(test_tail_over_changed_code),
 		cmocka_unit_test(test_return_to_call_before),
 	};
 

@@ -97,9 +97,6 @@ enum jf_lost_reason {
 	                      * bytes: how many more its header promised, 0 if unknown) */
 	JF_LOST_DECODER_CRASH, /* the decoding library crashed on these bytes (isolated in a
 	                      * child process, see isolate.h): skipped to the next sync point */
-	JF_LOST_CODE_CHANGED, /* Intel PT: the stretch from offset to the next sync point, which
-	                      * the fast path handed over, could not be decoded again: the code
-	                      * that the records returned before it ran has changed since */
 };
 
 enum jf_error_phase {
