@@ -397,12 +397,18 @@ static struct slot *recent_slot(struct jf_insn_cache *c, uint64_t ip)
 	return &c->recent[(ip ^ ip >> 11) & (RECENT_SLOTS - 1)];
 }
 
+/* The lowest address of an instruction whose bytes may reach byte from. */
+static uint64_t first_reaching(uint64_t from)
+{
+	return from > MAX_INSN ? from - MAX_INSN : 0;
+}
+
 /* Every slot of an instruction whose bytes may lie in [from, to) or next to them: stale
  * (kept in its chain of the table, decoded again when asked for; emptied in the small
  * table, whose lookups look no further than ip, isa and used). */
 static void forget_range(struct jf_insn_cache *c, uint64_t from, uint64_t to)
 {
-	uint64_t ip = from > MAX_INSN ? from - MAX_INSN : 0;
+	uint64_t ip = first_reaching(from);
 
 	for (;; ip++) {
 		size_t j = (size_t)(ip * 0x9e3779b97f4a7c15ull >> 20) & c->mask;
@@ -422,7 +428,7 @@ static void forget_range(struct jf_insn_cache *c, uint64_t from, uint64_t to)
  * instruction may touch those bytes. */
 static void forget_by_pass(struct jf_insn_cache *c, uint64_t from, uint64_t to)
 {
-	uint64_t lo = from > MAX_INSN ? from - MAX_INSN : 0;
+	uint64_t lo = first_reaching(from);
 	size_t i;
 
 	for (i = 0; i <= c->mask; i++)
